@@ -1,0 +1,3 @@
+from leapgit.cli import main
+
+main()

@@ -1,0 +1,96 @@
+"""`leap init`: write `.leap/config.yaml` and start the ledger branch. Idempotent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import UsageError
+from leapgit.records import yamlio
+from leapgit.records.config import CONFIG_PATH
+from leapgit.timeutil import now_iso
+from leapgit.workspace import open_workspace
+
+CONFIG_TEMPLATE = """\
+# leapgit configuration. Every key is checked against schemas/config.schema.json.
+version: 1
+
+# The protected branch that passed balls merge onto, through one integrator (L8, L9).
+spine: {spine}
+
+# Where the ledger lives: an orphan branch, written only by leapgit, never checked out.
+ledger_ref: {ledger_ref}
+
+# Rounds a builder gets per episode. Four at most (L6: no fifth round).
+round_limit: 4
+
+# Ball branches are <prefix>/<slice>/<ball>.
+ball_branch_prefix: leap/ball
+
+# Where ball worktrees are created (default: a folder beside this checkout).
+worktrees:
+  # root: ../my-repo.leap-worktrees
+
+# The builder: any command, run in the ball's worktree once per round.
+builder:
+  # command: my-agent --non-interactive --task "$LEAP_HANDOFF"
+  # timeout: 1800
+
+# The blind tribunal's rung matrix and verifiers (see README "Tribunal").
+tribunal:
+  rungs: []
+  required_verifiers: []
+"""
+
+
+@dataclass(frozen=True)
+class InitResult:
+    root: Path
+    config_path: Path
+    config_written: bool
+    ledger_ref: str
+    ledger_commit: str
+    ledger_created: bool
+
+
+def default_spine(root: Path) -> str:
+    proc = git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, check=False)
+    name = proc.stdout.decode().strip()
+    return name or "main"
+
+
+def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
+    ws = open_workspace(start)
+    if ws.paths.top is None:
+        raise UsageError(
+            f"{ws.paths.git_dir} is a bare repository",
+            hint="run `leap init` in a clone; on a server use `leap hooks install --server`",
+        )
+    root = ws.paths.top
+    config_path = root / CONFIG_PATH
+    written = False
+    if not config_path.exists():
+        config_path.parent.mkdir(parents=True, exist_ok=True)
+        text = CONFIG_TEMPLATE.format(
+            spine=spine or default_spine(root), ledger_ref=ws.config.ledger_ref
+        )
+        tmp = config_path.with_suffix(".yaml.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(config_path)
+        written = True
+        ws = open_workspace(root)
+    elif spine and spine != ws.config.spine:
+        raise UsageError(
+            f"{CONFIG_PATH} already names spine {ws.config.spine!r}", file=str(CONFIG_PATH),
+            field="spine", hint="edit the file to change the spine",
+        )
+    root_record = yamlio.dumps(
+        {"kind": "ledger", "format": 1, "created_at": now_iso(), "spine": ws.config.spine}
+    )
+    with ws.ledger() as ledger:
+        commit, created = ledger.init(root_record)
+    return InitResult(
+        root=root, config_path=config_path, config_written=written,
+        ledger_ref=ws.config.ledger_ref, ledger_commit=commit, ledger_created=created,
+    )

@@ -1,0 +1,66 @@
+"""`leap status [SLICE]`: each slice's balls in waves, with state and rounds used."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from leapgit.ledger import query
+from leapgit.records.types import SliceRecord
+from leapgit.workspace import open_workspace
+
+
+@dataclass(frozen=True)
+class SliceStatus:
+    record: SliceRecord
+    balls: tuple[query.BallState, ...]
+    depends: dict[str, tuple[str, ...]]
+
+    def to_json(self, round_limit: int) -> dict[str, Any]:
+        return {
+            "slice": self.record.slice,
+            "spine": self.record.spine,
+            "base": self.record.base,
+            "cut_at": self.record.cut_at,
+            "waves": [
+                [self._ball_json(b, round_limit) for b in self.balls if b.wave == i]
+                for i in range(len(self.record.waves))
+            ],
+        }
+
+    def _ball_json(self, b: query.BallState, round_limit: int) -> dict[str, Any]:
+        return {
+            "ball": b.ball, "state": b.state, "episode": b.episode,
+            "rounds_used": b.rounds_used, "round_limit": round_limit,
+            "depends_on": list(self.depends.get(b.ball, ())),
+            "last_outcome": b.last.outcome if b.last else None,
+        }
+
+
+@dataclass(frozen=True)
+class Status:
+    ledger_ref: str
+    ledger_commit: str | None
+    round_limit: int
+    slices: tuple[SliceStatus, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ledger_ref": self.ledger_ref, "ledger_commit": self.ledger_commit,
+            "slices": [s.to_json(self.round_limit) for s in self.slices],
+        }
+
+
+def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        ids = [slice_id] if slice_id else query.slice_ids(view)
+        out = []
+        for sid in ids:
+            rec = query.load_slice(view, sid)
+            balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
+            depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
+            out.append(SliceStatus(rec, balls, depends))
+    return Status(ws.config.ledger_ref, view.commit, ws.config.round_limit, tuple(out))

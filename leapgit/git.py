@@ -1,0 +1,118 @@
+"""Plain git, run as a subprocess with a scrubbed environment, and repository discovery.
+
+Hooks inherit ``GIT_DIR``, ``GIT_INDEX_FILE`` and friends from the git that called them; a
+git started for another repository (or another worktree) must not see them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from leapgit.errors import LeapError, UsageError
+
+# Variables that describe *which* repository git works on. Identity and config variables
+# (GIT_AUTHOR_*, GIT_CONFIG_*) are left alone.
+_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_QUARANTINE_PATH",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
+
+
+class GitFailed(LeapError):
+    """A git command this program needed failed."""
+
+
+def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    env["LC_ALL"] = "C"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    args: Sequence[str],
+    cwd: Path | str,
+    *,
+    input: bytes | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            env=scrubbed_env(env),
+        )
+    except FileNotFoundError as exc:
+        raise GitFailed("git is not installed or not on PATH", hint="install git") from exc
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        detail = err[-1] if err else f"exit {proc.returncode}"
+        raise GitFailed(f"git {' '.join(args[:2])} failed: {detail}")
+    return proc
+
+
+def out(args: Sequence[str], cwd: Path | str) -> str:
+    return run(args, cwd).stdout.decode().strip()
+
+
+@dataclass(frozen=True)
+class RepoPaths:
+    """Where a repository lives: its work tree (None when bare) and its git dirs."""
+
+    top: Path | None
+    git_dir: Path
+    common_dir: Path
+
+    @property
+    def bare(self) -> bool:
+        return self.top is None
+
+    @property
+    def root(self) -> Path:
+        """The work tree, or the git dir of a bare repository."""
+        return self.top if self.top is not None else self.git_dir
+
+
+def discover(start: Path | str = ".") -> RepoPaths:
+    proc = run(
+        ["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir",
+         "--show-toplevel"],
+        start,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise UsageError(
+            f"not inside a git repository: {Path(start).resolve()}",
+            hint="run this inside a git repository, or `git init` one first",
+        )
+    lines = proc.stdout.decode().splitlines()
+    bare = lines[0] == "true"
+    git_dir = Path(lines[1])
+    common = Path(lines[2])
+    if not common.is_absolute():
+        common = (Path(start).resolve() / common).resolve()
+    top = None if bare or len(lines) < 4 else Path(lines[3])
+    return RepoPaths(top=top, git_dir=git_dir, common_dir=common)
+
+
+def rev_parse(rev: str, cwd: Path | str) -> str | None:
+    proc = run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None

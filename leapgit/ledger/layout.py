@@ -1,0 +1,87 @@
+"""Where each record lives on the ledger branch. A record's path follows from its content,
+so a reader (and ``pre-receive``) can check that a record sits where it claims to.
+
+    LEDGER.yaml
+    slices/<slice>/slice.yaml
+    slices/<slice>/merge.yaml
+    slices/<slice>/balls/<ball>/ball.yaml                       spec version 1
+    slices/<slice>/balls/<ball>/specs/<v>.yaml                  spec version v > 1 (L3)
+    slices/<slice>/balls/<ball>/episodes/<e>/receipts/<r>.yaml  one per round (L6)
+    slices/<slice>/balls/<ball>/episodes/<e>/checkpoint.yaml
+    slices/<slice>/balls/<ball>/tribunal/<run>/<kind>.yaml      envelope, summary
+    slices/<slice>/balls/<ball>/tribunal/<run>/verdicts/<lens>.yaml
+    tribunal/<run>/...                                          a change that is no ball
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leapgit.errors import InvalidRecord
+
+ROOT_RECORD = "LEDGER.yaml"
+
+
+def slice_dir(slice_id: str) -> str:
+    return f"slices/{slice_id}"
+
+
+def slice_path(slice_id: str) -> str:
+    return f"{slice_dir(slice_id)}/slice.yaml"
+
+
+def ball_dir(slice_id: str, ball_id: str) -> str:
+    return f"{slice_dir(slice_id)}/balls/{ball_id}"
+
+
+def ball_path(slice_id: str, ball_id: str, spec_version: int = 1) -> str:
+    if spec_version == 1:
+        return f"{ball_dir(slice_id, ball_id)}/ball.yaml"
+    return f"{ball_dir(slice_id, ball_id)}/specs/{spec_version}.yaml"
+
+
+def episode_dir(slice_id: str, ball_id: str, episode: int) -> str:
+    return f"{ball_dir(slice_id, ball_id)}/episodes/{episode}"
+
+
+def receipt_path(slice_id: str, ball_id: str, episode: int, round_no: int) -> str:
+    return f"{episode_dir(slice_id, ball_id, episode)}/receipts/{round_no}.yaml"
+
+
+def checkpoint_path(slice_id: str, ball_id: str, episode: int) -> str:
+    return f"{episode_dir(slice_id, ball_id, episode)}/checkpoint.yaml"
+
+
+def tribunal_dir(run_id: str, slice_id: str | None = None, ball_id: str | None = None) -> str:
+    if slice_id and ball_id:
+        return f"{ball_dir(slice_id, ball_id)}/tribunal/{run_id}"
+    if slice_id:
+        return f"{slice_dir(slice_id)}/tribunal/{run_id}"
+    return f"tribunal/{run_id}"
+
+
+def merge_path(slice_id: str) -> str:
+    return f"{slice_dir(slice_id)}/merge.yaml"
+
+
+def path_for(record: dict[str, Any], source: str = "record") -> str:
+    """The one path a validated record may occupy."""
+    kind = record["kind"]
+    s, b = record.get("slice"), record.get("ball")
+    if kind == "ledger":
+        return ROOT_RECORD
+    if kind == "slice":
+        return slice_path(record["slice"])
+    if kind == "ball":
+        return ball_path(record["slice"], record["ball"], record["spec_version"])
+    if kind == "receipt":
+        return receipt_path(record["slice"], record["ball"], record["episode"], record["round"])
+    if kind == "checkpoint":
+        return checkpoint_path(record["slice"], record["ball"], record["episode"])
+    if kind == "merge" and s:
+        return merge_path(s)
+    if kind in ("envelope", "summary") and record.get("run_id"):
+        return f"{tribunal_dir(record['run_id'], s, b)}/{kind}.yaml"
+    if kind == "verdict" and record.get("run_id") and record.get("lens"):
+        return f"{tribunal_dir(record['run_id'], s, b)}/verdicts/{record['lens']}.yaml"
+    raise InvalidRecord(f"a {kind} record does not say where it belongs", file=source, field="kind")

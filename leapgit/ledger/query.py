@@ -1,0 +1,94 @@
+"""Reading typed records back from a ledger view. Every record read is validated again:
+the ledger is data, and data from a branch anyone can push to is input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from leapgit.errors import UsageError
+from leapgit.ledger import layout
+from leapgit.ledger.store import LedgerView
+from leapgit.records import schema, yamlio
+from leapgit.records.types import BallRecord, Checkpoint, Receipt, SliceRecord
+
+
+def read_record(view: LedgerView, path: str) -> dict[str, Any] | None:
+    data = view.read(path)
+    if data is None:
+        return None
+    raw = yamlio.loads(data, f"{view.commit and view.commit[:12]}:{path}")
+    schema.validate_record(raw, path)
+    return raw  # type: ignore[no-any-return]
+
+
+def slice_ids(view: LedgerView) -> list[str]:
+    return view.list("slices")
+
+
+def load_slice(view: LedgerView, slice_id: str) -> SliceRecord:
+    raw = read_record(view, layout.slice_path(slice_id))
+    if raw is None:
+        known = ", ".join(slice_ids(view)) or "none yet"
+        raise UsageError(f"unknown slice {slice_id!r} (known: {known})",
+                         hint="see `leap status` for the slices the ledger holds")
+    return SliceRecord.from_dict(raw)
+
+
+def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
+    """The ball's current spec: the highest recorded spec version."""
+    base = layout.ball_dir(slice_id, ball_id)
+    versions = sorted(int(n.removesuffix(".yaml")) for n in view.list(f"{base}/specs")
+                      if n.removesuffix(".yaml").isdigit())
+    path = layout.ball_path(slice_id, ball_id, versions[-1] if versions else 1)
+    raw = read_record(view, path)
+    if raw is None:
+        raise UsageError(f"unknown ball {ball_id!r} in slice {slice_id!r}")
+    return BallRecord.from_dict(raw)
+
+
+def episodes(view: LedgerView, slice_id: str, ball_id: str) -> list[int]:
+    names = view.list(f"{layout.ball_dir(slice_id, ball_id)}/episodes")
+    return sorted(int(n) for n in names if n.isdigit())
+
+
+def receipts(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> list[Receipt]:
+    folder = f"{layout.episode_dir(slice_id, ball_id, episode)}/receipts"
+    out = []
+    for name in view.list(folder):
+        raw = read_record(view, f"{folder}/{name}")
+        if raw is not None:
+            out.append(Receipt.from_dict(raw))
+    return sorted(out, key=lambda r: r.round)
+
+
+def checkpoint(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> Checkpoint | None:
+    raw = read_record(view, layout.checkpoint_path(slice_id, ball_id, episode))
+    return Checkpoint.from_dict(raw) if raw else None
+
+
+@dataclass(frozen=True)
+class BallState:
+    ball: str
+    wave: int
+    state: str  # cut, refuse, hold, pass-claim ... (later issues add thrown, passed, merged)
+    episode: int
+    rounds_used: int
+    last: Receipt | None
+
+
+def ball_state(view: LedgerView, rec: SliceRecord, ball_id: str) -> BallState:
+    wave = next((i for i, w in enumerate(rec.waves) if ball_id in w), 0)
+    eps = episodes(view, rec.slice, ball_id)
+    if not eps:
+        return BallState(ball_id, wave, "cut", 0, 0, None)
+    episode = eps[-1]
+    done = receipts(view, rec.slice, ball_id, episode)
+    last = done[-1] if done else None
+    if checkpoint(view, rec.slice, ball_id, episode):
+        state = "checkpoint"
+    elif last is None:
+        state = "thrown"
+    else:
+        state = {-1: "refuse", 0: "hold", 1: "pass-claim" if last.claim else "pass"}[last.outcome]
+    return BallState(ball_id, wave, state, episode, len(done), last)

@@ -1,0 +1,353 @@
+"""The ledger store: the only code that writes the ledger ref.
+
+A write adds files and never edits or deletes one (L8: written truth). It is one commit on
+top of the current tip, built in-process with dulwich (only the trees on the changed paths
+are rewritten, so an append costs the same at ten records or ten thousand), and the ref
+moves only by compare-and-swap under a process-wide file lock. When the swap loses a race
+(another writer, or a plain ``git update-ref``), the additions are replayed on the new tip:
+additions to distinct paths commute.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+
+from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
+from leapgit.ledger.layout import ROOT_RECORD
+
+if TYPE_CHECKING:
+    from dulwich.objects import Tree
+    from dulwich.repo import Repo
+
+DEFAULT_REF = "refs/heads/leap/ledger"
+LOCK_TIMEOUT = 60.0
+MAX_ATTEMPTS = 200
+STALE_REF_LOCK = 5.0  # seconds: git holds a ref lock for milliseconds
+_TREE_MODE = 0o040000
+_BLOB_MODE = 0o100644
+
+_locks: dict[str, object] = {}  # one FileLock per path per process (FIELD-NOTES: filelock)
+
+
+class LedgerMissing(UsageError):
+    pass
+
+
+@dataclass(frozen=True)
+class Written:
+    commit: str
+    paths: tuple[str, ...]
+    attempts: int
+
+
+def _file_lock(path: Path) -> object:
+    from filelock import FileLock
+
+    key = str(path)
+    if key not in _locks:
+        _locks[key] = FileLock(key, timeout=LOCK_TIMEOUT)
+    return _locks[key]
+
+
+def _clean_trailer(value: str) -> str:
+    return " ".join(str(value).split())
+
+
+def format_message(subject: str, trailers: Sequence[tuple[str, str]], body: str = "") -> bytes:
+    text = _clean_trailer(subject) + "\n"
+    if body.strip():
+        text += "\n" + body.strip() + "\n"
+    if trailers:
+        text += "\n" + "".join(f"{k}: {_clean_trailer(v)}\n" for k, v in trailers)
+    return text.encode("utf-8")
+
+
+class LedgerView:
+    """A read-only look at one ledger commit."""
+
+    def __init__(self, repo: Repo, commit: str | None) -> None:
+        self._repo = repo
+        self.commit = commit
+        self._trees: dict[bytes, Tree] = {}
+        self.tree: bytes | None = None
+        if commit is not None:
+            self.tree = repo.object_store[commit.encode()].tree  # type: ignore[attr-defined]
+
+    def _tree(self, sha: bytes) -> Tree:
+        tree = self._trees.get(sha)
+        if tree is None:
+            tree = self._repo.object_store[sha]  # type: ignore[assignment]
+            self._trees[sha] = tree  # type: ignore[assignment]
+        return tree  # type: ignore[return-value]
+
+    def _entry(self, path: str) -> tuple[int, bytes] | None:
+        if self.tree is None:
+            return None
+        sha = self.tree
+        mode = _TREE_MODE
+        for part in path.encode().split(b"/"):
+            if mode != _TREE_MODE:
+                return None
+            try:
+                mode, sha = self._tree(sha)[part]
+            except KeyError:
+                return None
+        return mode, sha
+
+    def blob_id(self, path: str) -> str | None:
+        entry = self._entry(path)
+        if entry is None or entry[0] == _TREE_MODE:
+            return None
+        return entry[1].decode()
+
+    def read(self, path: str) -> bytes | None:
+        entry = self._entry(path)
+        if entry is None or entry[0] == _TREE_MODE:
+            return None
+        return self._repo.object_store[entry[1]].as_raw_string()
+
+    def exists(self, path: str) -> bool:
+        return self._entry(path) is not None
+
+    def list(self, directory: str) -> list[str]:
+        """Names directly under ``directory`` (files and folders), sorted."""
+        entry = self._entry(directory) if directory else (
+            (_TREE_MODE, self.tree) if self.tree else None
+        )
+        if entry is None or entry[0] != _TREE_MODE:
+            return []
+        return sorted(name.decode() for name in self._tree(entry[1]))
+
+    def walk(self, directory: str = "") -> Iterator[str]:
+        """Every file path under ``directory``."""
+        for name in self.list(directory):
+            path = f"{directory}/{name}" if directory else name
+            entry = self._entry(path)
+            if entry and entry[0] == _TREE_MODE:
+                yield from self.walk(path)
+            else:
+                yield path
+
+
+class Ledger(AbstractContextManager["Ledger"]):
+    """Open with ``Ledger(common_git_dir, ref)``; always close it (``with``)."""
+
+    def __init__(self, git_dir: Path, ref: str = DEFAULT_REF) -> None:
+        from dulwich.repo import Repo
+
+        self.git_dir = Path(git_dir)
+        self.ref = ref
+        self._ref_b = ref.encode()
+        try:
+            self.repo = Repo(str(self.git_dir))
+        except Exception as exc:  # dulwich raises NotGitRepository and friends
+            raise UsageError(f"cannot open git repository at {git_dir}: {exc}") from None
+        if getattr(self.repo, "object_format", None) is not None and \
+                getattr(self.repo.object_format, "name", "sha1") != "sha1":
+            self.repo.close()
+            raise UsageError("sha256 repositories are not supported yet")
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.repo.close()
+
+    # reading
+
+    def tip(self) -> str | None:
+        try:
+            return self.repo.refs[self._ref_b].decode()
+        except KeyError:
+            return None
+
+    def view(self, commit: str | None = None) -> LedgerView:
+        return LedgerView(self.repo, commit if commit is not None else self.tip())
+
+    def require(self) -> LedgerView:
+        view = self.view()
+        if view.commit is None:
+            raise LedgerMissing(
+                f"no ledger yet ({self.ref} does not exist)", hint="run `leap init` first"
+            )
+        return view
+
+    # writing
+
+    def init(self, root_record: bytes) -> tuple[str, bool]:
+        """Create the orphan root commit; return (commit, created). Idempotent."""
+        current = self.tip()
+        if current is not None:
+            return current, False
+        written = self._write(
+            {ROOT_RECORD: root_record}, "leap: start the ledger",
+            [("Leap-Record", ROOT_RECORD)], "", root=True,
+        )
+        return written.commit, written.attempts > 0
+
+    def append(
+        self,
+        records: Mapping[str, bytes],
+        subject: str,
+        trailers: Sequence[tuple[str, str]] = (),
+        body: str = "",
+        *,
+        identical_ok: bool = False,
+    ) -> Written:
+        """Add ``records`` (path -> bytes) in one commit. Refuses to touch an existing path,
+        unless ``identical_ok`` and the bytes are the same (then that path is skipped)."""
+        if not records:
+            raise LeapError("nothing to write")
+        trailer_list = list(trailers) + [("Leap-Record", p) for p in sorted(records)]
+        return self._write(dict(records), subject, trailer_list, body, identical_ok=identical_ok)
+
+    def _lock_path(self) -> Path:
+        return self.git_dir / "leap-ledger.lock"
+
+    def _write(
+        self, records: dict[str, bytes], subject: str, trailers: list[tuple[str, str]],
+        body: str, *, root: bool = False, identical_ok: bool = False,
+    ) -> Written:
+        from filelock import Timeout
+
+        lock = _file_lock(self._lock_path())
+        try:
+            with lock:  # type: ignore[attr-defined]
+                return self._write_locked(records, subject, trailers, body, root, identical_ok)
+        except Timeout:
+            raise LedgerBusy(
+                f"another leapgit process held the ledger lock for {LOCK_TIMEOUT:.0f} s",
+                file=str(self._lock_path()), hint="nothing was written; try again",
+            ) from None
+
+    def _write_locked(
+        self, records: dict[str, bytes], subject: str, trailers: list[tuple[str, str]],
+        body: str, root: bool, identical_ok: bool,
+    ) -> Written:
+        from dulwich.file import FileLocked
+
+        message = format_message(subject, trailers, body)
+        for attempt in range(MAX_ATTEMPTS):
+            old = self.tip()
+            if root and old is not None:
+                return Written(old, (), 0)
+            if not root and old is None:
+                raise LedgerMissing(
+                    f"no ledger yet ({self.ref} does not exist)", hint="run `leap init` first"
+                )
+            todo = self._check_paths(old, records, identical_ok)
+            if not todo:
+                return Written(old or "", (), attempt)
+            commit = self._commit(old, todo, message)
+            try:
+                if old is None:
+                    moved = self.repo.refs.add_if_new(self._ref_b, commit, message=message[:200])
+                else:
+                    moved = self.repo.refs.set_if_equals(
+                        self._ref_b, old.encode(), commit, message=b"leap: " + message[:200]
+                    )
+            except FileLocked:
+                self._clear_stale_ref_lock()
+                moved = False
+            if moved:
+                return Written(commit.decode(), tuple(sorted(todo)), attempt + 1)
+            time.sleep(min(0.001 * (attempt + 1), 0.05))
+        raise LedgerBusy(
+            f"the ledger ref {self.ref} kept moving; gave up after {MAX_ATTEMPTS} tries",
+            hint="nothing was written; try again",
+        )
+
+    def _clear_stale_ref_lock(self) -> None:
+        # We hold leapgit's own lock, so no leapgit writer owns a ref lock now. A ref lock
+        # older than a few seconds was left by a writer that died between creating and
+        # renaming it (SIGKILL); git would refuse forever, so remove it.
+        lock = self.git_dir / (self.ref + ".lock")
+        try:
+            if time.time() - lock.stat().st_mtime > STALE_REF_LOCK:
+                lock.unlink()
+        except FileNotFoundError:
+            pass
+
+    def _check_paths(
+        self, tip: str | None, records: dict[str, bytes], identical_ok: bool
+    ) -> dict[str, bytes]:
+        from dulwich.objects import Blob
+
+        view = self.view(tip) if tip else None
+        todo: dict[str, bytes] = {}
+        for path, data in records.items():
+            if view is None:
+                todo[path] = data
+                continue
+            existing = view.blob_id(path)
+            if existing is None and view.exists(path):
+                raise LedgerConflict(
+                    "a folder of the ledger already has this name", file=path, rule="L8"
+                )
+            if existing is None:
+                parent = path.rsplit("/", 1)[0] if "/" in path else ""
+                while parent:
+                    if view.blob_id(parent) is not None:
+                        raise LedgerConflict(
+                            f"{parent} is a record, not a folder", file=path, rule="L8"
+                        )
+                    parent = parent.rsplit("/", 1)[0] if "/" in parent else ""
+                todo[path] = data
+                continue
+            if identical_ok and existing == Blob.from_string(data).id.decode():
+                continue
+            raise LedgerConflict(
+                "the ledger already holds this record; records are never edited",
+                file=path, rule="L8", hint="write a new record instead of changing this one",
+            )
+        return todo
+
+    def _commit(self, parent: str | None, records: dict[str, bytes], message: bytes) -> bytes:
+        from dulwich.object_store import commit_tree_changes
+        from dulwich.objects import Blob, Commit, Tree
+
+        store = self.repo.object_store
+        changes = []
+        for path, data in sorted(records.items()):
+            blob = Blob.from_string(data)
+            store.add_object(blob)
+            changes.append((path.encode(), _BLOB_MODE, blob.id))
+        base_tree: bytes | Tree = (
+            Tree() if parent is None else store[parent.encode()].tree  # type: ignore[attr-defined]
+        )
+        tree = commit_tree_changes(store, base_tree, changes)
+        commit = Commit()
+        commit.tree = tree
+        commit.parents = [parent.encode()] if parent else []
+        ident, when, tz = self._identity()
+        commit.author = commit.committer = ident
+        commit.author_time = commit.commit_time = when
+        commit.author_timezone = commit.commit_timezone = tz
+        commit.encoding = b"UTF-8"
+        commit.message = message
+        store.add_object(commit)
+        return commit.id
+
+    def _identity(self) -> tuple[bytes, int, int]:
+        name = os.environ.get("GIT_COMMITTER_NAME")
+        email = os.environ.get("GIT_COMMITTER_EMAIL")
+        if not (name and email):
+            config = self.repo.get_config_stack()
+            try:
+                name = name or config.get((b"user",), b"name").decode()
+                email = email or config.get((b"user",), b"email").decode()
+            except KeyError:
+                pass
+        ident = f"{name or 'leapgit'} <{email or 'leapgit@localhost'}>".encode()
+        when = int(time.time())
+        tz = -time.timezone if not time.localtime(when).tm_isdst else -time.altzone
+        return ident, when, tz

@@ -1,0 +1,1 @@
+"""Records: guarded YAML reading, schema validation, and the frozen record types."""

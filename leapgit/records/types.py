@@ -1,0 +1,304 @@
+"""Frozen record types. Built from validated data with ``from_dict``; written with ``to_dict``.
+
+Nothing outside this package handles a raw ``dict`` of a record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ABSENT = "absent"  # the stamp of a scope file that does not exist at the base (L1)
+BUILTIN_ROLLBACK = "restore-scope"
+INTEGRATOR = "integrator"
+
+
+@dataclass(frozen=True)
+class ScopeEntry:
+    path: str
+    symbols: tuple[str, ...] = ()
+    lines: str | None = None
+
+    @classmethod
+    def from_draft(cls, raw: Any) -> ScopeEntry:
+        if isinstance(raw, str):
+            return cls(path=raw)
+        return cls(path=raw["path"], symbols=tuple(raw.get("symbols", ())), lines=raw.get("lines"))
+
+
+@dataclass(frozen=True)
+class StampedScope:
+    path: str  # normalised, relative to the repository root
+    blob: str  # git blob id at the slice's base, or ABSENT
+    resolved: str | None = None  # the file a symlink path resolves to, when different
+    symbols: tuple[str, ...] = ()
+    lines: str | None = None
+
+    @property
+    def real(self) -> str:
+        return self.resolved or self.path
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "blob": self.blob}
+        if self.resolved:
+            out["resolved"] = self.resolved
+        if self.symbols:
+            out["symbols"] = list(self.symbols)
+        if self.lines:
+            out["lines"] = self.lines
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> StampedScope:
+        return cls(
+            path=raw["path"], blob=raw["blob"], resolved=raw.get("resolved"),
+            symbols=tuple(raw.get("symbols", ())), lines=raw.get("lines"),
+        )
+
+
+@dataclass(frozen=True)
+class MetricField:
+    name: str
+    better: Literal["lower", "higher"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    command: str
+    fields: tuple[MetricField, ...]
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Metric:
+        return cls(
+            command=raw["command"],
+            fields=tuple(MetricField(f["name"], f["better"]) for f in raw["fields"]),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "fields": [{"name": f.name, "better": f.better} for f in self.fields],
+        }
+
+
+@dataclass(frozen=True)
+class BallDraft:
+    id: str
+    goal: str
+    spec: str
+    scope: tuple[ScopeEntry, ...]
+    proof: str
+    rollback: str
+    depends_on: tuple[str, ...] = ()
+    metric: Metric | None = None
+    tests: str | None = None
+    live_proof: str | None = None
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> BallDraft:
+        return cls(
+            id=raw["id"], goal=raw["goal"], spec=raw["spec"],
+            scope=tuple(ScopeEntry.from_draft(s) for s in raw["scope"]),
+            proof=raw["proof"], rollback=raw["rollback"],
+            depends_on=tuple(raw.get("depends_on", ())),
+            metric=Metric.from_dict(raw["metric"]) if raw.get("metric") else None,
+            tests=raw.get("tests"), live_proof=raw.get("live_proof"),
+        )
+
+
+@dataclass(frozen=True)
+class SliceDraft:
+    source: str  # the file it came from, for messages
+    slice: str
+    spine: str
+    balls: tuple[BallDraft, ...]
+    description: str | None = None
+
+    def ball(self, ball_id: str) -> BallDraft:
+        return next(b for b in self.balls if b.id == ball_id)
+
+
+@dataclass(frozen=True)
+class SliceRecord:
+    slice: str
+    spine: str
+    base: str
+    balls: tuple[str, ...]
+    waves: tuple[tuple[str, ...], ...]
+    cut_at: str
+    description: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "slice", "format": 1, "slice": self.slice, "spine": self.spine}
+        if self.description:
+            out["description"] = self.description
+        out.update(
+            base=self.base, balls=list(self.balls), waves=[list(w) for w in self.waves],
+            cut_at=self.cut_at,
+        )
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> SliceRecord:
+        return cls(
+            slice=raw["slice"], spine=raw["spine"], base=raw["base"], balls=tuple(raw["balls"]),
+            waves=tuple(tuple(w) for w in raw.get("waves", ())), cut_at=raw["cut_at"],
+            description=raw.get("description"),
+        )
+
+
+@dataclass(frozen=True)
+class BallRecord:
+    slice: str
+    ball: str
+    spec_version: int
+    goal: str
+    spec: str
+    scope: tuple[StampedScope, ...]
+    proof: str
+    rollback: str
+    depends_on: tuple[str, ...] = ()
+    metric: Metric | None = None
+    tests: str | None = None
+    live_proof: str | None = None
+    reason: str | None = None
+    recorded_at: str | None = None
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(s.path for s in self.scope)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "ball", "format": 1, "slice": self.slice, "ball": self.ball,
+            "spec_version": self.spec_version, "goal": self.goal, "spec": self.spec,
+            "scope": [s.to_dict() for s in self.scope], "proof": self.proof,
+            "rollback": self.rollback, "depends_on": list(self.depends_on),
+        }
+        for key in ("tests", "live_proof", "reason", "recorded_at"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.metric:
+            out["metric"] = self.metric.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> BallRecord:
+        return cls(
+            slice=raw["slice"], ball=raw["ball"], spec_version=raw["spec_version"],
+            goal=raw["goal"], spec=raw["spec"],
+            scope=tuple(StampedScope.from_dict(s) for s in raw["scope"]),
+            proof=raw["proof"], rollback=raw["rollback"],
+            depends_on=tuple(raw.get("depends_on", ())),
+            metric=Metric.from_dict(raw["metric"]) if raw.get("metric") else None,
+            tests=raw.get("tests"), live_proof=raw.get("live_proof"),
+            reason=raw.get("reason"), recorded_at=raw.get("recorded_at"),
+        )
+
+
+Outcome = Literal[-1, 0, 1]
+OUTCOME_NAMES = {-1: "refuse", 0: "hold", 1: "pass"}
+
+
+@dataclass(frozen=True)
+class Receipt:
+    slice: str
+    ball: str
+    episode: int
+    round: int
+    outcome: Outcome
+    evidence: str
+    recorded_at: str
+    claim: bool = True
+    commit: str | None = None
+    candidate: str | None = None
+    recorded_by: str | None = None
+    log: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "receipt", "format": 1, "slice": self.slice, "ball": self.ball,
+            "episode": self.episode, "round": self.round, "outcome": self.outcome,
+            "claim": self.claim, "evidence": self.evidence,
+            "commit": self.commit, "candidate": self.candidate,
+        }
+        for key in ("recorded_by", "log"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        out["recorded_at"] = self.recorded_at
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Receipt:
+        return cls(
+            slice=raw["slice"], ball=raw["ball"], episode=raw["episode"], round=raw["round"],
+            outcome=raw["outcome"], evidence=raw["evidence"], recorded_at=raw["recorded_at"],
+            claim=raw.get("claim", True), commit=raw.get("commit"),
+            candidate=raw.get("candidate"), recorded_by=raw.get("recorded_by"),
+            log=raw.get("log"),
+        )
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    slice: str
+    ball: str
+    episode: int
+    rounds_used: int
+    tried: tuple[str, ...]
+    last_evidence: str
+    recorded_at: str
+    candidate: str | None = None
+    commit: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "checkpoint", "format": 1, "slice": self.slice, "ball": self.ball,
+            "episode": self.episode, "rounds_used": self.rounds_used, "tried": list(self.tried),
+            "last_evidence": self.last_evidence, "candidate": self.candidate,
+            "commit": self.commit,
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        out["recorded_at"] = self.recorded_at
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Checkpoint:
+        return cls(
+            slice=raw["slice"], ball=raw["ball"], episode=raw["episode"],
+            rounds_used=raw["rounds_used"], tried=tuple(raw["tried"]),
+            last_evidence=raw["last_evidence"], recorded_at=raw["recorded_at"],
+            candidate=raw.get("candidate"), commit=raw.get("commit"), reason=raw.get("reason"),
+        )
+
+
+@dataclass(frozen=True)
+class Config:
+    spine: str = "main"
+    ledger_ref: str = "refs/heads/leap/ledger"
+    round_limit: int = 4
+    ball_branch_prefix: str = "leap/ball"
+    worktree_root: str | None = None
+    builder_command: str | None = None
+    builder_timeout: float = 1800.0
+    builder_identity: str | None = None
+    tribunal: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Config:
+        builder = raw.get("builder") or {}
+        return cls(
+            spine=raw["spine"], ledger_ref=raw["ledger_ref"],
+            round_limit=raw.get("round_limit", 4),
+            ball_branch_prefix=raw.get("ball_branch_prefix", "leap/ball"),
+            worktree_root=(raw.get("worktrees") or {}).get("root"),
+            builder_command=builder.get("command"),
+            builder_timeout=builder.get("timeout", 1800.0),
+            builder_identity=builder.get("identity"),
+            tribunal=dict(raw.get("tribunal") or {}),
+        )
+
+    def ball_branch(self, slice_id: str, ball_id: str) -> str:
+        return f"{self.ball_branch_prefix}/{slice_id}/{ball_id}"

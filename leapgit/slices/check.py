@@ -1,0 +1,171 @@
+"""Validate a whole slice draft before anything is dispatched (L1, L2, L4).
+
+Every problem of a draft is reported at once. Shape problems (L1) are bad input; a
+well-formed slice that breaks L2 or L4 is a rule violation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from leapgit.errors import InvalidRecord, LeapError, RuleViolation, combine
+from leapgit.records import schema, yamlio
+from leapgit.records.types import (
+    INTEGRATOR, BallDraft, SliceDraft, StampedScope,
+)
+from leapgit.slices.graph import find_cycle, waves
+from leapgit.slices.scope import ScopeError, TreeResolver
+
+
+@dataclass(frozen=True)
+class CheckedSlice:
+    draft: SliceDraft
+    scopes: dict[str, tuple[StampedScope, ...]]
+    waves: tuple[tuple[str, ...], ...]
+
+
+def load_draft(path: Path) -> SliceDraft:
+    """Read and shape-check a draft (L1). Raises one error listing every shape problem."""
+    source = str(path)
+    raw = yamlio.load_file(path)
+    return parse_draft(raw, source)
+
+
+def parse_draft(raw: Any, source: str) -> SliceDraft:
+    if not isinstance(raw, dict):
+        raise InvalidRecord(
+            "a slice draft is a mapping with slice, spine and balls", file=source, rule="L1"
+        )
+    errors: list[LeapError] = []
+    spine = raw.get("spine")
+    if isinstance(spine, list):
+        errors.append(RuleViolation(
+            f"names {len(spine)} write spines; exactly one is allowed", file=source,
+            field="spine", rule="L4", hint="name one ball id, or \"integrator\"",
+        ))
+    balls = raw.get("balls")
+    shallow = dict(raw)
+    if isinstance(spine, list):
+        shallow["spine"] = INTEGRATOR  # reported above as L4
+    if isinstance(balls, list):
+        shallow["balls"] = [{}] * len(balls)
+    try:
+        schema.validate_shallow(shallow, "slice", source, rule="L1", items_of="balls")
+    except InvalidRecord as exc:
+        errors.append(exc)
+    good: list[BallDraft] = []
+    for i, ball in enumerate(balls if isinstance(balls, list) else []):
+        try:
+            schema.validate(ball, "slice", source, rule="L1", prefix=f"balls[{i}]",
+                            definition="ball")
+            good.append(BallDraft.from_dict(ball))
+        except InvalidRecord as exc:
+            errors.append(exc)
+    for i, ball in enumerate(good):
+        errors.extend(_ball_shape(ball, i, source))
+    if errors:
+        raise combine(errors)  # type: ignore[misc]
+    return SliceDraft(
+        source=source, slice=raw["slice"], spine=spine, balls=tuple(good),  # type: ignore[arg-type]
+        description=raw.get("description"),
+    )
+
+
+def _ball_shape(ball: BallDraft, i: int, source: str) -> list[LeapError]:
+    errors: list[LeapError] = []
+    seen: set[str] = set()
+    for j, entry in enumerate(ball.scope):
+        field = f"balls[{i}].scope[{j}]"
+        if entry.path in seen:
+            errors.append(InvalidRecord(
+                f"{entry.path!r} is listed twice in ball {ball.id!r}", file=source, field=field,
+                rule="L1",
+            ))
+        seen.add(entry.path)
+        if entry.lines and "-" in entry.lines:
+            start, end = (int(x) for x in entry.lines.split("-"))
+            if start > end:
+                errors.append(InvalidRecord(
+                    f"line range {entry.lines} ends before it starts", file=source,
+                    field=f"{field}.lines", rule="L1",
+                ))
+    return errors
+
+
+def check_slice(draft: SliceDraft, resolver: TreeResolver) -> CheckedSlice:
+    """L2 and L4 over a shape-checked draft; stamps every scope file with its base blob."""
+    source = draft.source
+    errors: list[LeapError] = []
+    ids = [b.id for b in draft.balls]
+
+    def rule(message: str, field: str, rule_id: str, hint: str | None = None) -> None:
+        errors.append(RuleViolation(message, file=source, field=field, rule=rule_id, hint=hint))
+
+    if len(draft.balls) < 2:
+        rule("a slice has two or more balls", "balls", "L4",
+             "a change one builder can hold needs no slice; add the related balls")
+    for i, ball_id in enumerate(ids):
+        if ids.index(ball_id) != i:
+            rule(f"ball id {ball_id!r} is used more than once", f"balls[{i}].id", "L4",
+                 "give every ball its own id")
+    if draft.spine != INTEGRATOR and draft.spine not in ids:
+        rule(f"spine {draft.spine!r} is neither \"integrator\" nor a ball of this slice",
+             "spine", "L4", "name exactly one ball id, or \"integrator\"")
+    deps: dict[str, list[str]] = {}
+    for i, ball in enumerate(draft.balls):
+        deps.setdefault(ball.id, [])
+        for j, dep in enumerate(ball.depends_on):
+            if dep == ball.id:
+                rule(f"ball {ball.id!r} depends on itself", f"balls[{i}].depends_on[{j}]", "L4")
+            elif dep not in ids:
+                rule(f"ball {ball.id!r} depends on {dep!r}, which is not a ball of this slice",
+                     f"balls[{i}].depends_on[{j}]", "L4", "name a ball of the same slice")
+            else:
+                deps[ball.id].append(dep)
+    cycle = find_cycle({k: [d for d in v if d != k] for k, v in deps.items()})
+    if cycle:
+        rule(f"dependency cycle: {' -> '.join(cycle)}", "depends_on", "L4",
+             "break the cycle: a ball can only wait on balls that do not wait on it")
+    scopes = _stamp_scopes(draft, resolver, errors)
+    failure = combine(errors)
+    if failure:
+        raise failure
+    return CheckedSlice(
+        draft=draft, scopes=scopes, waves=tuple(tuple(w) for w in waves(deps)),
+    )
+
+
+def _stamp_scopes(
+    draft: SliceDraft, resolver: TreeResolver, errors: list[LeapError]
+) -> dict[str, tuple[StampedScope, ...]]:
+    owner: dict[str, tuple[str, str]] = {}  # real path -> (ball id, path as written)
+    scopes: dict[str, tuple[StampedScope, ...]] = {}
+    for i, ball in enumerate(draft.balls):
+        stamped: list[StampedScope] = []
+        for j, entry in enumerate(ball.scope):
+            field = f"balls[{i}].scope[{j}]"
+            try:
+                found = resolver.resolve(entry.path)
+            except ScopeError as exc:
+                errors.append(RuleViolation(str(exc), file=draft.source, field=field, rule="L2"))
+                continue
+            for key in {found.path, found.real}:
+                other = owner.get(key)
+                if other and other[0] != ball.id:
+                    errors.append(RuleViolation(
+                        f"{entry.path!r} is the same file as {other[1]!r} of ball {other[0]!r}",
+                        file=draft.source, field=field, rule="L4",
+                        hint="scopes must be disjoint: re-cut so one ball owns the file",
+                    ))
+                    break
+            for key in {found.path, found.real}:
+                owner.setdefault(key, (ball.id, entry.path))
+            stamped.append(StampedScope(
+                path=found.path, blob=found.blob,
+                resolved=found.real if found.real != found.path else None,
+                symbols=entry.symbols, lines=entry.lines,
+            ))
+        scopes[ball.id] = tuple(stamped)
+    return scopes
