@@ -1,0 +1,135 @@
+"""Shared test support: real git repositories, the real CLI as a process, a real remote.
+
+No mocks of git: every helper here drives the real `git` binary or the real `leap` entry
+point, so a test fails when the product does.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+ROOT = Path(__file__).resolve().parent.parent
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.invalid",
+}
+
+
+def git(*args: str, cwd: Path | str, check: bool = True, input: bytes | None = None,
+        env: Mapping[str, str] | None = None) -> str:
+    full_env = {**os.environ, **IDENTITY, **(env or {})}
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input,
+                          env=full_env)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr.decode()}"
+        )
+    return proc.stdout.decode().strip()
+
+
+def make_repo(path: Path, files: Mapping[str, str | bytes] | None = None,
+              branch: str = "main", message: str = "initial") -> Path:
+    """A real repository with ``files`` committed on ``branch``."""
+    path.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "-b", branch, str(path), cwd=path)
+    if files:
+        write_files(path, files)
+        git("add", "-A", cwd=path)
+        git("commit", "-q", "-m", message, cwd=path)
+    return path
+
+
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
+    for name, content in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+
+
+def commit_all(root: Path, message: str) -> str:
+    git("add", "-A", cwd=root)
+    git("commit", "-q", "-m", message, cwd=root)
+    return git("rev-parse", "HEAD", cwd=root)
+
+
+def ref(root: Path, name: str) -> str | None:
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", name], cwd=root,
+                          capture_output=True)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def __repr__(self) -> str:
+        return f"Result(code={self.code}, out={self.out!r}, err={self.err!r})"
+
+
+def leap(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None,
+         input: str | None = None, timeout: float = 120) -> Result:
+    """Run the real CLI in a fresh process (the way a user or a hook does)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "leapgit", *args], cwd=cwd, capture_output=True, text=True,
+        env={**os.environ, **IDENTITY, **(env or {})}, input=input, timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class GitDaemon:
+    """`git daemon --enable=receive-pack` on 127.0.0.1 serving every repo under ``base``."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+    def __enter__(self) -> GitDaemon:
+        self.proc = subprocess.Popen(
+            ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+             "--listen=127.0.0.1", f"--port={self.port}", f"--base-path={self.base}",
+             str(self.base)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(self.proc.stderr.read().decode() if self.proc.stderr else "")
+                time.sleep(0.05)
+        raise RuntimeError("git daemon did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
