@@ -15,7 +15,8 @@ from typing import Any, Callable
 from leapgit.errors import InvalidRecord
 
 RECORD_KINDS = (
-    "ledger", "slice", "ball", "receipt", "checkpoint", "envelope", "verdict", "summary", "merge",
+    "ledger", "slice", "ball", "throw", "receipt", "checkpoint", "envelope", "verdict",
+    "summary", "merge",
 )
 
 
