@@ -133,3 +133,25 @@ class GitDaemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def leap_inproc(*args: str, cwd: Path) -> Result:
+    """Run the CLI in this process (same error handler, same exit codes), for big corpora
+    where a process per case would be slow. Real-process runs use ``leap``."""
+    import contextlib
+    import io
+
+    from leapgit.cli import cli, run
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                run(cli, list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(old)
+    return Result(code, out.getvalue(), err.getvalue())

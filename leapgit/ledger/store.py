@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 DEFAULT_REF = "refs/heads/leap/ledger"
 LOCK_TIMEOUT = 60.0
 MAX_ATTEMPTS = 200
-STALE_REF_LOCK = 5.0  # seconds: git holds a ref lock for milliseconds
+STALE_REF_LOCK = 2.0  # seconds: git holds a ref lock for milliseconds
 _TREE_MODE = 0o040000
 _BLOB_MODE = 0o100644
 

@@ -104,7 +104,8 @@ def _plain(message: str, exc: Any) -> str:
         missing = [k for k in exc.rule_definition if k not in have]
         return f"missing required field(s): {', '.join(missing)}"
     if rule == "oneOf":
-        return "has the wrong shape (see the schema for the accepted forms)"
+        described = (getattr(exc, "definition", None) or {}).get("description")
+        return f"has the wrong shape: {described}" if described else "has the wrong shape"
     if rule == "additionalProperties":
         return f"unknown field(s): {message.split('contain', 1)[-1].replace('properties', '').strip()}"
     if rule == "pattern":

@@ -103,6 +103,9 @@ def load_file(path: Path, max_bytes: int = MAX_BYTES) -> Any:
 
 def _yaml_message(exc: Exception) -> str:
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    if context and problem.startswith("but "):
+        problem = f"{context}, {problem}"
     mark = getattr(exc, "problem_mark", None)
     if mark is not None:
         return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
@@ -111,7 +114,8 @@ def _yaml_message(exc: Exception) -> str:
 
 def _check_plain(value: Any, source: str, where: str, depth: int) -> None:
     if depth > MAX_DEPTH:
-        raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", file=source, field=where or None)
+        field = where if len(where) < 60 else where[:57] + "..."
+        raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", file=source, field=field)
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
