@@ -4,6 +4,8 @@ import time
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leapgit.errors import InvalidRecord
 from leapgit.records import yamlio
@@ -64,3 +66,24 @@ def test_dump_and_load_round_trip_in_order() -> None:
     data = yamlio.dumps(value)
     assert list(yamlio.loads(data, "f")) == ["z", "a", "yes", "empty"]
     assert yamlio.loads(data, "f") == value
+
+
+_scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.text()
+            | st.sampled_from(["yes", "no", "null", "~", "1.0", "0x1f", "- a", "a: b", "#x",
+                               "line\n  two\n", "|\n", "\u2028", "\x85", " lead", "trail \n"]))
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(), _values, max_size=6))
+def test_dumps_then_loads_gives_back_exactly_what_was_dumped(value: dict) -> None:  # type: ignore[type-arg]
+    assert yamlio.loads(yamlio.dumps(value), "f") == value
+
+
+def test_multi_line_text_is_a_readable_literal_block() -> None:
+    text = yamlio.dumps({"spec": "first line\n  indented\n\nlast\n"}).decode()
+    assert text == "spec: |\n  first line\n    indented\n\n  last\n"
