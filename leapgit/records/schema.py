@@ -7,9 +7,13 @@ record kind compiles one schema.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Callable
 
 from leapgit.errors import InvalidRecord
@@ -31,32 +35,58 @@ def schema(name: str) -> dict[str, Any]:
     return json.loads(schema_text(name))  # type: ignore[no-any-return]
 
 
-@lru_cache(maxsize=None)
-def _validator(name: str) -> Callable[[Any], Any]:
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "leapgit" / "validators"
+
+
+def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
+    """fastjsonschema's generated validator, kept in the user's cache keyed by the schema's
+    hash: compiling costs ~10 ms a schema, loading the generated code well under 1 ms."""
     import fastjsonschema
 
-    return fastjsonschema.compile(schema(name))  # type: ignore[no-any-return]
+    text = json.dumps(definition, sort_keys=True)
+    key = hashlib.sha256(f"{fastjsonschema.VERSION}\0{text}".encode()).hexdigest()[:32]
+    path = _cache_dir() / f"v_{key}.py"
+    try:
+        code = path.read_text("utf-8")
+    except OSError:
+        code = fastjsonschema.compile_to_code(definition)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(code, "utf-8")
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only home still validates, only slower
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(path), "exec"), namespace)  # noqa: S102 - fastjsonschema's own output
+    entry = re.search(r"^def (validate\w*)\(", code, re.M)  # the first def is the root
+    if entry is None:
+        raise RuntimeError(f"fastjsonschema generated no validator in {path}")
+    return namespace[entry.group(1)]  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=None)
+def _validator(name: str) -> Callable[[Any], Any]:
+    return _compile(schema(name))
 
 
 @lru_cache(maxsize=None)
 def _subvalidator(name: str, definition: str) -> Callable[[Any], Any]:
-    import fastjsonschema
-
     whole = schema(name)
     sub = dict(whole["definitions"][definition])
     sub["definitions"] = whole["definitions"]
-    return fastjsonschema.compile(sub)  # type: ignore[no-any-return]
+    return _compile(sub)
 
 
 @lru_cache(maxsize=None)
 def _shallow_validator(name: str, items_of: str) -> Callable[[Any], Any]:
-    import fastjsonschema
-
     whole = dict(schema(name))
     props = dict(whole["properties"])
     props[items_of] = {**props[items_of], "items": {}}
     whole["properties"] = props
-    return fastjsonschema.compile(whole)  # type: ignore[no-any-return]
+    return _compile(whole)
 
 
 def field_name(path: list[str], prefix: str = "") -> str:

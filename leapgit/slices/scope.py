@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -125,23 +126,23 @@ class TreeResolver:
         """The work tree's view: a symlink here that leaves the repository is refused too."""
         if self._work is None:
             return None
-        full = self._work / path
-        probe = self._work
+        work = str(self._work)
+        probe = work
         for part in path.split("/"):
-            probe = probe / part
-            if probe.is_symlink():
+            probe = f"{probe}/{part}"
+            try:
+                mode = os.lstat(probe).st_mode
+            except OSError:
+                return None  # not there: nothing in the work tree to follow
+            if stat.S_ISLNK(mode):
                 break
-            if not probe.exists():
-                return None
         else:
             return None  # no symlink on the way: the tree's answer stands
-        real = Path(os.path.realpath(full))
-        try:
-            rel = real.relative_to(self._work)
-        except ValueError:
+        real = os.path.realpath(f"{work}/{path}")
+        if real != work and not real.startswith(work + "/"):
             raise ScopeError(
                 f"{path!r} leads outside the repository through a symlink (to {real})"
-            ) from None
-        if real.is_dir():
+            )
+        if os.path.isdir(real):
             raise ScopeError(f"{path!r} is a directory; a scope lists exact files")
-        return rel.as_posix()
+        return real[len(work) + 1:]
