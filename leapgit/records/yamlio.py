@@ -168,7 +168,7 @@ def _quote(text: str) -> str:
 
 
 def _key(key: str) -> str:
-    return key if _PLAIN_KEY.match(key) and key not in _RESERVED else _quote(key)
+    return key if _PLAIN_KEY.fullmatch(key) and key not in _RESERVED else _quote(key)
 
 
 _RESERVED = {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y",
@@ -200,7 +200,7 @@ def _string(text: str, indent: int) -> str:
     lines = text.split("\n")
     tidy = (
         len(lines) > 2 and text.endswith("\n") and not text.endswith("\n\n")
-        and _BLOCK_SAFE.match(text) is not None
+        and _BLOCK_SAFE.fullmatch(text) is not None
         and not lines[0].startswith((" ", "\t"))
         and all(line == line.rstrip() for line in lines)
     )

@@ -87,3 +87,9 @@ def test_dumps_then_loads_gives_back_exactly_what_was_dumped(value: dict) -> Non
 def test_multi_line_text_is_a_readable_literal_block() -> None:
     text = yamlio.dumps({"spec": "first line\n  indented\n\nlast\n"}).decode()
     assert text == "spec: |\n  first line\n    indented\n\n  last\n"
+
+
+@pytest.mark.parametrize("key", ["A\n", "a b", "", "yes", "1", "-x", "&", "*", "k:"])
+def test_awkward_keys_round_trip(key: str) -> None:
+    # found by the property test: a plain-looking key with a trailing newline
+    assert yamlio.loads(yamlio.dumps({key: None}), "f") == {key: None}
