@@ -11,9 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTITY = {
@@ -121,7 +121,8 @@ class GitDaemon:
                     return self
             except OSError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(self.proc.stderr.read().decode() if self.proc.stderr else "")
+                    err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                    raise RuntimeError(err) from None
                 time.sleep(0.05)
         raise RuntimeError("git daemon did not start")
 

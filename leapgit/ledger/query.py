@@ -19,7 +19,7 @@ def read_record(view: LedgerView, path: str) -> dict[str, Any] | None:
         return None
     raw = yamlio.loads(data, f"{view.commit and view.commit[:12]}:{path}")
     schema.validate_record(raw, path)
-    return raw  # type: ignore[no-any-return]
+    return raw
 
 
 def slice_ids(view: LedgerView) -> list[str]:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
+from leapgit.gitobj import oid, refname
 from leapgit.ledger.layout import ROOT_RECORD
 
 if TYPE_CHECKING:
@@ -77,12 +79,12 @@ class LedgerView:
         self.commit = commit
         self.tree: bytes | None = None
         if commit is not None:
-            self.tree = repo.object_store[commit.encode()].tree  # type: ignore[attr-defined]
+            self.tree = repo.object_store[oid(commit)].tree  # type: ignore[attr-defined]
 
     def _tree(self, sha: bytes) -> Tree:
         tree = _tree_cache.get(sha)
         if tree is None:
-            tree = self._repo.object_store[sha]  # type: ignore[assignment]
+            tree = self._repo.object_store[oid(sha)]  # type: ignore[assignment]
             if len(_tree_cache) > 4096:
                 _tree_cache.clear()
             _tree_cache[sha] = tree  # type: ignore[assignment]
@@ -112,7 +114,7 @@ class LedgerView:
         entry = self._entry(path)
         if entry is None or entry[0] == _TREE_MODE:
             return None
-        return self._repo.object_store[entry[1]].as_raw_string()
+        return self._repo.object_store[oid(entry[1])].as_raw_string()
 
     def exists(self, path: str) -> bool:
         return self._entry(path) is not None
@@ -168,7 +170,7 @@ class Ledger(AbstractContextManager["Ledger"]):
 
     def tip(self) -> str | None:
         try:
-            return self.repo.refs[self._ref_b].decode()
+            return self.repo.refs[refname(self._ref_b)].decode()
         except KeyError:
             return None
 
@@ -252,10 +254,13 @@ class Ledger(AbstractContextManager["Ledger"]):
             commit = self._commit(old, todo, message)
             try:
                 if old is None:
-                    moved = self.repo.refs.add_if_new(self._ref_b, commit, message=message[:200])
+                    moved = self.repo.refs.add_if_new(
+                        refname(self._ref_b), oid(commit), message=message[:200]
+                    )
                 else:
                     moved = self.repo.refs.set_if_equals(
-                        self._ref_b, old.encode(), commit, message=b"leap: " + message[:200]
+                        refname(self._ref_b), oid(old), oid(commit),
+                        message=b"leap: " + message[:200],
                     )
             except FileLocked:
                 self._clear_stale_ref_lock()
@@ -326,10 +331,10 @@ class Ledger(AbstractContextManager["Ledger"]):
             for part in dirs:
                 level = level.setdefault(part, {})  # type: ignore[assignment]
             level[name] = blob.id
-        base = None if parent is None else store[parent.encode()].tree  # type: ignore[attr-defined]
+        base = None if parent is None else store[oid(parent)].tree  # type: ignore[attr-defined]
         commit = Commit()
         commit.tree = self._put_tree(base, nested)
-        commit.parents = [parent.encode()] if parent else []
+        commit.parents = [oid(parent)] if parent else []
         ident, when, tz = self._identity()
         commit.author = commit.committer = ident
         commit.author_time = commit.commit_time = when
@@ -352,7 +357,7 @@ class Ledger(AbstractContextManager["Ledger"]):
         for name, change in changes.items():
             if isinstance(change, dict):
                 child = tree[name][1] if name in tree else None
-                tree.add(name, _TREE_MODE, self._put_tree(child, change))
+                tree.add(name, _TREE_MODE, oid(self._put_tree(child, change)))
             else:
                 tree.add(name, _BLOB_MODE, change)  # type: ignore[arg-type]
         self.repo.object_store.add_object(tree)
@@ -362,7 +367,7 @@ class Ledger(AbstractContextManager["Ledger"]):
     def _cached_tree(self, sha: bytes) -> Tree:
         tree = _tree_cache.get(sha)
         if tree is None:
-            tree = self.repo.object_store[sha]  # type: ignore[assignment]
+            tree = self.repo.object_store[oid(sha)]  # type: ignore[assignment]
             if len(_tree_cache) > 4096:
                 _tree_cache.clear()
             _tree_cache[sha] = tree  # type: ignore[assignment]

@@ -11,10 +11,11 @@ import hashlib
 import json
 import os
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from leapgit.errors import InvalidRecord
 
@@ -30,9 +31,10 @@ def schema_text(name: str) -> str:
     return resources.files("leapgit._schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
-    return json.loads(schema_text(name))  # type: ignore[no-any-return]
+    loaded: dict[str, Any] = json.loads(schema_text(name))
+    return loaded
 
 
 def _cache_dir() -> Path:
@@ -64,15 +66,16 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
     entry = re.search(r"^def (validate\w*)\(", code, re.M)  # the first def is the root
     if entry is None:
         raise RuntimeError(f"fastjsonschema generated no validator in {path}")
-    return namespace[entry.group(1)]  # type: ignore[no-any-return]
+    check: Callable[[Any], Any] = namespace[entry.group(1)]
+    return check
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> Callable[[Any], Any]:
     return _compile(schema(name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _subvalidator(name: str, definition: str) -> Callable[[Any], Any]:
     whole = schema(name)
     sub = dict(whole["definitions"][definition])
@@ -80,7 +83,7 @@ def _subvalidator(name: str, definition: str) -> Callable[[Any], Any]:
     return _compile(sub)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shallow_validator(name: str, items_of: str) -> Callable[[Any], Any]:
     whole = dict(schema(name))
     props = dict(whole["properties"])
@@ -111,12 +114,14 @@ def validate(
     data: Any, name: str, source: str, *, rule: str | None = None, prefix: str = "",
     definition: str | None = None,
 ) -> None:
-    """Raise ``InvalidRecord`` naming the file and the field when ``data`` breaks schema ``name``."""
+    """Raise ``InvalidRecord`` naming the file and field where ``data`` breaks schema ``name``."""
     check = _subvalidator(name, definition) if definition else _validator(name)
     _run(check, data, source, rule, prefix)
 
 
-def _run(check: Callable[[Any], Any], data: Any, source: str, rule: str | None, prefix: str) -> None:
+def _run(
+    check: Callable[[Any], Any], data: Any, source: str, rule: str | None, prefix: str
+) -> None:
     import fastjsonschema
 
     try:
@@ -137,7 +142,8 @@ def _plain(message: str, exc: Any) -> str:
         described = (getattr(exc, "definition", None) or {}).get("description")
         return f"has the wrong shape: {described}" if described else "has the wrong shape"
     if rule == "additionalProperties":
-        return f"unknown field(s): {message.split('contain', 1)[-1].replace('properties', '').strip()}"
+        extra = message.split("contain", 1)[-1].replace("properties", "").strip()
+        return f"unknown field(s): {extra}"
     if rule == "pattern":
         return f"{message} (ids: letters, digits, '-' and '_', at most 64)"
     return message

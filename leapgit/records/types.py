@@ -129,7 +129,9 @@ class SliceRecord:
     description: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "slice", "format": 1, "slice": self.slice, "spine": self.spine}
+        out: dict[str, Any] = {
+            "kind": "slice", "format": 1, "slice": self.slice, "spine": self.spine,
+        }
         if self.description:
             out["description"] = self.description
         out.update(

@@ -82,7 +82,7 @@ def _refuse_aliases(text: str, source: str) -> None:
 
 
 def loads(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> Any:
-    """Parse one YAML document into plain JSON-shaped data (dict, list, str, int, float, bool, None)."""
+    """One YAML document as plain JSON-shaped data (dict, list, str, int, float, bool, None)."""
     from ruamel.yaml.error import YAMLError
 
     text = decode(data, source, max_bytes)

@@ -6,8 +6,10 @@ touches both its old and its new path; a deletion touches the deleted path.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from leapgit.gitobj import oid
 from leapgit.records.types import BallRecord
 
 if TYPE_CHECKING:
@@ -20,7 +22,8 @@ def touched_paths(store: BaseObjectStore, old_tree: bytes | None, new_tree: byte
     from dulwich.diff_tree import tree_changes
 
     paths: set[str] = set()
-    for change in tree_changes(store, old_tree, new_tree):
+    old = oid(old_tree) if old_tree is not None else None
+    for change in tree_changes(store, old, oid(new_tree)):
         for entry in (change.old, change.new):
             if entry is not None and entry.path is not None:
                 paths.add(entry.path.decode("utf-8", "surrogateescape"))

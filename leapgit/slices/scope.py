@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class TreeResolver:
         tree = self._trees.get(sha)
         if tree is None:
             assert self._repo is not None
-            tree = self._repo.object_store[sha]
+            tree = self._repo.object_store[oid(sha)]
             self._trees[sha] = tree
         return tree
 
@@ -112,7 +113,7 @@ class TreeResolver:
         if hops >= MAX_LINK_HOPS:
             raise ScopeError(f"symlink loop at {link!r}")
         assert self._repo is not None
-        target = self._repo.object_store[sha].as_raw_string().decode("utf-8", "replace")
+        target = self._repo.object_store[oid(sha)].as_raw_string().decode("utf-8", "replace")
         if target.startswith("/"):
             raise ScopeError(f"symlink {link!r} points outside the repository ({target})")
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(link), target, *rest))

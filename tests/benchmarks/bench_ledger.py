@@ -50,7 +50,7 @@ def append_vs_size(wide: bool) -> None:
             _ledger_with(root, size, wide)
             counter = itertools.count()
             with Ledger(root / ".git") as ledger:
-                def one() -> None:
+                def one(counter: itertools.count[int] = counter) -> None:
                     n = next(counter)
                     ledger.append({f"slices/s0/balls/b0/episodes/{n + 2}/throw.yaml": b"k: v\n"},
                                   f"append {n}", [("Leap-Slice", "s0")])

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from leapgit.records import yamlio
 from tests.slices.drafts import base_draft, write

@@ -10,7 +10,12 @@ from leapgit.ledger import layout
 from leapgit.records import schema
 from leapgit.records.config import load_config
 from leapgit.records.types import (
-    BallRecord, Checkpoint, Receipt, SliceRecord, StampedScope, ThrowRecord,
+    BallRecord,
+    Checkpoint,
+    Receipt,
+    SliceRecord,
+    StampedScope,
+    ThrowRecord,
 )
 from tests.support import ROOT
 

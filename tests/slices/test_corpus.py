@@ -36,7 +36,8 @@ CASES: list[tuple[str, Any, int, str]] = [
     ("empty", "", BAD_INPUT, "L1"),
     ("top-level list", "- a\n- b\n", BAD_INPUT, "L1"),
     ("scalar", "just text\n", BAD_INPUT, "L1"),
-    ("duplicate key", "slice: a\nslice: b\nspine: integrator\nballs: []\n", BAD_INPUT, "duplicate key"),
+    ("duplicate key", "slice: a\nslice: b\nspine: integrator\nballs: []\n", BAD_INPUT,
+     "duplicate key"),
     ("alias bomb", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a]\n"
      "c: &c [*b, *b, *b, *b, *b, *b, *b]\nslice: *c\n", BAD_INPUT, "aliases"),
     ("not utf-8", b"slice: \xff\xfe\n", BAD_INPUT, "not UTF-8"),
