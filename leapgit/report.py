@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from leapgit.worktrees.check import CheckResult
     from leapgit.worktrees.closeround import RoundClosed
     from leapgit.worktrees.prune import PruneLine
+    from leapgit.worktrees.readiness import BallStanding
     from leapgit.worktrees.respec import Respecced
     from leapgit.worktrees.run import RunResult
     from leapgit.worktrees.throw import ThrowResult
@@ -61,13 +62,40 @@ def status_lines(s: Status) -> list[str]:
             out.append(f"  wave {i}")
             for b in (b for b in sl.balls if b.wave == i):
                 deps = sl.depends.get(b.ball, ())
-                line = (f"    {b.ball:<{width}}  {b.state:<10}  "
+                s_ = sl.standing.get(b.ball)
+                state = s_.verdict if s_ is not None and s_.own == "cut" else b.state
+                line = (f"    {b.ball:<{width}}  {state:<10}  "
                         f"round {b.rounds_used}/{s.round_limit}")
                 if b.episode > 1:
                     line += f"  episode {b.episode}"
                 if deps:
                     line += f"  after {', '.join(deps)}"
                 out.append(line)
+                out.extend(_throw_detail(sl.standing.get(b.ball)))
+    return out
+
+
+def _throw_detail(s: BallStanding | None) -> list[str]:
+    """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint."""
+    if s is None:
+        return []
+    pad = " " * 6
+    if s.verdict in ("blocked", "held", "waiting", "ready"):
+        return [f"{pad}{s.why() if s.verdict != 'ready' else 'ready to throw (L5)'}"]
+    ep = s.episode
+    if ep is None:
+        return []
+    t = ep.throw
+    out = [f"{pad}{t.branch} at {t.worktree} (base {t.base[:12]}, spec v{t.spec_version})"]
+    if ep.receipts:
+        r = ep.receipts[-1]
+        word = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1 else "")
+        out.append(f"{pad}receipt {r.round}: {word}: {r.evidence}")
+        if r.log:
+            out.append(f"{pad}log {r.log}")
+    if ep.checkpoint is not None:
+        out.append(f"{pad}checkpoint after {ep.checkpoint.rounds_used} rounds; "
+                   "`leap throw --resume` starts a new episode")
     return out
 
 
@@ -93,7 +121,9 @@ def throw_lines(r: ThrowResult) -> list[str]:
     width = max(len(t.record.ball) for t in r.thrown)
     for t in r.thrown:
         rec = t.record
-        how = f"resumes episode {rec.resumed_from}" if rec.resumed_from else "new worktree"
+        how = "new worktree" if t.created else "same worktree"
+        if rec.resumed_from:
+            how += f", after episode {rec.resumed_from}"
         out.append(f"  {rec.ball:<{width}}  wave {rec.wave}  episode {rec.episode}  "
                    f"spec v{rec.spec_version}  {rec.branch}  ({how})")
         out.append(f"  {'':<{width}}  {rec.worktree}")
@@ -152,7 +182,7 @@ def respec_lines(r: Respecced) -> list[str]:
     rec = r.record
     return [f"{rec.slice}/{rec.ball}: spec version {r.previous} -> {rec.spec_version} "
             f"({len(rec.scope)} scope file(s)); ledger commit {r.written.commit[:12]}",
-            f"  throw it again: `leap throw {rec.slice} --ball {rec.ball} --resume`"]
+            f"  throw it again: `leap throw {rec.slice} --ball {rec.ball}`"]
 
 
 def prune_lines(lines: list[PruneLine]) -> list[str]:

@@ -54,16 +54,17 @@ def committed_paths(common_dir: Path, base: str, head: str) -> set[str]:
         return touched_paths(repo.object_store, old, new)
 
 
-def round_start(view: LedgerView, episode: Episode) -> str:
+def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
     """The commit the next round starts from: the last recorded round commit of this episode,
-    else of the episode it resumed, else the throw base."""
+    else of the episode it resumed (when the branch still holds it), else the throw base."""
     t = episode.throw
     for receipt in reversed(episode.receipts):
         if receipt.commit:
             return receipt.commit
     if t.resumed_from is not None:
         for receipt in reversed(query.receipts(view, t.slice, t.ball, t.resumed_from)):
-            if receipt.commit:
+            if receipt.commit and git.run(["merge-base", "--is-ancestor", receipt.commit,
+                                           "HEAD"], worktree, check=False).returncode == 0:
                 return receipt.commit
     return t.base
 
@@ -121,7 +122,7 @@ def close_round(
     if not worktree.is_dir():
         raise RuleViolation(f"the worktree of {t.slice}/{t.ball} is gone: {worktree}",
                             rule="L5", hint="resume the ball to recreate it")
-    start = start or round_start(ledger.require(), episode)
+    start = start or round_start(ledger.require(), episode, worktree)
     dirty = dirty_paths(worktree)
     head = git.out(["rev-parse", "HEAD"], worktree)
     # L9: default deny; everything this ball changed since its base must be in scope.
@@ -139,7 +140,8 @@ def close_round(
     recorded = record_round(
         ledger, t.slice, t.ball, outcome=outcome, evidence=evidence, round_limit=round_limit,
         commit=round_commit, candidate=candidate, recorded_by=recorded_by,
-        claim=True if outcome == 1 else claim,  # L7: a 1 here is only ever a claim log=log, expect_round=round_no,
+        claim=True if outcome == 1 else claim,  # L7: a 1 here is only ever a claim
+        log=log, expect_round=round_no,
     )
     rolled = None
     if recorded.receipt.outcome == -1:

@@ -96,6 +96,16 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool) -> _Plan:
                         rule="L3", hint="repair the spec (`leap ball respec`), then throw it")
 
 
+def _worst(errors: list[LeapError]) -> LeapError:
+    """A refusal outranks a hold; bad input outranks both."""
+    problems = [p for e in errors for p in e.problems]
+    if all(isinstance(e, Hold) for e in errors):
+        return Hold(problems=problems)
+    if all(isinstance(e, (Hold, RuleViolation)) for e in errors):
+        return RuleViolation(problems=problems)
+    return combine(errors) or LeapError(problems=problems)
+
+
 def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
           resume: bool = False) -> ThrowResult:
     with ws.ledger() as ledger:
@@ -115,7 +125,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
         if balls and skipped:
-            raise combine(s.error for s in skipped) or LeapError()
+            raise _worst([s.error for s in skipped])
         if not plans:
             raise Hold(f"nothing to throw in slice {slice_id}", rule="L5",
                        problems=[p for s in skipped for p in s.error.problems])
