@@ -15,6 +15,7 @@ from typing import Literal
 
 from leapgit import git
 from leapgit.errors import RuleViolation
+from leapgit.git import GitFailed
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records.types import OUTCOME_NAMES, BallRecord
@@ -74,12 +75,16 @@ def _one_line(text: str) -> str:
     return line if len(line) <= MAX_TRAILER else line[: MAX_TRAILER - 1] + "…"
 
 
-def _identity_args(worktree: Path) -> list[str]:
-    proc = git.run(["var", "GIT_COMMITTER_IDENT"], worktree, check=False)
-    author = git.run(["var", "GIT_AUTHOR_IDENT"], worktree, check=False)
-    if proc.returncode == 0 and author.returncode == 0:
-        return []
-    return ["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost"]
+def _commit(worktree: Path, message: str) -> None:
+    proc = git.run(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False)
+    if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
+        # no identity configured anywhere: commit as leapgit rather than lose the round
+        proc = git.run(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
+                        "commit", "-q", "-F", "-"], worktree, input=message.encode(),
+                       check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GitFailed(f"git commit in {worktree} failed: {err[-1] if err else proc.returncode}")
 
 
 def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: int,
@@ -96,8 +101,7 @@ def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: i
         f"{TRAILER_ROUND}: {round_no}\n{TRAILER_OUTCOME}: {outcome}\n"
         f"{TRAILER_EVIDENCE}: {_one_line(evidence)}\n"
     )
-    git.run([*_identity_args(worktree), "commit", "-q", "-F", "-"], worktree,
-            input=message.encode())
+    _commit(worktree, message)
     return git.out(["rev-parse", "HEAD"], worktree)
 
 
