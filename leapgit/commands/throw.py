@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TextIO
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
 from leapgit.workspace import Workspace, open_workspace

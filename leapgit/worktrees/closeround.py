@@ -23,7 +23,12 @@ from leapgit.slices.diff import out_of_scope, touched_paths
 from leapgit.worktrees import handoff
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.rounds import (
-    TRAILER_EVIDENCE, TRAILER_OUTCOME, TRAILER_ROUND, Episode, RoundRecorded, record_round,
+    TRAILER_EVIDENCE,
+    TRAILER_OUTCOME,
+    TRAILER_ROUND,
+    Episode,
+    RoundRecorded,
+    record_round,
 )
 
 MAX_TRAILER = 400

@@ -8,9 +8,9 @@ throw either happened (worktree and record) or did not (neither).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine

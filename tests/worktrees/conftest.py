@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

@@ -4,8 +4,8 @@ never committed by accident."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from leapgit.records import yamlio
 from tests.support import git, leap

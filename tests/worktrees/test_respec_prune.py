@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
