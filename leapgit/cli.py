@@ -99,6 +99,98 @@ def log_cmd(limit: int | None, slice_id: str | None, as_json: bool) -> None:
         _emit(report.log_lines(entries))
 
 
+@cli.command("throw")
+@click.argument("slice_id", metavar="SLICE")
+@click.option("--ball", "balls", multiple=True, metavar="ID", help="throw only this ball")
+@click.option("--resume", is_flag=True, help="start a new episode from a ball's checkpoint")
+@click.option("--run", "drive", is_flag=True, help="run the configured builder, round by round")
+@click.option("--jobs", type=click.IntRange(min=1), default=4, show_default=True,
+              help="builders running at once (with --run)")
+@click.pass_context
+def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume: bool,
+              drive: bool, jobs: int) -> None:
+    """Throw every ready ball (L5) into its own worktree; with --run, drive the builders."""
+    from leapgit import report
+    from leapgit.commands import throw as cmd
+
+    thrown = cmd.throw(slice_id, balls, resume)
+    _emit(report.throw_lines(thrown.result))
+    if drive:
+        result = cmd.run(thrown, jobs, click.get_text_stream("stdout"))
+        _emit(report.run_lines(result))
+        ctx.exit(cmd.run_exit_code(result))
+
+
+@cli.group("ball")
+def ball_group() -> None:
+    """Check a ball's file map, or give a stuck ball a repaired spec."""
+
+
+@ball_group.command("check")
+@click.argument("slice_id", metavar="SLICE")
+@click.argument("ball_id", metavar="BALL")
+def ball_check_cmd(slice_id: str, ball_id: str) -> None:
+    """L2: verify the ball's map in its worktree (exit 1 wrong map, 3 missing dependency)."""
+    from leapgit import report
+    from leapgit.commands.ball import check
+
+    result = check(slice_id, ball_id)
+    _emit(report.ball_check_lines(result))
+    failure = result.error()
+    if failure is not None:
+        raise failure
+
+
+@ball_group.command("respec")
+@click.argument("slice_id", metavar="SLICE")
+@click.argument("ball_id", metavar="BALL")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--reason", help="why the spec changed (recorded)")
+def ball_respec_cmd(slice_id: str, ball_id: str, file: Path, reason: str | None) -> None:
+    """L3: record a repaired spec for a stuck ball as a new spec version."""
+    from leapgit import report
+    from leapgit.commands.ball import respec
+
+    _emit(report.respec_lines(respec(slice_id, ball_id, file, reason)))
+
+
+@cli.command("round")
+@click.argument("slice_id", metavar="SLICE")
+@click.argument("ball_id", metavar="BALL")
+@click.option("--outcome", required=True, type=click.Choice(["-1", "0", "1"]),
+              help="-1 refuse, 0 hold, 1 pass (a 1 is only ever a claim)")
+@click.option("--evidence", required=True, help="what was run and seen")
+@click.pass_context
+def round_cmd(ctx: click.Context, slice_id: str, ball_id: str, outcome: str,
+              evidence: str) -> None:
+    """Close a round explicitly: commit the in-scope changes with the receipt (L6)."""
+    from leapgit import report
+    from leapgit.commands.round import close
+    from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+
+    if not evidence.strip():
+        raise click.BadParameter("evidence may not be empty", param_hint="--evidence")
+    result = close(slice_id, ball_id, int(outcome), evidence)  # type: ignore[arg-type]
+    _emit(report.round_lines(result))
+    ctx.exit({1: EXIT_OK, 0: EXIT_HOLD, -1: EXIT_RULE}[result.recorded.receipt.outcome])
+
+
+@cli.group("worktree")
+def worktree_group() -> None:
+    """Ball worktrees."""
+
+
+@worktree_group.command("prune")
+@click.argument("slice_id", required=False, metavar="[SLICE]")
+@click.option("--force", is_flag=True, help="also remove worktrees with uncommitted work")
+def worktree_prune_cmd(slice_id: str | None, force: bool) -> None:
+    """Remove worktrees and branches of finished balls (merged, or refused and rolled back)."""
+    from leapgit import report
+    from leapgit.commands.worktree import prune
+
+    _emit(report.prune_lines(prune(slice_id, force)))
+
+
 @cli.command("quickstart")
 @click.option("--dir", "directory", type=click.Path(path_type=Path),
               help="where to build the demo repository (default: a new temporary folder)")
@@ -124,7 +216,8 @@ def _crash_log(exc: BaseException) -> Path:
 def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
     """Run a click entry point with leapgit's one error handler around it."""
     try:
-        entry.main(args=args, prog_name="leap", standalone_mode=False)
+        # with standalone_mode=False, click returns a command's ctx.exit(code) instead of exiting
+        code = entry.main(args=args, prog_name="leap", standalone_mode=False)
     except LeapError as exc:
         for line in exc.lines():
             click.echo(f"leap: {line}", err=True)
@@ -145,7 +238,7 @@ def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
         click.echo(f"leap: internal error: {type(exc).__name__}: {exc}", err=True)
         click.echo(f"leap: the traceback is in {path}; please report it", err=True)
         sys.exit(70)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def main() -> NoReturn:

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from leapgit.commands.init import InitResult
 from leapgit.commands.log import LogEntry
 from leapgit.commands.slice import CutResult
 from leapgit.commands.status import Status
+from leapgit.records.types import OUTCOME_NAMES
 from leapgit.slices.check import CheckedSlice
+
+if TYPE_CHECKING:
+    from leapgit.worktrees.check import CheckResult
+    from leapgit.worktrees.closeround import RoundClosed
+    from leapgit.worktrees.prune import PruneLine
+    from leapgit.worktrees.readiness import BallStanding
+    from leapgit.worktrees.respec import Respecced
+    from leapgit.worktrees.run import RunResult
+    from leapgit.worktrees.throw import ThrowResult
 
 
 def init_lines(r: InitResult) -> list[str]:
@@ -50,13 +62,40 @@ def status_lines(s: Status) -> list[str]:
             out.append(f"  wave {i}")
             for b in (b for b in sl.balls if b.wave == i):
                 deps = sl.depends.get(b.ball, ())
-                line = (f"    {b.ball:<{width}}  {b.state:<10}  "
+                s_ = sl.standing.get(b.ball)
+                state = s_.verdict if s_ is not None and s_.own == "cut" else b.state
+                line = (f"    {b.ball:<{width}}  {state:<10}  "
                         f"round {b.rounds_used}/{s.round_limit}")
                 if b.episode > 1:
                     line += f"  episode {b.episode}"
                 if deps:
                     line += f"  after {', '.join(deps)}"
                 out.append(line)
+                out.extend(_throw_detail(sl.standing.get(b.ball)))
+    return out
+
+
+def _throw_detail(s: BallStanding | None) -> list[str]:
+    """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint."""
+    if s is None:
+        return []
+    pad = " " * 6
+    if s.verdict in ("blocked", "held", "waiting", "ready"):
+        return [f"{pad}{s.why() if s.verdict != 'ready' else 'ready to throw (L5)'}"]
+    ep = s.episode
+    if ep is None:
+        return []
+    t = ep.throw
+    out = [f"{pad}{t.branch} at {t.worktree} (base {t.base[:12]}, spec v{t.spec_version})"]
+    if ep.receipts:
+        r = ep.receipts[-1]
+        word = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1 else "")
+        out.append(f"{pad}receipt {r.round}: {word}: {r.evidence}")
+        if r.log:
+            out.append(f"{pad}log {r.log}")
+    if ep.checkpoint is not None:
+        out.append(f"{pad}checkpoint after {ep.checkpoint.rounds_used} rounds; "
+                   "`leap throw --resume` starts a new episode")
     return out
 
 
@@ -72,3 +111,82 @@ def log_lines(entries: list[LogEntry]) -> list[str]:
             more = f" (+{len(records) - 3} more)" if len(records) > 3 else ""
             out.append("    records: " + ", ".join(records[:3]) + more)
     return out
+
+
+# throw, rounds and rollback (issue 4)
+
+
+def throw_lines(r: ThrowResult) -> list[str]:
+    out = [f"threw {len(r.thrown)} ball(s) of {r.slice} from base {r.base[:12]}"]
+    width = max(len(t.record.ball) for t in r.thrown)
+    for t in r.thrown:
+        rec = t.record
+        how = "new worktree" if t.created else "same worktree"
+        if rec.resumed_from:
+            how += f", after episode {rec.resumed_from}"
+        out.append(f"  {rec.ball:<{width}}  wave {rec.wave}  episode {rec.episode}  "
+                   f"spec v{rec.spec_version}  {rec.branch}  ({how})")
+        out.append(f"  {'':<{width}}  {rec.worktree}")
+    for s in r.skipped:
+        out.append(f"  not thrown: {s.ball}: {s.error.lines()[0]}")
+    out.append(f"ledger commit {r.ledger_commit[:12]}")
+    return out
+
+
+def run_lines(r: RunResult) -> list[str]:
+    out = [f"run of {r.slice}" + (" (interrupted)" if r.interrupted else "") + ":"]
+    for b in r.balls:
+        if b.error is not None:
+            out.append(f"  {b.ball}: error: {b.error.lines()[0]}")
+            continue
+        last = b.last
+        if last is None:
+            out.append(f"  {b.ball}: no round started")
+            continue
+        word = OUTCOME_NAMES[last.outcome] + (" (claim)" if last.claim and last.outcome == 1
+                                              else "")
+        out.append(f"  {b.ball}: {len(b.receipts)} round(s), last {word}: {last.evidence}")
+        if b.checkpoint:
+            out.append(f"    checkpoint written; `leap throw {r.slice} --ball {b.ball} "
+                       "--resume` starts a new episode")
+        if b.rolled_back:
+            out.append(f"    {b.rolled_back}")
+        if last.log:
+            out.append(f"    log: {last.log}")
+    return out
+
+
+def ball_check_lines(c: CheckResult) -> list[str]:
+    word = {1: "map ok", 0: "hold (0)", -1: "refuse (-1)"}[c.outcome]
+    return [f"ball {c.slice}/{c.ball} in {c.worktree}: {word}", f"  {c.evidence()}"]
+
+
+def round_lines(r: RoundClosed) -> list[str]:
+    rec = r.recorded.receipt
+    word = OUTCOME_NAMES[rec.outcome] + (" (claim)" if rec.claim and rec.outcome == 1 else "")
+    head = "already recorded: " if r.recorded.written is None else ""
+    out = [f"{head}round {rec.round} of {rec.slice}/{rec.ball} (episode {rec.episode}): {word}"]
+    if r.commit:
+        out.append(f"  commit {r.commit[:12]}")
+    if r.breach:
+        out.append(f"  scope breach (L9): {', '.join(r.breach)}")
+    if r.rolled_back:
+        out.append(f"  {r.rolled_back.summary()}")
+    if r.recorded.checkpoint:
+        out.append(f"  round limit reached: checkpoint written; `leap throw {rec.slice} "
+                   f"--ball {rec.ball} --resume` starts episode {rec.episode + 1}")
+    return out
+
+
+def respec_lines(r: Respecced) -> list[str]:
+    rec = r.record
+    return [f"{rec.slice}/{rec.ball}: spec version {r.previous} -> {rec.spec_version} "
+            f"({len(rec.scope)} scope file(s)); ledger commit {r.written.commit[:12]}",
+            f"  throw it again: `leap throw {rec.slice} --ball {rec.ball}`"]
+
+
+def prune_lines(lines: list[PruneLine]) -> list[str]:
+    if not lines:
+        return ["nothing to prune"]
+    return [f"{p.slice}/{p.ball}: {p.why}" + (f" ({p.worktree})" if p.worktree else "")
+            for p in lines]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from leapgit.git import RepoPaths, discover
 from leapgit.ledger.store import Ledger
-from leapgit.records.config import load_config
+from leapgit.records.config import CONFIG_PATH, load_config
 from leapgit.records.types import Config
 
 
@@ -19,7 +19,24 @@ class Workspace:
     def ledger(self) -> Ledger:
         return Ledger(self.paths.common_dir, self.config.ledger_ref)
 
+    @property
+    def main_top(self) -> Path | None:
+        return main_top(self.paths)
+
+
+def main_top(paths: RepoPaths) -> Path | None:
+    """The user's own checkout (the main worktree), also when run inside a ball worktree."""
+    if paths.common_dir.name == ".git":
+        return paths.common_dir.parent
+    return paths.top if paths.top is not None and paths.git_dir == paths.common_dir else None
+
 
 def open_workspace(start: Path | str = ".") -> Workspace:
     paths = discover(start)
-    return Workspace(paths=paths, config=load_config(paths.top))
+    top = paths.top
+    main = main_top(paths)
+    # A ball worktree is a checkout of the spine and may lack an untracked .leap/config.yaml:
+    # the user's checkout holds the config every worktree of the repository obeys.
+    if main is not None and (top is None or not (top / CONFIG_PATH).exists()):
+        top = main
+    return Workspace(paths=paths, config=load_config(top))

@@ -5,6 +5,7 @@ printed."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -70,6 +71,73 @@ balls:
 """
 
 
+# The quickstart's builder: a real process that edits files in its worktree. The lexer ball
+# is built honestly; the docs ball also "helpfully" edits the parser, a breach (L9).
+SAMPLE_BUILDER = """\
+import os, pathlib
+ball = os.environ["LEAP_BALL"]
+print(f"builder: {ball}, round {os.environ['LEAP_ROUND']}, handoff {os.environ['LEAP_HANDOFF']}")
+if ball == "lexer":
+    pathlib.Path("calc/lexer.py").write_text(
+        "def tokenize(text):\\n"
+        "    out, col = [], 1\\n"
+        "    for word in text.split(' '):\\n"
+        "        if word:\\n"
+        "            out.append((word, col))\\n"
+        "        col += len(word) + 1\\n"
+        "    return out\\n")
+    evidence = "tokenize returns (text, column) pairs"
+elif ball == "docs":
+    readme = pathlib.Path("README.md")
+    readme.write_text(readme.read_text() + "\\n## Errors\\n\\ncolumn 3: unknown token\\n")
+    pathlib.Path("calc/parser.py").write_text("# docs builder was here\\n")  # out of scope
+    evidence = "README has an Errors section"
+else:
+    evidence = "nothing to do"
+pathlib.Path(os.environ["LEAP_REPORT"]).write_text(f"outcome: 1\\nevidence: {evidence}\\n")
+"""
+
+
+class _EchoStream:
+    """Progress lines through the quickstart's echo, indented like every other step."""
+
+    def __init__(self, echo: Echo) -> None:
+        self._echo = echo
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            self._echo(f"  {line}")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _throw_step(root: Path, echo: Echo) -> None:
+    from leapgit.commands import throw
+
+    script = root.parent / "builder.py"
+    script.write_text(SAMPLE_BUILDER, encoding="utf-8")
+    config = root / ".leap" / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        '  # command: my-agent --non-interactive --task "$LEAP_HANDOFF"',
+        f"  command: {sys.executable} {script}"), encoding="utf-8")
+    echo("")
+    echo("== throw the ready balls (wave 0) to a scripted builder, each in its own worktree")
+    echo(f"   (builder.command in .leap/config.yaml: a Python script that edits files; "
+         "the docs builder also edits calc/parser.py, outside its scope)")
+    echo("$ leap throw calc-positions --run --jobs 2")
+    thrown = throw.throw("calc-positions", start=root)
+    for line in report.throw_lines(thrown.result):
+        echo(f"  {line}")
+    result = throw.run(thrown, 2, _EchoStream(echo), live=False)  # type: ignore[arg-type]
+    for line in report.run_lines(result):
+        echo(f"  {line}")
+
+
 def build_sample_repo(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     git.run(["init", "-q", "-b", "main", str(root)], root)
@@ -114,7 +182,14 @@ def quickstart(directory: Path | None, echo: Echo = print) -> Path:
           report.cut_lines(cut(draft, start=root)))
     _step(echo, "the balls, in dependency waves", "leap status",
           report.status_lines(status(start=root)))
-    _step(echo, "the ledger's history", "leap log", report.log_lines(log(start=root)))
+    _throw_step(root, echo)
+    _step(echo, "where every ball stands: a claim, a refuse, and the balls it blocks",
+          "leap status", report.status_lines(status(start=root)))
+    docs = "leap/ball/calc-positions/docs"
+    _step(echo, "the refused round is a commit on the ball's own branch, receipt as trailers",
+          f"git log -1 --format='%h %s%n%(trailers)' {docs}",
+          git.out(["log", "-1", "--format=%h %s%n%(trailers)", docs], root).splitlines())
+    _step(echo, "the ledger's history", "leap log -n 4", report.log_lines(log(4, start=root)))
     _step(echo, "the same, with plain git", "git log --format='%h %s' leap/ledger",
           git.out(["log", "--format=%h %s", "leap/ledger"], root).splitlines())
     echo("")

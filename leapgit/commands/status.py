@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from leapgit.ledger import query
 from leapgit.records.types import SliceRecord
 from leapgit.workspace import open_workspace
+from leapgit.worktrees.readiness import BallStanding, assess
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,7 @@ class SliceStatus:
     record: SliceRecord
     balls: tuple[query.BallState, ...]
     depends: dict[str, tuple[str, ...]]
+    standing: dict[str, BallStanding] = field(default_factory=dict)
 
     def to_json(self, round_limit: int) -> dict[str, Any]:
         return {
@@ -35,7 +37,27 @@ class SliceStatus:
             "rounds_used": b.rounds_used, "round_limit": round_limit,
             "depends_on": list(self.depends.get(b.ball, ())),
             "last_outcome": b.last.outcome if b.last else None,
+            **self._throw_json(b.ball),
         }
+
+    def _throw_json(self, ball: str) -> dict[str, Any]:
+        s = self.standing.get(ball)
+        if s is None:
+            return {}
+        out: dict[str, Any] = {"readiness": s.verdict, "by": s.by}
+        ep = s.episode
+        if ep is not None:
+            t = ep.throw
+            out["throw"] = {"episode": t.episode, "base": t.base, "branch": t.branch,
+                            "worktree": t.worktree, "spec_version": t.spec_version,
+                            "resumed_from": t.resumed_from}
+            out["receipts"] = [{"round": r.round, "outcome": r.outcome, "claim": r.claim,
+                                "evidence": r.evidence, "commit": r.commit, "log": r.log}
+                               for r in ep.receipts]
+            out["checkpoint"] = None if ep.checkpoint is None else {
+                "rounds_used": ep.checkpoint.rounds_used,
+                "last_evidence": ep.checkpoint.last_evidence, "commit": ep.checkpoint.commit}
+        return out
 
 
 @dataclass(frozen=True)
@@ -62,5 +84,5 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             rec = query.load_slice(view, sid)
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
-            out.append(SliceStatus(rec, balls, depends))
+            out.append(SliceStatus(rec, balls, depends, assess(view, rec)))
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_limit, tuple(out))

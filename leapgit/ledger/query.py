@@ -47,6 +47,14 @@ def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
     return BallRecord.from_dict(raw)
 
 
+def load_ball_version(view: LedgerView, slice_id: str, ball_id: str, version: int) -> BallRecord:
+    """The ball as one recorded spec version said it (a throw builds that version, L3)."""
+    raw = read_record(view, layout.ball_path(slice_id, ball_id, version))
+    if raw is None:
+        raise UsageError(f"ball {slice_id}/{ball_id} has no spec version {version}")
+    return BallRecord.from_dict(raw)
+
+
 def episodes(view: LedgerView, slice_id: str, ball_id: str) -> list[int]:
     names = view.list(f"{layout.ball_dir(slice_id, ball_id)}/episodes")
     return sorted(int(n) for n in names if n.isdigit())

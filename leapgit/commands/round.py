@@ -1,0 +1,24 @@
+"""`leap round SLICE BALL --outcome -1|0|1 --evidence TEXT`: close a round explicitly (L6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from leapgit.ledger import query
+from leapgit.workspace import open_workspace
+from leapgit.worktrees.closeround import RoundClosed, close_round
+from leapgit.worktrees.rounds import current_episode
+
+
+def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str,
+          start: Path | str = ".") -> RoundClosed:
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        query.load_slice(view, slice_id)
+        episode = current_episode(view, slice_id, ball_id)
+        ball = query.load_ball_version(view, slice_id, ball_id, episode.throw.spec_version)
+        return close_round(ledger, ws.paths.common_dir, ball, episode, outcome=outcome,
+                           evidence=evidence, round_limit=ws.config.round_limit,
+                           recorded_by="leap round")

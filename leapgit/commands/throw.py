@@ -1,0 +1,48 @@
+"""`leap throw SLICE [--ball ID]... [--resume] [--run] [--jobs N]`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+from leapgit.workspace import Workspace, open_workspace
+from leapgit.worktrees.progress import Progress
+from leapgit.worktrees.run import RunResult, run_balls
+from leapgit.worktrees.throw import ThrowResult
+from leapgit.worktrees.throw import throw as throw_balls
+
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Thrown:
+    workspace: Workspace
+    result: ThrowResult
+
+
+def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
+          start: Path | str = ".") -> Thrown:
+    ws = open_workspace(start)
+    return Thrown(ws, throw_balls(ws, slice_id, balls, resume))
+
+
+def run(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None = None,
+        builder: str | None = None) -> RunResult:
+    ws, result = thrown.workspace, thrown.result
+    balls = [(t.record.ball, t.record.wave or 0) for t in result.thrown]
+    progress = Progress(stream, result.slice, balls, min(ws.config.round_limit, 4), live)
+    return run_balls(ws, result.slice, balls, jobs, progress, builder)
+
+
+def run_exit_code(r: RunResult) -> int:
+    if r.interrupted:
+        return EXIT_INTERRUPTED
+    codes = [b.error.exit_code for b in r.balls if b.error]
+    if any(b.last is not None and b.last.outcome == -1 for b in r.balls):
+        codes.append(EXIT_RULE)
+    if any(b.last is None or b.last.outcome == 0 for b in r.balls if not b.error):
+        codes.append(EXIT_HOLD)
+    return min(codes) if codes else EXIT_OK

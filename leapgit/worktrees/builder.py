@@ -1,0 +1,66 @@
+"""Start one builder process for one round, and stop it: on its own, on a timeout, or when
+the run is interrupted. The builder runs in its own process group, so stopping it stops
+everything it started (an agent's tool calls, a test run), and a Ctrl-C in the terminal
+reaches leapgit, which decides, rather than every child at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+POLL = 0.02
+
+
+@dataclass(frozen=True)
+class BuilderExit:
+    code: int | None
+    timed_out: bool = False
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
+                timeout: float, stop: threading.Event) -> BuilderExit:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(log, "wb") as out:
+        out.write(f"$ {command}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(
+            command, shell=True, cwd=worktree, env=env, stdin=subprocess.DEVNULL,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = started + timeout
+        while True:
+            try:
+                code = proc.wait(POLL)
+                return BuilderExit(code, seconds=time.monotonic() - started)
+            except subprocess.TimeoutExpired:
+                pass
+            if stop.is_set() or time.monotonic() > deadline:
+                _stop_group(proc)
+                why = "interrupted" if stop.is_set() else f"timed out after {timeout:g} s"
+                out.write(f"\n[leap] builder stopped: {why}\n".encode())
+                return BuilderExit(proc.returncode, timed_out=not stop.is_set(),
+                                   interrupted=stop.is_set(),
+                                   seconds=time.monotonic() - started)

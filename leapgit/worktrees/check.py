@@ -1,0 +1,137 @@
+"""`leap ball check`: the builder's L2 check of its file map, in the ball's own worktree.
+
+The map is reference data, never instruction. Every scope path must resolve inside the
+worktree (no absolute path, no ``..``, no symlink that leaves it); every file is re-opened
+and its blob id compared: at the throw base against the stamp taken at the cut (a stale map),
+and on disk against the ball branch's own last commit (a change no round recorded). A file
+stamped ``absent`` must still be absent. A wrong map is -1. A missing dependency (a file the
+proof needs that does not exist, a tool the proof runs that is not installed) is 0.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from leapgit import git
+from leapgit.errors import Hold, LeapError, Problem, RuleViolation
+from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
+from leapgit.slices.scope import ScopeError, TreeResolver
+
+_SHELL_BUILTINS = {"cd", "test", "[", "true", "false", "echo", "exit", "export", "set", ":",
+                   "exec", "command", "env"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    outcome: Literal[-1, 0]
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    slice: str
+    ball: str
+    worktree: Path
+    files: int
+    findings: tuple[Finding, ...]
+
+    @property
+    def outcome(self) -> Literal[-1, 0, 1]:
+        if any(f.outcome == -1 for f in self.findings):
+            return -1
+        return 0 if self.findings else 1
+
+    def evidence(self) -> str:
+        if not self.findings:
+            return f"L2 check: {self.files} scope file(s) resolve inside the worktree and match"
+        return "L2 check: " + "; ".join(f"{f.path}: {f.message}" for f in self.findings)
+
+    def error(self) -> LeapError | None:
+        """The refusal (-1, wrong map) or hold (0, missing dependency) this check amounts to."""
+        if not self.findings:
+            return None
+        worst = [f for f in self.findings if f.outcome == self.outcome]
+        problems = [Problem(f.message, file=f.path, rule="L2") for f in worst]
+        if self.outcome == -1:
+            return RuleViolation(problems=problems)
+        return Hold(problems=problems)
+
+
+def blob_of_file(path: Path) -> str:
+    from dulwich.objects import Blob
+
+    if path.is_symlink():
+        import os
+
+        return Blob.from_string(os.readlink(path).encode()).id.decode()
+    if not path.exists():
+        return ABSENT
+    return Blob.from_string(path.read_bytes()).id.decode()
+
+
+def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
+               thrown: ThrowRecord) -> CheckResult:
+    from dulwich.repo import Repo
+
+    findings: list[Finding] = []
+    head = git.rev_parse("HEAD", worktree) or thrown.base
+    with Repo(str(common_dir)) as repo:
+        base_tree = repo.object_store[thrown.base.encode()].tree  # type: ignore[attr-defined]
+        head_tree = repo.object_store[head.encode()].tree  # type: ignore[attr-defined]
+        at_base = TreeResolver(repo, base_tree, worktree)
+        at_head = TreeResolver(repo, head_tree, None)
+        for entry in ball.scope:
+            findings.extend(_check_entry(entry.path, entry.blob, at_base, at_head, worktree))
+    findings.extend(_dependencies(ball, worktree))
+    return CheckResult(ball.slice, ball.ball, worktree, len(ball.scope), tuple(findings))
+
+
+def _check_entry(path: str, stamp: str, at_base: TreeResolver, at_head: TreeResolver,
+                 worktree: Path) -> list[Finding]:
+    try:
+        base = at_base.resolve(path)  # L2: inside, not absolute, no '..', no symlink escape
+        head = at_head.resolve(path)
+    except ScopeError as exc:
+        return [Finding(-1, path, str(exc))]
+    if base.blob != stamp:
+        return [Finding(-1, path, f"stale map: expected {stamp} (stamped at the cut), "
+                                  f"actual {base.blob} at the throw base {base.path}")]
+    disk = blob_of_file(worktree / base.real)
+    if disk != head.blob:
+        return [Finding(-1, path, f"changed outside any round: expected {head.blob}, "
+                                  f"actual {disk} in the worktree")]
+    return []
+
+
+def _dependencies(ball: BallRecord, worktree: Path) -> list[Finding]:
+    """L2: a missing dependency is a hold, not a refuse."""
+    try:
+        words = shlex.split(ball.proof)
+    except ValueError:
+        return []
+    words = [w for w in words if w not in ("&&", "||", ";", "|")]
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words.pop(0)  # VAR=value prefixes
+    if not words:
+        return []
+    found: list[Finding] = []
+    tool = words[0]
+    if "/" in tool:
+        if not (worktree / tool).exists() and not Path(tool).is_absolute():
+            found.append(Finding(0, tool, "the proof's program does not exist in the worktree"))
+    elif tool not in _SHELL_BUILTINS and shutil.which(tool) is None:
+        found.append(Finding(0, tool, "the proof needs this tool, which is not installed"))
+    scoped = set(ball.paths) | {s.resolved for s in ball.scope if s.resolved}
+    for word in words[1:]:
+        name = word.split("::", 1)[0]
+        if "/" not in name or name.startswith(("-", "/")) or any(c in name for c in "*?$<>"):
+            continue
+        if name not in scoped and not (worktree / name).exists():
+            found.append(Finding(0, name, "the proof needs this file, which does not exist "
+                                          "(missing dependency)"))
+    return found

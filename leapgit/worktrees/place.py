@@ -1,0 +1,96 @@
+"""Where ball worktrees live, and the plain-git operations that make and remove them (L5).
+
+Each ball gets a throwaway checkout of its base on its own branch. By default the worktrees
+live beside the user's checkout (``<repo>.leap-worktrees/<slice>/<ball>``), configurable as
+``worktrees.root``; a worktree is never placed inside another worktree (the user's checkout
+included), so no builder can see, or write into, a tree that is not its own.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import RuleViolation, UsageError
+from leapgit.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    head: str | None
+    branch: str | None  # refs/heads/...
+
+
+def worktree_root(ws: Workspace) -> Path:
+    main = ws.main_top
+    anchor = main if main is not None else ws.paths.common_dir
+    configured = ws.config.worktree_root
+    if configured:
+        root = Path(os.path.expanduser(configured))
+        return Path(os.path.abspath(anchor / root if not root.is_absolute() else root))
+    return anchor.parent / f"{anchor.name}.leap-worktrees"
+
+
+def target(ws: Workspace, slice_id: str, ball_id: str) -> Path:
+    return worktree_root(ws) / slice_id / ball_id
+
+
+def list_worktrees(ws: Workspace) -> list[Worktree]:
+    text = git.run(["worktree", "list", "--porcelain"], ws.paths.root).stdout.decode()
+    out: list[Worktree] = []
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.partition(" ")[::2] for line in block.splitlines() if line)
+        if "worktree" in fields:
+            out.append(Worktree(Path(fields["worktree"]), fields.get("HEAD"),
+                                fields.get("branch")))
+    return out
+
+
+def registered(ws: Workspace, path: Path) -> Worktree | None:
+    real = Path(os.path.realpath(path))
+    return next((w for w in list_worktrees(ws) if Path(os.path.realpath(w.path)) == real), None)
+
+
+def check_placement(ws: Workspace, path: Path) -> None:
+    """L5: isolated means outside every other checkout of the repository."""
+    real = Path(os.path.realpath(path))
+    for wt in list_worktrees(ws):
+        other = Path(os.path.realpath(wt.path))
+        if other == real:
+            continue
+        if real.is_relative_to(other) or other.is_relative_to(real):
+            raise RuleViolation(
+                f"worktree {path} would be inside (or around) the checkout {wt.path}",
+                file=".leap/config.yaml", field="worktrees.root", rule="L5",
+                hint="point worktrees.root at a folder outside every checkout",
+            )
+
+
+def add(ws: Workspace, path: Path, branch: str, base: str, *, new_branch: bool) -> None:
+    check_placement(ws, path)
+    if path.exists() and any(path.iterdir()):
+        raise UsageError(
+            f"{path} already exists and is not a worktree of this ball",
+            hint="move it away, or run `leap worktree prune`",
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    args = ["worktree", "add", "--quiet"]
+    args += ["-b", branch, str(path), base] if new_branch else [str(path), branch]
+    git.run(args, ws.paths.root)
+
+
+def branch_exists(ws: Workspace, branch: str) -> bool:
+    return git.rev_parse(f"refs/heads/{branch}", ws.paths.root) is not None
+
+
+def remove(ws: Workspace, path: Path, branch: str | None, *, force: bool) -> None:
+    """Remove one ball's worktree and branch: never anything else."""
+    if registered(ws, path) is not None:
+        git.run(["worktree", "remove", *(["--force"] if force else []), str(path)],
+                ws.paths.root)
+    if branch and branch_exists(ws, branch):
+        git.run(["branch", "-D", "--quiet", branch], ws.paths.root)
+    git.run(["worktree", "prune"], ws.paths.root)

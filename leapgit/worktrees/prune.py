@@ -1,0 +1,135 @@
+"""`leap worktree prune [SLICE]`: remove the worktrees and branches of finished balls only.
+
+Finished means merged onto the spine, or refused (-1) and rolled back. A ball in flight or
+held at a checkpoint keeps its worktree (a fresh episode resumes there). A worktree with
+uncommitted work is never removed unless forced; the files a rollback restored to their base
+blobs do not count as work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import UsageError
+from leapgit.ledger import query
+from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
+from leapgit.workspace import Workspace
+from leapgit.worktrees import place
+from leapgit.worktrees.check import blob_of_file
+from leapgit.worktrees.closeround import dirty_paths
+from leapgit.worktrees.readiness import BallStanding, assess
+
+
+@dataclass(frozen=True)
+class PruneLine:
+    slice: str
+    ball: str
+    removed: bool
+    why: str
+    worktree: str | None = None
+
+
+def _base_blobs(ws: Workspace, ball: BallRecord, base: str) -> dict[str, str]:
+    from dulwich.repo import Repo
+
+    from leapgit.slices.scope import ScopeError, TreeResolver
+
+    out: dict[str, str] = {}
+    with Repo(str(ws.paths.common_dir)) as repo:
+        tree = repo.object_store[base.encode()].tree  # type: ignore[attr-defined]
+        resolver = TreeResolver(repo, tree, None)
+        for entry in ball.scope:
+            try:
+                found = resolver.resolve(entry.path)
+            except ScopeError:
+                continue
+            out[found.real] = found.blob
+    return out
+
+
+def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[str]:
+    """Dirty paths in the ball's worktree, minus scope files a rollback put back at base."""
+    worktree = Path(t.worktree or "")
+    if not worktree.is_dir():
+        return []
+    restored = _base_blobs(ws, ball, t.base)
+    return [p for p in dirty_paths(worktree)
+            if restored.get(p) is None or blob_of_file(worktree / p) != restored[p]]
+
+
+def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
+    worktree = Path(t.worktree or "")
+    if not worktree.is_dir():
+        return True
+    return all((blob_of_file(worktree / path) == blob) or (blob == ABSENT and
+               not (worktree / path).exists())
+               for path, blob in _base_blobs(ws, ball, t.base).items())
+
+
+def finished(ws: Workspace, s: BallStanding, ball: BallRecord) -> tuple[bool, str]:
+    assert s.episode is not None
+    t = s.episode.throw
+    tip = git.rev_parse(f"refs/heads/{t.branch}", ws.paths.root)
+    spine = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
+    if tip and spine and tip != t.base and git.run(
+            ["merge-base", "--is-ancestor", tip, spine], ws.paths.root,
+            check=False).returncode == 0:
+        return True, f"merged onto {ws.config.spine}"
+    if s.own == "refuse":
+        if ball.rollback.strip() != "restore-scope" or rolled_back(ws, ball, t):
+            return True, "refused (-1) and rolled back"
+        return False, "refused (-1) but its scope is not rolled back yet"
+    return False, f"not finished ({s.verdict})"
+
+
+def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch: str) -> None:
+    """Before a refused ball is thrown again (L3), its old worktree and branch go."""
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        ep = query.episodes(view, slice_id, ball_id)
+        t = query.throw(view, slice_id, ball_id, ep[-1]) if ep else None
+        ball = query.load_ball(view, slice_id, ball_id)
+    if t is not None:
+        dirty = uncommitted_work(ws, ball, t)
+        if dirty:
+            raise UsageError(f"the refused worktree {path} still holds uncommitted work: "
+                             f"{', '.join(dirty)}",
+                             hint="`leap worktree prune --force` removes it")
+    place.remove(ws, path, branch, force=True)
+
+
+def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> list[PruneLine]:
+    lines: list[PruneLine] = []
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        ids = [slice_id] if slice_id else query.slice_ids(view)
+        todo = []
+        for sid in ids:
+            rec = query.load_slice(view, sid)
+            for ball_id, s in assess(view, rec).items():
+                if s.episode is not None:
+                    todo.append((sid, s, query.load_ball_version(
+                        view, sid, ball_id, s.episode.throw.spec_version)))
+    for sid, s, ball in todo:
+        lines.append(_prune_one(ws, sid, s, ball, force))
+    return [line for line in lines if line.why]
+
+
+def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
+               force: bool) -> PruneLine:
+    assert s.episode is not None
+    t = s.episode.throw
+    path = Path(t.worktree or place.target(ws, sid, s.ball))
+    if place.registered(ws, path) is None and not place.branch_exists(ws, t.branch):
+        return PruneLine(sid, s.ball, False, "")  # already gone: nothing to say
+    done, why = finished(ws, s, ball)
+    if not done:
+        return PruneLine(sid, s.ball, False, f"kept: {why}", str(path))
+    dirty = uncommitted_work(ws, ball, t)
+    if dirty and not force:
+        return PruneLine(sid, s.ball, False, f"kept: uncommitted work ({', '.join(dirty)}); "
+                         "--force removes it", str(path))
+    place.remove(ws, path, t.branch, force=True)
+    return PruneLine(sid, s.ball, True, f"removed: {why}", str(path))

@@ -1,0 +1,119 @@
+"""Where each ball of a slice stands, read from the ledger, and whether it may be thrown (L5).
+
+A ball is ready only when every dependency returned 1. A refuse blocks every descendant; a
+hold checkpoints every descendant. Both are derived from the ledger on every read, never
+stored, so they cannot go stale when a ball is resumed or re-specified.
+
+Until scoring exists, a ball counts as ``1`` only when a receipt that is *not* a builder's
+claim says so (L7: the builder never grades itself).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from leapgit.ledger import query
+from leapgit.ledger.store import LedgerView
+from leapgit.records.types import SliceRecord
+from leapgit.worktrees.rounds import Episode, current_episode
+
+Own = Literal["cut", "in-flight", "pass", "refuse", "hold"]
+Verdict = Literal["ready", "waiting", "blocked", "held", "in-flight", "passed", "refused",
+                  "checkpoint"]
+
+
+@dataclass(frozen=True)
+class BallStanding:
+    ball: str
+    wave: int
+    depends_on: tuple[str, ...]
+    spec_version: int
+    own: Own
+    episode: Episode | None
+    verdict: Verdict
+    by: str | None = None  # the ancestor that blocks or holds it, or the dependency it awaits
+
+    @property
+    def stuck(self) -> bool:
+        return self.own in ("hold", "refuse")
+
+    def why(self) -> str:
+        if self.verdict == "blocked":
+            return f"blocked: its ancestor {self.by} was refused (-1)"
+        if self.verdict == "held":
+            return f"held: its ancestor {self.by} ended at 0 with a checkpoint"
+        if self.verdict == "waiting":
+            return f"waiting: dependency {self.by} has not passed (1) yet"
+        if self.verdict == "in-flight" and self.episode:
+            ep = self.episode
+            return (f"in flight: episode {ep.throw.episode}, {len(ep.receipts)} round(s) used, "
+                    f"worktree {ep.throw.worktree}")
+        return self.verdict
+
+
+def own_state(episode: Episode | None) -> Own:
+    if episode is None:
+        return "cut"
+    # L7: a builder's claim is never a pass; only a derived (non-claim) 1 counts.
+    if any(r.outcome == 1 and not r.claim for r in episode.receipts):
+        return "pass"
+    if episode.receipts and episode.receipts[-1].outcome == -1:
+        return "refuse"
+    if episode.checkpoint is not None:
+        return "hold"
+    return "in-flight"
+
+
+def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:
+    """Every ancestor, nearest first."""
+    seen: list[str] = []
+    todo = list(deps.get(ball, ()))
+    while todo:
+        node = todo.pop(0)
+        if node not in seen:
+            seen.append(node)
+            todo.extend(deps.get(node, ()))
+    return seen
+
+
+def assess(view: LedgerView, rec: SliceRecord) -> dict[str, BallStanding]:
+    """The standing of every ball of the slice, in the slice's order."""
+    deps: dict[str, tuple[str, ...]] = {}
+    versions: dict[str, int] = {}
+    own: dict[str, tuple[Own, Episode | None]] = {}
+    for ball in rec.balls:
+        record = query.load_ball(view, rec.slice, ball)
+        deps[ball] = record.depends_on
+        versions[ball] = record.spec_version
+        episode = (current_episode(view, rec.slice, ball)
+                   if query.episodes(view, rec.slice, ball) else None)
+        own[ball] = (own_state(episode), episode)
+    out: dict[str, BallStanding] = {}
+    for ball in rec.balls:
+        wave = next((i for i, w in enumerate(rec.waves) if ball in w), 0)
+        state, episode = own[ball]
+        verdict, by = _verdict(ball, state, deps, own)
+        out[ball] = BallStanding(ball, wave, deps[ball], versions[ball], state, episode,
+                                 verdict, by)
+    return out
+
+
+def _verdict(
+    ball: str, state: Own, deps: dict[str, tuple[str, ...]],
+    own: dict[str, tuple[Own, Episode | None]],
+) -> tuple[Verdict, str | None]:
+    if state != "cut":
+        named: dict[Own, Verdict] = {"in-flight": "in-flight", "pass": "passed",
+                                     "refuse": "refused", "hold": "checkpoint"}
+        return named[state], None
+    ancestors = _ancestors(deps, ball)
+    for kind, verdict in (("refuse", "blocked"), ("hold", "held")):
+        # L5: a refuse blocks every descendant; a hold checkpoints every descendant.
+        hit = next((a for a in ancestors if own[a][0] == kind), None)
+        if hit is not None:
+            return verdict, hit  # type: ignore[return-value]
+    waiting = next((d for d in deps.get(ball, ()) if own[d][0] != "pass"), None)
+    if waiting is not None:
+        return "waiting", waiting
+    return "ready", None

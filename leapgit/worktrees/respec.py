@@ -1,0 +1,119 @@
+"""`leap ball respec SLICE BALL FILE` (L3): a stuck ball gets a repaired spec, recorded as a
+new spec version, then can be thrown again. Its scope is stamped anew at the spine tip and may
+not grow into another ball's files: the whole slice is re-checked with the cut's own L2/L4
+check. Dependencies are fixed at the cut (changing them is a re-cut).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from leapgit.errors import InvalidRecord, LeapError, RuleViolation
+from leapgit.ledger import layout, query
+from leapgit.ledger.store import Written
+from leapgit.records import schema, yamlio
+from leapgit.records.types import BallDraft, BallRecord, ScopeEntry, SliceDraft, StampedScope
+from leapgit.slices.check import check_slice
+from leapgit.slices.scope import TreeResolver
+from leapgit.timeutil import now_iso
+from leapgit.workspace import Workspace
+from leapgit.worktrees.readiness import assess
+from leapgit.worktrees.throw import spine_tip
+
+
+@dataclass(frozen=True)
+class Respecced:
+    record: BallRecord
+    previous: int
+    written: Written
+
+
+def _draft_of(rec: BallRecord) -> BallDraft:
+    return BallDraft(
+        id=rec.ball, goal=rec.goal, spec=rec.spec,
+        scope=tuple(ScopeEntry(s.path, s.symbols, s.lines) for s in rec.scope),
+        proof=rec.proof, rollback=rec.rollback, depends_on=rec.depends_on, metric=rec.metric,
+        tests=rec.tests, live_proof=rec.live_proof,
+    )
+
+
+def load_repair(file: Path, ball_id: str) -> tuple[BallDraft, str | None, bool]:
+    source = str(file)
+    raw = yamlio.load_file(file)
+    if not isinstance(raw, dict):
+        raise InvalidRecord("a repaired spec is a mapping of the ball's fields", file=source,
+                            rule="L3")
+    raw = dict(raw)
+    reason = raw.pop("reason", None)
+    if reason is not None and not isinstance(reason, str):
+        raise InvalidRecord("must be text", file=source, field="reason", rule="L3")
+    raw.setdefault("id", ball_id)
+    if raw["id"] != ball_id:
+        raise InvalidRecord(f"names ball {raw['id']!r}, not {ball_id!r}", file=source,
+                            field="id", rule="L3")
+    schema.validate(raw, "slice", source, rule="L1", definition="ball")
+    return BallDraft.from_dict(raw), reason, "depends_on" in raw
+
+
+def _own_fields(exc: LeapError, index: int, source: str) -> LeapError:
+    """Messages about the repaired ball name its own fields, not its place in the slice."""
+    prefix = f"balls[{index}]."
+    problems = [replace(p, field=p.field.removeprefix(prefix), file=source)
+                if p.field and p.field.startswith(prefix) else p for p in exc.problems]
+    return type(exc)(problems=problems)
+
+
+def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
+           reason: str | None = None) -> Respecced:
+    draft, file_reason, names_deps = load_repair(file, ball_id)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        rec = query.load_slice(view, slice_id)
+        if ball_id not in rec.balls:
+            raise InvalidRecord(f"slice {slice_id!r} has no ball {ball_id!r}")
+        standing = assess(view, rec)[ball_id]
+        if not standing.stuck:
+            raise RuleViolation(
+                f"{slice_id}/{ball_id} is {standing.verdict}; only a stuck ball (0 with a "
+                "checkpoint, or refused -1) gets a repaired spec", rule="L3")
+        current = query.load_ball(view, slice_id, ball_id)
+        if names_deps and draft.depends_on != current.depends_on:
+            raise RuleViolation("dependencies are fixed when the slice is cut", file=str(file),
+                                field="depends_on", rule="L4", hint="re-cut the slice instead")
+        draft = replace(draft, depends_on=current.depends_on)
+        others = [_draft_of(query.load_ball(view, slice_id, b)) for b in rec.balls
+                  if b != ball_id]
+        whole = SliceDraft(source=str(file), slice=slice_id, spine=rec.spine,
+                           balls=(*others, draft))
+        checked = _recheck(ws, whole, len(others), str(file))
+        new = BallRecord(
+            slice=slice_id, ball=ball_id, spec_version=current.spec_version + 1,
+            goal=draft.goal, spec=draft.spec, scope=checked, proof=draft.proof,
+            rollback=draft.rollback, depends_on=current.depends_on, metric=draft.metric,
+            tests=draft.tests, live_proof=draft.live_proof,
+            reason=reason or file_reason or "repaired spec (L3)", recorded_at=now_iso(),
+        )
+        path = layout.ball_path(slice_id, ball_id, new.spec_version)
+        written = ledger.append(
+            {path: yamlio.dumps(new.to_dict())},
+            f"respec {slice_id}/{ball_id}: spec version {new.spec_version}",
+            [("Leap-Slice", slice_id), ("Leap-Ball", ball_id),
+             ("Leap-Spec-Version", str(new.spec_version))],
+        )
+    return Respecced(new, current.spec_version, written)
+
+
+def _recheck(ws: Workspace, whole: SliceDraft, index: int,
+             source: str) -> tuple[StampedScope, ...]:
+    from dulwich.repo import Repo
+
+    base = spine_tip(ws)
+    with Repo(str(ws.paths.common_dir)) as repo:
+        tree = repo.object_store[base.encode()].tree  # type: ignore[attr-defined]
+        try:
+            checked = check_slice(whole, TreeResolver(repo, tree, None))  # L2, L4 again
+        except LeapError as exc:
+            raise _own_fields(exc, index, source) from None
+    return checked.scopes[whole.balls[index].id]
+

@@ -1,0 +1,116 @@
+"""Roll back a refused ball (L6, L9): only this ball's scope files, only in its own worktree.
+
+The built-in rollback (``restore-scope``) writes each scope file back to its blob at the
+ball's throw base, file by file (a file absent at the base is removed). It never runs a broad
+``checkout``, ``clean`` or ``reset``, never writes through a symlink, and never writes
+outside the ball's worktree. A declared rollback command runs in the ball's worktree instead.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit.errors import RuleViolation
+from leapgit.records.types import ABSENT, BUILTIN_ROLLBACK, BallRecord, ThrowRecord
+from leapgit.slices.scope import ScopeError, TreeResolver, normalise
+
+ROLLBACK_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class RolledBack:
+    method: str
+    restored: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        text = f"rolled back ({self.method}): {len(self.restored)} scope file(s) restored"
+        if self.skipped:
+            text += f"; not touched: {', '.join(self.skipped)}"
+        return text
+
+
+def _inside(worktree: Path, path: Path) -> bool:
+    root = Path(os.path.realpath(worktree))
+    return Path(os.path.realpath(path.parent)).is_relative_to(root)
+
+
+def _write(target: Path, data: bytes, mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".leap-rollback-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o755 if mode & 0o111 else 0o644)
+        os.replace(tmp, target)  # replaces a symlink itself, never writes through it
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
+                  thrown: ThrowRecord) -> RolledBack:
+    from dulwich.repo import Repo
+
+    restored: list[str] = []
+    skipped: list[str] = []
+    with Repo(str(common_dir)) as repo:
+        base_tree = repo.object_store[thrown.base.encode()].tree  # type: ignore[attr-defined]
+        resolver = TreeResolver(repo, base_tree, None)
+        for entry in ball.scope:
+            try:
+                rel = normalise(entry.real)
+                found = resolver.resolve(rel)
+            except ScopeError as exc:
+                skipped.append(f"{entry.path} ({exc})")
+                continue
+            target = worktree / found.real
+            if not _inside(worktree, target):
+                skipped.append(f"{entry.path} (its folder leads outside the worktree)")
+                continue
+            if found.blob == ABSENT:
+                if target.is_symlink() or target.is_file():
+                    target.unlink()
+                    restored.append(found.real)
+                continue
+            mode = _mode(repo, base_tree, found.real)
+            data = repo.object_store[found.blob.encode()].as_raw_string()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            current = target.read_bytes() if target.is_file() and not target.is_symlink() \
+                else None
+            if current != data:
+                _write(target, data, mode)
+                restored.append(found.real)
+    return RolledBack(BUILTIN_ROLLBACK, tuple(restored), tuple(skipped))
+
+
+def _mode(repo: object, tree: bytes, path: str) -> int:
+    from dulwich.object_store import tree_lookup_path
+
+    mode, _ = tree_lookup_path(repo.object_store.__getitem__, tree,  # type: ignore[attr-defined]
+                               path.encode())
+    return int(mode)
+
+
+def rollback(common_dir: Path, worktree: Path, ball: BallRecord, thrown: ThrowRecord,
+             env: dict[str, str]) -> RolledBack:
+    """L6: undo only this ball's changes, through its declared rollback."""
+    if ball.rollback.strip() == BUILTIN_ROLLBACK:
+        return restore_scope(common_dir, worktree, ball, thrown)
+    try:
+        proc = subprocess.run(ball.rollback, shell=True, cwd=worktree, env=env,
+                              capture_output=True, timeout=ROLLBACK_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise RuleViolation(f"the rollback of {ball.slice}/{ball.ball} timed out",
+                            field="rollback", rule="L6") from None
+    if proc.returncode != 0:
+        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise RuleViolation(
+            f"the rollback command of {ball.slice}/{ball.ball} failed "
+            f"(exit {proc.returncode}): {tail[0]}", field="rollback", rule="L6",
+            hint=f"restore the scope files by hand in {worktree}",
+        )
+    return RolledBack(f"command: {ball.rollback}", ())

@@ -1,0 +1,186 @@
+"""Throw ready balls (L5): one isolated worktree per ball on its own branch, all from one base
+(the spine tip, which holds the merged dependencies), and one throw record per ball.
+
+Worktrees are created first and the throw records are written after, in one ledger commit;
+if anything fails on the way, the worktrees this call created are removed again, so a
+throw either happened (worktree and record) or did not (neither).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine
+from leapgit.ledger import layout, query
+from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
+from leapgit.records.types import BallRecord, ThrowRecord
+from leapgit.timeutil import now_iso
+from leapgit.workspace import Workspace
+from leapgit.worktrees import place
+from leapgit.worktrees.readiness import BallStanding, assess
+
+
+@dataclass(frozen=True)
+class Thrown:
+    record: ThrowRecord
+    ball: BallRecord
+    created: bool  # a new worktree (False: the episode resumed in the existing one)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    ball: str
+    error: LeapError
+
+
+@dataclass(frozen=True)
+class ThrowResult:
+    slice: str
+    base: str
+    thrown: tuple[Thrown, ...]
+    skipped: tuple[Skipped, ...]
+    ledger_commit: str
+
+
+@dataclass(frozen=True)
+class _Plan:
+    standing: BallStanding
+    episode: int
+    base: str
+    resumed_from: int | None
+    fresh: bool  # a new branch from the base (False: continue the existing ball branch)
+
+
+def spine_tip(ws: Workspace) -> str:
+    tip = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
+    if tip is None:
+        raise UsageError(f"spine branch {ws.config.spine!r} does not exist",
+                         file=".leap/config.yaml", field="spine")
+    return tip
+
+
+def _decide(s: BallStanding, slice_id: str, base: str, resume: bool) -> _Plan:
+    """What a throw of this ball means now, or the error that says why not."""
+    ep = s.episode
+    if s.verdict == "ready":
+        return _Plan(s, 1, base, None, True)
+    if s.verdict == "blocked":
+        raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}", rule="L5",
+                            hint=f"repair {s.by} (`leap ball respec`) and throw it again")
+    if s.verdict in ("held", "waiting"):
+        raise Hold(f"{slice_id}/{s.ball} is {s.why()}", rule="L5")
+    assert ep is not None
+    number = ep.throw.episode
+    if s.own == "in-flight":
+        raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
+                            "is refused", rule="L3",
+                            hint="close its rounds (`leap round`), or wait for its receipt")
+    if s.own == "pass":
+        raise RuleViolation(f"{slice_id}/{s.ball} already passed (1)", rule="L8")
+    respecced = s.spec_version > ep.throw.spec_version
+    if s.own == "hold" and (resume or respecced):
+        # L6: a fresh episode from the checkpoint, with a new round budget; never round five.
+        return _Plan(s, number + 1, ep.throw.base, number, False)
+    if s.own == "hold":
+        raise Hold(f"{slice_id}/{s.ball} ended episode {number} at 0 with a checkpoint",
+                   rule="L6", hint="`leap throw --resume` starts a new episode from it")
+    if respecced:
+        # L3: the refused ball was repaired as a new spec version; it starts over from the
+        # current base on a fresh branch (its refused branch is dropped).
+        return _Plan(s, number + 1, base, number, True)
+    raise RuleViolation(f"{slice_id}/{s.ball} was refused (-1) in episode {number}",
+                        rule="L3", hint="repair the spec (`leap ball respec`), then throw it")
+
+
+def _worst(errors: list[LeapError]) -> LeapError:
+    """A refusal outranks a hold; bad input outranks both."""
+    problems = [p for e in errors for p in e.problems]
+    if all(isinstance(e, Hold) for e in errors):
+        return Hold(problems=problems)
+    if all(isinstance(e, (Hold, RuleViolation)) for e in errors):
+        return RuleViolation(problems=problems)
+    return combine(errors) or LeapError(problems=problems)
+
+
+def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
+          resume: bool = False) -> ThrowResult:
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        rec = query.load_slice(view, slice_id)
+        unknown = [b for b in balls if b not in rec.balls]
+        if unknown:
+            raise UsageError(f"slice {slice_id!r} has no ball {unknown[0]!r} "
+                             f"(balls: {', '.join(rec.balls)})")
+        standing = assess(view, rec)
+        base = spine_tip(ws)  # L5: one base for every ball of this throw
+        plans: list[_Plan] = []
+        skipped: list[Skipped] = []
+        for ball in balls or rec.balls:
+            try:
+                plans.append(_decide(standing[ball], slice_id, base, resume))
+            except LeapError as exc:
+                skipped.append(Skipped(ball, exc))
+        if balls and skipped:
+            raise _worst([s.error for s in skipped])
+        if not plans:
+            raise Hold(f"nothing to throw in slice {slice_id}", rule="L5",
+                       problems=[p for s in skipped for p in s.error.problems])
+        thrown, commit = _place_and_record(ws, ledger, rec.slice, plans)
+    return ThrowResult(slice_id, base, tuple(thrown), tuple(skipped), commit)
+
+
+def _place_and_record(
+    ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan]
+) -> tuple[list[Thrown], str]:
+    view = ledger.require()
+    created: list[tuple[Path, str | None]] = []
+    thrown: list[Thrown] = []
+    at = now_iso()
+    try:
+        for plan in plans:
+            ball = query.load_ball(view, slice_id, plan.standing.ball)
+            path, made = _worktree_for(ws, slice_id, ball.ball, plan)
+            if made:
+                # a resumed episode's branch holds the candidate so far: never ours to drop
+                branch = ws.config.ball_branch(slice_id, ball.ball) if plan.fresh else None
+                created.append((path, branch))
+            record = ThrowRecord(
+                slice=slice_id, ball=ball.ball, episode=plan.episode,
+                spec_version=ball.spec_version, base=plan.base,
+                branch=ws.config.ball_branch(slice_id, ball.ball), thrown_at=at,
+                worktree=str(path), wave=plan.standing.wave, resumed_from=plan.resumed_from,
+            )
+            thrown.append(Thrown(record, ball, made))
+        files = {layout.throw_path(slice_id, t.record.ball, t.record.episode):
+                 yamlio.dumps(t.record.to_dict()) for t in thrown}
+        names = ", ".join(t.record.ball for t in thrown)
+        trailers = [("Leap-Slice", slice_id)] + [("Leap-Ball", t.record.ball) for t in thrown]
+        written = ledger.append(files, f"throw {slice_id}: {names}", trailers)
+    except BaseException:
+        for path, branch in reversed(created):  # nothing half-written: undo our own worktrees
+            place.remove(ws, path, branch, force=True)
+        raise
+    return thrown, written.commit
+
+
+def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan) -> tuple[Path, bool]:
+    path = place.target(ws, slice_id, ball)
+    branch = ws.config.ball_branch(slice_id, ball)
+    if not plan.fresh:
+        if place.registered(ws, path) is not None:
+            return path, False  # resume in the ball's own worktree, candidate and all
+        place.add(ws, path, branch, plan.base, new_branch=False)
+        return path, True
+    if plan.resumed_from is not None:
+        from leapgit.worktrees.prune import drop_refused
+
+        drop_refused(ws, slice_id, ball, path, branch)
+    if place.branch_exists(ws, branch) or place.registered(ws, path) is not None:
+        raise UsageError(f"branch {branch} or worktree {path} already exists",
+                         hint="`leap worktree prune` removes finished balls' worktrees")
+    place.add(ws, path, branch, plan.base, new_branch=True)
+    return path, True

@@ -1,0 +1,104 @@
+"""Fixtures for throw tests: a repository with a cut diamond slice (A; B, C on A; D on B, C)
+and real builder scripts written to a folder outside every checkout."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger.store import Ledger
+from leapgit.worktrees.rounds import RoundRecorded, record_round
+from tests.support import leap, make_repo
+
+DIAMOND = """\
+slice: dia
+spine: integrator
+balls:
+  - {id: A, goal: a, spec: change a, scope: [src/a.py], proof: "true", rollback: restore-scope}
+  - {id: B, goal: b, spec: change b, scope: [src/b.py, src/b_new.py], proof: "true",
+     rollback: restore-scope, depends_on: [A]}
+  - {id: C, goal: c, spec: change c, scope: [src/c.py], proof: "true", rollback: restore-scope,
+     depends_on: [A]}
+  - {id: D, goal: d, spec: change d, scope: [src/d.py], proof: "true", rollback: restore-scope,
+     depends_on: [B, C]}
+"""
+
+
+def set_config(repo: Path, builder: str | None = None, timeout: float | None = None,
+               round_limit: int | None = None, root: str | None = None) -> None:
+    path = repo / ".leap" / "config.yaml"
+    text = path.read_text()
+    if builder is not None:
+        text = text.replace("  # command: my-agent --non-interactive --task \"$LEAP_HANDOFF\"",
+                            f"  command: {builder}")
+    if timeout is not None:
+        text = text.replace("  # timeout: 1800", f"  timeout: {timeout}")
+    if round_limit is not None:
+        text = text.replace("round_limit: 4", f"round_limit: {round_limit}")
+    if root is not None:
+        text = text.replace("  # root: ../my-repo.leap-worktrees", f"  root: {root}")
+    path.write_text(text)
+
+
+@pytest.fixture
+def diamond(tmp_path: Path) -> Path:
+    repo = make_repo(tmp_path / "repo", {
+        "src/a.py": "A = 1\n", "src/b.py": "B = 1\n", "src/c.py": "C = 1\n",
+        "src/d.py": "D = 1\n", "README.md": "# demo\n",
+    })
+    assert leap("init", cwd=repo).code == 0
+    (tmp_path / "dia.yaml").write_text(DIAMOND)
+    cut = leap("slice", "cut", str(tmp_path / "dia.yaml"), cwd=repo)
+    assert cut.code == 0, cut
+    return repo
+
+
+@pytest.fixture
+def builder(tmp_path: Path) -> Callable[[str], str]:
+    """Write a Python builder script outside the repository; return its command line."""
+    folder = tmp_path / "builders"
+    folder.mkdir(exist_ok=True)
+
+    def make(body: str, name: str = "builder") -> str:
+        script = folder / f"{name}.py"
+        script.write_text("import os, sys, time, pathlib\n" + textwrap.dedent(body))
+        return f"{sys.executable} {script}"
+
+    return make
+
+
+def mark_passed(repo: Path, ball: str, slice_id: str = "dia") -> RoundRecorded:
+    """Until scoring exists, a derived (non-claim) 1 is what lets descendants go (L5, L7)."""
+    with Ledger(repo / ".git") as ledger:
+        return record_round(ledger, slice_id, ball, outcome=1, evidence="scored in a test",
+                            round_limit=4, claim=False, recorded_by="test")
+
+
+def record(repo: Path, ball: str, outcome: int, slice_id: str = "dia") -> RoundRecorded:
+    with Ledger(repo / ".git") as ledger:
+        return record_round(ledger, slice_id, ball, outcome=outcome,  # type: ignore[arg-type]
+                            evidence=f"test round {outcome}", round_limit=4, recorded_by="test")
+
+
+def tree_hash(root: Path, skip: tuple[str, ...] = (".git",)) -> str:
+    """Every file's path and bytes under ``root``: byte-for-byte identity."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel.split("/")[0] in skip:
+            continue
+        digest.update(rel.encode() + b"\0")
+        if path.is_symlink():
+            digest.update(b"link:" + str(path.readlink()).encode())
+        elif path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def worktree_of(repo: Path, ball: str, slice_id: str = "dia") -> Path:
+    return repo.parent / "repo.leap-worktrees" / slice_id / ball

@@ -1,0 +1,92 @@
+"""`leap ball check` (L2): a wrong map is -1 naming file, expected and actual; a missing
+dependency is 0; symlinks that leave the worktree are refused."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from leapgit.records.types import BallRecord
+from tests.support import commit_all, git, leap, make_repo, write_files
+from tests.worktrees.conftest import mark_passed, worktree_of
+
+
+def _blob(repo: Path, rev_path: str) -> str:
+    return git("rev-parse", rev_path, cwd=repo)
+
+
+def test_clean_map_is_ok(diamond: Path) -> None:
+    leap("throw", "dia", cwd=diamond)
+    r = leap("ball", "check", "dia", "A", cwd=worktree_of(diamond, "A"))
+    assert r.code == 0 and "map ok" in r.out, r
+
+
+def test_stale_map_names_file_expected_and_actual(diamond: Path) -> None:
+    stamped = _blob(diamond, "HEAD:src/b.py")
+    leap("throw", "dia", cwd=diamond)
+    mark_passed(diamond, "A")
+    write_files(diamond, {"src/b.py": "B = 'changed after the cut'\n"})
+    commit_all(diamond, "someone edits b.py on the spine")
+    actual = _blob(diamond, "HEAD:src/b.py")
+    assert leap("throw", "dia", "--ball", "B", cwd=diamond).code == 0
+    r = leap("ball", "check", "dia", "B", cwd=diamond)
+    assert r.code == 1, r
+    assert (f"leap: src/b.py: stale map: expected {stamped} (stamped at the cut), "
+            f"actual {actual} at the throw base src/b.py [L2]") in r.err
+
+
+def test_file_changed_in_the_worktree_and_absent_must_stay_absent(diamond: Path) -> None:
+    leap("throw", "dia", cwd=diamond)
+    mark_passed(diamond, "A")
+    leap("throw", "dia", "--ball", "B", cwd=diamond)
+    wt = worktree_of(diamond, "B")
+    (wt / "src/b_new.py").write_text("too early\n")
+    r = leap("ball", "check", "dia", "B", cwd=wt)
+    assert r.code == 1
+    assert "src/b_new.py: changed outside any round: expected absent, actual " in r.err
+
+
+def test_symlink_escape_is_refused(diamond: Path, tmp_path: Path) -> None:
+    leap("throw", "dia", cwd=diamond)
+    wt = worktree_of(diamond, "A")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("secret\n")
+    (wt / "src/a.py").unlink()
+    os.symlink(outside, wt / "src/a.py")
+    r = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert r.code == 1
+    assert "src/a.py: 'src/a.py' leads outside the repository through a symlink" in r.err
+
+
+def test_missing_tool_and_missing_file_are_holds(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"x.py": "x\n", "y.py": "y\n"})
+    leap("init", cwd=repo)
+    (tmp_path / "s.yaml").write_text(
+        "slice: s\nspine: integrator\nballs:\n"
+        "  - {id: x, goal: g, spec: s, scope: [x.py], rollback: restore-scope,\n"
+        "     proof: 'no-such-tool-leap --check tests/needed.py'}\n"
+        "  - {id: y, goal: g, spec: s, scope: [y.py], proof: 'true', rollback: restore-scope}\n")
+    assert leap("slice", "cut", str(tmp_path / "s.yaml"), cwd=repo).code == 0
+    assert leap("throw", "s", cwd=repo).code == 0
+    r = leap("ball", "check", "s", "x", cwd=repo)
+    assert r.code == 3, r
+    assert "no-such-tool-leap: the proof needs this tool, which is not installed [L2]" in r.err
+    assert "tests/needed.py: the proof needs this file, which does not exist" in r.err
+
+
+def test_check_outcome_kinds_directly(diamond: Path) -> None:
+    from leapgit.ledger import query
+    from leapgit.ledger.store import Ledger
+    from leapgit.worktrees.check import check_ball
+
+    leap("throw", "dia", cwd=diamond)
+    with Ledger(diamond / ".git") as ledger:
+        view = ledger.require()
+        ball: BallRecord = query.load_ball(view, "dia", "A")
+        thrown = query.throw(view, "dia", "A", 1)
+    assert thrown is not None
+    wt = worktree_of(diamond, "A")
+    assert check_ball(diamond / ".git", wt, ball, thrown).outcome == 1
+    (wt / "src/a.py").write_text("edited\n")
+    result = check_ball(diamond / ".git", wt, ball, thrown)
+    assert result.outcome == -1 and "src/a.py" in result.evidence()

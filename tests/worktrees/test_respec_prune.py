@@ -1,0 +1,85 @@
+"""`leap ball respec` (L3, L4) and `leap worktree prune` (finished balls only)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
+from tests.support import git, leap, ref
+from tests.worktrees.conftest import record, set_config, tree_hash, worktree_of
+
+REPAIR = """\
+goal: a, better
+spec: change a, and add a helper
+scope: [src/a.py, {extra}]
+proof: "true"
+rollback: restore-scope
+reason: the helper was missing
+"""
+
+
+def test_respec_only_for_a_stuck_ball_and_never_into_another_balls_files(
+        diamond: Path, tmp_path: Path) -> None:
+    repair = tmp_path / "repair.yaml"
+    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
+    leap("throw", "dia", cwd=diamond)
+    r = leap("ball", "respec", "dia", "A", str(repair), cwd=diamond)
+    assert r.code == 1 and "dia/A is in-flight; only a stuck ball" in r.err and "[L3]" in r.err
+    for _ in range(4):
+        record(diamond, "A", 0)
+    repair.write_text(REPAIR.format(extra="src/b.py"))
+    r = leap("ball", "respec", "dia", "A", str(repair), cwd=diamond)
+    assert r.code == 1
+    assert (f"{repair}: scope[1]: 'src/b.py' is the same file as 'src/b.py' of ball 'B' "
+            "[L4]") in r.err
+    repair.write_text(REPAIR.format(extra="src/a_helper.py") + "depends_on: [C]\n")
+    r = leap("ball", "respec", "dia", "A", str(repair), cwd=diamond)
+    assert r.code == 1 and "depends_on: dependencies are fixed" in r.err
+    repair.write_text("goal: 3\n")
+    r = leap("ball", "respec", "dia", "A", str(repair), cwd=diamond)
+    assert r.code == 2 and str(repair) in r.err and "Traceback" not in r.err
+    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
+    r = leap("ball", "respec", "dia", "A", str(repair), cwd=diamond)
+    assert r.code == 0 and "spec version 1 -> 2" in r.out, r
+    with Ledger(diamond / ".git") as ledger:
+        ball = query.load_ball(ledger.require(), "dia", "A")
+    assert ball.spec_version == 2 and ball.paths == ("src/a.py", "src/a_helper.py")
+    assert ball.reason == "the helper was missing" and ball.scope[1].blob == "absent"
+    r = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert r.code == 0 and "episode 2  spec v2" in r.out, r
+
+
+def test_prune_only_finished_balls(diamond: Path, builder: Callable[..., str]) -> None:
+    leap("throw", "dia", cwd=diamond)
+    from tests.worktrees.conftest import mark_passed
+
+    mark_passed(diamond, "A")
+    set_config(diamond, builder=builder("""
+        if os.environ["LEAP_BALL"] == "B":
+            pathlib.Path("src/d.py").write_text("breach\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 0\\nevidence: no\\n")
+    """), round_limit=1)
+    leap("throw", "dia", "--run", cwd=diamond)  # B breaches (-1), C holds (checkpoint)
+    wt_c = worktree_of(diamond, "C")
+    (wt_c / "notes.txt").write_text("work in progress\n")
+    user = tree_hash(diamond)
+    r = leap("worktree", "prune", cwd=diamond)
+    assert r.code == 0, r
+    assert "dia/B: removed: refused (-1) and rolled back" in r.out
+    assert "dia/C: kept: not finished (checkpoint)" in r.out
+    assert "dia/A: kept: not finished (passed)" in r.out
+    assert not worktree_of(diamond, "B").exists() and ref(diamond, "leap/ball/dia/B") is None
+    assert wt_c.exists() and tree_hash(diamond) == user
+
+    # A merged onto the spine is finished; uncommitted work keeps it unless forced
+    wt_a = worktree_of(diamond, "A")
+    (wt_a / "src/a.py").write_text("A = 2\n")
+    git("commit", "-qam", "a work", cwd=wt_a)
+    git("merge", "-q", "--ff-only", "leap/ball/dia/A", cwd=diamond)
+    (wt_a / "scratch.txt").write_text("unsaved\n")
+    r = leap("worktree", "prune", "dia", cwd=diamond)
+    assert "dia/A: kept: uncommitted work (scratch.txt); --force removes it" in r.out
+    r = leap("worktree", "prune", "dia", "--force", cwd=diamond)
+    assert "dia/A: removed: merged onto main" in r.out and not wt_a.exists()

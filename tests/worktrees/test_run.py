@@ -1,0 +1,205 @@
+"""`leap throw --run`: real builder processes, parallel waves, breach and rollback (L6, L9),
+the four-round limit with a checkpoint and a resumed episode, timeouts, and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from leapgit.errors import RuleViolation
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
+from leapgit.worktrees.rounds import current_episode, record_round
+from tests.support import IDENTITY, git, leap
+from tests.worktrees.conftest import mark_passed, set_config, tree_hash, worktree_of
+
+Builder = Callable[..., str]
+
+TIMED = """
+ball = os.environ["LEAP_BALL"]
+start = time.time()
+pathlib.Path(f"src/{ball.lower()}.py").write_text(f"{ball} = 'built'\\n")
+time.sleep(float(os.environ.get("SLEEP", "0.6")))
+with open(os.environ["TIMES"], "a") as fh:
+    fh.write(json.dumps([ball, start, time.time()]) + "\\n")
+pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: wrote it\\n")
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a reaper in a container counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _receipts(repo: Path, ball: str, episode: int | None = None) -> list:  # type: ignore[type-arg]
+    with Ledger(repo / ".git") as ledger:
+        view = ledger.require()
+        ep = episode or current_episode(view, "dia", ball).throw.episode
+        return query.receipts(view, "dia", ball, ep)
+
+
+def test_diamond_runs_in_waves_b_and_c_in_parallel(diamond: Path, builder: Builder,
+                                                     tmp_path: Path) -> None:
+    times = tmp_path / "times.jsonl"
+    set_config(diamond, builder=builder("import json\n" + TIMED))
+    env = {"TIMES": str(times)}
+    r = leap("throw", "dia", "--run", cwd=diamond, env=env)
+    assert r.code == 0, r
+    assert "A: 1 round(s), last pass (claim): wrote it" in r.out
+    assert _receipts(diamond, "A")[0].claim is True  # L7: the builder's 1 is only a claim
+    mark_passed(diamond, "A")
+    r = leap("throw", "dia", "--run", "--jobs", "4", cwd=diamond, env=env)
+    assert r.code == 0, r
+    assert "threw 2 ball(s)" in r.out
+    mark_passed(diamond, "B")
+    mark_passed(diamond, "C")
+    assert leap("throw", "dia", "--run", cwd=diamond, env=env).code == 0
+    spans = {b: (s, e) for b, s, e in (json.loads(x) for x in times.read_text().splitlines())}
+    assert list(spans) == ["A", "B", "C", "D"] or set(spans) == {"A", "B", "C", "D"}
+    assert spans["A"][1] < min(spans["B"][0], spans["C"][0])
+    assert max(spans["B"][0], spans["C"][0]) < min(spans["B"][1], spans["C"][1])  # overlap
+    assert spans["D"][0] > max(spans["B"][1], spans["C"][1])
+    commit = _receipts(diamond, "D")[0].commit
+    body = git("log", "-1", "--format=%B", commit, cwd=worktree_of(diamond, "D"))
+    assert "Leap-Round: 1" in body and "Leap-Outcome: 1" in body and "Leap-Evidence: wrote it" \
+        in body
+
+
+def test_breach_is_refused_and_only_its_scope_rolled_back(diamond: Path, builder: Builder,
+                                                          tmp_path: Path) -> None:
+    leap("throw", "dia", cwd=diamond)
+    mark_passed(diamond, "A")
+    set_config(diamond, builder=builder("""
+        ball = os.environ["LEAP_BALL"]
+        if ball == "B":
+            pathlib.Path("src/b.py").write_text("B = 'mine'\\n")
+            pathlib.Path("src/b_new.py").write_text("new\\n")
+            pathlib.Path("src/c.py").write_text("C = 'stolen'\\n")  # C's file: a breach
+            pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: ok\\n")
+        else:
+            time.sleep(0.3)
+            pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 0\\nevidence: no\\n")
+    """))
+    leap("throw", "dia", "--ball", "C", cwd=diamond)
+    c_tree = worktree_of(diamond, "C")
+    a_tree = worktree_of(diamond, "A")
+    before = {p: tree_hash(p) for p in (diamond, c_tree, a_tree)}
+    git_before = git("rev-parse", "main", "leap/ball/dia/C", cwd=diamond)
+    r = leap("throw", "dia", "--ball", "B", "--run", cwd=diamond)
+    assert r.code == 1, r
+    assert "scope breach (L9): src/c.py outside the scope of B" in r.out
+    assert "rolled back (restore-scope): 2 scope file(s) restored" in r.out
+    b_tree = worktree_of(diamond, "B")
+    assert (b_tree / "src/b.py").read_text() == "B = 1\n"  # scope back at its base blob
+    assert not (b_tree / "src/b_new.py").exists()  # absent at the base: absent again
+    receipt = _receipts(diamond, "B")[0]
+    assert receipt.outcome == -1 and receipt.claim is False and receipt.commit
+    assert {p: tree_hash(p) for p in before} == before  # byte for byte untouched
+    assert git("rev-parse", "main", "leap/ball/dia/C", cwd=diamond) == git_before
+    status = leap("status", "dia", cwd=diamond).out
+    assert "blocked: its ancestor B was refused (-1)" in status
+
+
+def test_never_succeeding_builder_four_rounds_then_checkpoint_and_resume(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder("""
+        r = os.environ["LEAP_ROUND"]
+        prev = pathlib.Path(os.environ["LEAP_HANDOFF"]).read_text()
+        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
+        print("round", r, "previous receipt seen:", "previous_receipt: null" not in prev)
+        sys.exit(1)
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 3, r
+    assert "A: 4 round(s), last hold: the builder exited 1 without a report" in r.out
+    assert "checkpoint written" in r.out
+    rounds = _receipts(diamond, "A", 1)
+    assert [x.round for x in rounds] == [1, 2, 3, 4] and {x.outcome for x in rounds} == {0}
+    assert "previous receipt seen: True" in Path(rounds[1].log or "").read_text()
+    with Ledger(diamond / ".git") as ledger:
+        cp = query.checkpoint(ledger.require(), "dia", "A", 1)
+        assert cp is not None and cp.rounds_used == 4 and len(cp.tried) == 4
+        with pytest.raises(RuleViolation, match="episode 1 of dia/A is closed"):
+            record_round(ledger, "dia", "A", outcome=0, evidence="x", round_limit=4)
+    r = leap("round", "dia", "A", "--outcome", "0", "--evidence", "one more", cwd=diamond)
+    assert r.code == 1 and "is closed" in r.err and "[L6]" in r.err
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 3  # needs --resume
+    r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
+    assert r.code == 0 and "episode 2" in r.out and "after episode 1" in r.out, r
+    with Ledger(diamond / ".git") as ledger:
+        ep = current_episode(ledger.require(), "dia", "A")
+    assert ep.throw.episode == 2 and ep.throw.resumed_from == 1 and not ep.receipts
+
+
+def test_no_fifth_round_after_four_claims(diamond: Path) -> None:
+    leap("throw", "dia", cwd=diamond)
+    wt = worktree_of(diamond, "A")
+    for n in range(1, 5):
+        (wt / "src/a.py").write_text(f"A = {n}\n")
+        r = leap("round", "dia", "A", "--outcome", "1" if n == 4 else "0",
+                 "--evidence", f"try {n}", cwd=wt)
+        assert r.code == (0 if n == 4 else 3), r
+    r = leap("round", "dia", "A", "--outcome", "1", "--evidence", "five", cwd=wt)
+    assert r.code == 1 and "there is no fifth round [L6]" in r.err
+    with Ledger(diamond / ".git") as ledger:
+        with pytest.raises(RuleViolation, match="no fifth round"):
+            record_round(ledger, "dia", "A", outcome=0, evidence="x", round_limit=4)
+
+
+def test_timeout_ends_the_round_at_zero(diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder("time.sleep(30)\n"), timeout=0.5, round_limit=1)
+    started = time.monotonic()
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert time.monotonic() - started < 10
+    assert r.code == 3 and "the builder timed out after 0.5 s" in r.out, r
+
+
+def test_sigint_stops_four_builders_and_records_their_rounds(tmp_path: Path,
+                                                             builder: Builder) -> None:
+    from tests.support import make_repo
+
+    repo = make_repo(tmp_path / "repo", {f"src/f{i}.py": f"X = {i}\n" for i in range(4)})
+    assert leap("init", cwd=repo).code == 0
+    balls = "\n".join(f"  - {{id: b{i}, goal: g, spec: s, scope: [src/f{i}.py], proof: 'true',"
+                      f" rollback: restore-scope}}" for i in range(4))
+    (tmp_path / "four.yaml").write_text(f"slice: four\nspine: integrator\nballs:\n{balls}\n")
+    assert leap("slice", "cut", str(tmp_path / "four.yaml"), cwd=repo).code == 0
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    set_config(repo, builder=builder(f"""
+        pathlib.Path("{pids}", str(os.getpid())).write_text("")
+        pathlib.Path("src", "f" + os.environ["LEAP_BALL"][1:] + ".py").write_text("half\\n")
+        time.sleep(60)
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "throw", "four", "--run",
+                             "--jobs", "4"], cwd=repo, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **IDENTITY})
+    deadline = time.monotonic() + 20
+    while len(list(pids.iterdir())) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(list(pids.iterdir())) == 4
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in out and "Traceback" not in err
+    for pid in (int(p.name) for p in pids.iterdir()):
+        assert not _alive(pid)  # every builder is gone
+    with Ledger(repo / ".git") as ledger:
+        view = ledger.require()
+        for i in range(4):
+            got = query.receipts(view, "four", f"b{i}", 1)
+            assert len(got) == 1 and got[0].outcome == 0, got
+            assert got[0].evidence.startswith("interrupted (SIGINT)")
+    assert git("fsck", "--strict", "--no-progress", cwd=repo) == ""

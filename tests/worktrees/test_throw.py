@@ -1,0 +1,96 @@
+"""`leap throw`: waves (L5), isolated worktrees, one base per wave, throw records, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
+from tests.support import commit_all, git, leap, ref, write_files
+from tests.worktrees.conftest import mark_passed, record, set_config, worktree_of
+
+
+def _throw_record(repo: Path, ball: str, episode: int = 1):  # type: ignore[no-untyped-def]
+    with Ledger(repo / ".git") as ledger:
+        return query.throw(ledger.require(), "dia", ball, episode)
+
+
+def test_first_wave_only_then_b_and_c_from_one_base(diamond: Path) -> None:
+    r = leap("throw", "dia", cwd=diamond)
+    assert r.code == 0, r
+    assert "threw 1 ball(s)" in r.out
+    assert "not thrown: D: dia/D is waiting: dependency B has not passed (1) yet [L5]" in r.out
+    a = _throw_record(diamond, "A")
+    spine = ref(diamond, "main")
+    assert a is not None and a.base == spine and a.wave == 0 and a.spec_version == 1
+    assert a.branch == "leap/ball/dia/A"
+    wt = Path(a.worktree or "")
+    assert wt == worktree_of(diamond, "A") and (wt / "src/a.py").read_text() == "A = 1\n"
+    assert not wt.is_relative_to(diamond)  # outside the user's checkout
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=wt) == "leap/ball/dia/A"
+
+    # L5: a claim is not a pass, so B and C still wait
+    record(diamond, "A", 1)
+    assert leap("throw", "dia", "--ball", "B", cwd=diamond).code == 3
+
+    mark_passed(diamond, "A")
+    write_files(diamond, {"src/a.py": "A = 2\n"})  # the spine holds A's merged work
+    tip = commit_all(diamond, "merge A")
+    r = leap("throw", "dia", cwd=diamond)
+    assert r.code == 0, r
+    b, c = _throw_record(diamond, "B"), _throw_record(diamond, "C")
+    assert b is not None and c is not None
+    assert b.base == c.base == tip and b.wave == c.wave == 1  # one base per wave
+    assert "D is waiting" in r.out
+
+
+def test_rethrow_in_flight_refused(diamond: Path) -> None:
+    assert leap("throw", "dia", cwd=diamond).code == 0
+    r = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert r.code == 1
+    assert "dia/A is in flight: episode 1, 0 round(s) used" in r.err
+    assert "re-throwing a ball in flight is refused [L3]" in r.err
+    r = leap("throw", "dia", cwd=diamond)
+    assert r.code == 3 and "nothing to throw in slice dia [L5]" in r.err
+
+
+def test_refused_ancestor_blocks_and_held_ancestor_checkpoints(diamond: Path) -> None:
+    leap("throw", "dia", cwd=diamond)
+    mark_passed(diamond, "A")
+    assert leap("throw", "dia", cwd=diamond).code == 0
+    for _ in range(4):
+        record(diamond, "C", 0)  # round four without a pass: 0 with a checkpoint (L6)
+    r = leap("throw", "dia", "--ball", "D", cwd=diamond)
+    assert r.code == 3
+    assert "dia/D is held: its ancestor C ended at 0 with a checkpoint [L5]" in r.err
+    record(diamond, "B", -1)
+    r = leap("throw", "dia", "--ball", "D", cwd=diamond)
+    assert r.code == 1
+    assert "dia/D is blocked: its ancestor B was refused (-1) [L5]" in r.err
+    status = leap("status", "dia", cwd=diamond)
+    assert "D  blocked" in status.out and "blocked: its ancestor B was refused (-1)" in status.out
+    assert "checkpoint after 4 rounds" in status.out
+
+
+def test_worktree_root_inside_the_checkout_is_refused(diamond: Path) -> None:
+    set_config(diamond, root="wt")
+    r = leap("throw", "dia", cwd=diamond)
+    assert r.code == 1
+    assert ".leap/config.yaml: worktrees.root: worktree" in r.err and "[L5]" in r.err
+    assert ref(diamond, "leap/ball/dia/A") is None  # nothing half-made
+    with Ledger(diamond / ".git") as ledger:
+        assert query.episodes(ledger.require(), "dia", "A") == []
+
+
+def test_configured_root_outside(diamond: Path, tmp_path: Path) -> None:
+    set_config(diamond, root=str(tmp_path / "elsewhere"))
+    assert leap("throw", "dia", cwd=diamond).code == 0
+    assert (tmp_path / "elsewhere" / "dia" / "A" / "src" / "a.py").exists()
+
+
+def test_bad_input(diamond: Path) -> None:
+    r = leap("throw", "nope", cwd=diamond)
+    assert r.code == 2 and "unknown slice 'nope'" in r.err
+    r = leap("throw", "dia", "--ball", "Z", cwd=diamond)
+    assert r.code == 2 and "slice 'dia' has no ball 'Z'" in r.err
+    assert "Traceback" not in r.err
