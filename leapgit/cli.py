@@ -111,14 +111,14 @@ def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume:
               drive: bool, jobs: int) -> None:
     """Throw every ready ball (L5) into its own worktree; with --run, drive the builders."""
     from leapgit import report
-    from leapgit.commands import throw as cmd
+    from leapgit.commands.throw import drive_builders, run_exit_code, throw
 
-    thrown = cmd.throw(slice_id, balls, resume)
+    thrown = throw(slice_id, balls, resume)
     _emit(report.throw_lines(thrown.result))
     if drive:
-        result = cmd.run(thrown, jobs, click.get_text_stream("stdout"))
+        result = drive_builders(thrown, jobs, sys.stdout)
         _emit(report.run_lines(result))
-        ctx.exit(cmd.run_exit_code(result))
+        ctx.exit(run_exit_code(result))
 
 
 @cli.group("ball")

@@ -127,13 +127,13 @@ def _throw_step(root: Path, echo: Echo) -> None:
         f"  command: {sys.executable} {script}"), encoding="utf-8")
     echo("")
     echo("== throw the ready balls (wave 0) to a scripted builder, each in its own worktree")
-    echo(f"   (builder.command in .leap/config.yaml: a Python script that edits files; "
+    echo("   (builder.command in .leap/config.yaml: a Python script that edits files; "
          "the docs builder also edits calc/parser.py, outside its scope)")
     echo("$ leap throw calc-positions --run --jobs 2")
     thrown = throw.throw("calc-positions", start=root)
     for line in report.throw_lines(thrown.result):
         echo(f"  {line}")
-    result = throw.run(thrown, 2, _EchoStream(echo), live=False)  # type: ignore[arg-type]
+    result = throw.drive_builders(thrown, 2, _EchoStream(echo), live=False)  # type: ignore[arg-type]
     for line in report.run_lines(result):
         echo(f"  {line}")
 

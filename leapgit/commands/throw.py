@@ -29,7 +29,7 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     return Thrown(ws, throw_balls(ws, slice_id, balls, resume))
 
 
-def run(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None = None,
+def drive_builders(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None = None,
         builder: str | None = None) -> RunResult:
     ws, result = thrown.workspace, thrown.result
     balls = [(t.record.ball, t.record.wave or 0) for t in result.thrown]

@@ -18,6 +18,7 @@ from typing import Literal
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, Problem, RuleViolation
+from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver
 
@@ -81,8 +82,8 @@ def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
     findings: list[Finding] = []
     head = git.rev_parse("HEAD", worktree) or thrown.base
     with Repo(str(common_dir)) as repo:
-        base_tree = repo.object_store[thrown.base.encode()].tree  # type: ignore[attr-defined]
-        head_tree = repo.object_store[head.encode()].tree  # type: ignore[attr-defined]
+        base_tree = repo.object_store[oid(thrown.base)].tree  # type: ignore[attr-defined]
+        head_tree = repo.object_store[oid(head)].tree  # type: ignore[attr-defined]
         at_base = TreeResolver(repo, base_tree, worktree)
         at_head = TreeResolver(repo, head_tree, None)
         for entry in ball.scope:

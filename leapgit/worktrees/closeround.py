@@ -16,6 +16,7 @@ from typing import Literal
 from leapgit import git
 from leapgit.errors import RuleViolation
 from leapgit.git import GitFailed
+from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records.types import OUTCOME_NAMES, BallRecord
@@ -55,8 +56,8 @@ def committed_paths(common_dir: Path, base: str, head: str) -> set[str]:
     from dulwich.repo import Repo
 
     with Repo(str(common_dir)) as repo:
-        old = repo.object_store[base.encode()].tree  # type: ignore[attr-defined]
-        new = repo.object_store[head.encode()].tree  # type: ignore[attr-defined]
+        old = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
+        new = repo.object_store[oid(head)].tree  # type: ignore[attr-defined]
         return touched_paths(repo.object_store, old, new)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.workspace import Workspace
@@ -38,7 +39,7 @@ def _base_blobs(ws: Workspace, ball: BallRecord, base: str) -> dict[str, str]:
 
     out: dict[str, str] = {}
     with Repo(str(ws.paths.common_dir)) as repo:
-        tree = repo.object_store[base.encode()].tree  # type: ignore[attr-defined]
+        tree = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
         resolver = TreeResolver(repo, tree, None)
         for entry in ball.scope:
             try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit.errors import InvalidRecord, LeapError, RuleViolation
+from leapgit.gitobj import oid
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Written
 from leapgit.records import schema, yamlio
@@ -110,7 +111,7 @@ def _recheck(ws: Workspace, whole: SliceDraft, index: int,
 
     base = spine_tip(ws)
     with Repo(str(ws.paths.common_dir)) as repo:
-        tree = repo.object_store[base.encode()].tree  # type: ignore[attr-defined]
+        tree = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
         try:
             checked = check_slice(whole, TreeResolver(repo, tree, None))  # L2, L4 again
         except LeapError as exc:

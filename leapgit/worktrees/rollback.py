@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit.errors import RuleViolation
+from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BUILTIN_ROLLBACK, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver, normalise
 
@@ -58,7 +59,7 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
     restored: list[str] = []
     skipped: list[str] = []
     with Repo(str(common_dir)) as repo:
-        base_tree = repo.object_store[thrown.base.encode()].tree  # type: ignore[attr-defined]
+        base_tree = repo.object_store[oid(thrown.base)].tree  # type: ignore[attr-defined]
         resolver = TreeResolver(repo, base_tree, None)
         for entry in ball.scope:
             try:
@@ -77,7 +78,7 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                     restored.append(found.real)
                 continue
             mode = _mode(repo, base_tree, found.real)
-            data = repo.object_store[found.blob.encode()].as_raw_string()
+            data = repo.object_store[oid(found.blob)].as_raw_string()
             target.parent.mkdir(parents=True, exist_ok=True)
             current = target.read_bytes() if target.is_file() and not target.is_symlink() \
                 else None
@@ -90,7 +91,7 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
 def _mode(repo: object, tree: bytes, path: str) -> int:
     from dulwich.object_store import tree_lookup_path
 
-    mode, _ = tree_lookup_path(repo.object_store.__getitem__, tree,  # type: ignore[attr-defined]
+    mode, _ = tree_lookup_path(repo.object_store.__getitem__, oid(tree),  # type: ignore[attr-defined]
                                path.encode())
     return int(mode)
 

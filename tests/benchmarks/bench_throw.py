@@ -92,7 +92,7 @@ def bench_run(balls: int = 8) -> None:
             os.environ[key] = ENV[key]
         thrown = cmd.throw("bench", start=repo)
         started = time.perf_counter()
-        result = cmd.run(thrown, balls, io.StringIO(), live=False)
+        result = cmd.drive_builders(thrown, balls, io.StringIO(), live=False)
         fan_out = time.perf_counter() - started
         assert all(b.last and b.last.outcome == 1 for b in result.balls)
         # the whole command, throw included, as a user types it (a second slice, same shape)
