@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 import click
 
-from leapgit.errors import EXIT_INPUT, LeapError
+from leapgit.errors import EXIT_INPUT, EXIT_INTERNAL, LeapError
 
 
 def _emit(lines: list[str]) -> None:
@@ -201,16 +201,19 @@ def quickstart_cmd(directory: Path | None) -> None:
     quickstart(directory, echo=click.echo)
 
 
-def _crash_log(exc: BaseException) -> Path:
+def _crash_log(exc: BaseException) -> Path | None:
+    """Write the traceback to a file of its own; None when even that is impossible."""
     folder = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "leapgit"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        folder = Path(tempfile.gettempdir())
-    fd, name = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=folder)
-    with os.fdopen(fd, "w") as fh:
-        fh.write("".join(traceback.format_exception(exc)))
-    return Path(name)
+    for where in (folder, Path(tempfile.gettempdir())):
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=where)
+            with os.fdopen(fd, "w") as fh:
+                fh.write("".join(traceback.format_exception(exc)))
+            return Path(name)
+        except OSError:
+            continue
+    return None
 
 
 def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
@@ -234,10 +237,11 @@ def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
         click.echo("leap: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # the one place an unexpected error is caught, logged, reported
-        path = _crash_log(exc)
         click.echo(f"leap: internal error: {type(exc).__name__}: {exc}", err=True)
-        click.echo(f"leap: the traceback is in {path}; please report it", err=True)
-        sys.exit(70)
+        path = _crash_log(exc)
+        where = f"is in {path}" if path else "could not be saved (no writable folder)"
+        click.echo(f"leap: the traceback {where}; please report it", err=True)
+        sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -15,6 +15,7 @@ EXIT_OK = 0
 EXIT_RULE = 1  # a rule was violated, or a refuse (-1)
 EXIT_INPUT = 2  # bad input or usage: unreadable or malformed file, unknown slice
 EXIT_HOLD = 3  # hold (0): valid work is blocked
+EXIT_INTERNAL = 70  # a bug: one line on the terminal, the traceback in a log file
 
 
 @dataclass(frozen=True)

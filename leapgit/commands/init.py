@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
             hint="run `leap init` in a clone; on a server use `leap hooks install --server`",
         )
     root = ws.paths.top
+    ws.ledger().close()  # refuses what the ledger cannot live in (sha256) before any write
     config_path = root / CONFIG_PATH
     written = False
     if not config_path.exists():
@@ -75,9 +77,12 @@ def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
         text = CONFIG_TEMPLATE.format(
             spine=spine or default_spine(root), ledger_ref=ws.config.ledger_ref
         )
-        tmp = config_path.with_suffix(".yaml.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(config_path)
+        tmp = config_path.with_name(f".config.yaml.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(config_path)
+        finally:
+            tmp.unlink(missing_ok=True)
         written = True
         ws = open_workspace(root)
     elif spine and spine != ws.config.spine:

@@ -11,6 +11,7 @@ additions to distinct paths commute.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -30,15 +31,40 @@ if TYPE_CHECKING:
 DEFAULT_REF = "refs/heads/leap/ledger"
 LOCK_TIMEOUT = 60.0
 MAX_ATTEMPTS = 200
-STALE_REF_LOCK = 2.0  # seconds: git holds a ref lock for milliseconds
+STALE_REF_LOCK = 2.0  # seconds: git writes its ref lock's content right after creating it
+WRITING_MARKER = "leap-ledger.writing"  # present only while a leapgit writer is mid-write
 _TREE_MODE = 0o040000
 _BLOB_MODE = 0o100644
 
 _locks: dict[str, object] = {}  # one FileLock per path per process (FIELD-NOTES: filelock)
-_tree_cache: dict[bytes, Tree] = {}  # parsed trees by id: immutable, shared by every view
+# Parsed trees by id, one cache per object store: a tree is immutable, so an entry never goes
+# stale, and keeping stores apart never lets one repository "see" another's objects.
+_tree_caches: dict[str, dict[bytes, Tree]] = {}
+_TREE_CACHE_MAX = 4096
+
+
+def cached_tree(repo: Repo, sha: bytes) -> Tree:
+    cache = _tree_caches.setdefault(str(getattr(repo.object_store, "path", id(repo))), {})
+    tree = cache.get(sha)
+    if tree is None:
+        try:
+            tree = repo.object_store[oid(sha)]  # type: ignore[assignment]
+        except KeyError:
+            raise LedgerCorrupt(
+                f"object {sha.decode()} is missing from {repo.object_store}",
+                hint="the repository is damaged: run `git fsck` and restore it from a clone",
+            ) from None
+        if len(cache) > _TREE_CACHE_MAX:
+            cache.clear()
+        cache[sha] = tree  # type: ignore[assignment]
+    return tree  # type: ignore[return-value]
 
 
 class LedgerMissing(UsageError):
+    pass
+
+
+class LedgerCorrupt(LeapError):
     pass
 
 
@@ -82,13 +108,7 @@ class LedgerView:
             self.tree = repo.object_store[oid(commit)].tree  # type: ignore[attr-defined]
 
     def _tree(self, sha: bytes) -> Tree:
-        tree = _tree_cache.get(sha)
-        if tree is None:
-            tree = self._repo.object_store[oid(sha)]  # type: ignore[assignment]
-            if len(_tree_cache) > 4096:
-                _tree_cache.clear()
-            _tree_cache[sha] = tree  # type: ignore[assignment]
-        return tree  # type: ignore[return-value]
+        return cached_tree(self._repo, sha)
 
     def _entry(self, path: str) -> tuple[int, bytes] | None:
         if self.tree is None:
@@ -98,8 +118,9 @@ class LedgerView:
         for part in path.encode().split(b"/"):
             if mode != _TREE_MODE:
                 return None
+            tree = self._tree(sha)  # a missing object is corruption, not an absent record
             try:
-                mode, sha = self._tree(sha)[part]
+                mode, sha = tree[part]
             except KeyError:
                 return None
         return mode, sha
@@ -224,9 +245,17 @@ class Ledger(AbstractContextManager["Ledger"]):
         from filelock import Timeout
 
         lock = _file_lock(self._lock_path())
+        marker = self.git_dir / WRITING_MARKER
         try:
             with lock:  # type: ignore[attr-defined]
-                return self._write_locked(records, subject, trailers, body, root, identical_ok)
+                if marker.exists():  # the last writer died mid-write (SIGKILL, power)
+                    self._recover_after_crash()
+                marker.touch()
+                try:
+                    return self._write_locked(records, subject, trailers, body, root,
+                                              identical_ok)
+                finally:
+                    marker.unlink(missing_ok=True)
         except Timeout:
             raise LedgerBusy(
                 f"another leapgit process held the ledger lock for {LOCK_TIMEOUT:.0f} s",
@@ -251,7 +280,15 @@ class Ledger(AbstractContextManager["Ledger"]):
             todo = self._check_paths(old, records, identical_ok)
             if not todo:
                 return Written(old or "", (), attempt)
-            commit = self._commit(old, todo, message)
+            try:
+                commit = self._commit(old, todo, message)
+            except FileLocked as exc:
+                raise LedgerBusy(
+                    "an object lock file is held by another writer",
+                    file=str(getattr(exc, "lockfilename", "") or exc),
+                    hint="nothing was written; if no git or leapgit process is running, "
+                         "delete that file",
+                ) from None
             try:
                 if old is None:
                     moved = self.repo.refs.add_if_new(
@@ -263,26 +300,49 @@ class Ledger(AbstractContextManager["Ledger"]):
                         message=b"leap: " + message[:200],
                     )
             except FileLocked:
-                self._clear_stale_ref_lock()
-                moved = False
+                moved = False  # git holds the ref lock right now: wait and count again
             if moved:
                 return Written(commit.decode(), tuple(sorted(todo)), attempt + 1)
             time.sleep(min(0.001 * (attempt + 1), 0.05))
+        lock = self.git_dir / (self.ref + ".lock")
         raise LedgerBusy(
-            f"the ledger ref {self.ref} kept moving; gave up after {MAX_ATTEMPTS} tries",
-            hint="nothing was written; try again",
+            f"the ledger ref {self.ref} kept moving or stayed locked; gave up after "
+            f"{MAX_ATTEMPTS} tries",
+            file=str(lock) if lock.exists() else None,
+            hint="nothing was written; try again (if no git process is running and the lock "
+                 "file stays, delete it)",
         )
 
-    def _clear_stale_ref_lock(self) -> None:
-        # We hold leapgit's own lock, so no leapgit writer owns a ref lock now. A ref lock
-        # older than a few seconds was left by a writer that died between creating and
-        # renaming it (SIGKILL); git would refuse forever, so remove it.
-        lock = self.git_dir / (self.ref + ".lock")
+    def _recover_after_crash(self) -> None:
+        """A leapgit writer died inside a write (it left the marker). We hold leapgit's lock,
+        so the lock files it may have left are no one's now: dulwich's loose-object locks
+        (git never names a loose object ``*.lock``) and a ref lock holding a leapgit commit.
+        A ref lock holding anything else may be a live git transaction: it is left alone."""
+        objects = self.git_dir / "objects"
+        removed = 0
+        for folder in objects.glob("[0-9a-f][0-9a-f]"):
+            for stale in folder.glob("*.lock"):
+                stale.unlink(missing_ok=True)
+                removed += 1
+        ref_lock = self.git_dir / (self.ref + ".lock")
+        if ref_lock.exists() and self._leapgit_lock(ref_lock):
+            ref_lock.unlink(missing_ok=True)
+            removed += 1
+        if removed:
+            sys.stderr.write(
+                f"leap: warning: removed {removed} lock file(s) left in {self.git_dir} by a "
+                "leapgit writer that died mid-write; the ledger ref was never moved by it\n"
+            )
+
+    def _leapgit_lock(self, lock: Path) -> bool:
+        content = lock.read_bytes().strip()
+        if not content:
+            return time.time() - lock.stat().st_mtime > STALE_REF_LOCK
         try:
-            if time.time() - lock.stat().st_mtime > STALE_REF_LOCK:
-                lock.unlink()
-        except FileNotFoundError:
-            pass
+            obj = self.repo.object_store[oid(content)]
+        except (KeyError, ValueError):
+            return False
+        return b"\nLeap-Record: " in getattr(obj, "message", b"")
 
     def _check_paths(
         self, tip: str | None, records: dict[str, bytes], identical_ok: bool
@@ -352,7 +412,7 @@ class Ledger(AbstractContextManager["Ledger"]):
 
         tree = Tree()
         if base is not None:
-            for entry in self._cached_tree(base).iteritems():
+            for entry in cached_tree(self.repo, base).iteritems():
                 tree.add(entry.path, entry.mode, entry.sha)
         for name, change in changes.items():
             if isinstance(change, dict):
@@ -361,17 +421,7 @@ class Ledger(AbstractContextManager["Ledger"]):
             else:
                 tree.add(name, _BLOB_MODE, change)  # type: ignore[arg-type]
         self.repo.object_store.add_object(tree)
-        _tree_cache[tree.id] = tree
         return tree.id
-
-    def _cached_tree(self, sha: bytes) -> Tree:
-        tree = _tree_cache.get(sha)
-        if tree is None:
-            tree = self.repo.object_store[oid(sha)]  # type: ignore[assignment]
-            if len(_tree_cache) > 4096:
-                _tree_cache.clear()
-            _tree_cache[sha] = tree  # type: ignore[assignment]
-        return tree  # type: ignore[return-value]
 
     def _identity(self) -> tuple[bytes, int, int]:
         name = os.environ.get("GIT_COMMITTER_NAME")

@@ -44,28 +44,55 @@ def _cache_dir() -> Path:
 
 def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
     """fastjsonschema's generated validator, kept in the user's cache keyed by the schema's
-    hash: compiling costs ~10 ms a schema, loading the generated code well under 1 ms."""
+    hash: compiling costs ~10 ms a schema, loading the generated code well under 1 ms. An
+    entry is trusted only when its first line holds the hash of the rest; anything else is
+    recompiled and rewritten, so a damaged cache costs time, never correctness."""
     import fastjsonschema
 
     text = json.dumps(definition, sort_keys=True)
     key = hashlib.sha256(f"{fastjsonschema.VERSION}\0{text}".encode()).hexdigest()[:32]
     path = _cache_dir() / f"v_{key}.py"
-    try:
-        code = path.read_text("utf-8")
-    except OSError:
-        code = fastjsonschema.compile_to_code(definition)
+    cached = _read_cached(path)
+    if cached is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(code, "utf-8")
-            tmp.replace(path)
-        except OSError:
-            pass  # a read-only home still validates, only slower
+            return _load(cached, path)
+        except Exception:  # noqa: BLE001 - any damage means: compile afresh below
+            pass
+    code = fastjsonschema.compile_to_code(definition)
+    _write_cached(path, code)
+    return _load(code, path)
+
+
+def _read_cached(path: Path) -> str | None:
+    try:
+        header, _, code = path.read_text("utf-8").partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if header != f"# sha256 {hashlib.sha256(code.encode()).hexdigest()}":
+        return None
+    return code
+
+
+def _write_cached(path: Path, code: str) -> None:
+    digest = hashlib.sha256(code.encode()).hexdigest()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(f"# sha256 {digest}\n{code}")
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home still validates, only slower
+
+
+def _load(code: str, path: Path) -> Callable[[Any], Any]:
     namespace: dict[str, Any] = {}
     exec(compile(code, str(path), "exec"), namespace)  # noqa: S102 - fastjsonschema's own output
     entry = re.search(r"^def (validate\w*)\(", code, re.M)  # the first def is the root
     if entry is None:
-        raise RuntimeError(f"fastjsonschema generated no validator in {path}")
+        raise ValueError(f"no validator in {path}")
     check: Callable[[Any], Any] = namespace[entry.group(1)]
     return check
 

@@ -93,4 +93,7 @@ def test_a_writer_killed_at_random_points_never_leaves_a_broken_ref(tmp_path: Pa
         before = ledger.tip()
         written = ledger.append({"after-crash.yaml": b"ok\n"}, "after the crashes")
     assert kills == 50
+    # the next write cleared whatever lock files a kill left (none may block a later write)
+    assert not list((root / ".git" / "objects").glob("*/*.lock"))
+    assert not list((root / ".git" / "refs").rglob("*.lock"))
     assert git("rev-parse", f"{written.commit}^", cwd=root) == before

@@ -1,0 +1,122 @@
+"""What a crash or a damaged cache leaves behind never blocks the next write, and a lock that
+may be git's own is never taken from it (review findings, reversibility lens)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from leapgit.errors import InvalidRecord
+from leapgit.ledger.store import WRITING_MARKER, Ledger, LedgerCorrupt
+from leapgit.records import schema
+from tests.support import git, leap, make_repo
+
+
+def _ledger(tmp_path: Path, name: str = "repo") -> Path:
+    root = make_repo(tmp_path / name, {"f": "x\n"})
+    with Ledger(root / ".git") as ledger:
+        ledger.init(b"kind: ledger\n")
+    return root
+
+
+def test_locks_left_by_a_dead_leapgit_writer_are_recovered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _ledger(tmp_path)
+    gd = root / ".git"
+    with Ledger(gd) as ledger:
+        tip = ledger.tip()
+        assert tip is not None
+        # what a SIGKILL inside a write leaves: the marker, an object lock, and a ref lock
+        # naming the commit it was about to install
+        dead = ledger._commit(tip, {"dead.yaml": b"x\n"}, b"dead\n\nLeap-Record: dead.yaml\n")
+    (gd / WRITING_MARKER).touch()
+    (gd / "objects" / "ab").mkdir(exist_ok=True)
+    (gd / "objects" / "ab" / ("c" * 38 + ".lock")).write_bytes(b"partial")
+    (gd / "refs/heads/leap/ledger.lock").write_bytes(dead + b"\n")
+    with Ledger(gd) as ledger:
+        written = ledger.append({"after.yaml": b"ok\n"}, "after")
+    assert git("rev-parse", "leap/ledger", cwd=root) == written.commit
+    assert not list((gd / "objects").glob("*/*.lock"))
+    assert not (gd / "refs/heads/leap/ledger.lock").exists()
+    assert not (gd / WRITING_MARKER).exists()
+    assert "removed 2 lock file(s)" in capsys.readouterr().err
+
+
+def test_a_live_git_ref_lock_is_waited_for_not_taken(tmp_path: Path) -> None:
+    root = _ledger(tmp_path)
+    old = git("rev-parse", "leap/ledger", cwd=root)
+    blob = git("hash-object", "-w", "--stdin", cwd=root, input=b"git\n")
+    env = {"GIT_INDEX_FILE": str(tmp_path / "idx")}
+    git("read-tree", old, cwd=root, env=env)
+    git("update-index", "--add", "--cacheinfo", f"100644,{blob},git.yaml", cwd=root, env=env)
+    theirs = git("commit-tree", git("write-tree", cwd=root, env=env), "-p", old, "-m", "git",
+                 cwd=root)
+    tx = subprocess.Popen(["git", "update-ref", "--stdin"], cwd=root, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert tx.stdin is not None and tx.stdout is not None
+    tx.stdin.write(f"start\nupdate refs/heads/leap/ledger {theirs} {old}\nprepare\n".encode())
+    tx.stdin.flush()
+    assert tx.stdout.readline().strip() == b"start: ok"
+    assert tx.stdout.readline().strip() == b"prepare: ok"
+
+    def finish() -> None:
+        time.sleep(2.5)  # longer than any "stale" threshold
+        assert tx.stdin is not None
+        tx.stdin.write(b"commit\n")
+        tx.stdin.close()
+
+    threading.Thread(target=finish).start()
+    with Ledger(root / ".git") as ledger:
+        written = ledger.append({"mine.yaml": b"mine\n"}, "mine")
+    assert tx.wait(10) == 0, tx.stderr.read() if tx.stderr else ""
+    assert git("rev-parse", f"{written.commit}^", cwd=root) == theirs
+    files = git("ls-tree", "--name-only", "leap/ledger", cwd=root).split()
+    assert {"git.yaml", "mine.yaml"} <= set(files)
+
+
+def test_a_damaged_validator_cache_is_recompiled_never_trusted(tmp_path: Path) -> None:
+    schema._validator.cache_clear()
+    bad = {"kind": "receipt", "format": 1}
+    with pytest.raises(InvalidRecord):
+        schema.validate_record(bad, "r.yaml")
+    entries = list(schema._cache_dir().glob("v_*.py"))
+    assert entries
+    for entry in entries:  # a validator that lets everything through, hash line unchanged
+        header = entry.read_text().split("\n", 1)[0]
+        entry.write_text(f"{header}\ndef validate(data, custom_formats={{}}, name_prefix=None):\n"
+                         "    return data\n")
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord, match="missing required"):
+        schema.validate_record(bad, "r.yaml")
+    for entry in entries:
+        entry.write_bytes(b"")
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord, match="missing required"):
+        schema.validate_record(bad, "r.yaml")
+
+
+def test_trees_cached_from_one_repository_never_stand_in_for_another(tmp_path: Path) -> None:
+    a = _ledger(tmp_path, "a")
+    with Ledger(a / ".git") as ledger:
+        ledger.append({"deep/er/x.yaml": b"x\n"}, "x")
+        assert ledger.view().read("deep/er/x.yaml") == b"x\n"
+        tree = git("rev-parse", "leap/ledger:deep", cwd=a)
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    (b / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    with Ledger(b / ".git") as ledger, pytest.raises(LedgerCorrupt, match="git fsck"):
+        ledger.view().read("deep/er/x.yaml")
+
+
+def test_init_on_a_sha256_repository_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "s256"
+    git("init", "-q", "--object-format=sha256", str(root), cwd=tmp_path)
+    result = leap("init", cwd=root)
+    assert result.code == 2 and "sha256" in result.err
+    assert not (root / ".leap").exists()
