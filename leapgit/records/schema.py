@@ -16,6 +16,7 @@ from leapgit.errors import InvalidRecord
 
 RECORD_KINDS = (
     "ledger", "slice", "ball", "receipt", "checkpoint", "envelope", "verdict", "summary", "merge",
+    "routing",
 )
 
 
