@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from leapgit.errors import LeapError, UsageError
+from leapgit.ledger.store import LedgerView
 from leapgit.records import yamlio
 from leapgit.records.tribunal import TribunalConfig
 from leapgit.timeutil import now_iso
@@ -21,10 +23,12 @@ from leapgit.tribunal import provenance, records, routing, seating, tally, targe
 from leapgit.tribunal.errors import TribunalHold
 from leapgit.tribunal.identity import Builder, parse_builder
 from leapgit.tribunal.lenses import LENSES
+from leapgit.tribunal.recorder import Recorder
 from leapgit.tribunal.redaction import Identities
 from leapgit.workspace import Workspace, open_workspace
 
 Echo = Callable[[str], None]
+Explosions = list[tuple[str, BaseException]]
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,16 @@ class Request:
     round: int = 1
     tests: str | None = None
     red: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    target: target.Target
+    change: changes.Change
+    envelope: envelope.Envelope
+    prompts: dict[str, prompt.Prompt]
+    routing: routing.Routing
+    info: records.RunInfo
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,27 @@ def identities(builder: Builder, cfg: TribunalConfig, authors: list[tuple[str, s
     return Identities(tuple(tokens + authors))
 
 
+def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
+    """Everything decided before any dispatch: the envelope (T5) and the routing (T2-T4)."""
+    root, cfg = ws.paths.root, ws.config.tribunal
+    builder = parse_builder(req.builder)
+    contract = envelope.check_contract(req.intent, req.criteria)
+    tgt = target.choose(root, view, ws.config, req.base, req.head, req.slice, req.ball)
+    change = changes.read_change(root, tgt.base, tgt.head)
+    if not change.touched:
+        raise UsageError(f"{tgt.base[:12]}..{tgt.head[:12]} touches no file: nothing to grade",
+                         field="--head")
+    who = identities(builder, cfg, changes.authors(root, tgt.base, tgt.head))
+    env = envelope.build(root, change, contract, who, cfg.tests)
+    run_id = new_run_id()
+    prompts = {lens.id: prompt.build(run_id, lens, env.body) for lens in LENSES}
+    tokens = {k: envelope.estimate_tokens(p.text) for k, p in prompts.items()}
+    plan = routing.plan(cfg, builder, tokens, os.environ)
+    info = records.RunInfo(run_id, req.round, tgt.series, tgt.base, tgt.head, change.tree,
+                           env.hash, builder, tgt.slice, tgt.ball)
+    return Prepared(tgt, change, env, prompts, plan, info)
+
+
 def _not_dispatched(plans: tuple[routing.LensPlan, ...]) -> list[seating.LensResult]:
     out = []
     for plan in plans:
@@ -75,22 +110,19 @@ def _not_dispatched(plans: tuple[routing.LensPlan, ...]) -> list[seating.LensRes
 
 
 def _checks(ws: Workspace, change: changes.Change, req: Request) -> mechanical.Mechanical:
-    from leapgit.errors import LeapError
-
     assert req.tests is not None
-    red = changes.resolve(req.red, ws.paths.root, "--red") if req.red else None
     try:
+        red = changes.resolve(req.red, ws.paths.root, "--red") if req.red else None
         return mechanical.run_checks(ws.paths.root, change, req.tests, red,
                                      ws.config.tribunal.test_timeout)
     except LeapError as exc:  # a harness that cannot run is INVALID, never a pass (T9)
         return mechanical.Mechanical((mechanical.Check("harness", "invalid", str(exc)),))
 
 
-async def _sit(ws: Workspace, plans: tuple[routing.LensPlan, ...], prompts: dict[str, prompt.Prompt],
-               env: envelope.Envelope, juror_tree: Path | None, on_result: Callable[..., None],
+async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
+               on_result: Callable[[seating.LensResult], None],
                checks: Callable[[], mechanical.Mechanical] | None,
-               ) -> tuple[list[seating.LensResult], list[tuple[str, BaseException]],
-                          mechanical.Mechanical | None]:
+               ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
     import httpx
 
     from leapgit.tribunal.providers.base import SeatContext
@@ -99,9 +131,10 @@ async def _sit(ws: Workspace, plans: tuple[routing.LensPlan, ...], prompts: dict
     longest = max([r.timeout for r in cfg.rungs] + [cfg.timeout])
     async with httpx.AsyncClient(timeout=httpx.Timeout(longest)) as client:
         ctx = SeatContext(client, cfg.max_answer_bytes, juror_tree=juror_tree,
-                          candidate=env.candidate)
+                          candidate=p.envelope.candidate)
         job = asyncio.ensure_future(asyncio.to_thread(checks)) if checks else None
-        results, explosions = await seating.seat_all(plans, prompts, env, ctx, on_result)
+        results, explosions = await seating.seat_all(p.routing.plans, p.prompts, p.envelope,
+                                                     ctx, on_result)
         return results, explosions, (await job if job else None)
 
 
@@ -110,82 +143,73 @@ def _needs_tree(plan: routing.Routing) -> bool:
     return any(r.provider == "command" for lad in ladders for r in lad.rungs)
 
 
+def sit(ws: Workspace, p: Prepared, req: Request, on_result: Callable[[seating.LensResult], None],
+        ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
+    if p.routing.halted:  # T2: a missing required verifier is a HALT; nothing is sent
+        results = _not_dispatched(p.routing.plans)
+        for result in results:
+            on_result(result)
+        return results, [], None
+    job = (lambda: _checks(ws, p.change, req)) if req.tests else None
+    with contextlib.ExitStack() as stack:
+        tree = None
+        if _needs_tree(p.routing):  # T8: command jurors sit on a read-only copy
+            tree = stack.enter_context(worktree.temporary(
+                ws.paths.root, p.change.head, read_only=True, prefix="leap-juror-"))
+        results, explosions, checks = asyncio.run(_sit(ws, p, tree, on_result, job))
+    if p.target.reread() != p.change.head:
+        results = [seating.annul(r, "the candidate moved while the seats sat") for r in results]
+        for result in results:
+            on_result(result)
+    return results, explosions, checks
+
+
+def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.LensResult],
+           checks: mechanical.Mechanical | None) -> tuple[tally.Decision, convergence.Progress]:
+    decision = tally.decide(results, checks.outcome if checks else None,
+                            checks.reason if checks else "")
+    prints = [f["fingerprint"] for r in results for f in records.findings_of(r)]
+    past = provenance.past_rounds(view, p.target.series, req.round, p.target.slice, p.target.ball)
+    progress = convergence.progress(prints, past, decision.outcome == "pass")
+    if progress.escalate:  # T9: stop and escalate to a person
+        named = ", ".join(progress.oscillating or progress.new) or "none"
+        decision = tally.Decision(
+            "hold", "escalation: NEW findings flat or rising two rounds in a row (per round: "
+            f"{', '.join(map(str, progress.new_counts))}); oscillating: {named} (T9)",
+            escalated=True)
+    return decision, progress
+
+
 def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Convened:
     from leapgit.tribunal import report
 
     ws = open_workspace(start)
-    root, cfg = ws.paths.root, ws.config.tribunal
-    builder = parse_builder(req.builder)
-    contract = envelope.check_contract(req.intent, req.criteria)
     with ws.ledger() as ledger:
         view = ledger.require()
-        tgt = target.choose(root, view, ws.config, req.base, req.head, req.slice, req.ball)
-        change = changes.read_change(root, tgt.base, tgt.head)
-        if not change.touched:
-            from leapgit.errors import UsageError
-            raise UsageError(f"{tgt.base[:12]}..{tgt.head[:12]} touches no file: nothing to "
-                             "grade", field="--head")
-        who = identities(builder, cfg, changes.authors(root, tgt.base, tgt.head))
-        env = envelope.build(root, change, contract, who, cfg.tests)
-        run_id = new_run_id()
-        prompts = {lens.id: prompt.build(run_id, lens, env.body) for lens in LENSES}
-        tokens = {k: envelope.estimate_tokens(p.text) for k, p in prompts.items()}
-        plan = routing.plan(cfg, builder, tokens, os.environ)
-        out = outdir.claim(req.out or ws.paths.common_dir / "leap-tribunal" / run_id)
-        info = records.RunInfo(run_id, req.round, tgt.series, tgt.base, tgt.head, change.tree,
-                               env.hash, builder, tgt.slice, tgt.ball)
-        for line in report.routing_lines(info, plan):
+        p = prepare(ws, view, req)
+        out = outdir.claim(req.out or ws.paths.common_dir / "leap-tribunal" / p.info.run_id)
+        for line in report.routing_lines(p.info, p.routing):
             echo(line)
-        written = [records.envelope_record(info, env), records.routing_record(info, plan)]
-        out.write("envelope.yaml", yamlio.dumps(written[0]))
-        out.write("envelope.txt", env.body.encode("utf-8"))
-        out.write("routing.yaml", yamlio.dumps(written[1]))
+        rec = Recorder(out, p.info)
+        rec.put("envelope.yaml", records.envelope_record(p.info, p.envelope))
+        out.write("envelope.txt", p.envelope.body.encode("utf-8"))
+        rec.put("routing.yaml", records.routing_record(p.info, p.routing))
 
         def on_result(result: seating.LensResult) -> None:
-            out.write(f"verdicts/{result.lens}.yaml",
-                      yamlio.dumps(records.verdict_record(info, result, now_iso())))
+            rec.put(f"verdicts/{result.lens}.yaml",
+                    records.verdict_record(p.info, result, now_iso()))
             echo(report.result_line(result))
 
-        explosions: list[tuple[str, BaseException]] = []
-        checks = None
-        if plan.halted:
-            results = _not_dispatched(plan.plans)
-            for result in results:
-                on_result(result)
-        else:
-            job = (lambda: _checks(ws, change, req)) if req.tests else None
-            with contextlib.ExitStack() as stack:
-                tree = stack.enter_context(worktree.temporary(
-                    root, tgt.head, read_only=True, prefix="leap-juror-")) \
-                    if _needs_tree(plan) else None
-                results, explosions, checks = asyncio.run(
-                    _sit(ws, plan.plans, prompts, env, tree, on_result, job))
-            if tgt.reread() != tgt.head:
-                results = [seating.annul(r, "the candidate moved while the seats sat")
-                           for r in results]
-                for result in results:
-                    on_result(result)
-        decision = tally.decide(results, checks.outcome if checks else None,
-                                checks.reason if checks else "")
-        fingerprints = [f["fingerprint"] for r in results for f in records.findings_of(r)]
-        past = provenance.past_rounds(view, tgt.series, req.round, tgt.slice, tgt.ball)
-        progress = convergence.progress(fingerprints, past, decision.outcome == "pass")
-        if progress.escalate:
-            decision = tally.Decision(
-                "hold", "escalation: NEW findings flat or rising two rounds in a row "
-                f"({', '.join(map(str, progress.new_counts))}); oscillating: "
-                f"{', '.join(progress.oscillating or progress.new) or 'none'} (T9)",
-                escalated=True)
-        written += [records.verdict_record(info, r, now_iso()) for r in results]
+        results, explosions, checks = sit(ws, p, req, on_result)
+        decision, progress = decide(view, p, req, results, checks)
         if checks is not None:
             out.write("mechanical.yaml", yamlio.dumps(checks.to_dict()))
-        summary = records.summary_record(info, decision, results, progress, checks,
-                                         plan.single_rung, now_iso())
-        out.write("summary.yaml", yamlio.dumps(summary))  # T2: the summary is written last
-        commit = provenance.commit(ledger, info, written + [summary], decision.outcome)
+        rec.put("summary.yaml", records.summary_record(  # T2: the summary is written last
+            p.info, decision, results, progress, checks, p.routing.single_rung, now_iso()))
+        written = rec.commit(ledger, decision.outcome)
     if explosions:
         lens, exc = explosions[0]
         raise TribunalHold(f"the {lens} seat exploded: {type(exc).__name__}: {exc}", rule="T6",
                            hint=f"verdicts and summary are in {out.path}") from exc
-    return Convened(info, decision, plan, tuple(results), progress, checks, out.path,
-                    commit.commit, env)
+    return Convened(p.info, decision, p.routing, tuple(results), progress, checks, out.path,
+                    written.commit, p.envelope)

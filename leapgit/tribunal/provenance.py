@@ -14,16 +14,18 @@ from leapgit.tribunal.convergence import PastRound
 from leapgit.tribunal.records import RunInfo
 
 
-def record_set(records: list[dict[str, Any]]) -> dict[str, bytes]:
+def record_set(records: list[dict[str, Any]], dumped: dict[str, bytes]) -> dict[str, bytes]:
+    """path -> bytes; ``dumped`` holds bytes already rendered for the output folder."""
     files: dict[str, bytes] = {}
     for record in records:
         path = layout.path_for(record)
         schema.validate_record(record, path)  # what we write, pre-receive will read
-        files[path] = yamlio.dumps(record)
+        files[path] = dumped.get(path) or yamlio.dumps(record)
     return files
 
 
-def commit(ledger: Ledger, info: RunInfo, records: list[dict[str, Any]], outcome: str) -> Written:
+def commit(ledger: Ledger, info: RunInfo, records: list[dict[str, Any]], outcome: str,
+           dumped: dict[str, bytes]) -> Written:
     trailers = [("Leap-Run", info.run_id), ("Leap-Round", str(info.round)),
                 ("Leap-Outcome", outcome), ("Leap-Candidate", info.candidate),
                 ("Leap-Envelope", info.envelope_hash)]
@@ -32,7 +34,7 @@ def commit(ledger: Ledger, info: RunInfo, records: list[dict[str, Any]], outcome
     if info.ball:
         trailers.append(("Leap-Ball", info.ball))
     subject = f"tribunal {info.run_id} round {info.round}: {outcome}"
-    return ledger.append(record_set(records), subject, trailers)
+    return ledger.append(record_set(records, dumped), subject, trailers)
 
 
 def _series_root(slice_id: str | None, ball_id: str | None) -> str:

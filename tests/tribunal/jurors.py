@@ -88,7 +88,8 @@ class JurorServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True)
 
     @property
     def url(self) -> str:
@@ -104,6 +105,7 @@ class JurorServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        self._thread.join(5)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         owner = self
