@@ -73,4 +73,5 @@ def repo(tmp_path: Path) -> Repo:
     write_files(root, HEAD_FILES)
     head = commit_all(root, "add div\n\nCo-Authored-By: Helper Bot <helper@bots.invalid>")
     init(root)
+    (root / ".git" / "info" / "exclude").write_text(".leap/\n")  # config stays untracked
     return Repo(root, base, head)
