@@ -153,7 +153,8 @@ def _crash_log(exc: BaseException) -> Path:
 def run(entry: Callable[..., Any], args: list[str] | None = None) -> NoReturn:
     """Run a click entry point with leapgit's one error handler around it."""
     try:
-        entry.main(args=args, prog_name="leap", standalone_mode=False)
+        # without standalone mode, click returns a raised Exit's code instead of exiting
+        code = entry.main(args=args, prog_name="leap", standalone_mode=False)
     except LeapError as exc:
         for line in exc.lines():
             click.echo(f"leap: {line}", err=True)
@@ -174,7 +175,7 @@ def run(entry: Callable[..., Any], args: list[str] | None = None) -> NoReturn:
         click.echo(f"leap: internal error: {type(exc).__name__}: {exc}", err=True)
         click.echo(f"leap: the traceback is in {path}; please report it", err=True)
         sys.exit(70)
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def main() -> NoReturn:
