@@ -25,6 +25,13 @@ def canned(prompt: str) -> dict[str, Any]:
     return {"verdict": "pass", "findings": [finding], "lens": lens.group(1) if lens else ""}
 
 
+class _Server(ThreadingHTTPServer):
+    # eight seats connect at once; socketserver's default backlog of 5 drops SYNs, and the
+    # client's SYN retry costs a whole second
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -47,7 +54,7 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def scripted_juror() -> Iterator[str]:
     """The base URL of a scripted juror server, for the life of the block."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server = _Server(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()

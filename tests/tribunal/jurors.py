@@ -80,13 +80,20 @@ def _wrap(provider: str, call: Call, reply: Reply) -> bytes:
                        "stop_reason": reply.finish or "end_turn", "usage": {}}).encode()
 
 
+class _Server(ThreadingHTTPServer):
+    # eight seats connect at once; socketserver's default backlog of 5 drops SYNs, and the
+    # client's SYN retry costs a whole second
+    request_queue_size = 128
+    daemon_threads = True
+
+
 class JurorServer:
     def __init__(self, provider: str, script: Callable[[Call], Reply] = detailed_pass) -> None:
         self.provider = provider
         self.script = script
         self.calls: list[Call] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
                                         daemon=True)
