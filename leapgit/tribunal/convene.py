@@ -10,7 +10,7 @@ import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from leapgit.errors import LeapError, UsageError
@@ -18,8 +18,21 @@ from leapgit.ledger.store import LedgerView
 from leapgit.records import yamlio
 from leapgit.records.tribunal import TribunalConfig
 from leapgit.timeutil import now_iso
-from leapgit.tribunal import changes, convergence, envelope, mechanical, outdir, prompt
-from leapgit.tribunal import provenance, records, routing, seating, tally, target, worktree
+from leapgit.tribunal import (
+    changes,
+    convergence,
+    envelope,
+    mechanical,
+    outdir,
+    prompt,
+    provenance,
+    records,
+    routing,
+    seating,
+    tally,
+    target,
+    worktree,
+)
 from leapgit.tribunal.errors import TribunalHold
 from leapgit.tribunal.identity import Builder, parse_builder
 from leapgit.tribunal.lenses import LENSES
@@ -70,7 +83,7 @@ class Convened:
 
 
 def new_run_id() -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"t-{stamp}-{secrets.token_hex(3)}"
 
 

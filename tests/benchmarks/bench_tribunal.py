@@ -21,13 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.update({"GIT_AUTHOR_NAME": "Bench Author", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
                    "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"})
 
-from leapgit.records.tribunal import TribunalConfig  # noqa: E402
-from leapgit.tribunal import changes, envelope, prompt, routing  # noqa: E402
-from leapgit.tribunal.identity import parse_builder  # noqa: E402
-from leapgit.tribunal.lenses import LENSES, TIERS  # noqa: E402
-from leapgit.tribunal.redaction import Identities  # noqa: E402
-from tests.support import commit_all, git, make_repo, write_files  # noqa: E402
-from tests.tribunal.jurors import JurorServer, Reply, verdict  # noqa: E402
+from leapgit.records.tribunal import TribunalConfig
+from leapgit.tribunal import changes, envelope, prompt, routing
+from leapgit.tribunal.identity import parse_builder
+from leapgit.tribunal.lenses import LENSES, TIERS
+from leapgit.tribunal.redaction import Identities
+from tests.support import commit_all, git, make_repo, write_files
+from tests.tribunal.jurors import JurorServer, Reply, verdict
 
 BUILDER = parse_builder("model=bench-builder,family=benchfam,session=b-1")
 
@@ -84,7 +84,7 @@ def bench_seats(tmp: Path) -> None:
     root = tmp / "seats"
     env = envelope.build(root, changes.read_change(root, base, head),
                          envelope.check_contract("bench", "criteria"), Identities(()))
-    script = lambda c: Reply(verdict(c.lens or "?", "pass", [  # noqa: E731
+    script = lambda c: Reply(verdict(c.lens or "?", "pass", [
         {"severity": "info", "file": "", "claim": "ok", "evidence": ""}]), delay=1.0)
     with JurorServer("openai", script) as server:
         runs = [asyncio.run(_seat_eight(server.url, env)) for _ in range(3)]

@@ -11,9 +11,10 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 _LENS = re.compile(r"one lens: ([a-z_]+)\.")
 

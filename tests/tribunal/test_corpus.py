@@ -3,8 +3,8 @@ with its exact outcome; none of them is ever a pass."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

@@ -57,7 +57,7 @@ async def _chat(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
     }
     status, data = await post(ctx, rung, url, body)
     if _capacity_error(status, data.decode("utf-8", "replace")):
-        raise CapacityRejected(f"HTTP 400: the server refused the prompt as too long (T6)",
+        raise CapacityRejected("HTTP 400: the server refused the prompt as too long (T6)",
                                tail(data.decode("utf-8", "replace")))
     reply = reply_json(status, data, url)
     check_read_whole(reply.get("prompt_eval_count"), prompt, size)
