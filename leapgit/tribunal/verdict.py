@@ -64,7 +64,7 @@ def _load(text: str) -> dict[str, Any]:
         data = json.loads(stripped, object_pairs_hook=_no_duplicates)
     except ValueError as exc:
         raise BadAnswer(f"not valid JSON ({exc})", tail(text)) from None
-    return data  # type: ignore[no-any-return]
+    return data
 
 
 def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:

@@ -72,7 +72,7 @@ async def _chat(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
 async def _unload(rung: Rung, ctx: SeatContext) -> None:
     import httpx
 
-    body = {"model": rung.model, "messages": [], "keep_alive": 0}
+    body: dict[str, object] = {"model": rung.model, "messages": [], "keep_alive": 0}
     try:
         await ctx.client.post(f"{rung.endpoint}/api/chat", json=body, timeout=10)
     except httpx.HTTPError:
