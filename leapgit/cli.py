@@ -8,7 +8,7 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -150,7 +150,7 @@ def _crash_log(exc: BaseException) -> Path:
     return Path(name)
 
 
-def run(entry: Callable[..., Any], args: list[str] | None = None) -> NoReturn:
+def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
     """Run a click entry point with leapgit's one error handler around it."""
     try:
         # without standalone mode, click returns a raised Exit's code instead of exiting

@@ -7,8 +7,8 @@ exits with ``exit_code``; nothing else in the program decides how an error looks
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 # Exit codes (README "Exit codes"): every command uses these and no others.
 EXIT_OK = 0

@@ -8,7 +8,9 @@ from tests.support import IDENTITY, make_repo
 
 
 @pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _isolated_git(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Every test runs with a fixed identity and no user or system git config."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))

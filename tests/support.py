@@ -11,9 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTITY = {
@@ -121,7 +121,8 @@ class GitDaemon:
                     return self
             except OSError:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(self.proc.stderr.read().decode() if self.proc.stderr else "")
+                    err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                    raise RuntimeError(err) from None
                 time.sleep(0.05)
         raise RuntimeError("git daemon did not start")
 
@@ -133,3 +134,25 @@ class GitDaemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def leap_inproc(*args: str, cwd: Path) -> Result:
+    """Run the CLI in this process (same error handler, same exit codes), for big corpora
+    where a process per case would be slow. Real-process runs use ``leap``."""
+    import contextlib
+    import io
+
+    from leapgit.cli import cli, run
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                run(cli, list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(old)
+    return Result(code, out.getvalue(), err.getvalue())

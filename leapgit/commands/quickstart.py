@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from leapgit import git, report
 from leapgit.commands.init import init

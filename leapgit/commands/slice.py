@@ -7,6 +7,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.gitobj import oid
 from leapgit.ledger.store import Written
 from leapgit.records.types import SliceRecord
 from leapgit.slices.check import CheckedSlice, check_slice, load_draft
@@ -37,7 +38,7 @@ def _check(ws: Workspace, file: Path, base: str) -> CheckedSlice:
     from dulwich.repo import Repo
 
     with Repo(str(ws.paths.common_dir)) as repo:
-        tree = repo.object_store[base.encode()].tree  # type: ignore[attr-defined]
+        tree = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
         resolver = TreeResolver(repo, tree, ws.paths.top)
         return check_slice(draft, resolver)
 

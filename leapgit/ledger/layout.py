@@ -6,6 +6,7 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/merge.yaml
     slices/<slice>/balls/<ball>/ball.yaml                       spec version 1
     slices/<slice>/balls/<ball>/specs/<v>.yaml                  spec version v > 1 (L3)
+    slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
     slices/<slice>/balls/<ball>/episodes/<e>/receipts/<r>.yaml  one per round (L6)
     slices/<slice>/balls/<ball>/episodes/<e>/checkpoint.yaml
     slices/<slice>/balls/<ball>/tribunal/<run>/<kind>.yaml      envelope, routing, summary
@@ -44,6 +45,10 @@ def episode_dir(slice_id: str, ball_id: str, episode: int) -> str:
     return f"{ball_dir(slice_id, ball_id)}/episodes/{episode}"
 
 
+def throw_path(slice_id: str, ball_id: str, episode: int) -> str:
+    return f"{episode_dir(slice_id, ball_id, episode)}/throw.yaml"
+
+
 def receipt_path(slice_id: str, ball_id: str, episode: int, round_no: int) -> str:
     return f"{episode_dir(slice_id, ball_id, episode)}/receipts/{round_no}.yaml"
 
@@ -74,6 +79,8 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return slice_path(record["slice"])
     if kind == "ball":
         return ball_path(record["slice"], record["ball"], record["spec_version"])
+    if kind == "throw":
+        return throw_path(record["slice"], record["ball"], record["episode"])
     if kind == "receipt":
         return receipt_path(record["slice"], record["ball"], record["episode"], record["round"])
     if kind == "checkpoint":

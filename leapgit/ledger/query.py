@@ -10,7 +10,7 @@ from leapgit.errors import UsageError
 from leapgit.ledger import layout
 from leapgit.ledger.store import LedgerView
 from leapgit.records import schema, yamlio
-from leapgit.records.types import BallRecord, Checkpoint, Receipt, SliceRecord
+from leapgit.records.types import BallRecord, Checkpoint, Receipt, SliceRecord, ThrowRecord
 
 
 def read_record(view: LedgerView, path: str) -> dict[str, Any] | None:
@@ -19,7 +19,7 @@ def read_record(view: LedgerView, path: str) -> dict[str, Any] | None:
         return None
     raw = yamlio.loads(data, f"{view.commit and view.commit[:12]}:{path}")
     schema.validate_record(raw, path)
-    return raw  # type: ignore[no-any-return]
+    return raw
 
 
 def slice_ids(view: LedgerView) -> list[str]:
@@ -50,6 +50,11 @@ def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
 def episodes(view: LedgerView, slice_id: str, ball_id: str) -> list[int]:
     names = view.list(f"{layout.ball_dir(slice_id, ball_id)}/episodes")
     return sorted(int(n) for n in names if n.isdigit())
+
+
+def throw(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> ThrowRecord | None:
+    raw = read_record(view, layout.throw_path(slice_id, ball_id, episode))
+    return ThrowRecord.from_dict(raw) if raw else None
 
 
 def receipts(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> list[Receipt]:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
+from leapgit.gitobj import oid, refname
 from leapgit.ledger.layout import ROOT_RECORD
 
 if TYPE_CHECKING:
@@ -28,11 +30,12 @@ if TYPE_CHECKING:
 DEFAULT_REF = "refs/heads/leap/ledger"
 LOCK_TIMEOUT = 60.0
 MAX_ATTEMPTS = 200
-STALE_REF_LOCK = 5.0  # seconds: git holds a ref lock for milliseconds
+STALE_REF_LOCK = 2.0  # seconds: git holds a ref lock for milliseconds
 _TREE_MODE = 0o040000
 _BLOB_MODE = 0o100644
 
 _locks: dict[str, object] = {}  # one FileLock per path per process (FIELD-NOTES: filelock)
+_tree_cache: dict[bytes, Tree] = {}  # parsed trees by id: immutable, shared by every view
 
 
 class LedgerMissing(UsageError):
@@ -74,16 +77,17 @@ class LedgerView:
     def __init__(self, repo: Repo, commit: str | None) -> None:
         self._repo = repo
         self.commit = commit
-        self._trees: dict[bytes, Tree] = {}
         self.tree: bytes | None = None
         if commit is not None:
-            self.tree = repo.object_store[commit.encode()].tree  # type: ignore[attr-defined]
+            self.tree = repo.object_store[oid(commit)].tree  # type: ignore[attr-defined]
 
     def _tree(self, sha: bytes) -> Tree:
-        tree = self._trees.get(sha)
+        tree = _tree_cache.get(sha)
         if tree is None:
-            tree = self._repo.object_store[sha]  # type: ignore[assignment]
-            self._trees[sha] = tree  # type: ignore[assignment]
+            tree = self._repo.object_store[oid(sha)]  # type: ignore[assignment]
+            if len(_tree_cache) > 4096:
+                _tree_cache.clear()
+            _tree_cache[sha] = tree  # type: ignore[assignment]
         return tree  # type: ignore[return-value]
 
     def _entry(self, path: str) -> tuple[int, bytes] | None:
@@ -110,7 +114,7 @@ class LedgerView:
         entry = self._entry(path)
         if entry is None or entry[0] == _TREE_MODE:
             return None
-        return self._repo.object_store[entry[1]].as_raw_string()
+        return self._repo.object_store[oid(entry[1])].as_raw_string()
 
     def exists(self, path: str) -> bool:
         return self._entry(path) is not None
@@ -166,7 +170,7 @@ class Ledger(AbstractContextManager["Ledger"]):
 
     def tip(self) -> str | None:
         try:
-            return self.repo.refs[self._ref_b].decode()
+            return self.repo.refs[refname(self._ref_b)].decode()
         except KeyError:
             return None
 
@@ -250,10 +254,13 @@ class Ledger(AbstractContextManager["Ledger"]):
             commit = self._commit(old, todo, message)
             try:
                 if old is None:
-                    moved = self.repo.refs.add_if_new(self._ref_b, commit, message=message[:200])
+                    moved = self.repo.refs.add_if_new(
+                        refname(self._ref_b), oid(commit), message=message[:200]
+                    )
                 else:
                     moved = self.repo.refs.set_if_equals(
-                        self._ref_b, old.encode(), commit, message=b"leap: " + message[:200]
+                        refname(self._ref_b), oid(old), oid(commit),
+                        message=b"leap: " + message[:200],
                     )
             except FileLocked:
                 self._clear_stale_ref_lock()
@@ -312,22 +319,22 @@ class Ledger(AbstractContextManager["Ledger"]):
         return todo
 
     def _commit(self, parent: str | None, records: dict[str, bytes], message: bytes) -> bytes:
-        from dulwich.object_store import commit_tree_changes
-        from dulwich.objects import Blob, Commit, Tree
+        from dulwich.objects import Blob, Commit
 
         store = self.repo.object_store
-        changes = []
+        nested: dict[bytes, object] = {}
         for path, data in sorted(records.items()):
             blob = Blob.from_string(data)
             store.add_object(blob)
-            changes.append((path.encode(), _BLOB_MODE, blob.id))
-        base_tree: bytes | Tree = (
-            Tree() if parent is None else store[parent.encode()].tree  # type: ignore[attr-defined]
-        )
-        tree = commit_tree_changes(store, base_tree, changes)
+            *dirs, name = path.encode().split(b"/")
+            level = nested
+            for part in dirs:
+                level = level.setdefault(part, {})  # type: ignore[assignment]
+            level[name] = blob.id
+        base = None if parent is None else store[oid(parent)].tree  # type: ignore[attr-defined]
         commit = Commit()
-        commit.tree = tree
-        commit.parents = [parent.encode()] if parent else []
+        commit.tree = self._put_tree(base, nested)
+        commit.parents = [oid(parent)] if parent else []
         ident, when, tz = self._identity()
         commit.author = commit.committer = ident
         commit.author_time = commit.commit_time = when
@@ -336,6 +343,35 @@ class Ledger(AbstractContextManager["Ledger"]):
         commit.message = message
         store.add_object(commit)
         return commit.id
+
+    def _put_tree(self, base: bytes | None, changes: dict[bytes, object]) -> bytes:
+        """Write a new tree: ``base`` plus ``changes`` (name -> blob id, or a nested dict).
+        Only the trees on changed paths are rewritten; parsed trees are cached by id, so an
+        append reads nothing it read before (trees are immutable)."""
+        from dulwich.objects import Tree
+
+        tree = Tree()
+        if base is not None:
+            for entry in self._cached_tree(base).iteritems():
+                tree.add(entry.path, entry.mode, entry.sha)
+        for name, change in changes.items():
+            if isinstance(change, dict):
+                child = tree[name][1] if name in tree else None
+                tree.add(name, _TREE_MODE, oid(self._put_tree(child, change)))
+            else:
+                tree.add(name, _BLOB_MODE, change)  # type: ignore[arg-type]
+        self.repo.object_store.add_object(tree)
+        _tree_cache[tree.id] = tree
+        return tree.id
+
+    def _cached_tree(self, sha: bytes) -> Tree:
+        tree = _tree_cache.get(sha)
+        if tree is None:
+            tree = self.repo.object_store[oid(sha)]  # type: ignore[assignment]
+            if len(_tree_cache) > 4096:
+                _tree_cache.clear()
+            _tree_cache[sha] = tree  # type: ignore[assignment]
+        return tree  # type: ignore[return-value]
 
     def _identity(self) -> tuple[bytes, int, int]:
         name = os.environ.get("GIT_COMMITTER_NAME")

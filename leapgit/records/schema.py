@@ -7,16 +7,21 @@ record kind compiles one schema.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from functools import lru_cache
+import os
+import re
+from collections.abc import Callable
+from functools import cache
 from importlib import resources
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
 from leapgit.errors import InvalidRecord
 
 RECORD_KINDS = (
-    "ledger", "slice", "ball", "receipt", "checkpoint", "envelope", "verdict", "summary", "merge",
-    "routing",
+    "ledger", "slice", "ball", "throw", "receipt", "checkpoint", "envelope", "verdict",
+    "summary", "merge", "routing",
 )
 
 
@@ -26,37 +31,65 @@ def schema_text(name: str) -> str:
     return resources.files("leapgit._schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
-    return json.loads(schema_text(name))  # type: ignore[no-any-return]
+    loaded: dict[str, Any] = json.loads(schema_text(name))
+    return loaded
 
 
-@lru_cache(maxsize=None)
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "leapgit" / "validators"
+
+
+def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
+    """fastjsonschema's generated validator, kept in the user's cache keyed by the schema's
+    hash: compiling costs ~10 ms a schema, loading the generated code well under 1 ms."""
+    import fastjsonschema
+
+    text = json.dumps(definition, sort_keys=True)
+    key = hashlib.sha256(f"{fastjsonschema.VERSION}\0{text}".encode()).hexdigest()[:32]
+    path = _cache_dir() / f"v_{key}.py"
+    try:
+        code = path.read_text("utf-8")
+    except OSError:
+        code = fastjsonschema.compile_to_code(definition)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(code, "utf-8")
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only home still validates, only slower
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(path), "exec"), namespace)  # noqa: S102 - fastjsonschema's own output
+    entry = re.search(r"^def (validate\w*)\(", code, re.M)  # the first def is the root
+    if entry is None:
+        raise RuntimeError(f"fastjsonschema generated no validator in {path}")
+    check: Callable[[Any], Any] = namespace[entry.group(1)]
+    return check
+
+
+@cache
 def _validator(name: str) -> Callable[[Any], Any]:
-    import fastjsonschema
-
-    return fastjsonschema.compile(schema(name))  # type: ignore[no-any-return]
+    return _compile(schema(name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _subvalidator(name: str, definition: str) -> Callable[[Any], Any]:
-    import fastjsonschema
-
     whole = schema(name)
     sub = dict(whole["definitions"][definition])
     sub["definitions"] = whole["definitions"]
-    return fastjsonschema.compile(sub)  # type: ignore[no-any-return]
+    return _compile(sub)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shallow_validator(name: str, items_of: str) -> Callable[[Any], Any]:
-    import fastjsonschema
-
     whole = dict(schema(name))
     props = dict(whole["properties"])
     props[items_of] = {**props[items_of], "items": {}}
     whole["properties"] = props
-    return fastjsonschema.compile(whole)  # type: ignore[no-any-return]
+    return _compile(whole)
 
 
 def field_name(path: list[str], prefix: str = "") -> str:
@@ -81,12 +114,14 @@ def validate(
     data: Any, name: str, source: str, *, rule: str | None = None, prefix: str = "",
     definition: str | None = None,
 ) -> None:
-    """Raise ``InvalidRecord`` naming the file and the field when ``data`` breaks schema ``name``."""
+    """Raise ``InvalidRecord`` naming the file and field where ``data`` breaks schema ``name``."""
     check = _subvalidator(name, definition) if definition else _validator(name)
     _run(check, data, source, rule, prefix)
 
 
-def _run(check: Callable[[Any], Any], data: Any, source: str, rule: str | None, prefix: str) -> None:
+def _run(
+    check: Callable[[Any], Any], data: Any, source: str, rule: str | None, prefix: str
+) -> None:
     import fastjsonschema
 
     try:
@@ -104,9 +139,11 @@ def _plain(message: str, exc: Any) -> str:
         missing = [k for k in exc.rule_definition if k not in have]
         return f"missing required field(s): {', '.join(missing)}"
     if rule == "oneOf":
-        return "has the wrong shape (see the schema for the accepted forms)"
+        described = (getattr(exc, "definition", None) or {}).get("description")
+        return f"has the wrong shape: {described}" if described else "has the wrong shape"
     if rule == "additionalProperties":
-        return f"unknown field(s): {message.split('contain', 1)[-1].replace('properties', '').strip()}"
+        extra = message.split("contain", 1)[-1].replace("properties", "").strip()
+        return f"unknown field(s): {extra}"
     if rule == "pattern":
         return f"{message} (ids: letters, digits, '-' and '_', at most 64)"
     return message

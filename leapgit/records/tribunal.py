@@ -109,7 +109,8 @@ class TribunalConfig:
         required.update(raw.get("required_verifiers") or ())
         cfg = cls(
             rungs=rungs, verifiers=verifiers, required_verifiers=tuple(sorted(required)),
-            tests=tuple(TestMapping(t["source"], tuple(t["tests"])) for t in raw.get("tests") or ()),
+            tests=tuple(TestMapping(t["source"], tuple(t["tests"]))
+                        for t in raw.get("tests") or ()),
             timeout=timeout,
             max_answer_bytes=raw.get("max_answer_bytes", DEFAULT_MAX_ANSWER),
             test_timeout=float(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),

@@ -131,7 +131,9 @@ class SliceRecord:
     description: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "slice", "format": 1, "slice": self.slice, "spine": self.spine}
+        out: dict[str, Any] = {
+            "kind": "slice", "format": 1, "slice": self.slice, "spine": self.spine,
+        }
         if self.description:
             out["description"] = self.description
         out.update(
@@ -195,6 +197,42 @@ class BallRecord:
             metric=Metric.from_dict(raw["metric"]) if raw.get("metric") else None,
             tests=raw.get("tests"), live_proof=raw.get("live_proof"),
             reason=raw.get("reason"), recorded_at=raw.get("recorded_at"),
+        )
+
+
+@dataclass(frozen=True)
+class ThrowRecord:
+    slice: str
+    ball: str
+    episode: int
+    spec_version: int
+    base: str
+    branch: str
+    thrown_at: str
+    worktree: str | None = None
+    wave: int | None = None
+    resumed_from: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "throw", "format": 1, "slice": self.slice, "ball": self.ball,
+            "episode": self.episode, "spec_version": self.spec_version, "base": self.base,
+            "branch": self.branch, "worktree": self.worktree,
+        }
+        if self.wave is not None:
+            out["wave"] = self.wave
+        if self.resumed_from is not None:
+            out["resumed_from"] = self.resumed_from
+        out["thrown_at"] = self.thrown_at
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ThrowRecord:
+        return cls(
+            slice=raw["slice"], ball=raw["ball"], episode=raw["episode"],
+            spec_version=raw["spec_version"], base=raw["base"], branch=raw["branch"],
+            thrown_at=raw["thrown_at"], worktree=raw.get("worktree"), wave=raw.get("wave"),
+            resumed_from=raw.get("resumed_from"),
         )
 
 

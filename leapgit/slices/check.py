@@ -6,14 +6,17 @@ well-formed slice that breaks L2 or L4 is a rule violation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from leapgit.errors import InvalidRecord, LeapError, RuleViolation, combine
 from leapgit.records import schema, yamlio
 from leapgit.records.types import (
-    INTEGRATOR, BallDraft, SliceDraft, StampedScope,
+    INTEGRATOR,
+    BallDraft,
+    SliceDraft,
+    StampedScope,
 )
 from leapgit.slices.graph import find_cycle, waves
 from leapgit.slices.scope import ScopeError, TreeResolver
@@ -28,9 +31,13 @@ class CheckedSlice:
 
 def load_draft(path: Path) -> SliceDraft:
     """Read and shape-check a draft (L1). Raises one error listing every shape problem."""
-    source = str(path)
-    raw = yamlio.load_file(path)
-    return parse_draft(raw, source)
+    try:
+        raw = yamlio.load_file(path)
+    except InvalidRecord as exc:  # a draft that cannot be read is no well-formed slice (L1)
+        raise InvalidRecord(problems=[
+            p if p.rule else replace(p, rule="L1") for p in exc.problems
+        ]) from None
+    return parse_draft(raw, str(path))
 
 
 def parse_draft(raw: Any, source: str) -> SliceDraft:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 
 def find_cycle(deps: Mapping[str, Sequence[str]]) -> list[str] | None:

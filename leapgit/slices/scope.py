@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT
 
 if TYPE_CHECKING:
@@ -69,7 +71,7 @@ class TreeResolver:
         tree = self._trees.get(sha)
         if tree is None:
             assert self._repo is not None
-            tree = self._repo.object_store[sha]
+            tree = self._repo.object_store[oid(sha)]
             self._trees[sha] = tree
         return tree
 
@@ -111,7 +113,7 @@ class TreeResolver:
         if hops >= MAX_LINK_HOPS:
             raise ScopeError(f"symlink loop at {link!r}")
         assert self._repo is not None
-        target = self._repo.object_store[sha].as_raw_string().decode("utf-8", "replace")
+        target = self._repo.object_store[oid(sha)].as_raw_string().decode("utf-8", "replace")
         if target.startswith("/"):
             raise ScopeError(f"symlink {link!r} points outside the repository ({target})")
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(link), target, *rest))
@@ -125,23 +127,23 @@ class TreeResolver:
         """The work tree's view: a symlink here that leaves the repository is refused too."""
         if self._work is None:
             return None
-        full = self._work / path
-        probe = self._work
+        work = str(self._work)
+        probe = work
         for part in path.split("/"):
-            probe = probe / part
-            if probe.is_symlink():
+            probe = f"{probe}/{part}"
+            try:
+                mode = os.lstat(probe).st_mode
+            except OSError:
+                return None  # not there: nothing in the work tree to follow
+            if stat.S_ISLNK(mode):
                 break
-            if not probe.exists():
-                return None
         else:
             return None  # no symlink on the way: the tree's answer stands
-        real = Path(os.path.realpath(full))
-        try:
-            rel = real.relative_to(self._work)
-        except ValueError:
+        real = os.path.realpath(f"{work}/{path}")
+        if real != work and not real.startswith(work + "/"):
             raise ScopeError(
                 f"{path!r} leads outside the repository through a symlink (to {real})"
-            ) from None
-        if real.is_dir():
+            )
+        if os.path.isdir(real):
             raise ScopeError(f"{path!r} is a directory; a scope lists exact files")
-        return rel.as_posix()
+        return real[len(work) + 1:]

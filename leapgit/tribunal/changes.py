@@ -75,7 +75,8 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
 def authors(root: Path, base: str, head: str) -> list[tuple[str, str]]:
     """(label, value) for every author, committer and co-author name and email in the change."""
     fmt = "%an%x00%ae%x00%cn%x00%ce%x00%B%x1e"
-    raw = git.run(["log", f"--format={fmt}", f"{base}..{head}"], root).stdout.decode("utf-8", "replace")
+    proc = git.run(["log", f"--format={fmt}", f"{base}..{head}"], root)
+    raw = proc.stdout.decode("utf-8", "replace")
     found: list[tuple[str, str]] = []
     for chunk in raw.split("\x1e"):
         parts = chunk.strip("\n").split("\x00")

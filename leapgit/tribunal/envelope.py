@@ -93,7 +93,8 @@ def _decode(data: bytes) -> str | None:
         return None
 
 
-def _file(path: str, role: str, entry: changes.TreeEntry | None, data: bytes | None) -> EnvelopeFile:
+def _file(path: str, role: str, entry: changes.TreeEntry | None,
+          data: bytes | None) -> EnvelopeFile:
     if entry is None:
         return EnvelopeFile(path, role, "deleted", None, 0)
     if entry.mode == _GITLINK:

@@ -30,7 +30,8 @@ class Ladder:
     skipped: tuple[Skip, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ladder": [r.id for r in self.rungs], "skipped": [s.to_dict() for s in self.skipped]}
+        return {"ladder": [r.id for r in self.rungs],
+                "skipped": [s.to_dict() for s in self.skipped]}
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ class LensPlan:
         return self.verifier_required and not (self.verifier and self.verifier.rungs)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"lens": self.lens.id, "tier": self.lens.tier, **self.primary.to_dict()}
+        out: dict[str, Any] = {"lens": self.lens.id, "tier": self.lens.tier,
+                               **self.primary.to_dict()}
         if self.verifier is not None:
             out["verifier"] = {"required": self.verifier_required, **self.verifier.to_dict()}
         return out

@@ -27,7 +27,7 @@ from leapgit.tribunal.identity import parse_builder
 from leapgit.tribunal.lenses import LENSES, TIERS
 from leapgit.tribunal.redaction import Identities
 from tests.support import commit_all, git, make_repo, write_files
-from tests.tribunal.jurors import JurorServer, Reply, verdict
+from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
 BUILDER = parse_builder("model=bench-builder,family=benchfam,session=b-1")
 
@@ -84,8 +84,9 @@ def bench_seats(tmp: Path) -> None:
     root = tmp / "seats"
     env = envelope.build(root, changes.read_change(root, base, head),
                          envelope.check_contract("bench", "criteria"), Identities(()))
-    script = lambda c: Reply(verdict(c.lens or "?", "pass", [
-        {"severity": "info", "file": "", "claim": "ok", "evidence": ""}]), delay=1.0)
+    def script(c: Call) -> Reply:
+        return Reply(verdict(c.lens or "?", "pass", [
+            {"severity": "info", "file": "", "claim": "ok", "evidence": ""}]), delay=1.0)
     with JurorServer("openai", script) as server:
         runs = [asyncio.run(_seat_eight(server.url, env)) for _ in range(3)]
     best = min(runs)

@@ -23,7 +23,8 @@ BASE_FILES = {
 }
 HEAD_FILES = {
     "src/calc.py": "def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a / b\n",
-    "tests/test_calc.py": "from src.calc import div\n\n\ndef test_div():\n    assert div(4, 2) == 2\n",
+    "tests/test_calc.py": (
+        "from src.calc import div\n\n\ndef test_div():\n    assert div(4, 2) == 2\n"),
 }
 
 

@@ -14,7 +14,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+
+def load(path: Path) -> Any:
+    """A YAML file the tribunal wrote, as data."""
+    from leapgit.records import yamlio
+
+    return yamlio.load_file(path)
+
 
 _LENS = re.compile(r"one lens: ([a-z_]+)\.")
 

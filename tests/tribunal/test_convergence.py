@@ -40,7 +40,8 @@ def _script(claim: str):  # type: ignore[no-untyped-def]
 def test_three_round_oscillation_escalates(repo: Repo) -> None:
     outcomes = []
     for round_no, claim in ((1, CLAIM_A), (2, CLAIM_B), (3, CLAIM_A)):
-        write_files(repo.root, {"src/calc.py": f"def div(a, b):\n    return a / b\n# r{round_no}\n"})
+        code = f"def div(a, b):\n    return a / b\n# r{round_no}\n"
+        write_files(repo.root, {"src/calc.py": code})
         head = commit_all(repo.root, f"round {round_no}")
         with JurorServer("openai", _script(claim)) as server:
             repo.config([rung("r1", "openai", server.url)])

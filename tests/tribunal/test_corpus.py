@@ -10,7 +10,7 @@ import pytest
 
 from tests.support import free_port
 from tests.tribunal.conftest import Repo, command_rung, rung
-from tests.tribunal.jurors import Call, JurorServer, Reply, detailed_pass, finding, verdict
+from tests.tribunal.jurors import Call, JurorServer, Reply, detailed_pass, finding, load, verdict
 
 Script = Callable[[Call], Reply]
 
@@ -36,7 +36,8 @@ CASES: list[tuple[str, str, Script, str, str, str]] = [
      "refuse", "bad_answer", "prose"),
     ("refusal-text", "ollama", on_defect(lambda c: Reply("I'm sorry, I can't help with that.")),
      "refuse", "bad_answer", "not one bare JSON object"),
-    ("code-fence", "anthropic", on_defect(lambda c: Reply("```json\n" + verdict("defect") + "\n```")),
+    ("code-fence", "anthropic",
+     on_defect(lambda c: Reply("```json\n" + verdict("defect") + "\n```")),
      "refuse", "bad_answer", "code fence"),
     ("pass-with-blocker", "openai",
      on_defect(lambda c: Reply(verdict("defect", "pass", [finding("blocker")]))),
@@ -55,7 +56,8 @@ CASES: list[tuple[str, str, Script, str, str, str]] = [
      "hold", "off_lens", "every rung answered off-lens"),
     ("placeholder-lens", "anthropic", on_defect(lambda c: Reply(verdict("<lens>"))),
      "hold", "off_lens", "every rung answered off-lens"),
-    ("truncated-prompt", "ollama", on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=50)),
+    ("truncated-prompt", "ollama",
+     on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=50)),
      "hold", "capacity", "no rung gave a verdict"),
     ("no-prompt-eval-count", "ollama",
      on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=None)),
@@ -134,7 +136,8 @@ def test_wrong_lens_then_right_lens_on_the_next_rung(repo: Repo) -> None:
 def test_500_is_reseated_from_the_ladder(repo: Repo) -> None:
     with JurorServer("openai", lambda c: Reply(raw=b"down", status=503)) as down, \
             JurorServer("ollama") as up:
-        repo.config([rung("down", "openai", down.url, cost=0), rung("up", "ollama", up.url, cost=2)])
+        repo.config([rung("down", "openai", down.url, cost=0),
+                     rung("up", "ollama", up.url, cost=2)])
         result = repo.convene()
     for r in result.results:
         assert [a.result for a in r.primary.attempts] == ["never_answered", "answered"]
@@ -182,8 +185,9 @@ def test_rung_too_small_is_skipped_and_recorded(repo: Repo) -> None:
                      rung("big", "openai", big.url, cost=9)])
         result = repo.convene()
         assert small.calls == []
-    routing = (result.out / "routing.yaml").read_text()
-    assert "kind: capacity" in routing and "holds 600" in routing
+    skipped = load(result.out / "routing.yaml")["lenses"][0]["skipped"]
+    assert skipped[0]["rung"] == "small" and skipped[0]["kind"] == "capacity"
+    assert "holds 600 (T6)" in skipped[0]["reason"]
     assert all(r.primary.rung.id == "big" for r in result.results)
 
 

@@ -8,7 +8,7 @@ from leapgit.tribunal import testmap
 from leapgit.tribunal.errors import EnvelopeLeak
 from tests.support import commit_all, write_files
 from tests.tribunal.conftest import BUILDER, Repo, rung
-from tests.tribunal.jurors import JurorServer
+from tests.tribunal.jurors import JurorServer, load
 
 
 def test_envelope_holds_whole_files_tests_and_contract_only(repo: Repo) -> None:
@@ -26,9 +26,9 @@ def test_envelope_holds_whole_files_tests_and_contract_only(repo: Repo) -> None:
                    "Test Author", "author@example.invalid", "main", "builder-model-7",
                    "sess-0042", "@@", "+++"):
         assert secret not in body, secret
-    verdict = (result.out / "verdicts" / "defect.yaml").read_text()
-    assert f"envelope_hash: {result.envelope.hash}" in verdict
-    assert f"tree: {result.info.tree}" in verdict
+    verdict = load(result.out / "verdicts" / "defect.yaml")
+    assert verdict["envelope_hash"] == result.envelope.hash
+    assert (verdict["tree"], verdict["candidate"]) == (result.info.tree, repo.head)
 
 
 def test_test_files_of_a_touched_file_are_included(repo: Repo) -> None:

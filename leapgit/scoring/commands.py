@@ -1,0 +1,72 @@
+"""Typed commands: the proof, the tests, the live proof and the metric are each run as a
+command of a declared type, with a timeout, and recorded as typed evidence (what ran, where,
+how it ended, the tail of what it said). Nothing here decides an outcome."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+CommandType = Literal["proof", "tests", "live_proof", "metric", "red"]
+TAIL = 4000  # characters of output kept as evidence
+DEFAULT_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    type: CommandType
+    command: str
+    cwd: str
+    exit_code: int | None  # None: it never finished (timeout)
+    seconds: float
+    output_tail: str
+    stdout: str  # whole stdout, for the metric's JSON; not recorded
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def timed_out(self) -> bool:
+        return self.exit_code is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type, "command": self.command, "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3), "output_tail": self.output_tail,
+        }
+
+    def describe(self) -> str:
+        if self.timed_out:
+            return f"{self.type} `{self.command}` timed out after {self.seconds:.0f} s"
+        return f"{self.type} `{self.command}` exited {self.exit_code}"
+
+
+def run_command(
+    kind: CommandType, command: str, cwd: Path, *, timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+) -> CommandRun:
+    """Run ``command`` through the shell in ``cwd``, in its own process group, so a timeout
+    stops everything it started."""
+    start = time.monotonic()
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    full_env.update(env or {})
+    proc = subprocess.Popen(
+        command, shell=True, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        code = None
+    text = out.decode("utf-8", "replace")
+    return CommandRun(kind, command, str(cwd), code, time.monotonic() - start, text[-TAIL:], text)

@@ -1,0 +1,1 @@
+"""Balls in flight: throwing into worktrees, the handoff, builder runs, rounds, rollback."""

@@ -1,0 +1,159 @@
+"""Rounds and receipts (L6): one round is one receipt in the ledger; round four cannot
+create round five; a fourth round without a pass ends the episode at 0 with a durable
+checkpoint, written in the same ledger commit as the receipt.
+
+Every path that records a round (the post-commit hook, `leap round`, a builder run) comes
+through ``record_round``; no other code counts rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from leapgit.errors import LedgerConflict, RuleViolation, UsageError
+from leapgit.ledger import layout, query
+from leapgit.ledger.store import Ledger, LedgerView, Written
+from leapgit.records import yamlio
+from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt, ThrowRecord
+from leapgit.timeutil import now_iso
+
+TRAILER_ROUND = "Leap-Round"
+TRAILER_OUTCOME = "Leap-Outcome"
+TRAILER_EVIDENCE = "Leap-Evidence"
+_CONFLICT_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class RoundTrailers:
+    round: int | None
+    outcome: Literal[-1, 0, 1] | None
+    evidence: str | None
+
+
+def parse_round_trailers(message: bytes) -> RoundTrailers:
+    """The receipt a round commit carries in its trailers (missing values are None)."""
+    from dulwich.trailers import parse_trailers
+
+    _, trailers = parse_trailers(message)
+    found = {t.key.lower(): t.value.strip() for t in trailers}
+    round_no = found.get(TRAILER_ROUND.lower())
+    outcome = found.get(TRAILER_OUTCOME.lower())
+    return RoundTrailers(
+        round=int(round_no) if round_no and round_no.isdigit() else None,
+        outcome=int(outcome) if outcome in ("-1", "0", "1") else None,  # type: ignore[arg-type]
+        evidence=found.get(TRAILER_EVIDENCE.lower()),
+    )
+
+
+@dataclass(frozen=True)
+class Episode:
+    throw: ThrowRecord
+    receipts: tuple[Receipt, ...]
+    checkpoint: Checkpoint | None
+
+    @property
+    def closed(self) -> str | None:
+        """Why no further round may be recorded in this episode, or None."""
+        if self.checkpoint is not None:
+            return "it ended at 0 with a checkpoint; `leap throw --resume` starts a new episode"
+        if self.receipts and self.receipts[-1].outcome == -1:
+            return "its last round was refused (-1)"
+        return None
+
+
+def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
+    numbers = query.episodes(view, slice_id, ball_id)
+    for number in reversed(numbers):
+        thrown = query.throw(view, slice_id, ball_id, number)
+        if thrown is not None:
+            return Episode(
+                throw=thrown,
+                receipts=tuple(query.receipts(view, slice_id, ball_id, number)),
+                checkpoint=query.checkpoint(view, slice_id, ball_id, number),
+            )
+    raise UsageError(f"ball {ball_id!r} of slice {slice_id!r} has not been thrown",
+                     hint=f"run `leap throw {slice_id} --ball {ball_id}` first")
+
+
+@dataclass(frozen=True)
+class RoundRecorded:
+    receipt: Receipt
+    checkpoint: Checkpoint | None
+    written: Written | None  # None when this commit's round was already recorded
+
+
+def record_round(
+    ledger: Ledger, slice_id: str, ball_id: str, *, outcome: Literal[-1, 0, 1], evidence: str,
+    round_limit: int, commit: str | None = None, candidate: str | None = None,
+    recorded_by: str = "cli", claim: bool = True, log: str | None = None,
+    expect_round: int | None = None,
+) -> RoundRecorded:
+    """Record the next round of the ball's current episode. Retries when a concurrent writer
+    took the same round number; a commit already recorded is not recorded twice."""
+    for _ in range(_CONFLICT_RETRIES):
+        view = ledger.require()
+        episode = current_episode(view, slice_id, ball_id)
+        if commit is not None:
+            for done in episode.receipts:
+                if done.commit == commit:
+                    return RoundRecorded(done, episode.checkpoint, None)
+        try:
+            return _record(ledger, episode, outcome, evidence, round_limit, commit, candidate,
+                           recorded_by, claim, log, expect_round)
+        except LedgerConflict:
+            continue  # another writer recorded a round first: count again
+    raise RuleViolation(f"could not record a round for {slice_id}/{ball_id}: the ledger kept "
+                        "changing under us", rule="L6", hint="try again")
+
+
+def _record(
+    ledger: Ledger, episode: Episode, outcome: Literal[-1, 0, 1], evidence: str,
+    round_limit: int, commit: str | None, candidate: str | None, recorded_by: str,
+    claim: bool, log: str | None, expect_round: int | None,
+) -> RoundRecorded:
+    t = episode.throw
+    why_closed = episode.closed
+    if why_closed:
+        raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: {why_closed}",
+                            rule="L6")
+    round_no = len(episode.receipts) + 1
+    if round_no > min(round_limit, 4):
+        # L6: round four cannot create round five.
+        raise RuleViolation(
+            f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode {t.episode}; "
+            "there is no fifth round", rule="L6",
+            hint=f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode",
+        )
+    if expect_round is not None and expect_round != round_no:
+        raise RuleViolation(
+            f"the commit says round {expect_round}, but this is round {round_no} of episode "
+            f"{t.episode}", rule="L6", hint="fix the Leap-Round trailer",
+        )
+    at = now_iso()
+    receipt = Receipt(
+        slice=t.slice, ball=t.ball, episode=t.episode, round=round_no, outcome=outcome,
+        evidence=evidence, recorded_at=at, claim=claim, commit=commit, candidate=candidate,
+        recorded_by=recorded_by, log=log,
+    )
+    files = {layout.receipt_path(t.slice, t.ball, t.episode, round_no):
+             yamlio.dumps(receipt.to_dict())}
+    checkpoint = None
+    if round_no >= min(round_limit, 4) and outcome == 0:
+        checkpoint = Checkpoint(
+            slice=t.slice, ball=t.ball, episode=t.episode, rounds_used=round_no,
+            tried=tuple(r.evidence for r in (*episode.receipts, receipt)),
+            last_evidence=evidence, recorded_at=at, candidate=candidate, commit=commit,
+            reason=f"round limit {round_no} reached without a pass (L6)",
+        )
+        files[layout.checkpoint_path(t.slice, t.ball, t.episode)] = \
+            yamlio.dumps(checkpoint.to_dict())
+    subject = (f"round {round_no} of {t.slice}/{t.ball}: {OUTCOME_NAMES[outcome]}"
+               + (" (claim)" if claim and outcome == 1 else "")
+               + ("; checkpoint" if checkpoint else ""))
+    trailers = [("Leap-Slice", t.slice), ("Leap-Ball", t.ball), ("Leap-Episode", str(t.episode)),
+                (TRAILER_ROUND, str(round_no)), (TRAILER_OUTCOME, str(outcome))]
+    if candidate:
+        trailers.append(("Leap-Candidate", candidate))
+    written = ledger.append(files, subject, trailers)
+    return RoundRecorded(receipt, checkpoint, written)

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leapgit.records import yamlio
+from tests.slices.drafts import base_draft, write
+from tests.support import git, leap, leap_inproc, make_repo, ref
+
+
+def test_init_writes_config_and_ledger_and_is_idempotent(repo: Path) -> None:
+    first = leap("init", cwd=repo)
+    assert first.code == 0, first
+    assert "(written)" in first.out and "(started)" in first.out
+    config = yamlio.load_file(repo / ".leap" / "config.yaml")
+    assert config["spine"] == "main" and config["round_limit"] == 4
+    assert config["ledger_ref"] == "refs/heads/leap/ledger"
+    tip = ref(repo, "leap/ledger")
+    text = (repo / ".leap" / "config.yaml").read_text()
+    second = leap("init", cwd=repo)
+    assert second.code == 0 and "(kept)" in second.out and "already there" in second.out
+    assert ref(repo, "leap/ledger") == tip
+    assert (repo / ".leap" / "config.yaml").read_text() == text
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=repo) == ""
+
+
+def test_init_outside_a_repository_is_refused_clearly(tmp_path: Path) -> None:
+    result = leap("init", cwd=tmp_path)
+    assert result.code == 2
+    assert "not inside a git repository" in result.err and "Traceback" not in result.err
+
+
+def test_init_spine_option_and_conflict(repo: Path) -> None:
+    assert leap_inproc("init", "--spine", "trunk", cwd=repo).code == 0
+    assert yamlio.load_file(repo / ".leap" / "config.yaml")["spine"] == "trunk"
+    clash = leap_inproc("init", "--spine", "other", cwd=repo)
+    assert clash.code == 2 and "already names spine 'trunk'" in clash.err
+
+
+def test_a_broken_config_is_named_with_its_field(repo: Path) -> None:
+    assert leap_inproc("init", cwd=repo).code == 0
+    cfg = repo / ".leap" / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("round_limit: 4", "round_limit: 5"))
+    result = leap_inproc("status", cwd=repo)
+    assert result.code == 2
+    assert ".leap/config.yaml: round_limit:" in result.err and "[config]" in result.err
+
+
+def test_status_shows_waves_and_json(repo: Path, tmp_path: Path) -> None:
+    assert leap_inproc("init", cwd=repo).code == 0
+    d = base_draft()
+    assert leap_inproc("slice", "cut", str(write(tmp_path / "d.yaml", d)), cwd=repo).code == 0
+    text = leap_inproc("status", cwd=repo)
+    assert text.code == 0
+    lines = text.out.splitlines()
+    assert lines[0].startswith("slice s1  spine integrator")
+    assert lines[1:] == ["  wave 0", "    a  cut         round 0/4",
+                         "  wave 1", "    b  cut         round 0/4  after a"]
+    data = json.loads(leap_inproc("status", "s1", "--json", cwd=repo).out)
+    assert [[b["ball"] for b in w] for w in data["slices"][0]["waves"]] == [["a"], ["b"]]
+    assert data["slices"][0]["waves"][1][0]["depends_on"] == ["a"]
+    unknown = leap_inproc("status", "nope", cwd=repo)
+    assert unknown.code == 2 and "unknown slice 'nope'" in unknown.err
+
+
+def test_log_reads_the_ledger_history(repo: Path, tmp_path: Path) -> None:
+    assert leap_inproc("init", cwd=repo).code == 0
+    assert leap_inproc("slice", "cut", str(write(tmp_path / "d.yaml", base_draft())),
+                       cwd=repo).code == 0
+    out = leap_inproc("log", cwd=repo).out.splitlines()
+    assert "cut slice s1: 2 balls in 2 waves" in out[0]
+    assert "Leap-Slice: s1" in out[1]
+    entries = json.loads(leap_inproc("log", "--json", "-n", "1", cwd=repo).out)
+    assert len(entries) == 1
+    assert {"key": "Leap-Slice", "value": "s1"} in entries[0]["trailers"]
+
+
+def test_status_and_log_before_init(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"a": "1"})
+    for command in ("status", "log"):
+        result = leap_inproc(command, cwd=root)
+        assert result.code == 2 and "leap init" in result.err
+
+
+def test_unexpected_errors_go_to_a_log_file_not_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import click
+
+    from leapgit.cli import run
+
+    @click.command()
+    def broken() -> None:
+        raise RuntimeError("boom inside")
+
+    with pytest.raises(SystemExit) as exited:
+        run(broken, [])
+    assert exited.value.code == 70
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: boom inside" in err
+    assert "Traceback" not in err
+    log_path = Path(err.split("the traceback is in ")[1].split(";")[0])
+    assert "Traceback" in log_path.read_text() and "boom inside" in log_path.read_text()

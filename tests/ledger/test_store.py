@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from leapgit.errors import LedgerConflict
+from leapgit.ledger.store import Ledger, LedgerMissing
+from tests.support import git, make_repo
+
+
+@pytest.fixture
+def ledger_repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    with Ledger(root / ".git") as ledger:
+        ledger.init(b"kind: ledger\n")
+    return root
+
+
+def test_init_is_idempotent_and_an_orphan(ledger_repo: Path) -> None:
+    tip = git("rev-parse", "leap/ledger", cwd=ledger_repo)
+    with Ledger(ledger_repo / ".git") as ledger:
+        assert ledger.init(b"other\n") == (tip, False)
+    assert git("rev-list", "--count", "leap/ledger", cwd=ledger_repo) == "1"
+    assert git("merge-base", "--all", "leap/ledger", "main", cwd=ledger_repo, check=False) == ""
+
+
+def test_append_adds_one_commit_with_trailers_and_never_touches_the_work_tree(
+    ledger_repo: Path,
+) -> None:
+    status_before = git("status", "--porcelain", cwd=ledger_repo)
+    head_before = git("rev-parse", "HEAD", cwd=ledger_repo)
+    with Ledger(ledger_repo / ".git") as ledger:
+        written = ledger.append({"a/b/c.yaml": b"k: v\n"}, "add c", [("Leap-Slice", "s")])
+    assert git("rev-parse", "leap/ledger", cwd=ledger_repo) == written.commit
+    assert git("show", "leap/ledger:a/b/c.yaml", cwd=ledger_repo) == "k: v"
+    trailers = git("log", "-1", "--format=%(trailers:only,unfold)", "leap/ledger",
+                   cwd=ledger_repo)
+    assert "Leap-Slice: s" in trailers and "Leap-Record: a/b/c.yaml" in trailers
+    assert git("status", "--porcelain", cwd=ledger_repo) == status_before
+    assert git("rev-parse", "HEAD", cwd=ledger_repo) == head_before
+
+
+def test_a_record_is_never_edited_and_the_ref_stays(ledger_repo: Path) -> None:
+    with Ledger(ledger_repo / ".git") as ledger:
+        ledger.append({"r.yaml": b"one\n"}, "one")
+        tip = ledger.tip()
+        with pytest.raises(LedgerConflict, match=r"never edited.*\[L8\]"):
+            ledger.append({"r.yaml": b"two\n", "other.yaml": b"x\n"}, "edit")
+        with pytest.raises(LedgerConflict, match="not a folder"):
+            ledger.append({"r.yaml/inner.yaml": b"x\n"}, "under a file")
+        assert ledger.tip() == tip
+        # identical bytes may be replayed (sync) without a new commit
+        assert ledger.append({"r.yaml": b"one\n"}, "same", identical_ok=True).paths == ()
+        assert ledger.tip() == tip
+
+
+def test_a_lost_race_replays_on_the_new_tip(ledger_repo: Path) -> None:
+    """Someone moves the ledger with plain git between our reads: nothing is lost."""
+    with Ledger(ledger_repo / ".git") as ledger:
+        ledger.append({"mine/1.yaml": b"1\n"}, "first")
+        blob = git("hash-object", "-w", "--stdin", cwd=ledger_repo, input=b"theirs\n")
+        # their commit, built with plumbing on top of the current tip
+        env = {"GIT_INDEX_FILE": str(ledger_repo / ".git" / "tmp-index")}
+        git("read-tree", "leap/ledger", cwd=ledger_repo, env=env)
+        git("update-index", "--add", "--cacheinfo", f"100644,{blob},theirs.yaml",
+            cwd=ledger_repo, env=env)
+        their_tree = git("write-tree", cwd=ledger_repo, env=env)
+        theirs = git("commit-tree", their_tree, "-p", "leap/ledger", "-m", "theirs",
+                     cwd=ledger_repo)
+        git("update-ref", "refs/heads/leap/ledger", theirs, cwd=ledger_repo)
+        written = ledger.append({"mine/2.yaml": b"2\n"}, "second")
+    assert git("rev-parse", f"{written.commit}^", cwd=ledger_repo) == theirs
+    files = git("ls-tree", "-r", "--name-only", "leap/ledger", cwd=ledger_repo).split()
+    assert {"theirs.yaml", "mine/1.yaml", "mine/2.yaml"} <= set(files)
+
+
+def test_append_without_a_ledger_says_to_init(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"f": "x"})
+    with Ledger(root / ".git") as ledger, pytest.raises(LedgerMissing, match="leap init"):
+        ledger.append({"x.yaml": b"x\n"}, "x")
+    assert subprocess.run(["git", "rev-parse", "--verify", "leap/ledger"], cwd=root,
+                          capture_output=True).returncode != 0
+
+
+def test_reading_with_plain_git_only(ledger_repo: Path) -> None:
+    """The ledger answers audit questions without leapgit: git log, --grep, show, trailers."""
+    with Ledger(ledger_repo / ".git") as ledger:
+        ledger.append({"slices/s/slice.yaml": b"kind: slice\n"}, "cut slice s",
+                      [("Leap-Slice", "s")])
+        ledger.append({"slices/t/slice.yaml": b"kind: slice\n"}, "cut slice t",
+                      [("Leap-Slice", "t")])
+    subjects = git("log", "--format=%s", "leap/ledger", cwd=ledger_repo).splitlines()
+    assert subjects == ["cut slice t", "cut slice s", "leap: start the ledger"]
+    grep = git("log", "--format=%s", "--grep=^Leap-Slice: s$", "leap/ledger", cwd=ledger_repo)
+    assert grep == "cut slice s"
+    message = git("log", "-1", "--format=%B", "leap/ledger~1", cwd=ledger_repo)
+    parsed = git("interpret-trailers", "--parse", cwd=ledger_repo, input=message.encode())
+    assert "Leap-Slice: s" in parsed and "Leap-Record: slices/s/slice.yaml" in parsed
+    assert git("show", "leap/ledger:slices/t/slice.yaml", cwd=ledger_repo) == "kind: slice"

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leapgit.errors import InvalidRecord
+from leapgit.ledger import layout
+from leapgit.records import schema
+from leapgit.records.config import load_config
+from leapgit.records.types import (
+    BallRecord,
+    Checkpoint,
+    Receipt,
+    SliceRecord,
+    StampedScope,
+    ThrowRecord,
+)
+from tests.support import ROOT
+
+SHA = "a" * 40
+
+
+def test_every_schema_file_is_valid_json_with_an_id() -> None:
+    files = list((ROOT / "schemas").rglob("*.schema.json"))
+    assert len(files) >= 11
+    for path in files:
+        data = json.loads(path.read_text())
+        assert data["$schema"].startswith("http://json-schema.org/")
+        assert data["$id"].startswith("leapgit:")
+
+
+def test_every_record_kind_has_a_schema() -> None:
+    for kind in schema.RECORD_KINDS:
+        assert schema.schema(f"records/{kind}")["properties"]["kind"]["const"] == kind
+
+
+RECORDS = [
+    SliceRecord("s", "integrator", SHA, ("a", "b"), (("a",), ("b",)), "2026-01-01T00:00:00Z"),
+    BallRecord("s", "a", 1, "g", "spec\n", (StampedScope("x.py", "absent"),), "true",
+               "restore-scope"),
+    BallRecord("s", "a", 2, "g", "spec\n", (StampedScope("x.py", SHA, "y.py"),), "true",
+               "restore-scope", reason="respec"),
+    ThrowRecord("s", "a", 1, 1, SHA, "leap/ball/s/a", "t", "/w", 0),
+    Receipt("s", "a", 1, 3, 0, "evidence", "t", commit=SHA, candidate=SHA),
+    Checkpoint("s", "a", 1, 4, ("x", "y"), "y", "t", SHA, SHA, "limit"),
+]
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda r: type(r).__name__)
+def test_records_validate_round_trip_and_know_their_path(record: object) -> None:
+    data = record.to_dict()  # type: ignore[attr-defined]
+    assert schema.validate_record(data, "r") == data["kind"]
+    assert type(record).from_dict(data) == record  # type: ignore[attr-defined]
+    path = layout.path_for(data)
+    assert path.startswith("slices/s/") and path.endswith(".yaml")
+
+
+def test_a_fifth_round_is_refused_by_the_receipt_schema() -> None:
+    data = Receipt("s", "a", 1, 4, 0, "e", "t").to_dict() | {"round": 5}
+    with pytest.raises(InvalidRecord, match=r"round: must be smaller than or equal to 4"):
+        schema.validate_record(data, "r.yaml")
+
+
+def test_unknown_kind_and_non_mapping_records() -> None:
+    with pytest.raises(InvalidRecord, match="unknown record kind"):
+        schema.validate_record({"kind": "gossip"}, "r")
+    with pytest.raises(InvalidRecord, match="mapping"):
+        schema.validate_record(["kind"], "r")
+
+
+def test_the_projects_own_config_is_valid() -> None:
+    config = load_config(Path(ROOT))
+    assert config.spine == "main" and config.round_limit == 4
