@@ -201,6 +201,35 @@ def quickstart_cmd(directory: Path | None) -> None:
     quickstart(directory, echo=click.echo)
 
 
+@cli.group("tribunal")
+def tribunal_group() -> None:
+    """Grade a change blind: eight lenses, an author-redacted envelope (T1-T9)."""
+
+
+@tribunal_group.command("convene")
+@click.option("--base", metavar="REV", help="the commit the change starts from")
+@click.option("--head", metavar="REV", help="the candidate commit")
+@click.option("--slice", "slice_id", metavar="S", help="grade a ball: its slice")
+@click.option("--ball", "ball_id", metavar="B", help="grade a ball: its id")
+@click.option("--intent", required=True, help="the change's intent, one line (T5)")
+@click.option("--criteria", required=True, metavar="FILE|TEXT", help="the pass criteria")
+@click.option("--builder", required=True, metavar="model=ID,family=F,session=S",
+              help="who built the candidate (T4)")
+@click.option("--out", type=click.Path(path_type=Path), help="output folder (stamped, 0600)")
+@click.option("--round", "round_no", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--tests", metavar="COMMAND", help="test command for the mechanical checks (T7)")
+@click.option("--red", metavar="REV", help="the red commit holding the contract tests (T7)")
+def tribunal_convene_cmd(**options: Any) -> None:
+    """Convene the tribunal. Exit 0 unanimous pass, 1 refuse, 3 hold/HALT/escalation,
+    2 bad input."""
+    from leapgit.commands.tribunal import convene_command
+    from leapgit.tribunal.report import outcome_lines
+
+    result = convene_command(**options, echo=click.echo)
+    _emit(outcome_lines(result))
+    raise click.exceptions.Exit(result.decision.exit_code)
+
+
 def _crash_log(exc: BaseException) -> Path | None:
     """Write the traceback to a file of its own; None when even that is impossible."""
     folder = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "leapgit"

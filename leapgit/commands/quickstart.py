@@ -158,6 +158,61 @@ def _step(echo: Echo, title: str, command: str, lines: list[str]) -> None:
         echo(f"  {line}")
 
 
+DEMO_CHANGE = {
+    "calc/lexer.py": (
+        "def tokenize(text):\n"
+        "    return [(tok, text.index(tok) + 1) for tok in text.split()]\n"
+    ),
+    "tests/test_lexer.py": (
+        "from calc.lexer import tokenize\n\n\n"
+        "def test_tokenize():\n"
+        "    assert tokenize('1 + 2') == [('1', 1), ('+', 3), ('2', 5)]\n"
+    ),
+}
+DEMO_RUNGS = """\
+tribunal:
+  timeout: 10
+  rungs:
+    - id: scripted
+      provider: openai
+      model: scripted-demo-juror
+      endpoint: {url}
+      family: scripted
+      tiers: [generalist, operator_safety, deep_state, fast_structural]
+      context_tokens: 32000
+      cost: 0
+"""
+
+
+def _tribunal_demo(root: Path, echo: Echo) -> None:
+    """The tribunal's protocol against a scripted juror server on 127.0.0.1 (no model)."""
+    from leapgit.tribunal.convene import Request, convene
+    from leapgit.tribunal.demo import scripted_juror
+    from leapgit.tribunal.report import outcome_lines
+
+    git.run(["switch", "-q", "-c", "demo-tribunal"], root)
+    for name, text in DEMO_CHANGE.items():
+        (root / name).write_text(text, encoding="utf-8")
+    git.run(["add", *DEMO_CHANGE], root)
+    git.run(["-c", "user.name=Demo Builder", "-c", "user.email=builder@example.invalid",
+             "commit", "-q", "-m", "lexer: tokens carry their column"], root)
+    git.run(["switch", "-q", "main"], root)
+    config = root / ".leap" / "config.yaml"
+    text = config.read_text(encoding="utf-8").split("tribunal:")[0]
+    lines: list[str] = ["(a DEMO of the protocol against scripted jurors on 127.0.0.1: "
+                        "their verdicts are canned; this is not a review)"]
+    with scripted_juror() as url:
+        config.write_text(text + DEMO_RUNGS.format(url=url), encoding="utf-8")
+        result = convene(Request(
+            intent="tokens carry their column", criteria="tokenize returns (text, column) "
+            "pairs, columns start at 1", builder="model=demo-builder,family=demo,session=demo-1",
+            base="main", head="demo-tribunal", out=root.parent / "tribunal-demo"),
+            start=root, echo=lines.append)
+    _step(echo, "convene the blind tribunal on a change (protocol demo, scripted jurors)",
+          "leap tribunal convene --base main --head demo-tribunal --intent ... --builder ...",
+          lines + outcome_lines(result))
+
+
 def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     root = (directory or Path(tempfile.mkdtemp(prefix="leap-quickstart-"))) / "calc"
     if root.exists() and any(root.iterdir()):
@@ -192,6 +247,7 @@ def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     _step(echo, "the ledger's history", "leap log -n 4", report.log_lines(log(4, start=root)))
     _step(echo, "the same, with plain git", "git log --format='%h %s' leap/ledger",
           git.out(["log", "--format=%h %s", "leap/ledger"], root).splitlines())
+    _tribunal_demo(root, echo)
     echo("")
     echo(f"Done. The repository is in {root}; try `cd {root} && leap status`.")
     return root

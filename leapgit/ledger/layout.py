@@ -9,7 +9,7 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
     slices/<slice>/balls/<ball>/episodes/<e>/receipts/<r>.yaml  one per round (L6)
     slices/<slice>/balls/<ball>/episodes/<e>/checkpoint.yaml
-    slices/<slice>/balls/<ball>/tribunal/<run>/<kind>.yaml      envelope, summary
+    slices/<slice>/balls/<ball>/tribunal/<run>/<kind>.yaml      envelope, routing, summary
     slices/<slice>/balls/<ball>/tribunal/<run>/verdicts/<lens>.yaml
     tribunal/<run>/...                                          a change that is no ball
 """
@@ -87,7 +87,7 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return checkpoint_path(record["slice"], record["ball"], record["episode"])
     if kind == "merge" and s:
         return merge_path(s)
-    if kind in ("envelope", "summary") and record.get("run_id"):
+    if kind in ("envelope", "routing", "summary") and record.get("run_id"):
         return f"{tribunal_dir(record['run_id'], s, b)}/{kind}.yaml"
     if kind == "verdict" and record.get("run_id") and record.get("lens"):
         return f"{tribunal_dir(record['run_id'], s, b)}/verdicts/{record['lens']}.yaml"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 DEFAULT_REF = "refs/heads/leap/ledger"
 LOCK_TIMEOUT = 60.0
 MAX_ATTEMPTS = 200
-STALE_REF_LOCK = 2.0  # seconds: git writes its ref lock's content right after creating it
+EMPTY_LOCK_GRACE = 0.1  # seconds: git writes its ref lock's content right after creating it
 WRITING_MARKER = "leap-ledger.writing"  # present only while a leapgit writer is mid-write
 _TREE_MODE = 0o040000
 _BLOB_MODE = 0o100644
@@ -337,7 +337,13 @@ class Ledger(AbstractContextManager["Ledger"]):
     def _leapgit_lock(self, lock: Path) -> bool:
         content = lock.read_bytes().strip()
         if not content:
-            return time.time() - lock.stat().st_mtime > STALE_REF_LOCK
+            # Empty: our dead writer was killed between creating and filling it (git fills
+            # its own within microseconds). Look once more before deciding.
+            time.sleep(EMPTY_LOCK_GRACE)
+            try:
+                return not lock.read_bytes().strip()
+            except FileNotFoundError:
+                return False
         try:
             obj = self.repo.object_store[oid(content)]
         except (KeyError, ValueError):

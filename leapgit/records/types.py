@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from leapgit.records.tribunal import TribunalConfig
+
 ABSENT = "absent"  # the stamp of a scope file that does not exist at the base (L1)
 BUILTIN_ROLLBACK = "restore-scope"
 INTEGRATOR = "integrator"
@@ -322,7 +324,7 @@ class Config:
     builder_command: str | None = None
     builder_timeout: float = 1800.0
     builder_identity: str | None = None
-    tribunal: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    tribunal: TribunalConfig = field(default_factory=TribunalConfig)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Config:
@@ -335,7 +337,7 @@ class Config:
             builder_command=builder.get("command"),
             builder_timeout=builder.get("timeout", 1800.0),
             builder_identity=builder.get("identity"),
-            tribunal=dict(raw.get("tribunal") or {}),
+            tribunal=TribunalConfig.from_dict(raw.get("tribunal")),
         )
 
     def ball_branch(self, slice_id: str, ball_id: str) -> str:

@@ -1,0 +1,27 @@
+"""`leap tribunal convene`: grade one change blind (T1-T9). Reads the criteria from a file
+when the value names one; everything else is the tribunal package's work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit.records import yamlio
+from leapgit.tribunal.convene import Convened, Echo, Request, convene
+
+
+def read_criteria(value: str) -> str:
+    path = Path(value)
+    if "\n" not in value and len(value) < 4096 and path.is_file():
+        return yamlio.decode(yamlio.read_bytes(path), str(path))
+    return value
+
+
+def convene_command(*, intent: str, criteria: str, builder: str, base: str | None = None,
+                    head: str | None = None, slice_id: str | None = None,
+                    ball_id: str | None = None, out: Path | None = None, round_no: int = 1,
+                    tests: str | None = None, red: str | None = None,
+                    start: Path | str = ".", echo: Echo = print) -> Convened:
+    request = Request(intent=intent, criteria=read_criteria(criteria), builder=builder,
+                      base=base, head=head, slice=slice_id, ball=ball_id, out=out,
+                      round=round_no, tests=tests, red=red)
+    return convene(request, start=start, echo=echo)

@@ -1,0 +1,136 @@
+"""The tribunal's part of `.leap/config.yaml`: the rung matrix (T2), verifiers, test mapping.
+
+Built from data the config schema already accepted; the checks here are the ones a JSON
+Schema cannot say (unique rung ids, verifiers naming known rungs).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from leapgit.errors import InvalidRecord
+
+CONFIG_SOURCE = ".leap/config.yaml"
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_MAX_ANSWER = 1 << 20  # 1 MiB: a verdict is a page of JSON, never megabytes
+DEFAULT_TEST_TIMEOUT = 900.0
+DEFAULT_MAX_OUTPUT = 2048
+
+Provider = Literal["ollama", "openai", "anthropic", "command"]
+
+
+@dataclass(frozen=True)
+class Rung:
+    id: str
+    provider: Provider
+    family: str
+    tiers: tuple[str, ...]
+    context_tokens: int
+    cost: float
+    model: str | None = None
+    endpoint: str | None = None
+    command: tuple[str, ...] = ()
+    session: str | None = None
+    cost_source: str = "declared"
+    api_key_env: str | None = None
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT
+    timeout: float = DEFAULT_TIMEOUT
+
+    @property
+    def label(self) -> str:
+        return f"{self.id} ({self.provider} {self.model or ' '.join(self.command)})"
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], timeout: float) -> Rung:
+        command = raw.get("command") or ()
+        if isinstance(command, str):
+            command = shlex.split(command)
+        return cls(
+            id=raw["id"], provider=raw["provider"], family=raw["family"],
+            tiers=tuple(raw["tiers"]), context_tokens=raw["context_tokens"],
+            cost=float(raw["cost"]), model=raw.get("model"),
+            endpoint=(raw.get("endpoint") or "").rstrip("/") or None,
+            command=tuple(command), session=raw.get("session"),
+            cost_source=raw.get("cost_source", "declared"), api_key_env=raw.get("api_key_env"),
+            max_output_tokens=raw.get("max_output_tokens", DEFAULT_MAX_OUTPUT),
+            timeout=float(raw.get("timeout", timeout)),
+        )
+
+
+@dataclass(frozen=True)
+class Verifier:
+    lens: str
+    rungs: tuple[str, ...]
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class TestMapping:
+    source: str  # a glob over repository paths
+    tests: tuple[str, ...]  # templates: {stem}, {name}, {dir}, {path}
+
+
+@dataclass(frozen=True)
+class TribunalConfig:
+    rungs: tuple[Rung, ...] = ()
+    verifiers: tuple[Verifier, ...] = ()
+    required_verifiers: tuple[str, ...] = ()
+    tests: tuple[TestMapping, ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER
+    test_timeout: float = DEFAULT_TEST_TIMEOUT
+
+    def rung(self, rung_id: str) -> Rung:
+        return next(r for r in self.rungs if r.id == rung_id)
+
+    def verifier(self, lens: str) -> Verifier | None:
+        """The verifier fused to ``lens``; a lens in ``required_verifiers`` always has one."""
+        found = next((v for v in self.verifiers if v.lens == lens), None)
+        if lens in self.required_verifiers:
+            return Verifier(lens, found.rungs if found else (), True)
+        return found
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        return tuple(r.model for r in self.rungs if r.model)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any] | None) -> TribunalConfig:
+        raw = raw or {}
+        timeout = float(raw.get("timeout", DEFAULT_TIMEOUT))
+        rungs = tuple(Rung.from_dict(r, timeout) for r in raw.get("rungs") or ())
+        verifiers = tuple(
+            Verifier(v["lens"], tuple(v["rungs"]), bool(v.get("required", False)))
+            for v in raw.get("verifiers") or ()
+        )
+        required = {v.lens for v in verifiers if v.required}
+        required.update(raw.get("required_verifiers") or ())
+        cfg = cls(
+            rungs=rungs, verifiers=verifiers, required_verifiers=tuple(sorted(required)),
+            tests=tuple(TestMapping(t["source"], tuple(t["tests"]))
+                        for t in raw.get("tests") or ()),
+            timeout=timeout,
+            max_answer_bytes=raw.get("max_answer_bytes", DEFAULT_MAX_ANSWER),
+            test_timeout=float(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),
+        )
+        _check_references(cfg)
+        return cfg
+
+
+def _check_references(cfg: TribunalConfig) -> None:
+    seen: set[str] = set()
+    for i, rung in enumerate(cfg.rungs):
+        if rung.id in seen:
+            raise InvalidRecord(f"rung id {rung.id!r} is used twice", file=CONFIG_SOURCE,
+                                field=f"tribunal.rungs[{i}].id", rule="T2")
+        seen.add(rung.id)
+    for i, verifier in enumerate(cfg.verifiers):
+        for rung_id in verifier.rungs:
+            if rung_id not in seen:
+                raise InvalidRecord(
+                    f"names unknown rung {rung_id!r}", file=CONFIG_SOURCE,
+                    field=f"tribunal.verifiers[{i}].rungs", rule="T2",
+                    hint=f"known rungs: {', '.join(sorted(seen)) or 'none'}",
+                )

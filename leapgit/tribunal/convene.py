@@ -1,0 +1,228 @@
+"""`leap tribunal convene`, start to end: build the envelope (T5), route (T2-T4), stamp the
+output folder (T6), seat every lens at once (T6, T8) beside the mechanical checks (T7), decide
+(T6, T7), measure convergence (T9), write the summary last and commit the record set."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from leapgit.errors import LeapError, UsageError
+from leapgit.ledger.store import LedgerView
+from leapgit.records import yamlio
+from leapgit.records.tribunal import TribunalConfig
+from leapgit.timeutil import now_iso
+from leapgit.tribunal import (
+    changes,
+    convergence,
+    envelope,
+    mechanical,
+    outdir,
+    prompt,
+    provenance,
+    records,
+    routing,
+    seating,
+    tally,
+    target,
+    worktree,
+)
+from leapgit.tribunal.errors import TribunalHold
+from leapgit.tribunal.identity import Builder, parse_builder
+from leapgit.tribunal.lenses import LENSES
+from leapgit.tribunal.recorder import Recorder
+from leapgit.tribunal.redaction import Identities
+from leapgit.workspace import Workspace, open_workspace
+
+Echo = Callable[[str], None]
+Explosions = list[tuple[str, BaseException]]
+
+
+@dataclass(frozen=True)
+class Request:
+    intent: str
+    criteria: str
+    builder: str
+    base: str | None = None
+    head: str | None = None
+    slice: str | None = None
+    ball: str | None = None
+    out: Path | None = None
+    round: int = 1
+    tests: str | None = None
+    red: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    target: target.Target
+    change: changes.Change
+    envelope: envelope.Envelope
+    prompts: dict[str, prompt.Prompt]
+    routing: routing.Routing
+    info: records.RunInfo
+
+
+@dataclass(frozen=True)
+class Convened:
+    info: records.RunInfo
+    decision: tally.Decision
+    routing: routing.Routing
+    results: tuple[seating.LensResult, ...]
+    progress: convergence.Progress
+    mechanical: mechanical.Mechanical | None
+    out: Path
+    ledger_commit: str
+    envelope: envelope.Envelope
+
+
+def new_run_id() -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"t-{stamp}-{secrets.token_hex(3)}"
+
+
+def identities(builder: Builder, cfg: TribunalConfig, authors: list[tuple[str, str]]) -> Identities:
+    tokens = [("builder model id", builder.model), ("builder session id", builder.session)]
+    tokens += [("configured model id", m) for m in cfg.model_ids]
+    return Identities(tuple(tokens + authors))
+
+
+def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
+    """Everything decided before any dispatch: the envelope (T5) and the routing (T2-T4)."""
+    root, cfg = ws.paths.root, ws.config.tribunal
+    builder = parse_builder(req.builder)
+    contract = envelope.check_contract(req.intent, req.criteria)
+    tgt = target.choose(root, view, ws.config, req.base, req.head, req.slice, req.ball)
+    change = changes.read_change(root, tgt.base, tgt.head)
+    if not change.touched:
+        raise UsageError(f"{tgt.base[:12]}..{tgt.head[:12]} touches no file: nothing to grade",
+                         field="--head")
+    who = identities(builder, cfg, changes.authors(root, tgt.base, tgt.head))
+    env = envelope.build(root, change, contract, who, cfg.tests)
+    run_id = new_run_id()
+    prompts = {lens.id: prompt.build(run_id, lens, env.body) for lens in LENSES}
+    tokens = {k: envelope.estimate_tokens(p.text) for k, p in prompts.items()}
+    plan = routing.plan(cfg, builder, tokens, os.environ)
+    info = records.RunInfo(run_id, req.round, tgt.series, tgt.base, tgt.head, change.tree,
+                           env.hash, builder, tgt.slice, tgt.ball)
+    return Prepared(tgt, change, env, prompts, plan, info)
+
+
+def _not_dispatched(plans: tuple[routing.LensPlan, ...]) -> list[seating.LensResult]:
+    out = []
+    for plan in plans:
+        seat = seating.Seat("hold", "not dispatched: HALT before any seat (T2)")
+        out.append(seating.LensResult(plan.lens.id, "hold", seat.reason, seat, halted=plan.halted))
+    return out
+
+
+def _checks(ws: Workspace, change: changes.Change, req: Request) -> mechanical.Mechanical:
+    assert req.tests is not None
+    try:
+        red = changes.resolve(req.red, ws.paths.root, "--red") if req.red else None
+        return mechanical.run_checks(ws.paths.root, change, req.tests, red,
+                                     ws.config.tribunal.test_timeout)
+    except LeapError as exc:  # a harness that cannot run is INVALID, never a pass (T9)
+        return mechanical.Mechanical((mechanical.Check("harness", "invalid", str(exc)),))
+
+
+async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
+               on_result: Callable[[seating.LensResult], None],
+               checks: Callable[[], mechanical.Mechanical] | None,
+               ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
+    import httpx
+
+    from leapgit.tribunal.providers.base import SeatContext
+
+    cfg = ws.config.tribunal
+    longest = max([r.timeout for r in cfg.rungs] + [cfg.timeout])
+    async with httpx.AsyncClient(timeout=httpx.Timeout(longest)) as client:
+        ctx = SeatContext(client, cfg.max_answer_bytes, juror_tree=juror_tree,
+                          candidate=p.envelope.candidate)
+        job = asyncio.ensure_future(asyncio.to_thread(checks)) if checks else None
+        results, explosions = await seating.seat_all(p.routing.plans, p.prompts, p.envelope,
+                                                     ctx, on_result)
+        return results, explosions, (await job if job else None)
+
+
+def _needs_tree(plan: routing.Routing) -> bool:
+    ladders = [p.primary for p in plan.plans] + [p.verifier for p in plan.plans if p.verifier]
+    return any(r.provider == "command" for lad in ladders for r in lad.rungs)
+
+
+def sit(ws: Workspace, p: Prepared, req: Request, on_result: Callable[[seating.LensResult], None],
+        ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
+    if p.routing.halted:  # T2: a missing required verifier is a HALT; nothing is sent
+        results = _not_dispatched(p.routing.plans)
+        for result in results:
+            on_result(result)
+        return results, [], None
+    job = (lambda: _checks(ws, p.change, req)) if req.tests else None
+    with contextlib.ExitStack() as stack:
+        tree = None
+        if _needs_tree(p.routing):  # T8: command jurors sit on a read-only copy
+            tree = stack.enter_context(worktree.temporary(
+                ws.paths.root, p.change.head, read_only=True, prefix="leap-juror-"))
+        results, explosions, checks = asyncio.run(_sit(ws, p, tree, on_result, job))
+    if p.target.reread() != p.change.head:
+        results = [seating.annul(r, "the candidate moved while the seats sat") for r in results]
+        for result in results:
+            on_result(result)
+    return results, explosions, checks
+
+
+def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.LensResult],
+           checks: mechanical.Mechanical | None) -> tuple[tally.Decision, convergence.Progress]:
+    decision = tally.decide(results, checks.outcome if checks else None,
+                            checks.reason if checks else "")
+    prints = [f["fingerprint"] for r in results for f in records.findings_of(r)]
+    past = provenance.past_rounds(view, p.target.series, req.round, p.target.slice, p.target.ball)
+    progress = convergence.progress(prints, past, decision.outcome == "pass")
+    if progress.escalate:  # T9: stop and escalate to a person
+        named = ", ".join(progress.oscillating or progress.new) or "none"
+        decision = tally.Decision(
+            "hold", "escalation: NEW findings flat or rising two rounds in a row (per round: "
+            f"{', '.join(map(str, progress.new_counts))}); oscillating: {named} (T9)",
+            escalated=True)
+    return decision, progress
+
+
+def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Convened:
+    from leapgit.tribunal import report
+
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        p = prepare(ws, view, req)
+        out = outdir.claim(req.out or ws.paths.common_dir / "leap-tribunal" / p.info.run_id)
+        for line in report.routing_lines(p.info, p.routing):
+            echo(line)
+        rec = Recorder(out, p.info)
+        rec.put("envelope.yaml", records.envelope_record(p.info, p.envelope))
+        out.write("envelope.txt", p.envelope.body.encode("utf-8"))
+        rec.put("routing.yaml", records.routing_record(p.info, p.routing))
+
+        def on_result(result: seating.LensResult) -> None:
+            rec.put(f"verdicts/{result.lens}.yaml",
+                    records.verdict_record(p.info, result, now_iso()))
+            echo(report.result_line(result))
+
+        results, explosions, checks = sit(ws, p, req, on_result)
+        decision, progress = decide(view, p, req, results, checks)
+        if checks is not None:
+            out.write("mechanical.yaml", yamlio.dumps(checks.to_dict()))
+        rec.put("summary.yaml", records.summary_record(  # T2: the summary is written last
+            p.info, decision, results, progress, checks, p.routing.single_rung, now_iso()))
+        written = rec.commit(ledger, decision.outcome)
+    if explosions:
+        lens, exc = explosions[0]
+        raise TribunalHold(f"the {lens} seat exploded: {type(exc).__name__}: {exc}", rule="T6",
+                           hint=f"verdicts and summary are in {out.path}") from exc
+    return Convened(p.info, decision, p.routing, tuple(results), progress, checks, out.path,
+                    written.commit, p.envelope)

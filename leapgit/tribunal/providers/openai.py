@@ -1,0 +1,46 @@
+"""Any OpenAI-compatible server's ``/v1/chat/completions`` with a strict JSON-schema
+``response_format``. A refusal, or ``finish_reason: length`` with no usable output, is a
+failed seat recorded as such (T8)."""
+
+from __future__ import annotations
+
+from leapgit.records.tribunal import Rung
+from leapgit.tribunal.errors import BadAnswer, CapacityRejected
+from leapgit.tribunal.prompt import Prompt, wire_schema
+from leapgit.tribunal.providers.base import Answer, SeatContext, api_key, dig, post, reply_json
+from leapgit.tribunal.verdict import tail
+
+
+async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
+    url = f"{rung.endpoint}/v1/chat/completions"
+    headers = {}
+    key = api_key(rung, ctx.env)
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    body = {
+        "model": rung.model, "temperature": 0, "max_tokens": rung.max_output_tokens,
+        "messages": [{"role": "system", "content": prompt.system},
+                     {"role": "user", "content": prompt.user}],
+        "response_format": {"type": "json_schema", "json_schema": {
+            "name": "verdict", "strict": True, "schema": wire_schema(prompt.lens)}},
+    }
+    status, data = await post(ctx, rung, url, body, headers)
+    text = data.decode("utf-8", "replace")
+    if status == 400 and "context_length_exceeded" in text:
+        raise CapacityRejected("HTTP 400 context_length_exceeded (T6)", tail(text))
+    reply = reply_json(status, data, url)
+    return read_choice(reply)
+
+
+def read_choice(reply: dict[str, object]) -> Answer:
+    message = dig(reply, "choices", 0, "message")
+    finish = dig(reply, "choices", 0, "finish_reason")
+    if not isinstance(message, dict):
+        raise BadAnswer("no choices[0].message in the reply", tail(str(reply)))
+    refusal = message.get("refusal")
+    if refusal:
+        raise BadAnswer(f"refusal: {str(refusal)[:200]}", tail(str(refusal)))
+    content = message.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise BadAnswer(f"no output (finish_reason {finish!r}): failed seat (T8)")
+    return Answer(content, f"finish_reason {finish}, usage {reply.get('usage')}")

@@ -1,0 +1,32 @@
+"""Each record is written to the output folder the moment it exists (0600, T6) and kept for
+the one ledger commit at the end (the same bytes: rendered once)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leapgit.ledger import layout
+from leapgit.ledger.store import Ledger, Written
+from leapgit.records import yamlio
+from leapgit.tribunal import provenance
+from leapgit.tribunal.outdir import OutDir
+from leapgit.tribunal.records import RunInfo
+
+
+class Recorder:
+    def __init__(self, out: OutDir, info: RunInfo) -> None:
+        self.out = out
+        self.info = info
+        self.records: dict[str, dict[str, Any]] = {}
+        self.dumped: dict[str, bytes] = {}
+
+    def put(self, name: str, record: dict[str, Any]) -> None:
+        data = yamlio.dumps(record)
+        self.out.write(name, data)
+        path = layout.path_for(record)
+        self.records[path] = record  # a later put (an annulled verdict) replaces the earlier
+        self.dumped[path] = data
+
+    def commit(self, ledger: Ledger, outcome: str) -> Written:
+        return provenance.commit(ledger, self.info, list(self.records.values()), outcome,
+                                 self.dumped)

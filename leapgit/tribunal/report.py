@@ -1,0 +1,63 @@
+"""Plain-text lines for a convening: the routing table (T4: printed before any dispatch),
+one line per lens as it lands, and the outcome."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from leapgit.tribunal.records import RunInfo
+from leapgit.tribunal.routing import Ladder, Routing
+from leapgit.tribunal.seating import LensResult
+
+if TYPE_CHECKING:
+    from leapgit.tribunal.convene import Convened
+
+
+def _ladder(ladder: Ladder) -> str:
+    seated = " > ".join(r.id for r in ladder.rungs) or "(none: hold)"
+    skipped = "; ".join(f"skip {s.rung}: {s.reason}" for s in ladder.skipped)
+    return f"{seated}" + (f"   [{skipped}]" if skipped else "")
+
+
+def routing_lines(info: RunInfo, routing: Routing) -> list[str]:
+    out = [f"tribunal {info.run_id} round {info.round}: candidate {info.candidate[:12]} "
+           f"tree {info.tree[:12]} envelope {info.envelope_hash[:16]}",
+           f"builder family {info.builder.family} (its rungs never sit, T4)"]
+    if routing.single_rung:
+        out.append("single-rung configuration: recorded as provenance (T3)")
+    out.append("routing (lens -> ladder, cheapest first):")
+    width = max(len(p.lens.id) for p in routing.plans)
+    for p in routing.plans:
+        out.append(f"  {p.lens.id:<{width}}  {_ladder(p.primary)}")
+        if p.verifier is not None:
+            kind = "required" if p.verifier_required else "optional"
+            out.append(f"  {'':<{width}}  verifier ({kind}): {_ladder(p.verifier)}")
+    if routing.halted:
+        out.append(f"HALT: no verifier can sit for {', '.join(routing.halted)}; nothing sent (T2)")
+    return out
+
+
+def result_line(r: LensResult) -> str:
+    rung = r.primary.rung.id if r.primary.rung else "-"
+    return f"  {r.outcome:<6} {r.lens:<20} via {rung}: {r.reason}"
+
+
+def outcome_lines(c: Convened) -> list[str]:
+    out = []
+    for lens, result in ((r.lens, r) for r in c.results):
+        for f in (x for s in (result.primary, result.verifier) if s and s.verdict
+                  for x in s.verdict.findings):
+            mark = "" if f.supported else " [unsupported: evidence not in the envelope, T9]"
+            out.append(f"  finding {lens}/{f.severity} {f.file or '?'}: {f.claim}{mark}")
+    p = c.progress
+    out.append(f"findings: {len(p.new)} new, {len(p.recurring)} recurring, "
+               f"{len(p.resolved)} resolved (new per round: {', '.join(map(str, p.new_counts))})")
+    if c.mechanical is not None:
+        for check in c.mechanical.checks:
+            out.append(f"  check {check.result:<7} {check.name}: {check.detail}")
+    unverified = [r.lens for r in c.results if r.unverified]
+    if unverified:
+        out.append(f"UNVERIFIED: {', '.join(unverified)} (optional verifier did not answer, T2)")
+    out.append(f"outcome: {c.decision.outcome} ({c.decision.reason})")
+    out.append(f"written: {c.out} (0600); ledger commit {c.ledger_commit[:12]}")
+    return out

@@ -1,0 +1,129 @@
+"""T2-T4: per lens, the ladder of rungs that may sit, cheapest first, and every rung that
+may not, with why. Decided before any dispatch, so a builder-family rung is refused loudly
+on every ladder before anything is sent (T4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from leapgit.errors import UsageError
+from leapgit.records.tribunal import CONFIG_SOURCE, Rung, TribunalConfig
+from leapgit.tribunal.identity import Builder
+from leapgit.tribunal.lenses import LENSES, Lens
+
+
+@dataclass(frozen=True)
+class Skip:
+    rung: str
+    reason: str
+    kind: str  # builder | api_key | capacity
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rung": self.rung, "kind": self.kind, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Ladder:
+    rungs: tuple[Rung, ...]
+    skipped: tuple[Skip, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ladder": [r.id for r in self.rungs],
+                "skipped": [s.to_dict() for s in self.skipped]}
+
+
+@dataclass(frozen=True)
+class LensPlan:
+    lens: Lens
+    primary: Ladder
+    verifier: Ladder | None = None
+    verifier_required: bool = False
+
+    @property
+    def halted(self) -> bool:
+        """T2: a required verifier with no rung that may sit is a HALT."""
+        return self.verifier_required and not (self.verifier and self.verifier.rungs)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"lens": self.lens.id, "tier": self.lens.tier,
+                               **self.primary.to_dict()}
+        if self.verifier is not None:
+            out["verifier"] = {"required": self.verifier_required, **self.verifier.to_dict()}
+        return out
+
+
+@dataclass(frozen=True)
+class Routing:
+    plans: tuple[LensPlan, ...]
+    single_rung: bool  # T3: recorded as provenance
+
+    def plan(self, lens_id: str) -> LensPlan:
+        return next(p for p in self.plans if p.lens.id == lens_id)
+
+    @property
+    def halted(self) -> tuple[str, ...]:
+        return tuple(p.lens.id for p in self.plans if p.halted)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"single_rung": self.single_rung, "lenses": [p.to_dict() for p in self.plans]}
+
+
+def exclusion(rung: Rung, builder: Builder) -> str | None:
+    """T4: the builder's family, session or model never sits."""
+    if rung.family.casefold() == builder.family.casefold():
+        return f"family {rung.family!r} is the builder's family (T4)"
+    if rung.session and rung.session == builder.session:
+        return "resumes the builder's session (T4)"
+    if rung.model and rung.model == builder.model:
+        return f"model {rung.model!r} is the builder's model (T4)"
+    return None
+
+
+def skip_reason(rung: Rung, builder: Builder, tokens: int, env: Mapping[str, str]) -> Skip | None:
+    excluded = exclusion(rung, builder)
+    if excluded:
+        return Skip(rung.id, excluded, "builder")
+    if rung.api_key_env and not env.get(rung.api_key_env):
+        return Skip(rung.id, f"${rung.api_key_env} is not set", "api_key")
+    needed = tokens + rung.max_output_tokens
+    if needed > rung.context_tokens:
+        # T6: refuse before sending what does not fit; a capacity rejection, walk on
+        return Skip(rung.id, f"capacity: needs ~{needed} tokens with the answer, holds "
+                    f"{rung.context_tokens} (T6)", "capacity")
+    return None
+
+
+def ladder(candidates: list[Rung], builder: Builder, tokens: int,
+           env: Mapping[str, str]) -> Ladder:
+    # T2: cheapest measured-sufficient first; ties keep the configured order
+    ordered = sorted(enumerate(candidates), key=lambda item: (item[1].cost, item[0]))
+    rungs, skipped = [], []
+    for _, rung in ordered:
+        skip = skip_reason(rung, builder, tokens, env)
+        if skip:
+            skipped.append(skip)
+        else:
+            rungs.append(rung)
+    return Ladder(tuple(rungs), tuple(skipped))
+
+
+def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
+         env: Mapping[str, str]) -> Routing:
+    if not cfg.rungs:
+        raise UsageError("no rungs are configured, so no juror can sit", file=CONFIG_SOURCE,
+                         field="tribunal.rungs", rule="T2",
+                         hint="add at least one rung (README, \"Tribunal\")")
+    plans = []
+    for lens in LENSES:
+        serving = [r for r in cfg.rungs if lens.tier in r.tiers]
+        primary = ladder(serving, builder, tokens[lens.id], env)
+        spec = cfg.verifier(lens.id)
+        verifier = None
+        if spec is not None:
+            first = primary.rungs[0].id if primary.rungs else None
+            chosen = [cfg.rung(r) for r in spec.rungs if r != first]
+            verifier = ladder(chosen, builder, tokens[lens.id], env)
+        plans.append(LensPlan(lens, primary, verifier, bool(spec and spec.required)))
+    return Routing(tuple(plans), single_rung=len(cfg.rungs) == 1)

@@ -1,0 +1,161 @@
+"""T6: seat every lens at once. Per lens, walk its ladder: a rung that never answered, could
+not hold the envelope, answered off-lens or was annulled is recorded and the walk moves on;
+the first rung that answers decides the seat (one shot, no retries). A fused verifier judges
+the same prompt; its absence marks the lens UNVERIFIED, or HALTs when it is required (T2)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from leapgit.records.tribunal import Rung
+from leapgit.tribunal import verdict as rules
+from leapgit.tribunal.envelope import Envelope
+from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
+from leapgit.tribunal.prompt import Prompt
+from leapgit.tribunal.providers import asker
+from leapgit.tribunal.providers.base import SeatContext
+from leapgit.tribunal.routing import Ladder, LensPlan
+
+
+@dataclass(frozen=True)
+class Attempt:
+    rung: str
+    result: str  # answered | bad_answer | never_answered | capacity | off_lens | annulled
+    detail: str
+    seconds: float
+    answered_lens: str | None = None
+    raw_tail: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rung": self.rung, "result": self.result, "detail": self.detail,
+                               "seconds": round(self.seconds, 3)}
+        if self.answered_lens:
+            out["answered_lens"] = self.answered_lens
+        if self.raw_tail:
+            out["raw_tail"] = self.raw_tail
+        return out
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What one ladder walk ended with."""
+
+    outcome: str  # pass | refuse | hold
+    reason: str
+    rung: Rung | None = None
+    verdict: rules.Verdict | None = None
+    attempts: tuple[Attempt, ...] = ()
+
+
+@dataclass(frozen=True)
+class LensResult:
+    lens: str
+    outcome: str  # pass | refuse | hold
+    reason: str
+    primary: Seat
+    verifier: Seat | None = None
+    unverified: bool = False
+    halted: bool = False  # T2: a required verifier did not answer
+
+    @property
+    def bare(self) -> bool:
+        seats = [s for s in (self.primary, self.verifier) if s and s.verdict]
+        return self.outcome == "pass" and all(s.verdict.bare for s in seats if s.verdict)
+
+
+def _hold_reason(attempts: list[Attempt]) -> str:
+    if not attempts:
+        return "no eligible rung: the lens holds, it never falls back to the builder (T4)"
+    if all(a.result == "off_lens" for a in attempts):
+        return f"every rung answered off-lens ({len(attempts)}) (T6)"
+    kinds = ", ".join(sorted({a.result for a in attempts}))
+    return f"no rung gave a verdict ({len(attempts)} tried: {kinds}): hold (T6)"
+
+
+async def walk(ladder: Ladder, prompt: Prompt, envelope: Envelope, ctx: SeatContext) -> Seat:
+    attempts: list[Attempt] = []
+    for rung in ladder.rungs:
+        started = time.monotonic()
+        answer_detail = ""
+        try:
+            answer = await asker(rung.provider)(rung, prompt, ctx)
+            answer_detail = answer.detail
+            found = rules.parse(answer.text, prompt.lens, envelope)
+        except OffLens as exc:
+            attempts.append(Attempt(rung.id, exc.kind, exc.detail, time.monotonic() - started,
+                                    exc.answered_lens, exc.raw_tail))
+            continue
+        except BadAnswer as exc:
+            # T6: a juror that answered badly is a valid refuse; its one shot is spent
+            detail = f"{exc.detail}; {answer_detail}" if answer_detail else exc.detail
+            attempts.append(Attempt(rung.id, exc.kind, detail, time.monotonic() - started,
+                                    raw_tail=exc.raw_tail or None))
+            return Seat("refuse", f"answered badly: {detail} (T6)", rung, None, tuple(attempts))
+        except SeatFailure as exc:
+            attempts.append(Attempt(rung.id, exc.kind, exc.detail, time.monotonic() - started,
+                                    raw_tail=exc.raw_tail or None))
+            continue
+        attempts.append(Attempt(rung.id, "answered", answer_detail, time.monotonic() - started))
+        return Seat(found.outcome, found.reason, rung, found, tuple(attempts))
+    return Seat("hold", _hold_reason(attempts), None, None, tuple(attempts))
+
+
+def fuse(plan: LensPlan, primary: Seat, verifier: Seat | None) -> LensResult:
+    lens = plan.lens.id
+    if verifier is None:
+        return LensResult(lens, primary.outcome, primary.reason, primary)
+    if verifier.outcome == "hold":
+        if plan.verifier_required:
+            return LensResult(lens, "hold", f"HALT: required verifier missing: "
+                              f"{verifier.reason} (T2)", primary, verifier, halted=True)
+        # T2: the primary stands on its own evidence, marked UNVERIFIED, never "verified"
+        return LensResult(lens, primary.outcome, primary.reason + " [UNVERIFIED]", primary,
+                          verifier, unverified=True)
+    if "refuse" in (primary.outcome, verifier.outcome):
+        who = "primary" if primary.outcome == "refuse" else "verifier"
+        seat = primary if who == "primary" else verifier
+        return LensResult(lens, "refuse", f"{who} refused: {seat.reason}", primary, verifier)
+    if primary.outcome == "hold":
+        return LensResult(lens, "hold", primary.reason, primary, verifier)
+    return LensResult(lens, "pass", f"{primary.reason}; verifier agreed", primary, verifier)
+
+
+async def seat_lens(plan: LensPlan, prompt: Prompt, envelope: Envelope,
+                    ctx: SeatContext) -> LensResult:
+    ladders = [plan.primary] + ([plan.verifier] if plan.verifier is not None else [])
+    seats = await asyncio.gather(*(walk(lad, prompt, envelope, ctx) for lad in ladders))
+    return fuse(plan, seats[0], seats[1] if len(seats) > 1 else None)
+
+
+def exploded(plan: LensPlan, exc: BaseException) -> LensResult:
+    seat = Seat("hold", f"seat exploded: {type(exc).__name__}: {exc}")
+    return LensResult(plan.lens.id, "hold", seat.reason, seat)
+
+
+async def seat_all(plans: tuple[LensPlan, ...], prompts: dict[str, Prompt], envelope: Envelope,
+                   ctx: SeatContext, on_result: Callable[[LensResult], None],
+                   ) -> tuple[list[LensResult], list[tuple[str, BaseException]]]:
+    """Every lens at once; each result is handed to ``on_result`` the moment it is known
+    (T6: verdicts already paid for are written before any failure propagates)."""
+    explosions: list[tuple[str, BaseException]] = []
+
+    async def one(plan: LensPlan) -> LensResult:
+        try:
+            result = await seat_lens(plan, prompts[plan.lens.id], envelope, ctx)
+        except Exception as exc:  # T6: recorded per lens, then re-raised by the caller
+            explosions.append((plan.lens.id, exc))
+            result = exploded(plan, exc)
+        on_result(result)
+        return result
+
+    results = await asyncio.gather(*(one(p) for p in plans))
+    return list(results), explosions
+
+
+def annul(result: LensResult, why: str) -> LensResult:
+    """T8: a verdict over stale files is no verdict."""
+    return replace(result, outcome="hold", reason=f"annulled: {why} (T8)")

@@ -1,0 +1,66 @@
+"""Which change is graded: ``--base REV --head REV``, or ``--slice S --ball B`` (base from the
+slice record, candidate at the tip of the ball's branch). The head is re-read after the
+seats sat: a candidate that moved under them annuls the round (T8)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import UsageError
+from leapgit.ledger.query import load_slice
+from leapgit.ledger.store import LedgerView
+from leapgit.records.types import Config
+from leapgit.tribunal.changes import resolve
+
+
+@dataclass(frozen=True)
+class Target:
+    base: str
+    head: str
+    series: str  # T7: rounds of one series are compared with each other
+    reread: Callable[[], str | None]
+    slice: str | None = None
+    ball: str | None = None
+
+
+def ball_base(view: LedgerView, slice_id: str, ball_id: str) -> str:
+    """The commit a ball was thrown from. Today: the slice's base (a later issue may record a
+    per-throw base; this is the one place to change)."""
+    record = load_slice(view, slice_id)
+    if ball_id not in record.balls:
+        raise UsageError(f"slice {slice_id!r} has no ball {ball_id!r} "
+                         f"(balls: {', '.join(record.balls)})", field="--ball")
+    return record.base
+
+
+def from_ball(root: Path, view: LedgerView, config: Config, slice_id: str, ball_id: str) -> Target:
+    base = ball_base(view, slice_id, ball_id)
+    branch = config.ball_branch(slice_id, ball_id)
+    head = git.rev_parse(f"refs/heads/{branch}", root)
+    if head is None:
+        raise UsageError(f"the ball's branch {branch} does not exist", field="--ball",
+                         hint="throw the ball first, or grade a change with --base/--head")
+    return Target(base, head, f"ball:{slice_id}/{ball_id}",
+                  lambda: git.rev_parse(f"refs/heads/{branch}", root), slice_id, ball_id)
+
+
+def from_revs(root: Path, base_rev: str, head_rev: str) -> Target:
+    base = resolve(base_rev, root, "--base")
+    head = resolve(head_rev, root, "--head")
+    return Target(base, head, f"base:{base}", lambda: git.rev_parse(head_rev, root))
+
+
+def choose(root: Path, view: LedgerView, config: Config, base: str | None, head: str | None,
+           slice_id: str | None, ball_id: str | None) -> Target:
+    if slice_id or ball_id:
+        if not (slice_id and ball_id) or base or head:
+            raise UsageError("give --slice and --ball together, and without --base/--head",
+                             field="--slice")
+        return from_ball(root, view, config, slice_id, ball_id)
+    if not (base and head):
+        raise UsageError("name the change: --base REV --head REV, or --slice S --ball B",
+                         field="--base")
+    return from_revs(root, base, head)

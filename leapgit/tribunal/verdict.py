@@ -1,0 +1,117 @@
+"""T6 and T8: reading one juror's answer. Strict JSON, one object, no prose, the literal
+lens footer. Everything that is not exactly that fails closed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from leapgit.tribunal.envelope import Envelope
+from leapgit.tribunal.errors import BadAnswer, OffLens
+from leapgit.tribunal.prompt import SEVERITIES
+
+RAW_TAIL = 2000  # T8: a rejected rung keeps a bounded tail of what it said
+_TOP_KEYS = {"verdict", "findings", "lens"}
+_FINDING_KEYS = {"severity", "claim", "evidence", "file"}
+_GRAVE = ("blocker", "major")
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    claim: str
+    evidence: str
+    file: str
+    supported: bool  # T9: the quoted evidence occurs in the envelope
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"severity": self.severity, "file": self.file, "claim": self.claim,
+                "evidence": self.evidence, "supported": self.supported}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    lens: str
+    said: str  # what the juror said: pass | refuse
+    outcome: str  # after the rules: pass | refuse
+    reason: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def bare(self) -> bool:
+        """T6: a pass with no findings and no evidence is a low-information vote."""
+        return self.said == "pass" and not self.findings
+
+
+def tail(text: str) -> str:
+    return text[-RAW_TAIL:]
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("a key appears twice")
+    return dict(pairs)
+
+
+def _load(text: str) -> dict[str, Any]:
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        raise BadAnswer("not one bare JSON object (prose, a code fence or garbage around it)",
+                        tail(text))
+    try:
+        data = json.loads(stripped, object_pairs_hook=_no_duplicates)
+    except ValueError as exc:
+        raise BadAnswer(f"not valid JSON ({exc})", tail(text)) from None
+    return data
+
+
+def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
+    where = f"findings[{index}]"
+    if not isinstance(raw, dict) or set(raw) - _FINDING_KEYS:
+        raise BadAnswer(f"{where} is not a finding object with {sorted(_FINDING_KEYS)}", tail(text))
+    severity, claim, evidence = raw.get("severity"), raw.get("claim"), raw.get("evidence", "")
+    if severity not in SEVERITIES:
+        raise BadAnswer(f"{where}.severity is {severity!r}, expected one of {SEVERITIES}",
+                        tail(text))
+    if not isinstance(claim, str) or not claim.strip() or not isinstance(evidence, str):
+        raise BadAnswer(f"{where} needs a non-empty claim and a string evidence", tail(text))
+    named = raw.get("file") if isinstance(raw.get("file"), str) else ""
+    located = envelope.locate(evidence)  # T9: only as good as the envelope
+    return Finding(severity, claim.strip(), evidence, named or located or "", located is not None)
+
+
+def _rules(said: str, findings: tuple[Finding, ...]) -> tuple[str, str]:
+    grave = [f.severity for f in findings if f.severity in _GRAVE]
+    if said == "pass" and grave:
+        # T6: a pass listing a blocker or major finding is no pass
+        return "refuse", f"a pass that lists a {grave[0]} finding is a refuse (T6)"
+    if said == "refuse":
+        return "refuse", f"refused with {len(findings)} finding(s)"
+    if not findings:
+        return "pass", "bare pass: no findings, no evidence (low-information vote, T6)"
+    return "pass", f"pass with {len(findings)} minor/info finding(s)"
+
+
+def parse(text: str, lens_id: str, envelope: Envelope) -> Verdict:
+    """The juror's verdict, or BadAnswer (a refuse) or OffLens (a rejected rung)."""
+    data = _load(text)
+    if not isinstance(data, dict):
+        raise BadAnswer("the JSON is not an object", tail(text))
+    answered = data.get("lens")
+    if not isinstance(answered, str) or not answered:
+        raise BadAnswer('no "lens" footer (T8)', tail(text))
+    if answered != lens_id:
+        raise OffLens(f"answered for lens {answered!r}, seat is {lens_id!r} (T6)", answered,
+                      tail(text))
+    if set(data) - _TOP_KEYS:
+        raise BadAnswer(f"unknown field(s) {sorted(set(data) - _TOP_KEYS)}", tail(text))
+    said, raw_findings = data.get("verdict"), data.get("findings", [])
+    if said not in ("pass", "refuse"):
+        raise BadAnswer(f'"verdict" is {said!r}, expected "pass" or "refuse"', tail(text))
+    if not isinstance(raw_findings, list):
+        raise BadAnswer('"findings" is not a list', tail(text))
+    findings = tuple(_finding(f, i, envelope, text) for i, f in enumerate(raw_findings))
+    outcome, reason = _rules(said, findings)
+    return Verdict(lens_id, said, outcome, reason, findings)

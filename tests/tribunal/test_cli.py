@@ -1,0 +1,78 @@
+"""The real CLI process: exit codes 0/1/2/3 and their messages; the ledger record set."""
+
+from __future__ import annotations
+
+from tests.support import git, leap
+from tests.tribunal.conftest import BUILDER, Repo, rung
+from tests.tribunal.jurors import JurorServer, Reply, detailed_pass, finding, verdict
+
+
+def _convene(repo: Repo, *extra: str):  # type: ignore[no-untyped-def]
+    return leap("tribunal", "convene", "--base", repo.base, "--head", repo.head,
+                "--intent", "add integer division", "--criteria", "div divides",
+                "--builder", BUILDER, "--out", str(repo.root.parent / "cli-out"), *extra,
+                cwd=repo.root)
+
+
+def test_unanimous_pass_exits_0_and_commits_the_record_set(repo: Repo) -> None:
+    with JurorServer("openai", detailed_pass) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = _convene(repo)
+    assert result.code == 0, result
+    assert "routing (lens -> ladder, cheapest first):" in result.out
+    assert "outcome: pass (unanimous pass)" in result.out
+    log = git("log", "-1", "--format=%s%n%b", "leap/ledger", cwd=repo.root)
+    assert "round 1: pass" in log and f"Leap-Candidate: {repo.head}" in log
+    assert "Leap-Outcome: pass" in log and "Leap-Run: t-" in log
+    files = git("show", "--name-only", "--format=", "leap/ledger", cwd=repo.root).splitlines()
+    assert len(files) == 11 and files[0].startswith("tribunal/t-")
+    assert {f.rsplit("/", 1)[-1] for f in files} >= {"envelope.yaml", "routing.yaml",
+                                                     "summary.yaml", "defect.yaml"}
+
+
+def test_refuse_exits_1(repo: Repo) -> None:
+    def script(call):  # type: ignore[no-untyped-def]
+        if call.lens == "defect":
+            return Reply(verdict("defect", "refuse", [finding("major")]))
+        return detailed_pass(call)
+    with JurorServer("anthropic", script) as server:
+        repo.config([rung("r1", "anthropic", server.url)])
+        result = _convene(repo)
+    assert result.code == 1, result
+    assert "finding defect/major src/calc.py: division by zero is not handled" in result.out
+    assert "outcome: refuse (refused by defect)" in result.out
+
+
+def test_hold_exits_3(repo: Repo) -> None:
+    with JurorServer("openai", lambda c: Reply(raw=b"", status=502)) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = _convene(repo)
+    assert result.code == 3, result
+    assert "outcome: hold (no verdict for defect" in result.out
+
+
+def test_bad_input_exits_2_with_one_line(repo: Repo) -> None:
+    repo.config([rung("r1", "openai", "http://127.0.0.1:9")])
+    result = leap("tribunal", "convene", "--base", repo.base, "--head", "nope",
+                  "--intent", "x", "--criteria", "y", "--builder", BUILDER, cwd=repo.root)
+    assert (result.code, result.err) == (2, "leap: --head: 'nope' is not a commit in this "
+                                         "repository\n")
+    result = _convene(repo, "--builder", "model=x")
+    assert result.code == 2 and "--builder: missing family, session [T4]" in result.err
+
+
+def test_bad_rung_config_exits_2_naming_the_field(repo: Repo) -> None:
+    (repo.root / ".leap" / "config.yaml").write_text(
+        "version: 1\nspine: main\nledger_ref: refs/heads/leap/ledger\ntribunal:\n  rungs:\n"
+        "  - {id: a, provider: openai, family: f, tiers: [generalist], context_tokens: 9000,"
+        " cost: 1}\n")
+    result = _convene(repo)
+    assert result.code == 2 and "Traceback" not in result.err
+    assert ".leap/config.yaml: tribunal.rungs[0]" in result.err and "model, endpoint" in result.err
+
+
+def test_leak_exits_1_and_names_the_file(repo: Repo) -> None:
+    repo.config([rung("r1", "openai", "http://127.0.0.1:9")])
+    result = _convene(repo, "--intent", "finish what sess-0042 started")
+    assert result.code == 1
+    assert "leap: --intent: line 1: carries the builder session id 'sess-0042' [T5]" in result.err

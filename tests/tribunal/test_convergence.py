@@ -1,0 +1,74 @@
+"""T7, T9: new/recurring/resolved per round; a three-round oscillation stops with an
+escalation (hold) naming the oscillating finding."""
+
+from __future__ import annotations
+
+from leapgit.tribunal.convergence import PastRound, fingerprint, flat_or_rising_twice, progress
+from tests.support import commit_all, write_files
+from tests.tribunal.conftest import Repo, rung
+from tests.tribunal.jurors import Call, JurorServer, Reply, finding, verdict
+
+CLAIM_A = "division by zero is not handled"
+CLAIM_B = "add does not check its types"
+
+
+def test_fingerprint_normalises_the_claim() -> None:
+    assert fingerprint("defect", "a.py", "Division  by ZERO!") == \
+        fingerprint("defect", "a.py", "division by zero")
+    assert fingerprint("defect", "a.py", "x") != fingerprint("telemetry", "a.py", "x")
+
+
+def test_flat_or_rising_two_rounds_in_a_row() -> None:
+    assert flat_or_rising_twice([1, 1, 1]) and flat_or_rising_twice([3, 1, 2, 2])
+    assert not flat_or_rising_twice([3, 2, 2]) and not flat_or_rising_twice([2, 2])
+
+
+def test_progress_classifies_findings() -> None:
+    past = [PastRound(1, frozenset({"a", "b"}), 2)]
+    p = progress(["b", "c"], past, passed=False)
+    assert (p.new, p.recurring, p.resolved) == (("c",), ("b",), ("a",))
+
+
+def _script(claim: str):  # type: ignore[no-untyped-def]
+    def script(call: Call) -> Reply:
+        if call.lens == "defect":
+            return Reply(verdict("defect", "refuse", [finding("major", claim, "return a / b")]))
+        return Reply(verdict(call.lens or "?"))  # bare: only the defect findings count
+    return script
+
+
+def test_three_round_oscillation_escalates(repo: Repo) -> None:
+    outcomes = []
+    for round_no, claim in ((1, CLAIM_A), (2, CLAIM_B), (3, CLAIM_A)):
+        code = f"def div(a, b):\n    return a / b\n# r{round_no}\n"
+        write_files(repo.root, {"src/calc.py": code})
+        head = commit_all(repo.root, f"round {round_no}")
+        with JurorServer("openai", _script(claim)) as server:
+            repo.config([rung("r1", "openai", server.url)])
+            outcomes.append(repo.convene(head=head, round=round_no,
+                                         out=repo.root.parent / f"out{round_no}"))
+    first, second, third = outcomes
+    assert first.decision.outcome == "refuse" and not first.decision.escalated
+    assert second.decision.outcome == "refuse"
+    assert (len(second.progress.new), len(second.progress.resolved)) == (1, 1)
+    assert third.decision.escalated and third.decision.exit_code == 3, third.progress
+    assert third.progress.new_counts == (1, 1, 1)
+    oscillating = fingerprint("defect", "src/calc.py", CLAIM_A)
+    assert third.progress.oscillating == (oscillating,)
+    assert oscillating in third.decision.reason and "(T9)" in third.decision.reason
+
+
+def test_falling_new_findings_do_not_escalate(repo: Repo) -> None:
+    claims = [[CLAIM_A, CLAIM_B, "third"], [CLAIM_A, "fourth"], [CLAIM_A]]
+    last = None
+    for round_no, these in enumerate(claims, start=1):
+        def script(call: Call, these: list[str] = these) -> Reply:
+            if call.lens == "defect":
+                return Reply(verdict("defect", "refuse",
+                                     [finding("minor", c, "return a / b") for c in these]))
+            return Reply(verdict(call.lens or "?"))
+        with JurorServer("openai", script) as server:
+            repo.config([rung("r1", "openai", server.url)])
+            last = repo.convene(round=round_no, out=repo.root.parent / f"o{round_no}")
+    assert last is not None and last.progress.new_counts == (3, 1, 0)
+    assert not last.decision.escalated and last.decision.outcome == "refuse"

@@ -1,0 +1,203 @@
+"""The misbehaviour corpus (T6, T8): every way a juror can answer wrongly or not at all, each
+with its exact outcome; none of them is ever a pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.support import free_port
+from tests.tribunal.conftest import Repo, command_rung, rung
+from tests.tribunal.jurors import Call, JurorServer, Reply, detailed_pass, finding, load, verdict
+
+Script = Callable[[Call], Reply]
+
+
+def on_defect(reply: Callable[[Call], Reply]) -> Script:
+    """``reply`` for the defect lens; a detailed pass everywhere else."""
+    return lambda call: reply(call) if call.lens == "defect" else detailed_pass(call)
+
+
+def convene_one(repo: Repo, provider: str, script: Script, **rung_extra: object):
+    with JurorServer(provider, script) as server:
+        repo.config([rung("r1", provider, server.url, **rung_extra)])
+        result = repo.convene()
+    return result, next(r for r in result.results if r.lens == "defect"), server
+
+
+CASES: list[tuple[str, str, Script, str, str, str]] = [
+    # id, provider, script, defect outcome, attempt result, reason fragment
+    ("garbage", "openai", on_defect(lambda c: Reply("%%% not json at all")),
+     "refuse", "bad_answer", "not one bare JSON object"),
+    ("prose-around-json", "openai",
+     on_defect(lambda c: Reply("Sure! Here it is: " + verdict("defect") + " Hope it helps.")),
+     "refuse", "bad_answer", "prose"),
+    ("refusal-text", "ollama", on_defect(lambda c: Reply("I'm sorry, I can't help with that.")),
+     "refuse", "bad_answer", "not one bare JSON object"),
+    ("code-fence", "anthropic",
+     on_defect(lambda c: Reply("```json\n" + verdict("defect") + "\n```")),
+     "refuse", "bad_answer", "code fence"),
+    ("pass-with-blocker", "openai",
+     on_defect(lambda c: Reply(verdict("defect", "pass", [finding("blocker")]))),
+     "refuse", "answered", "lists a blocker finding"),
+    ("pass-with-major", "anthropic",
+     on_defect(lambda c: Reply(verdict("defect", "pass", [finding("major")]))),
+     "refuse", "answered", "lists a major finding"),
+    ("duplicate-keys", "openai",
+     on_defect(lambda c: Reply('{"verdict": "refuse", "verdict": "pass", "findings": [], '
+                               '"lens": "defect"}')),
+     "refuse", "bad_answer", "not valid JSON"),
+    ("unknown-severity", "ollama",
+     on_defect(lambda c: Reply(verdict("defect", "pass", [finding("trivial")]))),
+     "refuse", "bad_answer", "severity"),
+    ("all-off-lens", "openai", on_defect(lambda c: Reply(verdict("telemetry"))),
+     "hold", "off_lens", "every rung answered off-lens"),
+    ("placeholder-lens", "anthropic", on_defect(lambda c: Reply(verdict("<lens>"))),
+     "hold", "off_lens", "every rung answered off-lens"),
+    ("truncated-prompt", "ollama",
+     on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=50)),
+     "hold", "capacity", "no rung gave a verdict"),
+    ("no-prompt-eval-count", "ollama",
+     on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=None)),
+     "hold", "capacity", "no rung gave a verdict"),
+    ("ollama-400-too-long", "ollama",
+     on_defect(lambda c: Reply(raw=b'{"error": "input length exceeds the context length"}',
+                               status=400)),
+     "hold", "capacity", "no rung gave a verdict"),
+    ("finish-length", "openai", on_defect(lambda c: Reply("", finish="length")),
+     "refuse", "bad_answer", "finish_reason 'length'"),
+    ("finish-length-cut-json", "openai",
+     on_defect(lambda c: Reply('{"verdict": "pass", "findi', finish="length")),
+     "refuse", "bad_answer", "finish_reason length"),
+    ("openai-refusal", "openai", on_defect(lambda c: Reply(None, refusal="I can't review this")),
+     "refuse", "bad_answer", "refusal"),
+    ("anthropic-max-tokens", "anthropic", on_defect(lambda c: Reply("", finish="max_tokens")),
+     "refuse", "bad_answer", "stop_reason 'max_tokens'"),
+    ("anthropic-refusal", "anthropic", on_defect(lambda c: Reply("no", finish="refusal")),
+     "refuse", "bad_answer", "stop_reason refusal"),
+    ("anthropic-context-window", "anthropic",
+     on_defect(lambda c: Reply("", finish="model_context_window_exceeded")),
+     "hold", "capacity", "no rung gave a verdict"),
+    ("http-500", "openai", on_defect(lambda c: Reply(raw=b"boom", status=500)),
+     "hold", "never_answered", "no rung gave a verdict"),
+    ("http-401", "anthropic", on_defect(lambda c: Reply(raw=b'{"error": "auth"}', status=401)),
+     "hold", "never_answered", "no rung gave a verdict"),
+    ("timeout", "ollama", on_defect(lambda c: Reply(verdict("defect"), delay=2.5)),
+     "hold", "never_answered", "no rung gave a verdict"),
+    ("slow-trickle", "openai", on_defect(lambda c: Reply(trickle=0.2)),
+     "hold", "never_answered", "no rung gave a verdict"),
+    ("endless-body", "openai", on_defect(lambda c: Reply(endless=True)),
+     "refuse", "bad_answer", "answer larger than"),
+    ("oversized-10mb", "anthropic", on_defect(lambda c: Reply(raw=b"x" * (10 << 20))),
+     "refuse", "bad_answer", "answer larger than"),
+    ("server-reply-not-json", "ollama", on_defect(lambda c: Reply(raw=b"<html>oops</html>")),
+     "refuse", "bad_answer", "reply is not JSON"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_misbehaviour(repo: Repo, case: tuple[str, str, Script, str, str, str]) -> None:
+    _, provider, script, outcome, attempt, reason = case
+    result, defect, _ = convene_one(repo, provider, script, timeout=1.5)
+    assert defect.outcome == outcome, defect.reason
+    assert defect.primary.attempts[-1].result == attempt
+    assert reason in defect.reason
+    assert result.decision.outcome == outcome  # every other lens passed in detail
+    assert result.decision.outcome != "pass"
+
+
+def test_connection_refused_holds(repo: Repo) -> None:
+    repo.config([rung("gone", "openai", f"http://127.0.0.1:{free_port()}")])
+    result = repo.convene()
+    assert {r.outcome for r in result.results} == {"hold"}
+    assert result.results[0].primary.attempts[0].result == "never_answered"
+    assert "ConnectError" in result.results[0].primary.attempts[0].detail
+    assert result.decision.exit_code == 3
+
+
+def test_wrong_lens_then_right_lens_on_the_next_rung(repo: Repo) -> None:
+    off = on_defect(lambda c: Reply(verdict("proportion", "pass", [finding("info")])))
+    right = on_defect(lambda c: Reply(verdict("defect", "refuse", [finding("major")])))
+    with JurorServer("openai", off) as cheap, JurorServer("anthropic", right) as dear:
+        repo.config([rung("cheap", "openai", cheap.url, cost=1),
+                     rung("dear", "anthropic", dear.url, cost=5)])
+        result = repo.convene()
+    defect = next(r for r in result.results if r.lens == "defect")
+    first, second = defect.primary.attempts
+    assert (first.rung, first.result, first.answered_lens) == ("cheap", "off_lens", "proportion")
+    assert first.raw_tail and '"lens": "proportion"' in first.raw_tail
+    assert (second.rung, second.result) == ("dear", "answered")
+    assert defect.outcome == "refuse" and defect.primary.rung.id == "dear"
+    assert result.decision.outcome == "refuse"
+
+
+def test_500_is_reseated_from_the_ladder(repo: Repo) -> None:
+    with JurorServer("openai", lambda c: Reply(raw=b"down", status=503)) as down, \
+            JurorServer("ollama") as up:
+        repo.config([rung("down", "openai", down.url, cost=0),
+                     rung("up", "ollama", up.url, cost=2)])
+        result = repo.convene()
+    for r in result.results:
+        assert [a.result for a in r.primary.attempts] == ["never_answered", "answered"]
+        assert r.primary.rung.id == "up"
+
+
+def test_bare_passes_only_hold(repo: Repo) -> None:
+    with JurorServer("openai", lambda c: Reply(verdict(c.lens or "?"))) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = repo.convene()
+    assert all(r.outcome == "pass" and r.bare for r in result.results)
+    assert result.decision.outcome == "hold"
+    assert "every pass is bare" in result.decision.reason
+
+
+def test_bare_passes_never_outvote_a_detailed_refuse(repo: Repo) -> None:
+    def script(call: Call) -> Reply:
+        if call.lens == "defect":
+            return Reply(verdict("defect", "refuse", [finding("minor")]))
+        return Reply(verdict(call.lens or "?"))
+    with JurorServer("openai", script) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = repo.convene()
+    assert sum(1 for r in result.results if r.bare) == 7
+    assert result.decision.outcome == "refuse"
+    assert result.decision.reason == "refused by defect"
+
+
+def test_builder_family_as_the_only_rung_holds_and_sends_nothing(repo: Repo) -> None:
+    with JurorServer("openai") as server:
+        repo.config([rung("mine", "openai", server.url, family="BuildFam")])
+        result = repo.convene()
+        assert server.calls == []  # T4: refused before any dispatch
+    assert all(r.outcome == "hold" for r in result.results)
+    assert "never falls back to the builder" in result.results[0].reason
+    skip = result.routing.plans[0].primary.skipped[0]
+    assert skip.kind == "builder" and "builder's family" in skip.reason
+    assert any("skip mine: family 'BuildFam' is the builder's family (T4)" in line
+               for line in repo.lines)
+
+
+def test_rung_too_small_is_skipped_and_recorded(repo: Repo) -> None:
+    with JurorServer("ollama") as small, JurorServer("openai") as big:
+        repo.config([rung("small", "ollama", small.url, context_tokens=600, cost=0),
+                     rung("big", "openai", big.url, cost=9)])
+        result = repo.convene()
+        assert small.calls == []
+    skipped = load(result.out / "routing.yaml")["lenses"][0]["skipped"]
+    assert skipped[0]["rung"] == "small" and skipped[0]["kind"] == "capacity"
+    assert "holds 600 (T6)" in skipped[0]["reason"]
+    assert all(r.primary.rung.id == "big" for r in result.results)
+
+
+def test_command_juror_misbehaviour(repo: Repo, tmp_path: Path) -> None:
+    for mode, outcome, kind in (("garbage", "refuse", "bad_answer"),
+                                ("fail", "hold", "never_answered"),
+                                ("sleep", "hold", "never_answered"),
+                                ("write", "hold", "annulled")):
+        repo.config([command_rung(tmp_path, mode, timeout=1)])
+        result = repo.convene()
+        assert {r.outcome for r in result.results} == {outcome}, mode
+        assert result.results[0].primary.attempts[0].result == kind, mode
+        assert result.decision.outcome != "pass"

@@ -1,0 +1,58 @@
+"""T6: stamped before swept; foreign folders refused or left alone; every file 0600."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from leapgit.tribunal import outdir
+from leapgit.tribunal.errors import OutDirRefused
+from tests.tribunal.conftest import Repo, rung
+from tests.tribunal.jurors import JurorServer
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): stat.S_IMODE(p.stat().st_mode)
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def test_every_file_written_is_0600(repo: Repo) -> None:
+    with JurorServer("openai") as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = repo.convene()
+    modes = _modes(result.out)
+    assert "summary.yaml" in modes and "verdicts/telemetry.yaml" in modes
+    assert len(modes) == 1 + 4 + 8  # stamp, envelope.yaml/.txt, routing, summary, 8 verdicts
+    assert set(modes.values()) == {0o600}
+    assert stat.S_IMODE((result.out / "verdicts").stat().st_mode) == 0o700
+
+
+def test_unstamped_folder_with_tribunal_files_is_refused_nothing_deleted(tmp_path: Path) -> None:
+    (tmp_path / "verdicts").mkdir()
+    (tmp_path / "verdicts" / "defect.yaml").write_text("mine")
+    (tmp_path / "summary.yaml").write_text("mine too")
+    with pytest.raises(OutDirRefused, match=r"summary.yaml, verdicts/defect.yaml; nothing was "
+                       r"deleted \[T6\]; pick another --out"):
+        outdir.claim(tmp_path)
+    assert (tmp_path / "summary.yaml").read_text() == "mine too"
+    assert not (tmp_path / outdir.STAMP).exists()
+
+
+def test_foreign_files_are_used_without_touching_them(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("keep me")
+    out = outdir.claim(tmp_path)
+    out.write("summary.yaml", b"x")
+    again = outdir.claim(tmp_path)  # stamped now: the sweep removes only our shapes
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+    assert not (tmp_path / "summary.yaml").exists()
+    assert again.path == tmp_path.resolve()
+
+
+def test_an_existing_file_is_rewritten_0600(tmp_path: Path) -> None:
+    target = tmp_path / "x"
+    target.write_text("old")
+    target.chmod(0o644)
+    outdir.write_private(target, b"new")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600 and target.read_bytes() == b"new"

@@ -1,0 +1,107 @@
+"""T2 verifiers (UNVERIFIED, HALT), T3 single rung, T6 last-holder unload, seat order."""
+
+from __future__ import annotations
+
+from tests.support import free_port
+from tests.tribunal.conftest import Repo, rung
+from tests.tribunal.jurors import JurorServer, Reply, load, verdict
+
+
+def test_optional_verifier_down_marks_unverified(repo: Repo) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    with JurorServer("openai") as primary:
+        repo.config([rung("main", "openai", primary.url, cost=0),
+                     rung("check", "anthropic", dead, tiers=["deep_state"], cost=3)],
+                    verifiers=[{"lens": "defect", "rungs": ["check"]}])
+        result = repo.convene()
+    defect = next(r for r in result.results if r.lens == "defect")
+    assert defect.unverified and defect.outcome == "pass" and "[UNVERIFIED]" in defect.reason
+    assert load(result.out / "summary.yaml")["unverified"] == ["defect"]
+    assert load(result.out / "verdicts" / "defect.yaml")["unverified"] is True
+    assert result.decision.outcome == "pass"  # the primary stands on its own evidence
+
+
+def test_optional_verifier_down_with_bare_primaries_holds(repo: Repo) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    with JurorServer("openai", lambda c: Reply(verdict(c.lens or "?"))) as primary:
+        repo.config([rung("main", "openai", primary.url, cost=0),
+                     rung("check", "anthropic", dead, tiers=["deep_state"], cost=3)],
+                    verifiers=[{"lens": "defect", "rungs": ["check"]}])
+        result = repo.convene()
+    assert result.decision.outcome == "hold"
+    assert next(r for r in result.results if r.lens == "defect").unverified
+
+
+def test_required_verifier_with_no_rung_halts_before_dispatch(repo: Repo) -> None:
+    with JurorServer("openai") as primary:
+        repo.config([rung("main", "openai", primary.url),
+                     rung("check", "anthropic", primary.url, family="buildfam")],
+                    verifiers=[{"lens": "telemetry", "rungs": ["check"]}],
+                    required_verifiers=["telemetry"])
+        result = repo.convene()
+        assert primary.calls == []
+    assert result.decision.halted and result.decision.exit_code == 3
+    assert "HALT: required verifier missing for telemetry (T2)" == result.decision.reason
+
+
+def test_required_verifier_unreachable_halts(repo: Repo) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    with JurorServer("openai") as primary:
+        repo.config([rung("main", "openai", primary.url, cost=0),
+                     rung("check", "anthropic", dead, tiers=["deep_state"], cost=3)],
+                    verifiers=[{"lens": "defect", "rungs": ["check"], "required": True}])
+        result = repo.convene()
+    assert result.decision.halted and result.decision.outcome == "hold"
+
+
+def test_verifier_refuse_outweighs_a_bare_primary_pass(repo: Repo) -> None:
+    def refuse(call):  # type: ignore[no-untyped-def]
+        return Reply(verdict(call.lens, "refuse", [{"severity": "minor", "file": "src/calc.py",
+                                                    "claim": "no zero check",
+                                                    "evidence": "return a / b"}]))
+    with JurorServer("openai", lambda c: Reply(verdict(c.lens or "?"))) as bare, \
+            JurorServer("anthropic", refuse) as detailed:
+        repo.config([rung("bare", "openai", bare.url, cost=0),
+                     rung("detailed", "anthropic", detailed.url, tiers=["deep_state"], cost=3)],
+                    verifiers=[{"lens": "defect", "rungs": ["detailed"]}])
+        result = repo.convene()
+    defect = next(r for r in result.results if r.lens == "defect")
+    assert defect.outcome == "refuse" and defect.reason.startswith("verifier refused")
+    assert defect.verifier and defect.verifier.verdict.findings[0].supported
+
+
+def test_single_rung_is_recorded(repo: Repo) -> None:
+    with JurorServer("ollama") as server:
+        repo.config([rung("solo", "ollama", server.url)])
+        result = repo.convene()
+    assert load(result.out / "routing.yaml")["single_rung"] is True
+    assert load(result.out / "summary.yaml")["single_rung"] is True
+    assert any("single-rung configuration" in line for line in repo.lines)
+
+
+def test_ollama_request_and_last_holder_unload(repo: Repo) -> None:
+    with JurorServer("ollama") as a, JurorServer("ollama") as b:
+        repo.config([rung("a", "ollama", a.url, tiers=["generalist"]),
+                     rung("b", "ollama", b.url,
+                          tiers=["operator_safety", "deep_state", "fast_structural"])])
+        repo.convene()
+    for server, chats in ((a, 2), (b, 6)):
+        assert len(server.chats()) == chats
+        unloads = [c for c in server.calls if not c.body.get("messages")]
+        assert len(unloads) == 1 and unloads[0].body["keep_alive"] == 0
+        assert server.calls[-1] is unloads[0]  # only after every holder is done
+    body = a.chats()[0].body
+    assert body["stream"] is False and body["truncate"] is False
+    assert body["format"]["properties"]["lens"]["enum"] == [a.chats()[0].lens]
+    assert 1024 <= body["options"]["num_ctx"] <= 100000
+
+
+def test_seats_run_concurrently(repo: Repo) -> None:
+    import time
+
+    with JurorServer("openai", lambda c: Reply(verdict(c.lens or "?", "pass", [
+            {"severity": "info", "file": "", "claim": "ok", "evidence": ""}]), delay=0.6)) as s:
+        repo.config([rung("r1", "openai", s.url)])
+        started = time.monotonic()
+        repo.convene()
+        assert time.monotonic() - started < 0.6 * 8 / 2
