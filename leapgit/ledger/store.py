@@ -46,6 +46,14 @@ class Written:
     attempts: int
 
 
+@dataclass(frozen=True)
+class Replayed:
+    tip: str  # the local ledger ref now
+    replayed: int  # local commits rebuilt on the base
+    records: int  # records they added that the base lacked
+    skipped: int  # records the base already held, byte for byte
+
+
 def _file_lock(path: Path) -> object:
     from filelock import FileLock
 
@@ -209,6 +217,67 @@ class Ledger(AbstractContextManager["Ledger"]):
             raise LeapError("nothing to write")
         trailer_list = list(trailers) + [("Leap-Record", p) for p in sorted(records)]
         return self._write(dict(records), subject, trailer_list, body, identical_ok=identical_ok)
+
+    def replay_onto(self, base: str) -> Replayed:
+        """Make the local ledger a descendant of ``base`` (another copy's tip, fetched into
+        this repository): rebuild each local commit ``base`` lacks on top of it, oldest
+        first, with its message, and move the ref by compare-and-swap. Additions to distinct
+        paths commute; a path ``base`` holds with the same bytes is skipped; with different
+        bytes it is a ``LedgerConflict`` naming the path, and nothing moves. A separately
+        started ledger's root record is dropped when ``base`` has its own."""
+        from filelock import Timeout
+
+        lock = _file_lock(self._lock_path())
+        try:
+            with lock:  # type: ignore[attr-defined]
+                return self._replay_locked(base)
+        except Timeout:
+            raise LedgerBusy(f"another leapgit process held the ledger lock for "
+                             f"{LOCK_TIMEOUT:.0f} s", hint="nothing was written; try again") from None
+
+    def _replay_locked(self, base: str) -> Replayed:
+        from dulwich.diff_tree import tree_changes
+        from dulwich.file import FileLocked
+        from dulwich.walk import ORDER_TOPO, Walker
+
+        store = self.repo.object_store
+        for _ in range(MAX_ATTEMPTS):
+            old = self.tip()
+            local = [] if old is None else [
+                e.commit for e in Walker(store, [old.encode()], exclude=[base.encode()],
+                                         order=ORDER_TOPO, reverse=True)]
+            tip, records, skipped = base, 0, 0
+            for commit in local:
+                parent_tree = store[commit.parents[0]].tree if commit.parents else None
+                added: dict[str, bytes] = {}
+                for change in tree_changes(store, parent_tree, commit.tree):
+                    if change.type != "add":
+                        raise LedgerConflict("a local ledger commit changes a record",
+                                             file=change.old.path.decode(), rule="L8")
+                    path = change.new.path.decode()
+                    if path == ROOT_RECORD and self.view(tip).exists(ROOT_RECORD):
+                        skipped += 1
+                        continue
+                    added[path] = store[change.new.sha].as_raw_string()
+                todo = self._check_paths(tip, added, identical_ok=True)
+                skipped += len(added) - len(todo)
+                if todo:
+                    tip = self._commit(tip, todo, commit.message).decode()
+                    records += len(todo)
+            try:
+                if old is None:
+                    moved = self.repo.refs.add_if_new(self._ref_b, tip.encode(),
+                                                      message=b"leap: sync")
+                else:
+                    moved = old == tip or self.repo.refs.set_if_equals(
+                        self._ref_b, old.encode(), tip.encode(), message=b"leap: sync replay")
+            except FileLocked:
+                self._clear_stale_ref_lock()
+                moved = False
+            if moved:
+                return Replayed(tip, len(local), records, skipped)
+        raise LedgerBusy(f"the ledger ref {self.ref} kept moving; gave up after "
+                         f"{MAX_ATTEMPTS} tries", hint="nothing was written; try again")
 
     def _lock_path(self) -> Path:
         return self.git_dir / "leap-ledger.lock"

@@ -16,7 +16,7 @@ from leapgit.errors import InvalidRecord
 
 RECORD_KINDS = (
     "ledger", "slice", "ball", "throw", "receipt", "checkpoint", "envelope", "verdict",
-    "summary", "merge",
+    "summary", "merge", "lease",
 )
 
 
