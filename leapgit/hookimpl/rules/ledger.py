@@ -78,6 +78,9 @@ def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,
                        "records are plain YAML files")
     try:
         raw = yamlio.loads(ctx.objects.store[blob].as_raw_string(), path)
+        fifth = _fifth_round(ctx, ref, sha, path, raw)
+        if fifth is not None:
+            return fifth
         schema.validate_record(raw, path)
         claimed = layout.path_for(raw, path)
     except LeapError as exc:
@@ -87,6 +90,17 @@ def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,
         return Refusal("L8", ref, sha, path, f"the record says it belongs at {claimed}",
                        "write records with leapgit, at the path their content names")
     return raw  # type: ignore[no-any-return]
+
+
+def _fifth_round(ctx: PushContext, ref: str, sha: str, path: str, raw: object) -> Refusal | None:
+    # L6: round four cannot create round five (named before the schema's own maximum).
+    if not (isinstance(raw, dict) and raw.get("kind") == "receipt"):
+        return None
+    round_no, limit = raw.get("round"), min(ctx.config.round_limit, 4)
+    if isinstance(round_no, int) and round_no > limit:
+        return Refusal("L6", ref, sha, path, f"round {round_no} exceeds the round limit "
+                       f"{limit}: no fifth round", "checkpoint and resume in a new episode")
+    return None
 
 
 def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, object],
@@ -110,11 +124,7 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
 
     out = [Refusal("L7.5", ref, sha, path, why, "record the full provenance chain with the "
                    "pass") for why in passes.provenance_problems(rec)]
-    limit = min(ctx.config.round_limit, 4)
     resume = f"`leap throw {rec.slice} --ball {rec.ball} --resume` starts a new episode"
-    if rec.round > limit:
-        out.append(Refusal("L6", ref, sha, path, f"round {rec.round} of {rec.slice}/{rec.ball}"
-                           f" exceeds the round limit {limit}: no fifth round", resume))
     if query.throw(view, rec.slice, rec.ball, rec.episode) is None:
         out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
                            f"{rec.slice}/{rec.ball} was never thrown", "throw the ball first"))
