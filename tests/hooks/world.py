@@ -153,3 +153,34 @@ def build_world(base_dir: Path, daemon: GitDaemon) -> World:
     pushed = world.push("main", "leap/ledger")
     assert pushed.returncode == 0, pushed.stderr
     return world
+
+
+def forge_ledger_commit(world: World, changes: Mapping[str, bytes | None],
+                        message: str = "forged") -> str:
+    """A ledger commit written by hand, as an attacker (or a careless script) would: no
+    store, no checks. ``None`` deletes a path."""
+    from dulwich.object_store import commit_tree_changes
+    from dulwich.objects import Blob, Commit
+    from dulwich.repo import Repo
+
+    with Repo(str(world.work / ".git")) as repo:
+        tip = repo.refs[b"refs/heads/leap/ledger"]
+        store = repo.object_store
+        todo = []
+        for path, data in changes.items():
+            if data is None:
+                todo.append((path.encode(), None, None))
+            else:
+                blob = Blob.from_string(data)
+                store.add_object(blob)
+                todo.append((path.encode(), 0o100644, blob.id))
+        new = Commit()
+        new.tree = commit_tree_changes(store, store[tip].tree, todo)  # type: ignore[attr-defined]
+        new.parents = [tip]
+        new.author = new.committer = b"Mallory <mallory@example.invalid>"
+        new.author_time = new.commit_time = 1700000000
+        new.author_timezone = new.commit_timezone = 0
+        new.message = message.encode() + b"\n"
+        store.add_object(new)
+        repo.refs[b"refs/heads/leap/ledger"] = new.id
+        return new.id.decode()
