@@ -4,7 +4,7 @@ unexpected one prints a short message, and both refuse (fail closed)."""
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from leapgit.errors import LeapError
 
@@ -16,7 +16,7 @@ def guarded(hook: str, body: Callable[[], int]) -> int:
         for line in exc.lines():
             print(f"leap {hook}: refused: {line}", file=sys.stderr)
         return 1
-    except Exception as exc:  # fail closed: a hook that cannot judge a push refuses it
+    except Exception as exc:  # noqa: BLE001 -- fail closed: a hook that cannot judge a push refuses it
         print(f"leap {hook}: internal error, refusing (fail closed): "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

@@ -16,7 +16,7 @@ import sys
 
 HOOK = "post-commit"
 DEFAULT_PREFIX = "leap/ball"
-_PREFIX_LINE = re.compile(r"^ball_branch_prefix:[ \t]*([A-Za-z0-9._/-]+)[ \t]*(#.*)?$", re.M)
+_PREFIX_LINE = re.compile(r"^ball_branch_prefix:[ \t]*([A-Za-z0-9._/-]+)[ \t]*(#.*)?$", re.MULTILINE)
 
 
 def _git_dir() -> str | None:
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         from leapgit.hookimpl.ballround import on_commit
 
         on_commit(branch)
-    except Exception as exc:  # the commit is made; say what went wrong, never a traceback
+    except Exception as exc:  # noqa: BLE001 -- the commit is made; say what went wrong, never a traceback
         from leapgit.errors import LeapError
 
         lines = exc.lines() if isinstance(exc, LeapError) else [f"{type(exc).__name__}: {exc}"]

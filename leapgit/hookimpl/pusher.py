@@ -15,8 +15,8 @@ cannot be checked.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 PLAIN_SOURCES = ("REMOTE_USER", "GL_USERNAME", "GITEA_PUSHER_NAME")
 

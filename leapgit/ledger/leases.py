@@ -61,21 +61,21 @@ def lease_problems(view: LedgerView, spine: str) -> list[tuple[str, str]]:
     for expected, lease in enumerate(all_leases, start=1):
         take_path = layout.lease_path(spine, lease.number, "take")
         if lease.number != expected:
-            problems.append((take_path, f"lease {lease.number} skips lease {expected}; "
-                                        "leases are numbered without gaps"))
+            problems.append((take_path, (f"lease {lease.number} skips lease {expected}; "
+                                         "leases are numbered without gaps")))
         if lease.take is None:
             problems.append((layout.lease_path(spine, lease.number, "release"),
                              f"releases lease {lease.number}, which was never taken"))
         elif lease.release is not None and lease.release.holder != lease.take.holder:
             problems.append((layout.lease_path(spine, lease.number, "release"),
-                             f"released by {lease.release.holder!r}, but lease "
-                             f"{lease.number} is held by {lease.take.holder!r}"))
+                             (f"released by {lease.release.holder!r}, but lease "
+                              f"{lease.number} is held by {lease.take.holder!r}")))
     open_leases = [lease for lease in all_leases if lease.open]
     for lease in open_leases[:-1]:
         later = open_leases[-1]
         problems.append((layout.lease_path(spine, later.number, "take"),
-                         f"a second concurrent integrator lease: lease {lease.number} "
-                         f"({lease.holder}) is still open"))
+                         (f"a second concurrent integrator lease: lease {lease.number} "
+                          f"({lease.holder}) is still open")))
     return problems
 
 

@@ -266,11 +266,12 @@ class Ledger(AbstractContextManager["Ledger"]):
                     records += len(todo)
             try:
                 if old is None:
-                    moved = self.repo.refs.add_if_new(self._ref_b, tip.encode(),
-                                                      message=b"leap: sync")
+                    moved = self.repo.refs.add_if_new(
+                        self._ref_b, tip.encode(), message=b"leap: sync")  # type: ignore[arg-type]
                 else:
                     moved = old == tip or self.repo.refs.set_if_equals(
-                        self._ref_b, old.encode(), tip.encode(), message=b"leap: sync replay")
+                        self._ref_b, old.encode(), tip.encode(),  # type: ignore[arg-type]
+                        message=b"leap: sync replay")
             except FileLocked:
                 self._clear_stale_ref_lock()
                 moved = False

@@ -5,13 +5,18 @@ leaves the remote's refs exactly as they were."""
 from __future__ import annotations
 
 import subprocess
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from leapgit.ledger import layout
 from tests.hooks.world import (
-    SLICE, World, commit, forge_ledger_commit, remote_refs, round_message,
+    SLICE,
+    World,
+    commit,
+    forge_ledger_commit,
+    remote_refs,
+    round_message,
 )
 from tests.support import git
 

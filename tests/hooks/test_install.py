@@ -31,7 +31,7 @@ def test_foreign_hook_is_chained_first_and_restored_exactly(tmp_path: Path) -> N
     import subprocess
 
     def push(extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", "push", "-q", str(remote), "main"], cwd=repo, text=True,
+        return subprocess.run(["git", "push", "-q", str(remote), "main"], cwd=repo, text=True, check=False,
                               capture_output=True, env={**os.environ, **env, **extra})
 
     refused = push({"FOREIGN_EXIT": "3"})

@@ -5,9 +5,9 @@ through the ledger store (the throw command lives on another branch)."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
@@ -47,7 +47,7 @@ def run_git(*args: str, cwd: Path, env: Mapping[str, str] | None = None,
             ) -> subprocess.CompletedProcess[str]:
     import os
 
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False,
                           env={**os.environ, **IDENTITY, **(env or {})})
 
 

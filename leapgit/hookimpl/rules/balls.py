@@ -5,8 +5,9 @@ commits (L6), each carrying its receipt trailers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
 from leapgit.hookimpl.objects import Objects

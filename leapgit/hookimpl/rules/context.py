@@ -3,8 +3,9 @@ ledger as it will stand after the push, and the pusher (when the transport names
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from leapgit.hookimpl.objects import ZERO, Objects
 from leapgit.hookimpl.pusher import Pusher

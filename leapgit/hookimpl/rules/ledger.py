@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
+from leapgit.hookimpl.objects import oid
 from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
@@ -49,15 +50,17 @@ def check_ledger_commit(ctx: PushContext, ref: str, commit: Commit) -> list[Refu
     out: list[Refusal] = []
     added: list[tuple[str, dict[str, object]]] = []
     for change in tree_changes(ctx.objects.store, old_tree, commit.tree):
-        if change.type == "add":
-            path = change.new.path.decode("utf-8", "surrogateescape")
-            found = _check_added(ctx, ref, sha, path, change.new.mode, change.new.sha)
+        if change.type == "add" and change.new is not None:
+            new = change.new
+            path = (new.path or b"").decode("utf-8", "surrogateescape")
+            found = _check_added(ctx, ref, sha, path, new.mode or 0, new.sha or b"")
             if isinstance(found, Refusal):
                 out.append(found)
             else:
                 added.append((path, found))
             continue
-        path = (change.old.path or change.new.path).decode("utf-8", "surrogateescape")
+        entry = change.old if change.old is not None else change.new
+        path = ((entry.path if entry else None) or b"?").decode("utf-8", "surrogateescape")
         what = "deletes" if change.type == "delete" else "edits"
         out.append(Refusal("L8", ref, sha, path, f"the commit {what} an existing record",
                            FIX_RECORD))
@@ -77,7 +80,7 @@ def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,
         return Refusal("L8", ref, sha, path, f"mode {mode:o} is not a plain file",
                        "records are plain YAML files")
     try:
-        raw = yamlio.loads(ctx.objects.store[blob].as_raw_string(), path)
+        raw = yamlio.loads(ctx.objects.store[oid(blob)].as_raw_string(), path)
         fifth = _fifth_round(ctx, ref, sha, path, raw)
         if fifth is not None:
             return fifth
@@ -89,7 +92,7 @@ def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,
     if claimed != path:
         return Refusal("L8", ref, sha, path, f"the record says it belongs at {claimed}",
                        "write records with leapgit, at the path their content names")
-    return raw  # type: ignore[no-any-return]
+    return raw
 
 
 def _fifth_round(ctx: PushContext, ref: str, sha: str, path: str, raw: object) -> Refusal | None:

@@ -70,10 +70,11 @@ def _check_lease(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
 
 def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:
     """One spine commit: a merge of exactly one fully passed ball candidate."""
+    from dulwich.trailers import parse_trailers
+
     from leapgit.hookimpl.rules import passes
     from leapgit.ledger import query
     from leapgit.slices.diff import out_of_scope, touched_paths
-    from dulwich.trailers import parse_trailers
 
     sha = commit.id.decode()
     if len(commit.parents) != 2:
