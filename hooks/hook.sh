@@ -9,4 +9,4 @@ if [ ! -x "$INSTALL_PYTHON" ]; then
     exit @MISSING_EXIT@
 fi
 # -I: isolated, so a checkout that happens to hold a leapgit/ folder cannot stand in for it.
-exec "$INSTALL_PYTHON" -I -m @MODULE@ "$0" "$@"
+exec "$INSTALL_PYTHON" @COMMAND@ "$0" "$@"

@@ -43,11 +43,22 @@ class HooksResult:
 
 def render(hook: str, python: str | None = None) -> bytes:
     text = resources.files("leapgit._hooks").joinpath("hook.sh").read_text("utf-8")
-    for key, value in (("@HOOK@", hook), ("@MODULE@", MODULES[hook]),
+    for key, value in (("@HOOK@", hook), ("@COMMAND@", command(hook)),
                        ("@PYTHON@", shlex.quote(python or sys.executable)),
                        ("@MISSING_EXIT@", MISSING_EXIT[hook])):
         text = text.replace(key, value)
     return text.encode("utf-8")
+
+
+def command(hook: str) -> str:
+    """How the hook starts Python. post-commit runs on every commit: it starts without
+    ``site`` (-S), decides from HEAD whether it has anything to do, and loads ``site`` only
+    when it has (see ``post_commit.main``)."""
+    if hook == "post-commit":
+        from leapgit.hookimpl import post_commit
+
+        return f"-I -S {shlex.quote(str(Path(post_commit.__file__).resolve()))}"
+    return f"-I -m {MODULES[hook]}"
 
 
 def is_ours(path: Path) -> bool:

@@ -68,15 +68,20 @@ def ball_of_branch(branch: str, prefix: str) -> tuple[str, str] | None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     if len(argv) > 1 and os.path.exists(argv[1] + ".leap-legacy"):
-        from leapgit.hookimpl.chain import run_chained
+        import subprocess  # not leapgit.hookimpl.chain: site-packages are not loaded yet
 
-        run_chained(argv[1], argv[2:], None)
+        if os.access(argv[1] + ".leap-legacy", os.X_OK):
+            subprocess.run([argv[1] + ".leap-legacy", *argv[2:]], check=False)
     branch = current_branch()
     if branch is None or "/" not in branch:
         return 0
     prefix = ball_prefix()
     if prefix is not None and ball_of_branch(branch, prefix) is None:
         return 0  # not a ball worktree: the common case, decided with the standard library
+    if sys.flags.no_site:  # started with -S for speed: now load site-packages
+        import site
+
+        site.main()
     try:
         from leapgit.hookimpl.ballround import on_commit
 
