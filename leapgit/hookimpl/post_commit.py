@@ -11,12 +11,11 @@ heavier modules. A commit is already made when this runs, so it never fails the 
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 HOOK = "post-commit"
 DEFAULT_PREFIX = "leap/ball"
-_PREFIX_LINE = re.compile(r"^ball_branch_prefix:[ \t]*([A-Za-z0-9._/-]+)[ \t]*(#.*)?$", re.MULTILINE)
+_PREFIX_LINE = r"^ball_branch_prefix:[ \t]*([A-Za-z0-9._/-]+)[ \t]*(#.*)?$"
 
 
 def _git_dir() -> str | None:
@@ -54,7 +53,9 @@ def ball_prefix() -> str | None:
         return DEFAULT_PREFIX
     if "ball_branch_prefix" not in text:
         return DEFAULT_PREFIX
-    found = _PREFIX_LINE.findall(text)
+    import re  # only here: importing re costs more than the rest of the fast path
+
+    found = re.findall(_PREFIX_LINE, text, re.MULTILINE)
     return found[0][0] if len(found) == 1 and text.count("ball_branch_prefix") == 1 else None
 
 
