@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from leapgit.ledger import layout  # noqa: E402
-from leapgit.ledger.store import Ledger  # noqa: E402
-from leapgit.records import yamlio  # noqa: E402
-from leapgit.records.types import SliceRecord, ThrowRecord  # noqa: E402
-from tests.support import IDENTITY, git, leap, make_repo  # noqa: E402
+from leapgit.ledger import layout
+from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
+from leapgit.records.types import SliceRecord, ThrowRecord
+from tests.support import IDENTITY, git, leap, make_repo
 
 NOW = "2024-01-01T00:00:00Z"
 RUNS = 21

@@ -26,13 +26,25 @@ class RefUpdate:
         return cls(ref=ref, old=None if old == ZERO else old, new=None if new == ZERO else new)
 
 
+def _sha(value: str, line: str) -> str:
+    if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
+        from leapgit.errors import UsageError
+
+        raise UsageError(f"malformed ref update line from git: {line[:120]!r}",
+                         hint="sha256 repositories are not supported yet")
+    return value
+
+
 def parse_receive_lines(data: bytes) -> list[RefUpdate]:
     """pre-receive stdin: ``<old> <new> <ref>`` per line."""
     out = []
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         if line.strip():
-            old, new, ref = line.split(" ", 2)
-            out.append(RefUpdate.parse(old, new, ref))
+            parts = line.split(" ", 2)
+            if len(parts) != 3:
+                _sha("", line)
+            old, new, ref = parts
+            out.append(RefUpdate.parse(_sha(old, line), _sha(new, line), ref))
     return out
 
 
