@@ -60,7 +60,8 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
     entry = re.search(r"^def (\w+)\(", code, re.M)
     namespace: dict[str, Any] = {}
     exec(compile(code, str(path), "exec"), namespace)  # our own generated code, keyed by hash
-    return namespace[entry.group(1) if entry else "validate"]  # type: ignore[no-any-return]
+    validate: Callable[[Any], Any] = namespace[entry.group(1) if entry else "validate"]
+    return validate
 
 
 @lru_cache(maxsize=None)
