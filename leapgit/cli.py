@@ -191,6 +191,41 @@ def worktree_prune_cmd(slice_id: str | None, force: bool) -> None:
     _emit(report.prune_lines(prune(slice_id, force)))
 
 
+@cli.group("hooks")
+def hooks_group() -> None:
+    """Install or remove leapgit's git hooks."""
+
+
+@hooks_group.command("install")
+@click.option("--server", is_flag=True, help="install pre-receive (on the shared, bare remote)")
+@click.option("--force", is_flag=True, help="install where core.hooksPath points")
+def hooks_install_cmd(server: bool, force: bool) -> None:
+    """Install post-commit and pre-push (or, with --server, pre-receive); chains foreign hooks."""
+    from leapgit.commands.hooks import install_hooks, lines
+
+    _emit(lines(install_hooks(server=server, force=force)))
+
+
+@hooks_group.command("uninstall")
+def hooks_uninstall_cmd() -> None:
+    """Remove leapgit's hooks and put back the hooks they chained."""
+    from leapgit.commands.hooks import lines, uninstall_hooks
+
+    _emit(lines(uninstall_hooks()))
+
+
+@cli.command("sync")
+@click.argument("remote", default="origin")
+def sync_cmd(remote: str) -> None:
+    """Share the ledger: fetch REMOTE's, replay local records onto it, push; retry on a race."""
+    from leapgit.commands.sync import sync
+
+    r = sync(remote)
+    what = "pushed" if r.pushed else "up to date"
+    _emit([f"ledger {r.ref} on {remote}: {what} at {(r.tip or 'nothing')[:12]} "
+           f"({r.records} records replayed, {r.skipped} already there, {r.rounds} round(s))"])
+
+
 @cli.command("quickstart")
 @click.option("--dir", "directory", type=click.Path(path_type=Path),
               help="where to build the demo repository (default: a new temporary folder)")

@@ -98,12 +98,13 @@ def discover(start: Path | str = ".") -> RepoPaths:
         start,
         check=False,
     )
-    if proc.returncode != 0:
+    lines = proc.stdout.decode().splitlines()
+    # In a bare repository --show-toplevel fails after printing the rest: still a repository.
+    if proc.returncode != 0 and not (len(lines) >= 3 and lines[0] == "true"):
         raise UsageError(
             f"not inside a git repository: {Path(start).resolve()}",
             hint="run this inside a git repository, or `git init` one first",
         )
-    lines = proc.stdout.decode().splitlines()
     bare = lines[0] == "true"
     git_dir = Path(lines[1])
     common = Path(lines[2])

@@ -26,7 +26,7 @@ def init_lines(r: InitResult) -> list[str]:
         f"config  {r.config_path} ({'written' if r.config_written else 'kept'})",
         f"ledger  {r.ledger_ref} at {r.ledger_commit[:12]} "
         f"({'started' if r.ledger_created else 'already there'})",
-    ]
+    ] + ([f"hooks   {r.hooks}"] if r.hooks else [])
 
 
 def check_lines(c: CheckedSlice) -> list[str]:

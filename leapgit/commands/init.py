@@ -53,6 +53,7 @@ class InitResult:
     ledger_ref: str
     ledger_commit: str
     ledger_created: bool
+    hooks: str = ""
 
 
 def default_spine(root: Path) -> str:
@@ -98,4 +99,15 @@ def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
     return InitResult(
         root=root, config_path=config_path, config_written=written,
         ledger_ref=ws.config.ledger_ref, ledger_commit=commit, ledger_created=created,
+        hooks=_install_hooks(root),
     )
+
+
+def _install_hooks(root: Path) -> str:
+    from leapgit.hookimpl.install import install
+
+    try:
+        result = install(root)
+    except UsageError as exc:
+        return f"not installed: {exc.lines()[0]}"
+    return f"post-commit, pre-push in {result.hooks_dir}"

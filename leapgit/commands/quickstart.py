@@ -213,6 +213,24 @@ def _tribunal_demo(root: Path, echo: Echo) -> None:
           lines + outcome_lines(result))
 
 
+def _server_step(echo: Echo, root: Path) -> None:
+    """A local bare remote with the server hook, and one push it refuses."""
+    from leapgit.hookimpl.install import install
+
+    remote = root.parent / "calc-remote.git"
+    git.run(["init", "-q", "--bare", "-b", "main", str(remote)], root.parent)
+    install(remote, server=True)
+    git.run(["push", "-q", str(remote), "main", "leap/ledger"], root)
+    (root / "README.md").write_text("# calc\n\nEdited straight on the spine.\n", "utf-8")
+    git.run(["-c", "user.name=Quickstart", "-c", "user.email=quickstart@example.invalid",
+             "commit", "-q", "-am", "a hotfix straight on main"], root)
+    proc = git.run(["push", "--no-verify", str(remote), "main"], root, check=False)
+    lines = [ln for ln in proc.stderr.decode(errors="replace").splitlines()
+             if ln.startswith("remote: leap")]
+    _step(echo, "the server's pre-receive refuses a commit that skipped the spine's rules",
+          "git push --no-verify ../calc-remote.git main", [ln.rstrip() for ln in lines])
+
+
 def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     root = (directory or Path(tempfile.mkdtemp(prefix="leap-quickstart-"))) / "calc"
     if root.exists() and any(root.iterdir()):
@@ -248,6 +266,7 @@ def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     _step(echo, "the same, with plain git", "git log --format='%h %s' leap/ledger",
           git.out(["log", "--format=%h %s", "leap/ledger"], root).splitlines())
     _tribunal_demo(root, echo)
+    _server_step(echo, root)
     echo("")
     echo(f"Done. The repository is in {root}; try `cd {root} && leap status`.")
     return root

@@ -12,6 +12,8 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/balls/<ball>/tribunal/<run>/<kind>.yaml      envelope, routing, summary
     slices/<slice>/balls/<ball>/tribunal/<run>/verdicts/<lens>.yaml
     tribunal/<run>/...                                          a change that is no ball
+    spines/<spine>/leases/<n>/take.yaml                         integrator lease n (L9)
+    spines/<spine>/leases/<n>/release.yaml                      its release
 """
 
 from __future__ import annotations
@@ -69,6 +71,14 @@ def merge_path(slice_id: str) -> str:
     return f"{slice_dir(slice_id)}/merge.yaml"
 
 
+def leases_dir(spine: str) -> str:
+    return f"spines/{spine}/leases"
+
+
+def lease_path(spine: str, lease: int, action: str) -> str:
+    return f"{leases_dir(spine)}/{lease}/{action}.yaml"
+
+
 def path_for(record: dict[str, Any], source: str = "record") -> str:
     """The one path a validated record may occupy."""
     kind = record["kind"]
@@ -85,6 +95,8 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return receipt_path(record["slice"], record["ball"], record["episode"], record["round"])
     if kind == "checkpoint":
         return checkpoint_path(record["slice"], record["ball"], record["episode"])
+    if kind == "lease":
+        return lease_path(record["spine"], record["lease"], record["action"])
     if kind == "merge" and s:
         return merge_path(s)
     if kind in ("envelope", "routing", "summary") and record.get("run_id"):

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
 from leapgit.gitobj import oid, refname
@@ -36,6 +36,7 @@ WRITING_MARKER = "leap-ledger.writing"  # present only while a leapgit writer is
 _TREE_MODE = 0o040000
 _BLOB_MODE = 0o100644
 
+_T = TypeVar("_T")
 _locks: dict[str, object] = {}  # one FileLock per path per process (FIELD-NOTES: filelock)
 # Parsed trees by id, one cache per object store: a tree is immutable, so an entry never goes
 # stale, and keeping stores apart never lets one repository "see" another's objects.
@@ -73,6 +74,14 @@ class Written:
     commit: str
     paths: tuple[str, ...]
     attempts: int
+
+
+@dataclass(frozen=True)
+class Replayed:
+    tip: str  # the local ledger ref now
+    replayed: int  # local commits rebuilt on the base
+    records: int  # records they added that the base lacked
+    skipped: int  # records the base already held, byte for byte
 
 
 def _file_lock(path: Path) -> object:
@@ -235,6 +244,61 @@ class Ledger(AbstractContextManager["Ledger"]):
         trailer_list = list(trailers) + [("Leap-Record", p) for p in sorted(records)]
         return self._write(dict(records), subject, trailer_list, body, identical_ok=identical_ok)
 
+    def replay_onto(self, base: str) -> Replayed:
+        """Make the local ledger a descendant of ``base`` (another copy's tip, fetched into
+        this repository): rebuild each local commit ``base`` lacks on top of it, oldest
+        first, with its message, and move the ref by compare-and-swap. Additions to distinct
+        paths commute; a path ``base`` holds with the same bytes is skipped; with different
+        bytes it is a ``LedgerConflict`` naming the path, and nothing moves. A separately
+        started ledger's root record is dropped when ``base`` has its own."""
+        return self._locked(lambda: self._replay_locked(base))
+
+    def _replay_locked(self, base: str) -> Replayed:
+        from dulwich.diff_tree import tree_changes
+        from dulwich.file import FileLocked
+        from dulwich.walk import ORDER_TOPO, Walker
+
+        store = self.repo.object_store
+        for attempt in range(MAX_ATTEMPTS):
+            old = self.tip()
+            local = [] if old is None else [
+                e.commit for e in Walker(store, [oid(old)], exclude=[oid(base)],
+                                         order=ORDER_TOPO, reverse=True)]
+            tip, records, skipped = base, 0, 0
+            for commit in local:
+                parent_tree = (store[commit.parents[0]].tree  # type: ignore[attr-defined]
+                               if commit.parents else None)
+                added: dict[str, bytes] = {}
+                for change in tree_changes(store, parent_tree, commit.tree):
+                    if change.type != "add" or change.new is None:
+                        where = change.old.path if change.old and change.old.path else b"?"
+                        raise LedgerConflict("a local ledger commit changes a record",
+                                             file=where.decode(), rule="L8")
+                    path = (change.new.path or b"").decode()
+                    if path == ROOT_RECORD and self.view(tip).exists(ROOT_RECORD):
+                        skipped += 1
+                        continue
+                    added[path] = store[oid(change.new.sha or b"")].as_raw_string()
+                todo = self._check_paths(tip, added, identical_ok=True)
+                skipped += len(added) - len(todo)
+                if todo:
+                    tip = self._commit(tip, todo, commit.message).decode()
+                    records += len(todo)
+            try:
+                if old is None:
+                    moved = self.repo.refs.add_if_new(
+                        refname(self._ref_b), oid(tip), message=b"leap: sync")
+                else:
+                    moved = old == tip or self.repo.refs.set_if_equals(
+                        refname(self._ref_b), oid(old), oid(tip), message=b"leap: sync replay")
+            except FileLocked:
+                moved = False  # git holds the ref lock right now: wait and count again
+            if moved:
+                return Replayed(tip, len(local), records, skipped)
+            time.sleep(min(0.001 * (attempt + 1), 0.05))
+        raise LedgerBusy(f"the ledger ref {self.ref} kept moving; gave up after "
+                         f"{MAX_ATTEMPTS} tries", hint="nothing was written; try again")
+
     def _lock_path(self) -> Path:
         return self.git_dir / "leap-ledger.lock"
 
@@ -242,18 +306,24 @@ class Ledger(AbstractContextManager["Ledger"]):
         self, records: dict[str, bytes], subject: str, trailers: list[tuple[str, str]],
         body: str, *, root: bool = False, identical_ok: bool = False,
     ) -> Written:
+        return self._locked(
+            lambda: self._write_locked(records, subject, trailers, body, root, identical_ok)
+        )
+
+    def _locked(self, write: Callable[[], _T]) -> _T:
+        """Run one write under leapgit's lock, with the mid-write marker that lets the next
+        writer clean up after one that died (SIGKILL, power loss)."""
         from filelock import Timeout
 
         lock = _file_lock(self._lock_path())
         marker = self.git_dir / WRITING_MARKER
         try:
             with lock:  # type: ignore[attr-defined]
-                if marker.exists():  # the last writer died mid-write (SIGKILL, power)
+                if marker.exists():
                     self._recover_after_crash()
                 marker.touch()
                 try:
-                    return self._write_locked(records, subject, trailers, body, root,
-                                              identical_ok)
+                    return write()
                 finally:
                     marker.unlink(missing_ok=True)
         except Timeout:

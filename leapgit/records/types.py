@@ -236,6 +236,34 @@ class ThrowRecord:
         )
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """L7.5: the chain a pass must carry; the same candidate hash as its receipt."""
+
+    builder: str
+    spec_version: int
+    reviewers: tuple[str, ...]
+    verdicts: tuple[str, ...]
+    tests: str
+    live_proof: str
+    candidate: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "builder": self.builder, "spec_version": self.spec_version,
+            "reviewers": list(self.reviewers), "verdicts": list(self.verdicts),
+            "tests": self.tests, "live_proof": self.live_proof, "candidate": self.candidate,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Provenance:
+        return cls(
+            builder=raw["builder"], spec_version=raw["spec_version"],
+            reviewers=tuple(raw["reviewers"]), verdicts=tuple(raw["verdicts"]),
+            tests=raw["tests"], live_proof=raw["live_proof"], candidate=raw["candidate"],
+        )
+
+
 Outcome = Literal[-1, 0, 1]
 OUTCOME_NAMES = {-1: "refuse", 0: "hold", 1: "pass"}
 
@@ -254,6 +282,7 @@ class Receipt:
     candidate: str | None = None
     recorded_by: str | None = None
     log: str | None = None
+    provenance: Provenance | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -265,6 +294,8 @@ class Receipt:
         for key in ("recorded_by", "log"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
+        if self.provenance is not None:
+            out["provenance"] = self.provenance.to_dict()
         out["recorded_at"] = self.recorded_at
         return out
 
@@ -276,6 +307,7 @@ class Receipt:
             claim=raw.get("claim", True), commit=raw.get("commit"),
             candidate=raw.get("candidate"), recorded_by=raw.get("recorded_by"),
             log=raw.get("log"),
+            provenance=Provenance.from_dict(raw["provenance"]) if raw.get("provenance") else None,
         )
 
 
@@ -311,6 +343,38 @@ class Checkpoint:
             rounds_used=raw["rounds_used"], tried=tuple(raw["tried"]),
             last_evidence=raw["last_evidence"], recorded_at=raw["recorded_at"],
             candidate=raw.get("candidate"), commit=raw.get("commit"), reason=raw.get("reason"),
+        )
+
+
+LeaseAction = Literal["take", "release"]
+
+
+@dataclass(frozen=True)
+class LeaseRecord:
+    """One half of an integrator lease on a spine (L9: one writer)."""
+
+    spine: str
+    lease: int
+    action: LeaseAction
+    holder: str
+    at: str
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "lease", "format": 1, "spine": self.spine, "lease": self.lease,
+            "action": self.action, "holder": self.holder,
+            ("taken_at" if self.action == "take" else "released_at"): self.at,
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> LeaseRecord:
+        return cls(
+            spine=raw["spine"], lease=raw["lease"], action=raw["action"], holder=raw["holder"],
+            at=raw.get("taken_at") or raw.get("released_at") or "", reason=raw.get("reason"),
         )
 
 

@@ -24,6 +24,7 @@ from leapgit.slices.diff import out_of_scope, touched_paths
 from leapgit.worktrees import handoff
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.rounds import (
+    RECORDING_ENV,
     TRAILER_EVIDENCE,
     TRAILER_OUTCOME,
     TRAILER_ROUND,
@@ -82,12 +83,16 @@ def _one_line(text: str) -> str:
 
 
 def _commit(worktree: Path, message: str) -> None:
-    proc = git.run(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False)
+    # This round is recorded by close_round itself, with its log and evidence; the
+    # post-commit hook, there for builders that commit by themselves, stands aside.
+    env = {RECORDING_ENV: "1"}
+    proc = git.run(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False,
+                   env=env)
     if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
         # no identity configured anywhere: commit as leapgit rather than lose the round
         proc = git.run(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
                         "commit", "-q", "-F", "-"], worktree, input=message.encode(),
-                       check=False)
+                       check=False, env=env)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()
         raise GitFailed(f"git commit in {worktree} failed: {err[-1] if err else proc.returncode}")
@@ -139,7 +144,7 @@ def close_round(
     breach = tuple(out_of_scope(set(dirty) | committed_paths(common_dir, t.base, head), ball))
     if breach:
         outcome, claim = -1, False  # derived by leapgit, not claimed by the builder
-        evidence = (f"scope breach (L9): {', '.join(breach)} outside the scope of "
+        evidence = (f"scope breach (L4, L9): {', '.join(breach)} outside the scope of "
                     f"{t.ball}; builder said: {evidence}")
     to_commit = dirty if breach else [p for p in dirty if not out_of_scope([p], ball)]
     made = commit_round(worktree, to_commit, ball, round_no, outcome, evidence)

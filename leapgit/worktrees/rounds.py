@@ -18,6 +18,9 @@ from leapgit.records import yamlio
 from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt, ThrowRecord
 from leapgit.timeutil import now_iso
 
+# Set on a `git commit` that leapgit makes and records itself (`leap round`, `--run`): the
+# post-commit hook then leaves the round to it, so each round is recorded once, with its log.
+RECORDING_ENV = "LEAP_RECORDS_ROUND"
 TRAILER_ROUND = "Leap-Round"
 TRAILER_OUTCOME = "Leap-Outcome"
 TRAILER_EVIDENCE = "Leap-Evidence"

@@ -14,7 +14,7 @@ def test_quickstart_throws_and_rolls_back_a_breach(tmp_path: Path) -> None:
     assert time.monotonic() - started < 5
     assert r.code == 0, r
     assert "lexer: 1 round(s), last pass (claim)" in r.out
-    assert "docs: 1 round(s), last refuse: scope breach (L9): calc/parser.py" in r.out
+    assert "docs: 1 round(s), last refuse: scope breach (L4, L9): calc/parser.py" in r.out
     assert "rolled back (restore-scope): 1 scope file(s) restored" in r.out
     docs = tmp_path / "calc.leap-worktrees" / "calc-positions" / "docs" / "README.md"
     assert "Errors" not in docs.read_text()  # its scope is back at the base blob

@@ -99,7 +99,7 @@ def test_breach_is_refused_and_only_its_scope_rolled_back(diamond: Path, builder
     git_before = git("rev-parse", "main", "leap/ball/dia/C", cwd=diamond)
     r = leap("throw", "dia", "--ball", "B", "--run", cwd=diamond)
     assert r.code == 1, r
-    assert "scope breach (L9): src/c.py outside the scope of B" in r.out
+    assert "scope breach (L4, L9): src/c.py outside the scope of B" in r.out
     assert "rolled back (restore-scope): 2 scope file(s) restored" in r.out
     b_tree = worktree_of(diamond, "B")
     assert (b_tree / "src/b.py").read_text() == "B = 1\n"  # scope back at its base blob

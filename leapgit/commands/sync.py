@@ -1,0 +1,93 @@
+"""`leap sync [REMOTE]`: the ledger across machines. Fetch the remote ledger, replay the
+local records it lacks onto its tip (additions to distinct paths commute; the same path
+with different bytes is a true conflict, refused and named), push, and on a lost race
+(non-fast-forward) go round again, up to a bound. No record is lost or duplicated: the
+remote's ref moves atomically, and a replay skips records the remote already holds."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import LedgerBusy, LedgerConflict, RuleViolation
+from leapgit.workspace import open_workspace
+
+MAX_ROUNDS = 30
+# Reasons git gives for a push that lost a race; anything else (a hook's refusal) is final.
+_RETRY = ("non-fast-forward", "fetch first", "failed to update ref", "cannot lock ref",
+          "failed to lock", "incorrect old value", "stale info")
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    remote: str
+    ref: str
+    tip: str | None
+    pushed: bool
+    replayed: int
+    records: int
+    skipped: int
+    rounds: int
+
+
+def _fetch(root: Path, remote: str, ref: str, track: str) -> str | None:
+    proc = git.run(["fetch", "--quiet", "--no-tags", remote, f"+{ref}:{track}"], root,
+                   check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace")
+        if "couldn't find remote ref" in err:
+            git.run(["update-ref", "-d", track], root, check=False)
+            return None
+        detail = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
+        raise git.GitFailed(f"git fetch {remote} failed: {detail}",
+                            hint="check the remote's name and that it is reachable")
+    return git.rev_parse(track, root)
+
+
+def _push(root: Path, remote: str, tip: str, ref: str) -> str | None:
+    """None when the push landed; the reason when it lost a race. Raises when refused."""
+    proc = git.run(["push", "--porcelain", remote, f"{tip}:{ref}"], root, check=False)
+    if proc.returncode == 0:
+        return None
+    text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    if any(reason in text for reason in _RETRY) and "hook declined" not in text:
+        return text.strip().splitlines()[-1] if text.strip() else "rejected"
+    remote_lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
+    raise RuleViolation(f"the remote refused the ledger push to {remote}",
+                        hint="; ".join(ln[7:].strip() for ln in remote_lines) or text.strip())
+
+
+def sync(
+    remote: str = "origin", start: Path | str = ".", max_rounds: int = MAX_ROUNDS
+) -> SyncResult:
+    ws = open_workspace(start)
+    root, ref = ws.paths.root, ws.config.ledger_ref
+    track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
+    replayed = records = skipped = 0
+    for attempt in range(1, max_rounds + 1):
+        remote_tip = _fetch(root, remote, ref, track)
+        with ws.ledger() as ledger:
+            if remote_tip is not None:
+                try:
+                    done = ledger.replay_onto(remote_tip)
+                except LedgerConflict as exc:
+                    path = exc.problems[0].file if exc.problems else "?"
+                    raise LedgerConflict(
+                        f"a true conflict: {path} holds different bytes here and on {remote}",
+                        file=path, rule="L8",
+                        hint="records are never edited: write your version under a new record",
+                    ) from None
+                replayed, records, skipped = done.replayed, done.records, done.skipped
+            tip = ledger.tip()
+        if tip is None or tip == remote_tip:
+            return SyncResult(remote, ref, tip, False, replayed, records, skipped, attempt)
+        lost = _push(root, remote, tip, ref)
+        if lost is None:
+            git.run(["update-ref", track, tip], root, check=False)
+            return SyncResult(remote, ref, tip, True, replayed, records, skipped, attempt)
+        time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
+    raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
+                     hint="nothing is lost: run `leap sync` again")

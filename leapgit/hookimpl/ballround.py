@@ -1,0 +1,116 @@
+"""The post-commit work in a ball worktree: check the commit (scope and round count, the
+same rule code ``pre-receive`` runs) and record the round through ``record_round``."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from leapgit.errors import RuleViolation, UsageError
+from leapgit.hookimpl.objects import Objects
+from leapgit.hookimpl.rules.balls import check_ball_commit, check_round_count
+from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.records.types import BallRecord
+
+HOOK = "post-commit"
+RECORDED_BY = "post-commit"
+
+
+def say(line: str = "") -> None:
+    print(f"leap {HOOK}: {line}", file=sys.stderr)
+
+
+def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
+    """Concrete git commands that put only ``paths`` back as they were at ``base``."""
+    base_tree = objects.commit(base).tree
+    there = [p for p in paths if objects.blob_id_at(base_tree, p) is not None]
+    new = [p for p in paths if p not in there]
+    out = []
+    if there:
+        out.append(f"git restore --source={base[:12]} --staged --worktree -- "
+                   + " ".join(shlex.quote(p) for p in there))
+    if new:
+        out.append("git rm -q --cached -- " + " ".join(shlex.quote(p) for p in new)
+                   + " && rm -f -- " + " ".join(shlex.quote(p) for p in new))
+    return out
+
+
+def _breach(objects: Objects, ball: BallRecord, base: str, sha: str,
+            found: list[Refusal], recorded: str) -> None:
+    paths = sorted({r.path for r in found if r.path})
+    say("!" * 64)
+    say(f"SCOPE BREACH in ball {ball.slice}/{ball.ball}, commit {sha[:12]}")
+    for r in found:
+        say(f"  [{r.rule}] {r.path or '(whole commit)'}: {r.message}")
+    say(f"  {recorded}")
+    say(f"  roll back (the ball's rollback: {ball.rollback}); only these paths:")
+    for command in undo_commands(objects, base, paths):
+        say(f"    {command}")
+    say("!" * 64)
+
+
+def on_commit(branch: str) -> None:
+    from leapgit.git import discover
+    from leapgit.hookimpl.post_commit import ball_of_branch
+    from leapgit.ledger import query
+    from leapgit.ledger.store import Ledger
+    from leapgit.records.config import load_config
+    from leapgit.worktrees.rounds import current_episode, parse_round_trailers, record_round
+
+    paths = discover(".")
+    config = load_config(paths.top)
+    found = ball_of_branch(branch, config.ball_branch_prefix)
+    if found is None:
+        return
+    slice_id, ball_id = found
+    ref = f"refs/heads/{branch}"
+    with Ledger(paths.common_dir, config.ledger_ref) as ledger:
+        view = ledger.view()
+        try:
+            ball = query.load_ball(view, slice_id, ball_id)
+            episode = current_episode(view, slice_id, ball_id)
+        except UsageError as exc:
+            say(f"{branch}: {exc.lines()[0]}; the round was not recorded")
+            return
+        objects = Objects(ledger.repo)
+        head = objects.ref(ref)
+        if head is None:
+            return
+        commit = objects.commit(head)
+        base = episode.throw.base
+        rounds_here = objects.new_commits(head, [base])
+        problems = check_ball_commit(objects, ref, ball, commit, config.round_limit)
+        problems += check_round_count(ref, rounds_here, config.round_limit)
+        scope = [r for r in problems if r.rule in ("L4", "L9")]
+        trailers = parse_round_trailers(commit.message)
+        tree = commit.tree.decode()
+        try:
+            if scope:
+                done = record_round(
+                    ledger, slice_id, ball_id, outcome=-1, claim=False, commit=head,
+                    candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
+                    evidence="scope breach (L4, L9): "
+                    + ", ".join(r.path or "merge" for r in scope),
+                )
+                _breach(objects, ball, base, head, scope,
+                        f"recorded round {done.receipt.round} as -1 (refuse) in the ledger")
+                return
+        except RuleViolation as exc:
+            _breach(objects, ball, base, head, scope, f"not recorded: {exc.lines()[0]}")
+            return
+        for r in problems:
+            say(f"[{r.rule}] {r.message}; do: {r.hint}")
+        if trailers.round is None or trailers.outcome is None:
+            say("the round was not recorded: amend the commit with its trailers "
+                "(`git commit --amend`); the server refuses a round without them")
+            return
+        done = record_round(
+            ledger, slice_id, ball_id, outcome=trailers.outcome, claim=True, commit=head,
+            candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
+            evidence=trailers.evidence or commit.message.decode("utf-8", "replace").split("\n")[0],
+            expect_round=trailers.round,
+        )
+        if done.written is not None:
+            note = "; checkpoint written" if done.checkpoint else ""
+            say(f"recorded round {done.receipt.round} of {slice_id}/{ball_id}: outcome "
+                f"{done.receipt.outcome}{' (a claim)' if trailers.outcome == 1 else ''}{note}")

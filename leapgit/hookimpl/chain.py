@@ -1,0 +1,19 @@
+"""Run the foreign hook leapgit found at install time (moved to ``<hook>.leap-legacy``),
+first, with the same arguments and stdin; its refusal stands."""
+
+from __future__ import annotations
+
+import os
+
+LEGACY_SUFFIX = ".leap-legacy"
+
+
+def run_chained(hook_path: str | None, args: list[str], stdin: bytes | None) -> int:
+    if not hook_path:
+        return 0
+    legacy = hook_path + LEGACY_SUFFIX
+    if not (os.path.isfile(legacy) and os.access(legacy, os.X_OK)):
+        return 0  # git, too, skips a hook file that is not executable
+    import subprocess
+
+    return subprocess.run([legacy, *args], input=stdin, check=False).returncode

@@ -1,0 +1,147 @@
+"""Install and uninstall leapgit's hooks, the way the pre-commit framework does: a small
+templated script pinning the interpreter that installed leapgit, an id line so leapgit
+knows its own files, a foreign hook moved aside and chained (it runs first), and restored
+byte for byte, mode and all, on uninstall (it is renamed, never copied)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import UsageError
+from leapgit.hookimpl.chain import LEGACY_SUFFIX
+
+ID_LINE = b"# leapgit-hook-id: 7f3c9a5e-leapgit"
+CLIENT_HOOKS = ("post-commit", "pre-push")
+SERVER_HOOKS = ("pre-receive",)
+MODULES = {
+    "post-commit": "leapgit.hookimpl.post_commit",
+    "pre-push": "leapgit.hookimpl.pre_push",
+    "pre-receive": "leapgit.hookimpl.pre_receive",
+}
+# A guard hook whose interpreter is gone refuses (fail closed); post-commit cannot.
+MISSING_EXIT = {"post-commit": "0", "pre-push": "1", "pre-receive": "1"}
+
+
+@dataclass(frozen=True)
+class HookAction:
+    hook: str
+    path: Path
+    action: str
+
+
+@dataclass(frozen=True)
+class HooksResult:
+    hooks_dir: Path
+    actions: tuple[HookAction, ...]
+
+
+def render(hook: str, python: str | None = None) -> bytes:
+    text = resources.files("leapgit._hooks").joinpath("hook.sh").read_text("utf-8")
+    for key, value in (("@HOOK@", hook), ("@COMMAND@", command(hook)),
+                       ("@PYTHON@", shlex.quote(python or sys.executable)),
+                       ("@MISSING_EXIT@", MISSING_EXIT[hook])):
+        text = text.replace(key, value)
+    return text.encode("utf-8")
+
+
+def command(hook: str) -> str:
+    """How the hook starts Python. post-commit runs on every commit: it starts without
+    ``site`` (-S), decides from HEAD whether it has anything to do, and loads ``site`` only
+    when it has (see ``post_commit.main``)."""
+    if hook == "post-commit":
+        from leapgit.hookimpl import post_commit
+
+        return f"-I -S {shlex.quote(str(Path(post_commit.__file__).resolve()))}"
+    return f"-I -m {MODULES[hook]}"
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return ID_LINE in fh.read(4096)
+    except OSError:
+        return False
+
+
+def hooks_dir(paths: git.RepoPaths, force: bool) -> Path:
+    """Where git looks for hooks: the common git dir's ``hooks`` (so linked worktrees share
+    them) unless ``core.hooksPath`` says otherwise, which needs ``force``."""
+    default = paths.common_dir / "hooks"
+    effective = Path(git.out(["rev-parse", "--git-path", "hooks"], paths.root))
+    if not effective.is_absolute():
+        effective = (paths.root / effective).resolve()
+    if effective.resolve() != default.resolve() and not force:
+        raise UsageError(
+            f"core.hooksPath sends git to {effective}, not {default}",
+            field="core.hooksPath",
+            hint="pass --force to install there, or unset core.hooksPath",
+        )
+    return effective
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".leap-tmp")
+    tmp.write_bytes(data)
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
+
+
+def install_one(folder: Path, hook: str) -> HookAction:
+    target = folder / hook
+    legacy = folder / (hook + LEGACY_SUFFIX)
+    data = render(hook)
+    if not (target.exists() or target.is_symlink()):
+        _write(target, data)
+        return HookAction(hook, target, "installed")
+    if is_ours(target):
+        if target.read_bytes() == data:
+            return HookAction(hook, target, "already installed")
+        _write(target, data)
+        return HookAction(hook, target, "updated")
+    if legacy.exists() or legacy.is_symlink():
+        raise UsageError(
+            f"both {target.name} and {legacy.name} are foreign hooks", file=str(target),
+            hint=f"merge them by hand into {legacy.name}, remove {target.name}, and install "
+                 "again; leapgit never overwrites a hook it did not write",
+        )
+    os.replace(target, legacy)
+    _write(target, data)
+    return HookAction(hook, target, f"installed; the existing hook runs first, from {legacy.name}")
+
+
+def install(start: Path | str = ".", *, server: bool = False, force: bool = False) -> HooksResult:
+    paths = git.discover(start)
+    if paths.bare and not server:
+        raise UsageError(f"{paths.git_dir} is a bare repository; client hooks need a work tree",
+                         hint="on a server, run `leap hooks install --server`")
+    folder = hooks_dir(paths, force)
+    folder.mkdir(parents=True, exist_ok=True)
+    hooks = SERVER_HOOKS if server else CLIENT_HOOKS
+    return HooksResult(folder, tuple(install_one(folder, h) for h in hooks))
+
+
+def uninstall_one(folder: Path, hook: str) -> HookAction | None:
+    target = folder / hook
+    legacy = folder / (hook + LEGACY_SUFFIX)
+    if not (target.exists() or target.is_symlink()):
+        return None
+    if not is_ours(target):
+        return HookAction(hook, target, "not leapgit's; left alone")
+    if legacy.exists() or legacy.is_symlink():
+        os.replace(legacy, target)
+        return HookAction(hook, target, "removed; the original hook is back")
+    target.unlink()
+    return HookAction(hook, target, "removed")
+
+
+def uninstall(start: Path | str = ".") -> HooksResult:
+    paths = git.discover(start)
+    folder = hooks_dir(paths, force=True)
+    done = [uninstall_one(folder, h) for h in (*CLIENT_HOOKS, *SERVER_HOOKS)]
+    return HooksResult(folder, tuple(a for a in done if a is not None))

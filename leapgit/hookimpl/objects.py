@@ -1,0 +1,95 @@
+"""Read-only access to the commits a hook judges, by explicit path, through dulwich.
+
+Inside git's ``pre-receive`` the pushed objects sit in a quarantine directory that a plain
+``Repo(git_dir)`` cannot see (FIELD-NOTES); ``open_receiving_repo`` opens it the one way
+that works, and never writes the quarantine into ``objects/info/alternates``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+    from dulwich.repo import Repo
+
+ZERO = "0" * 40
+_TREE_MODE = 0o040000
+
+
+def oid(sha: str | bytes) -> Any:
+    """A hex id as dulwich's ``ObjectID``/``Ref`` (NewTypes of bytes): the one conversion."""
+    return sha.encode() if isinstance(sha, str) else sha
+
+
+def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> Repo:
+    from dulwich.repo import Repo
+
+    quarantine = env.get("GIT_OBJECT_DIRECTORY")
+    if not quarantine:
+        return Repo(str(git_dir))
+    alternates = [p for p in env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":") if p]
+    return Repo(str(git_dir), object_directory=quarantine, alternates=alternates)
+
+
+class Objects:
+    """Commits, trees and refs of one repository (the caller closes the repo)."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.store = repo.object_store
+
+    def has(self, sha: str) -> bool:
+        return oid(sha) in self.store
+
+    def commit(self, sha: str) -> Commit:
+        from dulwich.objects import Commit
+
+        obj = self.store[oid(sha)]
+        if not isinstance(obj, Commit):
+            raise KeyError(f"{sha} is a {obj.type_name.decode()}, not a commit")
+        return obj
+
+    def ref(self, name: str) -> str | None:
+        try:
+            return self.repo.refs[oid(name)].decode()
+        except KeyError:
+            return None
+
+    def symref_target(self, name: str = "HEAD") -> str | None:
+        try:
+            target = self.repo.refs.get_symrefs().get(oid(name))
+        except KeyError:
+            return None
+        return target.decode() if target else None
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        from dulwich.graph import can_fast_forward
+
+        return can_fast_forward(self.repo, oid(older), oid(newer))
+
+    def new_commits(self, include: str, exclude: Sequence[str] = ()) -> list[Commit]:
+        """Commits reachable from ``include`` and from none of ``exclude``, parents first."""
+        from dulwich.walk import ORDER_TOPO, Walker
+
+        known = [oid(e) for e in exclude if e and self.has(e)]
+        walker = Walker(self.store, [oid(include)], exclude=known, order=ORDER_TOPO,
+                        reverse=True)
+        return [entry.commit for entry in walker]
+
+    def blob_id_at(self, tree: bytes, path: str) -> bytes | None:
+        from dulwich.errors import NotTreeError
+        from dulwich.object_store import tree_lookup_path
+
+        try:
+            mode, sha = tree_lookup_path(self.store.__getitem__, oid(tree), path.encode())
+        except (KeyError, NotTreeError):
+            return None
+        return None if mode == _TREE_MODE else sha
+
+    def read_at(self, tree: bytes, path: str) -> bytes | None:
+        sha = self.blob_id_at(tree, path)
+        return None if sha is None else self.store[oid(sha)].as_raw_string()

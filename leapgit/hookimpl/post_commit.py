@@ -1,0 +1,106 @@
+"""git ``post-commit`` (client). In a ball worktree: check the new commit's scope and round
+count at once, and record the round in the ledger through ``record_round`` (the only round
+accounting). On a scope breach: a loud message with the offending paths and the ball's
+rollback, and a recorded ``-1``.
+
+Outside a ball worktree it must cost next to nothing: it reads HEAD and, at most, one line
+of ``.leap/config.yaml`` with the standard library, and returns before importing leapgit's
+heavier modules. A commit is already made when this runs, so it never fails the commit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HOOK = "post-commit"
+DEFAULT_PREFIX = "leap/ball"
+_PREFIX_LINE = r"^ball_branch_prefix:[ \t]*([A-Za-z0-9._/-]+)[ \t]*(#.*)?$"
+
+
+def _git_dir() -> str | None:
+    env = os.environ.get("GIT_DIR")
+    if env:
+        return env
+    if os.path.isdir(".git"):
+        return ".git"
+    try:
+        with open(".git", encoding="utf-8") as fh:  # a linked worktree: "gitdir: <path>"
+            line = fh.readline().strip()
+    except OSError:
+        return None
+    return line[len("gitdir:"):].strip() if line.startswith("gitdir:") else None
+
+
+def current_branch() -> str | None:
+    git_dir = _git_dir()
+    if git_dir is None:
+        return None
+    try:
+        with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as fh:
+            head = fh.readline().strip()
+    except OSError:
+        return None
+    return head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
+
+
+def ball_prefix() -> str | None:
+    """The configured prefix, cheaply; None when only a full YAML parse can tell."""
+    try:
+        with open(os.path.join(".leap", "config.yaml"), encoding="utf-8") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        return DEFAULT_PREFIX
+    if "ball_branch_prefix" not in text:
+        return DEFAULT_PREFIX
+    import re  # only here: importing re costs more than the rest of the fast path
+
+    found = re.findall(_PREFIX_LINE, text, re.MULTILINE)
+    return found[0][0] if len(found) == 1 and text.count("ball_branch_prefix") == 1 else None
+
+
+def ball_of_branch(branch: str, prefix: str) -> tuple[str, str] | None:
+    if not branch.startswith(prefix + "/"):
+        return None
+    parts = branch[len(prefix) + 1:].split("/")
+    return (parts[0], parts[1]) if len(parts) == 2 and all(parts) else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv if argv is None else argv
+    if len(argv) > 1 and os.path.exists(argv[1] + ".leap-legacy"):
+        import subprocess  # not leapgit.hookimpl.chain: site-packages are not loaded yet
+
+        if os.access(argv[1] + ".leap-legacy", os.X_OK):
+            subprocess.run([argv[1] + ".leap-legacy", *argv[2:]], check=False)
+    # leapgit made this commit and records the round itself (worktrees.rounds.RECORDING_ENV,
+    # spelled out here so the hook imports nothing of leapgit before it must)
+    if os.environ.get("LEAP_RECORDS_ROUND"):
+        return 0
+    branch = current_branch()
+    if branch is None or "/" not in branch:
+        return 0
+    prefix = ball_prefix()
+    if prefix is not None and ball_of_branch(branch, prefix) is None:
+        return 0  # not a ball worktree: the common case, decided with the standard library
+    if sys.flags.no_site:  # started with -S for speed: now load site-packages
+        import site
+
+        site.main()
+    try:
+        from leapgit.hookimpl.ballround import on_commit
+
+        on_commit(branch)
+    except Exception as exc:  # noqa: BLE001 -- the commit is made; say what went wrong, never a traceback
+        from leapgit.errors import LeapError
+
+        lines = exc.lines() if isinstance(exc, LeapError) else [f"{type(exc).__name__}: {exc}"]
+        for line in lines:
+            print(f"leap {HOOK}: {line}", file=sys.stderr)
+        print(f"leap {HOOK}: the round was not recorded; record it with `leap round`",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""git ``pre-push`` (client): the checks ``pre-receive`` would run, before the network.
+
+The local ledger stands in for the remote's (a pushed ledger wins, as on the server); a
+remote tip this clone has never fetched cannot be judged here, and the server will."""
+
+from __future__ import annotations
+
+import sys
+
+from leapgit.hookimpl.chain import run_chained
+from leapgit.hookimpl.failclosed import guarded
+
+HOOK = "pre-push"
+
+
+def check(data: bytes) -> int:
+    from leapgit.git import discover
+    from leapgit.hookimpl.objects import Objects
+    from leapgit.hookimpl.rules.context import PushContext, parse_push_lines
+    from leapgit.hookimpl.rules.push import check_push, report_lines
+    from leapgit.records.config import load_config
+
+    updates = parse_push_lines(data)
+    if not updates:
+        return 0
+    paths = discover(".")
+    config = load_config(paths.top)
+    from dulwich.repo import Repo
+
+    with Repo(str(paths.common_dir)) as repo:
+        ctx = PushContext(Objects(repo), config, tuple(updates))
+        refusals = check_push(ctx)
+    for line in report_lines(HOOK, refusals, ctx.notes):
+        print(line, file=sys.stderr)
+    if refusals:
+        print(f"leap {HOOK}: the server would refuse this push; nothing was sent",
+              file=sys.stderr)
+    return 1 if refusals else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv if argv is None else argv
+    data = sys.stdin.buffer.read()
+    code = run_chained(argv[1] if len(argv) > 1 else None, argv[2:], data)
+    if code != 0:
+        return code
+    return guarded(HOOK, lambda: check(data))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

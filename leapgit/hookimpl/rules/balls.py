@@ -1,0 +1,123 @@
+"""Ball-branch rules: ``<prefix>/<slice>/<ball>`` descends from the ball's recorded base,
+touches only the ball's scope (L4, L9: default deny; a rename or deletion touches both
+paths), holds no merge (candidate bytes merge only on the spine, L9), at most four round
+commits (L6), each carrying its receipt trailers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from leapgit.errors import LeapError
+from leapgit.hookimpl.objects import Objects
+from leapgit.hookimpl.rules.context import PushContext, RefUpdate
+from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.records.types import BallRecord, Config
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+
+    from leapgit.ledger.store import LedgerView
+
+MALFORMED = ("", "")
+
+
+def ball_of_ref(config: Config, ref: str) -> tuple[str, str] | None:
+    """(slice, ball) for a ball branch; ``MALFORMED`` for a ref under the prefix that names
+    no ball; None for any other ref."""
+    prefix = f"refs/heads/{config.ball_branch_prefix}/"
+    if not ref.startswith(prefix):
+        return None
+    parts = ref[len(prefix):].split("/")
+    if len(parts) != 2 or not all(parts):
+        return MALFORMED
+    return parts[0], parts[1]
+
+
+@dataclass(frozen=True)
+class Base:
+    commit: str
+    source: str  # where the base came from, for messages
+
+
+def recorded_base(view: LedgerView, slice_id: str, ball_id: str) -> Base:
+    """The base of the ball's current throw; the slice's base when it was never thrown."""
+    from leapgit.ledger import query
+
+    for episode in reversed(query.episodes(view, slice_id, ball_id)):
+        thrown = query.throw(view, slice_id, ball_id, episode)
+        if thrown is not None:
+            return Base(thrown.base, f"the base of throw episode {episode}")
+    rec = query.load_slice(view, slice_id)
+    return Base(rec.base, "the slice's base (no throw recorded yet)")
+
+
+def rollback_hint(ball: BallRecord) -> str:
+    return f"undo the change (the ball's rollback: {ball.rollback}) and commit only scope files"
+
+
+def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit,
+                      round_limit: int) -> list[Refusal]:
+    """Scope and receipt of one round commit: the same check in post-commit and pre-receive."""
+    from leapgit.slices.diff import out_of_scope, touched_paths
+    from leapgit.worktrees.rounds import parse_round_trailers
+
+    sha = commit.id.decode()
+    if len(commit.parents) > 1:
+        return [Refusal("L9", ref, sha, None, "a merge commit on a ball branch: candidate bytes "
+                        "merge only on the spine", "rebuild the round as a plain commit")]
+    parent_tree = objects.commit(commit.parents[0].decode()).tree if commit.parents else None
+    out = [Refusal("L4", ref, sha, path, f"outside the scope of ball {ball.slice}/{ball.ball}",
+                   rollback_hint(ball))
+           for path in out_of_scope(touched_paths(objects.store, parent_tree, commit.tree), ball)]
+    trailers = parse_round_trailers(commit.message)
+    limit = min(round_limit, 4)
+    if trailers.round is None or trailers.outcome is None:
+        out.append(Refusal("L6", ref, sha, None, "a round commit without its receipt trailers",
+                           "end the message with `Leap-Round: N` and `Leap-Outcome: -1|0|1`"))
+    elif not 1 <= trailers.round <= limit:
+        out.append(Refusal("L6", ref, sha, None, f"Leap-Round: {trailers.round} is outside "
+                           f"1..{limit}: no fifth round", "resume in a new episode"))
+    return out
+
+
+def check_round_count(ref: str, commits: Sequence[Commit], round_limit: int) -> list[Refusal]:
+    limit = min(round_limit, 4)
+    if len(commits) <= limit:
+        return []
+    extra = commits[limit]
+    return [Refusal("L6", ref, extra.id.decode(), None,
+                    f"{len(commits)} round commits since the base; round {limit} cannot "
+                    f"create round {limit + 1}", "checkpoint and resume in a new episode")]
+
+
+def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
+    from leapgit.ledger import query
+
+    found = ball_of_ref(ctx.config, upd.ref)
+    if upd.new is None or found is None:
+        return []  # deleting a ball branch loses no record: the ledger keeps the rounds
+    if found == MALFORMED:
+        return [Refusal("L4", upd.ref, upd.new, None, "a ball branch must be named "
+                        f"{ctx.config.ball_branch_prefix}/<slice>/<ball>", "rename the branch")]
+    slice_id, ball_id = found
+    view = ctx.ledger_view()
+    try:
+        ball = query.load_ball(view, slice_id, ball_id)
+        base = recorded_base(view, slice_id, ball_id)
+    except LeapError as exc:
+        return [Refusal("L4", upd.ref, upd.new, None, f"no ball {slice_id}/{ball_id} in the "
+                        f"ledger ({exc.lines()[0]})", "push the ledger (`leap sync`) with or "
+                        "before the ball branch")]
+    if not base.source.startswith("the base of throw"):
+        ctx.note(f"{upd.ref}: checked against {base.source}")
+    if not ctx.objects.has(base.commit) or not ctx.objects.is_ancestor(base.commit, upd.new):
+        return [Refusal("L5", upd.ref, upd.new, None, f"does not descend from {base.source}, "
+                        f"{base.commit[:12]}", f"rebuild the ball on {base.commit[:12]}")]
+    commits = ctx.objects.new_commits(upd.new, [base.commit])
+    out: list[Refusal] = []
+    for commit in commits:
+        out.extend(check_ball_commit(ctx.objects, upd.ref, ball, commit, ctx.config.round_limit))
+    out.extend(check_round_count(upd.ref, commits, ctx.config.round_limit))
+    return out

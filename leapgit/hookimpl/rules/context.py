@@ -1,0 +1,121 @@
+"""What a push check looks at: the ref updates, the repository's objects, the config, the
+ledger as it will stand after the push, and the pusher (when the transport names one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from leapgit.hookimpl.objects import ZERO, Objects
+from leapgit.hookimpl.pusher import Pusher
+from leapgit.records.types import Config
+
+if TYPE_CHECKING:
+    from leapgit.ledger.store import LedgerView
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    ref: str
+    old: str | None  # None: the ref does not exist yet
+    new: str | None  # None: the push deletes the ref
+
+    @classmethod
+    def parse(cls, old: str, new: str, ref: str) -> RefUpdate:
+        return cls(ref=ref, old=None if old == ZERO else old, new=None if new == ZERO else new)
+
+
+def _sha(value: str, line: str) -> str:
+    if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
+        from leapgit.errors import UsageError
+
+        raise UsageError(f"malformed ref update line from git: {line[:120]!r}",
+                         hint="sha256 repositories are not supported yet")
+    return value
+
+
+def parse_receive_lines(data: bytes) -> list[RefUpdate]:
+    """pre-receive stdin: ``<old> <new> <ref>`` per line."""
+    out = []
+    for line in data.decode("utf-8", "surrogateescape").splitlines():
+        if line.strip():
+            parts = line.split(" ", 2)
+            if len(parts) != 3:
+                _sha("", line)
+            old, new, ref = parts
+            out.append(RefUpdate.parse(_sha(old, line), _sha(new, line), ref))
+    return out
+
+
+def parse_push_lines(data: bytes) -> list[RefUpdate]:
+    """pre-push stdin: ``<local ref> <local sha> <remote ref> <remote sha>`` per line."""
+    out = []
+    for line in data.decode("utf-8", "surrogateescape").splitlines():
+        if line.strip():
+            _local_ref, local_sha, remote_ref, remote_sha = line.split(" ", 3)
+            out.append(RefUpdate.parse(remote_sha, local_sha, remote_ref))
+    return out
+
+
+@dataclass
+class PushContext:
+    objects: Objects
+    config: Config
+    updates: tuple[RefUpdate, ...]
+    pusher: Pusher | None = None
+    pusher_problem: str | None = None  # a signed push git did not accept
+    notes: list[str] = field(default_factory=list)
+    _views: dict[str | None, LedgerView] = field(default_factory=dict)
+
+    @property
+    def spine_ref(self) -> str:
+        return f"refs/heads/{self.config.spine}"
+
+    def update_of(self, ref: str) -> RefUpdate | None:
+        return next((u for u in self.updates if u.ref == ref), None)
+
+    def ledger_tip(self) -> str | None:
+        """The ledger as it stands once this push lands: a pushed ledger wins."""
+        pushed = self.update_of(self.config.ledger_ref)
+        if pushed is not None and pushed.new and self.objects.has(pushed.new):
+            return pushed.new
+        return self.objects.ref(self.config.ledger_ref)
+
+    def ledger_view(self, commit: str | None = None) -> LedgerView:
+        from leapgit.ledger.store import LedgerView
+
+        tip = commit if commit is not None else self.ledger_tip()
+        if tip not in self._views:
+            self._views[tip] = LedgerView(self.objects.repo, tip)
+        return self._views[tip]
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+def server_config(objects: Objects) -> Config:
+    """A bare repository has no work tree: read ``.leap/config.yaml`` from the spine's tip
+    (as it stands before this push, so a push cannot loosen its own rules), else defaults."""
+    from leapgit.records.config import CONFIG_PATH, parse_config
+
+    def at(branch_ref: str | None) -> Config | None:
+        tip = objects.ref(branch_ref) if branch_ref else None
+        if tip is None:
+            return None
+        data = objects.read_at(objects.commit(tip).tree, CONFIG_PATH.as_posix())
+        if data is None:
+            return None
+        return parse_config(data, f"{branch_ref}:{CONFIG_PATH.as_posix()}")
+
+    head = objects.symref_target("HEAD")
+    first = at(head) or Config()
+    spine_ref = f"refs/heads/{first.spine}"
+    if spine_ref != head:
+        return at(spine_ref) or first
+    return first
+
+
+def ref_names(updates: Iterable[RefUpdate]) -> list[str]:
+    return [u.ref for u in updates]

@@ -1,0 +1,26 @@
+"""One refused ref update: the rule, the ref, the commit, the path, and what to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from leapgit.errors import Problem
+
+
+@dataclass(frozen=True)
+class Refusal:
+    rule: str
+    ref: str
+    commit: str | None
+    path: str | None
+    message: str
+    hint: str
+
+    def line(self) -> str:
+        at = self.commit[:12] if self.commit else "-"
+        where = f" {self.path}" if self.path else ""
+        return f"[{self.rule}] {self.ref} {at}{where}: {self.message}; do: {self.hint}"
+
+    def problem(self) -> Problem:
+        where = f"{self.ref} {self.commit[:12] if self.commit else '-'}"
+        return Problem(self.message, file=where, field=self.path, rule=self.rule, hint=self.hint)

@@ -1,0 +1,111 @@
+"""Spine rules: no deletion, no force-push (L8); every new commit on the spine's
+first-parent line is an integration merge of one ball whose ledger record is a full pass
+for exactly the merged candidate (L7, L8), bringing only that ball's scope bytes (L9), and
+it lands only under the one open integrator lease, held by the pusher when the transport
+names one (L9)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from leapgit.errors import LeapError
+from leapgit.hookimpl.rules.context import PushContext, RefUpdate
+from leapgit.hookimpl.rules.refusal import Refusal
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+
+MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice:` and "
+              "`Leap-Ball:` trailers, as the integrator")
+
+
+def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
+    if upd.new is None:
+        return [Refusal("L8", upd.ref, upd.old, None, "the spine cannot be deleted",
+                        "keep the spine; merge passed balls onto it")]
+    if upd.old is None:
+        ctx.note(f"{upd.ref}: created (the spine's first push is not checked)")
+        return []
+    if not ctx.objects.has(upd.old):
+        ctx.note(f"{upd.ref}: the remote tip {upd.old[:12]} is not here; the server judges it")
+        return []
+    if not ctx.objects.is_ancestor(upd.old, upd.new):
+        return [Refusal("L8", upd.ref, upd.new, None, f"a force-push: {upd.new[:12]} does not "
+                        f"descend from the spine's tip {upd.old[:12]}",
+                        "fetch the spine and merge onto its tip; never rewrite it")]
+    new = {c.id.decode(): c for c in ctx.objects.new_commits(upd.new, [upd.old])}
+    line: list[Commit] = []
+    sha = upd.new
+    while sha != upd.old:
+        commit = new.get(sha)
+        if commit is None:
+            return [Refusal("L8", upd.ref, sha, None, "the spine's first-parent line does not "
+                            f"lead back to its tip {upd.old[:12]}", MERGE_HINT)]
+        line.append(commit)
+        sha = commit.parents[0].decode() if commit.parents else ""
+    out = _check_lease(ctx, upd)
+    for commit in reversed(line):
+        out.extend(check_integration(ctx, upd.ref, commit))
+    return out
+
+
+def _check_lease(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
+    from leapgit.ledger.leases import active_lease
+
+    if ctx.pusher_problem:
+        return [Refusal("L9", upd.ref, upd.new, None, f"a signed push git did not accept "
+                        f"({ctx.pusher_problem})", "sign the push with the lease holder's key")]
+    lease = active_lease(ctx.ledger_view(), ctx.config.spine)
+    if lease is None:
+        return [Refusal("L9", upd.ref, upd.new, None, f"no open integrator lease on spine "
+                        f"{ctx.config.spine!r} in the ledger", "take the lease as the one "
+                        "integrator, push it to the ledger, then integrate")]
+    if ctx.pusher is not None and ctx.pusher.name != lease.holder:
+        return [Refusal("L9", upd.ref, upd.new, None, f"pushed by {ctx.pusher.name!r} (from "
+                        f"{ctx.pusher.source}), but lease {lease.number} is held by "
+                        f"{lease.holder!r}: a second writer", "only the lease holder "
+                        "integrates")]
+    return []
+
+
+def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:
+    """One spine commit: a merge of exactly one fully passed ball candidate."""
+    from dulwich.trailers import parse_trailers
+
+    from leapgit.hookimpl.rules import passes
+    from leapgit.ledger import query
+    from leapgit.slices.diff import out_of_scope, touched_paths
+
+    sha = commit.id.decode()
+    if len(commit.parents) != 2:
+        return [Refusal("L8", ref, sha, None, "not an integration merge (a commit on the spine "
+                        "must merge one passed ball)", MERGE_HINT)]
+    trailers = {t.key.lower(): t.value.strip() for t in parse_trailers(commit.message)[1]}
+    slice_id, ball_id = trailers.get("leap-slice"), trailers.get("leap-ball")
+    if not slice_id or not ball_id:
+        return [Refusal("L8", ref, sha, None, "the merge names no ball (Leap-Slice, Leap-Ball "
+                        "trailers)", MERGE_HINT)]
+    candidate_commit = ctx.objects.commit(commit.parents[1].decode())
+    candidate = candidate_commit.tree.decode()
+    view = ctx.ledger_view()
+    try:
+        passes.full_pass(view, slice_id, ball_id, candidate)
+        ball = query.load_ball(view, slice_id, ball_id)
+    except LeapError as exc:
+        rule = exc.problems[0].rule if exc.problems and exc.problems[0].rule else "L7"
+        return [Refusal(rule, ref, sha, None, f"{exc.problems[0].message} (candidate tree "
+                        f"{candidate[:12]})", "score the ball to a full pass first; a "
+                        "trailer is not a record")]
+    first = ctx.objects.commit(commit.parents[0].decode())
+    touched = touched_paths(ctx.objects.store, first.tree, commit.tree)
+    outside = out_of_scope(touched, ball)
+    out = [Refusal("L9", ref, sha, path, f"the merge changes a file outside the scope of "
+                   f"{slice_id}/{ball_id}", "merge only the candidate's scope bytes")
+           for path in outside]
+    for path in sorted(touched - set(outside)):
+        if ctx.objects.blob_id_at(commit.tree, path) != \
+                ctx.objects.blob_id_at(candidate_commit.tree, path):
+            out.append(Refusal("L8", ref, sha, path, "the merge's bytes differ from the passed "
+                               f"candidate {candidate[:12]}", "merge the candidate unchanged; "
+                               "a changed candidate is re-scored"))
+    return out

@@ -1,0 +1,175 @@
+"""Benchmarks for the hooks (a plain script, not collected by pytest): ratios measured in
+one run.
+
+    .venv/bin/python tests/benchmarks/bench_hooks.py
+
+1. post-commit: a commit with no hook, with leapgit's hook outside a ball worktree, with
+   leapgit's hook inside one (scope check + round record), and with the pre-commit
+   framework's hook over an empty config (the anchor, needs `pre-commit` installed).
+2. pre-receive: one push of 50 ball commits (13 ball branches) against ledgers of 500
+   and 5,000 records; the cost must not grow with the ledger.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from leapgit.ledger import layout
+from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
+from leapgit.records.types import SliceRecord, ThrowRecord
+from tests.support import IDENTITY, git, leap, make_repo
+
+NOW = "2024-01-01T00:00:00Z"
+RUNS = 21
+os.environ.update(IDENTITY)
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+
+
+def timed(cmd: list[str], cwd: Path, stdin: bytes | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} failed: {proc.stderr.decode()}")
+    return elapsed
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def slice_draft(balls: int) -> str:
+    out = "slice: s1\nspine: integrator\nballs:\n"
+    for i in range(balls):
+        out += (f"  - id: b{i}\n    goal: g\n    spec: s\n    scope: [src/f{i}.py]\n"
+                f"    proof: \"true\"\n    rollback: restore-scope\n")
+    return out
+
+
+def project(root: Path, balls: int) -> tuple[Path, str]:
+    files = {f"src/f{i}.py": f"X = {i}\n" for i in range(balls)}
+    repo = make_repo(root, {**files, "README.md": "# bench\n"})
+    assert leap("init", cwd=repo).code == 0
+    git("add", ".leap/config.yaml", cwd=repo)
+    git("commit", "-q", "-m", "config", cwd=repo)
+    (repo / "slice.yaml").write_text(slice_draft(balls))
+    assert leap("slice", "cut", "slice.yaml", cwd=repo).code == 0, "cut failed"
+    (repo / "slice.yaml").unlink()
+    base = git("rev-parse", "HEAD", cwd=repo)
+    with Ledger(repo / ".git") as ledger:
+        records = {}
+        for i in range(balls):
+            rec = ThrowRecord("s1", f"b{i}", 1, 1, base, f"leap/ball/s1/b{i}", NOW)
+            records[layout.throw_path("s1", f"b{i}", 1)] = yamlio.dumps(rec.to_dict())
+        ledger.append(records, "throw every ball")
+    return repo, base
+
+
+def bench_post_commit(tmp: Path) -> None:
+    repo, base = project(tmp / "pc", balls=6)
+    plain = make_repo(tmp / "plain", {"a.txt": "a\n"})
+    anchor = make_repo(tmp / "anchor", {"a.txt": "a\n"})
+    (anchor / ".pre-commit-config.yaml").write_text("repos: []\n")
+    pre_commit = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
+    if pre_commit is None:
+        raise SystemExit("pip install pre-commit for the anchor")
+    git("add", "-A", cwd=anchor)
+    git("commit", "-q", "-m", "config", cwd=anchor)
+    subprocess.run([pre_commit, "install", "-t", "post-commit"], cwd=anchor, check=True,
+                   capture_output=True)
+    commit = ["git", "commit", "-q", "--allow-empty", "-m", "x"]
+    none = [timed(commit, plain) for _ in range(RUNS)]
+    outside = [timed(commit, repo) for _ in range(RUNS)]
+    anchor_t = [timed(commit, anchor) for _ in range(RUNS)]
+    inside: list[float] = []
+    for i in range(6):  # four rounds per ball: six balls give 24 recorded rounds
+        wt = tmp / f"wt{i}"
+        git("worktree", "add", "-q", "-b", f"leap/ball/s1/b{i}", str(wt), base, cwd=repo)
+        for n in range(1, 5):
+            (wt / f"src/f{i}.py").write_text(f"X = {n}00\n")
+            git("add", "-A", cwd=wt)
+            inside.append(timed(commit[:-1] + [f"r{n}\n\nLeap-Round: {n}\nLeap-Outcome: 0"], wt))
+    hook_only = [timed([str(repo / ".git/hooks/post-commit")], repo) for _ in range(RUNS)]
+    anchor_hook = [timed([str(anchor / ".git/hooks/post-commit")], anchor) for _ in range(RUNS)]
+    with Ledger(repo / ".git") as ledger:
+        rounds = sum(1 for p in ledger.view().walk("slices") if "/receipts/" in p)
+    assert rounds == 24, f"expected 24 recorded rounds, found {rounds}"
+    n, o, a, i = (median_ms(x) for x in (none, outside, anchor_t, inside))
+    print("post-commit (median wall ms per `git commit`)")
+    print(f"  no hook                         {n:7.1f}")
+    print(f"  leapgit, outside a ball         {o:7.1f}   hook cost {o - n:6.1f}")
+    print(f"  leapgit, in a ball worktree     {i:7.1f}   hook cost {i - n:6.1f}  (24 rounds "
+          "recorded)")
+    print(f"  pre-commit, empty config        {a:7.1f}   hook cost {a - n:6.1f}")
+    print(f"  hook script alone: leapgit outside {median_ms(hook_only):.1f} ms, pre-commit "
+          f"{median_ms(anchor_hook):.1f} ms")
+    print(f"  ratios of hook cost to pre-commit's: outside {(o - n) / (a - n):.2f}x, "
+          f"in a ball {(i - n) / (a - n):.2f}x")
+
+
+def fill_ledger(repo: Path, base: str, records: int) -> None:
+    with Ledger(repo / ".git") as ledger:
+        have = sum(1 for _ in ledger.view().walk())
+        batch: dict[str, bytes] = {}
+        for i in range(records - have):
+            rec = SliceRecord(f"filler-{i}", "main", base, ("x",), (("x",),), NOW)
+            batch[layout.slice_path(rec.slice)] = yamlio.dumps(rec.to_dict())
+            if len(batch) == 250:
+                ledger.append(batch, "filler")
+                batch = {}
+        if batch:
+            ledger.append(batch, "filler")
+
+
+def bench_pre_receive(tmp: Path, records: int) -> float:
+    work, base = project(tmp / f"pr{records}", balls=13)
+    fill_ledger(work, base, records)
+    bare = tmp / f"pr{records}.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp)
+    git("push", "-q", "--no-verify", str(bare), "main", "leap/ledger", cwd=work)
+    assert leap("hooks", "install", "--server", cwd=bare).code == 0
+    refs = []
+    made = 0
+    for i in range(13):
+        branch = f"leap/ball/s1/b{i}"
+        git("checkout", "-q", "-b", branch, base, cwd=work)
+        for n in range(1, 5):
+            if made == 50:
+                break
+            (work / f"src/f{i}.py").write_text(f"X = {n}00\n")
+            git("add", "-A", cwd=work)
+            git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
+                f"r{n}\n\nLeap-Round: {n}\nLeap-Outcome: 0", cwd=work)
+            made += 1
+        refs.append(branch)
+    samples = []
+    for _ in range(5):
+        samples.append(timed(["git", "push", "-q", "--no-verify", str(bare), *refs], work))
+        for ref in refs:  # objects stay: the next push re-runs the hook on the same 50 commits
+            git("update-ref", "-d", f"refs/heads/{ref}", cwd=bare)
+    return median_ms(samples)
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="leap-bench-"))
+    try:
+        bench_post_commit(tmp)
+        small = bench_pre_receive(tmp, 500)
+        large = bench_pre_receive(tmp, 5000)
+        print("pre-receive: one push of 50 ball commits on 13 branches (median wall ms)")
+        print(f"  ledger of   500 records         {small:7.1f}")
+        print(f"  ledger of 5,000 records         {large:7.1f}   ratio {large / small:.2f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Installing and removing hooks: chaining and exact restore of a foreign hook, linked
+worktrees, bare repositories, idempotence, core.hooksPath."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+from tests.support import git, leap, make_repo
+
+FOREIGN = b"#!/bin/sh\necho foreign-ran >> \"$MARKER\"\nexit ${FOREIGN_EXIT:-0}\n"
+
+
+def test_foreign_hook_is_chained_first_and_restored_exactly(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    hook = repo / ".git" / "hooks" / "pre-push"
+    hook.write_bytes(FOREIGN)
+    hook.chmod(0o750)
+    res = leap("hooks", "install", cwd=repo)
+    assert res.code == 0, res
+    assert "the existing hook runs first, from pre-push.leap-legacy" in res.out
+    legacy = hook.with_name("pre-push.leap-legacy")
+    assert legacy.read_bytes() == FOREIGN
+    assert b"leapgit-hook-id" in hook.read_bytes() and sys.executable.encode() in hook.read_bytes()
+    marker = tmp_path / "marker"
+    env = {"MARKER": str(marker)}
+    import os
+    import subprocess
+
+    def push(extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "push", "-q", str(remote), "main"], cwd=repo, text=True,
+                              check=False,
+                              capture_output=True, env={**os.environ, **env, **extra})
+
+    refused = push({"FOREIGN_EXIT": "3"})
+    assert refused.returncode != 0 and marker.read_text() == "foreign-ran\n"
+    assert git("for-each-ref", cwd=remote) == ""
+    assert push({}).returncode == 0
+    res = leap("hooks", "uninstall", cwd=repo)
+    assert res.code == 0 and "the original hook is back" in res.out
+    assert hook.read_bytes() == FOREIGN
+    assert stat.S_IMODE(hook.stat().st_mode) == 0o750
+    assert not legacy.exists()
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_install_is_idempotent(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    assert leap("hooks", "install", cwd=repo).code == 0
+    before = sorted(p.name for p in (repo / ".git" / "hooks").iterdir())
+    again = leap("hooks", "install", cwd=repo)
+    assert again.code == 0 and again.out.count("already installed") == 2
+    assert sorted(p.name for p in (repo / ".git" / "hooks").iterdir()) == before
+    assert not any(name.endswith(".leap-legacy") for name in before)
+
+
+def test_linked_worktree_installs_into_the_common_git_dir(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    wt = tmp_path / "wt"
+    git("worktree", "add", "-q", "-b", "side", str(wt), cwd=repo)
+    res = leap("hooks", "install", cwd=wt)
+    assert res.code == 0, res
+    assert (repo / ".git" / "hooks" / "post-commit").exists()
+    assert not (repo / ".git" / "worktrees" / "wt" / "hooks").exists()
+    assert leap("hooks", "uninstall", cwd=wt).code == 0
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_bare_repository_needs_server(tmp_path: Path) -> None:
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    res = leap("hooks", "install", cwd=bare)
+    assert res.code == 2 and "bare repository" in res.err and "--server" in res.err
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    assert (bare / "hooks" / "pre-receive").exists()
+    assert not (bare / "hooks" / "post-commit").exists()
+
+
+def test_core_hooks_path_is_refused_unless_forced(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git("config", "core.hooksPath", ".githooks", cwd=repo)
+    res = leap("hooks", "install", cwd=repo)
+    assert res.code == 2
+    assert "core.hooksPath sends git to" in res.err and "--force" in res.err
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+    res = leap("hooks", "install", "--force", cwd=repo)
+    assert res.code == 0, res
+    assert (repo / ".githooks" / "post-commit").exists()
+    assert leap("hooks", "uninstall", cwd=repo).code == 0
+    assert not (repo / ".githooks" / "post-commit").exists()
+
+
+def test_init_installs_the_client_hooks(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    res = leap("init", cwd=repo)
+    assert res.code == 0, res
+    assert "hooks   post-commit, pre-push in" in res.out
+    for name in ("post-commit", "pre-push"):
+        assert b"leapgit-hook-id" in (repo / ".git" / "hooks" / name).read_bytes()

@@ -1,0 +1,76 @@
+"""post-commit in a ball worktree: scope and round checked at once, the round recorded
+through record_round; a breach is loud and recorded as -1; elsewhere it does nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit.ledger import query
+from tests.hooks.world import SLICE, World, round_message, run_git
+from tests.support import git, write_files
+
+
+def ball_worktree(w: World, ball: str) -> Path:
+    path = w.base_dir / f"wt-{ball}"
+    git("worktree", "add", "-q", "-b", f"leap/ball/{SLICE}/{ball}", str(path), w.base, cwd=w.work)
+    return path
+
+
+def hooked_commit(root: Path, files: dict[str, str], message: str) -> str:
+    write_files(root, files)
+    git("add", "-A", cwd=root)
+    result = run_git("commit", "-q", "-m", message, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return result.stderr
+
+
+def receipts(w: World, ball: str) -> list:
+    with w.ledger() as ledger:
+        return query.receipts(ledger.view(), SLICE, ball, 1)
+
+
+def test_round_is_recorded_as_a_claim(fresh_world: World) -> None:
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    err = hooked_commit(wt, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    assert "recorded round 1 of s1/a: outcome 1 (a claim)" in err
+    [r] = receipts(w, "a")
+    head = git("rev-parse", "HEAD", cwd=wt)
+    assert (r.round, r.outcome, r.claim, r.commit) == (1, 1, True, head)
+    assert r.candidate == git("rev-parse", "HEAD^{tree}", cwd=wt)
+    assert r.recorded_by == "post-commit"
+
+
+def test_scope_breach_is_loud_and_recorded_as_refuse(fresh_world: World) -> None:
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    err = hooked_commit(wt, {"src/a.py": "A = 10\n", "src/b.py": "B = 0\n", "extra.txt": "x\n"},
+                        round_message("a: too much", 1, 1))
+    assert "SCOPE BREACH in ball s1/a" in err
+    assert "[L4] src/b.py: outside the scope of ball s1/a" in err
+    assert "[L4] extra.txt" in err
+    assert "recorded round 1 as -1 (refuse)" in err
+    assert f"git restore --source={w.base[:12]} --staged --worktree -- src/b.py" in err
+    assert "git rm -q --cached -- extra.txt" in err
+    [r] = receipts(w, "a")
+    assert (r.outcome, r.claim) == (-1, False)
+    assert "src/b.py" in r.evidence
+
+
+def test_outside_a_ball_worktree_it_does_nothing(fresh_world: World) -> None:
+    w = fresh_world
+    before = git("rev-parse", "leap/ledger", cwd=w.work)
+    err = hooked_commit(w.work, {"README.md": "# hi\n"}, "docs")
+    assert err == ""
+    assert git("rev-parse", "leap/ledger", cwd=w.work) == before
+
+
+def test_no_fifth_round(fresh_world: World) -> None:
+    w = fresh_world
+    wt = ball_worktree(w, "b")
+    for n in range(1, 5):
+        hooked_commit(wt, {"src/b.py": f"B = {n}\n"}, round_message(f"b {n}", n, 0))
+    err = hooked_commit(wt, {"src/b.py": "B = 5\n"}, round_message("b 5", 4, 0))
+    assert "[L6]" in err and "round 4 cannot create round 5" in err
+    assert "the round was not recorded" in err
+    assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]
