@@ -9,7 +9,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.records import yamlio
-from leapgit.records.config import CONFIG_PATH
+from leapgit.records.config import CONFIG_PATH, parse_config
 from leapgit.timeutil import now_iso
 from leapgit.workspace import open_workspace
 
@@ -74,10 +74,12 @@ def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
     config_path = root / CONFIG_PATH
     written = False
     if not config_path.exists():
-        config_path.parent.mkdir(parents=True, exist_ok=True)
         text = CONFIG_TEMPLATE.format(
-            spine=spine or default_spine(root), ledger_ref=ws.config.ledger_ref
+            spine=yamlio.quote(spine or default_spine(root)),
+            ledger_ref=yamlio.quote(ws.config.ledger_ref),
         )
+        parse_config(text.encode(), str(CONFIG_PATH))  # a bad --spine is refused, not written
+        config_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = config_path.with_name(f".config.yaml.{os.getpid()}.tmp")
         try:
             tmp.write_text(text, encoding="utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.workspace import open_workspace
 
-_SEP = "\x1f"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -31,23 +32,32 @@ def log(limit: int | None = None, slice_id: str | None = None,
         start: Path | str = ".") -> list[LogEntry]:
     ws = open_workspace(start)
     ref = ws.config.ledger_ref
-    args = ["log", f"--format=%H{_SEP}%cI{_SEP}%s{_SEP}%(trailers:unfold,only)%x1e", ref]
+    if slice_id is not None and not _ID.fullmatch(slice_id):
+        raise UsageError(f"{slice_id!r} is not a slice id", field="--slice",
+                         hint="ids are letters, digits, '-' and '_'")
+    with ws.ledger() as ledger:
+        ledger.require()
+    # fields end in NUL; a commit message holds no NUL, so "\0\n" ends exactly one entry
+    args = ["log", "--format=%H%x00%cI%x00%s%x00%(trailers:unfold,only)%x00", ref]
     if limit:
         args.insert(1, f"-n{limit}")
     if slice_id:
-        args[1:1] = [f"--grep=^Leap-Slice: {slice_id}$"]
+        args[1:1] = ["--fixed-strings", f"--grep=Leap-Slice: {slice_id}"]
     proc = git.run(args, ws.paths.root, check=False)
     if proc.returncode != 0:
-        raise UsageError(f"no ledger yet ({ref} does not exist)", hint="run `leap init` first")
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise UsageError(f"git log failed: {err[-1] if err else proc.returncode}")
     entries = []
-    for chunk in proc.stdout.decode("utf-8", "replace").split("\x1e"):
-        chunk = chunk.strip("\n")
-        if not chunk:
+    for chunk in proc.stdout.decode("utf-8", "replace").split("\0\n"):
+        fields = chunk.lstrip("\n").split("\0")
+        if len(fields) < 4:
             continue
-        commit, date, subject, trailer_text = chunk.split(_SEP, 3)
+        commit, date, subject, trailer_text = fields[:4]
         trailers = tuple(
             (k.strip(), v.strip())
             for k, _, v in (line.partition(":") for line in trailer_text.splitlines() if line)
         )
+        if slice_id and ("Leap-Slice", slice_id) not in trailers:
+            continue  # the grep matched a longer id with the same start
         entries.append(LogEntry(commit, date, subject, trailers))
     return entries

@@ -93,6 +93,12 @@ def _file_lock(path: Path) -> object:
     return _locks[key]
 
 
+def _ident(value: str | None) -> str:
+    """A name or email git accepts in a commit header: no angle brackets, no control
+    characters (a newline there would forge header lines; git fsck refuses the commit)."""
+    return "".join(c for c in (value or "") if c not in "<>" and c >= " ").strip()
+
+
 def _clean_trailer(value: str) -> str:
     return " ".join(str(value).split())
 
@@ -213,7 +219,26 @@ class Ledger(AbstractContextManager["Ledger"]):
             raise LedgerMissing(
                 f"no ledger yet ({self.ref} does not exist)", hint="run `leap init` first"
             )
+        self._check_is_ledger(view)
         return view
+
+    def _check_is_ledger(self, view: LedgerView) -> None:
+        """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger
+        is add-only), never a branch of the user's that the config happens to name."""
+        from leapgit.records import yamlio
+
+        data = view.read(ROOT_RECORD)
+        try:
+            ok = data is not None and yamlio.loads(data, ROOT_RECORD).get("kind") == "ledger"
+        except (LeapError, AttributeError):
+            ok = False
+        if not ok:
+            raise UsageError(
+                f"{self.ref} exists but is not a leapgit ledger (no {ROOT_RECORD})",
+                file=".leap/config.yaml", field="ledger_ref",
+                hint="point ledger_ref at a ref of its own; leapgit never writes onto a branch "
+                     "it did not start",
+            )
 
     # writing
 
@@ -221,6 +246,7 @@ class Ledger(AbstractContextManager["Ledger"]):
         """Create the orphan root commit; return (commit, created). Idempotent."""
         current = self.tip()
         if current is not None:
+            self._check_is_ledger(self.view(current))
             return current, False
         written = self._write(
             {ROOT_RECORD: root_record}, "leap: start the ledger",
@@ -364,6 +390,8 @@ class Ledger(AbstractContextManager["Ledger"]):
                     moved = self.repo.refs.add_if_new(
                         refname(self._ref_b), oid(commit), message=message[:200]
                     )
+                    if not moved and self.tip() is None:
+                        raise self._blocked_ref()
                 else:
                     moved = self.repo.refs.set_if_equals(
                         refname(self._ref_b), oid(old), oid(commit),
@@ -371,6 +399,8 @@ class Ledger(AbstractContextManager["Ledger"]):
                     )
             except FileLocked:
                 moved = False  # git holds the ref lock right now: wait and count again
+            except OSError:  # e.g. refs/heads/leap is a branch, so leap/ledger cannot be
+                raise self._blocked_ref() from None
             if moved:
                 return Written(commit.decode(), tuple(sorted(todo)), attempt + 1)
             time.sleep(min(0.001 * (attempt + 1), 0.05))
@@ -381,6 +411,13 @@ class Ledger(AbstractContextManager["Ledger"]):
             file=str(lock) if lock.exists() else None,
             hint="nothing was written; try again (if no git process is running and the lock "
                  "file stays, delete it)",
+        )
+
+    def _blocked_ref(self) -> UsageError:
+        return UsageError(
+            f"cannot create {self.ref}: another ref is in the way (a ref named like one of "
+            "its folders, or refs below it)", file=".leap/config.yaml", field="ledger_ref",
+            hint="see `git for-each-ref refs/heads`; choose another ledger_ref",
         )
 
     def _recover_after_crash(self) -> None:
@@ -505,11 +542,11 @@ class Ledger(AbstractContextManager["Ledger"]):
         if not (name and email):
             config = self.repo.get_config_stack()
             try:
-                name = name or config.get((b"user",), b"name").decode()
-                email = email or config.get((b"user",), b"email").decode()
+                name = name or config.get((b"user",), b"name").decode("utf-8", "replace")
+                email = email or config.get((b"user",), b"email").decode("utf-8", "replace")
             except KeyError:
                 pass
-        ident = f"{name or 'leapgit'} <{email or 'leapgit@localhost'}>".encode()
+        ident = f"{_ident(name) or 'leapgit'} <{_ident(email) or 'leapgit@localhost'}>".encode()
         when = int(time.time())
         tz = -time.timezone if not time.localtime(when).tm_isdst else -time.altzone
         return ident, when, tz

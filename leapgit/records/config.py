@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from leapgit.errors import InvalidRecord
+from leapgit.gitobj import refname
 from leapgit.records import schema, yamlio
 from leapgit.records.types import Config
 
@@ -15,7 +17,22 @@ def parse_config(data: bytes, source: str) -> Config:
     if raw is None:
         raw = {}
     schema.validate(raw, "config", source, rule="config")
-    return Config.from_dict(raw)
+    config = Config.from_dict(raw)
+    _check_refs(config, source)
+    return config
+
+
+def _check_refs(config: Config, source: str) -> None:
+    from dulwich.refs import check_ref_format
+
+    if not check_ref_format(refname(config.ledger_ref)):
+        raise InvalidRecord(f"{config.ledger_ref!r} is not a valid git ref name", file=source,
+                            field="ledger_ref", rule="config",
+                            hint="use a name like refs/heads/leap/ledger")
+    if config.ledger_ref == f"refs/heads/{config.spine}":
+        raise InvalidRecord("the ledger cannot live on the spine branch", file=source,
+                            field="ledger_ref", rule="config",
+                            hint="the ledger is an orphan branch of its own")
 
 
 def load_config(root: Path | None) -> Config:

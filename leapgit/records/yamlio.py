@@ -66,19 +66,40 @@ def decode(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _refuse_aliases(text: str, source: str) -> None:
-    # Only a text containing '&' or '*' can hold an anchor or an alias; skip the scan otherwise.
-    if "&" not in text and "*" not in text:
-        return
-    from ruamel.yaml.events import AliasEvent
+SCAN_ABOVE = 8192  # bytes: below this no text nests deep enough to hurt the C composer
 
+
+def _prescan(text: str, source: str) -> None:
+    """Refuse aliases and deep nesting from the parser's event stream, before anything is
+    composed. The event parser is iterative; the C composer recurses and crashes the whole
+    process (SIGSEGV) at some 30,000 levels, which 60 KB of brackets reach. A text with no
+    '&' or '*' holds no alias, and one under SCAN_ABOVE bytes cannot nest that deep (depth
+    past MAX_DEPTH is still refused after the load), so most records skip the scan."""
+    if "&" not in text and "*" not in text and len(text) < SCAN_ABOVE:
+        return
+    from ruamel.yaml.events import (
+        AliasEvent,
+        CollectionEndEvent,
+        CollectionStartEvent,
+    )
+
+    depth = 0
     for event in _safe().parse(io.StringIO(text)):
-        if isinstance(event, AliasEvent):
-            line = event.start_mark.line + 1 if event.start_mark else "?"
-            raise InvalidRecord(
-                f"line {line}: YAML aliases (*name) are not allowed",
-                file=source, hint="write the value out in full",
-            )
+        if isinstance(event, CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InvalidRecord(_at(event, f"nested deeper than {MAX_DEPTH} levels"),
+                                    file=source)
+        elif isinstance(event, CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, AliasEvent):
+            raise InvalidRecord(_at(event, "YAML aliases (*name) are not allowed"),
+                                file=source, hint="write the value out in full")
+
+
+def _at(event: Any, message: str) -> str:
+    mark = getattr(event, "start_mark", None)
+    return f"line {mark.line + 1}: {message}" if mark is not None else message
 
 
 def loads(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> Any:
@@ -87,7 +108,7 @@ def loads(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> Any:
 
     text = decode(data, source, max_bytes)
     try:
-        _refuse_aliases(text, source)
+        _prescan(text, source)
         value = _safe().load(text)
     except YAMLError as exc:
         raise InvalidRecord(_yaml_message(exc), file=source) from None
@@ -161,6 +182,11 @@ _BLOCK_SAFE = re.compile(r"^[^\x00-\x09\x0b-\x1f\x7f\u0085\u2028\u2029\ufeff]*$"
 _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
+def quote(text: str) -> str:
+    """``text`` as a YAML scalar that reads back exactly (for templates)."""
+    return _quote(text)
+
+
 def _quote(text: str) -> str:
     """A JSON string is a YAML double-quoted scalar; escape what YAML will not read raw."""
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}",
@@ -201,7 +227,7 @@ def _string(text: str, indent: int) -> str:
     tidy = (
         len(lines) > 2 and text.endswith("\n") and not text.endswith("\n\n")
         and _BLOCK_SAFE.fullmatch(text) is not None
-        and not lines[0].startswith((" ", "\t"))
+        and text.lstrip("\n")[:1] not in (" ", "\t")  # the first text line sets the indent
         and all(line == line.rstrip() for line in lines)
     )
     if not tidy:

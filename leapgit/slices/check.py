@@ -117,6 +117,9 @@ def check_slice(draft: SliceDraft, resolver: TreeResolver) -> CheckedSlice:
         if ids.index(ball_id) != i:
             rule(f"ball id {ball_id!r} is used more than once", f"balls[{i}].id", "L4",
                  "give every ball its own id")
+    if INTEGRATOR in ids:
+        rule(f"ball id {INTEGRATOR!r} is reserved for the integrator spine",
+             f"balls[{ids.index(INTEGRATOR)}].id", "L4", "rename the ball")
     if draft.spine != INTEGRATOR and draft.spine not in ids:
         rule(f"spine {draft.spine!r} is neither \"integrator\" nor a ball of this slice",
              "spine", "L4", "name exactly one ball id, or \"integrator\"")
@@ -160,7 +163,14 @@ def _stamp_scopes(
                 continue
             for key in {found.path, found.real}:
                 other = owner.get(key)
-                if other and other[0] != ball.id:
+                if other and other[0] == ball.id:
+                    errors.append(InvalidRecord(
+                        f"{entry.path!r} is the same file as {other[1]!r}, already in this "
+                        "ball's scope", file=draft.source, field=field, rule="L1",
+                        hint="list each file once",
+                    ))
+                    break
+                if other:
                     errors.append(RuleViolation(
                         f"{entry.path!r} is the same file as {other[1]!r} of ball {other[0]!r}",
                         file=draft.source, field=field, rule="L4",

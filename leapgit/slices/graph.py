@@ -6,31 +6,27 @@ from collections.abc import Mapping, Sequence
 
 
 def find_cycle(deps: Mapping[str, Sequence[str]]) -> list[str] | None:
-    """One cycle as a path that returns to its start (``a -> b -> a``), or None."""
-    state: dict[str, int] = {}  # 1 on the stack, 2 done
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in deps.get(node, ()):
-            if nxt not in deps:
+    """One cycle as a path that returns to its start (``a -> b -> a``), or None. Iterative:
+    a chain of thousands of balls must not exhaust Python's recursion limit."""
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+    for root in deps:
+        if root in state:
+            continue
+        path: list[str] = [root]
+        todo: list[list[str]] = [[d for d in deps.get(root, ()) if d in deps]]
+        state[root] = 1
+        while path:
+            if not todo[-1]:
+                state[path.pop()] = 2
+                todo.pop()
                 continue
+            nxt = todo[-1].pop(0)
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return path[path.index(nxt):] + [nxt]
             if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in deps:
-        if node not in state:
-            found = visit(node)
-            if found:
-                return found
+                state[nxt] = 1
+                path.append(nxt)
+                todo.append([d for d in deps.get(nxt, ()) if d in deps])
     return None
 
 

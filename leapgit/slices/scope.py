@@ -121,6 +121,9 @@ class TreeResolver:
             raise ScopeError(f"symlink {link!r} leads outside the repository ({target})")
         if joined in ("", "."):
             raise ScopeError(f"symlink {link!r} points at the repository root")
+        if ".git" in joined.split("/"):
+            raise ScopeError(f"symlink {link!r} leads into .git; git's own files are never "
+                             "in scope")
         return self._in_tree(joined, hops + 1)
 
     def _in_work_tree(self, path: str) -> str | None:
@@ -138,12 +141,18 @@ class TreeResolver:
             if stat.S_ISLNK(mode):
                 break
         else:
+            if stat.S_ISDIR(mode):  # an untracked folder (build/, node_modules/) is no file
+                raise ScopeError(f"{path!r} is a directory; a scope lists exact files")
             return None  # no symlink on the way: the tree's answer stands
         real = os.path.realpath(f"{work}/{path}")
         if real != work and not real.startswith(work + "/"):
             raise ScopeError(
                 f"{path!r} leads outside the repository through a symlink (to {real})"
             )
-        if os.path.isdir(real):
+        if real == work or os.path.isdir(real):
             raise ScopeError(f"{path!r} is a directory; a scope lists exact files")
-        return real[len(work) + 1:]
+        rel = real[len(work) + 1:]
+        if ".git" in rel.split("/"):
+            raise ScopeError(f"{path!r} leads into .git through a symlink; git's own files "
+                             "are never in scope")
+        return rel

@@ -70,6 +70,7 @@ def test_dump_and_load_round_trip_in_order() -> None:
 
 _scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.text()
             | st.sampled_from(["yes", "no", "null", "~", "1.0", "0x1f", "- a", "a: b", "#x",
+                               "\n  x\ny\n", "\n\n y\n", " a\nb\n",
                                "line\n  two\n", "|\n", "\u2028", "\x85", " lead", "trail \n"]))
 _values = st.recursive(
     _scalars,
@@ -93,3 +94,25 @@ def test_multi_line_text_is_a_readable_literal_block() -> None:
 def test_awkward_keys_round_trip(key: str) -> None:
     # found by the property test: a plain-looking key with a trailing newline
     assert yamlio.loads(yamlio.dumps({key: None}), "f") == {key: None}
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000,
+    "- " * 60_000 + "x",
+    "a:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 700)) + "  " * 700 + "v\n",
+])
+def test_deep_nesting_is_refused_before_it_can_crash_the_parser(text: str) -> None:
+    # found in review: the C composer segfaulted at ~30,000 levels (exit 139, no message)
+    with pytest.raises(InvalidRecord, match="nested deeper than"):
+        yamlio.loads(text.encode(), "deep.yaml")
+
+
+@pytest.mark.parametrize("text", [
+    "\n  indented example\nthen prose\n",
+    "\n\n    deeper\n  less\nnone\n",
+    "a\n\n  b\n",
+])
+def test_literal_blocks_with_leading_blank_or_indented_lines_round_trip(text: str) -> None:
+    # found in review: a leading blank line then an indented line made an unreadable block
+    for value in ({"spec": text}, {"l": [text]}, {"m": [{"spec": text, "k": 1}]}):
+        assert yamlio.loads(yamlio.dumps(value), "f") == value

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from leapgit.records import yamlio
-from tests.support import commit_all, make_repo
+from tests.support import commit_all, git, make_repo
 
 FILES = {
     "src/a.py": "A = 1\n",
@@ -26,7 +26,19 @@ def draft_repo(path: Path) -> Path:
     os.symlink("..", root / "up_link")
     os.symlink("src/a.py", root / "alias_a.py")
     os.symlink("src", root / "src_link")
+    os.symlink("lb", root / "la")  # a loop
+    os.symlink("la", root / "lb")
+    os.symlink(".git", root / "g")  # into git's own files
     commit_all(root, "symlinks")
+    # a submodule entry (gitlink) in the tree
+    git("update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},vendor/sub", cwd=root)
+    git("commit", "-q", "-m", "submodule", cwd=root)
+    # untracked: only the work tree has these
+    os.symlink("/etc", root / "wt_etc")
+    os.symlink("/etc/passwd", root / "wt_passwd")
+    os.symlink(".git/config", root / "wt_gitcfg")
+    (root / "build" / "out").mkdir(parents=True)
+    (root / "build" / "out" / "x.o").write_text("obj")
     return root
 
 
