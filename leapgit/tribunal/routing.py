@@ -70,6 +70,18 @@ class Routing:
         return {"single_rung": self.single_rung, "lenses": [p.to_dict() for p in self.plans]}
 
 
+def route(rung: Rung) -> tuple[str, ...]:
+    """Who actually answers: the same model on the same endpoint (or the same command) is
+    one juror, whatever the rung is called."""
+    if rung.provider == "command":
+        return ("command", *rung.command)
+    return ("model", rung.endpoint or "", (rung.model or "").casefold())
+
+
+def same_route(a: Rung, b: Rung) -> bool:
+    return a.id == b.id or route(a) == route(b)
+
+
 def exclusion(rung: Rung, builder: Builder) -> str | None:
     """T4: the builder's family, session or model never sits."""
     if rung.family.casefold() == builder.family.casefold():
@@ -122,8 +134,10 @@ def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
         spec = cfg.verifier(lens.id)
         verifier = None
         if spec is not None:
-            first = primary.rungs[0].id if primary.rungs else None
-            chosen = [cfg.rung(r) for r in spec.rungs if r != first]
+            # T2: a verifier is another juror; the seat checks the rung the primary ends on
+            first = primary.rungs[:1]
+            chosen = [cfg.rung(r) for r in spec.rungs
+                      if not any(same_route(cfg.rung(r), f) for f in first)]
             verifier = ladder(chosen, builder, tokens[lens.id], env)
         plans.append(LensPlan(lens, primary, verifier, bool(spec and spec.required)))
     return Routing(tuple(plans), single_rung=len(cfg.rungs) == 1)

@@ -18,7 +18,7 @@ from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers import asker
 from leapgit.tribunal.providers.base import SeatContext
-from leapgit.tribunal.routing import Ladder, LensPlan
+from leapgit.tribunal.routing import Ladder, LensPlan, same_route
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,20 @@ async def walk(ladder: Ladder, prompt: Prompt, envelope: Envelope, ctx: SeatCont
     return Seat("hold", _hold_reason(attempts), None, None, tuple(attempts))
 
 
+def _independent(primary: Seat, verifier: Seat) -> Seat:
+    """T2: a verifier that sat on the primary's own route (the primary walked on to it) is
+    the same juror agreeing with itself: it counts as missing."""
+    if primary.rung is None or verifier.rung is None or not same_route(primary.rung,
+                                                                        verifier.rung):
+        return verifier
+    return Seat("hold", f"sat on {verifier.rung.id}, the primary's own route: not "
+                "independent, counts as missing (T2)", verifier.rung, None, verifier.attempts)
+
+
 def fuse(plan: LensPlan, primary: Seat, verifier: Seat | None) -> LensResult:
     lens = plan.lens.id
+    if verifier is not None:
+        verifier = _independent(primary, verifier)
     if verifier is None:
         return LensResult(lens, primary.outcome, primary.reason, primary)
     if verifier.outcome == "hold":
