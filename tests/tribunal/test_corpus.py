@@ -20,6 +20,12 @@ def on_defect(reply: Callable[[Call], Reply]) -> Script:
     return lambda call: reply(call) if call.lens == "defect" else detailed_pass(call)
 
 
+def half_read(call: Call) -> int:
+    """Half of the cautious token estimate (3 chars a token) of the prompt the server got."""
+    chars = sum(len(m["content"]) for m in call.body["messages"]) + 2
+    return chars // 3 // 2
+
+
 def convene_one(repo: Repo, provider: str, script: Script, **rung_extra: object):
     with JurorServer(provider, script) as server:
         repo.config([rung("r1", provider, server.url, **rung_extra)])
@@ -58,6 +64,9 @@ CASES: list[tuple[str, str, Script, str, str, str]] = [
      "hold", "off_lens", "every rung answered off-lens"),
     ("truncated-prompt", "ollama",
      on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=50)),
+     "hold", "capacity", "no rung gave a verdict"),
+    ("half-read-prompt", "ollama",
+     on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=half_read(c))),
      "hold", "capacity", "no rung gave a verdict"),
     ("no-prompt-eval-count", "ollama",
      on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=None)),
