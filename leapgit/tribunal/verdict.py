@@ -40,8 +40,9 @@ class Verdict:
 
     @property
     def bare(self) -> bool:
-        """T6: a pass with no findings and no evidence is a low-information vote."""
-        return self.said == "pass" and not self.findings
+        """T6: a pass with no supported finding (evidence quoted from the envelope) is a
+        low-information vote, however many empty or unfounded findings it lists."""
+        return self.said == "pass" and not any(f.supported for f in self.findings)
 
 
 def tail(text: str) -> str:
@@ -89,8 +90,10 @@ def _rules(said: str, findings: tuple[Finding, ...]) -> tuple[str, str]:
         return "refuse", f"a pass that lists a {grave[0]} finding is a refuse (T6)"
     if said == "refuse":
         return "refuse", f"refused with {len(findings)} finding(s)"
-    if not findings:
-        return "pass", "bare pass: no findings, no evidence (low-information vote, T6)"
+    if not any(f.supported for f in findings):
+        listed = f" ({len(findings)} finding(s), none with evidence from the envelope)" \
+            if findings else ""
+        return "pass", f"bare pass: no findings, no evidence{listed} (low-information vote, T6)"
     return "pass", f"pass with {len(findings)} minor/info finding(s)"
 
 

@@ -162,6 +162,20 @@ def test_bare_passes_only_hold(repo: Repo) -> None:
     assert "every pass is bare" in result.decision.reason
 
 
+@pytest.mark.parametrize("evidence", ["", "a quote from no file in the envelope"])
+def test_passes_with_only_unsupported_findings_are_bare(repo: Repo, evidence: str) -> None:
+    # T6: a finding whose evidence is not in the envelope is no evidence: the pass is bare
+    def script(call: Call) -> Reply:
+        return Reply(verdict(call.lens or "?", "pass", [finding("info", "ok", evidence)]))
+    with JurorServer("openai", script) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = repo.convene()
+    assert all(r.outcome == "pass" and r.bare for r in result.results)
+    assert result.decision.outcome == "hold"
+    assert "every pass is bare" in result.decision.reason
+    assert load(result.out / "verdicts" / "defect.yaml")["bare"] is True
+
+
 def test_bare_passes_never_outvote_a_detailed_refuse(repo: Repo) -> None:
     def script(call: Call) -> Reply:
         if call.lens == "defect":
