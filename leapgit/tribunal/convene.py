@@ -143,8 +143,9 @@ async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
     cfg = ws.config.tribunal
     longest = max([r.timeout for r in cfg.rungs] + [cfg.timeout])
     async with httpx.AsyncClient(timeout=httpx.Timeout(longest)) as client:
+        digest = await asyncio.to_thread(worktree.digest, juror_tree) if juror_tree else ""
         ctx = SeatContext(client, cfg.max_answer_bytes, juror_tree=juror_tree,
-                          candidate=p.envelope.candidate)
+                          juror_digest=digest)
         job = asyncio.ensure_future(asyncio.to_thread(checks)) if checks else None
         results, explosions = await seating.seat_all(p.routing.plans, p.prompts, p.envelope,
                                                      ctx, on_result)
@@ -166,9 +167,8 @@ def sit(ws: Workspace, p: Prepared, req: Request, on_result: Callable[[seating.L
     job = (lambda: _checks(ws, p.change, req)) if req.tests else None
     with contextlib.ExitStack() as stack:
         tree = None
-        if _needs_tree(p.routing):  # T8: command jurors sit on a read-only copy
-            tree = stack.enter_context(worktree.temporary(
-                ws.paths.root, p.change.head, read_only=True, prefix="leap-juror-"))
+        if _needs_tree(p.routing):  # T5, T8: command jurors sit on a plain read-only copy
+            tree = stack.enter_context(worktree.export(ws.paths.root, p.change.head))
         results, explosions, checks = asyncio.run(_sit(ws, p, tree, on_result, job))
     if p.target.reread() != p.change.head:
         results = [seating.annul(r, "the candidate moved while the seats sat") for r in results]

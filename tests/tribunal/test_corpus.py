@@ -3,6 +3,7 @@ with its exact outcome; none of them is ever a pass."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -224,3 +225,23 @@ def test_command_juror_misbehaviour(repo: Repo, tmp_path: Path) -> None:
         assert {r.outcome for r in result.results} == {outcome}, mode
         assert result.results[0].primary.attempts[0].result == kind, mode
         assert result.decision.outcome != "pass"
+
+
+def test_command_juror_sees_a_plain_read_only_copy_and_an_allow_listed_env(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # T5: no .git (no authors, trailers or ledger), no inherited secrets or session variables
+    monkeypatch.setenv("JUROR_KEY", "k-juror")
+    monkeypatch.setenv("OTHER_API_KEY", "k-other")
+    monkeypatch.setenv("BUILDER_SESSION_ID", "sess-0042")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    repo.config([command_rung(tmp_path, "snoop", api_key_env="JUROR_KEY")])
+    result = repo.convene()
+    seat = result.results[0].primary
+    assert seat.verdict is not None, seat.reason
+    seen = json.loads(seat.verdict.findings[0].claim)
+    assert seen["has_file"] and not seen["git"] and not seen["writable"]
+    assert seen["log"] == ""  # not a repository: no author to read
+    assert "JUROR_KEY" in seen["env"] and "LEAP_LENS" in seen["env"]
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "LEAP_LENS", "JUROR_KEY",
+               "GIT_CEILING_DIRECTORIES"}
+    assert {k for k in seen["env"] if not k.startswith("LC_")} <= allowed, seen["env"]

@@ -45,8 +45,8 @@ class SeatContext:
     client: httpx.AsyncClient
     max_answer_bytes: int
     holders: Holders = field(default_factory=Holders)
-    juror_tree: Path | None = None  # T8: the read-only worktree command jurors sit in
-    candidate: str = ""  # the commit checked out in juror_tree
+    juror_tree: Path | None = None  # T5, T8: the read-only export command jurors sit in
+    juror_digest: str = ""  # worktree.digest(juror_tree) before any seat sat
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
