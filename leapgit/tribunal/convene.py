@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from leapgit.errors import LeapError, UsageError
+from leapgit.errors import InvalidRecord, LeapError, UsageError
 from leapgit.ledger.store import LedgerView
 from leapgit.records import yamlio
 from leapgit.records.tribunal import TribunalConfig
@@ -42,6 +42,7 @@ from leapgit.workspace import Workspace, open_workspace
 
 Echo = Callable[[str], None]
 Explosions = list[tuple[str, BaseException]]
+OnResult = Callable[[seating.LensResult], seating.LensResult]
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def _checks(ws: Workspace, change: changes.Change, req: Request) -> mechanical.M
 
 
 async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
-               on_result: Callable[[seating.LensResult], None],
+               on_result: OnResult,
                checks: Callable[[], mechanical.Mechanical] | None,
                ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
     import httpx
@@ -157,13 +158,10 @@ def _needs_tree(plan: routing.Routing) -> bool:
     return any(r.provider == "command" for lad in ladders for r in lad.rungs)
 
 
-def sit(ws: Workspace, p: Prepared, req: Request, on_result: Callable[[seating.LensResult], None],
+def sit(ws: Workspace, p: Prepared, req: Request, on_result: OnResult,
         ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
     if p.routing.halted:  # T2: a missing required verifier is a HALT; nothing is sent
-        results = _not_dispatched(p.routing.plans)
-        for result in results:
-            on_result(result)
-        return results, [], None
+        return [on_result(r) for r in _not_dispatched(p.routing.plans)], [], None
     job = (lambda: _checks(ws, p.change, req)) if req.tests else None
     with contextlib.ExitStack() as stack:
         tree = None
@@ -171,9 +169,8 @@ def sit(ws: Workspace, p: Prepared, req: Request, on_result: Callable[[seating.L
             tree = stack.enter_context(worktree.export(ws.paths.root, p.change.head))
         results, explosions, checks = asyncio.run(_sit(ws, p, tree, on_result, job))
     if p.target.reread() != p.change.head:
-        results = [seating.annul(r, "the candidate moved while the seats sat") for r in results]
-        for result in results:
-            on_result(result)
+        results = [on_result(seating.annul(r, "the candidate moved while the seats sat"))
+                   for r in results]
     return results, explosions, checks
 
 
@@ -208,10 +205,15 @@ def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Conven
         out.write("envelope.txt", p.envelope.body.encode("utf-8"))
         rec.put("routing.yaml", records.routing_record(p.info, p.routing))
 
-        def on_result(result: seating.LensResult) -> None:
-            rec.put(f"verdicts/{result.lens}.yaml",
-                    records.verdict_record(p.info, result, now_iso()))
+        def on_result(result: seating.LensResult) -> seating.LensResult:
+            name = f"verdicts/{result.lens}.yaml"
+            try:
+                rec.put(name, records.verdict_record(p.info, result, now_iso()))
+            except InvalidRecord as exc:
+                result = seating.unrecordable(result, str(exc))
+                rec.put(name, records.verdict_record(p.info, result, now_iso()))
             echo(report.result_line(result))
+            return result
 
         results, explosions, checks = sit(ws, p, req, on_result)
         decision, progress = decide(view, p, req, results, checks)

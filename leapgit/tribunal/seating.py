@@ -149,10 +149,11 @@ def exploded(plan: LensPlan, exc: BaseException) -> LensResult:
 
 
 async def seat_all(plans: tuple[LensPlan, ...], prompts: dict[str, Prompt], envelope: Envelope,
-                   ctx: SeatContext, on_result: Callable[[LensResult], None],
+                   ctx: SeatContext, on_result: Callable[[LensResult], LensResult],
                    ) -> tuple[list[LensResult], list[tuple[str, BaseException]]]:
     """Every lens at once; each result is handed to ``on_result`` the moment it is known
-    (T6: verdicts already paid for are written before any failure propagates)."""
+    (T6: verdicts already paid for are written before any failure propagates), which
+    returns the result as it was recorded."""
     explosions: list[tuple[str, BaseException]] = []
 
     async def one(plan: LensPlan) -> LensResult:
@@ -161,11 +162,16 @@ async def seat_all(plans: tuple[LensPlan, ...], prompts: dict[str, Prompt], enve
         except Exception as exc:  # T6: recorded per lens, then re-raised by the caller
             explosions.append((plan.lens.id, exc))
             result = exploded(plan, exc)
-        on_result(result)
-        return result
+        return on_result(result)
 
     results = await asyncio.gather(*(one(p) for p in plans))
     return list(results), explosions
+
+
+def unrecordable(result: LensResult, why: str) -> LensResult:
+    """A verdict whose record the ledger would refuse is no verdict: the seat failed."""
+    reason = f"the verdict record failed its schema: {why}; the seat counts as failed (T6)"
+    return LensResult(result.lens, "hold", reason, Seat("hold", reason), halted=result.halted)
 
 
 def annul(result: LensResult, why: str) -> LensResult:

@@ -194,6 +194,8 @@ elif mode == "sleep":
     time.sleep(30)
 elif mode == "fail":
     sys.stderr.write("juror crashed\n"); sys.exit(4)
+elif mode == "fail-loud":
+    sys.stderr.write("Traceback (most recent call last):\n" + "  frame\n" * 1000); sys.exit(4)
 elif mode == "write":
     try:
         open("src/calc.py", "a").write("# juror was here\n")

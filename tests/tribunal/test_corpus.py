@@ -245,3 +245,24 @@ def test_command_juror_sees_a_plain_read_only_copy_and_an_allow_listed_env(
     allowed = {"PATH", "HOME", "LANG", "TMPDIR", "LEAP_LENS", "JUROR_KEY",
                "GIT_CEILING_DIRECTORIES"}
     assert {k for k in seen["env"] if not k.startswith("LC_")} <= allowed, seen["env"]
+
+
+def test_a_loud_crash_keeps_a_bounded_tail_and_is_recorded(repo: Repo, tmp_path: Path) -> None:
+    # T8: the raw tail of a juror that died shouting is bounded like every other tail
+    repo.config([command_rung(tmp_path, "fail-loud")])
+    result = repo.convene()
+    attempt = result.results[0].primary.attempts[0]
+    assert attempt.result == "never_answered" and attempt.detail == "exit 4"
+    assert attempt.raw_tail is not None and 0 < len(attempt.raw_tail) <= 2000
+    assert result.decision.outcome == "hold" and result.ledger_commit
+    tails = load(result.out / "verdicts" / "defect.yaml")["seat"]["attempts"][0]["raw_tail"]
+    assert tails == attempt.raw_tail
+
+
+def test_the_one_tail_bound_is_the_schema_bound() -> None:
+    from leapgit.tribunal.verdict import RAW_TAIL
+
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "records" /
+                         "verdict.schema.json").read_text())
+    attempt = schema["properties"]["seat"]["properties"]["attempts"]["items"]
+    assert attempt["properties"]["raw_tail"]["maxLength"] == RAW_TAIL

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from leapgit.records.tribunal import Rung
 from leapgit.tribunal.errors import BadAnswer, NeverAnswered
-from leapgit.tribunal.verdict import tail
+from leapgit.tribunal.verdict import RAW_TAIL, tail
 
 if TYPE_CHECKING:
     import httpx
@@ -63,7 +63,7 @@ async def _exchange(ctx: SeatContext, url: str, body: dict[str, Any],
             if len(got) > ctx.max_answer_bytes:
                 # an endless or oversized answer is cut at the bound and fails the seat
                 raise BadAnswer(f"answer larger than {ctx.max_answer_bytes} bytes: cut, "
-                                "seat failed", tail(got[-2000:].decode("utf-8", "replace")))
+                                "seat failed", tail(got[-RAW_TAIL:].decode("utf-8", "replace")))
         return response.status_code, bytes(got)
 
 

@@ -16,9 +16,8 @@ from leapgit.tribunal import worktree
 from leapgit.tribunal.errors import Annulled, BadAnswer, NeverAnswered
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers.base import Answer, SeatContext
-from leapgit.tribunal.verdict import tail
+from leapgit.tribunal.verdict import RAW_TAIL, tail
 
-_STDERR_KEEP = 4000
 _ENV_KEEP = frozenset({"PATH", "HOME", "LANG", "TMPDIR"})
 
 
@@ -51,7 +50,7 @@ async def _read(stream: asyncio.StreamReader, bound: int) -> bytes:
         got += chunk
         if len(got) > bound:
             raise BadAnswer(f"answer larger than {bound} bytes: cut, seat failed",
-                            tail(got[-2000:].decode("utf-8", "replace")))
+                            tail(got[-RAW_TAIL:].decode("utf-8", "replace")))
     return bytes(got)
 
 
@@ -92,6 +91,6 @@ async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
         raise Annulled("bytes changed under the seat in its export of the candidate (T8)")
     if proc.returncode != 0:
         raise NeverAnswered(f"exit {proc.returncode}",
-                            err[-_STDERR_KEEP:].decode("utf-8", "replace"))
+                            tail(err[-RAW_TAIL:].decode("utf-8", "replace")))
     return Answer(out.decode("utf-8", "replace"), f"exit 0, {len(out)} bytes")
 
