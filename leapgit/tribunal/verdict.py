@@ -68,6 +68,14 @@ def _load(text: str) -> dict[str, Any]:
     return data
 
 
+def _encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a "\ud800" escape): no text anywhere
+        return False
+    return True
+
+
 def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
     where = f"findings[{index}]"
     if not isinstance(raw, dict) or set(raw) - _FINDING_KEYS:
@@ -78,7 +86,10 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
                         tail(text))
     if not isinstance(claim, str) or not claim.strip() or not isinstance(evidence, str):
         raise BadAnswer(f"{where} needs a non-empty claim and a string evidence", tail(text))
-    named = raw.get("file") if isinstance(raw.get("file"), str) else ""
+    named: str = raw["file"] if isinstance(raw.get("file"), str) else ""
+    for key, value in (("claim", claim), ("evidence", evidence), ("file", named)):
+        if not _encodable(value):
+            raise BadAnswer(f"{where}.{key} is not valid Unicode (a lone surrogate)", tail(text))
     located = envelope.locate(evidence)  # T9: only as good as the envelope
     return Finding(severity, claim.strip(), evidence, named or located or "", located is not None)
 
