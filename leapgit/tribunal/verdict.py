@@ -63,7 +63,7 @@ def _load(text: str) -> dict[str, Any]:
                         tail(text))
     try:
         data = json.loads(stripped, object_pairs_hook=_no_duplicates)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # nesting past the decoder's depth is garbage
         raise BadAnswer(f"not valid JSON ({exc})", tail(text)) from None
     return data
 

@@ -34,6 +34,8 @@ def convene_one(repo: Repo, provider: str, script: Script, **rung_extra: object)
     return result, next(r for r in result.results if r.lens == "defect"), server
 
 
+DEEP = "[" * 100000 + "]" * 100000  # past the JSON decoder's recursion limit
+
 CASES: list[tuple[str, str, Script, str, str, str]] = [
     # id, provider, script, defect outcome, attempt result, reason fragment
     ("garbage", "openai", on_defect(lambda c: Reply("%%% not json at all")),
@@ -102,6 +104,13 @@ CASES: list[tuple[str, str, Script, str, str, str]] = [
      "refuse", "bad_answer", "answer larger than"),
     ("oversized-10mb", "anthropic", on_defect(lambda c: Reply(raw=b"x" * (10 << 20))),
      "refuse", "bad_answer", "answer larger than"),
+    ("deeply-nested-answer", "openai",
+     on_defect(lambda c: Reply('{"verdict": "pass", "findings": ' + DEEP + ', "lens": '
+                               '"defect"}')),
+     "refuse", "bad_answer", "not valid JSON"),
+    ("deeply-nested-reply", "anthropic", on_defect(lambda c: Reply(raw=('{"x": ' + DEEP +
+                                                                        '}').encode())),
+     "refuse", "bad_answer", "reply is not JSON"),
     ("server-reply-not-json", "ollama", on_defect(lambda c: Reply(raw=b"<html>oops</html>")),
      "refuse", "bad_answer", "reply is not JSON"),
 ]

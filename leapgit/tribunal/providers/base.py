@@ -92,7 +92,7 @@ def reply_json(status: int, data: bytes, url: str) -> dict[str, Any]:
         raise NeverAnswered(f"HTTP {status} from {url}", tail(text))
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting past the decoder's depth is garbage too
         raise BadAnswer("the server's reply is not JSON", tail(text)) from None
     if not isinstance(value, dict):
         raise BadAnswer("the server's reply is not a JSON object", tail(text))
