@@ -94,3 +94,49 @@ def test_a_verdict_that_fails_its_schema_is_a_recorded_seat_failure(
     saved = load(result.out / "verdicts" / "defect.yaml")
     assert saved["outcome"] == "hold" and "record failed its schema" in saved["reason"]
     assert result.decision.outcome == "hold" and result.ledger_commit
+
+
+def test_a_dangling_tribunal_named_symlink_is_refused_and_nothing_lands_outside(
+        tmp_path: Path) -> None:
+    out, outside = tmp_path / "out", tmp_path / "outside"
+    out.mkdir()
+    outside.mkdir()
+    (out / "summary.yaml").symlink_to(outside / "summary.yaml")  # dangling
+    with pytest.raises(OutDirRefused, match=r"summary.yaml; nothing was deleted"):
+        outdir.claim(out)
+    assert list(outside.iterdir()) == [] and (out / "summary.yaml").is_symlink()
+
+
+def test_a_symlinked_verdicts_folder_is_tribunal_shaped_and_never_followed(
+        tmp_path: Path) -> None:
+    out, foreign = tmp_path / "out", tmp_path / "foreign"
+    out.mkdir()
+    foreign.mkdir()
+    (foreign / "defect.yaml").write_text("not ours")
+    (out / "verdicts").symlink_to(foreign)
+    with pytest.raises(OutDirRefused, match=r"verdicts; nothing was deleted"):
+        outdir.claim(out)
+    (out / outdir.STAMP).write_bytes(outdir.STAMP_TEXT)  # ours now: the sweep runs
+    claimed = outdir.claim(out)
+    claimed.write("verdicts/defect.yaml", b"x")
+    assert (foreign / "defect.yaml").read_text() == "not ours"
+    assert not (out / "verdicts").is_symlink() and (out / "verdicts" / "defect.yaml").exists()
+
+
+def test_a_symlinked_stamp_is_refused(tmp_path: Path) -> None:
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    out.mkdir()
+    victim.write_text("keep")
+    (out / outdir.STAMP).symlink_to(victim)
+    with pytest.raises(OutDirRefused, match=r"\.leap-tribunal is a symbolic link"):
+        outdir.claim(out)
+    assert victim.read_text() == "keep"
+
+
+def test_writing_never_follows_a_symlink(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (tmp_path / "link").symlink_to(victim)
+    with pytest.raises(OutDirRefused, match=r"is a symbolic link: not followed"):
+        outdir.write_private(tmp_path / "link", b"new")
+    assert victim.read_text() == "keep"
