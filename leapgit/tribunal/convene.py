@@ -9,7 +9,7 @@ import contextlib
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -183,10 +183,11 @@ def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.Le
     progress = convergence.progress(prints, past, decision.outcome == "pass")
     if progress.escalate:  # T9: stop and escalate to a person
         named = ", ".join(progress.oscillating or progress.new) or "none"
-        decision = tally.Decision(
-            "hold", "escalation: NEW findings flat or rising two rounds in a row (per round: "
-            f"{', '.join(map(str, progress.new_counts))}); oscillating: {named} (T9)",
-            escalated=True)
+        why = ("escalation: NEW findings flat or rising two rounds in a row (per round: "
+               f"{', '.join(map(str, progress.new_counts))}); oscillating: {named} (T9)")
+        # a HALT stays a HALT (T2): the escalation is added to it, never put in its place
+        reason = f"{decision.reason}; {why}" if decision.halted else why
+        decision = replace(decision, outcome="hold", reason=reason, escalated=True)
     return decision, progress
 
 
