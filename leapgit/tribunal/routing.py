@@ -140,4 +140,11 @@ def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
                       if not any(same_route(cfg.rung(r), f) for f in first)]
             verifier = ladder(chosen, builder, tokens[lens.id], env)
         plans.append(LensPlan(lens, primary, verifier, bool(spec and spec.required)))
-    return Routing(tuple(plans), single_rung=len(cfg.rungs) == 1)
+    return Routing(tuple(plans), single_rung=len(_seatable(plans)) == 1)
+
+
+def _seatable(plans: list[LensPlan]) -> set[tuple[str, ...]]:
+    """T3: the routes that may sit after every skip (builder, API key, capacity): what is
+    configured but can never sit gives no independence."""
+    ladders = [p.primary for p in plans] + [p.verifier for p in plans if p.verifier]
+    return {route(r) for lad in ladders for r in lad.rungs}

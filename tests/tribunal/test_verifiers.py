@@ -146,3 +146,26 @@ def test_verifier_never_plans_on_a_twin_of_the_primarys_first_rung(repo: Repo) -
     assert plan.verifier is not None and plan.verifier.rungs == ()
     defect = next(r for r in result.results if r.lens == "defect")
     assert defect.unverified
+
+
+@pytest.mark.parametrize("other", [{"api_key_env": "LEAP_TEST_UNSET_KEY"},
+                                   {"family": "buildfam"}])
+def test_single_rung_counts_the_rungs_that_may_sit(repo: Repo, other: dict[str, str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # T3: two rungs configured, but only one can sit (T4 or a missing key): single-rung
+    monkeypatch.delenv("LEAP_TEST_UNSET_KEY", raising=False)
+    with JurorServer("openai") as server:
+        repo.config([rung("solo", "openai", server.url),
+                     rung("other", "openai", server.url, cost=0, **other)])
+        result = repo.convene()
+    assert result.routing.single_rung
+    assert load(result.out / "summary.yaml")["single_rung"] is True
+    assert any("single-rung configuration" in line for line in repo.lines)
+
+
+def test_two_rungs_that_may_sit_are_not_single(repo: Repo) -> None:
+    with JurorServer("openai") as a, JurorServer("openai") as b:
+        repo.config([rung("a", "openai", a.url), rung("b", "openai", b.url, cost=0)],
+                    verifiers=[{"lens": "defect", "rungs": ["a"]}])
+        result = repo.convene()
+    assert not result.routing.single_rung
