@@ -70,12 +70,24 @@ class Routing:
         return {"single_rung": self.single_rung, "lenses": [p.to_dict() for p in self.plans]}
 
 
+def model_key(model: str) -> str:
+    """T4: one model however it is spelled: ``Org/Llama3:latest`` and ``llama3`` are one
+    (a tag or a provider prefix never makes the builder's model another juror)."""
+    return model.strip().casefold().rsplit("/", 1)[-1].split(":", 1)[0]
+
+
+def _same_model(a: str, b: str) -> bool:
+    key = model_key(a)
+    return a == b or (bool(key) and key == model_key(b))
+
+
 def route(rung: Rung) -> tuple[str, ...]:
     """Who actually answers: the same model on the same endpoint (or the same command) is
     one juror, whatever the rung is called."""
     if rung.provider == "command":
         return ("command", *rung.command)
-    return ("model", rung.endpoint or "", (rung.model or "").casefold())
+    model = (rung.model or "").strip().casefold()
+    return ("model", rung.endpoint or "", model.removesuffix(":latest"))
 
 
 def same_route(a: Rung, b: Rung) -> bool:
@@ -88,7 +100,7 @@ def exclusion(rung: Rung, builder: Builder) -> str | None:
         return f"family {rung.family!r} is the builder's family (T4)"
     if rung.session and rung.session == builder.session:
         return "resumes the builder's session (T4)"
-    if rung.model and rung.model == builder.model:
+    if rung.model and _same_model(rung.model, builder.model):
         return f"model {rung.model!r} is the builder's model (T4)"
     return None
 

@@ -212,6 +212,19 @@ def test_builder_family_as_the_only_rung_holds_and_sends_nothing(repo: Repo) -> 
                for line in repo.lines)
 
 
+@pytest.mark.parametrize("spelling", ["Builder-Model-7", "builder-model-7:latest",
+                                      "acme/builder-model-7", "ACME/Builder-Model-7:q4_K_M"])
+def test_the_builders_model_is_excluded_however_it_is_spelled(repo: Repo, spelling: str) -> None:
+    # T4: the builder declared model=builder-model-7; another spelling is the same model
+    with JurorServer("openai") as server:
+        repo.config([rung("same", "openai", server.url, model=spelling)])
+        result = repo.convene()
+        assert server.calls == []
+    skip = result.routing.plans[0].primary.skipped[0]
+    assert skip.kind == "builder" and f"model {spelling!r} is the builder's model" in skip.reason
+    assert all(r.outcome == "hold" for r in result.results)
+
+
 def test_rung_too_small_is_skipped_and_recorded(repo: Repo) -> None:
     with JurorServer("ollama") as small, JurorServer("openai") as big:
         repo.config([rung("small", "ollama", small.url, context_tokens=600, cost=0),
