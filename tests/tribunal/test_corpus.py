@@ -288,3 +288,39 @@ def test_the_one_tail_bound_is_the_schema_bound() -> None:
                          "verdict.schema.json").read_text())
     attempt = schema["properties"]["seat"]["properties"]["attempts"]["items"]
     assert attempt["properties"]["raw_tail"]["maxLength"] == RAW_TAIL
+
+
+def test_an_exploding_seat_keeps_the_verdicts_paid_for(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # T6: an unexpected exception in one seat (no juror can cause one by answering, so the
+    # provider is made to raise): the other verdicts, the failure per lens and the summary
+    # are written and committed, then the convening holds
+    from leapgit.tribunal.errors import TribunalHold
+    from leapgit.tribunal.providers import openai
+    from tests.support import git
+
+    real = openai.ask
+
+    async def exploding(rung, prompt, ctx):  # type: ignore[no-untyped-def]
+        if prompt.lens == "defect":
+            raise RuntimeError("boom")
+        return await real(rung, prompt, ctx)
+    monkeypatch.setattr(openai, "ask", exploding)
+    with JurorServer("openai") as server:
+        repo.config([rung("r1", "openai", server.url)])
+        with pytest.raises(TribunalHold, match=r"the defect seat exploded: RuntimeError: boom "
+                           r"\[T6\]; verdicts and summary are in .*out"):
+            repo.convene()
+        assert len(server.chats()) == 7  # every other seat was paid for
+    out = repo.root.parent / "out"
+    defect = load(out / "verdicts" / "defect.yaml")
+    assert defect["outcome"] == "hold" and "seat exploded: RuntimeError: boom" in defect["reason"]
+    others = [load(out / "verdicts" / f"{lens}.yaml") for lens in
+              ("proportion", "telemetry", "boundary_condition")]
+    assert all(v["outcome"] == "pass" and v["findings"] for v in others)
+    summary = load(out / "summary.yaml")
+    assert summary["outcome"] == "hold" and summary["lenses"]["defect"] == "hold"
+    assert sum(1 for o in summary["lenses"].values() if o == "pass") == 7
+    files = git("show", "--name-only", "--format=%s", "leap/ledger", cwd=repo.root).split()
+    assert "hold" in files[:6] and any(f.endswith("verdicts/defect.yaml") for f in files)
+    assert any(f.endswith("summary.yaml") for f in files)
