@@ -43,10 +43,9 @@ class Rung:
         return f"{self.id} ({self.provider} {self.model or ' '.join(self.command)})"
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], timeout: float) -> Rung:
-        command = raw.get("command") or ()
-        if isinstance(command, str):
-            command = shlex.split(command)
+    def from_dict(cls, raw: dict[str, Any], timeout: float,
+                  field: str = "tribunal.rungs[]") -> Rung:
+        command = parse_command(raw["command"], f"{field}.command") if "command" in raw else ()
         return cls(
             id=raw["id"], provider=raw["provider"], family=raw["family"],
             tiers=tuple(raw["tiers"]), context_tokens=raw["context_tokens"],
@@ -57,6 +56,42 @@ class Rung:
             max_output_tokens=raw.get("max_output_tokens", DEFAULT_MAX_OUTPUT),
             timeout=float(raw.get("timeout", timeout)),
         )
+
+
+def parse_command(value: str | list[str], field: str) -> tuple[str, ...]:
+    """A command rung's argv: a string is split like a shell would, without running one."""
+    if isinstance(value, str):
+        try:
+            value = shlex.split(value)
+        except ValueError as exc:
+            raise InvalidRecord(f"cannot be split into words: {exc}", file=CONFIG_SOURCE,
+                                field=field, hint="quote it as a shell would, or give a list",
+                                ) from None
+    if not value or not value[0].strip():
+        raise InvalidRecord("names no program to run", file=CONFIG_SOURCE, field=field,
+                            hint="give the juror's program first, then its arguments")
+    if any("\0" in arg for arg in value):
+        raise InvalidRecord("an argument holds a NUL byte, which no program can receive",
+                            file=CONFIG_SOURCE, field=field)
+    return tuple(value)
+
+
+_TEMPLATE_FIELDS = {"stem": "x", "name": "x.py", "dir": "d", "path": "d/x.py", "ext": ".py"}
+
+
+def check_template(template: str, field: str) -> None:
+    """T5: a test-mapping template must fill from a path's own parts, checked at load."""
+    try:
+        template.format(**_TEMPLATE_FIELDS)
+    except KeyError as exc:
+        problem = f"unknown placeholder {exc.args[0]!r}"
+    except (IndexError, ValueError, TypeError, AttributeError) as exc:
+        problem = f"cannot be filled ({exc})"
+    else:
+        return
+    raise InvalidRecord(f"template {template!r}: {problem}", file=CONFIG_SOURCE, field=field,
+                        hint="placeholders: {stem}, {name}, {dir}, {path}, {ext}; "
+                        "write {{ and }} for literal braces")
 
 
 @dataclass(frozen=True)
@@ -100,7 +135,8 @@ class TribunalConfig:
     def from_dict(cls, raw: dict[str, Any] | None) -> TribunalConfig:
         raw = raw or {}
         timeout = float(raw.get("timeout", DEFAULT_TIMEOUT))
-        rungs = tuple(Rung.from_dict(r, timeout) for r in raw.get("rungs") or ())
+        rungs = tuple(Rung.from_dict(r, timeout, f"tribunal.rungs[{i}]")
+                      for i, r in enumerate(raw.get("rungs") or ()))
         verifiers = tuple(
             Verifier(v["lens"], tuple(v["rungs"]), bool(v.get("required", False)))
             for v in raw.get("verifiers") or ()
@@ -109,14 +145,19 @@ class TribunalConfig:
         required.update(raw.get("required_verifiers") or ())
         cfg = cls(
             rungs=rungs, verifiers=verifiers, required_verifiers=tuple(sorted(required)),
-            tests=tuple(TestMapping(t["source"], tuple(t["tests"]))
-                        for t in raw.get("tests") or ()),
+            tests=tuple(_mapping(t, i) for i, t in enumerate(raw.get("tests") or ())),
             timeout=timeout,
             max_answer_bytes=raw.get("max_answer_bytes", DEFAULT_MAX_ANSWER),
             test_timeout=float(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),
         )
         _check_references(cfg)
         return cfg
+
+
+def _mapping(raw: dict[str, Any], index: int) -> TestMapping:
+    for j, template in enumerate(raw["tests"]):
+        check_template(template, f"tribunal.tests[{index}].tests[{j}]")
+    return TestMapping(raw["source"], tuple(raw["tests"]))
 
 
 def _check_references(cfg: TribunalConfig) -> None:

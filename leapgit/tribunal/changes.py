@@ -30,6 +30,22 @@ class Change:
     entries: dict[str, TreeEntry]  # the whole head tree, path -> entry
 
 
+def path_text(raw: bytes) -> str:
+    """A git path as text; bytes that are not UTF-8 survive as surrogate escapes."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def not_utf8(paths: list[str]) -> list[str]:
+    """Paths holding bytes that are not UTF-8, shown as their escaped bytes."""
+    bad = []
+    for path in paths:
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            bad.append(repr(path.encode("utf-8", "surrogateescape"))[2:-1])
+    return bad
+
+
 def resolve(rev: str, root: Path, what: str) -> str:
     sha = git.rev_parse(rev, root)
     if sha is None:
@@ -40,7 +56,7 @@ def resolve(rev: str, root: Path, what: str) -> str:
 def read_change(root: Path, base: str, head: str) -> Change:
     tree = git.out(["rev-parse", f"{head}^{{tree}}"], root)
     raw = git.run(["diff", "--name-only", "-z", "--no-renames", base, head], root).stdout
-    touched = tuple(sorted(p.decode() for p in raw.split(b"\0") if p))
+    touched = tuple(sorted(path_text(p) for p in raw.split(b"\0") if p))
     return Change(base, head, tree, touched, head_tree(root, head))
 
 
@@ -52,7 +68,7 @@ def head_tree(root: Path, head: str) -> dict[str, TreeEntry]:
             continue
         meta, _, path = item.partition(b"\t")
         mode, _kind, blob = meta.decode().split(" ")
-        entries[path.decode()] = TreeEntry(path.decode(), mode, blob)
+        entries[path_text(path)] = TreeEntry(path_text(path), mode, blob)
     return entries
 
 

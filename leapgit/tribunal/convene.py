@@ -9,11 +9,11 @@ import contextlib
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from leapgit.errors import LeapError, UsageError
+from leapgit.errors import InvalidRecord, LeapError, UsageError
 from leapgit.ledger.store import LedgerView
 from leapgit.records import yamlio
 from leapgit.records.tribunal import TribunalConfig
@@ -42,6 +42,7 @@ from leapgit.workspace import Workspace, open_workspace
 
 Echo = Callable[[str], None]
 Explosions = list[tuple[str, BaseException]]
+OnResult = Callable[[seating.LensResult], seating.LensResult]
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def _checks(ws: Workspace, change: changes.Change, req: Request) -> mechanical.M
 
 
 async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
-               on_result: Callable[[seating.LensResult], None],
+               on_result: OnResult,
                checks: Callable[[], mechanical.Mechanical] | None,
                ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
     import httpx
@@ -143,8 +144,9 @@ async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
     cfg = ws.config.tribunal
     longest = max([r.timeout for r in cfg.rungs] + [cfg.timeout])
     async with httpx.AsyncClient(timeout=httpx.Timeout(longest)) as client:
+        digest = await asyncio.to_thread(worktree.digest, juror_tree) if juror_tree else ""
         ctx = SeatContext(client, cfg.max_answer_bytes, juror_tree=juror_tree,
-                          candidate=p.envelope.candidate)
+                          juror_digest=digest)
         job = asyncio.ensure_future(asyncio.to_thread(checks)) if checks else None
         results, explosions = await seating.seat_all(p.routing.plans, p.prompts, p.envelope,
                                                      ctx, on_result)
@@ -156,24 +158,19 @@ def _needs_tree(plan: routing.Routing) -> bool:
     return any(r.provider == "command" for lad in ladders for r in lad.rungs)
 
 
-def sit(ws: Workspace, p: Prepared, req: Request, on_result: Callable[[seating.LensResult], None],
+def sit(ws: Workspace, p: Prepared, req: Request, on_result: OnResult,
         ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
     if p.routing.halted:  # T2: a missing required verifier is a HALT; nothing is sent
-        results = _not_dispatched(p.routing.plans)
-        for result in results:
-            on_result(result)
-        return results, [], None
+        return [on_result(r) for r in _not_dispatched(p.routing.plans)], [], None
     job = (lambda: _checks(ws, p.change, req)) if req.tests else None
     with contextlib.ExitStack() as stack:
         tree = None
-        if _needs_tree(p.routing):  # T8: command jurors sit on a read-only copy
-            tree = stack.enter_context(worktree.temporary(
-                ws.paths.root, p.change.head, read_only=True, prefix="leap-juror-"))
+        if _needs_tree(p.routing):  # T5, T8: command jurors sit on a plain read-only copy
+            tree = stack.enter_context(worktree.export(ws.paths.root, p.change.head))
         results, explosions, checks = asyncio.run(_sit(ws, p, tree, on_result, job))
     if p.target.reread() != p.change.head:
-        results = [seating.annul(r, "the candidate moved while the seats sat") for r in results]
-        for result in results:
-            on_result(result)
+        results = [on_result(seating.annul(r, "the candidate moved while the seats sat"))
+                   for r in results]
     return results, explosions, checks
 
 
@@ -186,10 +183,11 @@ def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.Le
     progress = convergence.progress(prints, past, decision.outcome == "pass")
     if progress.escalate:  # T9: stop and escalate to a person
         named = ", ".join(progress.oscillating or progress.new) or "none"
-        decision = tally.Decision(
-            "hold", "escalation: NEW findings flat or rising two rounds in a row (per round: "
-            f"{', '.join(map(str, progress.new_counts))}); oscillating: {named} (T9)",
-            escalated=True)
+        why = ("escalation: NEW findings flat or rising two rounds in a row (per round: "
+               f"{', '.join(map(str, progress.new_counts))}); oscillating: {named} (T9)")
+        # a HALT stays a HALT (T2): the escalation is added to it, never put in its place
+        reason = f"{decision.reason}; {why}" if decision.halted else why
+        decision = replace(decision, outcome="hold", reason=reason, escalated=True)
     return decision, progress
 
 
@@ -208,10 +206,15 @@ def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Conven
         out.write("envelope.txt", p.envelope.body.encode("utf-8"))
         rec.put("routing.yaml", records.routing_record(p.info, p.routing))
 
-        def on_result(result: seating.LensResult) -> None:
-            rec.put(f"verdicts/{result.lens}.yaml",
-                    records.verdict_record(p.info, result, now_iso()))
+        def on_result(result: seating.LensResult) -> seating.LensResult:
+            name = f"verdicts/{result.lens}.yaml"
+            try:
+                rec.put(name, records.verdict_record(p.info, result, now_iso()))
+            except InvalidRecord as exc:
+                result = seating.unrecordable(result, str(exc))
+                rec.put(name, records.verdict_record(p.info, result, now_iso()))
             echo(report.result_line(result))
+            return result
 
         results, explosions, checks = sit(ws, p, req, on_result)
         decision, progress = decide(view, p, req, results, checks)

@@ -110,6 +110,11 @@ def collect_files(root: Path, change: changes.Change,
                   mappings: tuple[TestMapping, ...]) -> tuple[EnvelopeFile, ...]:
     tests = testmap.find_tests(change.touched, change.entries, mappings)
     wanted = [(p, "changed") for p in change.touched] + [(p, "test") for p in tests]
+    bad = changes.not_utf8([p for p, _ in wanted])
+    if bad:
+        raise UsageError(f"the envelope would carry path(s) that are not UTF-8: "
+                         f"{', '.join(bad)}", field="--head", rule="T5",
+                         hint="rename them to UTF-8 names and commit; jurors read paths as text")
     blobs = [e.blob for p, _ in wanted if (e := change.entries.get(p)) and e.mode != _GITLINK]
     data = changes.read_blobs(root, blobs)
     out = []

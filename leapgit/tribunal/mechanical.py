@@ -16,7 +16,7 @@ from typing import Any
 
 from leapgit import git
 from leapgit.tribunal import testmap, worktree
-from leapgit.tribunal.changes import Change
+from leapgit.tribunal.changes import Change, path_text
 
 _FAILED = re.compile(r"^(?:FAILED|ERROR)\s+(\S+)|^not ok \d+\s*-?\s*(.+)$", re.MULTILINE)
 TAIL = 1500
@@ -83,7 +83,7 @@ def run_tests(command: str, tree: Path, timeout: float) -> Run:
 def contract_tests(root: Path, change: Change, red: str | None) -> list[str]:
     if red:
         raw = git.run(["diff", "--name-only", "-z", "--no-renames", change.base, red], root).stdout
-        return sorted(p.decode() for p in raw.split(b"\0") if p)
+        return sorted(path_text(p) for p in raw.split(b"\0") if p)
     return [p for p in change.touched if testmap.is_test(p) and p in change.entries]
 
 

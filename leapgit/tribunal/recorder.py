@@ -7,7 +7,7 @@ from typing import Any
 
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, Written
-from leapgit.records import yamlio
+from leapgit.records import schema, yamlio
 from leapgit.tribunal import provenance
 from leapgit.tribunal.outdir import OutDir
 from leapgit.tribunal.records import RunInfo
@@ -21,9 +21,12 @@ class Recorder:
         self.dumped: dict[str, bytes] = {}
 
     def put(self, name: str, record: dict[str, Any]) -> None:
+        """Raises InvalidRecord, writing nothing, for a record the ledger would refuse: it
+        fails where it is made, not at the commit after the decision."""
+        path = layout.path_for(record)
+        schema.validate_record(record, path)
         data = yamlio.dumps(record)
         self.out.write(name, data)
-        path = layout.path_for(record)
         self.records[path] = record  # a later put (an annulled verdict) replaces the earlier
         self.dumped[path] = data
 

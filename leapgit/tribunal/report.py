@@ -3,6 +3,7 @@ one line per lens as it lands, and the outcome."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING
 
 from leapgit.tribunal.records import RunInfo
@@ -11,6 +12,21 @@ from leapgit.tribunal.seating import LensResult
 
 if TYPE_CHECKING:
     from leapgit.tribunal.convene import Convened
+
+
+_BIDI = {"\u200e", "\u200f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))}
+
+
+def _escape(ch: str) -> str:
+    if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp"):
+        return ch.encode("unicode_escape").decode("ascii")
+    return ch
+
+
+def printable(text: str) -> str:
+    """One terminal line, whatever a juror or a server said: control characters, line
+    breaks, lone surrogates and bidi overrides are shown escaped, never acted on."""
+    return "".join(_escape(ch) for ch in text) if not text.isprintable() else text
 
 
 def _ladder(ladder: Ladder) -> str:
@@ -34,12 +50,12 @@ def routing_lines(info: RunInfo, routing: Routing) -> list[str]:
             out.append(f"  {'':<{width}}  verifier ({kind}): {_ladder(p.verifier)}")
     if routing.halted:
         out.append(f"HALT: no verifier can sit for {', '.join(routing.halted)}; nothing sent (T2)")
-    return out
+    return [printable(line) for line in out]
 
 
 def result_line(r: LensResult) -> str:
     rung = r.primary.rung.id if r.primary.rung else "-"
-    return f"  {r.outcome:<6} {r.lens:<20} via {rung}: {r.reason}"
+    return printable(f"  {r.outcome:<6} {r.lens:<20} via {rung}: {r.reason}")
 
 
 def outcome_lines(c: Convened) -> list[str]:
@@ -60,4 +76,4 @@ def outcome_lines(c: Convened) -> list[str]:
         out.append(f"UNVERIFIED: {', '.join(unverified)} (optional verifier did not answer, T2)")
     out.append(f"outcome: {c.decision.outcome} ({c.decision.reason})")
     out.append(f"written: {c.out} (0600); ledger commit {c.ledger_commit[:12]}")
-    return out
+    return [printable(line) for line in out]

@@ -70,13 +70,37 @@ class Routing:
         return {"single_rung": self.single_rung, "lenses": [p.to_dict() for p in self.plans]}
 
 
+def model_key(model: str) -> str:
+    """T4: one model however it is spelled: ``Org/Llama3:latest`` and ``llama3`` are one
+    (a tag or a provider prefix never makes the builder's model another juror)."""
+    return model.strip().casefold().rsplit("/", 1)[-1].split(":", 1)[0]
+
+
+def _same_model(a: str, b: str) -> bool:
+    key = model_key(a)
+    return a == b or (bool(key) and key == model_key(b))
+
+
+def route(rung: Rung) -> tuple[str, ...]:
+    """Who actually answers: the same model on the same endpoint (or the same command) is
+    one juror, whatever the rung is called."""
+    if rung.provider == "command":
+        return ("command", *rung.command)
+    model = (rung.model or "").strip().casefold()
+    return ("model", rung.endpoint or "", model.removesuffix(":latest"))
+
+
+def same_route(a: Rung, b: Rung) -> bool:
+    return a.id == b.id or route(a) == route(b)
+
+
 def exclusion(rung: Rung, builder: Builder) -> str | None:
     """T4: the builder's family, session or model never sits."""
     if rung.family.casefold() == builder.family.casefold():
         return f"family {rung.family!r} is the builder's family (T4)"
     if rung.session and rung.session == builder.session:
         return "resumes the builder's session (T4)"
-    if rung.model and rung.model == builder.model:
+    if rung.model and _same_model(rung.model, builder.model):
         return f"model {rung.model!r} is the builder's model (T4)"
     return None
 
@@ -122,8 +146,17 @@ def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
         spec = cfg.verifier(lens.id)
         verifier = None
         if spec is not None:
-            first = primary.rungs[0].id if primary.rungs else None
-            chosen = [cfg.rung(r) for r in spec.rungs if r != first]
+            # T2: a verifier is another juror; the seat checks the rung the primary ends on
+            first = primary.rungs[:1]
+            chosen = [cfg.rung(r) for r in spec.rungs
+                      if not any(same_route(cfg.rung(r), f) for f in first)]
             verifier = ladder(chosen, builder, tokens[lens.id], env)
         plans.append(LensPlan(lens, primary, verifier, bool(spec and spec.required)))
-    return Routing(tuple(plans), single_rung=len(cfg.rungs) == 1)
+    return Routing(tuple(plans), single_rung=len(_seatable(plans)) == 1)
+
+
+def _seatable(plans: list[LensPlan]) -> set[tuple[str, ...]]:
+    """T3: the routes that may sit after every skip (builder, API key, capacity): what is
+    configured but can never sit gives no independence."""
+    ladders = [p.primary for p in plans] + [p.verifier for p in plans if p.verifier]
+    return {route(r) for lad in ladders for r in lad.rungs}

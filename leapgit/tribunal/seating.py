@@ -18,7 +18,7 @@ from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers import asker
 from leapgit.tribunal.providers.base import SeatContext
-from leapgit.tribunal.routing import Ladder, LensPlan
+from leapgit.tribunal.routing import Ladder, LensPlan, same_route
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,20 @@ async def walk(ladder: Ladder, prompt: Prompt, envelope: Envelope, ctx: SeatCont
     return Seat("hold", _hold_reason(attempts), None, None, tuple(attempts))
 
 
+def _independent(primary: Seat, verifier: Seat) -> Seat:
+    """T2: a verifier that sat on the primary's own route (the primary walked on to it) is
+    the same juror agreeing with itself: it counts as missing."""
+    if primary.rung is None or verifier.rung is None or not same_route(primary.rung,
+                                                                        verifier.rung):
+        return verifier
+    return Seat("hold", f"sat on {verifier.rung.id}, the primary's own route: not "
+                "independent, counts as missing (T2)", verifier.rung, None, verifier.attempts)
+
+
 def fuse(plan: LensPlan, primary: Seat, verifier: Seat | None) -> LensResult:
     lens = plan.lens.id
+    if verifier is not None:
+        verifier = _independent(primary, verifier)
     if verifier is None:
         return LensResult(lens, primary.outcome, primary.reason, primary)
     if verifier.outcome == "hold":
@@ -137,10 +149,11 @@ def exploded(plan: LensPlan, exc: BaseException) -> LensResult:
 
 
 async def seat_all(plans: tuple[LensPlan, ...], prompts: dict[str, Prompt], envelope: Envelope,
-                   ctx: SeatContext, on_result: Callable[[LensResult], None],
+                   ctx: SeatContext, on_result: Callable[[LensResult], LensResult],
                    ) -> tuple[list[LensResult], list[tuple[str, BaseException]]]:
     """Every lens at once; each result is handed to ``on_result`` the moment it is known
-    (T6: verdicts already paid for are written before any failure propagates)."""
+    (T6: verdicts already paid for are written before any failure propagates), which
+    returns the result as it was recorded."""
     explosions: list[tuple[str, BaseException]] = []
 
     async def one(plan: LensPlan) -> LensResult:
@@ -149,11 +162,16 @@ async def seat_all(plans: tuple[LensPlan, ...], prompts: dict[str, Prompt], enve
         except Exception as exc:  # T6: recorded per lens, then re-raised by the caller
             explosions.append((plan.lens.id, exc))
             result = exploded(plan, exc)
-        on_result(result)
-        return result
+        return on_result(result)
 
     results = await asyncio.gather(*(one(p) for p in plans))
     return list(results), explosions
+
+
+def unrecordable(result: LensResult, why: str) -> LensResult:
+    """A verdict whose record the ledger would refuse is no verdict: the seat failed."""
+    reason = f"the verdict record failed its schema: {why}; the seat counts as failed (T6)"
+    return LensResult(result.lens, "hold", reason, Seat("hold", reason), halted=result.halted)
 
 
 def annul(result: LensResult, why: str) -> LensResult:

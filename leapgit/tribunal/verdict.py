@@ -40,8 +40,9 @@ class Verdict:
 
     @property
     def bare(self) -> bool:
-        """T6: a pass with no findings and no evidence is a low-information vote."""
-        return self.said == "pass" and not self.findings
+        """T6: a pass with no supported finding (evidence quoted from the envelope) is a
+        low-information vote, however many empty or unfounded findings it lists."""
+        return self.said == "pass" and not any(f.supported for f in self.findings)
 
 
 def tail(text: str) -> str:
@@ -62,9 +63,17 @@ def _load(text: str) -> dict[str, Any]:
                         tail(text))
     try:
         data = json.loads(stripped, object_pairs_hook=_no_duplicates)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # nesting past the decoder's depth is garbage
         raise BadAnswer(f"not valid JSON ({exc})", tail(text)) from None
     return data
+
+
+def _encodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a "\ud800" escape): no text anywhere
+        return False
+    return True
 
 
 def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
@@ -77,7 +86,10 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
                         tail(text))
     if not isinstance(claim, str) or not claim.strip() or not isinstance(evidence, str):
         raise BadAnswer(f"{where} needs a non-empty claim and a string evidence", tail(text))
-    named = raw.get("file") if isinstance(raw.get("file"), str) else ""
+    named: str = raw["file"] if isinstance(raw.get("file"), str) else ""
+    for key, value in (("claim", claim), ("evidence", evidence), ("file", named)):
+        if not _encodable(value):
+            raise BadAnswer(f"{where}.{key} is not valid Unicode (a lone surrogate)", tail(text))
     located = envelope.locate(evidence)  # T9: only as good as the envelope
     return Finding(severity, claim.strip(), evidence, named or located or "", located is not None)
 
@@ -89,8 +101,10 @@ def _rules(said: str, findings: tuple[Finding, ...]) -> tuple[str, str]:
         return "refuse", f"a pass that lists a {grave[0]} finding is a refuse (T6)"
     if said == "refuse":
         return "refuse", f"refused with {len(findings)} finding(s)"
-    if not findings:
-        return "pass", "bare pass: no findings, no evidence (low-information vote, T6)"
+    if not any(f.supported for f in findings):
+        listed = f" ({len(findings)} finding(s), none with evidence from the envelope)" \
+            if findings else ""
+        return "pass", f"bare pass: no findings, no evidence{listed} (low-information vote, T6)"
     return "pass", f"pass with {len(findings)} minor/info finding(s)"
 
 

@@ -194,6 +194,8 @@ elif mode == "sleep":
     time.sleep(30)
 elif mode == "fail":
     sys.stderr.write("juror crashed\n"); sys.exit(4)
+elif mode == "fail-loud":
+    sys.stderr.write("Traceback (most recent call last):\n" + "  frame\n" * 1000); sys.exit(4)
 elif mode == "write":
     try:
         open("src/calc.py", "a").write("# juror was here\n")
@@ -201,6 +203,14 @@ elif mode == "write":
         os.chmod("src", 0o755); os.chmod("src/calc.py", 0o644)
         open("src/calc.py", "a").write("# juror was here\n")
     print(json.dumps({"verdict": "pass", "findings": [], "lens": lens}))
+elif mode == "snoop":
+    import subprocess
+    log = subprocess.run(["git", "log", "-1", "--format=%an %ae"], capture_output=True, text=True)
+    seen = {"git": os.path.exists(".git"), "log": log.stdout.strip(), "env": sorted(os.environ),
+            "has_file": os.path.isfile("src/calc.py"),
+            "writable": any(os.stat(p).st_mode & 0o222 for p in (".", "src", "src/calc.py"))}
+    print(json.dumps({"verdict": "refuse", "findings": [{"severity": "info", "file": "",
+          "claim": json.dumps(seen), "evidence": ""}], "lens": lens}))
 elif mode == "pwd":
     print(json.dumps({"verdict": "refuse", "findings": [{"severity": "info", "file": "",
           "claim": os.getcwd(), "evidence": ""}], "lens": lens}))

@@ -72,3 +72,24 @@ def test_falling_new_findings_do_not_escalate(repo: Repo) -> None:
             last = repo.convene(round=round_no, out=repo.root.parent / f"o{round_no}")
     assert last is not None and last.progress.new_counts == (3, 1, 0)
     assert not last.decision.escalated and last.decision.outcome == "refuse"
+
+
+def test_escalation_keeps_the_halt(repo: Repo) -> None:
+    # three HALTed rounds: no new findings (0, 0, 0) is flat, so the loop escalates; the
+    # decision must still say HALT (T2 outranks all)
+    results = []
+    with JurorServer("openai") as server:
+        repo.config([rung("main", "openai", server.url),
+                     rung("check", "anthropic", server.url, family="buildfam")],
+                    verifiers=[{"lens": "telemetry", "rungs": ["check"]}],
+                    required_verifiers=["telemetry"])
+        for round_no in (1, 2, 3):
+            results.append(repo.convene(round=round_no, out=repo.root.parent / f"h{round_no}"))
+    third = results[-1]
+    assert third.decision.escalated and third.decision.halted, third.decision
+    assert third.decision.reason.startswith("HALT: required verifier missing for telemetry")
+    assert "escalation" in third.decision.reason
+    from tests.tribunal.jurors import load
+
+    summary = load(third.out / "summary.yaml")
+    assert summary["halted"] is True and summary["escalated"] is True

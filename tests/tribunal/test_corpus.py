@@ -3,6 +3,7 @@ with its exact outcome; none of them is ever a pass."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,12 +21,20 @@ def on_defect(reply: Callable[[Call], Reply]) -> Script:
     return lambda call: reply(call) if call.lens == "defect" else detailed_pass(call)
 
 
+def half_read(call: Call) -> int:
+    """Half of the cautious token estimate (3 chars a token) of the prompt the server got."""
+    chars = sum(len(m["content"]) for m in call.body["messages"]) + 2
+    return chars // 3 // 2
+
+
 def convene_one(repo: Repo, provider: str, script: Script, **rung_extra: object):
     with JurorServer(provider, script) as server:
         repo.config([rung("r1", provider, server.url, **rung_extra)])
         result = repo.convene()
     return result, next(r for r in result.results if r.lens == "defect"), server
 
+
+DEEP = "[" * 100000 + "]" * 100000  # past the JSON decoder's recursion limit
 
 CASES: list[tuple[str, str, Script, str, str, str]] = [
     # id, provider, script, defect outcome, attempt result, reason fragment
@@ -58,6 +67,9 @@ CASES: list[tuple[str, str, Script, str, str, str]] = [
      "hold", "off_lens", "every rung answered off-lens"),
     ("truncated-prompt", "ollama",
      on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=50)),
+     "hold", "capacity", "no rung gave a verdict"),
+    ("half-read-prompt", "ollama",
+     on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=half_read(c))),
      "hold", "capacity", "no rung gave a verdict"),
     ("no-prompt-eval-count", "ollama",
      on_defect(lambda c: Reply(verdict("defect"), prompt_eval_count=None)),
@@ -92,6 +104,13 @@ CASES: list[tuple[str, str, Script, str, str, str]] = [
      "refuse", "bad_answer", "answer larger than"),
     ("oversized-10mb", "anthropic", on_defect(lambda c: Reply(raw=b"x" * (10 << 20))),
      "refuse", "bad_answer", "answer larger than"),
+    ("deeply-nested-answer", "openai",
+     on_defect(lambda c: Reply('{"verdict": "pass", "findings": ' + DEEP + ', "lens": '
+                               '"defect"}')),
+     "refuse", "bad_answer", "not valid JSON"),
+    ("deeply-nested-reply", "anthropic", on_defect(lambda c: Reply(raw=('{"x": ' + DEEP +
+                                                                        '}').encode())),
+     "refuse", "bad_answer", "reply is not JSON"),
     ("server-reply-not-json", "ollama", on_defect(lambda c: Reply(raw=b"<html>oops</html>")),
      "refuse", "bad_answer", "reply is not JSON"),
 ]
@@ -153,6 +172,20 @@ def test_bare_passes_only_hold(repo: Repo) -> None:
     assert "every pass is bare" in result.decision.reason
 
 
+@pytest.mark.parametrize("evidence", ["", "a quote from no file in the envelope"])
+def test_passes_with_only_unsupported_findings_are_bare(repo: Repo, evidence: str) -> None:
+    # T6: a finding whose evidence is not in the envelope is no evidence: the pass is bare
+    def script(call: Call) -> Reply:
+        return Reply(verdict(call.lens or "?", "pass", [finding("info", "ok", evidence)]))
+    with JurorServer("openai", script) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = repo.convene()
+    assert all(r.outcome == "pass" and r.bare for r in result.results)
+    assert result.decision.outcome == "hold"
+    assert "every pass is bare" in result.decision.reason
+    assert load(result.out / "verdicts" / "defect.yaml")["bare"] is True
+
+
 def test_bare_passes_never_outvote_a_detailed_refuse(repo: Repo) -> None:
     def script(call: Call) -> Reply:
         if call.lens == "defect":
@@ -179,6 +212,19 @@ def test_builder_family_as_the_only_rung_holds_and_sends_nothing(repo: Repo) -> 
                for line in repo.lines)
 
 
+@pytest.mark.parametrize("spelling", ["Builder-Model-7", "builder-model-7:latest",
+                                      "acme/builder-model-7", "ACME/Builder-Model-7:q4_K_M"])
+def test_the_builders_model_is_excluded_however_it_is_spelled(repo: Repo, spelling: str) -> None:
+    # T4: the builder declared model=builder-model-7; another spelling is the same model
+    with JurorServer("openai") as server:
+        repo.config([rung("same", "openai", server.url, model=spelling)])
+        result = repo.convene()
+        assert server.calls == []
+    skip = result.routing.plans[0].primary.skipped[0]
+    assert skip.kind == "builder" and f"model {spelling!r} is the builder's model" in skip.reason
+    assert all(r.outcome == "hold" for r in result.results)
+
+
 def test_rung_too_small_is_skipped_and_recorded(repo: Repo) -> None:
     with JurorServer("ollama") as small, JurorServer("openai") as big:
         repo.config([rung("small", "ollama", small.url, context_tokens=600, cost=0),
@@ -201,3 +247,80 @@ def test_command_juror_misbehaviour(repo: Repo, tmp_path: Path) -> None:
         assert {r.outcome for r in result.results} == {outcome}, mode
         assert result.results[0].primary.attempts[0].result == kind, mode
         assert result.decision.outcome != "pass"
+
+
+def test_command_juror_sees_a_plain_read_only_copy_and_an_allow_listed_env(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # T5: no .git (no authors, trailers or ledger), no inherited secrets or session variables
+    monkeypatch.setenv("JUROR_KEY", "k-juror")
+    monkeypatch.setenv("OTHER_API_KEY", "k-other")
+    monkeypatch.setenv("BUILDER_SESSION_ID", "sess-0042")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    repo.config([command_rung(tmp_path, "snoop", api_key_env="JUROR_KEY")])
+    result = repo.convene()
+    seat = result.results[0].primary
+    assert seat.verdict is not None, seat.reason
+    seen = json.loads(seat.verdict.findings[0].claim)
+    assert seen["has_file"] and not seen["git"] and not seen["writable"]
+    assert seen["log"] == ""  # not a repository: no author to read
+    assert "JUROR_KEY" in seen["env"] and "LEAP_LENS" in seen["env"]
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "LEAP_LENS", "JUROR_KEY",
+               "GIT_CEILING_DIRECTORIES"}
+    assert {k for k in seen["env"] if not k.startswith("LC_")} <= allowed, seen["env"]
+
+
+def test_a_loud_crash_keeps_a_bounded_tail_and_is_recorded(repo: Repo, tmp_path: Path) -> None:
+    # T8: the raw tail of a juror that died shouting is bounded like every other tail
+    repo.config([command_rung(tmp_path, "fail-loud")])
+    result = repo.convene()
+    attempt = result.results[0].primary.attempts[0]
+    assert attempt.result == "never_answered" and attempt.detail == "exit 4"
+    assert attempt.raw_tail is not None and 0 < len(attempt.raw_tail) <= 2000
+    assert result.decision.outcome == "hold" and result.ledger_commit
+    tails = load(result.out / "verdicts" / "defect.yaml")["seat"]["attempts"][0]["raw_tail"]
+    assert tails == attempt.raw_tail
+
+
+def test_the_one_tail_bound_is_the_schema_bound() -> None:
+    from leapgit.tribunal.verdict import RAW_TAIL
+
+    schema = json.loads((Path(__file__).parents[2] / "schemas" / "records" /
+                         "verdict.schema.json").read_text())
+    attempt = schema["properties"]["seat"]["properties"]["attempts"]["items"]
+    assert attempt["properties"]["raw_tail"]["maxLength"] == RAW_TAIL
+
+
+def test_an_exploding_seat_keeps_the_verdicts_paid_for(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # T6: an unexpected exception in one seat (no juror can cause one by answering, so the
+    # provider is made to raise): the other verdicts, the failure per lens and the summary
+    # are written and committed, then the convening holds
+    from leapgit.tribunal.errors import TribunalHold
+    from leapgit.tribunal.providers import openai
+    from tests.support import git
+
+    real = openai.ask
+
+    async def exploding(rung, prompt, ctx):  # type: ignore[no-untyped-def]
+        if prompt.lens == "defect":
+            raise RuntimeError("boom")
+        return await real(rung, prompt, ctx)
+    monkeypatch.setattr(openai, "ask", exploding)
+    with JurorServer("openai") as server:
+        repo.config([rung("r1", "openai", server.url)])
+        with pytest.raises(TribunalHold, match=r"the defect seat exploded: RuntimeError: boom "
+                           r"\[T6\]; verdicts and summary are in .*out"):
+            repo.convene()
+        assert len(server.chats()) == 7  # every other seat was paid for
+    out = repo.root.parent / "out"
+    defect = load(out / "verdicts" / "defect.yaml")
+    assert defect["outcome"] == "hold" and "seat exploded: RuntimeError: boom" in defect["reason"]
+    others = [load(out / "verdicts" / f"{lens}.yaml") for lens in
+              ("proportion", "telemetry", "boundary_condition")]
+    assert all(v["outcome"] == "pass" and v["findings"] for v in others)
+    summary = load(out / "summary.yaml")
+    assert summary["outcome"] == "hold" and summary["lenses"]["defect"] == "hold"
+    assert sum(1 for o in summary["lenses"].values() if o == "pass") == 7
+    files = git("show", "--name-only", "--format=%s", "leap/ledger", cwd=repo.root).split()
+    assert "hold" in files[:6] and any(f.endswith("verdicts/defect.yaml") for f in files)
+    assert any(f.endswith("summary.yaml") for f in files)

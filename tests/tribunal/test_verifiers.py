@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support import free_port
 from tests.tribunal.conftest import Repo, rung
 from tests.tribunal.jurors import JurorServer, Reply, load, verdict
@@ -105,3 +107,65 @@ def test_seats_run_concurrently(repo: Repo) -> None:
         started = time.monotonic()
         repo.convene()
         assert time.monotonic() - started < 0.6 * 8 / 2
+
+
+@pytest.mark.parametrize("verifier_rung", ["shared", "twin"])
+@pytest.mark.parametrize("required", [True, False])
+def test_verifier_on_the_primarys_seated_route_counts_as_missing(
+        repo: Repo, verifier_rung: str, required: bool) -> None:
+    # the primary's first rung never answers, so it walks on to the rung the verifier sits
+    # on (by id, or a twin: the same model on the same endpoint): no verifier agreed
+    dead = f"http://127.0.0.1:{free_port()}"
+    with JurorServer("openai") as shared:
+        repo.config([rung("first", "openai", dead, cost=0),
+                     rung("shared", "openai", shared.url, model="m-1", cost=1),
+                     rung("twin", "openai", shared.url + "/", model="M-1", cost=2,
+                          tiers=["fast_structural"])],
+                    verifiers=[{"lens": "defect", "rungs": [verifier_rung],
+                                "required": required}])
+        result = repo.convene()
+    defect = next(r for r in result.results if r.lens == "defect")
+    assert defect.primary.rung is not None and defect.primary.rung.id == "shared"
+    assert defect.verifier is not None and defect.verifier.outcome == "hold"
+    assert "not independent" in defect.verifier.reason
+    assert "verifier agreed" not in defect.reason
+    if required:
+        assert defect.halted and result.decision.halted and result.decision.exit_code == 3
+    else:
+        assert defect.unverified and "[UNVERIFIED]" in defect.reason
+        assert load(result.out / "summary.yaml")["unverified"] == ["defect"]
+
+
+def test_verifier_never_plans_on_a_twin_of_the_primarys_first_rung(repo: Repo) -> None:
+    with JurorServer("openai") as server:
+        repo.config([rung("main", "openai", server.url, model="m-1", cost=0),
+                     rung("twin", "openai", server.url, model="m-1", cost=5)],
+                    verifiers=[{"lens": "defect", "rungs": ["twin"]}])
+        result = repo.convene()
+    plan = result.routing.plan("defect")
+    assert plan.verifier is not None and plan.verifier.rungs == ()
+    defect = next(r for r in result.results if r.lens == "defect")
+    assert defect.unverified
+
+
+@pytest.mark.parametrize("other", [{"api_key_env": "LEAP_TEST_UNSET_KEY"},
+                                   {"family": "buildfam"}])
+def test_single_rung_counts_the_rungs_that_may_sit(repo: Repo, other: dict[str, str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # T3: two rungs configured, but only one can sit (T4 or a missing key): single-rung
+    monkeypatch.delenv("LEAP_TEST_UNSET_KEY", raising=False)
+    with JurorServer("openai") as server:
+        repo.config([rung("solo", "openai", server.url),
+                     rung("other", "openai", server.url, cost=0, **other)])
+        result = repo.convene()
+    assert result.routing.single_rung
+    assert load(result.out / "summary.yaml")["single_rung"] is True
+    assert any("single-rung configuration" in line for line in repo.lines)
+
+
+def test_two_rungs_that_may_sit_are_not_single(repo: Repo) -> None:
+    with JurorServer("openai") as a, JurorServer("openai") as b:
+        repo.config([rung("a", "openai", a.url), rung("b", "openai", b.url, cost=0)],
+                    verifiers=[{"lens": "defect", "rungs": ["a"]}])
+        result = repo.convene()
+    assert not result.routing.single_rung

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from leapgit.records.tribunal import Rung
 from leapgit.tribunal.errors import BadAnswer, NeverAnswered
-from leapgit.tribunal.verdict import tail
+from leapgit.tribunal.verdict import RAW_TAIL, tail
 
 if TYPE_CHECKING:
     import httpx
@@ -45,8 +45,8 @@ class SeatContext:
     client: httpx.AsyncClient
     max_answer_bytes: int
     holders: Holders = field(default_factory=Holders)
-    juror_tree: Path | None = None  # T8: the read-only worktree command jurors sit in
-    candidate: str = ""  # the commit checked out in juror_tree
+    juror_tree: Path | None = None  # T5, T8: the read-only export command jurors sit in
+    juror_digest: str = ""  # worktree.digest(juror_tree) before any seat sat
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -63,7 +63,7 @@ async def _exchange(ctx: SeatContext, url: str, body: dict[str, Any],
             if len(got) > ctx.max_answer_bytes:
                 # an endless or oversized answer is cut at the bound and fails the seat
                 raise BadAnswer(f"answer larger than {ctx.max_answer_bytes} bytes: cut, "
-                                "seat failed", tail(got[-2000:].decode("utf-8", "replace")))
+                                "seat failed", tail(got[-RAW_TAIL:].decode("utf-8", "replace")))
         return response.status_code, bytes(got)
 
 
@@ -92,7 +92,7 @@ def reply_json(status: int, data: bytes, url: str) -> dict[str, Any]:
         raise NeverAnswered(f"HTTP {status} from {url}", tail(text))
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting past the decoder's depth is garbage too
         raise BadAnswer("the server's reply is not JSON", tail(text)) from None
     if not isinstance(value, dict):
         raise BadAnswer("the server's reply is not a JSON object", tail(text))

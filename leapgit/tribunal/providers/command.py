@@ -1,22 +1,37 @@
-"""Any local CLI as a juror: the prompt on stdin, the verdict on stdout. It sits read-only in
-a separate worktree of the candidate (T8), with a deadline; its process group is killed on
-timeout. A dead or failing command never answered (T6); bytes changed under it annul it."""
+"""Any local CLI as a juror: the prompt on stdin, the verdict on stdout. It sits in a plain
+read-only export of the candidate with no ``.git`` and an allow-listed environment (T5, T8),
+with a deadline; its process group is killed on timeout. A dead or failing command never
+answered (T6); bytes changed under it annul it."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
+from collections.abc import Mapping
+from pathlib import Path
 
-from leapgit.git import scrubbed_env
 from leapgit.records.tribunal import Rung
 from leapgit.tribunal import worktree
 from leapgit.tribunal.errors import Annulled, BadAnswer, NeverAnswered
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers.base import Answer, SeatContext
-from leapgit.tribunal.verdict import tail
+from leapgit.tribunal.verdict import RAW_TAIL, tail
 
-_STDERR_KEEP = 4000
+_ENV_KEEP = frozenset({"PATH", "HOME", "LANG", "TMPDIR"})
+
+
+def juror_env(rung: Rung, lens: str, env: Mapping[str, str],
+              tree: Path | None) -> dict[str, str]:
+    """T5: what a command juror inherits: the basics a CLI needs, its own API key and its
+    lens; never other keys, the builder's session variables or git's location."""
+    out = {k: v for k, v in env.items() if k in _ENV_KEEP or k.startswith("LC_")}
+    if rung.api_key_env and rung.api_key_env in env:
+        out[rung.api_key_env] = env[rung.api_key_env]
+    if tree is not None:  # git finds no repository above the export either
+        out["GIT_CEILING_DIRECTORIES"] = str(tree.parent)
+    out["LEAP_LENS"] = lens
+    return out
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
@@ -35,7 +50,7 @@ async def _read(stream: asyncio.StreamReader, bound: int) -> bytes:
         got += chunk
         if len(got) > bound:
             raise BadAnswer(f"answer larger than {bound} bytes: cut, seat failed",
-                            tail(got[-2000:].decode("utf-8", "replace")))
+                            tail(got[-RAW_TAIL:].decode("utf-8", "replace")))
     return bytes(got)
 
 
@@ -57,7 +72,7 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
 
 async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
     cwd = ctx.juror_tree
-    env = scrubbed_env({"LEAP_LENS": prompt.lens})
+    env = juror_env(rung, prompt.lens, ctx.env, cwd)
     try:
         proc = await asyncio.create_subprocess_exec(
             *rung.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -72,10 +87,10 @@ async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
     finally:
         _kill(proc)
         await proc.wait()
-    if cwd is not None and not await asyncio.to_thread(worktree.is_clean, cwd, ctx.candidate):
-        raise Annulled("bytes changed under the seat in its worktree (T8)")
+    if cwd is not None and await asyncio.to_thread(worktree.digest, cwd) != ctx.juror_digest:
+        raise Annulled("bytes changed under the seat in its export of the candidate (T8)")
     if proc.returncode != 0:
         raise NeverAnswered(f"exit {proc.returncode}",
-                            err[-_STDERR_KEEP:].decode("utf-8", "replace"))
+                            tail(err[-RAW_TAIL:].decode("utf-8", "replace")))
     return Answer(out.decode("utf-8", "replace"), f"exit 0, {len(out)} bytes")
 

@@ -12,7 +12,9 @@ from leapgit.tribunal.prompt import Prompt, wire_schema
 from leapgit.tribunal.providers.base import Answer, SeatContext, dig, post, reply_json
 from leapgit.tribunal.verdict import tail
 
-MAX_CHARS_PER_TOKEN = 8  # no tokenizer packs more: fewer evaluated tokens means truncation
+# Tokenizers pack ~3-4.5 chars a token for code and prose (the cautious estimate is 3): a
+# prompt evaluated at fewer than chars/5 tokens (60% of that estimate) lost part of itself.
+TRUNCATION_CHARS_PER_TOKEN = 5
 _CTX_STEP = 1024
 
 
@@ -27,7 +29,7 @@ def _capacity_error(status: int, text: str) -> bool:
 
 
 def check_read_whole(evaluated: object, prompt: Prompt, ctx_size: int) -> None:
-    floor = prompt.chars // MAX_CHARS_PER_TOKEN
+    floor = prompt.chars // TRUNCATION_CHARS_PER_TOKEN
     if not isinstance(evaluated, int):
         raise CapacityRejected("no prompt_eval_count: cannot prove the whole envelope was read")
     if evaluated < floor or evaluated >= ctx_size:
