@@ -106,7 +106,8 @@ def test_seats_run_concurrently(repo: Repo) -> None:
         repo.config([rung("r1", "openai", s.url)])
         started = time.monotonic()
         repo.convene()
-        assert time.monotonic() - started < 0.6 * 8 / 2
+        # serial seats would take 8 x 0.6 s; concurrent ones about 0.6 s (loose for loaded CI)
+        assert time.monotonic() - started < 0.6 * 8 * 0.75
 
 
 @pytest.mark.parametrize("verifier_rung", ["shared", "twin"])

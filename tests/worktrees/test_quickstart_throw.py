@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from tests.support import leap
 
 
 def test_quickstart_throws_and_rolls_back_a_breach(tmp_path: Path) -> None:
-    started = time.monotonic()
     r = leap("quickstart", "--dir", str(tmp_path), cwd=tmp_path)
-    assert time.monotonic() - started < 5
     assert r.code == 0, r
     assert "lexer: 1 round(s), last pass (claim)" in r.out
     assert "docs: 1 round(s), last refuse: scope breach (L4, L9): calc/parser.py" in r.out
