@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from dulwich.objects import Tree
     from dulwich.repo import Repo
 
+    from leapgit.signing.sign import Signer
+
 DEFAULT_REF = "refs/heads/leap/ledger"
 LOCK_TIMEOUT = 60.0
 MAX_ATTEMPTS = 200
@@ -176,14 +178,20 @@ class LedgerView:
 
 
 class Ledger(AbstractContextManager["Ledger"]):
-    """Open with ``Ledger(common_git_dir, ref)``; always close it (``with``)."""
+    """Open with ``Ledger(common_git_dir, ref)``; always close it (``with``).
 
-    def __init__(self, git_dir: Path, ref: str = DEFAULT_REF) -> None:
+    Every commit it writes is signed when a key is configured (``signing.sign``:
+    ``LEAP_SIGNING_KEY``, git's ``leap.signingKey``, or ``user.signingKey`` with
+    ``gpg.format=ssh``); ``signer`` overrides that: a ``Signer``, or ``None`` for unsigned."""
+
+    def __init__(self, git_dir: Path, ref: str = DEFAULT_REF,
+                 signer: Signer | None | bool = True) -> None:
         from dulwich.repo import Repo
 
         self.git_dir = Path(git_dir)
         self.ref = ref
         self._ref_b = ref.encode()
+        self._signer_choice = signer
         try:
             self.repo = Repo(str(self.git_dir))
         except Exception as exc:  # dulwich raises NotGitRepository and friends
@@ -514,8 +522,20 @@ class Ledger(AbstractContextManager["Ledger"]):
         commit.author_timezone = commit.commit_timezone = tz
         commit.encoding = b"UTF-8"
         commit.message = message
+        signer = self.signer()
+        if signer is not None:
+            signer.sign(commit)  # the signature is part of the id: sign before storing
         store.add_object(commit)
         return commit.id
+
+    def signer(self) -> Signer | None:
+        """The acting key, resolved once from the environment and git's config."""
+        from leapgit.signing.sign import Signer, configured_signer
+
+        if self._signer_choice is True:
+            self._signer_choice = configured_signer(self.repo.get_config_stack())
+        choice = self._signer_choice
+        return choice if isinstance(choice, Signer) else None
 
     def _put_tree(self, base: bytes | None, changes: dict[bytes, object]) -> bytes:
         """Write a new tree: ``base`` plus ``changes`` (name -> blob id, or a nested dict).
