@@ -567,6 +567,27 @@ class Ledger(AbstractContextManager["Ledger"]):
             except KeyError:
                 pass
         ident = f"{_ident(name) or 'leapgit'} <{_ident(email) or 'leapgit@localhost'}>".encode()
+        pinned = _pinned_date(os.environ.get("GIT_COMMITTER_DATE"))
+        if pinned is not None:
+            return ident, *pinned
         when = int(time.time())
         tz = -time.timezone if not time.localtime(when).tm_isdst else -time.altzone
         return ident, when, tz
+
+
+def _pinned_date(value: str | None) -> tuple[int, int] | None:
+    """git's raw ``GIT_COMMITTER_DATE`` (``<seconds> <+hhmm>`` or ``@<seconds>``), honoured
+    like git does; the time a signature is judged at (S2) is this committer time."""
+    if not value:
+        return None
+    parts = value.strip().lstrip("@").split()
+    try:
+        when = int(parts[0])
+        zone = parts[1] if len(parts) > 1 else "+0000"
+        sign = -1 if zone.startswith("-") else 1
+        offset = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+    except (ValueError, IndexError):
+        raise UsageError(f"GIT_COMMITTER_DATE={value!r} is not a raw git date",
+                         hint="leapgit reads '<seconds> <+hhmm>' or '@<seconds>'; unset it "
+                              "to use the clock") from None
+    return when, offset

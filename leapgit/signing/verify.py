@@ -124,13 +124,24 @@ def standing(policy: Policy, sig: Signature, *times: int) -> Standing:
     found = [policy.standing(sig.fingerprint, t) for t in when]
     if any(s is None for s in found):
         at = next(t for t, s in zip(when, found, strict=True) if s is None)
-        raise ExpiredKey(f"key {sig.fingerprint} is not valid at {_iso(at)} (valid-after/"
-                         f"valid-before in {policy.source})", commit=sig.commit,
-                         fingerprint=sig.fingerprint, hint="sign with a current key")
+        raise ExpiredKey(f"key {sig.fingerprint} is not valid at {_iso(at)}: "
+                         f"{_window(policy, sig.fingerprint)} in {policy.source}",
+                         commit=sig.commit, fingerprint=sig.fingerprint,
+                         hint="sign with a current key")
     roles = frozenset.intersection(*(s.roles for s in found if s is not None))
     first = found[0]
     assert first is not None
     return Standing(sig.fingerprint, roles, first.names)
+
+
+def _window(policy: Policy, fp: str) -> str:
+    spans = []
+    for key in policy.entries(fp):
+        after = _iso(key.valid_after) if key.valid_after is not None else "always"
+        before = _iso(key.valid_before) if key.valid_before is not None else "no end"
+        spans.append(f"valid-after {after}, valid-before {before}" if key.namespaces is None
+                     or "git" in key.namespaces else "namespaces exclude git")
+    return "; ".join(spans)
 
 
 def _iso(when: int) -> str:

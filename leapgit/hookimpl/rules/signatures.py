@@ -31,16 +31,17 @@ class Judge:
     now: int = field(default_factory=lambda: int(time.time()))
     _builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
-    def signed(self, ref: str, commit: Commit, needs: str, path: str | None = None,
-               ) -> Standing | Refusal:
+    def signed(self, ref: str, commit: Commit, what: str, need: frozenset[str],
+               path: str | None = None) -> Standing | Refusal:
         """The key's standing, or a refusal saying what the signature lacks."""
         try:
             return standing(self.policy, signature_of(commit), self.now)
         except SignatureProblem as exc:
-            key = f" (key {exc.fingerprint})" if exc.fingerprint else ""
+            key = f" (key {exc.fingerprint})" if exc.fingerprint and \
+                exc.fingerprint not in exc.reason else ""
             return Refusal(exc.rule, ref, commit.id.decode(), path,
-                           f"{exc.reason}{key}; a {needs} needs a key with role "
-                           f"{_role_names(needs)}", exc.problems[0].hint or "")
+                           f"{exc.reason}{key}; {what} needs a key with role "
+                           f"{' or '.join(sorted(need))}", exc.problems[0].hint or "")
 
     def lacks(self, ref: str, commit: Commit, who: Standing, need: frozenset[str],
               what: str, path: str | None = None) -> Refusal | None:
@@ -51,13 +52,6 @@ class Judge:
         return Refusal("S3", ref, commit.id.decode(), path, f"{what} signed by {who.who()}, "
                        f"which lacks role {role} (holds: {held})",
                        SIGN_HINT.format(role=sorted(need)[0]))
-
-
-_NEEDS_ROLE = {"ledger record": "", "ball round": "builder", "spine merge": "integrator"}
-
-
-def _role_names(needs: str) -> str:
-    return _NEEDS_ROLE.get(needs) or "as its record kind requires (signing.roles)"
 
 
 def check_signatures(ctx: PushContext) -> list[Refusal]:
@@ -89,11 +83,12 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     spine = ctx.objects.ref(ctx.spine_ref)
     out: list[Refusal] = []
     for commit in ctx.objects.new_commits(upd.new, [x for x in (upd.old, spine) if x]):
-        who = judge.signed(upd.ref, commit, "ball round")
+        need = frozenset({roles.BUILDER})
+        who = judge.signed(upd.ref, commit, "a ball round", need)
         if isinstance(who, Refusal):
             out.append(who)
             continue
-        lack = judge.lacks(upd.ref, commit, who, frozenset({roles.BUILDER}), "a ball round")
+        lack = judge.lacks(upd.ref, commit, who, need, "a ball round")
         if lack is not None:
             out.append(lack)
     return out

@@ -41,7 +41,10 @@ def check_ledger_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
 def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
     store = judge.ctx.objects.store
     records = [(p, r) for p, r in added_records(store, commit, _load) if isinstance(r, dict)]
-    who = judge.signed(ref, commit, "ledger record", records[0][0] if records else None)
+    first = records[0] if records else ("", {})
+    need = roles.roles_for(first[1]) if records else frozenset({roles.ADMIN})
+    what = f"a {roles.record_key(first[1])} record" if records else "a ledger commit"
+    who = judge.signed(ref, commit, what, need, first[0] or None)
     if isinstance(who, Refusal):
         return [who]
     out: list[Refusal] = []

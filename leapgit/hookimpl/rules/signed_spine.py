@@ -42,7 +42,7 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     taker = _lease_key(judge)
     out: list[Refusal] = []
     for commit in reversed(line):
-        who = judge.signed(upd.ref, commit, "spine merge")
+        who = judge.signed(upd.ref, commit, "a spine merge", frozenset({roles.INTEGRATOR}))
         if isinstance(who, Refusal):
             out.append(who)
         else:
