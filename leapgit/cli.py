@@ -175,6 +175,25 @@ def round_cmd(ctx: click.Context, slice_id: str, ball_id: str, outcome: str,
     ctx.exit({1: EXIT_OK, 0: EXIT_HOLD, -1: EXIT_RULE}[result.recorded.receipt.outcome])
 
 
+@cli.command("audit-signatures")
+@click.option("--require-signatures", "require", is_flag=True,
+              help="fail on any unsigned record or merge, too")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@click.pass_context
+def audit_signatures_cmd(ctx: click.Context, require: bool, as_json: bool) -> None:
+    """Verify every ledger and spine-merge signature against the policy of its time."""
+    from leapgit import report
+    from leapgit.commands.audit_signatures import audit_signatures_command
+    from leapgit.errors import EXIT_OK, EXIT_RULE
+
+    result = audit_signatures_command(require=require)
+    if as_json:
+        _emit_json(result.to_json())
+    else:
+        _emit(report.signature_audit_lines(result))
+    ctx.exit(EXIT_RULE if result.failed else EXIT_OK)
+
+
 @cli.group("worktree")
 def worktree_group() -> None:
     """Ball worktrees."""

@@ -12,6 +12,8 @@ from leapgit.records.types import OUTCOME_NAMES
 from leapgit.slices.check import CheckedSlice
 
 if TYPE_CHECKING:
+    from leapgit.commands.audit_signatures import SignatureAudit
+    from leapgit.signing.audit import Presence
     from leapgit.worktrees.check import CheckResult
     from leapgit.worktrees.closeround import RoundClosed
     from leapgit.worktrees.prune import PruneLine
@@ -48,8 +50,9 @@ def cut_lines(r: CutResult) -> list[str]:
 
 
 def status_lines(s: Status) -> list[str]:
+    signed = signature_presence_lines(s.signatures)
     if not s.slices:
-        return ["no slices yet: write a draft and run `leap slice cut FILE`"]
+        return ["no slices yet: write a draft and run `leap slice cut FILE`", *signed]
     out: list[str] = []
     for sl in s.slices:
         rec = sl.record
@@ -72,6 +75,7 @@ def status_lines(s: Status) -> list[str]:
                     line += f"  after {', '.join(deps)}"
                 out.append(line)
                 out.extend(_throw_detail(sl.standing.get(b.ball)))
+    out.extend(signed)
     return out
 
 
@@ -190,3 +194,29 @@ def prune_lines(lines: list[PruneLine]) -> list[str]:
         return ["nothing to prune"]
     return [f"{p.slice}/{p.ball}: {p.why}" + (f" ({p.worktree})" if p.worktree else "")
             for p in lines]
+
+
+def signature_audit_lines(a: SignatureAudit) -> list[str]:
+    out = [f"{f.branch:<6} {f.commit[:12]}  {f.kind:<15} {f.message}"
+           + (f"  [{', '.join(f.paths[:3])}{' ...' if len(f.paths) > 3 else ''}]"
+              if f.paths else "")
+           for f in a.findings if not f.ok]
+    ok, unsigned = a.count("ok"), a.count("unsigned")
+    total = len(a.findings)
+    mode = "signatures required" if a.require else "unsigned records allowed"
+    verdict = "FAILED" if a.failed else "passed"
+    out.append(f"signatures: {ok} of {total} good, {unsigned} unsigned, "
+               f"{total - ok - unsigned} bad ({mode}): audit {verdict}")
+    return out
+
+
+def signature_presence_lines(p: Presence | None) -> list[str]:
+    if p is None or p.commits == 0:
+        return []
+    if not p.unsigned_commits:
+        return [f"signatures: all {p.commits} ledger commits signed "
+                "(`leap audit-signatures` verifies them)"]
+    shown = ", ".join(p.unsigned_records[:10])
+    more = f" and {len(p.unsigned_records) - 10} more" if len(p.unsigned_records) > 10 else ""
+    return [f"signatures: {p.unsigned_commits} of {p.commits} ledger commits are UNSIGNED; "
+            f"unsigned records: {shown}{more}"]

@@ -116,3 +116,28 @@ def _judge(commit: Commit, branch: str, epoch: PolicyEpoch | None,
                 f"{' or '.join(sorted(need))} under the policy of spine commit "
                 f"{epoch.commit[:12] if epoch else '-'}", who.fingerprint, paths)
     return SignatureFinding(sha, branch, OK, f"signed by {who.who()}", who.fingerprint, paths)
+
+
+@dataclass(frozen=True)
+class Presence:
+    """Which ledger commits carry a signature at all (no crypto: for `leap status`)."""
+
+    commits: int
+    unsigned_records: tuple[str, ...]
+    unsigned_commits: int
+
+
+def signature_presence(repo: Repo, ledger_ref: str) -> Presence:
+    from dulwich.walk import Walker
+
+    tip = _tip(repo, ledger_ref)
+    commits, unsigned = 0, 0
+    paths: list[str] = []
+    if tip is not None:
+        for entry in Walker(repo.object_store, [tip.encode()]):  # type: ignore[list-item]
+            commits += 1
+            if not entry.commit.gpgsig:
+                unsigned += 1
+                paths.extend(p for p, _ in added_records(repo.object_store, entry.commit,
+                                                          lambda _d, _p: None))
+    return Presence(commits, tuple(sorted(paths)), unsigned)
