@@ -28,7 +28,21 @@ def init_lines(r: InitResult) -> list[str]:
         f"config  {r.config_path} ({'written' if r.config_written else 'kept'})",
         f"ledger  {r.ledger_ref} at {r.ledger_commit[:12]} "
         f"({'started' if r.ledger_created else 'already there'})",
-    ] + ([f"hooks   {r.hooks}"] if r.hooks else [])
+    ] + ([f"hooks   {r.hooks}"] if r.hooks else []) + _signing_setup_lines(r)
+
+
+def _signing_setup_lines(r: InitResult) -> list[str]:
+    s = r.signing
+    if s is None:
+        return []
+    policy = f"added {','.join(s.principals)}" if s.line_added else "already names this key"
+    out = [f"key     {s.key} ({'created' if s.key_created else 'chosen'}), {s.fingerprint}",
+           f"policy  {s.policy_path} ({policy})",
+           "signing every ledger commit with it (git config leap.signingKey)"]
+    if s.require is not None:
+        out.append(f"server  signing.require: {str(s.require).lower()} in .leap/config.yaml "
+                   "(commit it and the policy to the spine)")
+    return out
 
 
 def check_lines(c: CheckedSlice) -> list[str]:

@@ -2,7 +2,8 @@
 
 The policy in force at a time is the one the spine's first-parent line held at its newest
 commit not later than that time (``history.in_force``): a key retired later still passes
-for what it signed while valid. Each ledger commit is checked for S1 (signed, bytes intact),
+for what it signed while valid. What was signed before any policy reached the spine is
+judged by the first policy. Each ledger commit is checked for S1 (signed, bytes intact),
 S2 (key known and valid at the commit's time) and S3 (the role its records need); each
 spine merge for S1-S3 as an integrator, against the policy of its first parent.
 """
@@ -104,6 +105,10 @@ def _judge(commit: Commit, branch: str, epoch: PolicyEpoch | None,
         sig = signature_of(commit)
         if epochs is not None:
             epoch = in_force(epochs, sig.when)
+            if epoch is None or epoch.policy is None:
+                # signed before the first policy reached the spine (`leap init --signing`
+                # signs the ledger's root before the policy is committed): the first policy
+                epoch = next((e for e in epochs if e.policy is not None), epoch)
         policy = epoch.policy if epoch is not None and epoch.policy else Policy(
             source="(no policy in force on the spine at the time)")
         who = standing(policy, sig)
