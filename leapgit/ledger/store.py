@@ -25,6 +25,7 @@ from leapgit.gitobj import oid, refname
 from leapgit.ledger.layout import ROOT_RECORD
 
 if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
     from dulwich.objects import Tree
     from dulwich.repo import Repo
 
@@ -47,14 +48,18 @@ _TREE_CACHE_MAX = 4096
 
 
 def cached_tree(repo: Repo, sha: bytes) -> Tree:
-    cache = _tree_caches.setdefault(str(getattr(repo.object_store, "path", id(repo))), {})
+    return cached_tree_in(repo.object_store, sha)
+
+
+def cached_tree_in(store: BaseObjectStore, sha: bytes) -> Tree:
+    cache = _tree_caches.setdefault(str(getattr(store, "path", id(store))), {})
     tree = cache.get(sha)
     if tree is None:
         try:
-            tree = repo.object_store[oid(sha)]  # type: ignore[assignment]
+            tree = store[oid(sha)]  # type: ignore[assignment]
         except KeyError:
             raise LedgerCorrupt(
-                f"object {sha.decode()} is missing from {repo.object_store}",
+                f"object {sha.decode()} is missing from {store}",
                 hint="the repository is damaged: run `git fsck` and restore it from a clone",
             ) from None
         if len(cache) > _TREE_CACHE_MAX:

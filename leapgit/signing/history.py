@@ -3,7 +3,7 @@ time), and which ledger commit added a record (its signer acted for it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,13 +71,55 @@ def in_force(epochs: list[PolicyEpoch], when: int) -> PolicyEpoch | None:
     return found
 
 
+def ledger_line(store: BaseObjectStore, tip: str) -> Iterator[Commit]:
+    """The ledger's commits, newest first (it is linear: the server refuses merges, L8)."""
+    sha: bytes | None = oid(tip)
+    while sha is not None:
+        commit: Commit = store[oid(sha)]  # type: ignore[assignment]
+        yield commit
+        sha = commit.parents[0] if commit.parents else None
+
+
+def _entry(store: BaseObjectStore, tree: bytes | None, path: str) -> bytes | None:
+    """The id at ``path`` in ``tree`` (a blob or a tree), through the store's tree cache."""
+    from leapgit.ledger.store import cached_tree_in
+
+    sha = tree
+    for part in path.encode().split(b"/") if path else ():
+        if sha is None:
+            return None
+        try:
+            _mode, sha = cached_tree_in(store, sha)[part]
+        except (KeyError, TypeError, AttributeError):
+            return None
+    return sha
+
+
 def adding_commit(store: BaseObjectStore, tip: str, path: str) -> Commit | None:
     """The ledger commit that added ``path`` (the ledger is add-only: exactly one)."""
-    from dulwich.walk import Walker
-
-    for entry in Walker(store, [oid(tip)], paths=[path.encode()]):
-        return entry.commit
+    for commit in ledger_line(store, tip):
+        parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+        if _entry(store, commit.tree, path) is not None and _entry(store, parent, path) is None:
+            return commit
     return None
+
+
+def added_under(store: BaseObjectStore, commit: Commit, folder: str,
+                load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
+    """Like ``added_records``, but only below ``folder``; a commit that left the folder's
+    tree as it was costs two lookups, not a diff."""
+    from dulwich.diff_tree import tree_changes
+
+    parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+    new, old = _entry(store, commit.tree, folder), _entry(store, parent, folder)
+    if new is None or new == old:
+        return []
+    out = []
+    for change in tree_changes(store, oid(old) if old else None, oid(new)):
+        if change.type == "add" and change.new is not None and change.new.sha:
+            path = f"{folder}/{(change.new.path or b'').decode('utf-8', 'surrogateescape')}"
+            out.append((path, load(store[change.new.sha].as_raw_string(), path)))
+    return out
 
 
 def added_records(store: BaseObjectStore, commit: Commit,

@@ -156,7 +156,9 @@ class SignedWorld:
                              merge=f"leap/ball/{SLICE}/{ball}")
 
 
-def build_signed_world(base_dir: Path, daemon: GitDaemon) -> SignedWorld:
+def build_signed_world(base_dir: Path, daemon: GitDaemon, draft: str = DRAFT,
+                       balls: tuple[str, ...] = ("a", "b", "p"),
+                       files: Mapping[str, str] = FILES) -> SignedWorld:
     keys_dir = base_dir / "keys"
     keys_dir.mkdir()
     keys = {name: make_key(keys_dir, name) for name in PRINCIPALS}
@@ -164,18 +166,18 @@ def build_signed_world(base_dir: Path, daemon: GitDaemon) -> SignedWorld:
     git("init", "-q", "--bare", "-b", "main", str(bare), cwd=base_dir)
     res = leap("hooks", "install", "--server", cwd=bare)
     assert res.code == 0, res
-    files = {**FILES, ".leap/config.yaml": CONFIG, ".leap/allowed_signers": policy_text(keys)}
-    work = make_repo(base_dir / "work", files)
+    tracked = {**files, ".leap/config.yaml": CONFIG, ".leap/allowed_signers": policy_text(keys)}
+    work = make_repo(base_dir / "work", tracked)
     as_root = {"LEAP_SIGNING_KEY": str(keys["root"])}
     res = leap("init", cwd=work, env=as_root)
     assert res.code == 0, res
     base = git("rev-parse", "HEAD", cwd=work)
-    (work / "slice.yaml").write_text(DRAFT)
+    (work / "slice.yaml").write_text(draft)
     res = leap("slice", "cut", "slice.yaml", cwd=work, env={"LEAP_SIGNING_KEY": str(keys["ivan"])})
     assert res.code == 0, res
     (work / "slice.yaml").unlink()
     world = SignedWorld(bare, work, daemon, keys, base)
-    for ball in ("a", "b", "p"):
+    for ball in balls:
         world.throw(ball)
     pushed = world.push("main", "leap/ledger")
     assert pushed.returncode == 0, pushed.stderr

@@ -62,6 +62,7 @@ def check_signatures(ctx: PushContext) -> list[Refusal]:
     from leapgit.hookimpl.rules.signed_spine import check_spine_signatures
 
     judge = Judge(ctx, ctx.signing_policy())
+    _verify_up_front(ctx)
     out: list[Refusal] = []
     for upd in ctx.updates:
         if upd.new is None or not ctx.objects.has(upd.new):
@@ -73,6 +74,19 @@ def check_signatures(ctx: PushContext) -> list[Refusal]:
         elif ball_of_ref(ctx.config, upd.ref) not in (None, MALFORMED):
             out.extend(_check_rounds(judge, upd))
     return out
+
+
+def _verify_up_front(ctx: PushContext) -> None:
+    """Every pushed commit's signature, checked side by side before the rules read them."""
+    from leapgit.signing.verify import check_many
+
+    spine = ctx.objects.ref(ctx.spine_ref)
+    commits = []
+    for upd in ctx.updates:
+        if upd.new is not None and ctx.objects.has(upd.new):
+            stop = [x for x in (upd.old, None if upd.ref == ctx.spine_ref else spine) if x]
+            commits.extend(ctx.objects.new_commits(upd.new, stop))
+    check_many(commits)
 
 
 def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:

@@ -10,7 +10,7 @@ from leapgit.hookimpl.rules.context import RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
 from leapgit.signing import roles
-from leapgit.signing.history import added_records, adding_commit
+from leapgit.signing.history import added_records, added_under, adding_commit, ledger_line
 from leapgit.signing.verify import signer_fingerprint
 
 if TYPE_CHECKING:
@@ -100,17 +100,14 @@ def builder_keys(judge: Judge, slice_id: str, ball_id: str, ledger_tip: str) -> 
 
 def _ledger_builders(judge: Judge, slice_id: str, ball_id: str, tip: str,
                      found: dict[str, str]) -> None:
-    from dulwich.walk import Walker
-
     store = judge.ctx.objects.store
     episodes = layout.ball_dir(slice_id, ball_id) + "/episodes"
-    for entry in Walker(store, [tip.encode()], paths=[episodes.encode()]):  # type: ignore[list-item]
-        fp = signer_fingerprint(entry.commit)
+    for commit in ledger_line(store, tip):
+        fp = signer_fingerprint(commit)
         if not fp:
             continue
-        for path, raw in added_records(store, entry.commit, _load):
-            if isinstance(raw, dict) and path.startswith(episodes) and \
-                    roles.record_key(raw) in roles.BUILDING:
+        for path, raw in added_under(store, commit, episodes, _load):
+            if isinstance(raw, dict) and roles.record_key(raw) in roles.BUILDING:
                 found.setdefault(fp, f"signed the {roles.record_key(raw)} record {path}")
 
 
