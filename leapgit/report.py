@@ -230,7 +230,8 @@ def signature_presence_lines(p: Presence | None) -> list[str]:
     if not p.unsigned_commits:
         return [f"signatures: all {p.commits} ledger commits signed "
                 "(`leap audit-signatures` verifies them)"]
-    shown = ", ".join(p.unsigned_records[:10])
-    more = f" and {len(p.unsigned_records) - 10} more" if len(p.unsigned_records) > 10 else ""
+    shown = ", ".join(p.unsigned_records[:5])
+    more = (f" and {len(p.unsigned_records) - 5} more (`leap audit-signatures` lists them)"
+            if len(p.unsigned_records) > 5 else "")
     return [f"signatures: {p.unsigned_commits} of {p.commits} ledger commits are UNSIGNED; "
             f"unsigned records: {shown}{more}"]
