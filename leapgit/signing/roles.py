@@ -57,9 +57,9 @@ def roles_for(raw: Mapping[str, object]) -> frozenset[str]:
     return RECORD_ROLES.get(record_key(raw), UNKNOWN_KIND_ROLES)
 
 
-def graded_ball(raw: Mapping[str, object]) -> tuple[str, str] | None:
-    """(slice, ball) a grading record judges, or None."""
-    if record_key(raw) not in GRADING:
+def ball_of(raw: Mapping[str, object]) -> tuple[str, str] | None:
+    """(slice, ball) a building or grading record acts on (S4), or None."""
+    if record_key(raw) not in GRADING | BUILDING:
         return None
     slice_id, ball_id = raw.get("slice"), raw.get("ball")
     if isinstance(slice_id, str) and isinstance(ball_id, str):

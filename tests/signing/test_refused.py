@@ -151,3 +151,20 @@ def test_an_unsigned_ball_round(w: SignedWorld) -> None:
     w.build("b", {"src/b.py": "B = 23\n"}, None)
     err = refused(w, f"leap/ball/{SLICE}/b")
     assert "[S1] refs/heads/leap/ball/s1/b" in err and "needs a key with role builder" in err
+
+
+def test_a_grader_cannot_build_the_ball_afterwards(w: SignedWorld) -> None:
+    # alice grades bob's candidate of b (allowed alone), then pushes a round of b herself.
+    tree = w.build("b", {"src/b.py": "B = 24\n"}, "bob")
+    w.receipt("b", "alice", claim=False, candidate=tree)
+    assert w.push(f"leap/ball/{SLICE}/b", "leap/ledger").returncode == 0
+    git("checkout", "-q", f"leap/ball/{SLICE}/b", cwd=w.work)
+    from tests.signing.world import round_message, signed_commit
+
+    sha = signed_commit(w.work, {"src/b.py": "B = 25\n"}, round_message("b: 2", 2, 1),
+                        w.keys["alice"])
+    git("checkout", "-q", "main", cwd=w.work)
+    err = refused(w, f"leap/ball/{SLICE}/b")
+    assert f"[S4] refs/heads/leap/ball/s1/b {sha[:12]}: a round for s1/b signed by key " \
+        f"{fp(w, 'alice')} (alice), which signed the receipt:derived record" in err
+    assert "lacks the role of an independent builder" in err

@@ -29,7 +29,8 @@ class Judge:
     ctx: PushContext
     policy: Policy
     now: int = field(default_factory=lambda: int(time.time()))
-    _builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    graders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
     def signed(self, ref: str, commit: Commit, what: str, need: frozenset[str],
                path: str | None = None) -> Standing | Refusal:
@@ -93,7 +94,12 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     """S1-S3 on ball branches: every round a builder's signed commit, so that who built a
     ball is known when its grading is pushed (S4)."""
     assert upd.new is not None
+    from leapgit.hookimpl.rules.balls import ball_of_ref
+    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
+
     ctx = judge.ctx
+    ball = ball_of_ref(ctx.config, upd.ref)
+    assert ball is not None
     spine = ctx.objects.ref(ctx.spine_ref)
     out: list[Refusal] = []
     for commit in ctx.objects.new_commits(upd.new, [x for x in (upd.old, spine) if x]):
@@ -103,6 +109,6 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
             out.append(who)
             continue
         lack = judge.lacks(upd.ref, commit, who, need, "a ball round")
-        if lack is not None:
-            out.append(lack)
+        out.extend([lack] if lack is not None else builds_and_grades(
+            judge, upd.ref, commit.id.decode(), who, None, "round", *ball))
     return out

@@ -54,36 +54,43 @@ def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
         if lack is not None:
             out.append(lack)
             continue
-        graded = roles.graded_ball(raw)
-        if graded is not None:
-            out.extend(_self_grading(judge, ref, commit, who, path, key, *graded))
+        ball = roles.ball_of(raw)
+        if ball is not None:
+            out.extend(builds_and_grades(judge, ref, commit.id.decode(), who, path, key,
+                                          *ball))
         if raw.get("kind") == "lease" and raw.get("action") == "release":
             out.extend(_release_by_taker(judge, ref, commit, who, path, raw))
     return out
 
 
-def _self_grading(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
-                  key: str, slice_id: str, ball_id: str) -> list[Refusal]:
-    """S4 (L7, L9, T4; L3): a key that built or threw the ball never grades it."""
-    built = builder_keys(judge, slice_id, ball_id, commit.id.decode())
-    acted = built.get(who.fingerprint)
+def builds_and_grades(judge: Judge, ref: str, sha: str, who: Standing, path: str | None,
+                       key: str, slice_id: str, ball_id: str) -> list[Refusal]:
+    """S4 (L7, L9, T4; L3): no key both builds (or throws) and grades one ball, in either
+    order: a grading record from a builder's key, or a building record or round from a
+    grader's key, is refused."""
+    builders, graders = ball_actors(judge, slice_id, ball_id)
+    grading = key in roles.GRADING
+    acted = (builders if grading else graders).get(who.fingerprint)
     if acted is None:
         return []
-    return [Refusal("S4", ref, commit.id.decode(), path, f"a {key} record for "
-                    f"{slice_id}/{ball_id} signed by {who.who()}, which {acted}: it lacks the "
-                    "role of an independent scorer (the builder never grades itself)",
-                    "a scorer whose key never built or threw this ball grades it")]
+    return [Refusal("S4", ref, sha, path, f"a {key} for {slice_id}/{ball_id} signed by "
+                    f"{who.who()}, which {acted}: it lacks the role of "
+                    f"{'an independent scorer' if grading else 'an independent builder'} "
+                    "(the builder never grades itself)",
+                    "one key builds a ball, another grades it")]
 
 
-def builder_keys(judge: Judge, slice_id: str, ball_id: str, ledger_tip: str) -> dict[str, str]:
-    """fingerprint -> what it did: signed a round on the ball branch, or a throw, claim
-    receipt or checkpoint of the ball in the ledger. Keys are read from the signatures
-    without crypto: the server verified each one when it was pushed (S1)."""
+def ball_actors(judge: Judge, slice_id: str, ball_id: str,
+                ) -> tuple[dict[str, str], dict[str, str]]:
+    """(builders, graders) of a ball as the ledger and its branch stand once this push
+    lands: fingerprint -> what it did. Keys are read from the signatures without crypto:
+    each one was verified when it was pushed (S1)."""
     cache_key = (slice_id, ball_id)
-    if cache_key in judge._builders:
-        return judge._builders[cache_key]
+    if cache_key in judge.builders:
+        return judge.builders[cache_key], judge.graders[cache_key]
     ctx = judge.ctx
-    found: dict[str, str] = {}
+    builders: dict[str, str] = {}
+    graders: dict[str, str] = {}
     branch = f"refs/heads/{ctx.config.ball_branch(slice_id, ball_id)}"
     pushed = ctx.update_of(branch)
     tip = pushed.new if pushed is not None and pushed.new else ctx.objects.ref(branch)
@@ -92,23 +99,28 @@ def builder_keys(judge: Judge, slice_id: str, ball_id: str, ledger_tip: str) -> 
         for commit in ctx.objects.new_commits(tip, [spine] if spine else []):
             fp = signer_fingerprint(commit)
             if fp:
-                found.setdefault(fp, f"signed round commit {commit.id.decode()[:12]} of it")
-    _ledger_builders(judge, slice_id, ball_id, ledger_tip, found)
-    judge._builders[cache_key] = found
-    return found
+                builders.setdefault(fp, f"signed round commit {commit.id.decode()[:12]} of it")
+    ledger = ctx.ledger_tip()
+    if ledger is not None:
+        _ledger_actors(judge, slice_id, ball_id, ledger, builders, graders)
+    judge.builders[cache_key], judge.graders[cache_key] = builders, graders
+    return builders, graders
 
 
-def _ledger_builders(judge: Judge, slice_id: str, ball_id: str, tip: str,
-                     found: dict[str, str]) -> None:
+def _ledger_actors(judge: Judge, slice_id: str, ball_id: str, tip: str,
+                   builders: dict[str, str], graders: dict[str, str]) -> None:
     store = judge.ctx.objects.store
-    episodes = layout.ball_dir(slice_id, ball_id) + "/episodes"
+    folder = layout.ball_dir(slice_id, ball_id)
     for commit in ledger_line(store, tip):
         fp = signer_fingerprint(commit)
         if not fp:
             continue
-        for path, raw in added_under(store, commit, episodes, _load):
-            if isinstance(raw, dict) and roles.record_key(raw) in roles.BUILDING:
-                found.setdefault(fp, f"signed the {roles.record_key(raw)} record {path}")
+        for path, raw in added_under(store, commit, folder, _load):
+            key = roles.record_key(raw) if isinstance(raw, dict) else ""
+            if key in roles.BUILDING:
+                builders.setdefault(fp, f"signed the {key} record {path}")
+            elif key in roles.GRADING:
+                graders.setdefault(fp, f"signed the {key} record {path}")
 
 
 def _release_by_taker(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
