@@ -31,6 +31,14 @@ class Judge:
     now: int = field(default_factory=lambda: int(time.time()))
     builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     graders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    _ledger: list[dict[tuple[str, str, str], dict[str, str]]] = field(default_factory=list)
+
+    def ledger_actors(self) -> dict[tuple[str, str, str], dict[str, str]]:
+        if not self._ledger:
+            from leapgit.hookimpl.rules.signed_ledger import ledger_actors
+
+            self._ledger.append(ledger_actors(self))
+        return self._ledger[0]
 
     def signed(self, ref: str, commit: Commit, what: str, need: frozenset[str],
                path: str | None = None) -> Standing | Refusal:

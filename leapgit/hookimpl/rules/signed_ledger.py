@@ -100,27 +100,32 @@ def ball_actors(judge: Judge, slice_id: str, ball_id: str,
             fp = signer_fingerprint(commit)
             if fp:
                 builders.setdefault(fp, f"signed round commit {commit.id.decode()[:12]} of it")
-    ledger = ctx.ledger_tip()
-    if ledger is not None:
-        _ledger_actors(judge, slice_id, ball_id, ledger, builders, graders)
+    ledger = judge.ledger_actors()
+    for fp, what in ledger.get(("b",) + cache_key, {}).items():
+        builders.setdefault(fp, what)
+    graders.update(ledger.get(("g",) + cache_key, {}))
     judge.builders[cache_key], judge.graders[cache_key] = builders, graders
     return builders, graders
 
 
-def _ledger_actors(judge: Judge, slice_id: str, ball_id: str, tip: str,
-                   builders: dict[str, str], graders: dict[str, str]) -> None:
+def ledger_actors(judge: Judge) -> dict[tuple[str, str, str], dict[str, str]]:
+    """One walk of the ledger as this push leaves it: ("b"|"g", slice, ball) ->
+    fingerprint -> the building or grading record it signed."""
     store = judge.ctx.objects.store
-    folder = layout.ball_dir(slice_id, ball_id)
-    for commit in ledger_line(store, tip):
+    tip = judge.ctx.ledger_tip()
+    found: dict[tuple[str, str, str], dict[str, str]] = {}
+    for commit in ledger_line(store, tip) if tip else ():
         fp = signer_fingerprint(commit)
         if not fp:
             continue
-        for path, raw in added_under(store, commit, folder, _load):
+        for path, raw in added_under(store, commit, "slices", _load):
             key = roles.record_key(raw) if isinstance(raw, dict) else ""
-            if key in roles.BUILDING:
-                builders.setdefault(fp, f"signed the {key} record {path}")
-            elif key in roles.GRADING:
-                graders.setdefault(fp, f"signed the {key} record {path}")
+            ball = roles.ball_of(raw) if isinstance(raw, dict) else None
+            if ball is not None:
+                side = "g" if key in roles.GRADING else "b"
+                found.setdefault((side, *ball), {}).setdefault(
+                    fp, f"signed the {key} record {path}")
+    return found
 
 
 def _release_by_taker(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
