@@ -33,12 +33,54 @@ def cli() -> None:
 
 @cli.command("init")
 @click.option("--spine", metavar="BRANCH", help="the protected branch (default: current branch)")
-def init_cmd(spine: str | None) -> None:
+@click.option("--signing", is_flag=True, help="set up a signing key and the signer policy")
+@click.option("--key", type=click.Path(path_type=Path), help="--signing: an existing SSH key")
+@click.option("--new-key", type=click.Path(path_type=Path),
+              help="--signing: create an ed25519 key here (no passphrase; use an agent "
+                   "and --key for a protected one)")
+@click.option("--name", help="--signing: your name in the policy (principals ROLE:NAME)")
+@click.option("--role", "roles", multiple=True,
+              type=click.Choice(["builder", "scorer", "integrator", "admin"]),
+              help="--signing: a role of this key (repeat; default admin and integrator)")
+@click.option("--require/--no-require", default=None,
+              help="--signing: make the server require signatures (signing.require)")
+def init_cmd(spine: str | None, signing: bool, key: Path | None, new_key: Path | None,
+             name: str | None, roles: tuple[str, ...], require: bool | None) -> None:
     """Write .leap/config.yaml and start the ledger branch (idempotent)."""
     from leapgit import report
     from leapgit.commands.init import init
 
-    _emit(report.init_lines(init(spine=spine)))
+    choice = _signing_choice(key, new_key, name, roles, require) if signing else None
+    _emit(report.init_lines(init(spine=spine, signing=choice)))
+
+
+def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
+                    roles: tuple[str, ...], require: bool | None) -> Any:
+    """Ask for what the flags left out (an interactive walk-through on a terminal)."""
+    from leapgit.commands.init import SigningChoice
+
+    if key and new_key:
+        raise click.UsageError("pass --key or --new-key, not both")
+    if not key and not new_key:
+        click.echo("leapgit signs every ledger record with your SSH key (README "
+                   "\"Roles and signatures\").")
+        path = Path(click.prompt("SSH private key to sign with",
+                                 default=str(Path("~/.ssh/id_ed25519").expanduser())))
+        if path.expanduser().exists():
+            key = path
+        elif click.confirm(f"{path} does not exist; create a new ed25519 key there?",
+                           default=True):
+            new_key = path
+        else:
+            raise click.UsageError("no key chosen")
+    if not name:
+        name = click.prompt("your name in the policy", default=os.environ.get("USER", "me"))
+    if not roles:
+        roles = tuple(click.prompt("roles of this key (comma-separated: builder, scorer, "
+                                   "integrator, admin)", default="admin,integrator"
+                                   ).replace(" ", "").split(","))
+    return SigningChoice(key=(key or new_key), create=new_key is not None,  # type: ignore[arg-type]
+                         name=str(name), roles=roles, require=require)
 
 
 @cli.group("slice")
@@ -173,6 +215,25 @@ def round_cmd(ctx: click.Context, slice_id: str, ball_id: str, outcome: str,
     result = close(slice_id, ball_id, int(outcome), evidence)  # type: ignore[arg-type]
     _emit(report.round_lines(result))
     ctx.exit({1: EXIT_OK, 0: EXIT_HOLD, -1: EXIT_RULE}[result.recorded.receipt.outcome])
+
+
+@cli.command("audit-signatures")
+@click.option("--require-signatures", "require", is_flag=True,
+              help="fail on any unsigned record or merge, too")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@click.pass_context
+def audit_signatures_cmd(ctx: click.Context, require: bool, as_json: bool) -> None:
+    """Verify every ledger and spine-merge signature against the policy of its time."""
+    from leapgit import report
+    from leapgit.commands.audit_signatures import audit_signatures_command
+    from leapgit.errors import EXIT_OK, EXIT_RULE
+
+    result = audit_signatures_command(require=require)
+    if as_json:
+        _emit_json(result.to_json())
+    else:
+        _emit(report.signature_audit_lines(result))
+    ctx.exit(EXIT_RULE if result.failed else EXIT_OK)
 
 
 @cli.group("worktree")

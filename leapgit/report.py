@@ -12,6 +12,8 @@ from leapgit.records.types import OUTCOME_NAMES
 from leapgit.slices.check import CheckedSlice
 
 if TYPE_CHECKING:
+    from leapgit.commands.audit_signatures import SignatureAudit
+    from leapgit.signing.audit import Presence
     from leapgit.worktrees.check import CheckResult
     from leapgit.worktrees.closeround import RoundClosed
     from leapgit.worktrees.prune import PruneLine
@@ -26,7 +28,21 @@ def init_lines(r: InitResult) -> list[str]:
         f"config  {r.config_path} ({'written' if r.config_written else 'kept'})",
         f"ledger  {r.ledger_ref} at {r.ledger_commit[:12]} "
         f"({'started' if r.ledger_created else 'already there'})",
-    ] + ([f"hooks   {r.hooks}"] if r.hooks else [])
+    ] + ([f"hooks   {r.hooks}"] if r.hooks else []) + _signing_setup_lines(r)
+
+
+def _signing_setup_lines(r: InitResult) -> list[str]:
+    s = r.signing
+    if s is None:
+        return []
+    policy = f"added {','.join(s.principals)}" if s.line_added else "already names this key"
+    out = [f"key     {s.key} ({'created' if s.key_created else 'chosen'}), {s.fingerprint}",
+           f"policy  {s.policy_path} ({policy})",
+           "signing every ledger commit with it (git config leap.signingKey)"]
+    if s.require is not None:
+        out.append(f"server  signing.require: {str(s.require).lower()} in .leap/config.yaml "
+                   "(commit it and the policy to the spine)")
+    return out
 
 
 def check_lines(c: CheckedSlice) -> list[str]:
@@ -48,8 +64,9 @@ def cut_lines(r: CutResult) -> list[str]:
 
 
 def status_lines(s: Status) -> list[str]:
+    signed = signature_presence_lines(s.signatures)
     if not s.slices:
-        return ["no slices yet: write a draft and run `leap slice cut FILE`"]
+        return ["no slices yet: write a draft and run `leap slice cut FILE`", *signed]
     out: list[str] = []
     for sl in s.slices:
         rec = sl.record
@@ -72,6 +89,7 @@ def status_lines(s: Status) -> list[str]:
                     line += f"  after {', '.join(deps)}"
                 out.append(line)
                 out.extend(_throw_detail(sl.standing.get(b.ball)))
+    out.extend(signed)
     return out
 
 
@@ -190,3 +208,30 @@ def prune_lines(lines: list[PruneLine]) -> list[str]:
         return ["nothing to prune"]
     return [f"{p.slice}/{p.ball}: {p.why}" + (f" ({p.worktree})" if p.worktree else "")
             for p in lines]
+
+
+def signature_audit_lines(a: SignatureAudit) -> list[str]:
+    out = [f"{f.branch:<6} {f.commit[:12]}  {f.kind:<15} {f.message}"
+           + (f"  [{', '.join(f.paths[:3])}{' ...' if len(f.paths) > 3 else ''}]"
+              if f.paths else "")
+           for f in a.findings if not f.ok]
+    ok, unsigned = a.count("ok"), a.count("unsigned")
+    total = len(a.findings)
+    mode = "signatures required" if a.require else "unsigned records allowed"
+    verdict = "FAILED" if a.failed else "passed"
+    out.append(f"signatures: {ok} of {total} good, {unsigned} unsigned, "
+               f"{total - ok - unsigned} bad ({mode}): audit {verdict}")
+    return out
+
+
+def signature_presence_lines(p: Presence | None) -> list[str]:
+    if p is None or p.commits == 0:
+        return []
+    if not p.unsigned_commits:
+        return [f"signatures: all {p.commits} ledger commits signed "
+                "(`leap audit-signatures` verifies them)"]
+    shown = ", ".join(p.unsigned_records[:5])
+    more = (f" and {len(p.unsigned_records) - 5} more (`leap audit-signatures` lists them)"
+            if len(p.unsigned_records) > 5 else "")
+    return [f"signatures: {p.unsigned_commits} of {p.commits} ledger commits are UNSIGNED; "
+            f"unsigned records: {shown}{more}"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import UsageError
@@ -12,6 +13,20 @@ from leapgit.records import yamlio
 from leapgit.records.config import CONFIG_PATH, parse_config
 from leapgit.timeutil import now_iso
 from leapgit.workspace import open_workspace
+
+if TYPE_CHECKING:
+    from leapgit.commands.init_signing import SigningSetup
+
+
+@dataclass(frozen=True)
+class SigningChoice:
+    """What ``leap init --signing`` was told (or asked for): see ``init_signing``."""
+
+    key: Path
+    create: bool
+    name: str
+    roles: tuple[str, ...]
+    require: bool | None
 
 CONFIG_TEMPLATE = """\
 # leapgit configuration. Every key is checked against schemas/config.schema.json.
@@ -54,6 +69,7 @@ class InitResult:
     ledger_commit: str
     ledger_created: bool
     hooks: str = ""
+    signing: SigningSetup | None = None
 
 
 def default_spine(root: Path) -> str:
@@ -62,7 +78,8 @@ def default_spine(root: Path) -> str:
     return name or "main"
 
 
-def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
+def init(start: Path | str = ".", spine: str | None = None,
+         signing: SigningChoice | None = None) -> InitResult:
     ws = open_workspace(start)
     if ws.paths.top is None:
         raise UsageError(
@@ -93,6 +110,13 @@ def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
             f"{CONFIG_PATH} already names spine {ws.config.spine!r}", file=str(CONFIG_PATH),
             field="spine", hint="edit the file to change the spine",
         )
+    setup = None
+    if signing is not None:  # before the ledger's first commit, so that one is signed too
+        from leapgit.commands.init_signing import setup_signing
+
+        setup = setup_signing(root, key=signing.key, create=signing.create, name=signing.name,
+                              roles=signing.roles, require=signing.require)
+        ws = open_workspace(root)
     root_record = yamlio.dumps(
         {"kind": "ledger", "format": 1, "created_at": now_iso(), "spine": ws.config.spine}
     )
@@ -101,7 +125,7 @@ def init(start: Path | str = ".", spine: str | None = None) -> InitResult:
     return InitResult(
         root=root, config_path=config_path, config_written=written,
         ledger_ref=ws.config.ledger_ref, ledger_commit=commit, ledger_created=created,
-        hooks=_install_hooks(root),
+        hooks=_install_hooks(root), signing=setup,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from leapgit.ledger import query
 from leapgit.records.types import SliceRecord
+from leapgit.signing.audit import Presence, signature_presence
 from leapgit.workspace import open_workspace
 from leapgit.worktrees.readiness import BallStanding, assess
 
@@ -66,11 +67,16 @@ class Status:
     ledger_commit: str | None
     round_limit: int
     slices: tuple[SliceStatus, ...]
+    signatures: Presence | None = None
 
     def to_json(self) -> dict[str, Any]:
+        sig = self.signatures
         return {
             "ledger_ref": self.ledger_ref, "ledger_commit": self.ledger_commit,
             "slices": [s.to_json(self.round_limit) for s in self.slices],
+            "signatures": None if sig is None else {
+                "commits": sig.commits, "unsigned_commits": sig.unsigned_commits,
+                "unsigned_records": list(sig.unsigned_records)},
         }
 
 
@@ -85,4 +91,5 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
             out.append(SliceStatus(rec, balls, depends, assess(view, rec)))
-    return Status(ws.config.ledger_ref, view.commit, ws.config.round_limit, tuple(out))
+        signed = signature_presence(ledger.repo, ws.config.ledger_ref)
+    return Status(ws.config.ledger_ref, view.commit, ws.config.round_limit, tuple(out), signed)

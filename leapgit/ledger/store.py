@@ -25,8 +25,11 @@ from leapgit.gitobj import oid, refname
 from leapgit.ledger.layout import ROOT_RECORD
 
 if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
     from dulwich.objects import Tree
     from dulwich.repo import Repo
+
+    from leapgit.signing.sign import Signer
 
 DEFAULT_REF = "refs/heads/leap/ledger"
 LOCK_TIMEOUT = 60.0
@@ -45,14 +48,18 @@ _TREE_CACHE_MAX = 4096
 
 
 def cached_tree(repo: Repo, sha: bytes) -> Tree:
-    cache = _tree_caches.setdefault(str(getattr(repo.object_store, "path", id(repo))), {})
+    return cached_tree_in(repo.object_store, sha)
+
+
+def cached_tree_in(store: BaseObjectStore, sha: bytes) -> Tree:
+    cache = _tree_caches.setdefault(str(getattr(store, "path", id(store))), {})
     tree = cache.get(sha)
     if tree is None:
         try:
-            tree = repo.object_store[oid(sha)]  # type: ignore[assignment]
+            tree = store[oid(sha)]  # type: ignore[assignment]
         except KeyError:
             raise LedgerCorrupt(
-                f"object {sha.decode()} is missing from {repo.object_store}",
+                f"object {sha.decode()} is missing from {store}",
                 hint="the repository is damaged: run `git fsck` and restore it from a clone",
             ) from None
         if len(cache) > _TREE_CACHE_MAX:
@@ -176,14 +183,20 @@ class LedgerView:
 
 
 class Ledger(AbstractContextManager["Ledger"]):
-    """Open with ``Ledger(common_git_dir, ref)``; always close it (``with``)."""
+    """Open with ``Ledger(common_git_dir, ref)``; always close it (``with``).
 
-    def __init__(self, git_dir: Path, ref: str = DEFAULT_REF) -> None:
+    Every commit it writes is signed when a key is configured (``signing.sign``:
+    ``LEAP_SIGNING_KEY``, git's ``leap.signingKey``, or ``user.signingKey`` with
+    ``gpg.format=ssh``); ``signer`` overrides that: a ``Signer``, or ``None`` for unsigned."""
+
+    def __init__(self, git_dir: Path, ref: str = DEFAULT_REF,
+                 signer: Signer | None | bool = True) -> None:
         from dulwich.repo import Repo
 
         self.git_dir = Path(git_dir)
         self.ref = ref
         self._ref_b = ref.encode()
+        self._signer_choice = signer
         try:
             self.repo = Repo(str(self.git_dir))
         except Exception as exc:  # dulwich raises NotGitRepository and friends
@@ -514,8 +527,20 @@ class Ledger(AbstractContextManager["Ledger"]):
         commit.author_timezone = commit.commit_timezone = tz
         commit.encoding = b"UTF-8"
         commit.message = message
+        signer = self.signer()
+        if signer is not None:
+            signer.sign(commit)  # the signature is part of the id: sign before storing
         store.add_object(commit)
         return commit.id
+
+    def signer(self) -> Signer | None:
+        """The acting key, resolved once from the environment and git's config."""
+        from leapgit.signing.sign import Signer, configured_signer
+
+        if self._signer_choice is True:
+            self._signer_choice = configured_signer(self.repo.get_config_stack())
+        choice = self._signer_choice
+        return choice if isinstance(choice, Signer) else None
 
     def _put_tree(self, base: bytes | None, changes: dict[bytes, object]) -> bytes:
         """Write a new tree: ``base`` plus ``changes`` (name -> blob id, or a nested dict).
@@ -547,6 +572,27 @@ class Ledger(AbstractContextManager["Ledger"]):
             except KeyError:
                 pass
         ident = f"{_ident(name) or 'leapgit'} <{_ident(email) or 'leapgit@localhost'}>".encode()
+        pinned = _pinned_date(os.environ.get("GIT_COMMITTER_DATE"))
+        if pinned is not None:
+            return ident, *pinned
         when = int(time.time())
         tz = -time.timezone if not time.localtime(when).tm_isdst else -time.altzone
         return ident, when, tz
+
+
+def _pinned_date(value: str | None) -> tuple[int, int] | None:
+    """git's raw ``GIT_COMMITTER_DATE`` (``<seconds> <+hhmm>`` or ``@<seconds>``), honoured
+    like git does; the time a signature is judged at (S2) is this committer time."""
+    if not value:
+        return None
+    parts = value.strip().lstrip("@").split()
+    try:
+        when = int(parts[0])
+        zone = parts[1] if len(parts) > 1 else "+0000"
+        sign = -1 if zone.startswith("-") else 1
+        offset = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+    except (ValueError, IndexError):
+        raise UsageError(f"GIT_COMMITTER_DATE={value!r} is not a raw git date",
+                         hint="leapgit reads '<seconds> <+hhmm>' or '@<seconds>'; unset it "
+                              "to use the clock") from None
+    return when, offset

@@ -388,6 +388,7 @@ class Config:
     builder_command: str | None = None
     builder_timeout: float = 1800.0
     builder_identity: str | None = None
+    signing_required: bool = False  # S1-S6, enforced by the server's pre-receive
     tribunal: TribunalConfig = field(default_factory=TribunalConfig)
 
     @classmethod
@@ -401,6 +402,7 @@ class Config:
             builder_command=builder.get("command"),
             builder_timeout=builder.get("timeout", 1800.0),
             builder_identity=builder.get("identity"),
+            signing_required=bool((raw.get("signing") or {}).get("require", False)),
             tribunal=TribunalConfig.from_dict(raw.get("tribunal")),
         )
 

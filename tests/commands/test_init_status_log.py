@@ -58,7 +58,10 @@ def test_status_shows_waves_and_json(repo: Path, tmp_path: Path) -> None:
     assert lines[0].startswith("slice s1  spine integrator")
     assert lines[1:] == ["  wave 0", "    a  ready       round 0/4", "      ready to throw (L5)",
                          "  wave 1", "    b  waiting     round 0/4  after a",
-                         "      waiting: dependency a has not passed (1) yet"]
+                         "      waiting: dependency a has not passed (1) yet",
+                         "signatures: 2 of 2 ledger commits are UNSIGNED; unsigned records: "
+                         "LEDGER.yaml, slices/s1/balls/a/ball.yaml, slices/s1/balls/b/ball.yaml, "
+                         "slices/s1/slice.yaml"]
     data = json.loads(leap_inproc("status", "s1", "--json", cwd=repo).out)
     assert [[b["ball"] for b in w] for w in data["slices"][0]["waves"]] == [["a"], ["b"]]
     assert data["slices"][0]["waves"][1][0]["depends_on"] == ["a"]

@@ -13,6 +13,7 @@ from leapgit.records.types import Config
 
 if TYPE_CHECKING:
     from leapgit.ledger.store import LedgerView
+    from leapgit.signing.policy import Policy
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class PushContext:
     pusher_problem: str | None = None  # a signed push git did not accept
     notes: list[str] = field(default_factory=list)
     _views: dict[str | None, LedgerView] = field(default_factory=dict)
+    _policy: list[Policy] = field(default_factory=list)
 
     @property
     def spine_ref(self) -> str:
@@ -89,6 +91,19 @@ class PushContext:
         if tip not in self._views:
             self._views[tip] = LedgerView(self.objects.repo, tip)
         return self._views[tip]
+
+    def signing_policy(self) -> Policy:
+        """``.leap/allowed_signers`` at the spine's tip before this push (a push cannot
+        loosen its own rules); an empty policy, trusting no key, when there is none."""
+        if not self._policy:
+            from leapgit.signing.history import policy_at
+            from leapgit.signing.policy import Policy
+
+            tip = self.objects.ref(self.spine_ref)
+            found = policy_at(self.objects.store, self.objects.commit(tip).tree,
+                              f"{self.spine_ref}:.leap/allowed_signers") if tip else None
+            self._policy.append(found or Policy(source=f"{self.spine_ref} (no policy)"))
+        return self._policy[0]
 
     def note(self, text: str) -> None:
         if text not in self.notes:

@@ -10,6 +10,7 @@ from leapgit.hookimpl.rules.refusal import Refusal
 def check_push(ctx: PushContext) -> list[Refusal]:
     from leapgit.hookimpl.rules.balls import ball_of_ref, check_ball_update
     from leapgit.hookimpl.rules.ledger import check_ledger_update
+    from leapgit.hookimpl.rules.signatures import check_signatures
     from leapgit.hookimpl.rules.spine import check_spine_update
 
     out: list[Refusal] = []
@@ -21,6 +22,7 @@ def check_push(ctx: PushContext) -> list[Refusal]:
             out.extend(check_spine_update(ctx, upd))
         elif ball_of_ref(ctx.config, upd.ref) is not None:
             out.extend(check_ball_update(ctx, upd))
+    out.extend(check_signatures(ctx))  # S1-S6, only when the spine's config requires them
     return out
 
 

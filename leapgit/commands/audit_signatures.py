@@ -1,0 +1,38 @@
+"""`leap audit-signatures`: verify every signature in the ledger history and every spine
+merge against the policy in force when it was made (``signing.audit``). Unsigned records
+are reported and pass, unless ``--require-signatures``; any other finding fails."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from leapgit.signing.audit import SignatureFinding, audit_signatures
+from leapgit.workspace import open_workspace
+
+
+@dataclass(frozen=True)
+class SignatureAudit:
+    findings: tuple[SignatureFinding, ...]
+    require: bool
+
+    @property
+    def failed(self) -> tuple[SignatureFinding, ...]:
+        return tuple(f for f in self.findings
+                     if not f.ok and (self.require or not f.unsigned))
+
+    def count(self, kind: str) -> int:
+        return sum(1 for f in self.findings if f.kind == kind)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"require_signatures": self.require, "passed": not self.failed,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def audit_signatures_command(start: Path | str = ".", require: bool = False) -> SignatureAudit:
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        ledger.require()
+        found = audit_signatures(ledger.repo, ws.config.ledger_ref, ws.config.spine)
+    return SignatureAudit(tuple(found), require or ws.config.signing_required)

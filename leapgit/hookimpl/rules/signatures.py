@@ -1,0 +1,122 @@
+"""Signature rules (S1-S6, ``leapgit.signing``), enforced when the spine's config says
+``signing: {require: true}``: every new ledger commit, ball round and spine merge is signed
+by a key the spine's policy names, valid at the commit's time and now, holding the role its
+records need; the builder never grades itself; one integrator key per lease; an admin
+signs every policy change. Each refusal names the rule, the commit, the key and the role."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from leapgit.hookimpl.rules.context import PushContext, RefUpdate
+from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.signing import roles
+from leapgit.signing.policy import Policy, Standing
+from leapgit.signing.verify import SignatureProblem, signature_of, standing
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+
+SIGN_HINT = "sign with a key the spine's .leap/allowed_signers names {role}:<name>"
+
+
+@dataclass
+class Judge:
+    """One push's signature checks: the policy before the push, the push's clock."""
+
+    ctx: PushContext
+    policy: Policy
+    now: int = field(default_factory=lambda: int(time.time()))
+    builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    graders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    _ledger: list[dict[tuple[str, str, str], dict[str, str]]] = field(default_factory=list)
+
+    def ledger_actors(self) -> dict[tuple[str, str, str], dict[str, str]]:
+        if not self._ledger:
+            from leapgit.hookimpl.rules.signed_ledger import ledger_actors
+
+            self._ledger.append(ledger_actors(self))
+        return self._ledger[0]
+
+    def signed(self, ref: str, commit: Commit, what: str, need: frozenset[str],
+               path: str | None = None) -> Standing | Refusal:
+        """The key's standing, or a refusal saying what the signature lacks."""
+        try:
+            return standing(self.policy, signature_of(commit), self.now)
+        except SignatureProblem as exc:
+            key = f" (key {exc.fingerprint})" if exc.fingerprint and \
+                exc.fingerprint not in exc.reason else ""
+            return Refusal(exc.rule, ref, commit.id.decode(), path,
+                           f"{exc.reason}{key}; {what} needs a key with role "
+                           f"{' or '.join(sorted(need))}", exc.problems[0].hint or "")
+
+    def lacks(self, ref: str, commit: Commit, who: Standing, need: frozenset[str],
+              what: str, path: str | None = None) -> Refusal | None:
+        if who.roles & need:
+            return None
+        role = " or ".join(sorted(need))
+        held = ", ".join(sorted(who.roles)) or "none"
+        return Refusal("S3", ref, commit.id.decode(), path, f"{what} signed by {who.who()}, "
+                       f"which lacks role {role} (holds: {held})",
+                       SIGN_HINT.format(role=sorted(need)[0]))
+
+
+def check_signatures(ctx: PushContext) -> list[Refusal]:
+    if not ctx.config.signing_required:
+        return []
+    from leapgit.hookimpl.rules.balls import MALFORMED, ball_of_ref
+    from leapgit.hookimpl.rules.signed_ledger import check_ledger_signatures
+    from leapgit.hookimpl.rules.signed_spine import check_spine_signatures
+
+    judge = Judge(ctx, ctx.signing_policy())
+    _verify_up_front(ctx)
+    out: list[Refusal] = []
+    for upd in ctx.updates:
+        if upd.new is None or not ctx.objects.has(upd.new):
+            continue
+        if upd.ref == ctx.config.ledger_ref:
+            out.extend(check_ledger_signatures(judge, upd))
+        elif upd.ref == ctx.spine_ref:
+            out.extend(check_spine_signatures(judge, upd))
+        elif ball_of_ref(ctx.config, upd.ref) not in (None, MALFORMED):
+            out.extend(_check_rounds(judge, upd))
+    return out
+
+
+def _verify_up_front(ctx: PushContext) -> None:
+    """Every pushed commit's signature, checked side by side before the rules read them."""
+    from leapgit.signing.verify import check_many
+
+    spine = ctx.objects.ref(ctx.spine_ref)
+    commits = []
+    for upd in ctx.updates:
+        if upd.new is not None and ctx.objects.has(upd.new):
+            stop = [x for x in (upd.old, None if upd.ref == ctx.spine_ref else spine) if x]
+            commits.extend(ctx.objects.new_commits(upd.new, stop))
+    check_many(commits)
+
+
+def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
+    """S1-S3 on ball branches: every round a builder's signed commit, so that who built a
+    ball is known when its grading is pushed (S4)."""
+    assert upd.new is not None
+    from leapgit.hookimpl.rules.balls import ball_of_ref
+    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
+
+    ctx = judge.ctx
+    ball = ball_of_ref(ctx.config, upd.ref)
+    assert ball is not None
+    spine = ctx.objects.ref(ctx.spine_ref)
+    out: list[Refusal] = []
+    for commit in ctx.objects.new_commits(upd.new, [x for x in (upd.old, spine) if x]):
+        need = frozenset({roles.BUILDER})
+        who = judge.signed(upd.ref, commit, "a ball round", need)
+        if isinstance(who, Refusal):
+            out.append(who)
+            continue
+        lack = judge.lacks(upd.ref, commit, who, need, "a ball round")
+        out.extend([lack] if lack is not None else builds_and_grades(
+            judge, upd.ref, commit.id.decode(), who, None, "round", *ball))
+    return out

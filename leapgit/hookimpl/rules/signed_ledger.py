@@ -1,0 +1,141 @@
+"""Signature rules on the ledger: S1-S3 per commit and record, S4 (the builder and the
+thrower never grade the ball), S5 (a lease is released by the key that took it)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from leapgit.errors import LeapError
+from leapgit.hookimpl.rules.context import RefUpdate
+from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.ledger import layout
+from leapgit.signing import roles
+from leapgit.signing.history import added_records, added_under, adding_commit, ledger_line
+from leapgit.signing.verify import signer_fingerprint
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+
+    from leapgit.hookimpl.rules.signatures import Judge
+    from leapgit.signing.policy import Standing
+
+
+def _load(data: bytes, path: str) -> dict[str, Any] | None:
+    from leapgit.records import yamlio
+
+    try:
+        raw = yamlio.loads(data, path)
+    except LeapError:
+        return None  # the ledger rules refuse it (L8)
+    return raw if isinstance(raw, dict) else None
+
+
+def check_ledger_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
+    assert upd.new is not None
+    out: list[Refusal] = []
+    for commit in judge.ctx.objects.new_commits(upd.new, [upd.old] if upd.old else []):
+        out.extend(_check_commit(judge, upd.ref, commit))
+    return out
+
+
+def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
+    store = judge.ctx.objects.store
+    records = [(p, r) for p, r in added_records(store, commit, _load) if isinstance(r, dict)]
+    first = records[0] if records else ("", {})
+    need = roles.roles_for(first[1]) if records else frozenset({roles.ADMIN})
+    what = f"a {roles.record_key(first[1])} record" if records else "a ledger commit"
+    who = judge.signed(ref, commit, what, need, first[0] or None)
+    if isinstance(who, Refusal):
+        return [who]
+    out: list[Refusal] = []
+    for path, raw in records:
+        key = roles.record_key(raw)
+        lack = judge.lacks(ref, commit, who, roles.roles_for(raw), f"a {key} record", path)
+        if lack is not None:
+            out.append(lack)
+            continue
+        ball = roles.ball_of(raw)
+        if ball is not None:
+            out.extend(builds_and_grades(judge, ref, commit.id.decode(), who, path, key,
+                                          *ball))
+        if raw.get("kind") == "lease" and raw.get("action") == "release":
+            out.extend(_release_by_taker(judge, ref, commit, who, path, raw))
+    return out
+
+
+def builds_and_grades(judge: Judge, ref: str, sha: str, who: Standing, path: str | None,
+                       key: str, slice_id: str, ball_id: str) -> list[Refusal]:
+    """S4 (L7, L9, T4; L3): no key both builds (or throws) and grades one ball, in either
+    order: a grading record from a builder's key, or a building record or round from a
+    grader's key, is refused."""
+    builders, graders = ball_actors(judge, slice_id, ball_id)
+    grading = key in roles.GRADING
+    acted = (builders if grading else graders).get(who.fingerprint)
+    if acted is None:
+        return []
+    return [Refusal("S4", ref, sha, path, f"a {key} for {slice_id}/{ball_id} signed by "
+                    f"{who.who()}, which {acted}: it lacks the role of "
+                    f"{'an independent scorer' if grading else 'an independent builder'} "
+                    "(the builder never grades itself)",
+                    "one key builds a ball, another grades it")]
+
+
+def ball_actors(judge: Judge, slice_id: str, ball_id: str,
+                ) -> tuple[dict[str, str], dict[str, str]]:
+    """(builders, graders) of a ball as the ledger and its branch stand once this push
+    lands: fingerprint -> what it did. Keys are read from the signatures without crypto:
+    each one was verified when it was pushed (S1)."""
+    cache_key = (slice_id, ball_id)
+    if cache_key in judge.builders:
+        return judge.builders[cache_key], judge.graders[cache_key]
+    ctx = judge.ctx
+    builders: dict[str, str] = {}
+    graders: dict[str, str] = {}
+    branch = f"refs/heads/{ctx.config.ball_branch(slice_id, ball_id)}"
+    pushed = ctx.update_of(branch)
+    tip = pushed.new if pushed is not None and pushed.new else ctx.objects.ref(branch)
+    if tip is not None:
+        spine = ctx.objects.ref(ctx.spine_ref)
+        for commit in ctx.objects.new_commits(tip, [spine] if spine else []):
+            fp = signer_fingerprint(commit)
+            if fp:
+                builders.setdefault(fp, f"signed round commit {commit.id.decode()[:12]} of it")
+    ledger = judge.ledger_actors()
+    for fp, what in ledger.get(("b",) + cache_key, {}).items():
+        builders.setdefault(fp, what)
+    graders.update(ledger.get(("g",) + cache_key, {}))
+    judge.builders[cache_key], judge.graders[cache_key] = builders, graders
+    return builders, graders
+
+
+def ledger_actors(judge: Judge) -> dict[tuple[str, str, str], dict[str, str]]:
+    """One walk of the ledger as this push leaves it: ("b"|"g", slice, ball) ->
+    fingerprint -> the building or grading record it signed."""
+    store = judge.ctx.objects.store
+    tip = judge.ctx.ledger_tip()
+    found: dict[tuple[str, str, str], dict[str, str]] = {}
+    for commit in ledger_line(store, tip) if tip else ():
+        fp = signer_fingerprint(commit)
+        if not fp:
+            continue
+        for path, raw in added_under(store, commit, "slices", _load):
+            key = roles.record_key(raw) if isinstance(raw, dict) else ""
+            ball = roles.ball_of(raw) if isinstance(raw, dict) else None
+            if ball is not None:
+                side = "g" if key in roles.GRADING else "b"
+                found.setdefault((side, *ball), {}).setdefault(
+                    fp, f"signed the {key} record {path}")
+    return found
+
+
+def _release_by_taker(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
+                      raw: dict[str, Any]) -> list[Refusal]:
+    """S5: the key that took the lease releases it."""
+    take = layout.lease_path(str(raw["spine"]), int(raw["lease"]), "take")
+    taken = adding_commit(judge.ctx.objects.store, commit.id.decode(), take)
+    taker = signer_fingerprint(taken) if taken is not None else None
+    if taker is None or taker == who.fingerprint:
+        return []
+    return [Refusal("S5", ref, commit.id.decode(), path, f"lease released by {who.who()}, but "
+                    f"taken by key {taker}: it lacks the role of this lease's integrator",
+                    "the integrator who took the lease releases it, with the same key")]

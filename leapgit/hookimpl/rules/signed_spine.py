@@ -1,0 +1,136 @@
+"""Signature rules on the spine: each new first-parent commit signed by an integrator key
+(S1-S3), the key that took the open lease (S5); new policy bytes signed by an admin (S6).
+
+S6 in detail: a spine commit that changes ``.leap/allowed_signers`` or ``.leap/config.yaml``
+(the config holds ``signing.require``) is accepted when it, or the commit among the pushed
+ones that first wrote those exact bytes (the ball's round), is signed by a key holding
+``admin`` in the policy before the push. With no admin in that policy (the policy's first
+arrival), the admins of the new policy itself sign for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from leapgit.hookimpl.rules.context import RefUpdate
+from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.signing import POLICY_PATH, roles
+from leapgit.signing.history import adding_commit, blob_at, policy_at
+from leapgit.signing.policy import Policy, Standing
+from leapgit.signing.verify import SignatureProblem, signature_of, signer_fingerprint, standing
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+
+    from leapgit.hookimpl.rules.signatures import Judge
+
+POLICY_FILES = (POLICY_PATH, ".leap/config.yaml")
+ADMIN = frozenset({roles.ADMIN})
+
+
+def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
+    assert upd.new is not None
+    ctx = judge.ctx
+    if upd.old is None or not ctx.objects.has(upd.old):
+        return []  # the spine's first push: nothing to hold it to (spine rules note it)
+    new = {c.id.decode(): c for c in ctx.objects.new_commits(upd.new, [upd.old])}
+    line: list[Commit] = []
+    sha: str | None = upd.new
+    while sha and sha in new:
+        line.append(new[sha])
+        sha = new[sha].parents[0].decode() if new[sha].parents else None
+    taker = _lease_key(judge)
+    out: list[Refusal] = []
+    for commit in reversed(line):
+        who = judge.signed(upd.ref, commit, "a spine merge", frozenset({roles.INTEGRATOR}))
+        if isinstance(who, Refusal):
+            out.append(who)
+        else:
+            out.extend(_integrator(judge, upd.ref, commit, who, taker))
+        out.extend(_policy_change(judge, upd.ref, commit, list(new.values())))
+    return out
+
+
+def _lease_key(judge: Judge) -> tuple[int, str | None] | None:
+    from leapgit.ledger import layout
+    from leapgit.ledger.leases import active_lease
+
+    ctx = judge.ctx
+    lease = active_lease(ctx.ledger_view(), ctx.config.spine)
+    tip = ctx.ledger_tip()
+    if lease is None or tip is None:
+        return None  # the spine rules refuse a merge without a lease (L9)
+    taken = adding_commit(ctx.objects.store, tip,
+                          layout.lease_path(ctx.config.spine, lease.number, "take"))
+    return lease.number, signer_fingerprint(taken) if taken is not None else None
+
+
+def _integrator(judge: Judge, ref: str, commit: Commit, who: Standing,
+                taker: tuple[int, str | None] | None) -> list[Refusal]:
+    lack = judge.lacks(ref, commit, who, frozenset({roles.INTEGRATOR}), "a spine merge")
+    if lack is not None:
+        return [lack]
+    if taker is None or taker[1] == who.fingerprint:
+        return []
+    number, key = taker
+    return [Refusal("S5", ref, commit.id.decode(), None, f"a spine merge signed by "
+                    f"{who.who()}, but lease {number} was taken by key {key or 'unsigned'}: "
+                    "it lacks the role of the lease holder (one integrator key, L9)",
+                    "the integrator who took the lease merges, with the same key")]
+
+
+def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
+                   ) -> list[Refusal]:
+    """S6: new policy bytes on the spine were signed by an admin."""
+    store = judge.ctx.objects.store
+    parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+    out: list[Refusal] = []
+    for path in POLICY_FILES:
+        blob = blob_at(store, commit.tree, path)
+        if blob == (blob_at(store, parent, path) if parent else None):
+            continue
+        admins = _admin_policy(judge, commit)
+        signers = [commit, *_authors(judge, pushed, path, blob)]
+        verdicts = [_as_admin(judge, admins, c) for c in signers]
+        if any(v is None for v in verdicts):
+            continue
+        why = "; ".join(str(v) for v in verdicts)
+        out.append(Refusal("S6", ref, commit.id.decode(), path, f"a policy change not "
+                           f"signed by an admin key: {why}", "an admin signs the commit that "
+                           "changes the policy (a key the policy names admin:<name>)"))
+    return out
+
+
+def _admin_policy(judge: Judge, commit: Commit) -> Policy:
+    if judge.policy.holders(roles.ADMIN, judge.now):
+        return judge.policy
+    arriving = policy_at(judge.ctx.objects.store, commit.tree)  # first arrival: self-signed
+    return arriving or Policy()
+
+
+def _authors(judge: Judge, pushed: list[Commit], path: str, blob: bytes | None,
+             ) -> list[Commit]:
+    """Pushed non-merge commits that wrote exactly these bytes of ``path``."""
+    store = judge.ctx.objects.store
+    out = []
+    for commit in pushed:
+        if len(commit.parents) != 1 or blob_at(store, commit.tree, path) != blob:
+            continue
+        before = store[commit.parents[0]].tree  # type: ignore[attr-defined]
+        if blob_at(store, before, path) != blob:
+            out.append(commit)
+    return out
+
+
+def _as_admin(judge: Judge, admins: Policy, commit: Commit) -> str | None:
+    """None when an admin signed ``commit``; else what its signature lacks."""
+    sha = commit.id.decode()[:12]
+    try:
+        who = standing(admins, signature_of(commit), judge.now)
+    except SignatureProblem as exc:
+        key = f" (key {exc.fingerprint})" if exc.fingerprint else ""
+        return f"{sha}: {exc.reason}{key}, lacks role admin"
+    if roles.ADMIN in who.roles:
+        return None
+    held = ", ".join(sorted(who.roles)) or "none"
+    return f"{sha} signed by {who.who()}, which lacks role admin (holds: {held})"

@@ -1,0 +1,136 @@
+"""The policy in git: read at a tree, over the spine's history (the policy in force at a
+time), and which ledger commit added a record (its signer acted for it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from leapgit.gitobj import oid
+from leapgit.signing import POLICY_PATH
+from leapgit.signing.policy import Policy, parse_policy
+
+if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
+    from dulwich.objects import Commit
+
+_TREE_MODE = 0o040000
+_parsed: dict[bytes, Policy] = {}  # by blob id: immutable, never stale
+
+
+def blob_at(store: BaseObjectStore, tree: bytes, path: str) -> bytes | None:
+    from dulwich.errors import NotTreeError
+    from dulwich.object_store import tree_lookup_path
+
+    try:
+        mode, sha = tree_lookup_path(store.__getitem__, oid(tree), path.encode())
+    except (KeyError, NotTreeError):
+        return None
+    return None if mode == _TREE_MODE else sha
+
+
+def policy_at(store: BaseObjectStore, tree: bytes, source: str = POLICY_PATH,
+              ) -> Policy | None:
+    """The policy a tree holds, or None when it holds none."""
+    blob = blob_at(store, tree, POLICY_PATH)
+    if blob is None:
+        return None
+    if blob not in _parsed:
+        _parsed[blob] = parse_policy(store[oid(blob)].as_raw_string(), source)
+    return _parsed[blob]
+
+
+@dataclass(frozen=True)
+class PolicyEpoch:
+    since: int  # committer time of the spine commit that put this policy in force
+    commit: str
+    policy: Policy | None
+
+
+def spine_epochs(store: BaseObjectStore, tip: str | None) -> list[PolicyEpoch]:
+    """The spine's first-parent line, oldest first, as the policy each commit held."""
+    out: list[PolicyEpoch] = []
+    sha = tip
+    while sha:
+        commit: Commit = store[oid(sha)]  # type: ignore[assignment]
+        out.append(PolicyEpoch(int(commit.commit_time), sha,
+                               policy_at(store, commit.tree, f"{sha[:12]}:{POLICY_PATH}")))
+        sha = commit.parents[0].decode() if commit.parents else None
+    out.reverse()
+    return out
+
+
+def in_force(epochs: list[PolicyEpoch], when: int) -> PolicyEpoch | None:
+    """The epoch whose policy was in force at ``when``: the newest spine commit not later."""
+    found = None
+    for epoch in epochs:
+        if epoch.since > when:
+            break
+        found = epoch
+    return found
+
+
+def ledger_line(store: BaseObjectStore, tip: str) -> Iterator[Commit]:
+    """The ledger's commits, newest first (it is linear: the server refuses merges, L8)."""
+    sha: bytes | None = oid(tip)
+    while sha is not None:
+        commit: Commit = store[oid(sha)]  # type: ignore[assignment]
+        yield commit
+        sha = commit.parents[0] if commit.parents else None
+
+
+def _entry(store: BaseObjectStore, tree: bytes | None, path: str) -> bytes | None:
+    """The id at ``path`` in ``tree`` (a blob or a tree), through the store's tree cache."""
+    from leapgit.ledger.store import cached_tree_in
+
+    sha = tree
+    for part in path.encode().split(b"/") if path else ():
+        if sha is None:
+            return None
+        try:
+            _mode, sha = cached_tree_in(store, sha)[part]
+        except (KeyError, TypeError, AttributeError):
+            return None
+    return sha
+
+
+def adding_commit(store: BaseObjectStore, tip: str, path: str) -> Commit | None:
+    """The ledger commit that added ``path`` (the ledger is add-only: exactly one)."""
+    for commit in ledger_line(store, tip):
+        parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+        if _entry(store, commit.tree, path) is not None and _entry(store, parent, path) is None:
+            return commit
+    return None
+
+
+def added_under(store: BaseObjectStore, commit: Commit, folder: str,
+                load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
+    """Like ``added_records``, but only below ``folder``; a commit that left the folder's
+    tree as it was costs two lookups, not a diff."""
+    from dulwich.diff_tree import tree_changes
+
+    parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+    new, old = _entry(store, commit.tree, folder), _entry(store, parent, folder)
+    if new is None or new == old:
+        return []
+    out = []
+    for change in tree_changes(store, oid(old) if old else None, oid(new)):
+        if change.type == "add" and change.new is not None and change.new.sha:
+            path = f"{folder}/{(change.new.path or b'').decode('utf-8', 'surrogateescape')}"
+            out.append((path, load(store[change.new.sha].as_raw_string(), path)))
+    return out
+
+
+def added_records(store: BaseObjectStore, commit: Commit,
+                  load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
+    """(path, loaded record) for every file ``commit`` added to its first parent's tree."""
+    from dulwich.diff_tree import tree_changes
+
+    parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+    out = []
+    for change in tree_changes(store, parent, commit.tree):
+        if change.type == "add" and change.new is not None and change.new.sha:
+            path = (change.new.path or b"").decode("utf-8", "surrogateescape")
+            out.append((path, load(store[change.new.sha].as_raw_string(), path)))
+    return out

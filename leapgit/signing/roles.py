@@ -1,0 +1,67 @@
+"""Which role a record needs: the one table (S3), and which records grade a ball (S4).
+
+| record                         | role(s)               | why                                    |
+|--------------------------------|-----------------------|----------------------------------------|
+| ledger (root), slice, ball     | integrator or admin   | cutting is planning for the one spine  |
+| throw                          | integrator or admin   | the thrower hands over (L3)            |
+| receipt, ``claim: true``       | builder               | a builder's claim of its own round     |
+| checkpoint                     | builder               | the builder stops after round four (L6)|
+| receipt, ``claim: false``      | scorer                | a derived outcome: grading (L7)        |
+| pass, score, red               | scorer                | score records (issue 6)                |
+| envelope, routing, verdict,    | scorer                | the scorer convenes the tribunal (T4)  |
+| summary                        |                       |                                        |
+| lease, merge                   | integrator            | one write spine (L9)                   |
+
+A kind missing from the table needs ``admin``: an unknown record fails closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+BUILDER, SCORER, INTEGRATOR, ADMIN = "builder", "scorer", "integrator", "admin"
+
+RECORD_ROLES: Mapping[str, frozenset[str]] = {
+    "ledger": frozenset({INTEGRATOR, ADMIN}),
+    "slice": frozenset({INTEGRATOR, ADMIN}),
+    "ball": frozenset({INTEGRATOR, ADMIN}),
+    "throw": frozenset({INTEGRATOR, ADMIN}),
+    "receipt:claim": frozenset({BUILDER}),
+    "checkpoint": frozenset({BUILDER}),
+    "receipt:derived": frozenset({SCORER}),
+    "pass": frozenset({SCORER}),
+    "score": frozenset({SCORER}),
+    "red": frozenset({SCORER}),
+    "envelope": frozenset({SCORER}),
+    "routing": frozenset({SCORER}),
+    "verdict": frozenset({SCORER}),
+    "summary": frozenset({SCORER}),
+    "lease": frozenset({INTEGRATOR}),
+    "merge": frozenset({INTEGRATOR}),
+}
+UNKNOWN_KIND_ROLES = frozenset({ADMIN})
+GRADING = frozenset({"receipt:derived", "pass", "score", "envelope", "routing", "verdict",
+                     "summary"})
+BUILDING = frozenset({"receipt:claim", "checkpoint", "throw"})  # L3, L9: never grades
+
+
+def record_key(raw: Mapping[str, object]) -> str:
+    """The table's key for a loaded record: its kind, a receipt split by ``claim``."""
+    kind = str(raw.get("kind"))
+    if kind == "receipt":
+        return "receipt:claim" if raw.get("claim", True) else "receipt:derived"
+    return kind
+
+
+def roles_for(raw: Mapping[str, object]) -> frozenset[str]:
+    return RECORD_ROLES.get(record_key(raw), UNKNOWN_KIND_ROLES)
+
+
+def ball_of(raw: Mapping[str, object]) -> tuple[str, str] | None:
+    """(slice, ball) a building or grading record acts on (S4), or None."""
+    if record_key(raw) not in GRADING | BUILDING:
+        return None
+    slice_id, ball_id = raw.get("slice"), raw.get("ball")
+    if isinstance(slice_id, str) and isinstance(ball_id, str):
+        return slice_id, ball_id
+    return None

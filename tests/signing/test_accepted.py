@@ -1,0 +1,55 @@
+"""The whole slice flow with four distinct keys (two builders, a scorer, an integrator)
+is accepted by the server that requires signatures; an admin-signed policy change lands."""
+
+from __future__ import annotations
+
+from tests.hooks.world import remote_refs, run_git
+from tests.signing.world import SLICE, SignedWorld
+from tests.support import git
+
+
+def test_four_keys_slice_flow_is_accepted(fresh: SignedWorld) -> None:
+    w = fresh
+    tree_a = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    tree_b = w.build("b", {"src/b.py": "B = 20\n"}, "bob")
+    w.receipt("a", "alice", claim=True)  # each builder's claim of its own round
+    w.receipt("b", "bob", claim=True)
+    result = w.push(f"leap/ball/{SLICE}/a", f"leap/ball/{SLICE}/b", "leap/ledger")
+    assert result.returncode == 0, result.stderr
+    w.receipt("a", "carol", claim=False, candidate=tree_a, round_no=2)
+    w.receipt("b", "carol", claim=False, candidate=tree_b, round_no=2)
+    w.lease("ivan")
+    merge_a, merge_b = w.merge("a", "ivan"), w.merge("b", "ivan")
+    result = w.push("leap/ledger", "main")
+    assert result.returncode == 0, result.stderr
+    w.lease("ivan", action="release")
+    result = w.push("leap/ledger")
+    assert result.returncode == 0, result.stderr
+    refs = remote_refs(w.bare)
+    assert refs["refs/heads/main"] == merge_b
+    assert git("rev-parse", f"{merge_b}^1", cwd=w.work) == merge_a
+    # git itself reads leapgit's signatures: the policy is an allowed-signers file.
+    allowed = f"gpg.ssh.allowedSignersFile={w.work / '.leap/allowed_signers'}"
+    shown = run_git("-c", allowed, "verify-commit", refs["refs/heads/leap/ledger"], cwd=w.work)
+    assert shown.returncode == 0 and 'Good "git" signature for integrator:ivan' in shown.stderr
+
+
+def test_a_builder_with_scorer_role_grades_another_builders_ball(fresh: SignedWorld) -> None:
+    w = fresh
+    tree_b = w.build("b", {"src/b.py": "B = 20\n"}, "bob")
+    w.receipt("b", "alice", claim=False, candidate=tree_b)  # alice built nothing of b
+    result = w.push(f"leap/ball/{SLICE}/b", "leap/ledger")
+    assert result.returncode == 0, result.stderr
+
+
+def test_an_admin_signed_policy_change_lands(fresh: SignedWorld) -> None:
+    w = fresh
+    policy = (w.work / ".leap/allowed_signers").read_text()
+    # root (admin, and builder) writes the change on the ball branch; ivan lands it.
+    tree = w.build("p", {".leap/allowed_signers": policy + "# reviewed by root\n"}, "root")
+    w.receipt("p", "carol", claim=False, candidate=tree)
+    w.lease("ivan")
+    merge = w.merge("p", "ivan")
+    result = w.push(f"leap/ball/{SLICE}/p", "leap/ledger", "main")
+    assert result.returncode == 0, result.stderr
+    assert remote_refs(w.bare)["refs/heads/main"] == merge

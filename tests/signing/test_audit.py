@@ -1,0 +1,121 @@
+"""`leap audit-signatures` judges each signature by the policy in force when it was made:
+a key retired later (by valid-before, or by leaving the policy) passes for what it signed
+while valid; a signature made after retirement, or an unsigned record when signatures are
+required, fails."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger import layout
+from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
+from leapgit.records.types import Receipt
+from leapgit.signing.policy import fingerprint
+from leapgit.signing.sign import Signer
+from tests.signing.world import CONFIG, FILES, make_key, policy_text
+from tests.support import git, leap, make_repo, write_files
+
+NOW = int(time.time())
+HOUR = 3600
+
+
+def _at(mp: pytest.MonkeyPatch, when: int) -> dict[str, str]:
+    date = f"{when} +0000"
+    mp.setenv("GIT_COMMITTER_DATE", date)
+    mp.setenv("GIT_AUTHOR_DATE", date)
+    return {"GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date}
+
+
+def _claim(repo: Path, key: Path | None, ball: str, round_no: int = 1) -> str:
+    rec = Receipt("s1", ball, 1, round_no, 0, "test", "2024-01-01T00:00:00Z", claim=True)
+    with Ledger(repo / ".git", signer=Signer(str(key)) if key else None) as ledger:
+        return ledger.append({layout.receipt_path("s1", ball, 1, round_no): yamlio.dumps(
+            rec.to_dict())}, f"round {round_no} of {ball}").commit
+
+
+def _throws(repo: Path, key: Path) -> None:
+    from leapgit.records.types import ThrowRecord
+
+    base = git("rev-parse", "HEAD", cwd=repo)
+    with Ledger(repo / ".git", signer=Signer(str(key))) as ledger:
+        ledger.append({layout.throw_path("s1", b, 1): yamlio.dumps(ThrowRecord(
+            "s1", b, 1, 1, base, f"leap/ball/s1/{b}", "2024-01-01T00:00:00Z").to_dict())
+            for b in ("a", "b")}, "throw a and b")
+
+
+@pytest.fixture
+def history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, Path]]:
+    keys = {n: make_key(tmp_path, n) for n in ("root", "ivan", "olga", "ulla", "nick")}
+    v1 = {"root": ["admin:root", "integrator:root"], "ivan": ["integrator:ivan"],
+          "olga": ["builder:olga"], "ulla": ["builder:ulla"]}
+    t0 = NOW - 4 * HOUR
+    env = _at(monkeypatch, t0)
+    repo = make_repo(tmp_path / "work", {**FILES, ".leap/config.yaml": CONFIG.replace(
+        "require: true", "require: false"), ".leap/allowed_signers": policy_text(keys, v1, {})})
+    env = _at(monkeypatch, t0 + 600)
+    assert leap("init", cwd=repo, env={**env, "LEAP_SIGNING_KEY": str(keys["root"])}).code == 0
+    (repo / "slice.yaml").write_text("slice: s1\nspine: integrator\nballs:\n"
+                                     "  - {id: a, goal: g, spec: s, scope: [src/a.py], "
+                                     "proof: 'true', rollback: restore-scope}\n"
+                                     "  - {id: b, goal: g, spec: s, scope: [src/b.py], "
+                                     "proof: 'true', rollback: restore-scope}\n")
+    env = _at(monkeypatch, t0 + 1200)
+    assert leap("slice", "cut", "slice.yaml", cwd=repo,
+                env={**env, "LEAP_SIGNING_KEY": str(keys["ivan"])}).code == 0
+    (repo / "slice.yaml").unlink()
+    _throws(repo, keys["ivan"])
+    _at(monkeypatch, NOW - 3 * HOUR)
+    _claim(repo, keys["olga"], "a")  # olga and ulla sign while their keys are current
+    _claim(repo, keys["ulla"], "b")
+    # policy v2: olga retired two and a half hours ago, ulla removed, nick added
+    retire = time.strftime("%Y%m%d%H%M%SZ", time.gmtime(NOW - 5 * HOUR // 2))
+    v2 = {**{n: p for n, p in v1.items() if n != "ulla"}, "nick": ["builder:nick"]}
+    _at(monkeypatch, NOW - 2 * HOUR)
+    write_files(repo, {".leap/allowed_signers": policy_text(keys, v2, {"olga": retire})})
+    git("commit", "-qam", "policy v2: retire olga and ulla, add nick", cwd=repo)
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    monkeypatch.delenv("GIT_AUTHOR_DATE")
+    return repo, keys
+
+
+def test_retired_and_current_keys_pass_the_audit(history: tuple[Path, dict[str, Path]]) -> None:
+    repo, keys = history
+    _claim(repo, keys["nick"], "a", 2)  # the current key, now
+    result = leap("audit-signatures", cwd=repo)
+    assert result.code == 0, result
+    assert "signatures: 6 of 6 good, 0 unsigned, 0 bad" in result.out
+    result = leap("audit-signatures", "--require-signatures", "--json", cwd=repo)
+    assert result.code == 0, result
+    signers = {f["fingerprint"] for f in json.loads(result.out)["findings"] if f["kind"] == "ok"}
+    for retired in ("olga", "ulla", "nick"):
+        blob = (keys[retired].with_suffix(".pub")).read_text().split()[1]
+        assert fingerprint(base64.b64decode(blob)) in signers
+
+
+def test_a_key_used_after_its_retirement_fails_the_audit(
+        history: tuple[Path, dict[str, Path]]) -> None:
+    repo, keys = history
+    late = _claim(repo, keys["olga"], "b", 2)  # now: past olga's valid-before
+    result = leap("audit-signatures", cwd=repo)
+    assert result.code == 1, result
+    assert f"ledger {late[:12]}  expired-key" in result.out
+    assert "audit FAILED" in result.out
+
+
+def test_unsigned_records_fail_only_when_signatures_are_required(
+        history: tuple[Path, dict[str, Path]]) -> None:
+    repo, _keys = history
+    unsigned = _claim(repo, None, "a", 2)
+    status = leap("status", cwd=repo)
+    assert "signatures: 1 of 6 ledger commits are UNSIGNED; unsigned records: " \
+        "slices/s1/balls/a/episodes/1/receipts/2.yaml" in status.out
+    assert leap("audit-signatures", cwd=repo).code == 0
+    result = leap("audit-signatures", "--require-signatures", cwd=repo)
+    assert result.code == 1, result
+    assert f"ledger {unsigned[:12]}  unsigned        the commit is not signed" in result.out
