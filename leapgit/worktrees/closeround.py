@@ -9,6 +9,7 @@ are restored in its own worktree. Used by `leap round` and by `leap throw --run`
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,7 +20,7 @@ from leapgit.git import GitFailed
 from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
-from leapgit.records.types import OUTCOME_NAMES, BallRecord
+from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord
 from leapgit.slices.diff import out_of_scope, touched_paths
 from leapgit.worktrees import handoff
 from leapgit.worktrees.rollback import RolledBack, rollback
@@ -60,6 +61,39 @@ def committed_paths(common_dir: Path, base: str, head: str) -> set[str]:
         old = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
         new = repo.object_store[oid(head)].tree  # type: ignore[attr-defined]
         return touched_paths(repo.object_store, old, new)
+
+
+def admin_dir(common_dir: Path, worktree: Path) -> Path | None:
+    """The git dir the repository registered for ``worktree`` (``<common>/worktrees/<name>``),
+    read from the repository's side, never from the worktree's own ``.git`` file."""
+    real = os.path.realpath(worktree)
+    for gitdir_file in sorted((common_dir / "worktrees").glob("*/gitdir")):
+        try:
+            points_at = gitdir_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if os.path.realpath(os.path.dirname(points_at)) == real:
+            return gitdir_file.parent
+    return None
+
+
+def worktree_problem(common_dir: Path, worktree: Path, branch: str) -> str | None:
+    """Why ``worktree`` is no longer the ball's own checkout on its own branch, or None.
+    A builder can point HEAD at the spine, switch to a branch of its own or rewrite ``.git``
+    to point at the user's repository: a round committed there would land on a branch that
+    is not the ball's, or in the user's checkout (L5, L9)."""
+    admin = admin_dir(common_dir, worktree)
+    if admin is None:
+        return f"{worktree} is not a registered worktree of this repository any more"
+    found = git.run(["rev-parse", "--absolute-git-dir"], worktree, check=False)
+    gitdir = found.stdout.decode("utf-8", "surrogateescape").strip()
+    if found.returncode != 0 or os.path.realpath(gitdir) != os.path.realpath(admin):
+        return f"its git dir is {gitdir or '(none)'}, expected {admin}"
+    head = git.run(["symbolic-ref", "-q", "HEAD"], worktree, check=False)
+    ref = head.stdout.decode("utf-8", "surrogateescape").strip()
+    if ref != f"refs/heads/{branch}":
+        return f"its HEAD is {ref or '(detached)'}, expected refs/heads/{branch}"
+    return None
 
 
 def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
@@ -137,6 +171,10 @@ def close_round(
     if not worktree.is_dir():
         raise RuleViolation(f"the worktree of {t.slice}/{t.ball} is gone: {worktree}",
                             rule="L5", hint="resume the ball to recreate it")
+    moved = worktree_problem(common_dir, worktree, t.branch)
+    if moved is not None:
+        return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_limit,
+                             recorded_by, log, env)
     start = start or round_start(ledger.require(), episode, worktree)
     dirty = dirty_paths(worktree)
     head = git.out(["rev-parse", "HEAD"], worktree)
@@ -162,3 +200,24 @@ def close_round(
     if recorded.receipt.outcome == -1:
         rolled = rollback(common_dir, worktree, ball, t, handoff.environment(env or {}))
     return RoundClosed(recorded, round_commit, breach, rolled)
+
+
+def _refuse_moved(
+    ledger: Ledger, common_dir: Path, ball: BallRecord, episode: Episode, moved: str,
+    evidence: str, round_limit: int, recorded_by: str, log: str | None,
+    env: dict[str, str] | None,
+) -> RoundClosed:
+    """-1 derived by leapgit, recorded without a single git write in that tree: any commit
+    there would land on a branch, or in a repository, that is not the ball's own."""
+    t = episode.throw
+    recorded = record_round(
+        ledger, t.slice, t.ball, outcome=-1, round_limit=round_limit, recorded_by=recorded_by,
+        claim=False, log=log, expect_round=len(episode.receipts) + 1,
+        evidence=(f"the worktree is no longer on its ball branch with its own git dir "
+                  f"(L5, L9): {moved}; nothing was committed; builder said: {evidence}"),
+    )
+    rolled = None
+    if ball.rollback.strip() == BUILTIN_ROLLBACK:  # files only, never git
+        rolled = rollback(common_dir, Path(t.worktree or ""), ball, t,
+                          handoff.environment(env or {}))
+    return RoundClosed(recorded, None, (), rolled)

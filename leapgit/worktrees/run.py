@@ -26,7 +26,7 @@ from leapgit.workspace import Workspace
 from leapgit.worktrees import handoff
 from leapgit.worktrees.builder import BuilderExit, run_builder
 from leapgit.worktrees.check import check_ball
-from leapgit.worktrees.closeround import RoundClosed, close_round
+from leapgit.worktrees.closeround import RoundClosed, close_round, worktree_problem
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.rounds import Episode, current_episode, parse_round_trailers
 
@@ -128,6 +128,10 @@ class _Driver:
         t = ep.throw
         worktree = Path(t.worktree or "")
         round_no = len(ep.receipts) + 1
+        moved = worktree_problem(self.ws.paths.common_dir, worktree, t.branch)
+        if moved is not None:  # never hand a builder a tree that is not the ball's own
+            return self._close(ep, ball, -1, "checked before the round", None, {},
+                               claim=False)
         self.progress.update(t.ball, round_no, "checking map (L2)")
         checked = check_ball(self.ws.paths.common_dir, worktree, ball, t)
         if checked.outcome != 1:  # L2: wrong map -1, missing dependency 0; no build

@@ -1,0 +1,51 @@
+"""Closing a round (L6, L9) against builders that do more than edit their scope files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
+from leapgit.worktrees.rounds import current_episode
+from tests.support import git, leap
+from tests.worktrees.conftest import set_config, tree_hash, worktree_of
+
+Builder = Callable[..., str]
+
+HIJACKS = {
+    "head-to-spine": 'os.system("git symbolic-ref HEAD refs/heads/main")\n',
+    "gitfile-to-main-repo": (
+        'common = pathlib.Path(pathlib.Path(".git").read_text().split(":", 1)[1].strip())\n'
+        'pathlib.Path(".git").write_text(f"gitdir: {common.parent.parent}\\n")\n'),
+    "own-branch": 'os.system("git switch -q -c agent-feature")\n',
+}
+
+
+@pytest.mark.parametrize("how", sorted(HIJACKS))
+def test_a_worktree_moved_off_its_ball_branch_is_refused_without_a_git_write(
+        diamond: Path, builder: Builder, how: str) -> None:
+    set_config(diamond, builder=builder(HIJACKS[how] + (
+        'pathlib.Path("src/a.py").write_text("A = \'hijacked\'\\n")\n'
+        'pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")\n'
+    )))
+    spine = git("rev-parse", "main", cwd=diamond)
+    user, status = tree_hash(diamond), git("status", "--porcelain", cwd=diamond)
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 1, r
+    assert git("rev-parse", "main", cwd=diamond) == spine  # nothing committed on the spine
+    assert git("status", "--porcelain", cwd=diamond) == status  # the user's index untouched
+    assert tree_hash(diamond) == user
+    assert git("rev-parse", "leap/ball/dia/A", cwd=diamond) == spine  # nor on the ball
+    if how == "own-branch":
+        assert git("rev-parse", "agent-feature", cwd=diamond) == spine
+    with Ledger(diamond / ".git") as ledger:
+        view = ledger.require()
+        got = query.receipts(view, "dia", "A", 1)
+        assert current_episode(view, "dia", "A").closed
+    assert len(got) == 1 and got[0].outcome == -1 and got[0].claim is False
+    assert got[0].commit is None and "no longer on its ball branch" in got[0].evidence
+    assert "(L5, L9)" in got[0].evidence
+    assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 1\n"  # rolled back
