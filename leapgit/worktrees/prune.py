@@ -55,9 +55,12 @@ def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[st
     worktree = Path(t.worktree or "")
     if not worktree.is_dir():
         return []
-    restored = _base_blobs(ws, ball, t.base)
+    restored = {p: blob for p, blob in _base_blobs(ws, ball, t.base).items()
+                if blob_of_file(worktree / p) == blob}
+    # a file a rollback put back where the builder had left a folder: the folder's
+    # (committed) content shows as deleted beneath it, and is not work either
     return [p for p in dirty_paths(worktree)
-            if restored.get(p) is None or blob_of_file(worktree / p) != restored[p]]
+            if p not in restored and not any(p.startswith(f"{r}/") for r in restored)]
 
 
 def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:

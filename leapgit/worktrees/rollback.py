@@ -9,6 +9,7 @@ outside the ball's worktree. A declared rollback command runs in the ball's work
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -52,6 +53,15 @@ def _write(target: Path, data: bytes, mode: int) -> None:
         raise
 
 
+def _remove_folder(target: Path) -> bool:
+    """A builder may leave a folder where a scope file was: remove it, the folder itself and
+    never what a symlink inside it points at (``rmtree`` does not follow symlinks)."""
+    if target.is_symlink() or not target.is_dir():
+        return False
+    shutil.rmtree(target)
+    return True
+
+
 def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                   thrown: ThrowRecord) -> RolledBack:
     from dulwich.repo import Repo
@@ -71,6 +81,9 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
             target = worktree / found.real
             if not _inside(worktree, target):
                 skipped.append(f"{entry.path} (its folder leads outside the worktree)")
+                continue
+            if _remove_folder(target) and found.blob == ABSENT:
+                restored.append(found.real)
                 continue
             if found.blob == ABSENT:
                 if target.is_symlink() or target.is_file():
