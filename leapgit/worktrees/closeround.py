@@ -31,6 +31,7 @@ from leapgit.worktrees.rounds import (
     TRAILER_ROUND,
     Episode,
     RoundRecorded,
+    current_episode,
     record_round,
 )
 
@@ -159,18 +160,28 @@ def close_round(
     """``claim`` is True when the outcome is the builder's (or a person's) word, False when
     leapgit derived it (a failed L2 check, a breach)."""
     t = episode.throw
-    if episode.closed:
-        raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: "
-                            f"{episode.closed}", rule="L6")
-    round_no = len(episode.receipts) + 1
-    if round_no > min(round_limit, 4):
-        raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
-                            f"{t.episode}; there is no fifth round", rule="L6",
-                            hint=f"`leap throw {t.slice} --ball {t.ball} --resume`")
     worktree = Path(t.worktree or "")
     if not worktree.is_dir():
         raise RuleViolation(f"the worktree of {t.slice}/{t.ball} is gone: {worktree}",
                             rule="L5", hint="resume the ball to recreate it")
+    # The episode as the ledger holds it now: a builder that committed by itself had its
+    # round recorded by the post-commit hook while it ran; what it left is the next round.
+    episode = current_episode(ledger.require(), t.slice, t.ball)
+    if episode.throw.episode != t.episode:
+        raise RuleViolation(f"{t.slice}/{t.ball} was thrown again (episode "
+                            f"{episode.throw.episode}) while episode {t.episode} ran", rule="L3")
+    round_no = len(episode.receipts) + 1
+    if episode.closed or round_no > min(round_limit, 4):
+        own = _closed_by_builder(common_dir, worktree, ball, episode, env)
+        if own is not None:
+            return own
+    if episode.closed:
+        raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: "
+                            f"{episode.closed}", rule="L6")
+    if round_no > min(round_limit, 4):
+        raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
+                            f"{t.episode}; there is no fifth round", rule="L6",
+                            hint=f"`leap throw {t.slice} --ball {t.ball} --resume`")
     moved = worktree_problem(common_dir, worktree, t.branch)
     if moved is not None:
         return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_limit,
@@ -221,3 +232,18 @@ def _refuse_moved(
         rolled = rollback(common_dir, Path(t.worktree or ""), ball, t,
                           handoff.environment(env or {}))
     return RoundClosed(recorded, None, (), rolled)
+
+
+def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episode: Episode,
+                       env: dict[str, str] | None) -> RoundClosed | None:
+    """The builder's own commit, recorded by the hook, ended the episode (a -1, or its last
+    round): that receipt is this round's; a -1 is rolled back."""
+    last = episode.receipts[-1] if episode.receipts else None
+    if last is None or last.commit is None or \
+            git.rev_parse("HEAD", worktree) != last.commit:
+        return None
+    rolled = None
+    if last.outcome == -1:
+        t = episode.throw
+        rolled = rollback(common_dir, worktree, ball, t, handoff.environment(env or {}))
+    return RoundClosed(RoundRecorded(last, episode.checkpoint, None), last.commit, (), rolled)

@@ -10,7 +10,7 @@ import pytest
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from leapgit.worktrees.rounds import current_episode
-from tests.support import git, leap
+from tests.support import IDENTITY, git, leap
 from tests.worktrees.conftest import set_config, tree_hash, worktree_of
 
 Builder = Callable[..., str]
@@ -48,4 +48,44 @@ def test_a_worktree_moved_off_its_ball_branch_is_refused_without_a_git_write(
     assert len(got) == 1 and got[0].outcome == -1 and got[0].claim is False
     assert got[0].commit is None and "no longer on its ball branch" in got[0].evidence
     assert "(L5, L9)" in got[0].evidence
+    assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 1\n"  # rolled back
+
+
+def test_a_builder_that_commits_a_round_and_leaves_more_edits_gets_the_next_round(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder("""
+        pathlib.Path("src/a.py").write_text("A = 2\\n")
+        import subprocess  # the post-commit hook records this commit as round 1
+        subprocess.run(["git", "commit", "-qam", "own round", "-m",
+                        "Leap-Round: 1\\nLeap-Outcome: 0\\nLeap-Evidence: half way"])
+        pathlib.Path("src/a.py").write_text("A = 3\\n")  # and more, left uncommitted
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond, env=IDENTITY)
+    assert r.code == 0, r
+    with Ledger(diamond / ".git") as ledger:
+        got = query.receipts(ledger.require(), "dia", "A", 1)
+    assert [(x.round, x.outcome, x.recorded_by) for x in got] == [
+        (1, 0, "post-commit"), (2, 1, "leap throw --run")]
+    wt = worktree_of(diamond, "A")
+    on_branch = git("rev-list", "--reverse", "main..leap/ball/dia/A", cwd=diamond).split()
+    assert on_branch == [x.commit for x in got]  # every commit on the branch is a recorded round
+    assert git("status", "--porcelain", cwd=wt) == ""
+    assert git("show", "leap/ball/dia/A:src/a.py", cwd=diamond) == "A = 3"
+
+
+def test_a_builder_commit_that_ends_the_episode_is_that_rounds_receipt(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder("""
+        import subprocess
+        pathlib.Path("src/a.py").write_text("A = 2\\n")
+        subprocess.run(["git", "commit", "-qam", "own round", "-m",
+                        "Leap-Round: 1\\nLeap-Outcome: -1\\nLeap-Evidence: wrong idea"])
+        pathlib.Path("src/a.py").write_text("A = 3\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond, env=IDENTITY)
+    assert r.code == 1 and "error" not in r.out, r
+    assert "A: 1 round(s), last refuse: wrong idea" in r.out
+    assert git("rev-list", "--count", "main..leap/ball/dia/A", cwd=diamond) == "1"
     assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 1\n"  # rolled back
