@@ -10,6 +10,7 @@ are restored in its own worktree. Used by `leap round` and by `leap throw --run`
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -38,6 +39,21 @@ from leapgit.worktrees.rounds import (
 MAX_TRAILER = 400
 
 
+def _git(args: list[str], cwd: Path, *, input: bytes | None = None, check: bool = True,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    # L6: a Ctrl-C must not kill the commit (or its hooks) that closes a round
+    return git.run(args, cwd, input=input, check=check, env=env, detached=True)
+
+
+def _out(args: list[str], cwd: Path) -> str:
+    return _git(args, cwd).stdout.decode().strip()
+
+
+def _head(worktree: Path) -> str | None:
+    proc = _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], worktree, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
 @dataclass(frozen=True)
 class RoundClosed:
     recorded: RoundRecorded
@@ -48,7 +64,7 @@ class RoundClosed:
 
 def dirty_paths(worktree: Path) -> list[str]:
     """Paths with uncommitted changes, untracked files included (ignored files are not)."""
-    raw = git.run(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
+    raw = _git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
                   worktree).stdout
     return [item[3:].decode("utf-8", "surrogateescape") for item in raw.split(b"\0") if item]
 
@@ -86,11 +102,11 @@ def worktree_problem(common_dir: Path, worktree: Path, branch: str) -> str | Non
     admin = admin_dir(common_dir, worktree)
     if admin is None:
         return f"{worktree} is not a registered worktree of this repository any more"
-    found = git.run(["rev-parse", "--absolute-git-dir"], worktree, check=False)
+    found = _git(["rev-parse", "--absolute-git-dir"], worktree, check=False)
     gitdir = found.stdout.decode("utf-8", "surrogateescape").strip()
     if found.returncode != 0 or os.path.realpath(gitdir) != os.path.realpath(admin):
         return f"its git dir is {gitdir or '(none)'}, expected {admin}"
-    head = git.run(["symbolic-ref", "-q", "HEAD"], worktree, check=False)
+    head = _git(["symbolic-ref", "-q", "HEAD"], worktree, check=False)
     ref = head.stdout.decode("utf-8", "surrogateescape").strip()
     if ref != f"refs/heads/{branch}":
         return f"its HEAD is {ref or '(detached)'}, expected refs/heads/{branch}"
@@ -106,7 +122,7 @@ def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
             return receipt.commit
     if t.resumed_from is not None:
         for receipt in reversed(query.receipts(view, t.slice, t.ball, t.resumed_from)):
-            if receipt.commit and git.run(["merge-base", "--is-ancestor", receipt.commit,
+            if receipt.commit and _git(["merge-base", "--is-ancestor", receipt.commit,
                                            "HEAD"], worktree, check=False).returncode == 0:
                 return receipt.commit
     return t.base
@@ -121,11 +137,11 @@ def _commit(worktree: Path, message: str) -> None:
     # This round is recorded by close_round itself, with its log and evidence; the
     # post-commit hook, there for builders that commit by themselves, stands aside.
     env = {RECORDING_ENV: "1"}
-    proc = git.run(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False,
+    proc = _git(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False,
                    env=env)
     if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
         # no identity configured anywhere: commit as leapgit rather than lose the round
-        proc = git.run(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
+        proc = _git(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
                         "commit", "-q", "-F", "-"], worktree, input=message.encode(),
                        check=False, env=env)
     if proc.returncode != 0:
@@ -138,8 +154,8 @@ def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: i
     """One commit with the receipt as trailers, of exactly ``paths``; None if none changed."""
     if not paths:
         return None
-    git.run(["add", "-A", "--", *(f":(literal){p}" for p in paths)], worktree)
-    if git.run(["diff", "--cached", "--quiet"], worktree, check=False).returncode == 0:
+    _git(["add", "-A", "--", *(f":(literal){p}" for p in paths)], worktree)
+    if _git(["diff", "--cached", "--quiet"], worktree, check=False).returncode == 0:
         return None
     message = (
         f"leap: round {round_no} of {ball.slice}/{ball.ball} ({OUTCOME_NAMES[outcome]})\n\n"
@@ -148,7 +164,7 @@ def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: i
         f"{TRAILER_EVIDENCE}: {_one_line(evidence)}\n"
     )
     _commit(worktree, message)
-    return git.out(["rev-parse", "HEAD"], worktree)
+    return _out(["rev-parse", "HEAD"], worktree)
 
 
 def close_round(
@@ -188,7 +204,7 @@ def close_round(
                              recorded_by, log, env)
     start = start or round_start(ledger.require(), episode, worktree)
     dirty = dirty_paths(worktree)
-    head = git.out(["rev-parse", "HEAD"], worktree)
+    head = _out(["rev-parse", "HEAD"], worktree)
     # L9: default deny; everything this ball changed since its base must be in scope.
     breach = tuple(out_of_scope(set(dirty) | committed_paths(common_dir, t.base, head), ball))
     if breach:
@@ -197,9 +213,9 @@ def close_round(
                     f"{t.ball}; builder said: {evidence}")
     to_commit = dirty if breach else [p for p in dirty if not out_of_scope([p], ball)]
     made = commit_round(worktree, to_commit, ball, round_no, outcome, evidence)
-    head = made or git.out(["rev-parse", "HEAD"], worktree)
+    head = made or _out(["rev-parse", "HEAD"], worktree)
     round_commit = made or (head if head != start else None)
-    candidate = git.out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \
+    candidate = _out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \
         if round_commit else None
     recorded = record_round(
         ledger, t.slice, t.ball, outcome=outcome, evidence=evidence, round_limit=round_limit,
@@ -240,7 +256,7 @@ def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episo
     round): that receipt is this round's; a -1 is rolled back."""
     last = episode.receipts[-1] if episode.receipts else None
     if last is None or last.commit is None or \
-            git.rev_parse("HEAD", worktree) != last.commit:
+            _head(worktree) != last.commit:
         return None
     rolled = None
     if last.outcome == -1:

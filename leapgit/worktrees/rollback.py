@@ -8,8 +8,10 @@ outside the ball's worktree. A declared rollback command runs in the ball's work
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -114,14 +116,21 @@ def rollback(common_dir: Path, worktree: Path, ball: BallRecord, thrown: ThrowRe
     """L6: undo only this ball's changes, through its declared rollback."""
     if ball.rollback.strip() == BUILTIN_ROLLBACK:
         return restore_scope(common_dir, worktree, ball, thrown)
+    # In a session of its own: a Ctrl-C in the terminal must not kill the rollback of a -1
+    # already recorded (L6); leapgit decides, and stops it (all of it) only on its timeout.
+    proc = subprocess.Popen(ball.rollback, shell=True, cwd=worktree, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
     try:
-        proc = subprocess.run(ball.rollback, shell=True, cwd=worktree, env=env,
-                              capture_output=True, timeout=ROLLBACK_TIMEOUT)
+        _, stderr = proc.communicate(timeout=ROLLBACK_TIMEOUT)
     except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         raise RuleViolation(f"the rollback of {ball.slice}/{ball.ball} timed out",
                             field="rollback", rule="L6") from None
     if proc.returncode != 0:
-        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         raise RuleViolation(
             f"the rollback command of {ball.slice}/{ball.ball} failed "
             f"(exit {proc.returncode}): {tail[0]}", field="rollback", rule="L6",
