@@ -188,7 +188,7 @@ def close_round(
                             f"{episode.throw.episode}) while episode {t.episode} ran", rule="L3")
     round_no = len(episode.receipts) + 1
     if episode.closed or round_no > min(round_limit, 4):
-        own = _closed_by_builder(common_dir, worktree, ball, episode, env)
+        own = _closed_by_builder(common_dir, worktree, ball, episode, start, env)
         if own is not None:
             return own
     if episode.closed:
@@ -251,12 +251,14 @@ def _refuse_moved(
 
 
 def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episode: Episode,
-                       env: dict[str, str] | None) -> RoundClosed | None:
-    """The builder's own commit, recorded by the hook, ended the episode (a -1, or its last
-    round): that receipt is this round's; a -1 is rolled back."""
+                       start: str | None, env: dict[str, str] | None) -> RoundClosed | None:
+    """The builder's own commit in this round (HEAD moved from ``start``), recorded by the
+    hook, ended the episode (a -1, or its last round): that receipt is this round's; a -1 is
+    rolled back."""
     last = episode.receipts[-1] if episode.receipts else None
-    if last is None or last.commit is None or \
-            _head(worktree) != last.commit:
+    head = _head(worktree)
+    if start is None or last is None or last.commit is None or head == start or \
+            head != last.commit:
         return None
     rolled = None
     if last.outcome == -1:
