@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Literal
 
 from leapgit import git
-from leapgit.errors import RuleViolation
+from leapgit.errors import LeapError, RuleViolation
 from leapgit.git import GitFailed
 from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
-from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord
+from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
 from leapgit.slices.diff import out_of_scope, touched_paths
 from leapgit.worktrees import handoff
 from leapgit.worktrees.rollback import RolledBack, rollback
@@ -60,6 +60,7 @@ class RoundClosed:
     commit: str | None
     breach: tuple[str, ...]
     rolled_back: RolledBack | None
+    rollback_failed: LeapError | None = None
 
 
 def dirty_paths(worktree: Path) -> list[str]:
@@ -128,6 +129,12 @@ def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
     return t.base
 
 
+def _listed(paths: tuple[str, ...], most: int = 20) -> str:
+    """A receipt is a record a person reads: name the first paths, count the rest."""
+    named = ", ".join(paths[:most])
+    return named + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= MAX_TRAILER else line[: MAX_TRAILER - 1] + "…"
@@ -150,11 +157,18 @@ def _commit(worktree: Path, message: str) -> None:
 
 
 def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: int,
-                 outcome: int, evidence: str) -> str | None:
-    """One commit with the receipt as trailers, of exactly ``paths``; None if none changed."""
+                 outcome: int, evidence: str, everything: bool = False) -> str | None:
+    """One commit with the receipt as trailers, of exactly ``paths`` (``everything``: they
+    are all the dirty paths); None if none changed."""
     if not paths:
         return None
-    _git(["add", "-A", "--", *(f":(literal){p}" for p in paths)], worktree)
+    if everything:
+        _git(["add", "-A"], worktree)  # the same paths, without matching each against each
+    else:
+        # through stdin: thousands of paths do not fit in an argument list (ARG_MAX)
+        _git(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], worktree,
+             input=b"\0".join(f":(literal){p}".encode("utf-8", "surrogateescape")
+                               for p in paths))
     if _git(["diff", "--cached", "--quiet"], worktree, check=False).returncode == 0:
         return None
     message = (
@@ -209,10 +223,11 @@ def close_round(
     breach = tuple(out_of_scope(set(dirty) | committed_paths(common_dir, t.base, head), ball))
     if breach:
         outcome, claim = -1, False  # derived by leapgit, not claimed by the builder
-        evidence = (f"scope breach (L4, L9): {', '.join(breach)} outside the scope of "
+        evidence = (f"scope breach (L4, L9): {_listed(breach)} outside the scope of "
                     f"{t.ball}; builder said: {evidence}")
     to_commit = dirty if breach else [p for p in dirty if not out_of_scope([p], ball)]
-    made = commit_round(worktree, to_commit, ball, round_no, outcome, evidence)
+    made = commit_round(worktree, to_commit, ball, round_no, outcome, evidence,
+                        everything=bool(breach))
     head = made or _out(["rev-parse", "HEAD"], worktree)
     round_commit = made or (head if head != start else None)
     candidate = _out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \
@@ -223,10 +238,10 @@ def close_round(
         claim=True if outcome == 1 else claim,  # L7: a 1 here is only ever a claim
         log=log, expect_round=round_no,
     )
-    rolled = None
+    rolled, failed = None, None
     if recorded.receipt.outcome == -1:
-        rolled = rollback(common_dir, worktree, ball, t, handoff.environment(env or {}))
-    return RoundClosed(recorded, round_commit, breach, rolled)
+        rolled, failed = roll_back(common_dir, worktree, ball, t, env)
+    return RoundClosed(recorded, round_commit, breach, rolled, failed)
 
 
 def _refuse_moved(
@@ -243,11 +258,10 @@ def _refuse_moved(
         evidence=(f"the worktree is no longer on its ball branch with its own git dir "
                   f"(L5, L9): {moved}; nothing was committed; builder said: {evidence}"),
     )
-    rolled = None
+    rolled, failed = None, None
     if ball.rollback.strip() == BUILTIN_ROLLBACK:  # files only, never git
-        rolled = rollback(common_dir, Path(t.worktree or ""), ball, t,
-                          handoff.environment(env or {}))
-    return RoundClosed(recorded, None, (), rolled)
+        rolled, failed = roll_back(common_dir, Path(t.worktree or ""), ball, t, env)
+    return RoundClosed(recorded, None, (), rolled, failed)
 
 
 def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episode: Episode,
@@ -260,8 +274,22 @@ def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episo
     if start is None or last is None or last.commit is None or head == start or \
             head != last.commit:
         return None
-    rolled = None
+    rolled, failed = None, None
     if last.outcome == -1:
-        t = episode.throw
-        rolled = rollback(common_dir, worktree, ball, t, handoff.environment(env or {}))
-    return RoundClosed(RoundRecorded(last, episode.checkpoint, None), last.commit, (), rolled)
+        rolled, failed = roll_back(common_dir, worktree, ball, episode.throw, env)
+    return RoundClosed(RoundRecorded(last, episode.checkpoint, None), last.commit, (), rolled,
+                       failed)
+
+
+def roll_back(common_dir: Path, worktree: Path, ball: BallRecord, t: ThrowRecord,
+               env: dict[str, str] | None) -> tuple[RolledBack | None, LeapError | None]:
+    """L6: the -1 is recorded already; a rollback that fails is reported with it, never
+    raised past it (the round must not look unrecorded)."""
+    try:
+        return rollback(common_dir, worktree, ball, t, handoff.environment(env or {})), None
+    except LeapError as exc:
+        return None, exc
+    except OSError as exc:
+        return None, RuleViolation(f"the rollback of {t.slice}/{t.ball} failed: {exc}",
+                                   field="rollback", rule="L6",
+                                   hint=f"restore the scope files by hand in {worktree}")

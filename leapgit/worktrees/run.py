@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -26,9 +27,14 @@ from leapgit.workspace import Workspace
 from leapgit.worktrees import handoff
 from leapgit.worktrees.builder import BuilderExit, run_builder
 from leapgit.worktrees.check import check_ball
-from leapgit.worktrees.closeround import RoundClosed, close_round, worktree_problem
+from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.progress import Progress
-from leapgit.worktrees.rounds import Episode, current_episode, parse_round_trailers
+from leapgit.worktrees.rounds import (
+    Episode,
+    current_episode,
+    parse_round_trailers,
+    record_round,
+)
 
 
 @dataclass
@@ -101,6 +107,8 @@ class _Driver:
                 run.checkpoint = closed.recorded.checkpoint is not None
                 if closed.rolled_back:
                     run.rolled_back = closed.rolled_back.summary()
+                if closed.rollback_failed:
+                    run.error = closed.rollback_failed
                 state = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1
                                                    else "")
                 if run.checkpoint:
@@ -150,10 +158,39 @@ class _Driver:
         ex = run_builder(self.command, worktree, env, log, self.ws.config.builder_timeout,
                          self.stop)
         run.interrupted = ex.interrupted
-        outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
-                                          start, self.ws.config.builder_timeout)
-        return self._close(ep, ball, outcome, evidence, log, env, start=start,
-                           claim=not (ex.interrupted or ex.timed_out))
+        try:
+            outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
+                                              start, self.ws.config.builder_timeout)
+            return self._close(ep, ball, outcome, evidence, log, env, start=start,
+                               claim=not (ex.interrupted or ex.timed_out))
+        except Exception as exc:  # noqa: BLE001 -- the cause becomes the round's evidence
+            return self._failed(ep, ball, exc, log, env)
+
+    def _failed(self, ep: Episode, ball: BallRecord, exc: Exception, log: Path,
+                env: dict[str, str]) -> RoundClosed:
+        """L6: a round that started always ends in a receipt. When closing it failed (the
+        builder broke its worktree, git failed, a bug), leapgit records a derived -1 with the
+        cause, the traceback going to the round's log, and rolls back what it can."""
+        t = ep.throw
+        if isinstance(exc, LeapError):
+            cause = exc.lines()[0]
+        else:
+            cause = f"{type(exc).__name__}: {exc}"
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write("\n[leap] closing the round failed:\n")
+                traceback.print_exception(exc, file=fh)
+        evidence = f"leapgit could not close the round: {cause}"
+        with self.ws.ledger() as ledger:
+            try:
+                recorded = record_round(ledger, t.slice, t.ball, outcome=-1, evidence=evidence,
+                                        round_limit=self.limit, claim=False, log=str(log),
+                                        recorded_by="leap throw --run")
+            except LeapError as again:
+                raise LeapError(f"{evidence}; the round was not recorded either: "
+                                f"{again.lines()[0]}") from exc
+        rolled, failed = roll_back(self.ws.paths.common_dir, Path(t.worktree or ""), ball, t,
+                                   env)
+        return RoundClosed(recorded, None, (), rolled, failed)
 
     def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],
                evidence: str, log: Path | None, env: dict[str, str], *,

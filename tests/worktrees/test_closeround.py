@@ -89,3 +89,37 @@ def test_a_builder_commit_that_ends_the_episode_is_that_rounds_receipt(
     assert "A: 1 round(s), last refuse: wrong idea" in r.out
     assert git("rev-list", "--count", "main..leap/ball/dia/A", cwd=diamond) == "1"
     assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 1\n"  # rolled back
+
+
+def test_a_round_with_more_dirty_paths_than_an_argument_list_holds_is_recorded(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder("""
+        junk = pathlib.Path("junk")
+        junk.mkdir()
+        for i in range(20000):  # about 2.9 MB of pathspecs: more than ARG_MAX (2 MiB)
+            (junk / (f"{i:05d}" + "x" * 120)).write_text("")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 1 and "Traceback" not in r.err, r
+    with Ledger(diamond / ".git") as ledger:
+        got = query.receipts(ledger.require(), "dia", "A", 1)
+    assert len(got) == 1 and got[0].outcome == -1 and got[0].commit, got
+    assert got[0].evidence.startswith("scope breach (L4, L9): junk/00000x")
+    assert "and 19980 more" in got[0].evidence and len(got[0].evidence) < 4000
+    assert leap("status", "dia", cwd=diamond).code == 0
+
+
+def test_a_builder_that_deletes_its_git_file_still_gets_a_receipt(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder("""
+        pathlib.Path(".git").unlink()
+        pathlib.Path("src/a.py").write_text("A = 2\\n")
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 1 and "Traceback" not in r.err, r
+    with Ledger(diamond / ".git") as ledger:
+        got = query.receipts(ledger.require(), "dia", "A", 1)
+    assert len(got) == 1 and got[0].outcome == -1 and got[0].claim is False, got
+    assert got[0].commit is None
+    assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 1\n"  # rolled back
