@@ -89,7 +89,8 @@ def finished(ws: Workspace, s: BallStanding, ball: BallRecord) -> tuple[bool, st
 
 
 def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch: str) -> None:
-    """Before a refused ball is thrown again (L3), its old worktree and branch go."""
+    """Before a refused ball (or a held one whose scope a respec changed) is thrown again
+    from a fresh branch (L3), its old worktree and branch go."""
     with ws.ledger() as ledger:
         view = ledger.require()
         ep = query.episodes(view, slice_id, ball_id)
