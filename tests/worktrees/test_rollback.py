@@ -43,3 +43,36 @@ def test_prune_reads_a_scope_file_that_became_a_folder(diamond: Path) -> None:
     r = leap("worktree", "prune", cwd=diamond)
     assert r.code == 0, r
     assert "dia/A: kept: refused (-1) but its scope is not rolled back yet" in r.out
+
+
+def test_a_declared_rollback_runs_after_the_receipt_without_the_ledger_lock(
+        tmp_path: Path) -> None:
+    import sys
+
+    from tests.support import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"src/f.py": "X = 1\n", "src/g.py": "G = 1\n"})
+    assert leap("init", cwd=repo).code == 0
+    probe = tmp_path / "probe.py"  # takes the ledger lock at once, or says it could not
+    probe.write_text(
+        "import pathlib, subprocess\nfrom filelock import FileLock, Timeout\n"
+        f"out = pathlib.Path('{tmp_path}', 'probe.txt')\n"
+        "log = subprocess.run(['git', 'log', '-1', '--format=%s', 'leap/ledger'],\n"
+        "                     capture_output=True, text=True).stdout.strip()\n"
+        "try:\n"
+        f"    with FileLock('{repo}/.git/leap-ledger.lock', timeout=0):\n"
+        "        out.write_text('free; ledger tip: ' + log)\n"
+        "except Timeout:\n"
+        "    out.write_text('held')\n")
+    (tmp_path / "two.yaml").write_text(
+        "slice: two\nspine: integrator\nballs:\n"
+        f"  - {{id: b, goal: g, spec: s, scope: [src/f.py], proof: 'true',"
+        f" rollback: '{sys.executable} {probe}'}}\n"
+        "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true',"
+        " rollback: restore-scope}\n")
+    assert leap("slice", "cut", str(tmp_path / "two.yaml"), cwd=repo).code == 0
+    assert leap("throw", "two", "--ball", "b", cwd=repo).code == 0
+    wt = repo.parent / "repo.leap-worktrees" / "two" / "b"
+    r = leap("round", "two", "b", "--outcome", "-1", "--evidence", "wrong", cwd=wt)
+    assert r.code == 1, r
+    assert (tmp_path / "probe.txt").read_text() == "free; ledger tip: round 1 of two/b: refuse"
