@@ -35,6 +35,7 @@ from leapgit.worktrees.rounds import (
     parse_round_trailers,
     record_round,
 )
+from leapgit.worktrees.watch import Watch
 
 
 @dataclass
@@ -97,6 +98,7 @@ class _Driver:
                  stop: threading.Event) -> None:
         self.ws, self.command, self.progress, self.stop = ws, command, progress, stop
         self.limit = min(ws.config.round_limit, 4)
+        self.watch = Watch(ws)
 
     def drive(self, slice_id: str, ball_id: str, wave: int) -> BallRun:
         run = BallRun(ball_id, wave)
@@ -133,8 +135,16 @@ class _Driver:
                 return
 
     def _one_round(self, ep: Episode, ball: BallRecord, run: BallRun) -> RoundClosed:
+        worktree = Path(ep.throw.worktree or "")
+        self.watch.enter(worktree)
+        try:
+            return self._round_in(ep, ball, run, worktree)
+        finally:
+            self.watch.leave(worktree)
+
+    def _round_in(self, ep: Episode, ball: BallRecord, run: BallRun,
+                  worktree: Path) -> RoundClosed:
         t = ep.throw
-        worktree = Path(t.worktree or "")
         round_no = len(ep.receipts) + 1
         moved = worktree_problem(self.ws.paths.common_dir, worktree, t.branch)
         if moved is not None:  # never hand a builder a tree that is not the ball's own
@@ -155,14 +165,23 @@ class _Driver:
         start = git.out(["rev-parse", "HEAD"], worktree)
         log = log_path(self.ws, t, round_no)
         self.progress.update(t.ball, round_no, "building")
+        watched = self.watch.snapshot(worktree)
         ex = run_builder(self.command, worktree, env, log, self.ws.config.builder_timeout,
                          self.stop)
         run.interrupted = ex.interrupted
         try:
             outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
                                               start, self.ws.config.builder_timeout)
+            claim = not (ex.interrupted or ex.timed_out)
+            foreign = self.watch.changed(watched)
+            if foreign:  # a hold, derived: the work may be fine, but it reached elsewhere
+                outcome = min(outcome, 0)
+                claim = claim and outcome == -1
+                evidence = (f"{', '.join(foreign)} changed while the builder of {t.ball} ran "
+                            f"(L5, L9: a tree that is not the ball's own); builder said: "
+                            f"{evidence}")
             return self._close(ep, ball, outcome, evidence, log, env, start=start,
-                               claim=not (ex.interrupted or ex.timed_out))
+                               claim=claim)
         except Exception as exc:  # noqa: BLE001 -- the cause becomes the round's evidence
             return self._failed(ep, ball, exc, log, env)
 

@@ -251,3 +251,24 @@ def test_sigint_to_the_process_group_never_kills_leaps_own_commit_or_rollback(
     assert len(got) == 1 and got[0].outcome == -1 and got[0].commit, got
     wt = repo.parent / "repo.leap-worktrees" / "one" / "b"
     assert (wt / "src/f.py").read_text() == "X = 1\n"  # the rollback ran to its end
+
+
+@pytest.mark.parametrize("target", ["user checkout", "sibling worktree"])
+def test_a_write_into_a_tree_not_the_balls_own_holds_the_round(
+        diamond: Path, builder: Builder, target: str) -> None:
+    leap("throw", "dia", cwd=diamond)
+    mark_passed(diamond, "A")
+    assert leap("throw", "dia", "--ball", "C", cwd=diamond).code == 0  # thrown, idle
+    tree = diamond if target == "user checkout" else worktree_of(diamond, "C")
+    victim = tree / ("README.md" if target == "user checkout" else "src/c.py")
+    set_config(diamond, builder=builder(f"""
+        pathlib.Path("src/b.py").write_text("B = 2\\n")
+        with open("{victim}", "a") as fh:  # by absolute path: no scope check sees it
+            fh.write("# was here\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """), round_limit=1)
+    r = leap("throw", "dia", "--ball", "B", "--run", cwd=diamond)
+    assert r.code == 3, r
+    got = _receipts(diamond, "B")
+    assert len(got) == 1 and got[0].outcome == 0 and got[0].claim is False, got
+    assert f"{tree} changed while the builder of B ran" in got[0].evidence
