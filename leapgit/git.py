@@ -51,7 +51,11 @@ def run(
     input: bytes | None = None,
     check: bool = True,
     env: Mapping[str, str] | None = None,
+    detached: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
+    """``detached``: in a session of its own, so a Ctrl-C in the terminal (SIGINT to the
+    foreground process group) reaches leapgit, which decides, and never kills this git (and
+    the hooks it runs) half way through a write leapgit must finish."""
     try:
         proc = subprocess.run(
             ["git", *args],
@@ -59,6 +63,7 @@ def run(
             input=input,
             capture_output=True,
             env=scrubbed_env(env),
+            start_new_session=detached,
         )
     except FileNotFoundError as exc:
         raise GitFailed("git is not installed or not on PATH", hint="install git") from exc

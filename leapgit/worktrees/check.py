@@ -22,6 +22,7 @@ from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver
 
+DIRECTORY = "directory"
 _SHELL_BUILTINS = {"cd", "test", "[", "true", "false", "echo", "exit", "export", "set", ":",
                    "exec", "command", "env"}
 
@@ -72,6 +73,8 @@ def blob_of_file(path: Path) -> str:
         return Blob.from_string(os.readlink(path).encode()).id.decode()
     if not path.exists():
         return ABSENT
+    if path.is_dir():
+        return DIRECTORY  # a folder where a file should be: never equal to any blob id
     return Blob.from_string(path.read_bytes()).id.decode()
 
 

@@ -9,17 +9,19 @@ are restored in its own worktree. Used by `leap round` and by `leap throw --run`
 
 from __future__ import annotations
 
+import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from leapgit import git
-from leapgit.errors import RuleViolation
+from leapgit.errors import LeapError, RuleViolation
 from leapgit.git import GitFailed
 from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
-from leapgit.records.types import OUTCOME_NAMES, BallRecord
+from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
 from leapgit.slices.diff import out_of_scope, touched_paths
 from leapgit.worktrees import handoff
 from leapgit.worktrees.rollback import RolledBack, rollback
@@ -30,10 +32,26 @@ from leapgit.worktrees.rounds import (
     TRAILER_ROUND,
     Episode,
     RoundRecorded,
+    current_episode,
     record_round,
 )
 
 MAX_TRAILER = 400
+
+
+def _git(args: list[str], cwd: Path, *, input: bytes | None = None, check: bool = True,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    # L6: a Ctrl-C must not kill the commit (or its hooks) that closes a round
+    return git.run(args, cwd, input=input, check=check, env=env, detached=True)
+
+
+def _out(args: list[str], cwd: Path) -> str:
+    return _git(args, cwd).stdout.decode().strip()
+
+
+def _head(worktree: Path) -> str | None:
+    proc = _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], worktree, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
 
 @dataclass(frozen=True)
@@ -42,11 +60,12 @@ class RoundClosed:
     commit: str | None
     breach: tuple[str, ...]
     rolled_back: RolledBack | None
+    rollback_failed: LeapError | None = None
 
 
 def dirty_paths(worktree: Path) -> list[str]:
     """Paths with uncommitted changes, untracked files included (ignored files are not)."""
-    raw = git.run(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
+    raw = _git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
                   worktree).stdout
     return [item[3:].decode("utf-8", "surrogateescape") for item in raw.split(b"\0") if item]
 
@@ -62,6 +81,39 @@ def committed_paths(common_dir: Path, base: str, head: str) -> set[str]:
         return touched_paths(repo.object_store, old, new)
 
 
+def admin_dir(common_dir: Path, worktree: Path) -> Path | None:
+    """The git dir the repository registered for ``worktree`` (``<common>/worktrees/<name>``),
+    read from the repository's side, never from the worktree's own ``.git`` file."""
+    real = os.path.realpath(worktree)
+    for gitdir_file in sorted((common_dir / "worktrees").glob("*/gitdir")):
+        try:
+            points_at = gitdir_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if os.path.realpath(os.path.dirname(points_at)) == real:
+            return gitdir_file.parent
+    return None
+
+
+def worktree_problem(common_dir: Path, worktree: Path, branch: str) -> str | None:
+    """Why ``worktree`` is no longer the ball's own checkout on its own branch, or None.
+    A builder can point HEAD at the spine, switch to a branch of its own or rewrite ``.git``
+    to point at the user's repository: a round committed there would land on a branch that
+    is not the ball's, or in the user's checkout (L5, L9)."""
+    admin = admin_dir(common_dir, worktree)
+    if admin is None:
+        return f"{worktree} is not a registered worktree of this repository any more"
+    found = _git(["rev-parse", "--absolute-git-dir"], worktree, check=False)
+    gitdir = found.stdout.decode("utf-8", "surrogateescape").strip()
+    if found.returncode != 0 or os.path.realpath(gitdir) != os.path.realpath(admin):
+        return f"its git dir is {gitdir or '(none)'}, expected {admin}"
+    head = _git(["symbolic-ref", "-q", "HEAD"], worktree, check=False)
+    ref = head.stdout.decode("utf-8", "surrogateescape").strip()
+    if ref != f"refs/heads/{branch}":
+        return f"its HEAD is {ref or '(detached)'}, expected refs/heads/{branch}"
+    return None
+
+
 def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
     """The commit the next round starts from: the last recorded round commit of this episode,
     else of the episode it resumed (when the branch still holds it), else the throw base."""
@@ -71,10 +123,16 @@ def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
             return receipt.commit
     if t.resumed_from is not None:
         for receipt in reversed(query.receipts(view, t.slice, t.ball, t.resumed_from)):
-            if receipt.commit and git.run(["merge-base", "--is-ancestor", receipt.commit,
+            if receipt.commit and _git(["merge-base", "--is-ancestor", receipt.commit,
                                            "HEAD"], worktree, check=False).returncode == 0:
                 return receipt.commit
     return t.base
+
+
+def _listed(paths: tuple[str, ...], most: int = 20) -> str:
+    """A receipt is a record a person reads: name the first paths, count the rest."""
+    named = ", ".join(paths[:most])
+    return named + (f" and {len(paths) - most} more" if len(paths) > most else "")
 
 
 def _one_line(text: str) -> str:
@@ -86,11 +144,11 @@ def _commit(worktree: Path, message: str) -> None:
     # This round is recorded by close_round itself, with its log and evidence; the
     # post-commit hook, there for builders that commit by themselves, stands aside.
     env = {RECORDING_ENV: "1"}
-    proc = git.run(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False,
+    proc = _git(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False,
                    env=env)
     if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
         # no identity configured anywhere: commit as leapgit rather than lose the round
-        proc = git.run(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
+        proc = _git(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
                         "commit", "-q", "-F", "-"], worktree, input=message.encode(),
                        check=False, env=env)
     if proc.returncode != 0:
@@ -99,12 +157,19 @@ def _commit(worktree: Path, message: str) -> None:
 
 
 def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: int,
-                 outcome: int, evidence: str) -> str | None:
-    """One commit with the receipt as trailers, of exactly ``paths``; None if none changed."""
+                 outcome: int, evidence: str, everything: bool = False) -> str | None:
+    """One commit with the receipt as trailers, of exactly ``paths`` (``everything``: they
+    are all the dirty paths); None if none changed."""
     if not paths:
         return None
-    git.run(["add", "-A", "--", *(f":(literal){p}" for p in paths)], worktree)
-    if git.run(["diff", "--cached", "--quiet"], worktree, check=False).returncode == 0:
+    if everything:
+        _git(["add", "-A"], worktree)  # the same paths, without matching each against each
+    else:
+        # through stdin: thousands of paths do not fit in an argument list (ARG_MAX)
+        _git(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], worktree,
+             input=b"\0".join(f":(literal){p}".encode("utf-8", "surrogateescape")
+                               for p in paths))
+    if _git(["diff", "--cached", "--quiet"], worktree, check=False).returncode == 0:
         return None
     message = (
         f"leap: round {round_no} of {ball.slice}/{ball.ball} ({OUTCOME_NAMES[outcome]})\n\n"
@@ -113,7 +178,7 @@ def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: i
         f"{TRAILER_EVIDENCE}: {_one_line(evidence)}\n"
     )
     _commit(worktree, message)
-    return git.out(["rev-parse", "HEAD"], worktree)
+    return _out(["rev-parse", "HEAD"], worktree)
 
 
 def close_round(
@@ -125,32 +190,47 @@ def close_round(
     """``claim`` is True when the outcome is the builder's (or a person's) word, False when
     leapgit derived it (a failed L2 check, a breach)."""
     t = episode.throw
-    if episode.closed:
-        raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: "
-                            f"{episode.closed}", rule="L6")
-    round_no = len(episode.receipts) + 1
-    if round_no > min(round_limit, 4):
-        raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
-                            f"{t.episode}; there is no fifth round", rule="L6",
-                            hint=f"`leap throw {t.slice} --ball {t.ball} --resume`")
     worktree = Path(t.worktree or "")
     if not worktree.is_dir():
         raise RuleViolation(f"the worktree of {t.slice}/{t.ball} is gone: {worktree}",
                             rule="L5", hint="resume the ball to recreate it")
+    # The episode as the ledger holds it now: a builder that committed by itself had its
+    # round recorded by the post-commit hook while it ran; what it left is the next round.
+    episode = current_episode(ledger.require(), t.slice, t.ball)
+    if episode.throw.episode != t.episode:
+        raise RuleViolation(f"{t.slice}/{t.ball} was thrown again (episode "
+                            f"{episode.throw.episode}) while episode {t.episode} ran", rule="L3")
+    round_no = len(episode.receipts) + 1
+    if episode.closed or round_no > min(round_limit, 4):
+        own = _closed_by_builder(common_dir, worktree, ball, episode, start, env)
+        if own is not None:
+            return own
+    if episode.closed:
+        raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: "
+                            f"{episode.closed}", rule="L6")
+    if round_no > min(round_limit, 4):
+        raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
+                            f"{t.episode}; there is no fifth round", rule="L6",
+                            hint=f"`leap throw {t.slice} --ball {t.ball} --resume`")
+    moved = worktree_problem(common_dir, worktree, t.branch)
+    if moved is not None:
+        return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_limit,
+                             recorded_by, log, env)
     start = start or round_start(ledger.require(), episode, worktree)
     dirty = dirty_paths(worktree)
-    head = git.out(["rev-parse", "HEAD"], worktree)
+    head = _out(["rev-parse", "HEAD"], worktree)
     # L9: default deny; everything this ball changed since its base must be in scope.
     breach = tuple(out_of_scope(set(dirty) | committed_paths(common_dir, t.base, head), ball))
     if breach:
         outcome, claim = -1, False  # derived by leapgit, not claimed by the builder
-        evidence = (f"scope breach (L4, L9): {', '.join(breach)} outside the scope of "
+        evidence = (f"scope breach (L4, L9): {_listed(breach)} outside the scope of "
                     f"{t.ball}; builder said: {evidence}")
     to_commit = dirty if breach else [p for p in dirty if not out_of_scope([p], ball)]
-    made = commit_round(worktree, to_commit, ball, round_no, outcome, evidence)
-    head = made or git.out(["rev-parse", "HEAD"], worktree)
+    made = commit_round(worktree, to_commit, ball, round_no, outcome, evidence,
+                        everything=bool(breach))
+    head = made or _out(["rev-parse", "HEAD"], worktree)
     round_commit = made or (head if head != start else None)
-    candidate = git.out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \
+    candidate = _out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \
         if round_commit else None
     recorded = record_round(
         ledger, t.slice, t.ball, outcome=outcome, evidence=evidence, round_limit=round_limit,
@@ -158,7 +238,58 @@ def close_round(
         claim=True if outcome == 1 else claim,  # L7: a 1 here is only ever a claim
         log=log, expect_round=round_no,
     )
-    rolled = None
+    rolled, failed = None, None
     if recorded.receipt.outcome == -1:
-        rolled = rollback(common_dir, worktree, ball, t, handoff.environment(env or {}))
-    return RoundClosed(recorded, round_commit, breach, rolled)
+        rolled, failed = roll_back(common_dir, worktree, ball, t, env)
+    return RoundClosed(recorded, round_commit, breach, rolled, failed)
+
+
+def _refuse_moved(
+    ledger: Ledger, common_dir: Path, ball: BallRecord, episode: Episode, moved: str,
+    evidence: str, round_limit: int, recorded_by: str, log: str | None,
+    env: dict[str, str] | None,
+) -> RoundClosed:
+    """-1 derived by leapgit, recorded without a single git write in that tree: any commit
+    there would land on a branch, or in a repository, that is not the ball's own."""
+    t = episode.throw
+    recorded = record_round(
+        ledger, t.slice, t.ball, outcome=-1, round_limit=round_limit, recorded_by=recorded_by,
+        claim=False, log=log, expect_round=len(episode.receipts) + 1,
+        evidence=(f"the worktree is no longer on its ball branch with its own git dir "
+                  f"(L5, L9): {moved}; nothing was committed; builder said: {evidence}"),
+    )
+    rolled, failed = None, None
+    if ball.rollback.strip() == BUILTIN_ROLLBACK:  # files only, never git
+        rolled, failed = roll_back(common_dir, Path(t.worktree or ""), ball, t, env)
+    return RoundClosed(recorded, None, (), rolled, failed)
+
+
+def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episode: Episode,
+                       start: str | None, env: dict[str, str] | None) -> RoundClosed | None:
+    """The builder's own commit in this round (HEAD moved from ``start``), recorded by the
+    hook, ended the episode (a -1, or its last round): that receipt is this round's; a -1 is
+    rolled back."""
+    last = episode.receipts[-1] if episode.receipts else None
+    head = _head(worktree)
+    if start is None or last is None or last.commit is None or head == start or \
+            head != last.commit:
+        return None
+    rolled, failed = None, None
+    if last.outcome == -1:
+        rolled, failed = roll_back(common_dir, worktree, ball, episode.throw, env)
+    return RoundClosed(RoundRecorded(last, episode.checkpoint, None), last.commit, (), rolled,
+                       failed)
+
+
+def roll_back(common_dir: Path, worktree: Path, ball: BallRecord, t: ThrowRecord,
+               env: dict[str, str] | None) -> tuple[RolledBack | None, LeapError | None]:
+    """L6: the -1 is recorded already; a rollback that fails is reported with it, never
+    raised past it (the round must not look unrecorded)."""
+    try:
+        return rollback(common_dir, worktree, ball, t, handoff.environment(env or {})), None
+    except LeapError as exc:
+        return None, exc
+    except OSError as exc:
+        return None, RuleViolation(f"the rollback of {t.slice}/{t.ball} failed: {exc}",
+                                   field="rollback", rule="L6",
+                                   hint=f"restore the scope files by hand in {worktree}")

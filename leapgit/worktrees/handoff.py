@@ -96,12 +96,14 @@ def read_report(path: Path) -> tuple[Outcome, str] | None:
         raw = yamlio.loads(yamlio.read_bytes(path, 64 * 1024), str(path))
     except LeapError as exc:
         return -1, f"malformed builder report: {exc}"
-    if not isinstance(raw, dict) or raw.get("outcome") not in (-1, 0, 1):
+    said = raw.get("outcome") if isinstance(raw, dict) else None
+    # `True == 1` and `1.0 == 1` in Python: only a real integer is an outcome
+    if type(said) is not int or said not in (-1, 0, 1):
         return -1, f"malformed builder report {path.name}: needs outcome -1, 0 or 1"
     evidence = raw.get("evidence")
     if not isinstance(evidence, str) or not evidence.strip():
         return -1, "malformed builder report: no evidence (missing proof is never a pass)"
-    return raw["outcome"], evidence.strip()
+    return said, evidence.strip()  # type: ignore[return-value]
 
 
 def environment(extra: dict[str, str]) -> dict[str, str]:

@@ -3,7 +3,10 @@
 Each ball gets a throwaway checkout of its base on its own branch. By default the worktrees
 live beside the user's checkout (``<repo>.leap-worktrees/<slice>/<ball>``), configurable as
 ``worktrees.root``; a worktree is never placed inside another worktree (the user's checkout
-included), so no builder can see, or write into, a tree that is not its own.
+included), so no tree is part of another's checkout and no scope check or ``git add -A`` in
+one reaches into another. It is not a sandbox: a builder can still write elsewhere by an
+absolute path; ``leap throw --run`` detects such writes to the user's checkout and to idle
+ball worktrees and holds the round (``watch.Watch``).
 """
 
 from __future__ import annotations

@@ -55,9 +55,12 @@ def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[st
     worktree = Path(t.worktree or "")
     if not worktree.is_dir():
         return []
-    restored = _base_blobs(ws, ball, t.base)
+    restored = {p: blob for p, blob in _base_blobs(ws, ball, t.base).items()
+                if blob_of_file(worktree / p) == blob}
+    # a file a rollback put back where the builder had left a folder: the folder's
+    # (committed) content shows as deleted beneath it, and is not work either
     return [p for p in dirty_paths(worktree)
-            if restored.get(p) is None or blob_of_file(worktree / p) != restored[p]]
+            if p not in restored and not any(p.startswith(f"{r}/") for r in restored)]
 
 
 def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
@@ -86,7 +89,8 @@ def finished(ws: Workspace, s: BallStanding, ball: BallRecord) -> tuple[bool, st
 
 
 def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch: str) -> None:
-    """Before a refused ball is thrown again (L3), its old worktree and branch go."""
+    """Before a refused ball (or a held one whose scope a respec changed) is thrown again
+    from a fresh branch (L3), its old worktree and branch go."""
     with ws.ledger() as ledger:
         view = ledger.require()
         ep = query.episodes(view, slice_id, ball_id)

@@ -8,7 +8,10 @@ outside the ball's worktree. A declared rollback command runs in the ball's work
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -52,6 +55,15 @@ def _write(target: Path, data: bytes, mode: int) -> None:
         raise
 
 
+def _remove_folder(target: Path) -> bool:
+    """A builder may leave a folder where a scope file was: remove it, the folder itself and
+    never what a symlink inside it points at (``rmtree`` does not follow symlinks)."""
+    if target.is_symlink() or not target.is_dir():
+        return False
+    shutil.rmtree(target)
+    return True
+
+
 def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                   thrown: ThrowRecord) -> RolledBack:
     from dulwich.repo import Repo
@@ -71,6 +83,9 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
             target = worktree / found.real
             if not _inside(worktree, target):
                 skipped.append(f"{entry.path} (its folder leads outside the worktree)")
+                continue
+            if _remove_folder(target) and found.blob == ABSENT:
+                restored.append(found.real)
                 continue
             if found.blob == ABSENT:
                 if target.is_symlink() or target.is_file():
@@ -101,14 +116,21 @@ def rollback(common_dir: Path, worktree: Path, ball: BallRecord, thrown: ThrowRe
     """L6: undo only this ball's changes, through its declared rollback."""
     if ball.rollback.strip() == BUILTIN_ROLLBACK:
         return restore_scope(common_dir, worktree, ball, thrown)
+    # In a session of its own: a Ctrl-C in the terminal must not kill the rollback of a -1
+    # already recorded (L6); leapgit decides, and stops it (all of it) only on its timeout.
+    proc = subprocess.Popen(ball.rollback, shell=True, cwd=worktree, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
     try:
-        proc = subprocess.run(ball.rollback, shell=True, cwd=worktree, env=env,
-                              capture_output=True, timeout=ROLLBACK_TIMEOUT)
+        _, stderr = proc.communicate(timeout=ROLLBACK_TIMEOUT)
     except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         raise RuleViolation(f"the rollback of {ball.slice}/{ball.ball} timed out",
                             field="rollback", rule="L6") from None
     if proc.returncode != 0:
-        tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         raise RuleViolation(
             f"the rollback command of {ball.slice}/{ball.ball} failed "
             f"(exit {proc.returncode}): {tail[0]}", field="rollback", rule="L6",

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from leapgit.errors import LedgerConflict, RuleViolation, UsageError
+from leapgit.errors import InvalidRecord, LedgerConflict, RuleViolation, UsageError
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
-from leapgit.records import yamlio
+from leapgit.records import schema, yamlio
 from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt, ThrowRecord
 from leapgit.timeutil import now_iso
 
@@ -116,6 +116,9 @@ def _record(
     claim: bool, log: str | None, expect_round: int | None,
 ) -> RoundRecorded:
     t = episode.throw
+    if type(outcome) is not int or outcome not in (-1, 0, 1):
+        raise InvalidRecord(f"outcome must be -1, 0 or 1, got {outcome!r}", field="outcome",
+                            rule="L6")
     why_closed = episode.closed
     if why_closed:
         raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: {why_closed}",
@@ -140,7 +143,8 @@ def _record(
         recorded_by=recorded_by, log=log,
     )
     files = {layout.receipt_path(t.slice, t.ball, t.episode, round_no):
-             yamlio.dumps(receipt.to_dict())}
+             _checked(receipt.to_dict(), layout.receipt_path(t.slice, t.ball, t.episode,
+                                                               round_no))}
     checkpoint = None
     if round_no >= min(round_limit, 4) and outcome == 0:
         checkpoint = Checkpoint(
@@ -149,8 +153,8 @@ def _record(
             last_evidence=evidence, recorded_at=at, candidate=candidate, commit=commit,
             reason=f"round limit {round_no} reached without a pass (L6)",
         )
-        files[layout.checkpoint_path(t.slice, t.ball, t.episode)] = \
-            yamlio.dumps(checkpoint.to_dict())
+        where = layout.checkpoint_path(t.slice, t.ball, t.episode)
+        files[where] = _checked(checkpoint.to_dict(), where)
     subject = (f"round {round_no} of {t.slice}/{t.ball}: {OUTCOME_NAMES[outcome]}"
                + (" (claim)" if claim and outcome == 1 else "")
                + ("; checkpoint" if checkpoint else ""))
@@ -160,3 +164,13 @@ def _record(
         trailers.append(("Leap-Candidate", candidate))
     written = ledger.append(files, subject, trailers)
     return RoundRecorded(receipt, checkpoint, written)
+
+
+def _checked(record: dict[str, object], path: str) -> bytes:
+    """The record's bytes, only when they read back as a valid record: the ledger is
+    append-only, so an invalid record written once would break every later read."""
+    data = yamlio.dumps(record)
+    if len(data) > yamlio.MAX_BYTES:
+        raise InvalidRecord(f"too large ({len(data)} bytes)", file=path)
+    schema.validate_record(yamlio.loads(data, path), path)
+    return data

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -26,9 +27,15 @@ from leapgit.workspace import Workspace
 from leapgit.worktrees import handoff
 from leapgit.worktrees.builder import BuilderExit, run_builder
 from leapgit.worktrees.check import check_ball
-from leapgit.worktrees.closeround import RoundClosed, close_round
+from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.progress import Progress
-from leapgit.worktrees.rounds import Episode, current_episode, parse_round_trailers
+from leapgit.worktrees.rounds import (
+    Episode,
+    current_episode,
+    parse_round_trailers,
+    record_round,
+)
+from leapgit.worktrees.watch import Watch
 
 
 @dataclass
@@ -91,6 +98,7 @@ class _Driver:
                  stop: threading.Event) -> None:
         self.ws, self.command, self.progress, self.stop = ws, command, progress, stop
         self.limit = min(ws.config.round_limit, 4)
+        self.watch = Watch(ws)
 
     def drive(self, slice_id: str, ball_id: str, wave: int) -> BallRun:
         run = BallRun(ball_id, wave)
@@ -101,6 +109,8 @@ class _Driver:
                 run.checkpoint = closed.recorded.checkpoint is not None
                 if closed.rolled_back:
                     run.rolled_back = closed.rolled_back.summary()
+                if closed.rollback_failed:
+                    run.error = closed.rollback_failed
                 state = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1
                                                    else "")
                 if run.checkpoint:
@@ -125,9 +135,21 @@ class _Driver:
                 return
 
     def _one_round(self, ep: Episode, ball: BallRecord, run: BallRun) -> RoundClosed:
+        worktree = Path(ep.throw.worktree or "")
+        self.watch.enter(worktree)
+        try:
+            return self._round_in(ep, ball, run, worktree)
+        finally:
+            self.watch.leave(worktree)
+
+    def _round_in(self, ep: Episode, ball: BallRecord, run: BallRun,
+                  worktree: Path) -> RoundClosed:
         t = ep.throw
-        worktree = Path(t.worktree or "")
         round_no = len(ep.receipts) + 1
+        moved = worktree_problem(self.ws.paths.common_dir, worktree, t.branch)
+        if moved is not None:  # never hand a builder a tree that is not the ball's own
+            return self._close(ep, ball, -1, "checked before the round", None, {},
+                               claim=False)
         self.progress.update(t.ball, round_no, "checking map (L2)")
         checked = check_ball(self.ws.paths.common_dir, worktree, ball, t)
         if checked.outcome != 1:  # L2: wrong map -1, missing dependency 0; no build
@@ -143,13 +165,51 @@ class _Driver:
         start = git.out(["rev-parse", "HEAD"], worktree)
         log = log_path(self.ws, t, round_no)
         self.progress.update(t.ball, round_no, "building")
+        watched = self.watch.snapshot(worktree)
         ex = run_builder(self.command, worktree, env, log, self.ws.config.builder_timeout,
                          self.stop)
         run.interrupted = ex.interrupted
-        outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
-                                          start, self.ws.config.builder_timeout)
-        return self._close(ep, ball, outcome, evidence, log, env, start=start,
-                           claim=not (ex.interrupted or ex.timed_out))
+        try:
+            outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
+                                              start, self.ws.config.builder_timeout)
+            claim = not (ex.interrupted or ex.timed_out)
+            foreign = self.watch.changed(watched)
+            if foreign:  # a hold, derived: the work may be fine, but it reached elsewhere
+                outcome = min(outcome, 0)
+                claim = claim and outcome == -1
+                evidence = (f"{', '.join(foreign)} changed while the builder of {t.ball} ran "
+                            f"(L5, L9: a tree that is not the ball's own); builder said: "
+                            f"{evidence}")
+            return self._close(ep, ball, outcome, evidence, log, env, start=start,
+                               claim=claim)
+        except Exception as exc:  # noqa: BLE001 -- the cause becomes the round's evidence
+            return self._failed(ep, ball, exc, log, env)
+
+    def _failed(self, ep: Episode, ball: BallRecord, exc: Exception, log: Path,
+                env: dict[str, str]) -> RoundClosed:
+        """L6: a round that started always ends in a receipt. When closing it failed (the
+        builder broke its worktree, git failed, a bug), leapgit records a derived -1 with the
+        cause, the traceback going to the round's log, and rolls back what it can."""
+        t = ep.throw
+        if isinstance(exc, LeapError):
+            cause = exc.lines()[0]
+        else:
+            cause = f"{type(exc).__name__}: {exc}"
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write("\n[leap] closing the round failed:\n")
+                traceback.print_exception(exc, file=fh)
+        evidence = f"leapgit could not close the round: {cause}"
+        with self.ws.ledger() as ledger:
+            try:
+                recorded = record_round(ledger, t.slice, t.ball, outcome=-1, evidence=evidence,
+                                        round_limit=self.limit, claim=False, log=str(log),
+                                        recorded_by="leap throw --run")
+            except LeapError as again:
+                raise LeapError(f"{evidence}; the round was not recorded either: "
+                                f"{again.lines()[0]}") from exc
+        rolled, failed = roll_back(self.ws.paths.common_dir, Path(t.worktree or ""), ball, t,
+                                   env)
+        return RoundClosed(recorded, None, (), rolled, failed)
 
     def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],
                evidence: str, log: Path | None, env: dict[str, str], *,

@@ -15,7 +15,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine
 from leapgit.ledger import layout, query
-from leapgit.ledger.store import Ledger
+from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, ThrowRecord
 from leapgit.timeutil import now_iso
@@ -63,7 +63,8 @@ def spine_tip(ws: Workspace) -> str:
     return tip
 
 
-def _decide(s: BallStanding, slice_id: str, base: str, resume: bool) -> _Plan:
+def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
+            scope_changed: bool = False) -> _Plan:
     """What a throw of this ball means now, or the error that says why not."""
     ep = s.episode
     if s.verdict == "ready":
@@ -82,6 +83,11 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool) -> _Plan:
     if s.own == "pass":
         raise RuleViolation(f"{slice_id}/{s.ball} already passed (1)", rule="L8")
     respecced = s.spec_version > ep.throw.spec_version
+    if s.own == "hold" and respecced and scope_changed:
+        # L3, L9: on the old branch the last episode's legit edits to files the new scope
+        # dropped would read as a breach; the new scope starts afresh from the current base
+        # (the checkpoint record keeps what was tried).
+        return _Plan(s, number + 1, base, number, True)
     if s.own == "hold" and (resume or respecced):
         # L6: a fresh episode from the checkpoint, with a new round budget; never round five.
         return _Plan(s, number + 1, ep.throw.base, number, False)
@@ -94,6 +100,14 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool) -> _Plan:
         return _Plan(s, number + 1, base, number, True)
     raise RuleViolation(f"{slice_id}/{s.ball} was refused (-1) in episode {number}",
                         rule="L3", hint="repair the spec (`leap ball respec`), then throw it")
+
+
+def _scope_changed(view: LedgerView, slice_id: str, s: BallStanding) -> bool:
+    """Did a respec since the ball's last throw change which files it may touch?"""
+    if s.episode is None or s.spec_version <= s.episode.throw.spec_version:
+        return False
+    thrown = query.load_ball_version(view, slice_id, s.ball, s.episode.throw.spec_version)
+    return set(thrown.paths) != set(query.load_ball(view, slice_id, s.ball).paths)
 
 
 def _worst(errors: list[LeapError]) -> LeapError:
@@ -121,7 +135,8 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         skipped: list[Skipped] = []
         for ball in balls or rec.balls:
             try:
-                plans.append(_decide(standing[ball], slice_id, base, resume))
+                plans.append(_decide(standing[ball], slice_id, base, resume,
+                                     _scope_changed(view, slice_id, standing[ball])))
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
         if balls and skipped:

@@ -7,7 +7,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from leapgit.errors import InvalidRecord
+from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
+from leapgit.worktrees.rounds import record_round
 from tests.support import git, leap
 from tests.worktrees.conftest import set_config, worktree_of
 
@@ -44,3 +49,28 @@ def test_builder_gets_the_ball_by_file_and_env(diamond: Path, tmp_path: Path,
     assert sorted(tracked) == ["README.md", "src/a.py", "src/b.py", "src/c.py", "src/d.py"]
     assert r.code == 0, r
     assert git("log", "-1", "--format=%s", "leap/ball/dia/A", cwd=diamond) == "careless"
+
+
+@pytest.mark.parametrize("said", ["true", "1.0"])
+def test_a_report_that_only_looks_like_one_is_refused_and_the_ledger_stays_readable(
+        diamond: Path, builder: Callable[..., str], said: str) -> None:
+    set_config(diamond, builder=builder(f"""
+        pathlib.Path("src/a.py").write_text("A = 2\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: {said}\\nevidence: ok\\n")
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 1, r
+    assert "malformed builder report report.yaml: needs outcome -1, 0 or 1" in r.out
+    status = leap("status", "dia", cwd=diamond)
+    assert status.code == 0 and "A  refuse      round 1/4" in status.out, status  # readable
+
+
+@pytest.mark.parametrize("outcome", [True, 1.0, 2])
+def test_no_schema_invalid_receipt_reaches_the_ledger(diamond: Path, outcome: object) -> None:
+    leap("throw", "dia", cwd=diamond)
+    with Ledger(diamond / ".git") as ledger:
+        tip = ledger.tip()
+        with pytest.raises(InvalidRecord, match="outcome"):
+            record_round(ledger, "dia", "A", outcome=outcome,  # type: ignore[arg-type]
+                         evidence="x", round_limit=4)
+        assert ledger.tip() == tip

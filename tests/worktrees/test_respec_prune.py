@@ -83,3 +83,26 @@ def test_prune_only_finished_balls(diamond: Path, builder: Callable[..., str]) -
     assert "dia/A: kept: uncommitted work (scratch.txt); --force removes it" in r.out
     r = leap("worktree", "prune", "dia", "--force", cwd=diamond)
     assert "dia/A: removed: merged onto main" in r.out and not wt_a.exists()
+
+
+def test_a_held_ball_respecced_to_another_scope_starts_afresh_from_the_spine(
+        diamond: Path, tmp_path: Path, builder: Callable[..., str]) -> None:
+    leap("throw", "dia", "--ball", "A", cwd=diamond)
+    wt = worktree_of(diamond, "A")
+    for n in range(4):  # episode 1: four legit rounds on src/a.py, then a checkpoint
+        (wt / "src/a.py").write_text(f"A = {n + 2}\n")
+        assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
+    repair = tmp_path / "repair.yaml"
+    repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]", "scope: [src/a_helper.py]"))
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+    set_config(diamond, builder=builder("""
+        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 0 and "A: 1 round(s), last pass (claim): done" in r.out, r
+    spine = git("rev-parse", "main", cwd=diamond)
+    with Ledger(diamond / ".git") as ledger:
+        view = ledger.require()
+        assert query.throw(view, "dia", "A", 2).base == spine  # type: ignore[union-attr]
+    assert git("show", "leap/ball/dia/A:src/a.py", cwd=diamond) == "A = 1"  # fresh branch

@@ -203,3 +203,72 @@ def test_sigint_stops_four_builders_and_records_their_rounds(tmp_path: Path,
             assert len(got) == 1 and got[0].outcome == 0, got
             assert got[0].evidence.startswith("interrupted (SIGINT)")
     assert git("fsck", "--strict", "--no-progress", cwd=repo) == ""
+
+
+def test_sigint_to_the_process_group_never_kills_leaps_own_commit_or_rollback(
+        tmp_path: Path, builder: Builder) -> None:
+    from tests.support import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"src/f.py": "X = 1\n", "src/g.py": "G = 1\n"})
+    assert leap("init", cwd=repo).code == 0
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    slow = tmp_path / "slow.py"  # a slow step that says when it starts and when it is done
+    slow.write_text("import pathlib, sys, time\n"
+                    f"pathlib.Path('{marks}', sys.argv[1] + '-started').write_text('')\n"
+                    "time.sleep(1.5)\n"
+                    f"pathlib.Path('{marks}', sys.argv[1] + '-done').write_text('')\n")
+    (tmp_path / "one.yaml").write_text(
+        "slice: one\nspine: integrator\nballs:\n"
+        "  - {id: b, goal: g, spec: s, scope: [src/f.py], proof: 'true',\n"
+        f"     rollback: '{sys.executable} {slow} rollback && echo X = 1 > src/f.py'}}\n"
+        "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true',"
+        " rollback: restore-scope}\n")
+    assert leap("slice", "cut", str(tmp_path / "one.yaml"), cwd=repo).code == 0
+    hook = repo / ".git" / "hooks" / "pre-commit"  # runs as a child of leap's `git commit`
+    hook.write_text(f"#!/bin/sh\nexec {sys.executable} {slow} commit\n")
+    hook.chmod(0o755)
+    set_config(repo, builder=builder("""
+        pathlib.Path("src/f.py").write_text("X = 2\\n")
+        pathlib.Path("src/g.py").write_text("G = 'not mine'\\n")  # a breach: -1, roll back
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: ok\\n")
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "throw", "one", "--ball", "b",
+                             "--run"],
+                            cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, **IDENTITY}, start_new_session=True)
+    for step in ("commit", "rollback"):  # Ctrl-C in the terminal: the whole group gets it
+        deadline = time.monotonic() + 20
+        while not (marks / f"{step}-started").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert (marks / f"{step}-started").exists(), proc.communicate(timeout=10)
+        os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "Traceback" not in err, (out, err)
+    assert (marks / "commit-done").exists() and (marks / "rollback-done").exists()
+    with Ledger(repo / ".git") as ledger:
+        got = query.receipts(ledger.require(), "one", "b", 1)
+    assert len(got) == 1 and got[0].outcome == -1 and got[0].commit, got
+    wt = repo.parent / "repo.leap-worktrees" / "one" / "b"
+    assert (wt / "src/f.py").read_text() == "X = 1\n"  # the rollback ran to its end
+
+
+@pytest.mark.parametrize("target", ["user checkout", "sibling worktree"])
+def test_a_write_into_a_tree_not_the_balls_own_holds_the_round(
+        diamond: Path, builder: Builder, target: str) -> None:
+    leap("throw", "dia", cwd=diamond)
+    mark_passed(diamond, "A")
+    assert leap("throw", "dia", "--ball", "C", cwd=diamond).code == 0  # thrown, idle
+    tree = diamond if target == "user checkout" else worktree_of(diamond, "C")
+    victim = tree / ("README.md" if target == "user checkout" else "src/c.py")
+    set_config(diamond, builder=builder(f"""
+        pathlib.Path("src/b.py").write_text("B = 2\\n")
+        with open("{victim}", "a") as fh:  # by absolute path: no scope check sees it
+            fh.write("# was here\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """), round_limit=1)
+    r = leap("throw", "dia", "--ball", "B", "--run", cwd=diamond)
+    assert r.code == 3, r
+    got = _receipts(diamond, "B")
+    assert len(got) == 1 and got[0].outcome == 0 and got[0].claim is False, got
+    assert f"{tree} changed while the builder of B ran" in got[0].evidence

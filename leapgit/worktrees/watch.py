@@ -1,0 +1,83 @@
+"""Writes a builder makes outside its own worktree (L5, L9). A worktree is a separate
+checkout, not a sandbox: a builder can write anywhere by an absolute path. ``leap throw
+--run`` snapshots the other checkouts around each builder and holds the round when one
+changed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from leapgit import git
+from leapgit.workspace import Workspace
+from leapgit.worktrees import place
+
+
+def tree_state(tree: Path) -> tuple[str, ...]:
+    """What ``git status`` shows of a checkout (branch, HEAD, every changed path), with the
+    size and mtime of each changed path, so a second write to a dirty file shows too."""
+    raw = git.run(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
+                   "--no-renames"], tree, check=False, detached=True).stdout
+    out = []
+    for item in raw.decode("utf-8", "surrogateescape").split("\0"):
+        if not item:
+            continue
+        fields = {"1": 8, "u": 10, "?": 1}.get(item[:1])  # where porcelain v2 puts the path
+        path = item.split(" ", fields)[fields] if fields else ""
+        try:
+            st = os.lstat(tree / path) if path else None
+        except OSError:
+            st = None
+        out.append(f"{item}\0{st.st_size}:{st.st_mtime_ns}" if st else item)
+    return tuple(out)
+
+
+class Watch:
+    """L5, L9: the trees that are not a ball's own (the user's checkout, and every ball
+    worktree no round of this run is busy in) must not change while its builder runs. A
+    tree a concurrent round works in is not watched for that round: who wrote there cannot
+    be told apart."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._lock = threading.Lock()
+        self._busy: dict[str, int] = {}  # worktree -> rounds in it now
+        self._turns: dict[str, int] = {}  # worktree -> rounds started or ended in it
+
+    def _mark(self, tree: Path, delta: int) -> None:
+        key = os.path.realpath(tree)
+        with self._lock:
+            self._busy[key] = self._busy.get(key, 0) + delta
+            self._turns[key] = self._turns.get(key, 0) + 1
+
+    def enter(self, tree: Path) -> None:
+        self._mark(tree, 1)
+
+    def leave(self, tree: Path) -> None:
+        self._mark(tree, -1)
+
+    def snapshot(self, own: Path) -> dict[str, tuple[int, tuple[str, ...]]]:
+        mine = os.path.realpath(own)
+        trees = [str(w.path) for w in place.list_worktrees(self.ws)]
+        found = {}
+        for tree in trees:
+            key = os.path.realpath(tree)
+            with self._lock:
+                if key == mine or self._busy.get(key, 0) or not os.path.isdir(key):
+                    continue
+                turn = self._turns.get(key, 0)
+            found[tree] = (turn, tree_state(Path(tree)))
+        return found
+
+    def changed(self, before: dict[str, tuple[int, tuple[str, ...]]]) -> list[str]:
+        out = []
+        for tree, (turn, state) in before.items():
+            key = os.path.realpath(tree)
+            with self._lock:
+                if self._busy.get(key, 0) or self._turns.get(key, 0) != turn:
+                    continue  # a round of this run worked there meanwhile
+            if tree_state(Path(tree)) != state:
+                out.append(tree)
+        return out
