@@ -238,3 +238,21 @@ def test_one_violation_refuses_the_whole_push_and_lists_each(w: World) -> None:
     refused(w, result, "L4", "L8")
     assert "push refused, 2 violations" in result.stderr
     assert f"refs/heads/leap/ball/{SLICE}/b" not in remote_refs(w.bare)
+
+
+# the server's own settings
+
+
+def test_config_on_the_head_branch_cannot_unprotect_the_spine(master_world: World) -> None:
+    w = master_world
+    assert git("symbolic-ref", "HEAD", cwd=w.bare) == "refs/heads/master"
+    git("checkout", "-q", "-b", "master", w.base, cwd=w.work)
+    commit(w.work, {".leap/config.yaml": "version: 1\nspine: other\n"
+                    "ledger_ref: refs/heads/other-ledger\n"}, "a config naming other refs")
+    assert w.push("master").returncode == 0  # an ordinary branch: any pusher may write it
+    before = remote_refs(w.bare)
+    result = w.push(f"+{w.base}~1:refs/heads/main", ":refs/heads/leap/ledger")
+    refused(w, result, "L8")
+    assert "force-push" in result.stderr and "the ledger branch cannot be deleted" in \
+        result.stderr
+    assert remote_refs(w.bare) == before

@@ -7,6 +7,7 @@ import stat
 import sys
 from pathlib import Path
 
+from tests.hooks.world import run_git
 from tests.support import git, leap, make_repo
 
 FOREIGN = b"#!/bin/sh\necho foreign-ran >> \"$MARKER\"\nexit ${FOREIGN_EXIT:-0}\n"
@@ -101,3 +102,27 @@ def test_init_installs_the_client_hooks(tmp_path: Path) -> None:
     assert "hooks   post-commit, pre-push in" in res.out
     for name in ("post-commit", "pre-push"):
         assert b"leapgit-hook-id" in (repo / ".git" / "hooks" / name).read_bytes()
+
+
+def test_server_install_pins_the_protected_refs(tmp_path: Path) -> None:
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "-b", "master", str(bare), cwd=tmp_path)
+    res = leap("hooks", "install", "--server", "--spine", "trunk", cwd=bare)
+    assert res.code == 0, res
+    assert "leap.spine = trunk" in res.out
+    assert git("config", "leap.spine", cwd=bare) == "trunk"
+    assert git("config", "leap.ledgerRef", cwd=bare) == "refs/heads/leap/ledger"
+    again = leap("hooks", "install", "--server", cwd=bare)  # an earlier pin stays
+    assert again.code == 0 and git("config", "leap.spine", cwd=bare) == "trunk"
+    bad = leap("hooks", "install", "--server", "--ledger-ref", "refs/heads/trunk", cwd=bare)
+    assert bad.code != 0 and "the ledger cannot live on the spine branch" in bad.err
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"}, branch="trunk")
+    client = leap("hooks", "install", "--spine", "x", cwd=repo)
+    assert client.code == 2 and "--server" in client.err
+    assert git("push", "-q", str(bare), "trunk", cwd=repo) == ""  # created: not judged
+    (repo / "a.txt").write_text("b\n")
+    git("commit", "-q", "-am", "straight onto the pinned spine", cwd=repo)
+    before = git("rev-parse", "trunk", cwd=bare)
+    refused = run_git("push", "-q", str(bare), "trunk", cwd=repo)
+    assert refused.returncode != 0 and "[L8] refs/heads/trunk" in refused.stderr
+    assert git("rev-parse", "trunk", cwd=bare) == before

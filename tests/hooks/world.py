@@ -131,9 +131,10 @@ class World:
         return git("rev-parse", rev, cwd=self.work)
 
 
-def build_world(base_dir: Path, daemon: GitDaemon) -> World:
+def build_world(base_dir: Path, daemon: GitDaemon, head: str = "main") -> World:
+    """``head``: the bare repository's HEAD branch (plain `git init --bare` makes it master)."""
     bare = base_dir / "origin.git"
-    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=base_dir)
+    git("init", "-q", "--bare", "-b", head, str(bare), cwd=base_dir)
     res = leap("hooks", "install", "--server", cwd=bare)
     assert res.code == 0, res
     work = make_repo(base_dir / "work", FILES)

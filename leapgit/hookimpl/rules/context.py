@@ -96,25 +96,42 @@ class PushContext:
 
 
 def server_config(objects: Objects) -> Config:
-    """A bare repository has no work tree: read ``.leap/config.yaml`` from the spine's tip
-    (as it stands before this push, so a push cannot loosen its own rules), else defaults."""
-    from leapgit.records.config import CONFIG_PATH, parse_config
+    """A bare repository has no work tree, and any pusher may write its branches: the spine
+    and the ledger ref are pinned in the server's own git config at install time
+    (``leap.spine``, ``leap.ledgerRef``; defaults main and refs/heads/leap/ledger).
+    ``.leap/config.yaml`` is read from the pinned spine's tip only, as it stands before this
+    push (so a push cannot loosen its own rules), else the defaults; never from another
+    branch, and it cannot move the pinned refs."""
+    from dataclasses import replace
 
-    def at(branch_ref: str | None) -> Config | None:
-        tip = objects.ref(branch_ref) if branch_ref else None
-        if tip is None:
-            return None
+    from leapgit.records.config import CONFIG_PATH, check_refs, parse_config
+
+    spine, ledger_ref = pinned_refs(objects)
+    check_refs(Config(spine=spine, ledger_ref=ledger_ref), f"git config {PIN_SPINE}, {PIN_LEDGER}")
+    spine_ref = f"refs/heads/{spine}"
+    config = Config()
+    tip = objects.ref(spine_ref)
+    if tip is not None:
         data = objects.read_at(objects.commit(tip).tree, CONFIG_PATH.as_posix())
-        if data is None:
-            return None
-        return parse_config(data, f"{branch_ref}:{CONFIG_PATH.as_posix()}")
+        if data is not None:
+            config = parse_config(data, f"{spine_ref}:{CONFIG_PATH.as_posix()}")
+    return replace(config, spine=spine, ledger_ref=ledger_ref)
 
-    head = objects.symref_target("HEAD")
-    first = at(head) or Config()
-    spine_ref = f"refs/heads/{first.spine}"
-    if spine_ref != head:
-        return at(spine_ref) or first
-    return first
+
+PIN_SECTION = b"leap"
+PIN_SPINE, PIN_LEDGER = "leap.spine", "leap.ledgerRef"
+
+
+def pinned_refs(objects: Objects) -> tuple[str, str]:
+    """(spine, ledger ref) as pinned in the repository's git config, else the defaults."""
+    config = objects.repo.get_config()
+    found = []
+    for key, default in ((PIN_SPINE, Config.spine), (PIN_LEDGER, Config.ledger_ref)):
+        try:
+            found.append(config.get((PIN_SECTION,), key.split(".")[1].encode()).decode())
+        except KeyError:
+            found.append(default)
+    return found[0], found[1]
 
 
 def ref_names(updates: Iterable[RefUpdate]) -> list[str]:
