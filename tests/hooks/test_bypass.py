@@ -256,3 +256,32 @@ def test_config_on_the_head_branch_cannot_unprotect_the_spine(master_world: Worl
     assert "force-push" in result.stderr and "the ledger branch cannot be deleted" in \
         result.stderr
     assert remote_refs(w.bare) == before
+
+
+def test_lease_released_and_taken_in_someone_elses_name(fresh_world: World) -> None:
+    w = fresh_world
+    w.append(dict([w.lease(1, "take", "alice")]))
+    as_alice = w.push("leap/ledger", url=str(w.bare), env={"REMOTE_USER": "alice"})
+    assert as_alice.returncode == 0, as_alice.stderr
+    ball_branch(w, "a")
+    commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    tree = w.tip(f"leap/ball/{SLICE}/a^{{tree}}")
+    w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree)]), "scored: a passes")
+    w.append(dict([w.lease(1, "release", "alice"), w.lease(2, "take", "mallory")]))
+    git("checkout", "-q", "main", cwd=w.work)
+    git("merge", "-q", "--no-ff", "-m", "integrate s1/a\n\nLeap-Slice: s1\nLeap-Ball: a",
+        f"leap/ball/{SLICE}/a", cwd=w.work)
+    before = remote_refs(w.bare)
+    result = w.push("leap/ledger", f"leap/ball/{SLICE}/a", "main", url=str(w.bare),
+                    env={"REMOTE_USER": "mallory"})
+    refused(w, result, "L9")
+    release = layout.lease_path("main", 1, "release")
+    assert f"{release}: pushed by 'mallory' (from REMOTE_USER), but the record names " \
+        "holder 'alice'" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
+    w.reset_ledger()
+    w.append(dict([w.lease(1, "release", "mallory")]))
+    result = w.push("leap/ledger", url=str(w.bare), env={"REMOTE_USER": "mallory"})
+    refused(w, result, "L9")
+    assert "lease 1 is held by 'alice'" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before

@@ -114,10 +114,26 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     if kind == "lease":
         from leapgit.ledger.leases import lease_problems
 
-        return [Refusal("L9", ref, sha, where, what, "one integrator at a time: release the "
-                        "open lease before taking the next") for where, what in
-                lease_problems(view, str(raw["spine"])) if where == path]
+        return _lease_pusher(ctx, ref, sha, path, raw) + [
+            Refusal("L9", ref, sha, where, what, "one integrator at a time: release the open "
+                    "lease before taking the next") for where, what in
+            lease_problems(view, str(raw["spine"])) if where == path]
     return []
+
+
+def _lease_pusher(ctx: PushContext, ref: str, sha: str, path: str,
+                  raw: dict[str, object]) -> list[Refusal]:
+    # L9: when the transport names the pusher, a lease is taken or released only in the
+    # pusher's own name (a release of another's lease is refused by ``lease_problems``).
+    hint = "take and release leases only in your own name, as the transport names you"
+    if ctx.pusher_problem:
+        return [Refusal("L9", ref, sha, path, f"a signed push git did not accept "
+                        f"({ctx.pusher_problem})", hint)]
+    holder = raw.get("holder")
+    if ctx.pusher is None or holder == ctx.pusher.name:
+        return []
+    return [Refusal("L9", ref, sha, path, f"pushed by {ctx.pusher.name!r} (from "
+                    f"{ctx.pusher.source}), but the record names holder {holder!r}", hint)]
 
 
 def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt,
