@@ -81,7 +81,7 @@ def on_commit(branch: str) -> None:
         rounds_here = objects.new_commits(head, [base])
         problems = check_ball_commit(objects, ref, ball, commit, config.round_limit)
         problems += check_round_count(ref, rounds_here, config.round_limit)
-        scope = [r for r in problems if r.rule in ("L4", "L9")]
+        scope = [r for r in problems if r.rule in ("L2", "L4", "L9")]
         trailers = parse_round_trailers(commit.message)
         tree = commit.tree.decode()
         try:

@@ -285,3 +285,56 @@ def test_lease_released_and_taken_in_someone_elses_name(fresh_world: World) -> N
     refused(w, result, "L9")
     assert "lease 1 is held by 'alice'" in result.stderr, result.stderr
     assert remote_refs(w.bare) == before
+
+
+# symlinks and gitlinks on scope paths
+
+
+def commit_entry(w: World, path: str, mode: str, target: str, message: str) -> str:
+    """Commit ``path`` as a raw tree entry: a symlink (120000) to ``target``, or a gitlink
+    (160000) to the commit ``target``."""
+    sha = git("hash-object", "-w", "--stdin", cwd=w.work, input=target.encode()) \
+        if mode == "120000" else target
+    git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}", cwd=w.work)
+    git("-c", f"core.hooksPath={w.work / '.no-hooks'}", "commit", "-q", "-m", message,
+        cwd=w.work)
+    return git("rev-parse", "HEAD", cwd=w.work)
+
+
+@pytest.mark.parametrize(("mode", "target", "rule", "says"), [
+    ("120000", "../../../../etc/passwd", "L2", "symlink 'src/new.py' leads outside the "
+                                               "repository (../../../../etc/passwd)"),
+    ("120000", "/etc/passwd", "L2", "symlink 'src/new.py' points outside the repository"),
+    ("120000", "b.py", "L4", "a symlink to src/b.py, outside the scope of ball s1/a"),
+    ("160000", "base", "L2", "a gitlink (submodule)"),
+])
+def test_ball_scope_path_as_symlink_or_gitlink(w: World, mode: str, target: str, rule: str,
+                                               says: str) -> None:
+    ball_branch(w, "a")
+    commit_entry(w, "src/new.py", mode, w.base if target == "base" else target,
+                 round_message("a: new", 1))
+    result = w.push(f"leap/ball/{SLICE}/a")
+    refused(w, result, rule)
+    assert f"src/new.py: {says}" in result.stderr, result.stderr
+
+
+def test_ball_symlink_inside_its_own_scope_is_accepted(fresh_world: World) -> None:
+    w = fresh_world
+    ball_branch(w, "a")
+    sha = commit_entry(w, "src/new.py", "120000", "a.py", round_message("a: alias", 1))
+    result = w.push(f"leap/ball/{SLICE}/a")
+    assert result.returncode == 0, result.stderr
+    assert remote_refs(w.bare)[f"refs/heads/leap/ball/{SLICE}/a"] == sha
+
+
+def test_spine_merge_of_a_candidate_with_an_escaping_symlink(w: World) -> None:
+    ball_branch(w, "a")
+    commit_entry(w, "src/new.py", "120000", "../../../../etc/passwd", round_message("a", 1, 1))
+    tree = w.tip(f"leap/ball/{SLICE}/a^{{tree}}")
+    w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree), w.lease(1, "take", "me")]))
+    git("checkout", "-q", "main", cwd=w.work)
+    git("merge", "-q", "--no-ff", "-m", "integrate a\n\nLeap-Slice: s1\nLeap-Ball: a",
+        f"leap/ball/{SLICE}/a", cwd=w.work)
+    result = w.push("main", "leap/ledger")
+    refused(w, result, "L2")
+    assert "refs/heads/main" in result.stderr and "src/new.py: symlink" in result.stderr

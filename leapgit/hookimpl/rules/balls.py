@@ -60,7 +60,7 @@ def rollback_hint(ball: BallRecord) -> str:
 def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit,
                       round_limit: int) -> list[Refusal]:
     """Scope and receipt of one round commit: the same check in post-commit and pre-receive."""
-    from leapgit.slices.diff import out_of_scope, touched_paths
+    from leapgit.slices.diff import escapes, out_of_scope, touched_paths
     from leapgit.worktrees.rounds import parse_round_trailers
 
     sha = commit.id.decode()
@@ -68,9 +68,14 @@ def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Comm
         return [Refusal("L9", ref, sha, None, "a merge commit on a ball branch: candidate bytes "
                         "merge only on the spine", "rebuild the round as a plain commit")]
     parent_tree = objects.commit(commit.parents[0].decode()).tree if commit.parents else None
+    touched = touched_paths(objects.store, parent_tree, commit.tree)
     out = [Refusal("L4", ref, sha, path, f"outside the scope of ball {ball.slice}/{ball.ball}",
                    rollback_hint(ball))
-           for path in out_of_scope(touched_paths(objects.store, parent_tree, commit.tree), ball)]
+           for path in out_of_scope(touched, ball)]
+    # L2: a scope path is a file; a link must not carry the ball's reach past its scope.
+    out.extend(Refusal("L4" if e.in_repo else "L2", ref, sha, e.path, e.message,
+                       rollback_hint(ball) + "; a scope path is a plain file")
+               for e in escapes(objects.repo, commit.tree, touched, ball))
     trailers = parse_round_trailers(commit.message)
     limit = min(round_limit, 4)
     if trailers.round is None or trailers.outcome is None:
