@@ -338,3 +338,57 @@ def test_spine_merge_of_a_candidate_with_an_escaping_symlink(w: World) -> None:
     result = w.push("main", "leap/ledger")
     refused(w, result, "L2")
     assert "refs/heads/main" in result.stderr and "src/new.py: symlink" in result.stderr
+
+
+# round counting survives a rewritten ball branch (L6)
+
+
+def four_rounds(w: World, ball: str = "a") -> list[str]:
+    ball_branch(w, ball)
+    return [commit(w.work, {"src/a.py": f"A = {n}\n"}, round_message(f"a {n}", n))
+            for n in range(1, 5)]
+
+
+def test_ball_branch_force_push_to_reset_its_rounds(fresh_world: World) -> None:
+    w = fresh_world
+    four_rounds(w)
+    assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
+    ball_branch(w, "a")
+    commit(w.work, {"src/a.py": "A = 5\n"}, round_message("a: a fifth try", 1))
+    before = remote_refs(w.bare)
+    result = w.push(f"+leap/ball/{SLICE}/a")
+    refused(w, result, "L6")
+    assert "a force-push" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
+
+
+def test_ball_branch_deleted_and_recreated_to_reset_its_rounds(fresh_world: World) -> None:
+    w = fresh_world
+    rounds = four_rounds(w)
+    w.append(dict(w.receipt("a", n, 0, claim=True, commit=sha)
+                  for n, sha in enumerate(rounds, start=1)))
+    assert w.push("leap/ledger", f"leap/ball/{SLICE}/a").returncode == 0
+    assert w.push(f":refs/heads/leap/ball/{SLICE}/a").returncode == 0  # deletion stays allowed
+    git("branch", "-q", "-m", f"leap/ball/{SLICE}/a", "recorded", cwd=w.work)
+    ball_branch(w, "a")
+    commit(w.work, {"src/a.py": "A = 5\n"}, round_message("a: a fifth try", 1))
+    before = remote_refs(w.bare)
+    result = w.push(f"leap/ball/{SLICE}/a")
+    refused(w, result, "L6")
+    assert "round 4 cannot create round 5" in result.stderr, result.stderr
+    assert "4 recorded in the ledger" in result.stderr
+    assert remote_refs(w.bare) == before
+    again = w.push(f"recorded:refs/heads/leap/ball/{SLICE}/a")  # the recorded rounds: fine
+    assert again.returncode == 0, again.stderr
+
+
+def test_resumed_episode_counts_only_its_own_rounds(fresh_world: World) -> None:
+    w = fresh_world
+    rounds = four_rounds(w)
+    w.append(dict([*(w.receipt("a", n, 0, claim=True, commit=sha)
+                     for n, sha in enumerate(rounds, start=1)), w.checkpoint("a", 4)]))
+    w.throw("a", episode=2)
+    fifth = commit(w.work, {"src/a.py": "A = 5\n"}, round_message("a: episode 2", 1))
+    result = w.push("leap/ledger", f"leap/ball/{SLICE}/a")
+    assert result.returncode == 0, result.stderr
+    assert remote_refs(w.bare)[f"refs/heads/leap/ball/{SLICE}/a"] == fifth
