@@ -392,3 +392,31 @@ def test_resumed_episode_counts_only_its_own_rounds(fresh_world: World) -> None:
     result = w.push("leap/ledger", f"leap/ball/{SLICE}/a")
     assert result.returncode == 0, result.stderr
     assert remote_refs(w.bare)[f"refs/heads/leap/ball/{SLICE}/a"] == fifth
+
+
+# episodes (L3, L6)
+
+
+def test_new_episode_thrown_while_the_previous_is_open(w: World) -> None:
+    w.append(dict([w.receipt("a", 1, 0, claim=True)]))
+    w.throw("a", episode=2)
+    result = w.push("leap/ledger")
+    refused(w, result, "L3")
+    assert "episode 1 of s1/a is still in flight" in result.stderr, result.stderr
+
+
+def test_round_after_a_refuse_in_the_same_commit(w: World) -> None:
+    w.append(dict([w.receipt("a", 1, -1, claim=True), w.receipt("a", 2, 0, claim=True)]))
+    result = w.push("leap/ledger")
+    refused(w, result, "L6")
+    assert "episode 1 of s1/a ended with a refuse (-1)" in result.stderr, result.stderr
+
+
+def test_checkpoint_forged_to_close_an_episode_early(w: World) -> None:
+    w.append(dict([w.receipt("a", 1, 0, claim=True), w.receipt("a", 2, 0, claim=True),
+                   w.checkpoint("a", 1)]))
+    w.throw("a", episode=2)
+    result = w.push("leap/ledger")
+    refused(w, result, "L6")
+    assert "episode 1 of s1/a already ended with a checkpoint" in result.stderr, result.stderr
+    assert "a checkpoint after round 1 of 2" in result.stderr, result.stderr
