@@ -420,3 +420,24 @@ def test_checkpoint_forged_to_close_an_episode_early(w: World) -> None:
     refused(w, result, "L6")
     assert "episode 1 of s1/a already ended with a checkpoint" in result.stderr, result.stderr
     assert "a checkpoint after round 1 of 2" in result.stderr, result.stderr
+
+
+# refs pointed at something other than a commit
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/main", "refs/heads/leap/ledger",
+                                 f"refs/heads/leap/ball/{SLICE}/a"])
+@pytest.mark.parametrize("kind", ["blob", "tag"])
+def test_protected_ref_pointed_at_a_non_commit(w: World, ref: str, kind: str) -> None:
+    if kind == "blob":
+        sha = git("hash-object", "-w", "--stdin", cwd=w.work, input=b"not a commit\n")
+    else:
+        git("tag", "-f", "-a", "-m", "an annotated tag", "t1", w.base, cwd=w.work)
+        sha = w.tip("t1")
+    result = w.push(f"+{sha}:{ref}")
+    git("tag", "-d", "t1", cwd=w.work, check=False)
+    rule = "L4" if "/ball/" in ref else "L8"
+    refused(w, result, rule)
+    assert f"[{rule}] {ref} {sha[:12]}: points at a {kind}, not a commit" in result.stderr, \
+        result.stderr
+    assert "internal error" not in result.stderr
