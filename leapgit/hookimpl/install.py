@@ -177,7 +177,14 @@ def uninstall_one(folder: Path, hook: str) -> HookAction | None:
 
 
 def uninstall(start: Path | str = ".") -> HooksResult:
+    """Remove leapgit's hooks from where git looks now and from the common git dir's
+    ``hooks`` (an install may predate a change of ``core.hooksPath``); each folder gets its
+    own chained hook back."""
     paths = git.discover(start)
-    folder = hooks_dir(paths, force=True)
-    done = [uninstall_one(folder, h) for h in (*CLIENT_HOOKS, *SERVER_HOOKS)]
-    return HooksResult(folder, tuple(a for a in done if a is not None))
+    effective = hooks_dir(paths, force=True)
+    folders: dict[Path, Path] = {}
+    for folder in (paths.common_dir / "hooks", effective):
+        folders.setdefault(folder.resolve(), folder)
+    done = [uninstall_one(folder, h) for folder in folders.values()
+            for h in (*CLIENT_HOOKS, *SERVER_HOOKS)]
+    return HooksResult(effective, tuple(a for a in done if a is not None))

@@ -126,3 +126,23 @@ def test_server_install_pins_the_protected_refs(tmp_path: Path) -> None:
     refused = run_git("push", "-q", str(bare), "trunk", cwd=repo)
     assert refused.returncode != 0 and "[L8] refs/heads/trunk" in refused.stderr
     assert git("rev-parse", "trunk", cwd=bare) == before
+
+
+def test_uninstall_cleans_both_hook_dirs_after_core_hooks_path_moved(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    default, moved = repo / ".git" / "hooks", repo / ".githooks"
+    moved.mkdir()
+    foreign = {default: FOREIGN, moved: FOREIGN.replace(b"foreign-ran", b"other-ran")}
+    for folder, data in foreign.items():
+        (folder / "pre-push").write_bytes(data)
+        (folder / "pre-push").chmod(0o755)
+    assert leap("hooks", "install", cwd=repo).code == 0
+    git("config", "core.hooksPath", ".githooks", cwd=repo)
+    assert leap("hooks", "install", "--force", cwd=repo).code == 0
+    res = leap("hooks", "uninstall", cwd=repo)
+    assert res.code == 0, res
+    assert res.out.count("the original hook is back") == 2, res.out
+    for folder, data in foreign.items():
+        assert (folder / "pre-push").read_bytes() == data
+        assert not (folder / "post-commit").exists()
+        assert not any(p.name.endswith(".leap-legacy") for p in folder.iterdir())
