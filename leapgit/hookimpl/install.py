@@ -83,6 +83,15 @@ def hooks_dir(paths: git.RepoPaths, force: bool) -> Path:
             field="core.hooksPath",
             hint="pass --force to install there, or unset core.hooksPath",
         )
+    real = effective.resolve()
+    if paths.top is not None and real.is_relative_to(paths.top.resolve()) and \
+            not real.is_relative_to(paths.common_dir.resolve()) and not force:
+        # A hooks folder linked into the work tree: installing would write tracked files.
+        raise UsageError(
+            f"git's hooks folder {effective} resolves to {real}, inside the work tree",
+            field="hooks", hint="pass --force to write leapgit's hooks there anyway, or "
+                                "make the hooks folder a plain folder inside .git",
+        )
     return effective
 
 

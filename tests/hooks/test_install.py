@@ -146,3 +146,18 @@ def test_uninstall_cleans_both_hook_dirs_after_core_hooks_path_moved(tmp_path: P
         assert (folder / "pre-push").read_bytes() == data
         assert not (folder / "post-commit").exists()
         assert not any(p.name.endswith(".leap-legacy") for p in folder.iterdir())
+
+
+def test_hooks_dir_linked_into_the_work_tree_needs_force(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"tools/hooks/README": "tracked\n"})
+    hooks = repo / ".git" / "hooks"
+    import shutil
+
+    shutil.rmtree(hooks)
+    hooks.symlink_to(repo / "tools" / "hooks")
+    res = leap("hooks", "install", cwd=repo)
+    assert res.code == 2, res
+    assert "inside the work tree" in res.err and "--force" in res.err
+    assert sorted(p.name for p in (repo / "tools" / "hooks").iterdir()) == ["README"]
+    assert leap("hooks", "install", "--force", cwd=repo).code == 0
+    assert (repo / "tools" / "hooks" / "post-commit").exists()
