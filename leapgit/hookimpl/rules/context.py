@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from leapgit.hookimpl.objects import ZERO, Objects
 from leapgit.hookimpl.pusher import Pusher
+from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.records.types import Config
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class PushContext:
     updates: tuple[RefUpdate, ...]
     pusher: Pusher | None = None
     pusher_problem: str | None = None  # a signed push git did not accept
+    authority: bool = False  # pre-receive: this repository holds the refs being judged
     notes: list[str] = field(default_factory=list)
     _views: dict[str | None, LedgerView] = field(default_factory=dict)
 
@@ -90,6 +92,21 @@ class PushContext:
             self._views[tip] = LedgerView(self.objects.repo, tip)
         return self._views[tip]
 
+    def missing_tip(self, upd: RefUpdate) -> Refusal | None:
+        """pre-receive only: the server must hold its own tip of a protected ref to judge a
+        push to it (a client may lack a remote tip it never fetched; the server judges)."""
+        if not self.authority:
+            return None
+        held = self.objects.ref(upd.ref)
+        if upd.old is not None and not self.objects.has(upd.old):
+            why = f"the old tip {upd.old[:12]} is missing from this repository"
+        elif upd.old is None and held is not None:
+            why = f"git treats the ref as new, but this repository holds it at {held[:12]}"
+        else:
+            return None
+        return Refusal("L8", upd.ref, upd.new or upd.old, None, f"{why}: the push cannot be "
+                       "judged", "repair the server's repository (`git fsck`), then push again")
+
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
@@ -111,6 +128,12 @@ def server_config(objects: Objects) -> Config:
     spine_ref = f"refs/heads/{spine}"
     config = Config()
     tip = objects.ref(spine_ref)
+    if tip is not None and not objects.has(tip):
+        from leapgit.errors import UsageError
+
+        raise UsageError(f"the spine {spine_ref} names {tip[:12]}, which is missing from this "
+                         "repository: no push can be judged", rule="L8",
+                         hint="repair the server's repository (`git fsck`)")
     if tip is not None:
         data = objects.read_at(objects.commit(tip).tree, CONFIG_PATH.as_posix())
         if data is not None:

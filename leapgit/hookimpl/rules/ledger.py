@@ -27,6 +27,9 @@ def check_ledger_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     if upd.new is None:
         return [Refusal("L8", upd.ref, upd.old, None, "the ledger branch cannot be deleted",
                         "keep it: the ledger is written truth")]
+    missing = ctx.missing_tip(upd)
+    if missing is not None:
+        return [missing]
     if upd.old is not None and ctx.objects.has(upd.old) and \
             not ctx.objects.is_ancestor(upd.old, upd.new):
         return [Refusal("L8", upd.ref, upd.new, None,

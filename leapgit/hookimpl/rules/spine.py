@@ -23,6 +23,9 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     if upd.new is None:
         return [Refusal("L8", upd.ref, upd.old, None, "the spine cannot be deleted",
                         "keep the spine; merge passed balls onto it")]
+    missing = ctx.missing_tip(upd)
+    if missing is not None:
+        return [missing]
     if upd.old is None:
         ctx.note(f"{upd.ref}: created (the spine's first push is not checked)")
         return []
