@@ -11,7 +11,7 @@ from leapgit.hookimpl.objects import oid
 from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
-from leapgit.records.types import Receipt
+from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -116,9 +116,9 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     if kind == "receipt":
         return _check_receipt(ctx, ref, sha, path, Receipt.from_dict(raw), view)
     if kind == "throw":
-        return _check_throw(ref, sha, path, raw, view)
+        return _check_throw(ref, sha, path, ThrowRecord.from_dict(raw), view)
     if kind == "checkpoint":
-        return _check_checkpoint(ctx, ref, sha, path, raw, view)
+        return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
     if kind == "lease":
         from leapgit.ledger.leases import lease_problems
 
@@ -171,7 +171,7 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
     return out
 
 
-def _check_throw(ref: str, sha: str, path: str, raw: dict[str, object],
+def _check_throw(ref: str, sha: str, path: str, rec: ThrowRecord,
                  view: LedgerView) -> list[Refusal]:
     """A new episode only once the previous one ended: at a checkpoint (0) or a refuse (-1);
     never while it is in flight (L3), never after a pass (L8)."""
@@ -179,7 +179,7 @@ def _check_throw(ref: str, sha: str, path: str, raw: dict[str, object],
     from leapgit.worktrees.readiness import own_state
     from leapgit.worktrees.rounds import Episode
 
-    slice_id, ball_id, number = str(raw["slice"]), str(raw["ball"]), int(str(raw["episode"]))
+    slice_id, ball_id, number = rec.slice, rec.ball, rec.episode
     if number == 1:
         return []
     name = f"episode {number - 1} of {slice_id}/{ball_id}"
@@ -200,14 +200,13 @@ def _check_throw(ref: str, sha: str, path: str, raw: dict[str, object],
     return []
 
 
-def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, object],
+def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Checkpoint,
                       view: LedgerView) -> list[Refusal]:
     """L6: a checkpoint is the durable end of an episode whose last round reached the round
     limit at 0, written with that round's receipt; it cannot close an episode early."""
     from leapgit.ledger import query
 
-    slice_id, ball_id = str(raw["slice"]), str(raw["ball"])
-    number, used = int(str(raw["episode"])), int(str(raw["rounds_used"]))
+    slice_id, ball_id, number, used = rec.slice, rec.ball, rec.episode, rec.rounds_used
     receipts = query.receipts(view, slice_id, ball_id, number)
     last = receipts[-1] if receipts else None
     limit = min(ctx.config.round_limit, 4)
