@@ -260,11 +260,16 @@ def hooks_group() -> None:
 @hooks_group.command("install")
 @click.option("--server", is_flag=True, help="install pre-receive (on the shared, bare remote)")
 @click.option("--force", is_flag=True, help="install where core.hooksPath points")
-def hooks_install_cmd(server: bool, force: bool) -> None:
+@click.option("--spine", default=None, help="with --server: the spine branch to protect "
+              "(pinned in the server's git config; default main)")
+@click.option("--ledger-ref", default=None, help="with --server: the ledger ref to protect "
+              "(default refs/heads/leap/ledger)")
+def hooks_install_cmd(server: bool, force: bool, spine: str | None,
+                      ledger_ref: str | None) -> None:
     """Install post-commit and pre-push (or, with --server, pre-receive); chains foreign hooks."""
     from leapgit.commands.hooks import install_hooks, lines
 
-    _emit(lines(install_hooks(server=server, force=force)))
+    _emit(lines(install_hooks(server=server, force=force, spine=spine, ledger_ref=ledger_ref)))
 
 
 @hooks_group.command("uninstall")

@@ -7,9 +7,9 @@ from pathlib import Path
 from leapgit.hookimpl.install import HooksResult, install, uninstall
 
 
-def install_hooks(start: Path | str = ".", *, server: bool = False,
-                  force: bool = False) -> HooksResult:
-    return install(start, server=server, force=force)
+def install_hooks(start: Path | str = ".", *, server: bool = False, force: bool = False,
+                  spine: str | None = None, ledger_ref: str | None = None) -> HooksResult:
+    return install(start, server=server, force=force, spine=spine, ledger_ref=ledger_ref)
 
 
 def uninstall_hooks(start: Path | str = ".") -> HooksResult:
@@ -19,4 +19,6 @@ def uninstall_hooks(start: Path | str = ".") -> HooksResult:
 def lines(result: HooksResult) -> list[str]:
     if not result.actions:
         return [f"no leapgit hooks in {result.hooks_dir}"]
-    return [f"{a.hook:<12} {a.action} ({a.path})" for a in result.actions]
+    return [f"{a.hook:<12} {a.action} ({a.path})" for a in result.actions] + \
+        [f"{'pinned':<12} {key} = {value} (the refs this server protects)"
+         for key, value in result.pinned]

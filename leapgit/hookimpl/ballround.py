@@ -8,7 +8,7 @@ import sys
 
 from leapgit.errors import RuleViolation, UsageError
 from leapgit.hookimpl.objects import Objects
-from leapgit.hookimpl.rules.balls import check_ball_commit, check_round_count
+from leapgit.hookimpl.rules.balls import check_ball_commit, check_round_count, recorded_rounds
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.records.types import BallRecord
 
@@ -80,8 +80,9 @@ def on_commit(branch: str) -> None:
         base = episode.throw.base
         rounds_here = objects.new_commits(head, [base])
         problems = check_ball_commit(objects, ref, ball, commit, config.round_limit)
-        problems += check_round_count(ref, rounds_here, config.round_limit)
-        scope = [r for r in problems if r.rule in ("L4", "L9")]
+        problems += check_round_count(ref, rounds_here, config.round_limit,
+                                      recorded_rounds(view, slice_id, ball_id))
+        scope = [r for r in problems if r.rule in ("L2", "L4", "L9")]
         trailers = parse_round_trailers(commit.message)
         tree = commit.tree.decode()
         try:

@@ -39,6 +39,7 @@ class HookAction:
 class HooksResult:
     hooks_dir: Path
     actions: tuple[HookAction, ...]
+    pinned: tuple[tuple[str, str], ...] = ()  # (git config key, value) set on a server
 
 
 def render(hook: str, python: str | None = None) -> bytes:
@@ -82,6 +83,15 @@ def hooks_dir(paths: git.RepoPaths, force: bool) -> Path:
             field="core.hooksPath",
             hint="pass --force to install there, or unset core.hooksPath",
         )
+    real = effective.resolve()
+    if paths.top is not None and real.is_relative_to(paths.top.resolve()) and \
+            not real.is_relative_to(paths.common_dir.resolve()) and not force:
+        # A hooks folder linked into the work tree: installing would write tracked files.
+        raise UsageError(
+            f"git's hooks folder {effective} resolves to {real}, inside the work tree",
+            field="hooks", hint="pass --force to write leapgit's hooks there anyway, or "
+                                "make the hooks folder a plain folder inside .git",
+        )
     return effective
 
 
@@ -115,15 +125,50 @@ def install_one(folder: Path, hook: str) -> HookAction:
     return HookAction(hook, target, f"installed; the existing hook runs first, from {legacy.name}")
 
 
-def install(start: Path | str = ".", *, server: bool = False, force: bool = False) -> HooksResult:
+def pin_server_refs(paths: git.RepoPaths, spine: str | None,
+                    ledger_ref: str | None) -> tuple[tuple[str, str], ...]:
+    """Pin the spine and the ledger ref in the server's own git config, which no push can
+    change (a branch's ``.leap/config.yaml`` can be written by any pusher). An option given
+    wins; else an earlier pin stays; else the defaults."""
+    from dulwich.refs import check_ref_format
+
+    from leapgit.gitobj import refname
+    from leapgit.hookimpl.rules.context import PIN_LEDGER, PIN_SPINE
+    from leapgit.records.config import check_refs
+    from leapgit.records.types import Config
+
+    def current(key: str) -> str | None:
+        proc = git.run(["config", "--local", "--get", key], paths.git_dir, check=False)
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode().strip() or None
+
+    spine = spine or current(PIN_SPINE) or Config.spine
+    ledger_ref = ledger_ref or current(PIN_LEDGER) or Config.ledger_ref
+    if not check_ref_format(refname(f"refs/heads/{spine}")):
+        raise UsageError(f"{spine!r} is not a valid branch name", field="--spine",
+                         hint="name the spine branch, e.g. main")
+    check_refs(Config(spine=spine, ledger_ref=ledger_ref), "--spine/--ledger-ref")
+    pins = ((PIN_SPINE, spine), (PIN_LEDGER, ledger_ref))
+    for key, value in pins:
+        git.run(["config", "--local", key, value], paths.git_dir)
+    return pins
+
+
+def install(start: Path | str = ".", *, server: bool = False, force: bool = False,
+            spine: str | None = None, ledger_ref: str | None = None) -> HooksResult:
     paths = git.discover(start)
     if paths.bare and not server:
         raise UsageError(f"{paths.git_dir} is a bare repository; client hooks need a work tree",
                          hint="on a server, run `leap hooks install --server`")
+    if (spine or ledger_ref) and not server:
+        raise UsageError("--spine and --ledger-ref pin the refs a server protects",
+                         hint="pass them with --server; a clone reads .leap/config.yaml")
     folder = hooks_dir(paths, force)
+    pins = pin_server_refs(paths, spine, ledger_ref) if server else ()
     folder.mkdir(parents=True, exist_ok=True)
     hooks = SERVER_HOOKS if server else CLIENT_HOOKS
-    return HooksResult(folder, tuple(install_one(folder, h) for h in hooks))
+    return HooksResult(folder, tuple(install_one(folder, h) for h in hooks), pins)
 
 
 def uninstall_one(folder: Path, hook: str) -> HookAction | None:
@@ -141,7 +186,14 @@ def uninstall_one(folder: Path, hook: str) -> HookAction | None:
 
 
 def uninstall(start: Path | str = ".") -> HooksResult:
+    """Remove leapgit's hooks from where git looks now and from the common git dir's
+    ``hooks`` (an install may predate a change of ``core.hooksPath``); each folder gets its
+    own chained hook back."""
     paths = git.discover(start)
-    folder = hooks_dir(paths, force=True)
-    done = [uninstall_one(folder, h) for h in (*CLIENT_HOOKS, *SERVER_HOOKS)]
-    return HooksResult(folder, tuple(a for a in done if a is not None))
+    effective = hooks_dir(paths, force=True)
+    folders: dict[Path, Path] = {}
+    for folder in (paths.common_dir / "hooks", effective):
+        folders.setdefault(folder.resolve(), folder)
+    done = [uninstall_one(folder, h) for folder in folders.values()
+            for h in (*CLIENT_HOOKS, *SERVER_HOOKS)]
+    return HooksResult(effective, tuple(a for a in done if a is not None))

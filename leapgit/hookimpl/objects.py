@@ -45,6 +45,13 @@ class Objects:
     def has(self, sha: str) -> bool:
         return oid(sha) in self.store
 
+    def type_of(self, sha: str) -> str | None:
+        """``commit``, ``tree``, ``blob`` or ``tag``; None when the object is not here."""
+        try:
+            return self.store[oid(sha)].type_name.decode()
+        except KeyError:
+            return None
+
     def commit(self, sha: str) -> Commit:
         from dulwich.objects import Commit
 

@@ -28,7 +28,8 @@ def check(data: bytes) -> int:
         problem = str(exc)
     with open_receiving_repo(Path(os.environ.get("GIT_DIR", ".")).resolve()) as repo:
         objects = Objects(repo)
-        ctx = PushContext(objects, server_config(objects), tuple(updates), pusher, problem)
+        ctx = PushContext(objects, server_config(objects), tuple(updates), pusher, problem,
+                          authority=True)
         refusals = check_push(ctx)
     for line in report_lines(HOOK, refusals, ctx.notes):
         print(line, file=sys.stderr)

@@ -18,11 +18,11 @@ def parse_config(data: bytes, source: str) -> Config:
         raw = {}
     schema.validate(raw, "config", source, rule="config")
     config = Config.from_dict(raw)
-    _check_refs(config, source)
+    check_refs(config, source)
     return config
 
 
-def _check_refs(config: Config, source: str) -> None:
+def check_refs(config: Config, source: str) -> None:
     from dulwich.refs import check_ref_format
 
     if not check_ref_format(refname(config.ledger_ref)):

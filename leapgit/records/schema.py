@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from leapgit.errors import InvalidRecord
@@ -89,12 +90,41 @@ def _write_cached(path: Path, code: str) -> None:
 
 def _load(code: str, path: Path) -> Callable[[Any], Any]:
     namespace: dict[str, Any] = {}
-    exec(compile(code, str(path), "exec"), namespace)  # noqa: S102 - fastjsonschema's own output
+    exec(_code_object(code, path), namespace)  # noqa: S102 - fastjsonschema's own output
     entry = re.search(r"^def (validate\w*)\(", code, re.M)  # the first def is the root
     if entry is None:
         raise ValueError(f"no validator in {path}")
     check: Callable[[Any], Any] = namespace[entry.group(1)]
     return check
+
+
+def _code_object(code: str, path: Path) -> CodeType:
+    """``code`` compiled, cached beside it per interpreter (compiling the generated source
+    costs more than loading it, and a hook pays it on every run). Trusted only when the
+    entry holds the hash of ``code`` and of its own bytes, like the source entry."""
+    import marshal
+    import sys
+
+    source_hash = hashlib.sha256(code.encode()).digest()
+    where = path.with_name(f"{path.stem}.{sys.implementation.cache_tag}.bin")
+    try:
+        data = where.read_bytes()
+        body = data[64:]
+        if data[:32] == source_hash and data[32:64] == hashlib.sha256(body).digest():
+            loaded = marshal.loads(body)
+            if isinstance(loaded, CodeType):
+                return loaded
+    except (OSError, ValueError, EOFError, TypeError):
+        pass  # missing or damaged: compile afresh below
+    compiled = compile(code, str(path), "exec")
+    body = marshal.dumps(compiled)
+    try:
+        tmp = where.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(source_hash + hashlib.sha256(body).digest() + body)
+        tmp.replace(where)
+    except OSError:
+        pass  # a read-only cache still validates, only slower
+    return compiled
 
 
 @cache

@@ -37,3 +37,12 @@ def fresh_world(tmp_path: Path) -> Iterator[World]:
     base.mkdir()
     with GitDaemon(base) as daemon:
         yield build_world(base, daemon)
+
+
+@pytest.fixture
+def master_world(tmp_path: Path) -> Iterator[World]:
+    """A remote made by plain `git init --bare`: its HEAD names master, not the spine."""
+    base = tmp_path / "served"
+    base.mkdir()
+    with GitDaemon(base) as daemon:
+        yield build_world(base, daemon, head="master")

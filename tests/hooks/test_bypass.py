@@ -238,3 +238,206 @@ def test_one_violation_refuses_the_whole_push_and_lists_each(w: World) -> None:
     refused(w, result, "L4", "L8")
     assert "push refused, 2 violations" in result.stderr
     assert f"refs/heads/leap/ball/{SLICE}/b" not in remote_refs(w.bare)
+
+
+# the server's own settings
+
+
+def test_config_on_the_head_branch_cannot_unprotect_the_spine(master_world: World) -> None:
+    w = master_world
+    assert git("symbolic-ref", "HEAD", cwd=w.bare) == "refs/heads/master"
+    git("checkout", "-q", "-b", "master", w.base, cwd=w.work)
+    commit(w.work, {".leap/config.yaml": "version: 1\nspine: other\n"
+                    "ledger_ref: refs/heads/other-ledger\n"}, "a config naming other refs")
+    assert w.push("master").returncode == 0  # an ordinary branch: any pusher may write it
+    before = remote_refs(w.bare)
+    result = w.push(f"+{w.base}~1:refs/heads/main", ":refs/heads/leap/ledger")
+    refused(w, result, "L8")
+    assert "force-push" in result.stderr and "the ledger branch cannot be deleted" in \
+        result.stderr
+    assert remote_refs(w.bare) == before
+
+
+def test_lease_released_and_taken_in_someone_elses_name(fresh_world: World) -> None:
+    w = fresh_world
+    w.append(dict([w.lease(1, "take", "alice")]))
+    as_alice = w.push("leap/ledger", url=str(w.bare), env={"REMOTE_USER": "alice"})
+    assert as_alice.returncode == 0, as_alice.stderr
+    ball_branch(w, "a")
+    commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    tree = w.tip(f"leap/ball/{SLICE}/a^{{tree}}")
+    w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree)]), "scored: a passes")
+    w.append(dict([w.lease(1, "release", "alice"), w.lease(2, "take", "mallory")]))
+    git("checkout", "-q", "main", cwd=w.work)
+    git("merge", "-q", "--no-ff", "-m", "integrate s1/a\n\nLeap-Slice: s1\nLeap-Ball: a",
+        f"leap/ball/{SLICE}/a", cwd=w.work)
+    before = remote_refs(w.bare)
+    result = w.push("leap/ledger", f"leap/ball/{SLICE}/a", "main", url=str(w.bare),
+                    env={"REMOTE_USER": "mallory"})
+    refused(w, result, "L9")
+    release = layout.lease_path("main", 1, "release")
+    assert f"{release}: pushed by 'mallory' (from REMOTE_USER), but the record names " \
+        "holder 'alice'" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
+    w.reset_ledger()
+    w.append(dict([w.lease(1, "release", "mallory")]))
+    result = w.push("leap/ledger", url=str(w.bare), env={"REMOTE_USER": "mallory"})
+    refused(w, result, "L9")
+    assert "lease 1 is held by 'alice'" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
+
+
+# symlinks and gitlinks on scope paths
+
+
+def commit_entry(w: World, path: str, mode: str, target: str, message: str) -> str:
+    """Commit ``path`` as a raw tree entry: a symlink (120000) to ``target``, or a gitlink
+    (160000) to the commit ``target``."""
+    sha = git("hash-object", "-w", "--stdin", cwd=w.work, input=target.encode()) \
+        if mode == "120000" else target
+    git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{path}", cwd=w.work)
+    git("-c", f"core.hooksPath={w.work / '.no-hooks'}", "commit", "-q", "-m", message,
+        cwd=w.work)
+    return git("rev-parse", "HEAD", cwd=w.work)
+
+
+@pytest.mark.parametrize(("mode", "target", "rule", "says"), [
+    ("120000", "../../../../etc/passwd", "L2", "symlink 'src/new.py' leads outside the "
+                                               "repository (../../../../etc/passwd)"),
+    ("120000", "/etc/passwd", "L2", "symlink 'src/new.py' points outside the repository"),
+    ("120000", "b.py", "L4", "a symlink to src/b.py, outside the scope of ball s1/a"),
+    ("160000", "base", "L2", "a gitlink (submodule)"),
+])
+def test_ball_scope_path_as_symlink_or_gitlink(w: World, mode: str, target: str, rule: str,
+                                               says: str) -> None:
+    ball_branch(w, "a")
+    commit_entry(w, "src/new.py", mode, w.base if target == "base" else target,
+                 round_message("a: new", 1))
+    result = w.push(f"leap/ball/{SLICE}/a")
+    refused(w, result, rule)
+    assert f"src/new.py: {says}" in result.stderr, result.stderr
+
+
+def test_ball_symlink_inside_its_own_scope_is_accepted(fresh_world: World) -> None:
+    w = fresh_world
+    ball_branch(w, "a")
+    sha = commit_entry(w, "src/new.py", "120000", "a.py", round_message("a: alias", 1))
+    result = w.push(f"leap/ball/{SLICE}/a")
+    assert result.returncode == 0, result.stderr
+    assert remote_refs(w.bare)[f"refs/heads/leap/ball/{SLICE}/a"] == sha
+
+
+def test_spine_merge_of_a_candidate_with_an_escaping_symlink(w: World) -> None:
+    ball_branch(w, "a")
+    commit_entry(w, "src/new.py", "120000", "../../../../etc/passwd", round_message("a", 1, 1))
+    tree = w.tip(f"leap/ball/{SLICE}/a^{{tree}}")
+    w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree), w.lease(1, "take", "me")]))
+    git("checkout", "-q", "main", cwd=w.work)
+    git("merge", "-q", "--no-ff", "-m", "integrate a\n\nLeap-Slice: s1\nLeap-Ball: a",
+        f"leap/ball/{SLICE}/a", cwd=w.work)
+    result = w.push("main", "leap/ledger")
+    refused(w, result, "L2")
+    assert "refs/heads/main" in result.stderr and "src/new.py: symlink" in result.stderr
+
+
+# round counting survives a rewritten ball branch (L6)
+
+
+def four_rounds(w: World, ball: str = "a") -> list[str]:
+    ball_branch(w, ball)
+    return [commit(w.work, {"src/a.py": f"A = {n}\n"}, round_message(f"a {n}", n))
+            for n in range(1, 5)]
+
+
+def test_ball_branch_force_push_to_reset_its_rounds(fresh_world: World) -> None:
+    w = fresh_world
+    four_rounds(w)
+    assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
+    ball_branch(w, "a")
+    commit(w.work, {"src/a.py": "A = 5\n"}, round_message("a: a fifth try", 1))
+    before = remote_refs(w.bare)
+    result = w.push(f"+leap/ball/{SLICE}/a")
+    refused(w, result, "L6")
+    assert "a force-push" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
+
+
+def test_ball_branch_deleted_and_recreated_to_reset_its_rounds(fresh_world: World) -> None:
+    w = fresh_world
+    rounds = four_rounds(w)
+    w.append(dict(w.receipt("a", n, 0, claim=True, commit=sha)
+                  for n, sha in enumerate(rounds, start=1)))
+    assert w.push("leap/ledger", f"leap/ball/{SLICE}/a").returncode == 0
+    assert w.push(f":refs/heads/leap/ball/{SLICE}/a").returncode == 0  # deletion stays allowed
+    git("branch", "-q", "-m", f"leap/ball/{SLICE}/a", "recorded", cwd=w.work)
+    ball_branch(w, "a")
+    commit(w.work, {"src/a.py": "A = 5\n"}, round_message("a: a fifth try", 1))
+    before = remote_refs(w.bare)
+    result = w.push(f"leap/ball/{SLICE}/a")
+    refused(w, result, "L6")
+    assert "round 4 cannot create round 5" in result.stderr, result.stderr
+    assert "4 recorded in the ledger" in result.stderr
+    assert remote_refs(w.bare) == before
+    again = w.push(f"recorded:refs/heads/leap/ball/{SLICE}/a")  # the recorded rounds: fine
+    assert again.returncode == 0, again.stderr
+
+
+def test_resumed_episode_counts_only_its_own_rounds(fresh_world: World) -> None:
+    w = fresh_world
+    rounds = four_rounds(w)
+    w.append(dict([*(w.receipt("a", n, 0, claim=True, commit=sha)
+                     for n, sha in enumerate(rounds, start=1)), w.checkpoint("a", 4)]))
+    w.throw("a", episode=2)
+    fifth = commit(w.work, {"src/a.py": "A = 5\n"}, round_message("a: episode 2", 1))
+    result = w.push("leap/ledger", f"leap/ball/{SLICE}/a")
+    assert result.returncode == 0, result.stderr
+    assert remote_refs(w.bare)[f"refs/heads/leap/ball/{SLICE}/a"] == fifth
+
+
+# episodes (L3, L6)
+
+
+def test_new_episode_thrown_while_the_previous_is_open(w: World) -> None:
+    w.append(dict([w.receipt("a", 1, 0, claim=True)]))
+    w.throw("a", episode=2)
+    result = w.push("leap/ledger")
+    refused(w, result, "L3")
+    assert "episode 1 of s1/a is still in flight" in result.stderr, result.stderr
+
+
+def test_round_after_a_refuse_in_the_same_commit(w: World) -> None:
+    w.append(dict([w.receipt("a", 1, -1, claim=True), w.receipt("a", 2, 0, claim=True)]))
+    result = w.push("leap/ledger")
+    refused(w, result, "L6")
+    assert "episode 1 of s1/a ended with a refuse (-1)" in result.stderr, result.stderr
+
+
+def test_checkpoint_forged_to_close_an_episode_early(w: World) -> None:
+    w.append(dict([w.receipt("a", 1, 0, claim=True), w.receipt("a", 2, 0, claim=True),
+                   w.checkpoint("a", 1)]))
+    w.throw("a", episode=2)
+    result = w.push("leap/ledger")
+    refused(w, result, "L6")
+    assert "episode 1 of s1/a already ended with a checkpoint" in result.stderr, result.stderr
+    assert "a checkpoint after round 1 of 2" in result.stderr, result.stderr
+
+
+# refs pointed at something other than a commit
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/main", "refs/heads/leap/ledger",
+                                 f"refs/heads/leap/ball/{SLICE}/a"])
+@pytest.mark.parametrize("kind", ["blob", "tag"])
+def test_protected_ref_pointed_at_a_non_commit(w: World, ref: str, kind: str) -> None:
+    if kind == "blob":
+        sha = git("hash-object", "-w", "--stdin", cwd=w.work, input=b"not a commit\n")
+    else:
+        git("tag", "-f", "-a", "-m", "an annotated tag", "t1", w.base, cwd=w.work)
+        sha = w.tip("t1")
+    result = w.push(f"+{sha}:{ref}")
+    git("tag", "-d", "t1", cwd=w.work, check=False)
+    rule = "L4" if "/ball/" in ref else "L8"
+    refused(w, result, rule)
+    assert f"[{rule}] {ref} {sha[:12]}: points at a {kind}, not a commit" in result.stderr, \
+        result.stderr
+    assert "internal error" not in result.stderr

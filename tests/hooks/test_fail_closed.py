@@ -48,3 +48,42 @@ def test_bad_server_config_refuses_with_the_file_named(tmp_path: Path) -> None:
                           env={**os.environ, "GIT_DIR": str(bare)})
     assert proc.returncode == 1
     assert "refs/heads/main:.leap/config.yaml" in proc.stderr.decode()
+
+
+def test_missing_old_tip_refuses_in_pre_receive(tmp_path: Path) -> None:
+    from tests.support import leap, make_repo
+
+    work = make_repo(tmp_path / "w", {"a.txt": "a\n"})
+    bare = tmp_path / "srv.git"
+    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    assert leap("hooks", "install", "--server", cwd=bare).code == 0
+    empty = git("mktree", cwd=bare, input=b"")
+    orphan = git("commit-tree", "-m", "an empty ledger", empty, cwd=bare)
+    head = git("rev-parse", "HEAD", cwd=bare)
+    missing = "1" * 40  # the server's own tip, gone from its object store
+    for new, ref in ((head, "refs/heads/main"), (orphan, "refs/heads/leap/ledger")):
+        proc = run_hook(bare, f"{missing} {new} {ref}\n".encode())
+        err = proc.stderr.decode()
+        assert proc.returncode == 1, err
+        assert f"[L8] {ref} {new[:12]}: the old tip {missing[:12]} is missing" in err, err
+
+
+def test_spine_tip_lost_from_the_server_refuses_a_real_push(tmp_path: Path) -> None:
+    from tests.hooks.world import run_git
+    from tests.support import leap, make_repo
+
+    work = make_repo(tmp_path / "w", {"a.txt": "a\n"})
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
+    assert leap("hooks", "install", "--server", cwd=bare).code == 0
+    git("push", "-q", str(bare), "main", cwd=work)
+    tip = git("rev-parse", "main", cwd=bare)
+    (bare / "objects" / tip[:2] / tip[2:]).unlink()  # the server's own spine tip is gone
+    (work / "a.txt").write_text("b\n")
+    git("commit", "-q", "-am", "straight onto the spine", cwd=work)
+    result = run_git("push", str(bare), "main", cwd=work)
+    assert result.returncode != 0
+    assert "leap pre-receive: refused: the spine refs/heads/main names" in result.stderr, \
+        result.stderr
+    assert "internal error" not in result.stderr
+    assert (bare / "refs" / "heads" / "main").read_text().strip() == tip

@@ -7,6 +7,7 @@ import stat
 import sys
 from pathlib import Path
 
+from tests.hooks.world import run_git
 from tests.support import git, leap, make_repo
 
 FOREIGN = b"#!/bin/sh\necho foreign-ran >> \"$MARKER\"\nexit ${FOREIGN_EXIT:-0}\n"
@@ -101,3 +102,62 @@ def test_init_installs_the_client_hooks(tmp_path: Path) -> None:
     assert "hooks   post-commit, pre-push in" in res.out
     for name in ("post-commit", "pre-push"):
         assert b"leapgit-hook-id" in (repo / ".git" / "hooks" / name).read_bytes()
+
+
+def test_server_install_pins_the_protected_refs(tmp_path: Path) -> None:
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "-b", "master", str(bare), cwd=tmp_path)
+    res = leap("hooks", "install", "--server", "--spine", "trunk", cwd=bare)
+    assert res.code == 0, res
+    assert "leap.spine = trunk" in res.out
+    assert git("config", "leap.spine", cwd=bare) == "trunk"
+    assert git("config", "leap.ledgerRef", cwd=bare) == "refs/heads/leap/ledger"
+    again = leap("hooks", "install", "--server", cwd=bare)  # an earlier pin stays
+    assert again.code == 0 and git("config", "leap.spine", cwd=bare) == "trunk"
+    bad = leap("hooks", "install", "--server", "--ledger-ref", "refs/heads/trunk", cwd=bare)
+    assert bad.code != 0 and "the ledger cannot live on the spine branch" in bad.err
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"}, branch="trunk")
+    client = leap("hooks", "install", "--spine", "x", cwd=repo)
+    assert client.code == 2 and "--server" in client.err
+    assert git("push", "-q", str(bare), "trunk", cwd=repo) == ""  # created: not judged
+    (repo / "a.txt").write_text("b\n")
+    git("commit", "-q", "-am", "straight onto the pinned spine", cwd=repo)
+    before = git("rev-parse", "trunk", cwd=bare)
+    refused = run_git("push", "-q", str(bare), "trunk", cwd=repo)
+    assert refused.returncode != 0 and "[L8] refs/heads/trunk" in refused.stderr
+    assert git("rev-parse", "trunk", cwd=bare) == before
+
+
+def test_uninstall_cleans_both_hook_dirs_after_core_hooks_path_moved(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    default, moved = repo / ".git" / "hooks", repo / ".githooks"
+    moved.mkdir()
+    foreign = {default: FOREIGN, moved: FOREIGN.replace(b"foreign-ran", b"other-ran")}
+    for folder, data in foreign.items():
+        (folder / "pre-push").write_bytes(data)
+        (folder / "pre-push").chmod(0o755)
+    assert leap("hooks", "install", cwd=repo).code == 0
+    git("config", "core.hooksPath", ".githooks", cwd=repo)
+    assert leap("hooks", "install", "--force", cwd=repo).code == 0
+    res = leap("hooks", "uninstall", cwd=repo)
+    assert res.code == 0, res
+    assert res.out.count("the original hook is back") == 2, res.out
+    for folder, data in foreign.items():
+        assert (folder / "pre-push").read_bytes() == data
+        assert not (folder / "post-commit").exists()
+        assert not any(p.name.endswith(".leap-legacy") for p in folder.iterdir())
+
+
+def test_hooks_dir_linked_into_the_work_tree_needs_force(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"tools/hooks/README": "tracked\n"})
+    hooks = repo / ".git" / "hooks"
+    import shutil
+
+    shutil.rmtree(hooks)
+    hooks.symlink_to(repo / "tools" / "hooks")
+    res = leap("hooks", "install", cwd=repo)
+    assert res.code == 2, res
+    assert "inside the work tree" in res.err and "--force" in res.err
+    assert sorted(p.name for p in (repo / "tools" / "hooks").iterdir()) == ["README"]
+    assert leap("hooks", "install", "--force", cwd=repo).code == 0
+    assert (repo / "tools" / "hooks" / "post-commit").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
-from leapgit.records.types import LeaseRecord, Provenance, Receipt, ThrowRecord
+from leapgit.records.types import Checkpoint, LeaseRecord, Provenance, Receipt, ThrowRecord
 from tests.support import IDENTITY, GitDaemon, git, leap, make_repo, write_files
 
 SLICE = "s1"
@@ -109,13 +109,18 @@ class World:
 
     def receipt(self, ball: str, round_no: int, outcome: int, *, claim: bool,
                 candidate: str | None = None, provenance: bool = True, episode: int = 1,
-                ) -> tuple[str, bytes]:
+                commit: str | None = None) -> tuple[str, bytes]:
         prov = Provenance("builder-x", 1, ("reviewer-y",), ("tribunal/r1",), "pytest ok",
                           "curl ok", candidate) if provenance and candidate else None
         rec = Receipt(slice=SLICE, ball=ball, episode=episode, round=round_no, outcome=outcome,
                       evidence="test", recorded_at=NOW, claim=claim, candidate=candidate,
-                      provenance=prov)
+                      provenance=prov, commit=commit)
         return layout.receipt_path(SLICE, ball, episode, round_no), yamlio.dumps(rec.to_dict())
+
+    def checkpoint(self, ball: str, rounds_used: int, episode: int = 1) -> tuple[str, bytes]:
+        rec = Checkpoint(slice=SLICE, ball=ball, episode=episode, rounds_used=rounds_used,
+                         tried=("test",) * rounds_used, last_evidence="test", recorded_at=NOW)
+        return layout.checkpoint_path(SLICE, ball, episode), yamlio.dumps(rec.to_dict())
 
     def lease(self, number: int, action: str, holder: str) -> tuple[str, bytes]:
         rec = LeaseRecord("main", number, action, holder, NOW)  # type: ignore[arg-type]
@@ -131,9 +136,10 @@ class World:
         return git("rev-parse", rev, cwd=self.work)
 
 
-def build_world(base_dir: Path, daemon: GitDaemon) -> World:
+def build_world(base_dir: Path, daemon: GitDaemon, head: str = "main") -> World:
+    """``head``: the bare repository's HEAD branch (plain `git init --bare` makes it master)."""
     bare = base_dir / "origin.git"
-    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=base_dir)
+    git("init", "-q", "--bare", "-b", head, str(bare), cwd=base_dir)
     res = leap("hooks", "install", "--server", cwd=bare)
     assert res.code == 0, res
     work = make_repo(base_dir / "work", FILES)

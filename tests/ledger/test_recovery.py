@@ -101,6 +101,29 @@ def test_a_damaged_validator_cache_is_recompiled_never_trusted(tmp_path: Path) -
         schema.validate_record(bad, "r.yaml")
 
 
+def test_a_damaged_compiled_validator_is_recompiled_never_trusted(tmp_path: Path) -> None:
+    import marshal
+
+    schema._validator.cache_clear()
+    bad = {"kind": "receipt", "format": 1}
+    with pytest.raises(InvalidRecord):
+        schema.validate_record(bad, "r.yaml")
+    entries = list(schema._cache_dir().glob("v_*.bin"))
+    assert entries
+    lenient = marshal.dumps(compile("def validate(data, custom_formats={}, name_prefix=None):\n"
+                                    "    return data\n", "lenient", "exec"))
+    for entry in entries:  # a validator that lets everything through, both hashes unchanged
+        entry.write_bytes(entry.read_bytes()[:64] + lenient)
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord, match="missing required"):
+        schema.validate_record(bad, "r.yaml")
+    for entry in entries:
+        entry.write_bytes(b"\0" * 10)
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord, match="missing required"):
+        schema.validate_record(bad, "r.yaml")
+
+
 def test_trees_cached_from_one_repository_never_stand_in_for_another(tmp_path: Path) -> None:
     a = _ledger(tmp_path, "a")
     with Ledger(a / ".git") as ledger:

@@ -1,7 +1,8 @@
 """Ball-branch rules: ``<prefix>/<slice>/<ball>`` descends from the ball's recorded base,
 touches only the ball's scope (L4, L9: default deny; a rename or deletion touches both
-paths), holds no merge (candidate bytes merge only on the spine, L9), at most four round
-commits (L6), each carrying its receipt trailers."""
+paths), holds no merge (candidate bytes merge only on the spine, L9), moves forward only,
+and reaches at most four rounds an episode, counting the ledger's receipts with the round
+commits no receipt records (L6), each commit carrying its receipt trailers."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from leapgit.errors import LeapError
 from leapgit.hookimpl.objects import Objects
 from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
-from leapgit.records.types import BallRecord, Config
+from leapgit.records.types import BallRecord, Config, Receipt
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -60,7 +61,7 @@ def rollback_hint(ball: BallRecord) -> str:
 def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit,
                       round_limit: int) -> list[Refusal]:
     """Scope and receipt of one round commit: the same check in post-commit and pre-receive."""
-    from leapgit.slices.diff import out_of_scope, touched_paths
+    from leapgit.slices.diff import escapes, out_of_scope, touched_paths
     from leapgit.worktrees.rounds import parse_round_trailers
 
     sha = commit.id.decode()
@@ -68,9 +69,14 @@ def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Comm
         return [Refusal("L9", ref, sha, None, "a merge commit on a ball branch: candidate bytes "
                         "merge only on the spine", "rebuild the round as a plain commit")]
     parent_tree = objects.commit(commit.parents[0].decode()).tree if commit.parents else None
+    touched = touched_paths(objects.store, parent_tree, commit.tree)
     out = [Refusal("L4", ref, sha, path, f"outside the scope of ball {ball.slice}/{ball.ball}",
                    rollback_hint(ball))
-           for path in out_of_scope(touched_paths(objects.store, parent_tree, commit.tree), ball)]
+           for path in out_of_scope(touched, ball)]
+    # L2: a scope path is a file; a link must not carry the ball's reach past its scope.
+    out.extend(Refusal("L4" if e.in_repo else "L2", ref, sha, e.path, e.message,
+                       rollback_hint(ball) + "; a scope path is a plain file")
+               for e in escapes(objects.repo, commit.tree, touched, ball))
     trailers = parse_round_trailers(commit.message)
     limit = min(round_limit, 4)
     if trailers.round is None or trailers.outcome is None:
@@ -82,14 +88,44 @@ def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Comm
     return out
 
 
-def check_round_count(ref: str, commits: Sequence[Commit], round_limit: int) -> list[Refusal]:
+@dataclass(frozen=True)
+class Rounds:
+    """The ledger's account of a ball's current episode (L6)."""
+
+    receipts: tuple[Receipt, ...] = ()  # the current episode's receipts
+    earlier: frozenset[str] = frozenset()  # commits recorded as rounds of earlier episodes
+
+
+def recorded_rounds(view: LedgerView, slice_id: str, ball_id: str) -> Rounds:
+    from leapgit.ledger import query
+
+    numbers = query.episodes(view, slice_id, ball_id)
+    current = next((n for n in reversed(numbers)
+                    if query.throw(view, slice_id, ball_id, n) is not None), None)
+    if current is None:
+        return Rounds()
+    earlier = frozenset(r.commit for n in numbers if n < current
+                        for r in query.receipts(view, slice_id, ball_id, n) if r.commit)
+    return Rounds(tuple(query.receipts(view, slice_id, ball_id, current)), earlier)
+
+
+def check_round_count(ref: str, commits: Sequence[Commit], round_limit: int,
+                      recorded: Rounds = Rounds()) -> list[Refusal]:
+    """L6: the rounds of an episode are its receipts in the ledger plus the round commits
+    since the base that no receipt records, so rewriting or re-creating a ball branch
+    cannot give a builder a fifth round."""
     limit = min(round_limit, 4)
-    if len(commits) <= limit:
+    known = {r.commit for r in recorded.receipts if r.commit} | recorded.earlier
+    unrecorded = [c for c in commits if c.id.decode() not in known]
+    used = len(recorded.receipts) + len(unrecorded)
+    if used <= limit or not unrecorded:
         return []
-    extra = commits[limit]
+    extra = unrecorded[min(max(limit - len(recorded.receipts), 0), len(unrecorded) - 1)]
     return [Refusal("L6", ref, extra.id.decode(), None,
-                    f"{len(commits)} round commits since the base; round {limit} cannot "
-                    f"create round {limit + 1}", "checkpoint and resume in a new episode")]
+                    f"{used} rounds in this episode ({len(recorded.receipts)} recorded in the "
+                    f"ledger, {len(unrecorded)} round commit(s) since the base that no receipt "
+                    f"records); round {limit} cannot create round {limit + 1}",
+                    "checkpoint and resume in a new episode")]
 
 
 def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
@@ -115,9 +151,27 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     if not ctx.objects.has(base.commit) or not ctx.objects.is_ancestor(base.commit, upd.new):
         return [Refusal("L5", upd.ref, upd.new, None, f"does not descend from {base.source}, "
                         f"{base.commit[:12]}", f"rebuild the ball on {base.commit[:12]}")]
+    forced = _force_push(ctx, upd, base)
+    if forced is not None:
+        return [forced]
     commits = ctx.objects.new_commits(upd.new, [base.commit])
     out: list[Refusal] = []
     for commit in commits:
         out.extend(check_ball_commit(ctx.objects, upd.ref, ball, commit, ctx.config.round_limit))
-    out.extend(check_round_count(upd.ref, commits, ctx.config.round_limit))
+    out.extend(check_round_count(upd.ref, commits, ctx.config.round_limit,
+                                 recorded_rounds(view, slice_id, ball_id)))
     return out
+
+
+def _force_push(ctx: PushContext, upd: RefUpdate, base: Base) -> Refusal | None:
+    """L6: a ball branch of the current episode moves forward only. A tip that does not
+    descend from the current base belongs to an earlier episode's dropped branch."""
+    old, new = upd.old, upd.new
+    if old is None or new is None or not ctx.objects.has(old) or \
+            ctx.objects.is_ancestor(old, new):
+        return None
+    if not ctx.objects.is_ancestor(base.commit, old):
+        return None
+    return Refusal("L6", upd.ref, new, None, f"a force-push: {new[:12]} does not "
+                   f"descend from the branch's tip {old[:12]}; rewritten rounds are still "
+                   "rounds", "add the next round on top of the pushed tip")

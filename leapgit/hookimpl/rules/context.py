@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from leapgit.hookimpl.objects import ZERO, Objects
 from leapgit.hookimpl.pusher import Pusher
+from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.records.types import Config
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class PushContext:
     updates: tuple[RefUpdate, ...]
     pusher: Pusher | None = None
     pusher_problem: str | None = None  # a signed push git did not accept
+    authority: bool = False  # pre-receive: this repository holds the refs being judged
     notes: list[str] = field(default_factory=list)
     _views: dict[str | None, LedgerView] = field(default_factory=dict)
     _policy: list[Policy] = field(default_factory=list)
@@ -105,31 +107,69 @@ class PushContext:
             self._policy.append(found or Policy(source=f"{self.spine_ref} (no policy)"))
         return self._policy[0]
 
+    def missing_tip(self, upd: RefUpdate) -> Refusal | None:
+        """pre-receive only: the server must hold its own tip of a protected ref to judge a
+        push to it (a client may lack a remote tip it never fetched; the server judges)."""
+        if not self.authority:
+            return None
+        held = self.objects.ref(upd.ref)
+        if upd.old is not None and not self.objects.has(upd.old):
+            why = f"the old tip {upd.old[:12]} is missing from this repository"
+        elif upd.old is None and held is not None:
+            why = f"git treats the ref as new, but this repository holds it at {held[:12]}"
+        else:
+            return None
+        return Refusal("L8", upd.ref, upd.new or upd.old, None, f"{why}: the push cannot be "
+                       "judged", "repair the server's repository (`git fsck`), then push again")
+
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
 
 
 def server_config(objects: Objects) -> Config:
-    """A bare repository has no work tree: read ``.leap/config.yaml`` from the spine's tip
-    (as it stands before this push, so a push cannot loosen its own rules), else defaults."""
-    from leapgit.records.config import CONFIG_PATH, parse_config
+    """A bare repository has no work tree, and any pusher may write its branches: the spine
+    and the ledger ref are pinned in the server's own git config at install time
+    (``leap.spine``, ``leap.ledgerRef``; defaults main and refs/heads/leap/ledger).
+    ``.leap/config.yaml`` is read from the pinned spine's tip only, as it stands before this
+    push (so a push cannot loosen its own rules), else the defaults; never from another
+    branch, and it cannot move the pinned refs."""
+    from dataclasses import replace
 
-    def at(branch_ref: str | None) -> Config | None:
-        tip = objects.ref(branch_ref) if branch_ref else None
-        if tip is None:
-            return None
+    from leapgit.records.config import CONFIG_PATH, check_refs, parse_config
+
+    spine, ledger_ref = pinned_refs(objects)
+    check_refs(Config(spine=spine, ledger_ref=ledger_ref), f"git config {PIN_SPINE}, {PIN_LEDGER}")
+    spine_ref = f"refs/heads/{spine}"
+    config = Config()
+    tip = objects.ref(spine_ref)
+    if tip is not None and not objects.has(tip):
+        from leapgit.errors import UsageError
+
+        raise UsageError(f"the spine {spine_ref} names {tip[:12]}, which is missing from this "
+                         "repository: no push can be judged", rule="L8",
+                         hint="repair the server's repository (`git fsck`)")
+    if tip is not None:
         data = objects.read_at(objects.commit(tip).tree, CONFIG_PATH.as_posix())
-        if data is None:
-            return None
-        return parse_config(data, f"{branch_ref}:{CONFIG_PATH.as_posix()}")
+        if data is not None:
+            config = parse_config(data, f"{spine_ref}:{CONFIG_PATH.as_posix()}")
+    return replace(config, spine=spine, ledger_ref=ledger_ref)
 
-    head = objects.symref_target("HEAD")
-    first = at(head) or Config()
-    spine_ref = f"refs/heads/{first.spine}"
-    if spine_ref != head:
-        return at(spine_ref) or first
-    return first
+
+PIN_SECTION = b"leap"
+PIN_SPINE, PIN_LEDGER = "leap.spine", "leap.ledgerRef"
+
+
+def pinned_refs(objects: Objects) -> tuple[str, str]:
+    """(spine, ledger ref) as pinned in the repository's git config, else the defaults."""
+    config = objects.repo.get_config()
+    found = []
+    for key, default in ((PIN_SPINE, Config.spine), (PIN_LEDGER, Config.ledger_ref)):
+        try:
+            found.append(config.get((PIN_SECTION,), key.split(".")[1].encode()).decode())
+        except KeyError:
+            found.append(default)
+    return found[0], found[1]
 
 
 def ref_names(updates: Iterable[RefUpdate]) -> list[str]:

@@ -11,7 +11,7 @@ from leapgit.hookimpl.objects import oid
 from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
-from leapgit.records.types import Receipt
+from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -27,6 +27,9 @@ def check_ledger_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     if upd.new is None:
         return [Refusal("L8", upd.ref, upd.old, None, "the ledger branch cannot be deleted",
                         "keep it: the ledger is written truth")]
+    missing = ctx.missing_tip(upd)
+    if missing is not None:
+        return [missing]
     if upd.old is not None and ctx.objects.has(upd.old) and \
             not ctx.objects.is_ancestor(upd.old, upd.new):
         return [Refusal("L8", upd.ref, upd.new, None,
@@ -66,9 +69,8 @@ def check_ledger_commit(ctx: PushContext, ref: str, commit: Commit) -> list[Refu
                            FIX_RECORD))
     if added and not out:
         view = ctx.ledger_view(sha)
-        before = ctx.ledger_view(parent) if parent else None
         for path, raw in added:
-            out.extend(_check_meaning(ctx, ref, sha, path, raw, view, before))
+            out.extend(_check_meaning(ctx, ref, sha, path, raw, view))
     return out
 
 
@@ -107,21 +109,43 @@ def _fifth_round(ctx: PushContext, ref: str, sha: str, path: str, raw: object) -
 
 
 def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, object],
-                   view: LedgerView, before: LedgerView | None) -> list[Refusal]:
+                   view: LedgerView) -> list[Refusal]:
+    """``view``: the ledger as this commit leaves it, so records added in the same commit
+    count against each other."""
     kind = raw["kind"]
     if kind == "receipt":
-        return _check_receipt(ctx, ref, sha, path, Receipt.from_dict(raw), view, before)
+        return _check_receipt(ctx, ref, sha, path, Receipt.from_dict(raw), view)
+    if kind == "throw":
+        return _check_throw(ref, sha, path, ThrowRecord.from_dict(raw), view)
+    if kind == "checkpoint":
+        return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
     if kind == "lease":
         from leapgit.ledger.leases import lease_problems
 
-        return [Refusal("L9", ref, sha, where, what, "one integrator at a time: release the "
-                        "open lease before taking the next") for where, what in
-                lease_problems(view, str(raw["spine"])) if where == path]
+        return _lease_pusher(ctx, ref, sha, path, raw) + [
+            Refusal("L9", ref, sha, where, what, "one integrator at a time: release the open "
+                    "lease before taking the next") for where, what in
+            lease_problems(view, str(raw["spine"])) if where == path]
     return []
 
 
+def _lease_pusher(ctx: PushContext, ref: str, sha: str, path: str,
+                  raw: dict[str, object]) -> list[Refusal]:
+    # L9: when the transport names the pusher, a lease is taken or released only in the
+    # pusher's own name (a release of another's lease is refused by ``lease_problems``).
+    hint = "take and release leases only in your own name, as the transport names you"
+    if ctx.pusher_problem:
+        return [Refusal("L9", ref, sha, path, f"a signed push git did not accept "
+                        f"({ctx.pusher_problem})", hint)]
+    holder = raw.get("holder")
+    if ctx.pusher is None or holder == ctx.pusher.name:
+        return []
+    return [Refusal("L9", ref, sha, path, f"pushed by {ctx.pusher.name!r} (from "
+                    f"{ctx.pusher.source}), but the record names holder {holder!r}", hint)]
+
+
 def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt,
-                   view: LedgerView, before: LedgerView | None) -> list[Refusal]:
+                   view: LedgerView) -> list[Refusal]:
     from leapgit.hookimpl.rules import passes
     from leapgit.ledger import query
 
@@ -135,13 +159,60 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
             layout.receipt_path(rec.slice, rec.ball, rec.episode, rec.round - 1)):
         out.append(Refusal("L6", ref, sha, path, f"round {rec.round} without round "
                            f"{rec.round - 1}", "record rounds in order"))
-    if before is not None:
-        if before.exists(layout.checkpoint_path(rec.slice, rec.ball, rec.episode)):
-            out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
-                               f"{rec.slice}/{rec.ball} already ended with a checkpoint",
-                               resume))
-        prior = query.receipts(before, rec.slice, rec.ball, rec.episode)
-        if prior and prior[-1].outcome == -1:
-            out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
-                               f"{rec.slice}/{rec.ball} ended with a refuse (-1)", resume))
+    ended = query.checkpoint(view, rec.slice, rec.ball, rec.episode)
+    if ended is not None and ended.rounds_used < rec.round:
+        out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
+                           f"{rec.slice}/{rec.ball} already ended with a checkpoint", resume))
+    prior = [r for r in query.receipts(view, rec.slice, rec.ball, rec.episode)
+             if r.round < rec.round]
+    if any(r.outcome == -1 for r in prior):
+        out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
+                           f"{rec.slice}/{rec.ball} ended with a refuse (-1)", resume))
     return out
+
+
+def _check_throw(ref: str, sha: str, path: str, rec: ThrowRecord,
+                 view: LedgerView) -> list[Refusal]:
+    """A new episode only once the previous one ended: at a checkpoint (0) or a refuse (-1);
+    never while it is in flight (L3), never after a pass (L8)."""
+    from leapgit.ledger import query
+    from leapgit.worktrees.readiness import own_state
+    from leapgit.worktrees.rounds import Episode
+
+    slice_id, ball_id, number = rec.slice, rec.ball, rec.episode
+    if number == 1:
+        return []
+    name = f"episode {number - 1} of {slice_id}/{ball_id}"
+    previous = query.throw(view, slice_id, ball_id, number - 1)
+    if previous is None:
+        return [Refusal("L6", ref, sha, path, f"{name} was never thrown",
+                        "number episodes without gaps")]
+    state = own_state(Episode(previous, tuple(query.receipts(view, slice_id, ball_id,
+                                                             number - 1)),
+                              query.checkpoint(view, slice_id, ball_id, number - 1)))
+    if state == "pass":
+        return [Refusal("L8", ref, sha, path, f"{name} already passed (1)",
+                        "a passed ball is merged, not thrown again")]
+    if state not in ("hold", "refuse"):
+        return [Refusal("L3", ref, sha, path, f"{name} is still in flight; a new episode "
+                        "starts only after a checkpoint (0) or a refuse (-1)",
+                        "close its rounds, then `leap throw --resume`")]
+    return []
+
+
+def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Checkpoint,
+                      view: LedgerView) -> list[Refusal]:
+    """L6: a checkpoint is the durable end of an episode whose last round reached the round
+    limit at 0, written with that round's receipt; it cannot close an episode early."""
+    from leapgit.ledger import query
+
+    slice_id, ball_id, number, used = rec.slice, rec.ball, rec.episode, rec.rounds_used
+    receipts = query.receipts(view, slice_id, ball_id, number)
+    last = receipts[-1] if receipts else None
+    limit = min(ctx.config.round_limit, 4)
+    if last is not None and last.round == used and last.outcome == 0 and used >= limit:
+        return []
+    return [Refusal("L6", ref, sha, path, f"a checkpoint after round {used} of "
+                    f"{len(receipts)} recorded in episode {number} of {slice_id}/{ball_id}; "
+                    f"an episode checkpoints only at round {limit}, with a 0",
+                    "record the rounds; `leap round` writes the checkpoint at the limit")]

@@ -13,7 +13,9 @@ def check_push(ctx: PushContext) -> list[Refusal]:
     from leapgit.hookimpl.rules.signatures import check_signatures
     from leapgit.hookimpl.rules.spine import check_spine_update
 
-    out: list[Refusal] = []
+    out = _non_commits(ctx)
+    if out:
+        return out  # nothing else can be judged on a ref that names no commit
     # The ledger first: spine and ball checks read the ledger as this push leaves it.
     for upd in sorted(ctx.updates, key=lambda u: u.ref != ctx.config.ledger_ref):
         if upd.ref == ctx.config.ledger_ref:
@@ -23,6 +25,26 @@ def check_push(ctx: PushContext) -> list[Refusal]:
         elif ball_of_ref(ctx.config, upd.ref) is not None:
             out.extend(check_ball_update(ctx, upd))
     out.extend(check_signatures(ctx))  # S1-S6, only when the spine's config requires them
+    return out
+
+
+def _non_commits(ctx: PushContext) -> list[Refusal]:
+    """The ledger, the spine and ball branches name commits; a blob, a tree or an annotated
+    tag there is refused, never peeled (a tag would hide what the branch holds)."""
+    from leapgit.hookimpl.rules.balls import ball_of_ref
+
+    out = []
+    for upd in ctx.updates:
+        if upd.new is None:
+            continue
+        ball = ball_of_ref(ctx.config, upd.ref) is not None
+        if not (ball or upd.ref in (ctx.config.ledger_ref, ctx.spine_ref)):
+            continue
+        kind = ctx.objects.type_of(upd.new)
+        if kind is not None and kind != "commit":
+            out.append(Refusal("L4" if ball else "L8", upd.ref, upd.new, None,
+                               f"points at a {kind}, not a commit",
+                               "push a commit to this branch"))
     return out
 
 

@@ -23,6 +23,9 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     if upd.new is None:
         return [Refusal("L8", upd.ref, upd.old, None, "the spine cannot be deleted",
                         "keep the spine; merge passed balls onto it")]
+    missing = ctx.missing_tip(upd)
+    if missing is not None:
+        return [missing]
     if upd.old is None:
         ctx.note(f"{upd.ref}: created (the spine's first push is not checked)")
         return []
@@ -74,7 +77,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
 
     from leapgit.hookimpl.rules import passes
     from leapgit.ledger import query
-    from leapgit.slices.diff import out_of_scope, touched_paths
+    from leapgit.slices.diff import escapes, out_of_scope, touched_paths
 
     sha = commit.id.decode()
     if len(commit.parents) != 2:
@@ -102,6 +105,9 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     out = [Refusal("L9", ref, sha, path, f"the merge changes a file outside the scope of "
                    f"{slice_id}/{ball_id}", "merge only the candidate's scope bytes")
            for path in outside]
+    out.extend(Refusal("L9" if e.in_repo else "L2", ref, sha, e.path, e.message,
+                       "merge only plain scope files; re-cut a ball that needs a link")
+               for e in escapes(ctx.objects.repo, commit.tree, touched, ball))
     for path in sorted(touched - set(outside)):
         if ctx.objects.blob_id_at(commit.tree, path) != \
                 ctx.objects.blob_id_at(candidate_commit.tree, path):
