@@ -38,7 +38,7 @@ FILES = {
 TESTS = "python -m unittest -q"
 
 
-def ball_yaml(ball: str, scope: list[str], test: str, deps: list[str] = (),  # type: ignore[assignment]
+def ball_yaml(ball: str, scope: list[str], test: str, deps: tuple[str, ...] = (),
               extra: str = "") -> str:
     deps_line = f"\n    depends_on: [{', '.join(deps)}]" if deps else ""
     return (f"  - id: {ball}\n    goal: {ball} works\n    spec: make {ball} work\n"
@@ -50,8 +50,8 @@ def ball_yaml(ball: str, scope: list[str], test: str, deps: list[str] = (),  # t
 SLICE_DRAFT = (f"slice: {SLICE}\nspine: integrator\ndescription: subtraction, shown and "
                "used\nballs:\n"
                + ball_yaml("ops", ["calc/ops.py", "tests/test_sub.py"], "test_sub")
-               + ball_yaml("fmt", ["calc/fmt.py", "tests/test_fmt.py"], "test_fmt", ["ops"])
-               + ball_yaml("cli", ["calc/cli.py", "tests/test_cli.py"], "test_cli", ["ops"]))
+               + ball_yaml("fmt", ["calc/fmt.py", "tests/test_fmt.py"], "test_fmt", ("ops",))
+               + ball_yaml("cli", ["calc/cli.py", "tests/test_cli.py"], "test_cli", ("ops",)))
 
 RED_TESTS = {
     "ops": ("tests/test_sub.py", "import unittest\n\nfrom calc.ops import sub\n\n\n"
@@ -67,12 +67,17 @@ RED_TESTS = {
 
 # A real builder process: what it writes is chosen by the ball and $LEAP_MODE_<ball>.
 BUILDER = textwrap.dedent("""\
-    import os, pathlib
+    import json, os, pathlib, sys
     ball = os.environ["LEAP_BALL"]
+    plan = pathlib.Path(sys.argv[0]).with_name("plan.json")
+    files = json.loads(plan.read_text()).get(ball) if plan.exists() else None
     mode = os.environ.get("LEAP_MODE_" + ball.upper(), "honest")
     def put(path, text):
         p = pathlib.Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(text)
-    if ball == "ops":
+    if files:
+        for path, text in files.items():
+            put(path, text)
+    elif ball == "ops":
         put("calc/ops.py", "def add(a, b):\\n    return a + b\\n\\n\\ndef sub(a, b):\\n"
             "    return a - b\\n")
     elif ball == "fmt":
@@ -124,8 +129,9 @@ class Project:
     def worktree(self, ball: str, slice_id: str = SLICE) -> Path:
         return self.work.parent / "work.leap-worktrees" / slice_id / ball
 
-    def red(self, ball: str, slice_id: str = SLICE) -> Result:
-        path, text = RED_TESTS[ball]
+    def red(self, ball: str, slice_id: str = SLICE, test: tuple[str, str] | None = None
+            ) -> Result:
+        path, text = test or RED_TESTS[ball]
         sha = commit_files(self.work, self.base, {path: text}, f"red: {ball}")
         return self.leap("red", slice_id, ball, sha)
 
@@ -144,22 +150,28 @@ def config(juror_url: str, builder: str, tests_timeout: float = 60) -> bytes:
 
 
 def build_project(base_dir: Path, daemon: GitDaemon, juror_url: str,
-                  draft: str = SLICE_DRAFT) -> Project:
+                  draft: str = SLICE_DRAFT, files: Mapping[str, str] | None = None,
+                  plan: Mapping[str, Mapping[str, str]] | None = None) -> Project:
     bare = base_dir / "origin.git"
     git("init", "-q", "--bare", "-b", "main", str(bare), cwd=base_dir)
     res = leap("hooks", "install", "--server", cwd=bare)
     assert res.code == 0, res
-    work = make_repo(base_dir / "work", FILES)
+    work = make_repo(base_dir / "work", {**FILES, **(files or {})})
     (base_dir / "builder.py").write_text(BUILDER)
+    if plan:
+        import json
+
+        (base_dir / "plan.json").write_text(json.dumps(plan))
     res = leap("init", cwd=work)
     assert res.code == 0, res
     (work / ".leap" / "config.yaml").write_bytes(
         config(juror_url, f"{sys.executable} {base_dir / 'builder.py'}"))
     (work / ".git" / "info" / "exclude").write_text(".leap/\n")
     base = git("rev-parse", "HEAD", cwd=work)
-    (base_dir / "slice.yaml").write_text(draft)
-    res = leap("slice", "cut", str(base_dir / "slice.yaml"), cwd=work)
-    assert res.code == 0, res
+    for i, text in enumerate(draft.split("\n---\n")):
+        (base_dir / f"slice{i}.yaml").write_text(text)
+        res = leap("slice", "cut", str(base_dir / f"slice{i}.yaml"), cwd=work)
+        assert res.code == 0, res
     url = daemon.url(str(bare.relative_to(daemon.base)))
     git("remote", "add", "origin", url, cwd=work)
     git("push", "-q", "-u", "origin", "main", "leap/ledger", cwd=work)
