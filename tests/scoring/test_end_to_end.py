@@ -32,7 +32,9 @@ def landed(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     base = tmp_path_factory.mktemp("e2e")
     with GitDaemon(base) as daemon, scripted_juror() as url:
         p = build_project(base, daemon, url)
-        p.steps = {}  # type: ignore[attr-defined]
+        passing = ("tests/test_cli.py", "import unittest\n\n\nclass T(unittest.TestCase):\n"
+                   "    def test_nothing(self):\n        pass\n")
+        p.steps = {"red cli passing": p.red("cli", test=passing)}  # type: ignore[attr-defined]
         for name, args in [("red ops", ("red", "ops")), ("throw 1", ()), ("score ops", ()),
                            ("red fmt", ("red", "fmt")), ("red cli", ("red", "cli")),
                            ("throw 2", ()), ("score fmt", ()), ("score cli", ()),
@@ -50,7 +52,10 @@ def landed(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 
 def test_the_slice_lands_on_the_remote_spine(landed: Project) -> None:
-    steps = landed.steps  # type: ignore[attr-defined]
+    steps = dict(landed.steps)  # type: ignore[attr-defined]
+    refused = steps.pop("red cli passing")
+    assert refused.code == 1
+    assert "a red test that passes is refused [T7.1]" in refused.err
     for name, res in steps.items():
         assert res.code == 0, (name, res)
     assert "the proof fails there" in steps["red ops"].out
