@@ -48,8 +48,9 @@ def convene_ball(root: Path, ball: BallRecord, builder: Builder, builder_text: s
         done = convene(request, start=root, echo=echo)
     except LeapError as exc:
         rule = exc.problems[0].rule if exc.problems and exc.problems[0].rule else "T6"
-        return Reviewed(Step("tribunal", "hold", f"the tribunal did not finish: "
-                             f"{exc.lines()[0]}", rule))
+        first = exc.problems[0] if exc.problems else None
+        said = f"{first.file}: {first.message}" if first and first.file else str(exc)
+        return Reviewed(Step("tribunal", "hold", f"the tribunal did not finish: {said}", rule))
     run_id = done.info.run_id
     folder = layout.tribunal_dir(run_id, ball.slice, ball.ball)
     reviewers = tuple(

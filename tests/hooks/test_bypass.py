@@ -145,12 +145,29 @@ def test_ledger_record_breaking_its_schema(w: World) -> None:
     assert "missing required field(s)" in result.stderr
 
 
-def test_pass_record_without_provenance(w: World) -> None:
+def test_a_receipt_is_never_a_pass(w: World) -> None:
     tree = w.tip(f"{w.base}^{{tree}}")
     w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree, provenance=False)]))
     result = w.push("leap/ledger")
+    refused(w, result, "L7")
+    assert "a receipt that is no claim says 1" in result.stderr
+
+
+def test_pass_record_without_its_linked_records(w: World) -> None:
+    from leapgit.records import yamlio
+    from tests.support import write_pass
+
+    tree = w.tip(f"{w.base}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, w.base, w.base)
+    path = layout.score_path(SLICE, "a", 1)
+    data = yamlio.loads(w.ledger().view().read(path) or b"", path)
+    w.reset_ledger()
+    data["provenance"]["candidate"] = "f" * 40
+    w.append({path: yamlio.dumps(data)})
+    result = w.push("leap/ledger")
     refused(w, result, "L7.5")
-    assert "no provenance" in result.stderr
+    assert "the linked summary record" in result.stderr and "same hash" in result.stderr
 
 
 def test_second_concurrent_lease(w: World) -> None:

@@ -131,8 +131,9 @@ def full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: str
 
     found = history.scores(view, slice_id, ball_id)
     if not found:
-        raise NoFullPass(f"the ledger holds no score of ball {slice_id}/{ball_id} (a builder's "
-                         "receipt is never a pass; run `leap score`)", rule="L7")
+        raise NoFullPass(f"the ledger holds no pass for ball {slice_id}/{ball_id}: no score "
+                         "record (a builder's receipt, claim or not, is never a pass; run "
+                         "`leap score`)", rule="L7")
     rec = standing_pass(view, slice_id, ball_id)
     if rec is None:
         last = found[-1]
