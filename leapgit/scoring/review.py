@@ -49,8 +49,8 @@ def convene_ball(root: Path, ball: BallRecord, builder: Builder, builder_text: s
     except LeapError as exc:
         rule = exc.problems[0].rule if exc.problems and exc.problems[0].rule else "T6"
         first = exc.problems[0] if exc.problems else None
-        said = f"{first.file}: {first.message}" if first and first.file else str(exc)
-        return Reviewed(Step("tribunal", "hold", f"the tribunal did not finish: {said}", rule))
+        why = f"{first.file}: {first.message}" if first and first.file else str(exc)
+        return Reviewed(Step("tribunal", "hold", f"the tribunal did not finish: {why}", rule))
     run_id = done.info.run_id
     folder = layout.tribunal_dir(run_id, ball.slice, ball.ball)
     reviewers = tuple(
