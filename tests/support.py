@@ -164,6 +164,14 @@ def write_pass(ledger: object, slice_id: str, ball_id: str, candidate: str, comm
     """A whole pass record set as `leap score` writes it (score record outcome 1, tribunal
     summary and two verdicts naming the same candidate), for tests that need a passed ball
     without scoring one. Every record is schema-checked; returns the ledger commit."""
+    files = pass_files(slice_id, ball_id, candidate, commit, base, episode=episode,
+                       rounds=rounds, spec_version=spec_version, run_id=run_id)
+    return str(ledger.append(files, f"test: {slice_id}/{ball_id} passes").commit)  # type: ignore[attr-defined]
+
+
+def pass_files(slice_id: str, ball_id: str, candidate: str, commit: str, base: str, *,
+               episode: int = 1, rounds: int = 1, spec_version: int = 1,
+               run_id: str = "t-test-pass") -> dict[str, bytes]:
     from leapgit.ledger import layout
     from leapgit.records import schema, yamlio
     from leapgit.records.scoring import PassProvenance, Reviewer, RunEvidence, ScoreRecord, Step
@@ -197,4 +205,4 @@ def write_pass(ledger: object, slice_id: str, ball_id: str, candidate: str, comm
     for path, record in records.items():
         schema.validate_record(record, path)
         files[path] = yamlio.dumps(record)
-    return str(ledger.append(files, f"test: {slice_id}/{ball_id} passes").commit)  # type: ignore[attr-defined]
+    return files

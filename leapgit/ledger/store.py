@@ -46,8 +46,10 @@ _TREE_CACHE_MAX = 4096
 
 def cached_tree(repo: Repo, sha: bytes) -> Tree:
     cache = _tree_caches.setdefault(str(getattr(repo.object_store, "path", id(repo))), {})
-    tree = cache.get(sha)
-    if tree is None:
+    tree = cache.pop(sha, None)
+    if tree is not None:
+        cache[sha] = tree  # most recently used last: the root and folder trees stay hot
+    else:
         try:
             tree = repo.object_store[oid(sha)]  # type: ignore[assignment]
         except KeyError:
@@ -55,8 +57,10 @@ def cached_tree(repo: Repo, sha: bytes) -> Tree:
                 f"object {sha.decode()} is missing from {repo.object_store}",
                 hint="the repository is damaged: run `git fsck` and restore it from a clone",
             ) from None
-        if len(cache) > _TREE_CACHE_MAX:
-            cache.clear()
+        if len(cache) >= _TREE_CACHE_MAX:
+            # evict the least recently used; clearing all would re-parse the big folder
+            # trees on every later read, and a walk of the whole ledger would go quadratic
+            del cache[next(iter(cache))]
         cache[sha] = tree  # type: ignore[assignment]
     return tree  # type: ignore[return-value]
 

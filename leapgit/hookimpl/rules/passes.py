@@ -101,7 +101,10 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
             ball = query.load_ball_version(view, rec.slice, rec.ball, rec.spec_version)
         except LeapError:
             ball = None
-        if ball is None or ball.live_proof:
+        if ball is None:
+            problems.append(f"spec version {rec.spec_version} of {rec.slice}/{rec.ball} is "
+                            "missing or unreadable: the task of the chain")
+        elif ball.live_proof:
             problems.append("the ball declares a live proof, and the pass holds none (L7.4)")
     return problems
 
