@@ -40,6 +40,7 @@ def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport) -
         return
     commits = _commits(root, ref)
     report.commits = len(commits)
+    edited: set[str] = set()
     for sha, parents, body, changes in commits:
         report.count("ledger-append-only")
         report.count("ledger-written-by-leapgit")
@@ -49,6 +50,7 @@ def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport) -
         added = set()
         for status, path in changes:
             if status != "A":
+                edited.add(path)
                 what = "deletes" if status == "D" else "edits"
                 report.add(Violation("ledger-append-only", path, f"the commit {what} an "
                                      "existing record: records are never edited", sha, path))
@@ -62,7 +64,7 @@ def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport) -
             report.add(Violation("ledger-written-by-leapgit", "ledger", "the commit's records "
                                  "do not match its Leap-Record trailers (written behind "
                                  f"leapgit's back): {', '.join(extra[:5])}", sha))
-    _reflog(root, ref, tip, report)
+    _reflog(root, ref, tip, edited, report)
 
 
 def _round(path: str, sha: str, limit: int, report: AuditReport) -> None:
@@ -75,7 +77,7 @@ def _round(path: str, sha: str, limit: int, report: AuditReport) -> None:
                              f"round {found.group(1)}: no fifth round", sha, path))
 
 
-def _reflog(root: Path, ref: str, tip: str, report: AuditReport) -> None:
+def _reflog(root: Path, ref: str, tip: str, edited: set[str], report: AuditReport) -> None:
     """Every commit the ref ever pointed at that its history no longer holds (a `leap sync`
     replay rebuilds local commits on the remote's tip) must have every record it held still
     in the tip, byte for byte: otherwise the ledger was rewritten."""
@@ -94,6 +96,8 @@ def _reflog(root: Path, ref: str, tip: str, report: AuditReport) -> None:
             continue  # the old commit was pruned: nothing left to compare
         for line in diff.stdout.decode("utf-8", "replace").splitlines():
             status, _, path = line.partition("\t")
+            if path in edited:
+                continue  # an edit inside the current history: named once, above
             what = "dropped" if status == "D" else "changed"
             report.add(Violation("ledger-history-kept", path, f"a record the ledger held at "
                                  f"{sha[:12]} was {what} by a rewrite of its history",
