@@ -143,8 +143,8 @@ def main() -> None:
     os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
     tmp = Path(tempfile.mkdtemp(prefix="leap-bench-score-"))
     try:
-        bench_merge(tmp)
         bench_audit(tmp, [1000, args.big])
+        bench_merge(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
