@@ -331,6 +331,67 @@ def tribunal_convene_cmd(**options: Any) -> None:
     raise click.exceptions.Exit(result.decision.exit_code)
 
 
+@cli.command("red")
+@click.argument("slice_id", metavar="SLICE")
+@click.argument("ball_id", metavar="BALL")
+@click.argument("commit", metavar="COMMIT")
+def red_cmd(slice_id: str, ball_id: str, commit: str) -> None:
+    """T7.1: record COMMIT as the ball's red commit (its proof must fail there)."""
+    from leapgit.commands.red import lines, red
+
+    _emit(lines(red(slice_id, ball_id, commit)))
+
+
+@cli.command("score")
+@click.argument("slice_id", metavar="SLICE")
+@click.argument("ball_id", metavar="BALL")
+@click.option("--builder", metavar="model=ID,family=F,session=S",
+              help="who built the candidate (default: builder.identity in the config)")
+def score_cmd(slice_id: str, ball_id: str, builder: str | None) -> None:
+    """L7: derive the ball's outcome. Exit 0 pass, 1 refuse, 3 hold, 2 bad input."""
+    from leapgit.commands.score import exit_code, lines, score_ball
+
+    result = score_ball(slice_id, ball_id, builder, echo=click.echo)
+    _emit(lines(result))
+    raise click.exceptions.Exit(exit_code(result))
+
+
+@cli.command("merge")
+@click.argument("slice_id", metavar="SLICE")
+@click.option("--holder", default="integrator", show_default=True,
+              help="the integrator taking the spine's lease")
+@click.option("--builder", metavar="model=ID,family=F,session=S",
+              help="who built the balls (default: builder.identity in the config)")
+def merge_cmd(slice_id: str, holder: str, builder: str | None) -> None:
+    """L8, L9: merge a complete slice onto the spine, as the one integrator."""
+    from leapgit.commands.merge import lines, merge_slice
+
+    _emit(lines(merge_slice(slice_id, holder, builder, echo=click.echo)))
+
+
+@cli.command("audit")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output (README)")
+@click.option("--export", "export", type=click.Choice(["in-toto"]),
+              help="write the passes' provenance as in-toto statements (JSON lines)")
+@click.option("--slice", "slice_id", metavar="S", help="with --export: only this slice")
+@click.option("--require-signatures", "require", is_flag=True,
+              help="fail on any unsigned ledger commit or spine merge, too")
+def audit_cmd(as_json: bool, export: str | None, slice_id: str | None, require: bool) -> None:
+    """Re-derive every pass from plain git data. Exit 0 when all holds, 1 on a violation."""
+    from leapgit.commands.audit import audit, export_in_toto, lines
+
+    if export:
+        for line in export_in_toto(slice_id):
+            click.echo(line)
+        return
+    report = audit(require_signatures=require)
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        _emit(lines(report))
+    raise click.exceptions.Exit(0 if report.ok else 1)
+
+
 def _crash_log(exc: BaseException) -> Path | None:
     """Write the traceback to a file of its own; None when even that is impossible."""
     folder = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "leapgit"

@@ -156,3 +156,53 @@ def leap_inproc(*args: str, cwd: Path) -> Result:
     finally:
         os.chdir(old)
     return Result(code, out.getvalue(), err.getvalue())
+
+
+def write_pass(ledger: object, slice_id: str, ball_id: str, candidate: str, commit: str,
+               base: str, *, episode: int = 1, rounds: int = 1, spec_version: int = 1,
+               run_id: str = "t-test-pass") -> str:
+    """A whole pass record set as `leap score` writes it (score record outcome 1, tribunal
+    summary and two verdicts naming the same candidate), for tests that need a passed ball
+    without scoring one. Every record is schema-checked; returns the ledger commit."""
+    files = pass_files(slice_id, ball_id, candidate, commit, base, episode=episode,
+                       rounds=rounds, spec_version=spec_version, run_id=run_id)
+    return str(ledger.append(files, f"test: {slice_id}/{ball_id} passes").commit)  # type: ignore[attr-defined]
+
+
+def pass_files(slice_id: str, ball_id: str, candidate: str, commit: str, base: str, *,
+               episode: int = 1, rounds: int = 1, spec_version: int = 1,
+               run_id: str = "t-test-pass") -> dict[str, bytes]:
+    from leapgit.ledger import layout
+    from leapgit.records import schema, yamlio
+    from leapgit.records.scoring import PassProvenance, Reviewer, RunEvidence, ScoreRecord, Step
+
+    builder = "model=builder-x,family=buildfam,session=s-1"
+    folder = layout.tribunal_dir(run_id, slice_id, ball_id)
+    head = {"format": 1, "run_id": run_id, "round": 1, "slice": slice_id, "ball": ball_id,
+            "candidate": commit, "tree": candidate, "envelope_hash": "0" * 64}
+    lenses = ("defect", "proportion")
+    records: dict[str, dict[str, object]] = {
+        f"{folder}/summary.yaml": {
+            "kind": "summary", **head, "series": f"ball:{slice_id}/{ball_id}", "base": base,
+            "builder_family": "buildfam", "outcome": "pass", "reason": "unanimous pass",
+            "lenses": {lens: "pass" for lens in lenses}, "findings": [], "new_count": 0,
+            "recorded_at": "2024-01-01T00:00:00Z"}}
+    for lens in lenses:
+        records[f"{folder}/verdicts/{lens}.yaml"] = {
+            "kind": "verdict", **head, "lens": lens, "outcome": "pass", "reason": "pass",
+            "seat": {"outcome": "pass", "reason": "pass", "rung": "r", "attempts": []},
+            "findings": [], "recorded_at": "2024-01-01T00:00:00Z"}
+    green = RunEvidence("tests", "true", 0)
+    prov = PassProvenance(slice_id, ball_id, "goal", builder, spec_version,
+                          tuple(Reviewer(lens, "r", "jurorfam") for lens in lenses),
+                          tuple(f"{folder}/verdicts/{lens}.yaml" for lens in lenses),
+                          f"{folder}/summary.yaml", run_id, (green,), None, None, candidate)
+    score = ScoreRecord(slice_id, ball_id, 1, episode, rounds, spec_version, 1, "test pass",
+                        candidate, commit, base, (Step("source", "ok", "test"),),
+                        "2024-01-01T00:00:00Z", provenance=prov)
+    records[layout.score_path(slice_id, ball_id, 1)] = score.to_dict()
+    files = {}
+    for path, record in records.items():
+        schema.validate_record(record, path)
+        files[path] = yamlio.dumps(record)
+    return files

@@ -8,7 +8,13 @@ import sys
 
 from leapgit.errors import RuleViolation, UsageError
 from leapgit.hookimpl.objects import Objects
-from leapgit.hookimpl.rules.balls import check_ball_commit, check_round_count, recorded_rounds
+from leapgit.hookimpl.rules.balls import (
+    check_ball_commit,
+    check_frozen,
+    check_round_count,
+    recorded_rounds,
+    red_commits,
+)
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.records.types import BallRecord
 
@@ -76,13 +82,19 @@ def on_commit(branch: str) -> None:
         head = objects.ref(ref)
         if head is None:
             return
+        from leapgit.scoring.history import latest_red
+
         commit = objects.commit(head)
         base = episode.throw.base
-        rounds_here = objects.new_commits(head, [base])
+        red = latest_red(view, slice_id, ball_id)
+        pre = red_commits(objects, red, base, head)
+        rounds_here = [c for c in objects.new_commits(head, [base]) if c.id.decode() not in pre]
         problems = check_ball_commit(objects, ref, ball, commit, config.round_limit)
+        if head not in pre:
+            problems += check_frozen(objects, ref, red, commit)
         problems += check_round_count(ref, rounds_here, config.round_limit,
                                       recorded_rounds(view, slice_id, ball_id))
-        scope = [r for r in problems if r.rule in ("L2", "L4", "L9")]
+        scope = [r for r in problems if r.rule in ("L2", "L4", "L9", "T7.1")]
         trailers = parse_round_trailers(commit.message)
         tree = commit.tree.decode()
         try:
@@ -90,8 +102,8 @@ def on_commit(branch: str) -> None:
                 done = record_round(
                     ledger, slice_id, ball_id, outcome=-1, claim=False, commit=head,
                     candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
-                    evidence="scope breach (L4, L9): "
-                    + ", ".join(r.path or "merge" for r in scope),
+                    evidence="scope breach (" + ", ".join(sorted({r.rule for r in scope}))
+                    + "): " + ", ".join(r.path or "merge" for r in scope),
                 )
                 _breach(objects, ball, base, head, scope,
                         f"recorded round {done.receipt.round} as -1 (refuse) in the ledger")
@@ -111,6 +123,12 @@ def on_commit(branch: str) -> None:
             evidence=trailers.evidence or commit.message.decode("utf-8", "replace").split("\n")[0],
             expect_round=trailers.round,
         )
+        from leapgit.scoring.reopen import reopen_if_moved
+
+        reopened = reopen_if_moved(ledger, slice_id, ball_id, tree, head)
+        if reopened is not None:
+            say(f"[L8] {slice_id}/{ball_id} had passed as {reopened.candidate[:12]}; this commit "
+                f"changes its bytes: the ball is reopened (reopen {reopened.reopen}); re-score it")
         if done.written is not None:
             note = "; checkpoint written" if done.checkpoint else ""
             say(f"recorded round {done.receipt.round} of {slice_id}/{ball_id}: outcome "

@@ -11,6 +11,9 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/balls/<ball>/episodes/<e>/checkpoint.yaml
     slices/<slice>/balls/<ball>/tribunal/<run>/<kind>.yaml      envelope, routing, summary
     slices/<slice>/balls/<ball>/tribunal/<run>/verdicts/<lens>.yaml
+    slices/<slice>/balls/<ball>/reds/<n>.yaml                   red commit, frozen tests (T7.1)
+    slices/<slice>/balls/<ball>/scores/<n>.yaml                 a scoring; outcome 1 = pass (L7)
+    slices/<slice>/balls/<ball>/reopens/<n>.yaml                a pass voided by a byte change (L8)
     tribunal/<run>/...                                          a change that is no ball
     spines/<spine>/leases/<n>/take.yaml                         integrator lease n (L9)
     spines/<spine>/leases/<n>/release.yaml                      its release
@@ -67,6 +70,18 @@ def tribunal_dir(run_id: str, slice_id: str | None = None, ball_id: str | None =
     return f"tribunal/{run_id}"
 
 
+def red_path(slice_id: str, ball_id: str, number: int) -> str:
+    return f"{ball_dir(slice_id, ball_id)}/reds/{number}.yaml"
+
+
+def score_path(slice_id: str, ball_id: str, number: int) -> str:
+    return f"{ball_dir(slice_id, ball_id)}/scores/{number}.yaml"
+
+
+def reopen_path(slice_id: str, ball_id: str, number: int) -> str:
+    return f"{ball_dir(slice_id, ball_id)}/reopens/{number}.yaml"
+
+
 def merge_path(slice_id: str) -> str:
     return f"{slice_dir(slice_id)}/merge.yaml"
 
@@ -97,6 +112,12 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return checkpoint_path(record["slice"], record["ball"], record["episode"])
     if kind == "lease":
         return lease_path(record["spine"], record["lease"], record["action"])
+    if kind == "red":
+        return red_path(record["slice"], record["ball"], record["red"])
+    if kind == "score":
+        return score_path(record["slice"], record["ball"], record["score"])
+    if kind == "reopen":
+        return reopen_path(record["slice"], record["ball"], record["reopen"])
     if kind == "merge" and s:
         return merge_path(s)
     if kind in ("envelope", "routing", "summary") and record.get("run_id"):

@@ -53,8 +53,10 @@ def cached_tree(repo: Repo, sha: bytes) -> Tree:
 
 def cached_tree_in(store: BaseObjectStore, sha: bytes) -> Tree:
     cache = _tree_caches.setdefault(str(getattr(store, "path", id(store))), {})
-    tree = cache.get(sha)
-    if tree is None:
+    tree = cache.pop(sha, None)
+    if tree is not None:
+        cache[sha] = tree  # most recently used last: the root and folder trees stay hot
+    else:
         try:
             tree = store[oid(sha)]  # type: ignore[assignment]
         except KeyError:
@@ -62,8 +64,10 @@ def cached_tree_in(store: BaseObjectStore, sha: bytes) -> Tree:
                 f"object {sha.decode()} is missing from {store}",
                 hint="the repository is damaged: run `git fsck` and restore it from a clone",
             ) from None
-        if len(cache) > _TREE_CACHE_MAX:
-            cache.clear()
+        if len(cache) >= _TREE_CACHE_MAX:
+            # evict the least recently used; clearing all would re-parse the big folder
+            # trees on every later read, and a walk of the whole ledger would go quadratic
+            del cache[next(iter(cache))]
         cache[sha] = tree  # type: ignore[assignment]
     return tree  # type: ignore[return-value]
 

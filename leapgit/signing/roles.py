@@ -38,6 +38,9 @@ RECORD_ROLES: Mapping[str, frozenset[str]] = {
     "summary": frozenset({SCORER}),
     "lease": frozenset({INTEGRATOR}),
     "merge": frozenset({INTEGRATOR}),
+    # a reopen only ever takes a pass away (L8): the post-commit hook (a builder), a scorer or
+    # the integrator may write one
+    "reopen": frozenset({BUILDER, SCORER, INTEGRATOR}),
 }
 UNKNOWN_KIND_ROLES = frozenset({ADMIN})
 GRADING = frozenset({"receipt:derived", "pass", "score", "envelope", "routing", "verdict",

@@ -135,6 +135,17 @@ def _listed(paths: tuple[str, ...], most: int = 20) -> str:
     return named + (f" and {len(paths) - most} more" if len(paths) > most else "")
 
 
+def _frozen(view: LedgerView, episode: Episode, worktree: Path) -> list[str]:
+    from leapgit.scoring.history import latest_red
+    from leapgit.scoring.red import frozen_changes, is_ancestor
+    from leapgit.worktrees.check import blob_of_file
+
+    red = latest_red(view, episode.throw.slice, episode.throw.ball)
+    if red is None or not is_ancestor(worktree, red.commit, "HEAD"):
+        return []  # the branch never held the red test: score's T9 check refuses it
+    return frozen_changes(red, lambda p: blob_of_file(worktree / p))
+
+
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= MAX_TRAILER else line[: MAX_TRAILER - 1] + "…"
@@ -221,7 +232,13 @@ def close_round(
     head = _out(["rev-parse", "HEAD"], worktree)
     # L9: default deny; everything this ball changed since its base must be in scope.
     breach = tuple(out_of_scope(set(dirty) | committed_paths(common_dir, t.base, head), ball))
-    if breach:
+    frozen = _frozen(ledger.require(), episode, worktree)
+    if frozen:
+        outcome, claim = -1, False  # T7.1: derived by leapgit, whatever the builder said
+        evidence = (f"frozen test file(s) edited after red (T7.1): {', '.join(frozen)}; "
+                    f"builder said: {evidence}")
+        breach = tuple(sorted(set(breach) | set(frozen)))
+    elif breach:
         outcome, claim = -1, False  # derived by leapgit, not claimed by the builder
         evidence = (f"scope breach (L4, L9): {_listed(breach)} outside the scope of "
                     f"{t.ball}; builder said: {evidence}")

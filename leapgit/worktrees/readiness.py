@@ -4,8 +4,10 @@ A ball is ready only when every dependency returned 1. A refuse blocks every des
 hold checkpoints every descendant. Both are derived from the ledger on every read, never
 stored, so they cannot go stale when a ball is resumed or re-specified.
 
-Until scoring exists, a ball counts as ``1`` only when a receipt that is *not* a builder's
-claim says so (L7: the builder never grades itself).
+A ball counts as ``1`` only when ``leap score`` passed it and no byte change reopened it
+(``hookimpl.rules.passes.current_pass``: the one definition of "passed", shared with
+``pre-receive``, ``leap merge`` and ``leap audit``). A builder's receipt is never a pass
+(L7: the builder never grades itself). A score of -1 on the episode's last round refuses it.
 """
 
 from __future__ import annotations
@@ -52,17 +54,35 @@ class BallStanding:
         return self.verdict
 
 
-def own_state(episode: Episode | None) -> Own:
+def own_state(episode: Episode | None, passed: bool = False, scored_refuse: bool = False
+              ) -> Own:
     if episode is None:
         return "cut"
-    # L7: a builder's claim is never a pass; only a derived (non-claim) 1 counts.
-    if any(r.outcome == 1 and not r.claim for r in episode.receipts):
+    # L7: a builder's claim is never a pass; only leap score's pass record counts.
+    if passed:
         return "pass"
-    if episode.receipts and episode.receipts[-1].outcome == -1:
+    if scored_refuse or (episode.receipts and episode.receipts[-1].outcome == -1):
         return "refuse"
     if episode.checkpoint is not None:
         return "hold"
     return "in-flight"
+
+
+def _scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None
+            ) -> tuple[bool, bool]:
+    """(passed, refused by a score of this episode's last round)."""
+    from leapgit.hookimpl.rules.passes import current_pass
+    from leapgit.scoring.history import scores
+
+    if episode is None:
+        return False, False
+    if current_pass(view, slice_id, ball) is not None:
+        return True, False
+    found = scores(view, slice_id, ball)
+    last = found[-1] if found else None
+    refused = last is not None and last.outcome == -1 and \
+        last.episode == episode.throw.episode and last.rounds == len(episode.receipts)
+    return False, refused
 
 
 def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:
@@ -88,7 +108,7 @@ def assess(view: LedgerView, rec: SliceRecord) -> dict[str, BallStanding]:
         versions[ball] = record.spec_version
         episode = (current_episode(view, rec.slice, ball)
                    if query.episodes(view, rec.slice, ball) else None)
-        own[ball] = (own_state(episode), episode)
+        own[ball] = (own_state(episode, *_scored(view, rec.slice, ball, episode)), episode)
     out: dict[str, BallStanding] = {}
     for ball in rec.balls:
         wave = next((i for i, w in enumerate(rec.waves) if ball in w), 0)

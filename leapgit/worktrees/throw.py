@@ -158,7 +158,7 @@ def _place_and_record(
     try:
         for plan in plans:
             ball = query.load_ball(view, slice_id, plan.standing.ball)
-            path, made = _worktree_for(ws, slice_id, ball.ball, plan)
+            path, made = _worktree_for(ws, slice_id, ball.ball, plan, view)
             if made:
                 # a resumed episode's branch holds the candidate so far: never ours to drop
                 branch = ws.config.ball_branch(slice_id, ball.ball) if plan.fresh else None
@@ -182,7 +182,10 @@ def _place_and_record(
     return thrown, written.commit
 
 
-def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan) -> tuple[Path, bool]:
+def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
+                  view: LedgerView) -> tuple[Path, bool]:
+    from leapgit.scoring.red import start_point
+
     path = place.target(ws, slice_id, ball)
     branch = ws.config.ball_branch(slice_id, ball)
     if not plan.fresh:
@@ -197,5 +200,7 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan) -> tuple
     if place.branch_exists(ws, branch) or place.registered(ws, path) is not None:
         raise UsageError(f"branch {branch} or worktree {path} already exists",
                          hint="`leap worktree prune` removes finished balls' worktrees")
-    place.add(ws, path, branch, plan.base, new_branch=True)
+    # T7.1: a ball with a recorded red starts from it: the builder finds the failing test
+    start = start_point(view, ws.paths.root, slice_id, ball, plan.base)
+    place.add(ws, path, branch, start, new_branch=True)
     return path, True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from leapgit.ledger import layout
 from leapgit.ledger.leases import active_lease, release_lease, take_lease
 from tests.hooks.world import SLICE, World, commit, remote_refs, round_message
-from tests.support import git
+from tests.support import git, write_pass
 
 BALL_A = f"leap/ball/{SLICE}/a"
 
@@ -34,7 +34,8 @@ def _passed_ball(w: World) -> str:
     git("checkout", "-q", "-b", BALL_A, w.base, cwd=w.work)
     commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
     tree = w.tip(f"{BALL_A}^{{tree}}")
-    w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree)]), "scored: a passes")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, w.tip(BALL_A), w.base)
     git("checkout", "-q", "main", cwd=w.work)
     git("merge", "-q", "--no-ff", "-m", "integrate s1/a\n\nLeap-Slice: s1\nLeap-Ball: a",
         BALL_A, cwd=w.work)

@@ -145,12 +145,29 @@ def test_ledger_record_breaking_its_schema(w: World) -> None:
     assert "missing required field(s)" in result.stderr
 
 
-def test_pass_record_without_provenance(w: World) -> None:
+def test_a_receipt_is_never_a_pass(w: World) -> None:
     tree = w.tip(f"{w.base}^{{tree}}")
     w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree, provenance=False)]))
     result = w.push("leap/ledger")
+    refused(w, result, "L7")
+    assert "a receipt that is no claim says 1" in result.stderr
+
+
+def test_pass_record_without_its_linked_records(w: World) -> None:
+    from leapgit.records import yamlio
+    from tests.support import write_pass
+
+    tree = w.tip(f"{w.base}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, w.base, w.base)
+    path = layout.score_path(SLICE, "a", 1)
+    data = yamlio.loads(w.ledger().view().read(path) or b"", path)
+    w.reset_ledger()
+    data["provenance"]["candidate"] = "f" * 40
+    w.append({path: yamlio.dumps(data)})
+    result = w.push("leap/ledger")
     refused(w, result, "L7.5")
-    assert "no provenance" in result.stderr
+    assert "the linked summary record" in result.stderr and "same hash" in result.stderr
 
 
 def test_second_concurrent_lease(w: World) -> None:
@@ -329,9 +346,13 @@ def test_ball_symlink_inside_its_own_scope_is_accepted(fresh_world: World) -> No
 
 def test_spine_merge_of_a_candidate_with_an_escaping_symlink(w: World) -> None:
     ball_branch(w, "a")
+    from tests.support import write_pass
+
     commit_entry(w, "src/new.py", "120000", "../../../../etc/passwd", round_message("a", 1, 1))
     tree = w.tip(f"leap/ball/{SLICE}/a^{{tree}}")
-    w.append(dict([w.receipt("a", 1, 1, claim=False, candidate=tree), w.lease(1, "take", "me")]))
+    w.append(dict([w.lease(1, "take", "me")]))
+    with w.ledger() as ledger:  # even a full pass record cannot carry an escaping symlink
+        write_pass(ledger, SLICE, "a", tree, w.tip(f"leap/ball/{SLICE}/a"), w.base)
     git("checkout", "-q", "main", cwd=w.work)
     git("merge", "-q", "--no-ff", "-m", "integrate a\n\nLeap-Slice: s1\nLeap-Ball: a",
         f"leap/ball/{SLICE}/a", cwd=w.work)

@@ -16,8 +16,8 @@ def test_four_keys_slice_flow_is_accepted(fresh: SignedWorld) -> None:
     w.receipt("b", "bob", claim=True)
     result = w.push(f"leap/ball/{SLICE}/a", f"leap/ball/{SLICE}/b", "leap/ledger")
     assert result.returncode == 0, result.stderr
-    w.receipt("a", "carol", claim=False, candidate=tree_a, round_no=2)
-    w.receipt("b", "carol", claim=False, candidate=tree_b, round_no=2)
+    w.grade("a", "carol", tree_a)
+    w.grade("b", "carol", tree_b)
     w.lease("ivan")
     merge_a, merge_b = w.merge("a", "ivan"), w.merge("b", "ivan")
     result = w.push("leap/ledger", "main")
@@ -37,7 +37,7 @@ def test_four_keys_slice_flow_is_accepted(fresh: SignedWorld) -> None:
 def test_a_builder_with_scorer_role_grades_another_builders_ball(fresh: SignedWorld) -> None:
     w = fresh
     tree_b = w.build("b", {"src/b.py": "B = 20\n"}, "bob")
-    w.receipt("b", "alice", claim=False, candidate=tree_b)  # alice built nothing of b
+    w.grade("b", "alice", tree_b)  # alice built nothing of b
     result = w.push(f"leap/ball/{SLICE}/b", "leap/ledger")
     assert result.returncode == 0, result.stderr
 
@@ -47,7 +47,7 @@ def test_an_admin_signed_policy_change_lands(fresh: SignedWorld) -> None:
     policy = (w.work / ".leap/allowed_signers").read_text()
     # root (admin, and builder) writes the change on the ball branch; ivan lands it.
     tree = w.build("p", {".leap/allowed_signers": policy + "# reviewed by root\n"}, "root")
-    w.receipt("p", "carol", claim=False, candidate=tree)
+    w.grade("p", "carol", tree)
     w.lease("ivan")
     merge = w.merge("p", "ivan")
     result = w.push(f"leap/ball/{SLICE}/p", "leap/ledger", "main")

@@ -60,7 +60,7 @@ def test_a_record_needs_its_role(w: SignedWorld) -> None:
 def test_a_builder_key_cannot_grade_even_before_its_round_is_pushed(w: SignedWorld) -> None:
     w.build("a", {"src/a.py": "A = 11\n"}, "alice")
     tree = git("rev-parse", f"leap/ball/{SLICE}/a^{{tree}}", cwd=w.work)
-    w.receipt("a", "alice", claim=False, candidate=tree)
+    w.grade("a", "alice", tree)
     err = refused(w, f"leap/ball/{SLICE}/a", "leap/ledger")
     assert "[S4]" in err and fp(w, "alice") in err
 
@@ -69,7 +69,7 @@ def test_a_pass_for_a_ball_signed_by_its_builder(w: SignedWorld) -> None:
     # alice holds builder and scorer: she may grade bob's ball, never her own (S4).
     tree = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
     assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
-    sha = w.receipt("a", "alice", claim=False, candidate=tree)
+    sha = w.grade("a", "alice", tree)
     err = refused(w, "leap/ledger")
     assert f"[S4] refs/heads/leap/ledger {sha[:12]}" in err
     assert f"signed by key {fp(w, 'alice')} (alice), which signed round commit" in err
@@ -78,7 +78,7 @@ def test_a_pass_for_a_ball_signed_by_its_builder(w: SignedWorld) -> None:
 
 def test_a_spine_merge_signed_by_a_non_integrator(w: SignedWorld) -> None:
     tree = w.build("b", {"src/b.py": "B = 20\n"}, "bob")
-    w.receipt("b", "carol", claim=False, candidate=tree)
+    w.grade("b", "carol", tree)
     w.lease("ivan")
     merge = w.merge("b", "bob")
     err = refused(w, f"leap/ball/{SLICE}/b", "leap/ledger", "main")
@@ -88,7 +88,7 @@ def test_a_spine_merge_signed_by_a_non_integrator(w: SignedWorld) -> None:
 
 def test_lease_and_merge_by_different_integrators(w: SignedWorld) -> None:
     tree = w.build("b", {"src/b.py": "B = 21\n"}, "bob")
-    w.receipt("b", "carol", claim=False, candidate=tree)
+    w.grade("b", "carol", tree)
     w.lease("ivan")
     merge = w.merge("b", "irene")
     err = refused(w, f"leap/ball/{SLICE}/b", "leap/ledger", "main")
@@ -100,7 +100,7 @@ def test_lease_and_merge_by_different_integrators(w: SignedWorld) -> None:
 
 def test_an_unsigned_spine_merge(w: SignedWorld) -> None:
     tree = w.build("b", {"src/b.py": "B = 22\n"}, "bob")
-    w.receipt("b", "carol", claim=False, candidate=tree)
+    w.grade("b", "carol", tree)
     w.lease("ivan")
     merge = w.merge("b", None)
     err = refused(w, f"leap/ball/{SLICE}/b", "leap/ledger", "main")
@@ -111,7 +111,7 @@ def test_an_unsigned_spine_merge(w: SignedWorld) -> None:
 def test_a_policy_change_signed_by_a_non_admin(w: SignedWorld) -> None:
     policy = (w.work / ".leap/allowed_signers").read_text()
     tree = w.build("p", {".leap/allowed_signers": policy + "# bob was here\n"}, "bob")
-    w.receipt("p", "carol", claim=False, candidate=tree)
+    w.grade("p", "carol", tree)
     w.lease("ivan")
     merge = w.merge("p", "ivan")
     err = refused(w, f"leap/ball/{SLICE}/p", "leap/ledger", "main")
@@ -156,7 +156,7 @@ def test_an_unsigned_ball_round(w: SignedWorld) -> None:
 def test_a_grader_cannot_build_the_ball_afterwards(w: SignedWorld) -> None:
     # alice grades bob's candidate of b (allowed alone), then pushes a round of b herself.
     tree = w.build("b", {"src/b.py": "B = 24\n"}, "bob")
-    w.receipt("b", "alice", claim=False, candidate=tree)
+    w.grade("b", "alice", tree)
     assert w.push(f"leap/ball/{SLICE}/b", "leap/ledger").returncode == 0
     git("checkout", "-q", f"leap/ball/{SLICE}/b", cwd=w.work)
     from tests.signing.world import round_message, signed_commit
@@ -166,5 +166,5 @@ def test_a_grader_cannot_build_the_ball_afterwards(w: SignedWorld) -> None:
     git("checkout", "-q", "main", cwd=w.work)
     err = refused(w, f"leap/ball/{SLICE}/b")
     assert f"[S4] refs/heads/leap/ball/s1/b {sha[:12]}: a round for s1/b signed by key " \
-        f"{fp(w, 'alice')} (alice), which signed the receipt:derived record" in err
+        f"{fp(w, 'alice')} (alice), which signed the " in err
     assert "lacks the role of an independent builder" in err

@@ -143,6 +143,16 @@ class SignedWorld:
         path = layout.receipt_path(SLICE, ball, 1, round_no)
         return self.append({path: yamlio.dumps(rec.to_dict())}, key, f"receipt {ball}")
 
+    def grade(self, ball: str, key: str | None, candidate: str, round_no: int = 1) -> str:
+        """A whole pass record set for ``ball`` (score, summary, verdicts), signed by ``key``:
+        what `leap score` writes for a scorer."""
+        from tests.support import pass_files
+
+        tip = git("rev-parse", f"leap/ball/{SLICE}/{ball}", cwd=self.work)
+        files = pass_files(SLICE, ball, candidate, tip, self.base, rounds=round_no,
+                           run_id=f"t-pass-{ball}")
+        return self.append(files, key, f"pass {ball}")
+
     def lease(self, key: str, number: int = 1, action: str = "take", holder: str = "ivan",
               ) -> str:
         rec = LeaseRecord("main", number, action, holder, NOW)  # type: ignore[arg-type]

@@ -73,10 +73,18 @@ def builder(tmp_path: Path) -> Callable[[str], str]:
 
 
 def mark_passed(repo: Path, ball: str, slice_id: str = "dia") -> RoundRecorded:
-    """Until scoring exists, a derived (non-claim) 1 is what lets descendants go (L5, L7)."""
+    """A claimed round and the pass record `leap score` would write for it: what lets
+    descendants go (L5, L7)."""
+    from tests.support import write_pass
+
     with Ledger(repo / ".git") as ledger:
-        return record_round(ledger, slice_id, ball, outcome=1, evidence="scored in a test",
-                            round_limit=4, claim=False, recorded_by="test")
+        done = record_round(ledger, slice_id, ball, outcome=1, evidence="built in a test",
+                            round_limit=4, recorded_by="test")
+        fake = "0" * 40
+        write_pass(ledger, slice_id, ball, done.receipt.candidate or fake,
+                   done.receipt.commit or fake, fake, episode=done.receipt.episode,
+                   rounds=done.receipt.round)
+        return done
 
 
 def record(repo: Path, ball: str, outcome: int, slice_id: str = "dia") -> RoundRecorded:

@@ -62,7 +62,7 @@ def test_a_report_that_only_looks_like_one_is_refused_and_the_ledger_stays_reada
     assert r.code == 1, r
     assert "malformed builder report report.yaml: needs outcome -1, 0 or 1" in r.out
     status = leap("status", "dia", cwd=diamond)
-    assert status.code == 0 and "A  refuse      round 1/4" in status.out, status  # readable
+    assert status.code == 0 and "A  refused     round 1/4" in status.out, status  # readable
 
 
 @pytest.mark.parametrize("outcome", [True, 1.0, 2])

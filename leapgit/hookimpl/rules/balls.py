@@ -14,6 +14,7 @@ from leapgit.errors import LeapError
 from leapgit.hookimpl.objects import Objects
 from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.records.scoring import RedRecord
 from leapgit.records.types import BallRecord, Config, Receipt
 
 if TYPE_CHECKING:
@@ -88,6 +89,27 @@ def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Comm
     return out
 
 
+def check_frozen(objects: Objects, ref: str, red: RedRecord | None, commit: Commit
+                 ) -> list[Refusal]:
+    """T7.1, T9: a round after red leaves the red commit's test files as they were."""
+    from leapgit.scoring.red import frozen_changes
+
+    if red is None:
+        return []
+    changed = frozen_changes(red, lambda p: (lambda b: b.decode() if b else None)(
+        objects.blob_id_at(commit.tree, p)))
+    return [Refusal("T7.1", ref, commit.id.decode(), path, "a frozen test file of the red "
+                    f"commit {red.commit[:12]} was edited (T9: never weaken the failing test)",
+                    f"restore it as at {red.commit[:12]}") for path in changed]
+
+
+def red_commits(objects: Objects, red: RedRecord | None, base: str, head: str) -> set[str]:
+    """The commits base..red: the thrower's red test, not builder rounds."""
+    if red is None or not objects.has(red.commit) or not objects.is_ancestor(red.commit, head):
+        return set()
+    return {c.id.decode() for c in objects.new_commits(red.commit, [base])}
+
+
 @dataclass(frozen=True)
 class Rounds:
     """The ledger's account of a ball's current episode (L6)."""
@@ -154,11 +176,20 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     forced = _force_push(ctx, upd, base)
     if forced is not None:
         return [forced]
+    from leapgit.scoring.history import latest_red
+
+    red = latest_red(view, slice_id, ball_id)
     commits = ctx.objects.new_commits(upd.new, [base.commit])
+    pre = red_commits(ctx.objects, red, base.commit, upd.new)
     out: list[Refusal] = []
     for commit in commits:
-        out.extend(check_ball_commit(ctx.objects, upd.ref, ball, commit, ctx.config.round_limit))
-    out.extend(check_round_count(upd.ref, commits, ctx.config.round_limit,
+        checked = check_ball_commit(ctx.objects, upd.ref, ball, commit, ctx.config.round_limit)
+        if commit.id.decode() in pre:  # the red test: scope-checked, but no round
+            out.extend(r for r in checked if r.rule != "L6")
+        else:
+            out.extend(checked + check_frozen(ctx.objects, upd.ref, red, commit))
+    rounds = [c for c in commits if c.id.decode() not in pre]
+    out.extend(check_round_count(upd.ref, rounds, ctx.config.round_limit,
                                  recorded_rounds(view, slice_id, ball_id)))
     return out
 

@@ -1,6 +1,7 @@
 """Ledger-branch rules: fast-forward only, add-only (L8: written truth), every added record
-schema-valid and at the path its content claims, no fifth round (L6), a pass carries its
-provenance (L7.5), one integrator lease at a time (L9)."""
+schema-valid and at the path its content claims, no fifth round (L6), a pass record carries
+its whole provenance chain with one candidate hash (L7.5), a receipt never passes (L7), one
+integrator lease at a time (L9)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,13 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         return _check_throw(ref, sha, path, ThrowRecord.from_dict(raw), view)
     if kind == "checkpoint":
         return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
+    if kind == "score" and raw.get("outcome") == 1:
+        from leapgit.hookimpl.rules import passes
+        from leapgit.records.scoring import ScoreRecord
+
+        rec = ScoreRecord.from_dict(raw)
+        return [Refusal("L7.5", ref, sha, path, why, "score with `leap score`, which writes "
+                        "the whole chain") for why in passes.pass_problems(view, rec)]
     if kind == "lease":
         from leapgit.ledger.leases import lease_problems
 
@@ -151,6 +159,10 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
 
     out = [Refusal("L7.5", ref, sha, path, why, "record the full provenance chain with the "
                    "pass") for why in passes.provenance_problems(rec)]
+    if rec.outcome == 1 and not rec.claim:
+        out.append(Refusal("L7", ref, sha, path, "a receipt that is no claim says 1: a round "
+                           "never passes a ball; only a score record does",
+                           "record the round as a claim and run `leap score`"))
     resume = f"`leap throw {rec.slice} --ball {rec.ball} --resume` starts a new episode"
     if query.throw(view, rec.slice, rec.ball, rec.episode) is None:
         out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "

@@ -1,70 +1,156 @@
-"""What counts as a full pass: the one place that says so (L7, L8).
+"""What counts as a full pass: the one place that says so (L7, L8). Readiness (L5), the
+server's ``pre-receive``, ``leap merge`` and ``leap audit`` all ask these functions.
 
-Until the scoring issue tightens it, a full pass for a ball is a receipt in the ledger with
-outcome 1 that is not a builder's claim (``claim: false``), names exactly the candidate
-(the tree id the integrator merges), and carries its provenance chain (L7.5) with the same
-candidate hash. A claim is never a pass; missing proof is never a pass.
+A ball has passed when its latest score record (``balls/<b>/scores/<n>.yaml``, written only
+by ``leap score``, ``claim: false``) has outcome 1, no reopen record voids it (L8: a byte
+change reopens), and its provenance chain is whole (L7.5): the tribunal summary and every
+verdict it names exist, passed, and name the same candidate tree; at least two reviewers
+sat from families other than the builder's (L7.3); the tests ran green; the live proof ran
+green when the ball declares one. A builder's receipt, claim or not, is never a pass.
 """
 
 from __future__ import annotations
 
-from leapgit.errors import RuleViolation
+from typing import Any
+
+from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
+from leapgit.records.scoring import ScoreRecord
 from leapgit.records.types import Receipt
+
+MIN_REVIEWERS = 2
 
 
 class NoFullPass(RuleViolation):
     """The ledger holds no full pass for this candidate; the message says what it holds."""
 
 
-def is_pass_record(receipt: Receipt) -> bool:
-    return receipt.outcome == 1 and not receipt.claim
-
-
 def provenance_problems(receipt: Receipt) -> list[str]:
-    """What a pass record lacks of its provenance (L7.5); empty when complete."""
-    if not is_pass_record(receipt):
-        return []
-    problems = []
-    if receipt.candidate is None:
-        problems.append("the pass names no candidate hash")
+    """A receipt's own provenance field, when it carries one, names its own candidate."""
     prov = receipt.provenance
+    if prov is None or receipt.candidate is None or prov.candidate == receipt.candidate:
+        return []
+    return [f"provenance names candidate {prov.candidate[:12]}, the receipt "
+            f"{receipt.candidate[:12]}: the same hash must appear in every record"]
+
+
+def _family(builder: str) -> str | None:
+    from leapgit.tribunal.identity import parse_builder
+
+    try:
+        return parse_builder(builder).family
+    except LeapError:
+        return None
+
+
+def _linked(view: LedgerView, path: str, kind: str, candidate: str
+            ) -> tuple[dict[str, Any], str | None]:
+    try:
+        raw = query.read_record(view, path)
+    except LeapError as exc:
+        return {}, f"{path} is not a valid record ({exc.lines()[0]})"
+    if raw is None or raw.get("kind") != kind:
+        return {}, f"the linked {kind} record {path} is missing"
+    if raw.get("tree") != candidate:
+        return raw, (f"{path} names candidate {str(raw.get('tree'))[:12]}, the pass "
+                     f"{candidate[:12]}: the same hash must appear in every record")
+    if raw.get("outcome") != "pass":
+        return raw, f"{path} says {raw.get('outcome')}, not pass"
+    return raw, None
+
+
+def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
+    """What a pass record lacks of its provenance chain (L7.5); empty when whole."""
+    if rec.outcome != 1:
+        return [f"score {rec.score} of {rec.slice}/{rec.ball} is {rec.outcome}, not a pass"]
+    prov = rec.provenance
     if prov is None:
-        problems.append("the pass carries no provenance (builder, spec_version, reviewers, "
-                        "verdicts, tests, live_proof, candidate)")
-    elif receipt.candidate is not None and prov.candidate != receipt.candidate:
-        problems.append(f"provenance names candidate {prov.candidate[:12]}, the receipt "
-                        f"{receipt.candidate[:12]}: the same hash must appear in every record")
+        return ["the pass carries no provenance (task, builder, spec, reviewers, verdicts, "
+                "tests, live proof, candidate)"]
+    problems: list[str] = []
+    if prov.candidate != rec.candidate:
+        problems.append(f"provenance names candidate {prov.candidate[:12]}, the pass "
+                        f"{rec.candidate[:12]}: the same hash must appear in every record")
+    if (prov.slice, prov.ball) != (rec.slice, rec.ball):
+        problems.append(f"provenance names task {prov.slice}/{prov.ball}")
+    family = _family(prov.builder)
+    if family is None:
+        problems.append(f"the builder {prov.builder!r} is not declared in full (T4)")
+    summary, why = _linked(view, prov.summary, "summary", rec.candidate)
+    if why:
+        problems.append(why)
+    elif summary.get("run_id") != prov.run_id or \
+            (family and str(summary.get("builder_family", "")).casefold() != family.casefold()):
+        problems.append(f"{prov.summary} is for another run or builder than the pass names")
+    for path in prov.verdicts:
+        _, why = _linked(view, path, "verdict", rec.candidate)
+        if why:
+            problems.append(why)
+    others = [r for r in prov.reviewers
+              if family is None or r.family.casefold() != family.casefold()]
+    if len(others) < MIN_REVIEWERS or len(prov.verdicts) < MIN_REVIEWERS:
+        problems.append(f"{len(others)} reviewer(s) from families other than the builder's; "
+                        f"at least {MIN_REVIEWERS} must sit (L7.3)")
+    if not prov.tests or not all(t.ok for t in prov.tests):
+        problems.append("no green test run backs the pass (L7.4): missing proof is never a pass")
+    if prov.live_proof is not None and not prov.live_proof.ok:
+        problems.append("the live proof did not pass (L7.4)")
+    if prov.live_proof is None:
+        try:
+            ball = query.load_ball_version(view, rec.slice, rec.ball, rec.spec_version)
+        except LeapError:
+            ball = None
+        if ball is None:
+            problems.append(f"spec version {rec.spec_version} of {rec.slice}/{rec.ball} is "
+                            "missing or unreadable: the task of the chain")
+        elif ball.live_proof:
+            problems.append("the ball declares a live proof, and the pass holds none (L7.4)")
     return problems
 
 
-def _all_receipts(view: LedgerView, slice_id: str, ball_id: str) -> list[Receipt]:
-    out: list[Receipt] = []
-    for episode in query.episodes(view, slice_id, ball_id):
-        out.extend(query.receipts(view, slice_id, ball_id, episode))
-    return out
+def standing_pass(view: LedgerView, slice_id: str, ball_id: str) -> ScoreRecord | None:
+    """The latest score record when it is a pass that no reopen voided (provenance unchecked)."""
+    from leapgit.scoring import history
+
+    found = history.scores(view, slice_id, ball_id)
+    if not found or found[-1].outcome != 1:
+        return None
+    latest = found[-1]
+    voided = {r.score for r in history.reopens(view, slice_id, ball_id)}
+    return None if latest.score in voided else latest
 
 
-def full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: str) -> Receipt:
+def current_pass(view: LedgerView, slice_id: str, ball_id: str) -> ScoreRecord | None:
+    """The ball's pass record when it has passed (L7, L8); None otherwise."""
+    rec = standing_pass(view, slice_id, ball_id)
+    return rec if rec is not None and not pass_problems(view, rec) else None
+
+
+def full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: str
+              ) -> ScoreRecord:
     """The pass record for exactly ``candidate_tree``, or ``NoFullPass`` saying why not."""
-    receipts = _all_receipts(view, slice_id, ball_id)
-    passes = [r for r in receipts if r.outcome == 1]
-    if not passes:
-        raise NoFullPass(f"the ledger holds no pass for ball {slice_id}/{ball_id}", rule="L7")
-    real = [r for r in passes if not r.claim]
-    if not real:
-        raise NoFullPass(f"ball {slice_id}/{ball_id} has only a builder's claim of a pass "
-                         "(claim: true); a claim is never a pass", rule="L7")
-    matching = [r for r in real if r.candidate == candidate_tree]
-    if not matching:
-        have = ", ".join(sorted({(r.candidate or "none")[:12] for r in real}))
-        raise NoFullPass(f"the pass of {slice_id}/{ball_id} is for candidate {have}, got "
-                         f"{candidate_tree[:12]}", rule="L7")
-    for receipt in matching:
-        if not provenance_problems(receipt):
-            return receipt
-    raise NoFullPass("; ".join(provenance_problems(matching[-1])), rule="L7.5")
+    from leapgit.scoring import history
+
+    found = history.scores(view, slice_id, ball_id)
+    if not found:
+        raise NoFullPass(f"the ledger holds no pass for ball {slice_id}/{ball_id}: no score "
+                         "record (a builder's receipt, claim or not, is never a pass; run "
+                         "`leap score`)", rule="L7")
+    rec = standing_pass(view, slice_id, ball_id)
+    if rec is None:
+        last = found[-1]
+        why = "was reopened by a byte change (L8)" if last.outcome == 1 else \
+            f"scored {last.outcome}: {last.reason}"
+        raise NoFullPass(f"ball {slice_id}/{ball_id} has no standing pass: score "
+                         f"{last.score} {why}", rule="L8" if last.outcome == 1 else "L7")
+    if rec.candidate != candidate_tree:
+        raise NoFullPass(f"the pass of {slice_id}/{ball_id} is for candidate "
+                         f"{rec.candidate[:12]}, got {candidate_tree[:12]}", rule="L8")
+    problems = pass_problems(view, rec)
+    if problems:
+        raise NoFullPass("; ".join(problems), rule="L7.5")
+    return rec
 
 
 def is_full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: str) -> bool:

@@ -1,0 +1,32 @@
+"""`leap audit [--json] [--export in-toto [--slice S]]`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from leapgit.scoring.audit import audit as run_audit
+from leapgit.scoring.audit import lines
+from leapgit.scoring.audit_model import AuditReport
+from leapgit.workspace import open_workspace
+
+__all__ = ["audit", "export_in_toto", "lines"]
+
+
+def audit(start: Path | str = ".", require_signatures: bool = False) -> AuditReport:
+    return run_audit(open_workspace(start), require_signatures)
+
+
+def export_in_toto(slice_id: str | None = None, start: Path | str = ".") -> Iterator[str]:
+    from leapgit.scoring.intoto import statements
+
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        if slice_id:
+            from leapgit.ledger.query import load_slice
+
+            load_slice(view, slice_id)
+        found = [json.dumps(s, sort_keys=True) for s in statements(view, slice_id)]
+    yield from found

@@ -1,0 +1,31 @@
+"""`leap merge SLICE [--holder NAME]` (L8, L9): land a complete slice on the spine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from leapgit.records.types import INTEGRATOR
+from leapgit.scoring.merge import MergeResult, merge
+from leapgit.workspace import open_workspace
+
+
+def merge_slice(slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
+                start: Path | str = ".", echo: Callable[[str], None] = print) -> MergeResult:
+    return merge(open_workspace(start), slice_id, holder, builder, echo)
+
+
+def lines(result: MergeResult) -> list[str]:
+    r = result.record
+    out = [f"reopened {o.slice}/{o.ball} (L8): {o.reason}" for o in result.reopened]
+    out.append(f"lease {r.lease} on {r.spine} taken by {r.holder}")
+    for m in r.merges:
+        out.append(f"  merged {r.slice}/{m.ball}: {m.commit[:12]} (candidate "
+                   f"{m.candidate[:12]}, tribunal {m.run_id})")
+    out.append(f"  merged result: {len(r.tests)} test run(s) green; aggregate review "
+               f"{r.aggregate_run}: pass")
+    out.append(f"spine {r.spine}: {r.base[:12]} -> {r.tip[:12]}"
+               + (f", pushed to {result.remote}" if result.remote else ""))
+    out.append(f"slice pass record slices/{r.slice}/merge.yaml written; lease {r.lease} "
+               "released")
+    return out

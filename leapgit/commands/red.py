@@ -1,0 +1,21 @@
+"""`leap red SLICE BALL COMMIT` (T7.1): record the red commit before the build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit.scoring.red import RedResult, record_red
+from leapgit.workspace import open_workspace
+
+
+def red(slice_id: str, ball_id: str, commit: str, start: Path | str = ".") -> RedResult:
+    return record_red(open_workspace(start), slice_id, ball_id, commit)
+
+
+def lines(result: RedResult) -> list[str]:
+    r = result.record
+    out = [f"red {r.red} of {r.slice}/{r.ball}: commit {r.commit[:12]}, the proof fails there "
+           f"(`{r.proof.command}` exited {r.proof.exit_code}) [T7.1]"]
+    out += [f"  frozen: {t.path} {t.blob[:12]}" for t in r.tests]
+    out.append(f"recorded in the ledger at {result.ledger_commit[:12]}")
+    return out

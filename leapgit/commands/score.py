@@ -1,0 +1,45 @@
+"""`leap score SLICE BALL [--builder ID]` (L7): derive the ball's outcome from its candidate."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+from leapgit.scoring.score import Scored, score
+from leapgit.workspace import open_workspace
+
+NAMES = {1: "pass", 0: "hold", -1: "refuse"}
+
+
+def score_ball(slice_id: str, ball_id: str, builder: str | None = None,
+               start: Path | str = ".", echo: Callable[[str], None] = print) -> Scored:
+    return score(open_workspace(start), slice_id, ball_id, builder, echo)
+
+
+def exit_code(result: Scored) -> int:
+    return {1: EXIT_OK, 0: EXIT_HOLD, -1: EXIT_RULE}[result.record.outcome]
+
+
+def lines(result: Scored) -> list[str]:
+    r = result.record
+    out = [f"reopened {o.slice}/{o.ball} (L8): {o.reason}" for o in result.reopened]
+    if result.already:
+        return out + [f"{r.slice}/{r.ball} already passed: score {r.score}, candidate "
+                      f"{r.candidate[:12]}; nothing to do"]
+    for step in r.steps:
+        rule = f" [{step.rule}]" if step.rule else ""
+        out.append(f"  {step.step:<10} {step.result:<7} {step.detail}{rule}")
+    rule = f" [{r.rule}]" if r.rule else ""
+    out.append(f"score {r.score} of {r.slice}/{r.ball}: {r.outcome} ({NAMES[r.outcome]}), "
+               f"candidate {r.candidate[:12]}{rule}")
+    if r.outcome != 1:
+        out.append(f"  reason: {r.reason}")
+    elif r.provenance is not None:
+        p = r.provenance
+        out.append(f"  pass record: {len(p.reviewers)} reviewer(s), tribunal {p.run_id}, "
+                   f"{len(p.tests)} test run(s), live proof "
+                   f"{'ran' if p.live_proof else 'not declared'}")
+    if result.ledger_commit:
+        out.append(f"recorded in the ledger at {result.ledger_commit[:12]}")
+    return out

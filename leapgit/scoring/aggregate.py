@@ -1,0 +1,70 @@
+"""The aggregate check of a slice's merged result (L8): every ball's declared tests run on
+the merged tree (a clean throwaway worktree), then the blind tribunal grades the whole merged
+change; only a unanimous pass lets it land."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from leapgit import git
+from leapgit.errors import Hold, RuleViolation
+from leapgit.ledger import query
+from leapgit.records.scoring import RunEvidence
+from leapgit.scoring.commands import run_command
+from leapgit.scoring.proofrun import evidence
+from leapgit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from leapgit.scoring.merge import Planned
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    run_id: str
+    tree: str
+    tests: tuple[RunEvidence, ...]
+
+
+def merged_tests(ws: Workspace, head: str, commands: Sequence[str]) -> tuple[RunEvidence, ...]:
+    from leapgit.tribunal.worktree import temporary
+
+    runs: list[RunEvidence] = []
+    if not commands:
+        return ()
+    with temporary(ws.paths.root, head, prefix="leap-merged-") as tree:
+        for command in commands:
+            run = run_command("tests", command, tree, timeout=ws.config.tribunal.test_timeout)
+            runs.append(evidence(run, f"merged result {head[:12]}"))
+            if not run.ok:
+                raise RuleViolation(f"the merged result fails: {run.describe()}; nothing "
+                                    "lands", rule="L8", hint="the balls pass alone but not "
+                                    "together: re-cut or re-score")
+    return tuple(runs)
+
+
+def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builder: str,
+                  planned: Sequence[Planned], echo: Callable[[str], None]) -> Aggregate:
+    from leapgit.tribunal.convene import Request, convene
+
+    root = ws.paths.root
+    head = git.out(["rev-parse", head_ref], root)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        rec = query.load_slice(view, slice_id)
+        balls = [query.load_ball(view, slice_id, p.ball) for p in planned]
+    commands = list(dict.fromkeys(b.tests for b in balls if b.tests))
+    tests = merged_tests(ws, head, commands)
+    intent = (rec.description or f"the merged balls of slice {slice_id}").splitlines()[0]
+    criteria = "\n".join(f"- {b.ball}: {b.goal}" for b in balls)
+    done = convene(Request(intent=intent, criteria=criteria, builder=builder, base=base,
+                           head=head_ref), start=root, echo=echo)
+    outcome, reason = done.decision.outcome, done.decision.reason
+    if outcome == "refuse":
+        raise RuleViolation(f"the aggregate blind review refused the merged result (run "
+                            f"{done.info.run_id}): {reason}; nothing lands", rule="L8")
+    if outcome != "pass":
+        raise Hold(f"the aggregate blind review did not pass (run {done.info.run_id}): "
+                   f"{reason}; nothing lands", rule="L8")
+    return Aggregate(done.info.run_id, done.info.tree, tests)

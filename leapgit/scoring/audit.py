@@ -1,0 +1,65 @@
+"""`leap audit`: re-derive every pass from the ledger and the spine with plain git data
+(L6-L9, T7): the ledger's history, every pass record's chain, the red tests, every slice
+pass record and every spine commit. Read-only; exit 1 on any violation."""
+
+from __future__ import annotations
+
+from leapgit import git
+from leapgit.scoring.audit_ledger import audit_history
+from leapgit.scoring.audit_model import AuditReport
+from leapgit.scoring.audit_slices import SliceAuditor
+from leapgit.workspace import Workspace
+
+
+def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
+    root, config = ws.paths.root, ws.config
+    spine_ref = f"refs/heads/{config.spine}"
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        report = AuditReport(config.ledger_ref, view.commit, spine_ref,
+                             git.rev_parse(spine_ref, root))
+        audit_history(root, config.ledger_ref, config.round_limit, report)
+        SliceAuditor(root, view, config, report).run()
+        _audit_signatures(ledger.repo, ws, require_signatures or config.signing_required,
+                          report)
+    return report
+
+
+def _audit_signatures(repo: object, ws: Workspace, require: bool, report: AuditReport) -> None:
+    """Issue 7: every signature judged by the policy of its time; unsigned records are
+    named plainly, and fail only when signatures are required."""
+    from leapgit.scoring.audit_model import Violation
+    from leapgit.signing.audit import audit_signatures
+
+    findings = audit_signatures(repo, ws.config.ledger_ref, ws.config.spine)  # type: ignore[arg-type]
+    report.count("signatures", len(findings))
+    unsigned = [f for f in findings if f.unsigned]
+    if unsigned:
+        report.notes.append(f"{len(unsigned)} of {len(findings)} ledger commit(s) and spine "
+                            "merge(s) are unsigned" + (" (signatures are required)" if require
+                                                       else ""))
+    for f in findings:
+        if not f.ok and (require or not f.unsigned):
+            report.add(Violation("signatures", f.branch, f"{f.kind}: {f.message}", f.commit,
+                                 ", ".join(f.paths[:3]) or None))
+
+
+def lines(report: AuditReport) -> list[str]:
+    data = report.to_json()
+    out = [f"ledger {report.ledger_ref} at {(report.ledger_tip or '-')[:12]}: "
+           f"{report.commits} commit(s), {report.records} record(s); spine "
+           f"{report.spine_ref} at {(report.spine_tip or '-')[:12]}"]
+    for check in data["checks"]:
+        mark = "ok  " if not check["violations"] else "FAIL"
+        out.append(f"  {mark} [{check['rule']}] {check['check']}: {check['holds']} "
+                   f"({check['checked']} checked, {check['violations']} violation(s))")
+    for s in report.slices:
+        balls = ", ".join(f"{b.ball} {b.state}" for b in s.balls)
+        out.append(f"  slice {s.slice}: {s.state} ({balls})")
+    for note in sorted(report.notes):
+        out.append(f"  note: {note}")
+    for v in report.violations:
+        out.append(f"  violation {v.line()}")
+    out.append("audit: every pass re-derived; all holds" if report.ok else
+               f"audit: {len(report.violations)} violation(s)")
+    return out

@@ -1,0 +1,104 @@
+"""The ledger's own history, audited from plain git (`git log --raw`, `git reflog`): one
+pass over every commit, linear in the ledger's size. Records are added, never edited or
+deleted (L8); each commit adds exactly the records its ``Leap-Record`` trailers name (a
+commit that does not was written behind leapgit's back); the ref never left its history;
+no receipt names a fifth round (L6)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from leapgit import git
+from leapgit.scoring.audit_model import AuditReport, Violation
+
+_RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
+_RECORD_TRAILER = re.compile(r"^Leap-Record: (.+)$", re.MULTILINE)
+
+
+def _commits(root: Path, ref: str) -> list[tuple[str, list[str], str, list[tuple[str, str]]]]:
+    """(commit, parents, message, [(status, path)]) oldest first."""
+    out = git.run(["log", "--reverse", "--no-renames", "--raw", "--no-abbrev",
+                   "--format=%x01%H %P%n%B%x02", ref], root).stdout.decode("utf-8", "replace")
+    found = []
+    for chunk in out.split("\x01")[1:]:
+        head, _, rest = chunk.partition("\n")
+        body, _, raw = rest.partition("\x02")
+        ids = head.split()
+        changes = []
+        for line in raw.splitlines():
+            if line.startswith(":"):
+                meta, _, path = line.partition("\t")
+                changes.append((meta.split()[-1], path))
+        found.append((ids[0], ids[1:], body, changes))
+    return found
+
+
+def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport) -> None:
+    tip = report.ledger_tip
+    if tip is None:
+        return
+    commits = _commits(root, ref)
+    report.commits = len(commits)
+    edited: set[str] = set()
+    for sha, parents, body, changes in commits:
+        report.count("ledger-append-only")
+        report.count("ledger-written-by-leapgit")
+        if len(parents) > 1:
+            report.add(Violation("ledger-append-only", "ledger", "a merge commit: the ledger "
+                                 "stays linear", sha))
+        added = set()
+        for status, path in changes:
+            if status != "A":
+                edited.add(path)
+                what = "deletes" if status == "D" else "edits"
+                report.add(Violation("ledger-append-only", path, f"the commit {what} an "
+                                     "existing record: records are never edited", sha, path))
+                continue
+            added.add(path)
+            report.records += 1
+            _round(path, sha, round_limit, report)
+        named = set(_RECORD_TRAILER.findall(body))
+        if added != named:
+            extra = sorted(added - named) or sorted(named - added)
+            report.add(Violation("ledger-written-by-leapgit", "ledger", "the commit's records "
+                                 "do not match its Leap-Record trailers (written behind "
+                                 f"leapgit's back): {', '.join(extra[:5])}", sha))
+    _reflog(root, ref, tip, edited, report)
+
+
+def _round(path: str, sha: str, limit: int, report: AuditReport) -> None:
+    found = _RECEIPT.search(path)
+    if found is None:
+        return
+    report.count("no-fifth-round")
+    if int(found.group(1)) > min(limit, 4):
+        report.add(Violation("no-fifth-round", path.split("/episodes/")[0],
+                             f"round {found.group(1)}: no fifth round", sha, path))
+
+
+def _reflog(root: Path, ref: str, tip: str, edited: set[str], report: AuditReport) -> None:
+    """Every commit the ref ever pointed at that its history no longer holds (a `leap sync`
+    replay rebuilds local commits on the remote's tip) must have every record it held still
+    in the tip, byte for byte: otherwise the ledger was rewritten."""
+    proc = git.run(["reflog", "show", "--format=%H", ref, "--"], root, check=False)
+    seen = list(dict.fromkeys(s for s in proc.stdout.decode().split() if s))
+    if not seen:
+        return
+    reachable = set(git.run(["rev-list", tip], root).stdout.decode().split())
+    for sha in seen:
+        report.count("ledger-history-kept")
+        if sha in reachable:
+            continue
+        diff = git.run(["diff-tree", "-r", "--no-renames", "--diff-filter=MDT", "--name-status",
+                        sha, tip], root, check=False)
+        if diff.returncode != 0:
+            continue  # the old commit was pruned: nothing left to compare
+        for line in diff.stdout.decode("utf-8", "replace").splitlines():
+            status, _, path = line.partition("\t")
+            if path in edited:
+                continue  # an edit inside the current history: named once, above
+            what = "dropped" if status == "D" else "changed"
+            report.add(Violation("ledger-history-kept", path, f"a record the ledger held at "
+                                 f"{sha[:12]} was {what} by a rewrite of its history",
+                                 sha, path))

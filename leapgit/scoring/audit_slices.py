@@ -1,0 +1,143 @@
+"""Every pass and every merge, re-derived from the ledger's records and the spine's commits
+(plain git: object lookups go through one `git cat-file --batch-check` and one `git log`
+each, so the audit stays linear in the ledger's size). The pass rule is the one in
+``hookimpl.rules.passes``: the audit asks the same function as readiness and pre-receive."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import LeapError
+from leapgit.hookimpl.rules.passes import pass_problems
+from leapgit.ledger import layout, query
+from leapgit.ledger.store import LedgerView
+from leapgit.records.scoring import MergeRecord, ScoreRecord
+from leapgit.records.types import Config
+from leapgit.scoring import history
+from leapgit.scoring.audit_model import AuditReport, BallAudit, SliceAudit, Violation
+
+
+def batch_check(root: Path, names: Iterable[str]) -> dict[str, str | None]:
+    """Object id of each name (``sha^{tree}``, ``sha:path``), None when missing: one process."""
+    todo = list(dict.fromkeys(names))
+    if not todo:
+        return {}
+    proc = subprocess.run(["git", "cat-file", "--batch-check=%(objectname)"], cwd=root,
+                          input="\n".join(todo).encode() + b"\n", capture_output=True,
+                          env=git.scrubbed_env())
+    lines = proc.stdout.decode().splitlines()
+    return {name: (line if not line.endswith(" missing") and " " not in line else None)
+            for name, line in zip(todo, lines, strict=False)}
+
+
+def _state(scores: list[ScoreRecord], voided: set[int], merged: bool, built: bool) -> str:
+    if not scores:
+        return "built" if built else "cut"
+    last = scores[-1]
+    if last.outcome == 1:
+        return "reopened" if last.score in voided else ("merged" if merged else "passed")
+    return {-1: "refused", 0: "held"}[last.outcome]
+
+
+class SliceAuditor:
+    def __init__(self, root: Path, view: LedgerView, config: Config, report: AuditReport):
+        self.root, self.view, self.config, self.report = root, view, config, report
+        self.trees: list[tuple[ScoreRecord, str]] = []  # (pass, its commit)
+        self.reds: list[tuple[ScoreRecord, str, str, str]] = []  # pass, red commit, path, blob
+        self.merges: list[MergeRecord] = []
+        self.bases: list[str] = []
+
+    def run(self) -> None:
+        for slice_id in query.slice_ids(self.view):
+            try:
+                self._slice(slice_id)
+            except LeapError as exc:
+                self.report.add(Violation("pass-provenance", slice_id,
+                                          f"unreadable record: {exc.lines()[0]}"))
+        self._candidates()
+        self._red()
+        self._merges()
+        self._spine()
+
+    def _slice(self, slice_id: str) -> None:
+        rec = query.load_slice(self.view, slice_id)
+        self.bases.append(rec.base)
+        merged = history.merge_record(self.view, slice_id)
+        if merged is not None:
+            self.merges.append(merged)
+        in_merge = {m.ball: m.score for m in merged.merges} if merged else {}
+        balls = []
+        for ball in rec.balls:
+            scores = history.scores(self.view, slice_id, ball)
+            voided = {r.score for r in history.reopens(self.view, slice_id, ball)}
+            for s in scores:
+                if s.outcome == 1:
+                    self._pass(s)
+            last = scores[-1] if scores else None
+            built = bool(query.episodes(self.view, slice_id, ball))
+            state = _state(scores, voided, ball in in_merge, built)
+            balls.append(BallAudit(ball, state, last.score if last else None,
+                                   last.candidate if last else None))
+        states = {b.state for b in balls}
+        state = ("reopened" if "reopened" in states else "merged") if merged else \
+            ("complete" if states <= {"passed"} else "open")
+        self.report.slices.append(SliceAudit(slice_id, state, tuple(balls)))
+
+    def _pass(self, s: ScoreRecord) -> None:
+        self.report.count("pass-provenance")
+        subject = f"{s.slice}/{s.ball} score {s.score}"
+        path = layout.score_path(s.slice, s.ball, s.score)
+        for why in pass_problems(self.view, s):
+            self.report.add(Violation("pass-provenance", subject, why, path=path))
+        self.trees.append((s, s.commit))
+        if s.provenance is not None and s.provenance.red is not None:
+            red = next((r for r in history.reds(self.view, s.slice, s.ball)
+                        if r.red == s.provenance.red), None)
+            if red is None:
+                self.report.add(Violation("red-unchanged", subject, f"names red "
+                                          f"{s.provenance.red}, which the ledger lacks",
+                                          path=path))
+                return
+            self.reds += [(s, red.commit, t.path, t.blob) for t in red.tests]
+
+    def _candidates(self) -> None:
+        found = batch_check(self.root, (f"{c}^{{tree}}" for _, c in self.trees))
+        for s, commit in self.trees:
+            self.report.count("pass-candidate")
+            tree = found.get(f"{commit}^{{tree}}")
+            if tree is None:
+                self.report.notes.append(f"{s.slice}/{s.ball}: candidate commit "
+                                         f"{commit[:12]} is not in this repository")
+            elif tree != s.candidate:
+                self.report.add(Violation("pass-candidate", f"{s.slice}/{s.ball} score "
+                                          f"{s.score}", f"commit {commit[:12]} has tree "
+                                          f"{tree[:12]}, the pass says {s.candidate[:12]}",
+                                          commit))
+
+    def _red(self) -> None:
+        names = [n for s, _, p, _ in self.reds for n in (f"{s.commit}^{{tree}}",
+                                                          f"{s.commit}:{p}")]
+        found = batch_check(self.root, names)
+        for s, red, path, blob in self.reds:
+            self.report.count("red-unchanged")
+            if found.get(f"{s.commit}^{{tree}}") is None:
+                continue  # the candidate is not here: noted by the candidate check
+            now = found.get(f"{s.commit}:{path}") or "absent"
+            if now != blob:
+                self.report.add(Violation("red-unchanged", f"{s.slice}/{s.ball} score "
+                                          f"{s.score}", f"{path} is {now[:12]} at the "
+                                          f"candidate, {blob[:12]} at red {red[:12]}",
+                                          s.commit, path))
+
+    def _merges(self) -> None:
+        from leapgit.scoring.audit_spine import check_merges
+
+        check_merges(self.root, self.view, self.merges, self.report)
+
+    def _spine(self) -> None:
+        from leapgit.scoring.audit_spine import check_spine
+
+        check_spine(self.root, self.view, self.config, self.bases, self.merges, self.report)

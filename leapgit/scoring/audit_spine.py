@@ -1,0 +1,95 @@
+"""The spine against the ledger (L8, L9): every slice pass record names passed balls whose
+merge commits exist with the right parents and trailers and a passed aggregate review; every
+commit on the spine's first-parent line since the oldest slice base is one of those merges;
+at most one integrator lease is open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit import git
+from leapgit.ledger import layout, query
+from leapgit.ledger.store import LedgerView
+from leapgit.records.scoring import MergeRecord
+from leapgit.records.types import Config
+from leapgit.scoring import history
+from leapgit.scoring.audit_model import AuditReport, Violation
+
+
+def _commit_info(root: Path, shas: list[str]) -> dict[str, tuple[list[str], str, dict[str, str]]]:
+    """sha -> (parents, tree, trailers) for the commits that exist, one `git log`."""
+    have = list(dict.fromkeys(shas))
+    if not have:
+        return {}
+    fmt = "%x01%H%x00%P%x00%T%x00%(trailers:only,unfold)"
+    proc = git.run(["log", "--no-walk=unsorted", "--stdin", f"--format={fmt}"], root,
+                   input="\n".join(have).encode() + b"\n", check=False)
+    out: dict[str, tuple[list[str], str, dict[str, str]]] = {}
+    for chunk in proc.stdout.decode("utf-8", "replace").split("\x01")[1:]:
+        sha, parents, tree, trailers = (chunk.split("\x00") + ["", "", ""])[:4]
+        pairs = dict(line.split(": ", 1) for line in trailers.splitlines() if ": " in line)
+        out[sha] = (parents.split(), tree, pairs)
+    return out
+
+
+def check_merges(root: Path, view: LedgerView, merges: list[MergeRecord],
+                 report: AuditReport) -> None:
+    info = _commit_info(root, [m.commit for r in merges for m in r.merges] +
+                        [r.tip for r in merges])
+    for rec in merges:
+        where = layout.merge_path(rec.slice)
+        report.count("merge-record")
+        for m in rec.merges:
+            subject = f"{rec.slice}/{m.ball}"
+            score = next((s for s in history.scores(view, rec.slice, m.ball)
+                          if s.score == m.score), None)
+            if score is None or score.outcome != 1 or score.candidate != m.candidate:
+                report.add(Violation("merge-record", subject, f"merged as score {m.score}, "
+                                     "which is no pass for that candidate", path=where))
+            found = info.get(m.commit)
+            if found is None:
+                report.add(Violation("merge-record", subject, "the merge commit is not in "
+                                     "this repository", m.commit, where))
+                continue
+            parents, _, trailers = found
+            if len(parents) != 2 or parents[1] != m.candidate_commit or \
+                    trailers.get("Leap-Candidate") != m.candidate or \
+                    trailers.get("Leap-Ball") != m.ball:
+                report.add(Violation("merge-record", subject, "the merge commit does not "
+                                     "merge the passed candidate with its trailers",
+                                     m.commit, where))
+        summary = query.read_record(view, f"tribunal/{rec.aggregate_run}/summary.yaml")
+        tip = info.get(rec.tip)
+        if summary is None or summary.get("outcome") != "pass" or \
+                (tip is not None and summary.get("tree") != tip[1]):
+            report.add(Violation("merge-record", rec.slice, f"the aggregate review "
+                                 f"{rec.aggregate_run} is missing, did not pass, or graded "
+                                 "another tree", rec.tip, where))
+
+
+def check_spine(root: Path, view: LedgerView, config: Config, bases: list[str],
+                merges: list[MergeRecord], report: AuditReport) -> None:
+    from leapgit.ledger.leases import lease_problems
+
+    ref = f"refs/heads/{config.spine}"
+    tip = report.spine_tip
+    if tip is not None and bases:
+        line = git.run(["rev-list", "--first-parent", tip], root).stdout.decode().split()
+        index = {sha: i for i, sha in enumerate(line)}
+        on_line = [index[b] for b in bases if b in index]
+        oldest = max(on_line) if on_line else len(line)
+        traced = {m.commit for r in merges for m in r.merges}
+        info = _commit_info(root, line[:oldest])
+        for sha in line[:oldest]:
+            report.count("spine-traced")
+            if sha in traced:
+                continue
+            trailers = info.get(sha, ([], "", {}))[2]
+            named = f"{trailers.get('Leap-Slice')}/{trailers.get('Leap-Ball')}" \
+                if "Leap-Ball" in trailers else None
+            why = (f"an integration merge of {named} that no slice pass record names"
+                   if named else "not an integration merge of a passed ball")
+            report.add(Violation("spine-traced", ref, why, sha))
+    report.count("one-integrator")
+    for path, what in lease_problems(view, config.spine):
+        report.add(Violation("one-integrator", config.spine, what, path=path))

@@ -1,0 +1,167 @@
+"""`leap merge SLICE` (L8, L9): the single write spine. Only a complete slice merges (every
+ball passed, for exactly the candidate its branch holds); the integrator takes the lease
+(a second is refused), predicts every merge in the object store and stops on a conflict,
+builds one merge commit per ball in dependency order (trailers: slice, ball, candidate
+tree, tribunal run, pass record), runs the balls' tests and the aggregate blind review on
+the merged result, pushes spine and ledger atomically to the spine's remote (whose
+pre-receive judges it), moves the local spine, writes the slice pass record and releases
+the lease. Until the spine moves, nothing lands: on any stop the spine is untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from leapgit import git
+from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
+from leapgit.hookimpl.rules.passes import current_pass
+from leapgit.ledger import layout, leases, query
+from leapgit.ledger.store import Ledger, Written
+from leapgit.records import yamlio
+from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
+from leapgit.records.types import INTEGRATOR, SliceRecord
+from leapgit.scoring import history, reopen, spine
+from leapgit.scoring.aggregate import Aggregate, review_merged
+from leapgit.timeutil import now_iso
+from leapgit.workspace import Workspace
+
+Echo = Callable[[str], None]
+TEMP_REF = "refs/leap/merging/{slice}"
+
+
+@dataclass(frozen=True)
+class Planned:
+    ball: str
+    passed: ScoreRecord
+    commit: str  # the candidate commit (the ball branch tip)
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    record: MergeRecord
+    reopened: tuple[ReopenRecord, ...]
+    remote: str | None
+    ledger_commit: str
+
+
+def order(rec: SliceRecord) -> list[str]:
+    """Dependency order: wave by wave (L5 waves are topological levels)."""
+    return [b for wave in rec.waves for b in wave] or list(rec.balls)
+
+
+def plan(ws: Workspace, ledger: Ledger, slice_id: str
+         ) -> tuple[list[Planned], tuple[ReopenRecord, ...]]:
+    """Every ball with its pass, in dependency order; Hold naming what is missing (L8)."""
+    view = ledger.require()
+    rec = query.load_slice(view, slice_id)
+    if history.merge_record(view, slice_id) is not None:
+        raise UsageError(f"slice {slice_id!r} is already merged ({layout.merge_path(slice_id)})")
+    reopened = tuple(reopen.scan(ledger, ws.paths.root, ws.config, rec))
+    view = ledger.require()
+    planned, missing = [], []
+    for ball in order(rec):
+        passed = current_pass(view, slice_id, ball)
+        tip = git.rev_parse(f"refs/heads/{ws.config.ball_branch(slice_id, ball)}",
+                            ws.paths.root)
+        if passed is None or tip is None:
+            missing.append(f"{ball} ({'no pass' if passed is None else 'no branch'})")
+            continue
+        planned.append(Planned(ball, passed, tip))
+    if missing:
+        reason = "; ".join(f"{r.ball} reopened: {r.reason}" for r in reopened)
+        raise Hold(f"slice {slice_id} is not complete, nothing lands: not passed: "
+                   f"{', '.join(missing)}" + (f"; {reason}" if reason else ""), rule="L8",
+                   hint="score every ball (`leap score`) first")
+    return planned, reopened
+
+
+def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> list[Merged]:
+    """Predict each merge and make its commit, objects only: the spine ref is untouched."""
+    merges: list[Merged] = []
+    for p in planned:
+        predicted = spine.predict(ws.paths.root, tip, p.commit)
+        if predicted.conflicts:
+            raise RuleViolation(
+                f"merging {slice_id}/{p.ball} onto the spine conflicts on "
+                f"{', '.join(predicted.conflicts)}; nothing lands", rule="L9",
+                hint="a scope collision is a decomposition error: re-cut the slice")
+        message = spine.merge_message(slice_id, p.ball, p.passed.candidate,
+                                      p.passed.run_id or "", p.passed.score)
+        tip = spine.merge_commit(ws.paths.root, tip, p.commit, predicted.tree, message)
+        merges.append(Merged(p.ball, tip, p.passed.candidate, p.commit, p.passed.run_id or "",
+                             p.passed.score))
+    return merges
+
+
+def write_merge(ledger: Ledger, record: MergeRecord) -> Written:
+    """The one ledger write of a slice pass record (signing, when added, goes here)."""
+    trailers = [("Leap-Slice", record.slice), ("Leap-Spine", record.spine),
+                ("Leap-Outcome", "1"), ("Leap-Tip", record.tip),
+                ("Leap-Run", record.aggregate_run)]
+    return ledger.append({layout.merge_path(record.slice): yamlio.dumps(record.to_dict())},
+                         f"merge {record.slice} onto {record.spine}: "
+                         f"{len(record.merges)} ball(s)", trailers)
+
+
+def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
+          echo: Echo = print) -> MergeResult:
+    from leapgit.scoring.score import declared_builder
+
+    root, name = ws.paths.root, ws.config.spine
+    _, builder_text = declared_builder(ws, builder)
+    old = git.rev_parse(f"refs/heads/{name}", root)
+    if old is None:
+        raise UsageError(f"spine branch {name!r} does not exist", field="spine")
+    spine.require_clean(root, name)
+    with ws.ledger() as ledger:
+        planned, reopened = plan(ws, ledger, slice_id)
+        lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
+    temp = TEMP_REF.format(slice=slice_id)
+    try:
+        merges = build(ws, slice_id, old, planned)
+        git.run(["update-ref", temp, merges[-1].commit], root)
+        agg = review_merged(ws, slice_id, old, temp, builder_text, planned, echo)
+        remote = spine.spine_remote(root, name)
+        if remote:
+            _push(ws, remote, merges[-1].commit)
+        spine.move_spine(root, name, old, merges[-1].commit)
+    except BaseException:
+        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed")
+        raise
+    finally:
+        git.run(["update-ref", "-d", temp], root, check=False)
+    return _finish(ws, slice_id, lease.number, holder, old, merges, agg, remote, reopened)
+
+
+def _push(ws: Workspace, remote: str, tip: str) -> None:
+    from leapgit.commands.sync import sync
+
+    sync(remote, start=ws.paths.root)  # the lease goes up first: pre-receive reads it
+    with ws.ledger() as ledger:
+        ledger_tip = ledger.tip()
+    spine.push(ws.paths.root, remote, [f"{ledger_tip}:{ws.config.ledger_ref}",
+                                       f"{tip}:refs/heads/{ws.config.spine}"])
+
+
+def _release(ws: Workspace, name: str, holder: str, reason: str) -> None:
+    try:
+        with ws.ledger() as ledger:
+            leases.release_lease(ledger, name, holder, reason)
+    except LeapError:
+        pass  # already released, or never ours: the error that stopped us matters more
+
+
+def _finish(ws: Workspace, slice_id: str, lease: int, holder: str, old: str,
+            merges: list[Merged], agg: Aggregate, remote: str | None,
+            reopened: tuple[ReopenRecord, ...]) -> MergeResult:
+    record = MergeRecord(slice_id, ws.config.spine, lease, holder, old, merges[-1].commit,
+                         tuple(merges), agg.run_id, agg.tree, now_iso(), agg.tests, remote)
+    with ws.ledger() as ledger:
+        write_merge(ledger, record)
+        leases.release_lease(ledger, ws.config.spine, holder, f"merged {slice_id}")
+        tip = ledger.tip() or ""
+    if remote:
+        from leapgit.commands.sync import sync
+
+        sync(remote, start=ws.paths.root)
+    return MergeResult(record, reopened, remote, tip)

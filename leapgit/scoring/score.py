@@ -1,0 +1,204 @@
+"""`leap score SLICE BALL` (L7): the builder never scores itself. The outcome is derived
+from the candidate (the tip of the ball's branch) in order, stopping at the first failure:
+source check, keep-or-revert, tests and live proof, blind review, provenance. Every scoring
+is one score record (``claim: false``) with all evidence gathered; only when all five steps
+hold is it a pass record (outcome 1, with its provenance chain). A failed step is -1; a step
+that could not decide (a timeout, a juror that never answered) is 0."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from leapgit import git
+from leapgit.errors import Hold, RuleViolation, UsageError
+from leapgit.hookimpl.rules.passes import current_pass, pass_problems
+from leapgit.ledger import layout, query
+from leapgit.ledger.store import Ledger, Written
+from leapgit.records import yamlio
+from leapgit.records.scoring import (
+    FileBlob,
+    PassProvenance,
+    ReopenRecord,
+    RunEvidence,
+    ScoreRecord,
+    Step,
+)
+from leapgit.records.types import BallRecord
+from leapgit.scoring import history
+from leapgit.scoring.keep import keep_or_revert
+from leapgit.scoring.proofrun import Proved, run_proofs
+from leapgit.scoring.reopen import reopen_if_moved
+from leapgit.scoring.review import Reviewed, convene_ball
+from leapgit.scoring.source import check_source
+from leapgit.timeutil import now_iso
+from leapgit.tribunal.identity import Builder, parse_builder
+from leapgit.workspace import Workspace
+from leapgit.worktrees.rounds import Episode, current_episode
+
+Echo = Callable[[str], None]
+_RESULT = {"ok": 1, "skipped": 1, "fail": -1, "hold": 0}
+
+
+@dataclass(frozen=True)
+class Scored:
+    record: ScoreRecord
+    ledger_commit: str | None
+    reopened: tuple[ReopenRecord, ...] = ()
+    already: bool = False
+
+
+@dataclass
+class _Evidence:
+    steps: list[Step] = field(default_factory=list)
+    runs: list[RunEvidence] = field(default_factory=list)
+    touched: tuple[FileBlob, ...] = ()
+    consumers: tuple[FileBlob, ...] = ()
+    metric: dict[str, Any] | None = None
+    run_id: str | None = None
+    review: Reviewed | None = None
+    proved: Proved | None = None
+
+    @property
+    def last(self) -> Step:
+        return self.steps[-1]
+
+    def stopped(self) -> bool:
+        return _RESULT[self.last.result] != 1
+
+
+def declared_builder(ws: Workspace, builder: str | None) -> tuple[Builder, str]:
+    text = builder or ws.config.builder_identity
+    if not text:
+        raise UsageError("the builder is not declared", file=".leap/config.yaml",
+                         field="builder.identity", rule="T4",
+                         hint="pass --builder model=ID,family=F,session=S or set "
+                              "builder.identity")
+    return parse_builder(text), text
+
+
+def _candidate(ws: Workspace, slice_id: str, ball_id: str) -> str:
+    branch = ws.config.ball_branch(slice_id, ball_id)
+    tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
+    if tip is None:
+        raise UsageError(f"the ball's branch {branch} does not exist",
+                         hint=f"throw it first: `leap throw {slice_id} --ball {ball_id}`")
+    return tip
+
+
+def _ready(ep: Episode, slice_id: str, ball_id: str) -> None:
+    last = ep.receipts[-1] if ep.receipts else None
+    if last is None:
+        raise Hold(f"{slice_id}/{ball_id} has no round yet: nothing to score", rule="L7",
+                   hint="let the builder work a round first")
+    if last.outcome == -1:
+        raise RuleViolation(f"{slice_id}/{ball_id} was refused in round {last.round}: "
+                            f"{last.evidence}", rule="L6", hint="respec and re-throw it")
+    if last.outcome == 0:
+        raise Hold(f"{slice_id}/{ball_id} holds (round {last.round}): {last.evidence}",
+                   rule="L6", hint="the builder has not claimed a pass")
+
+
+def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None,
+          echo: Echo = print) -> Scored:
+    who, builder_text = declared_builder(ws, builder)
+    if not ws.config.tribunal.rungs:
+        raise UsageError("no rungs are configured, so no juror can sit",
+                         file=".leap/config.yaml", field="tribunal.rungs", rule="T2")
+    root = ws.paths.root
+    with ws.ledger() as ledger:
+        query.load_slice(ledger.require(), slice_id)
+        commit = _candidate(ws, slice_id, ball_id)
+        tree = git.out(["rev-parse", f"{commit}^{{tree}}"], root)
+        found = reopen_if_moved(ledger, slice_id, ball_id, tree, commit)
+        reopened = (found,) if found else ()
+        view = ledger.require()
+        standing = current_pass(view, slice_id, ball_id)
+        if standing is not None and standing.candidate == tree:
+            return Scored(standing, None, reopened, already=True)
+        ep = current_episode(view, slice_id, ball_id)
+        _ready(ep, slice_id, ball_id)
+        ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
+        red = history.latest_red(view, slice_id, ball_id)
+    ev = _Evidence()
+    _steps(ws, ball, ep, commit, red, who, builder_text, ev, echo)
+    with ws.ledger() as ledger:
+        record = _record(ledger, ball, ep, commit, tree, ev, who, builder_text, red)
+        written = write_score(ledger, record)
+    return Scored(record, written.commit, reopened)
+
+
+def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str, red: Any,
+           who: Builder, builder_text: str, ev: _Evidence, echo: Echo) -> None:
+    root, timeout = ws.paths.root, ws.config.tribunal.test_timeout
+    source = check_source(root, ep.throw.base, commit, ball, red)
+    ev.steps.append(source.step)
+    ev.touched, ev.consumers = source.touched, source.consumers
+    if ev.stopped():
+        return
+    kept = keep_or_revert(root, ws.paths.common_dir, ball, ep.throw, commit, timeout)
+    ev.steps.append(kept.step)
+    ev.runs.extend(kept.runs)
+    ev.metric = kept.verdict
+    if ev.stopped():
+        return
+    proved = run_proofs(root, commit, source.candidate, ball, timeout)
+    ev.steps.append(proved.step)
+    ev.runs.extend(proved.runs)
+    if ev.stopped():
+        return
+    reviewed = convene_ball(root, ball, who, builder_text, red, echo)
+    ev.steps.append(reviewed.step)
+    ev.run_id = reviewed.run_id
+    if ev.stopped():
+        return
+    ev.review, ev.proved = reviewed, proved
+
+
+def _record(ledger: Ledger, ball: BallRecord, ep: Episode, commit: str, tree: str,
+            ev: _Evidence, who: Builder, builder_text: str, red: Any) -> ScoreRecord:
+    view = ledger.require()
+    number = history.next_number(view, f"{layout.ball_dir(ball.slice, ball.ball)}/scores")
+    prov = None
+    if not ev.stopped() and ev.review is not None and ev.proved is not None:
+        reviewed, proved = ev.review, ev.proved
+        prov = PassProvenance(
+            ball.slice, ball.ball, ball.goal, builder_text, ball.spec_version,
+            reviewed.reviewers, reviewed.verdicts, reviewed.summary or "", reviewed.run_id or "",
+            proved.tests, proved.live_proof, red.red if red else None, tree)
+    outcome, reason, rule = 1, "all five steps hold (L7)", None
+
+    def record(outcome: int, reason: str, rule: str | None,
+               prov: PassProvenance | None) -> ScoreRecord:
+        return ScoreRecord(ball.slice, ball.ball, number, ep.throw.episode, len(ep.receipts),
+                           ball.spec_version, outcome, reason, tree, commit,  # type: ignore[arg-type]
+                           ep.throw.base, tuple(ev.steps), now_iso(), rule, ev.touched,
+                           ev.consumers, ev.metric, tuple(ev.runs), ev.run_id, prov)
+
+    if prov is None:
+        last = ev.last
+        return record(_RESULT[last.result], f"{last.step}: {last.detail}", last.rule, None)
+    candidate = record(outcome, reason, rule, prov)
+    problems = pass_problems(view, candidate)  # L7.5: the same hash in every linked record
+    ev.steps.append(Step("provenance", "fail" if problems else "ok",
+                         "; ".join(problems) or "task -> builder -> spec -> reviewers -> "
+                         f"verdicts -> tests -> live proof -> candidate {tree}",
+                         "L7.5" if problems else None))
+    if problems:
+        return record(-1, f"provenance: {'; '.join(problems)}", "L7.5", None)
+    return record(outcome, reason, rule, prov)
+
+
+def write_score(ledger: Ledger, record: ScoreRecord) -> Written:
+    """The one ledger write of a scoring (signing, when added, goes here)."""
+    name = {1: "pass", 0: "hold", -1: "refuse"}[record.outcome]
+    trailers = [("Leap-Slice", record.slice), ("Leap-Ball", record.ball),
+                ("Leap-Score", str(record.score)), ("Leap-Outcome", str(record.outcome)),
+                ("Leap-Candidate", record.candidate)]
+    if record.run_id:
+        trailers.append(("Leap-Run", record.run_id))
+    return ledger.append({layout.score_path(record.slice, record.ball, record.score):
+                          yamlio.dumps(record.to_dict())},
+                         f"score {record.score} of {record.slice}/{record.ball}: {name}"
+                         + (f" [{record.rule}]" if record.rule else ""), trailers)

@@ -1,0 +1,126 @@
+"""The spine, in plain git: predict a merge (``git merge-tree --write-tree``, which writes
+objects and never a ref or a file), make the integration merge commit, move the spine ref,
+and push to the spine's remote so the server's ``pre-receive`` judges it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import RuleViolation, UsageError
+
+MERGE_TRAILERS = ("Leap-Slice", "Leap-Ball", "Leap-Candidate", "Leap-Tribunal", "Leap-Score")
+
+
+@dataclass(frozen=True)
+class Predicted:
+    tree: str
+    conflicts: tuple[str, ...]
+
+
+def predict(root: Path, tip: str, candidate_commit: str) -> Predicted:
+    """What merging ``candidate_commit`` onto ``tip`` gives, computed in the object store."""
+    proc = git.run(["merge-tree", "--write-tree", "--name-only", "--no-messages", tip,
+                    candidate_commit], root, check=False)
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode not in (0, 1) or not lines:
+        err = proc.stderr.decode(errors="replace").strip()
+        raise git.GitFailed(f"git merge-tree failed: {err or proc.returncode}",
+                            hint="git 2.38 or newer is needed for merge-tree --write-tree")
+    conflicts = tuple(sorted({p for p in lines[1:] if p.strip()}))
+    return Predicted(lines[0].strip(), conflicts if proc.returncode == 1 else ())
+
+
+def merge_message(slice_id: str, ball: str, candidate: str, run_id: str, score: int) -> str:
+    values = (slice_id, ball, candidate, run_id, str(score))
+    trailers = "".join(f"{k}: {v}\n" for k, v in zip(MERGE_TRAILERS, values, strict=True))
+    return f"leap: integrate {slice_id}/{ball} (candidate {candidate[:12]})\n\n{trailers}"
+
+
+def merge_commit(root: Path, tip: str, candidate_commit: str, tree: str, message: str) -> str:
+    """The one function that makes an integration merge commit: first parent the spine,
+    second the ball's candidate commit; signed with the integrator's key when one is
+    configured (the same key the ledger commits of this run are signed with)."""
+    sign = _signing_args(root)
+    args = [*sign, "commit-tree", tree, "-p", tip, "-p", candidate_commit,
+            *(["-S"] if sign else []), "-F", "-"]
+    proc = git.run(args, root, input=message.encode(), check=False)
+    if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
+        proc = git.run(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost", *args],
+                       root, input=message.encode())
+    if proc.returncode != 0:
+        raise git.GitFailed(f"git commit-tree failed: {proc.stderr.decode().strip()}")
+    return proc.stdout.decode().strip()
+
+
+def _signing_args(root: Path) -> list[str]:
+    """git's own SSH signing, with the key leapgit's ledger writes use (issue 7)."""
+    from dulwich.repo import Repo
+
+    from leapgit.signing.sign import configured_signer
+
+    with Repo(str(root)) as repo:
+        signer = configured_signer(repo.get_config_stack())
+    if signer is None:
+        return []
+    return ["-c", "gpg.format=ssh", "-c", f"user.signingKey={signer.key}"]
+
+
+def checkout_of(root: Path, spine: str) -> Path | None:
+    """The worktree that has the spine checked out, if any."""
+    text = git.run(["worktree", "list", "--porcelain"], root).stdout.decode()
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.partition(" ")[::2] for line in block.splitlines() if line)
+        if fields.get("branch") == f"refs/heads/{spine}":
+            return Path(fields["worktree"])
+    return None
+
+
+def require_clean(root: Path, spine: str) -> None:
+    where = checkout_of(root, spine)
+    if where is None:
+        return
+    dirty = git.run(["status", "--porcelain", "--untracked-files=no"], where).stdout.strip()
+    if dirty:
+        raise UsageError(f"the spine {spine!r} is checked out in {where} with uncommitted "
+                         "changes", hint="commit or stash them; nothing was written")
+
+
+def move_spine(root: Path, spine: str, old: str, new: str) -> None:
+    """Fast-forward the spine (the checkout too, when it is checked out), by compare-and-swap."""
+    where = checkout_of(root, spine)
+    if where is None:
+        git.run(["update-ref", "-m", "leap merge", f"refs/heads/{spine}", new, old], root)
+        return
+    if git.rev_parse("HEAD", where) != old:
+        raise RuleViolation(f"the spine {spine!r} moved under the merge", rule="L9",
+                            hint="one writer: run `leap merge` again")
+    git.run(["merge", "--ff-only", "--quiet", new], where)
+
+
+def spine_remote(root: Path, spine: str) -> str | None:
+    proc = git.run(["config", "--get", f"branch.{spine}.remote"], root, check=False)
+    name = proc.stdout.decode().strip()
+    return name if proc.returncode == 0 and name and name != "." else None
+
+
+def push(root: Path, remote: str, refspecs: list[str]) -> None:
+    """One atomic push; the server's refusal comes back as a rule violation, its lines kept."""
+    proc = git.run(["push", "--atomic", "--porcelain", remote, *refspecs], root, check=False)
+    if proc.returncode == 0:
+        return
+    text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    said = [ln[7:].strip() for ln in text.splitlines()
+            if ln.startswith("remote:") and "[" in ln]
+    raise RuleViolation(f"the remote {remote} refused the spine push; nothing landed",
+                        rule=_rule(said), hint="; ".join(said) or text.strip()[-300:])
+
+
+def _rule(lines: list[str]) -> str:
+    for line in lines:
+        start = line.find("[")
+        end = line.find("]", start)
+        if start >= 0 and end > start:
+            return line[start + 1:end]
+    return "L8"

@@ -1,0 +1,86 @@
+"""The integrator's refusals: a second integrator (L9) and a merge conflict between balls
+(nothing lands: the spine, local and remote, is untouched and no slice pass record exists)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger import layout
+from leapgit.ledger.leases import release_lease, take_lease
+from leapgit.ledger.store import Ledger
+from leapgit.tribunal.demo import scripted_juror
+from tests.scoring.test_refusals import ball, unit_test
+from tests.scoring.world import Project, build_project
+from tests.support import GitDaemon, git
+
+
+def draft(name: str, balls: list[tuple[str, str]]) -> str:
+    return f"slice: {name}\nspine: integrator\nballs:\n" + "".join(
+        ball(b, [path, f"tests/test_{b}.py"]) for b, path in balls)
+
+
+DRAFT = draft("left", [("u", "calc/u.py"), ("v", "calc/v.py")]) + "\n---\n" + \
+    draft("right", [("w", "calc/u.py"), ("z", "calc/z.py")])
+
+
+def files(ball: str, path: str, value: int) -> dict[str, str]:
+    module = path[:-3].replace("/", ".")
+    return {path: f"def value():\n    return {value}\n",
+            f"tests/test_{ball}.py": unit_test(ball, f"self.assertEqual(value(), {value})",
+                                               f"from {module} import value")}
+
+
+PLAN = {"u": files("u", "calc/u.py", 1), "v": files("v", "calc/v.py", 2),
+        "w": files("w", "calc/u.py", 3), "z": files("z", "calc/z.py", 4)}
+
+
+@pytest.fixture(scope="module")
+def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    base = tmp_path_factory.mktemp("merges")
+    with GitDaemon(base) as daemon, scripted_juror() as url:
+        p = build_project(base, daemon, url, DRAFT, None, PLAN)
+        for slice_id, balls in (("left", "uv"), ("right", "wz")):
+            assert p.leap("throw", slice_id, "--run").code == 0
+            for b in balls:
+                res = p.leap("score", slice_id, b)
+                assert res.code == 0, res
+        yield p
+
+
+def test_a_second_integrator_is_refused(scored: Project) -> None:
+    with Ledger(scored.work / ".git") as ledger:
+        take_lease(ledger, "main", "alice")
+    try:
+        before = scored.tip("main")
+        res = scored.leap("merge", "left")
+        assert res.code == 1
+        assert "spine 'main' is leased to 'alice' (lease 1) [L9]" in res.err
+        assert scored.tip("main") == before
+    finally:
+        with Ledger(scored.work / ".git") as ledger:
+            release_lease(ledger, "main", "alice")
+
+
+def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
+    left = scored.leap("merge", "left")
+    assert left.code == 0, left
+    tip, remote = scored.tip("main"), scored.remote_tip("refs/heads/main")
+    assert remote == tip
+    res = scored.leap("merge", "right")
+    assert res.code == 1
+    assert "merging right/w onto the spine conflicts on calc/u.py; nothing lands [L9]" in res.err
+    assert scored.tip("main") == tip and scored.remote_tip("refs/heads/main") == remote
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=scored.work) == ""
+    names = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices/right",
+                cwd=scored.work)
+    assert layout.merge_path("right") not in names
+    leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                 cwd=scored.work).splitlines()
+    assert sum(p.endswith("take.yaml") for p in leases) == \
+        sum(p.endswith("release.yaml") for p in leases)  # the lease was given back
+    assert git("for-each-ref", "refs/leap/merging", cwd=scored.work) == ""
+    audit = scored.leap("audit")
+    assert audit.code == 0, audit
