@@ -78,10 +78,11 @@ def _red(root: Path, echo: Echo, step: Step, ball: str) -> None:
 
 def _throw(root: Path, echo: Echo, step: Step, stream: Any, wave: int) -> None:
     thrown = throw.throw(SLICE, start=root)
-    result = throw.drive_builders(thrown, 2, stream, live=False)
     step(echo, f"throw wave {wave} to the scripted builder, each ball in its own worktree",
-         f"leap throw {SLICE} --run", report.throw_lines(thrown.result)
-         + report.run_lines(result))
+         f"leap throw {SLICE} --run", report.throw_lines(thrown.result))
+    result = throw.drive_builders(thrown, 2, stream, live=False)  # progress lines as they come
+    for line in report.run_lines(result):
+        echo(f"  {line}")
 
 
 def _score(root: Path, echo: Echo, step: Step, ball: str) -> None:
