@@ -103,7 +103,6 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     ball is known when its grading is pushed (S4)."""
     assert upd.new is not None
     from leapgit.hookimpl.rules.balls import ball_of_ref
-    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
 
     ctx = judge.ctx
     ball = ball_of_ref(ctx.config, upd.ref)
@@ -111,12 +110,22 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     spine = ctx.objects.ref(ctx.spine_ref)
     out: list[Refusal] = []
     for commit in ctx.objects.new_commits(upd.new, [x for x in (upd.old, spine) if x]):
-        need = frozenset({roles.BUILDER})
-        who = judge.signed(upd.ref, commit, "a ball round", need)
-        if isinstance(who, Refusal):
-            out.append(who)
-            continue
-        lack = judge.lacks(upd.ref, commit, who, need, "a ball round")
-        out.extend([lack] if lack is not None else builds_and_grades(
-            judge, upd.ref, commit.id.decode(), who, None, "round", *ball))
+        out.extend(check_round(judge, upd.ref, commit, ball))
     return out
+
+
+def check_round(judge: Judge, ref: str, commit: Commit,
+                ball: tuple[str, str] | None) -> list[Refusal]:
+    """One ball round: signed (S1-S2) by a builder (S3) who never graded the ball (S4)."""
+    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
+
+    need = frozenset({roles.BUILDER})
+    who = judge.signed(ref, commit, "a ball round", need)
+    if isinstance(who, Refusal):
+        return [who]
+    lack = judge.lacks(ref, commit, who, need, "a ball round")
+    if lack is not None:
+        return [lack]
+    if ball is None:
+        return []
+    return builds_and_grades(judge, ref, commit.id.decode(), who, None, "round", *ball)

@@ -47,7 +47,40 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
             out.append(who)
         else:
             out.extend(_integrator(judge, upd.ref, commit, who, taker))
+        out.extend(_merged_rounds(judge, upd, commit))
         out.extend(_policy_change(judge, upd.ref, commit, list(new.values())))
+    return out
+
+
+def merge_ball(commit: Commit) -> tuple[str, str] | None:
+    """(slice, ball) an integration merge names in its trailers, or None."""
+    from dulwich.trailers import parse_trailers
+
+    trailers = {t.key.lower(): t.value.strip() for t in parse_trailers(commit.message)[1]}
+    slice_id, ball_id = trailers.get("leap-slice"), trailers.get("leap-ball")
+    return (slice_id, ball_id) if slice_id and ball_id else None
+
+
+def _merged_rounds(judge: Judge, upd: RefUpdate, commit: Commit) -> list[Refusal]:
+    """S1-S4 on the rounds a merge brings in through its second parent that the server has
+    not judged on a ball branch: a builder's signed rounds, never a grader's."""
+    from leapgit.hookimpl.rules.signatures import check_round
+
+    if len(commit.parents) < 2:
+        return []
+    ctx = judge.ctx
+    ball = merge_ball(commit)
+    judged = [commit.parents[0].decode()]  # the spine line and what it merged: judged
+    if ball is not None:
+        branch = f"refs/heads/{ctx.config.ball_branch(*ball)}"
+        pushed = ctx.update_of(branch)
+        tip = pushed.new if pushed is not None and pushed.new else ctx.objects.ref(branch)
+        if tip is not None and ctx.objects.has(tip):
+            judged.append(tip)  # its rounds were checked when pushed, or are in this push
+    out: list[Refusal] = []
+    for parent in commit.parents[1:]:
+        for rnd in ctx.objects.new_commits(parent.decode(), judged):
+            out.extend(check_round(judge, upd.ref, rnd, ball))
     return out
 
 
