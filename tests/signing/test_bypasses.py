@@ -49,3 +49,43 @@ def test_an_unsigned_round_reached_only_through_the_spine_merge(fresh: SignedWor
     err = refused(w, "leap/ledger", "main")
     assert f"[S1] refs/heads/main {round_sha[:12]}: the commit is not signed" in err
     assert "a ball round needs a key with role builder" in err
+
+
+def _unplaced_pass(w: SignedWorld, ball: str, candidate: str) -> tuple[dict[str, bytes],
+                                                                       dict[str, bytes]]:
+    """A pass set whose tribunal records sit under ``tribunal/<run>/`` with no slice or ball:
+    (the tribunal records, the score record citing them)."""
+    from leapgit.records import yamlio
+    from tests.support import pass_files
+
+    tip = git("rev-parse", f"leap/ball/{SLICE}/{ball}", cwd=w.work)
+    files = pass_files(SLICE, ball, candidate, tip, w.base, run_id=f"t-loose-{ball}")
+    tribunal, score = {}, {}
+    for path, data in files.items():
+        if "/tribunal/" not in path:
+            score[path] = data
+            continue
+        raw = yamlio.loads(data, path)
+        raw.pop("slice", None)
+        raw.pop("ball", None)
+        tribunal["tribunal/" + path.split("/tribunal/", 1)[1]] = yamlio.dumps(raw)
+    (path, data), = score.items()
+    raw = yamlio.loads(data, path)
+    prov = raw["provenance"]
+    prov["verdicts"] = ["tribunal/" + p.split("/tribunal/", 1)[1] for p in prov["verdicts"]]
+    prov["summary"] = "tribunal/" + prov["summary"].split("/tribunal/", 1)[1]
+    return tribunal, {path: yamlio.dumps(raw)}
+
+
+def test_a_builder_cannot_sign_the_verdicts_its_pass_cites(fresh: SignedWorld) -> None:
+    # alice builds a, then signs the tribunal's verdicts and summary (no slice or ball in
+    # them); carol signs only the score record that cites them.
+    w = fresh
+    tree = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
+    tribunal, score = _unplaced_pass(w, "a", tree)
+    w.append(tribunal, "alice", "tribunal a")
+    sha = w.append(score, "carol", "score a")
+    err = refused(w, "leap/ledger")
+    assert f"[S4] refs/heads/leap/ledger {sha[:12]} " in err
+    assert f"signed by key {fp(w, 'alice')} (alice), which signed round commit" in err

@@ -32,6 +32,7 @@ class Judge:
     builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     graders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     _ledger: list[dict[tuple[str, str, str], dict[str, str]]] = field(default_factory=list)
+    path_signers: dict[str, str] = field(default_factory=dict)  # ledger path -> fingerprint
 
     def ledger_actors(self) -> dict[tuple[str, str, str], dict[str, str]]:
         if not self._ledger:
