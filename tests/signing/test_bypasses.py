@@ -89,3 +89,33 @@ def test_a_builder_cannot_sign_the_verdicts_its_pass_cites(fresh: SignedWorld) -
     err = refused(w, "leap/ledger")
     assert f"[S4] refs/heads/leap/ledger {sha[:12]} " in err
     assert f"signed by key {fp(w, 'alice')} (alice), which signed round commit" in err
+
+
+def _broken_policy(w: SignedWorld) -> tuple[str, int]:
+    policy = (w.work / ".leap/allowed_signers").read_text()
+    return policy + "builder:eve not-a-key\n", len(policy.splitlines()) + 1
+
+
+def test_an_admin_cannot_merge_a_policy_that_does_not_parse(fresh: SignedWorld) -> None:
+    w = fresh
+    text, line = _broken_policy(w)
+    tree = w.build("p", {".leap/allowed_signers": text}, "root")
+    w.grade("p", "carol", tree)
+    w.lease("root")
+    merge = w.merge("p", "root")
+    err = refused(w, f"leap/ball/{SLICE}/p", "leap/ledger", "main")
+    assert f"[S6] refs/heads/main {merge[:12]} .leap/allowed_signers: the new policy does " \
+        f"not parse: line {line}:" in err
+    # and the spine still takes pushes: it is not bricked
+    w.reset()
+    w.receipt("b", "bob", claim=True, outcome=0)
+    assert w.push("leap/ledger").returncode == 0
+
+
+def test_a_ball_round_with_a_policy_that_does_not_parse(fresh: SignedWorld) -> None:
+    w = fresh
+    text, line = _broken_policy(w)
+    w.build("p", {".leap/allowed_signers": text}, "root")
+    err = refused(w, f"leap/ball/{SLICE}/p")
+    assert "[S6] refs/heads/leap/ball/s1/p" in err
+    assert f"the new policy does not parse: line {line}:" in err

@@ -112,7 +112,24 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     out: list[Refusal] = []
     for commit in ctx.objects.new_commits(upd.new, [x for x in (upd.old, spine) if x]):
         out.extend(check_round(judge, upd.ref, commit, ball))
+    out.extend(_round_policy(judge, upd.ref, upd.new, spine))
     return out
+
+
+def _round_policy(judge: Judge, ref: str, tip: str, spine: str | None) -> list[Refusal]:
+    """S6: a ball's candidate whose policy bytes differ from the spine's parses."""
+    from leapgit.hookimpl.rules.signed_spine import unparsable_policy
+    from leapgit.signing import POLICY_PATH
+    from leapgit.signing.history import blob_at
+
+    store = judge.ctx.objects.store
+    tree = judge.ctx.objects.commit(tip).tree
+    before = blob_at(store, judge.ctx.objects.commit(spine).tree, POLICY_PATH) \
+        if spine else None
+    if blob_at(store, tree, POLICY_PATH) in (None, before):
+        return []
+    broken = unparsable_policy(judge, ref, tip, tree, POLICY_PATH)
+    return [broken] if broken is not None else []
 
 
 def check_round(judge: Judge, ref: str, commit: Commit,

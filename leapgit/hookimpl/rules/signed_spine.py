@@ -122,6 +122,10 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
         blob = blob_at(store, commit.tree, path)
         if blob == (blob_at(store, parent, path) if parent else None):
             continue
+        broken = unparsable_policy(judge, ref, commit.id.decode(), commit.tree, path)
+        if broken is not None:
+            out.append(broken)
+            continue
         admins = _admin_policy(judge, commit)
         signers = [commit, *_authors(judge, pushed, path, blob)]
         verdicts = [_as_admin(judge, admins, c) for c in signers]
@@ -132,6 +136,23 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
                            f"signed by an admin key: {why}", "an admin signs the commit that "
                            "changes the policy (a key the policy names admin:<name>)"))
     return out
+
+
+def unparsable_policy(judge: Judge, ref: str, sha: str, tree: bytes, path: str,
+                      ) -> Refusal | None:
+    """S6: new policy bytes that do not parse would stop every later push: refused, with
+    the line that fails."""
+    from leapgit.errors import LeapError
+
+    if path != POLICY_PATH:
+        return None
+    try:
+        policy_at(judge.ctx.objects.store, tree, path)
+    except LeapError as exc:
+        return Refusal("S6", ref, sha, path, f"the new policy does not parse: "
+                       f"{exc.problems[0].message}", "fix the policy line: principals "
+                       "[options] keytype base64-key")
+    return None
 
 
 def _admin_policy(judge: Judge, commit: Commit) -> Policy:
