@@ -4,8 +4,10 @@
 S6 in detail: a spine commit that changes ``.leap/allowed_signers`` or ``.leap/config.yaml``
 (the config holds ``signing.require``) is accepted when it, or the commit among the pushed
 ones that first wrote those exact bytes (the ball's round), is signed by a key holding
-``admin`` in the policy before the push. With no admin in that policy (the policy's first
-arrival), the admins of the new policy itself sign for it.
+``admin`` in the policy before the push. Only when the spine held no policy at all (its
+first arrival) do the admins of the new policy itself sign for it; a policy in force with
+no admin valid now is refused ("no admin in force"), never taken over. New policy bytes
+must parse, or every later push would fail.
 """
 
 from __future__ import annotations
@@ -127,6 +129,13 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
             out.append(broken)
             continue
         admins = _admin_policy(judge, commit)
+        if admins is None:
+            out.append(Refusal("S6", ref, commit.id.decode(), path, "no admin in force: the "
+                               "spine's policy names no admin key valid now, so no one may "
+                               "change it (a new policy does not approve itself)",
+                               "restore an admin out of band (on the server); a policy "
+                               "approves itself only on its first arrival"))
+            continue
         signers = [commit, *_authors(judge, pushed, path, blob)]
         verdicts = [_as_admin(judge, admins, c) for c in signers]
         if any(v is None for v in verdicts):
@@ -155,11 +164,18 @@ def unparsable_policy(judge: Judge, ref: str, sha: str, tree: bytes, path: str,
     return None
 
 
-def _admin_policy(judge: Judge, commit: Commit) -> Policy:
+def _admin_policy(judge: Judge, commit: Commit) -> Policy | None:
+    """The policy whose admins approve a change: the one in force; the arriving one only
+    when the spine held no policy at all (its first arrival, self-signed); None when a
+    policy is in force but names no admin valid now (no takeover through a new policy)."""
     if judge.policy.holders(roles.ADMIN, judge.now):
         return judge.policy
-    arriving = policy_at(judge.ctx.objects.store, commit.tree)  # first arrival: self-signed
-    return arriving or Policy()
+    ctx = judge.ctx
+    tip = ctx.objects.ref(ctx.spine_ref)
+    if tip is not None and blob_at(ctx.objects.store, ctx.objects.commit(tip).tree,
+                                   POLICY_PATH) is not None:
+        return None
+    return policy_at(ctx.objects.store, commit.tree) or Policy()
 
 
 def _authors(judge: Judge, pushed: list[Commit], path: str, blob: bytes | None,
