@@ -7,7 +7,7 @@
 | receipt, ``claim: true``       | builder               | a builder's claim of its own round     |
 | checkpoint                     | builder               | the builder stops after round four (L6)|
 | receipt, ``claim: false``      | scorer                | a derived outcome: grading (L7)        |
-| pass, score, red               | scorer                | score records (issue 6)                |
+| pass, score, red               | scorer                | score records (issue 6): grading (S4)  |
 | envelope, routing, verdict,    | scorer                | the scorer convenes the tribunal (T4)  |
 | summary                        |                       |                                        |
 | lease, merge                   | integrator            | one write spine (L9)                   |
@@ -43,8 +43,8 @@ RECORD_ROLES: Mapping[str, frozenset[str]] = {
     "reopen": frozenset({BUILDER, SCORER, INTEGRATOR}),
 }
 UNKNOWN_KIND_ROLES = frozenset({ADMIN})
-GRADING = frozenset({"receipt:derived", "pass", "score", "envelope", "routing", "verdict",
-                     "summary"})
+GRADING = frozenset({"receipt:derived", "pass", "score", "red", "envelope", "routing",
+                     "verdict", "summary"})
 BUILDING = frozenset({"receipt:claim", "checkpoint", "throw"})  # L3, L9: never grades
 
 

@@ -147,3 +147,33 @@ def test_no_admin_in_force_is_not_a_takeover(tmp_path: Path,
         merge = w.merge("p", "ivan")
         err = refused(w, f"leap/ball/{SLICE}/p", "leap/ledger", "main")
     assert f"[S6] refs/heads/main {merge[:12]} .leap/allowed_signers: no admin in force" in err
+
+
+def test_a_red_record_for_a_ball_signed_by_its_builder(fresh: SignedWorld) -> None:
+    from leapgit.ledger import layout
+    from leapgit.records import yamlio
+
+    w = fresh
+    w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
+    tip = git("rev-parse", f"leap/ball/{SLICE}/a", cwd=w.work)
+    red = {"kind": "red", "format": 1, "slice": SLICE, "ball": "a", "red": 1, "commit": tip,
+           "base": w.base, "tests": [{"path": "src/a.py", "blob": "absent"}],
+           "proof": {"type": "red", "command": "false", "exit_code": 1},
+           "recorded_at": "2024-01-01T00:00:00Z"}
+    path = layout.red_path(SLICE, "a", 1)
+    sha = w.append({path: yamlio.dumps(red)}, "alice", "red a")
+    err = refused(w, "leap/ledger")
+    assert f"[S4] refs/heads/leap/ledger {sha[:12]} {path}: a red for s1/a signed by key " \
+        f"{fp(w, 'alice')} (alice)" in err
+
+
+def test_an_empty_ledger_commit_needs_an_admin(fresh: SignedWorld) -> None:
+    w = fresh
+    key = w.keys["bob"]
+    sha = git("-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "commit-tree", "-S",
+              "-p", "leap/ledger", "-m", "nothing", "leap/ledger^{tree}", cwd=w.work)
+    git("update-ref", "refs/heads/leap/ledger", sha, cwd=w.work)
+    err = refused(w, "leap/ledger")
+    assert f"[S3] refs/heads/leap/ledger {sha[:12]}: a ledger commit signed by key " \
+        f"{fp(w, 'bob')} (bob), which lacks role admin (holds: builder)" in err

@@ -47,6 +47,9 @@ def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
     who = judge.signed(ref, commit, what, need, first[0] or None)
     if isinstance(who, Refusal):
         return [who]
+    if not records:  # a commit that adds no record still needs a role: admin
+        lack = judge.lacks(ref, commit, who, need, what)
+        return [lack] if lack is not None else []
     out: list[Refusal] = []
     for path, raw in records:
         key = roles.record_key(raw)
