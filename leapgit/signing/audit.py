@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 OK = "ok"
 MISSING_ROLE = "missing-role"
+BAD_POLICY = "bad-policy"
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,11 @@ def audit_signatures(repo: Repo, ledger_ref: str, spine: str) -> list[SignatureF
             out.append(_ledger_finding(repo, entry.commit, epochs))
     for index, epoch in enumerate(epochs):
         commit: Commit = store[epoch.commit.encode()]  # type: ignore[index,assignment]
+        if epoch.problem is not None and (index == 0 or
+                                          epochs[index - 1].problem != epoch.problem):
+            out.append(SignatureFinding(epoch.commit, "spine", BAD_POLICY, f"the policy "
+                                        f"this spine commit put in force does not parse: "
+                                        f"{epoch.problem}"))
         if len(commit.parents) == 2 and index > 0:
             out.append(_judge(commit, "spine", epochs[index - 1],
                               [("", frozenset({roles.INTEGRATOR}), "a spine merge")]))
@@ -105,10 +111,14 @@ def _judge(commit: Commit, branch: str, epoch: PolicyEpoch | None,
         sig = signature_of(commit)
         if epochs is not None:
             epoch = in_force(epochs, sig.when)
-            if epoch is None or epoch.policy is None:
+            if epoch is None or (epoch.policy is None and epoch.problem is None):
                 # signed before the first policy reached the spine (`leap init --signing`
                 # signs the ledger's root before the policy is committed): the first policy
                 epoch = next((e for e in epochs if e.policy is not None), epoch)
+        if epoch is not None and epoch.problem is not None:
+            return SignatureFinding(sha, branch, BAD_POLICY, f"signed while the policy of "
+                                    f"spine commit {epoch.commit[:12]} was in force, which "
+                                    f"does not parse: {epoch.problem}", sig.fingerprint, paths)
         policy = epoch.policy if epoch is not None and epoch.policy else Policy(
             source="(no policy in force on the spine at the time)")
         who = standing(policy, sig)

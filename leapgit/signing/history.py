@@ -46,16 +46,23 @@ class PolicyEpoch:
     since: int  # committer time of the spine commit that put this policy in force
     commit: str
     policy: Policy | None
+    problem: str | None = None  # the policy's bytes did not parse (its line and why)
 
 
 def spine_epochs(store: BaseObjectStore, tip: str | None) -> list[PolicyEpoch]:
-    """The spine's first-parent line, oldest first, as the policy each commit held."""
+    """The spine's first-parent line, oldest first, as the policy each commit held; a
+    policy that does not parse is an epoch with no policy and its ``problem``."""
+    from leapgit.errors import LeapError
+
     out: list[PolicyEpoch] = []
     sha = tip
     while sha:
         commit: Commit = store[oid(sha)]  # type: ignore[assignment]
-        out.append(PolicyEpoch(int(commit.commit_time), sha,
-                               policy_at(store, commit.tree, f"{sha[:12]}:{POLICY_PATH}")))
+        try:
+            policy, problem = policy_at(store, commit.tree, f"{sha[:12]}:{POLICY_PATH}"), None
+        except LeapError as exc:
+            policy, problem = None, str(exc.problems[0].message)
+        out.append(PolicyEpoch(int(commit.commit_time), sha, policy, problem))
         sha = commit.parents[0].decode() if commit.parents else None
     out.reverse()
     return out

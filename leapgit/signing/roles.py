@@ -7,7 +7,7 @@
 | receipt, ``claim: true``       | builder               | a builder's claim of its own round     |
 | checkpoint                     | builder               | the builder stops after round four (L6)|
 | receipt, ``claim: false``      | scorer                | a derived outcome: grading (L7)        |
-| pass, score, red               | scorer                | score records (issue 6)                |
+| pass, score, red               | scorer                | score records (issue 6): grading (S4)  |
 | envelope, routing, verdict,    | scorer                | the scorer convenes the tribunal (T4)  |
 | summary                        |                       |                                        |
 | lease, merge                   | integrator            | one write spine (L9)                   |
@@ -43,8 +43,8 @@ RECORD_ROLES: Mapping[str, frozenset[str]] = {
     "reopen": frozenset({BUILDER, SCORER, INTEGRATOR}),
 }
 UNKNOWN_KIND_ROLES = frozenset({ADMIN})
-GRADING = frozenset({"receipt:derived", "pass", "score", "envelope", "routing", "verdict",
-                     "summary"})
+GRADING = frozenset({"receipt:derived", "pass", "score", "red", "envelope", "routing",
+                     "verdict", "summary"})
 BUILDING = frozenset({"receipt:claim", "checkpoint", "throw"})  # L3, L9: never grades
 
 
@@ -67,4 +67,23 @@ def ball_of(raw: Mapping[str, object]) -> tuple[str, str] | None:
     slice_id, ball_id = raw.get("slice"), raw.get("ball")
     if isinstance(slice_id, str) and isinstance(ball_id, str):
         return slice_id, ball_id
+    series = raw.get("series")  # a tribunal summary names its ball as ``ball:<s>/<b>``
+    if isinstance(series, str) and series.startswith("ball:") and "/" in series:
+        slice_id, _, ball_id = series[len("ball:"):].partition("/")
+        if slice_id and ball_id:
+            return slice_id, ball_id
     return None
+
+
+def linked_paths(raw: Mapping[str, object]) -> list[str]:
+    """The ledger paths a grading record's provenance cites (verdicts, summary): whoever
+    signed them graded the ball too (S4)."""
+    prov = raw.get("provenance")
+    if not isinstance(prov, Mapping):
+        return []
+    verdicts = prov.get("verdicts")
+    out = [v for v in verdicts if isinstance(v, str)] if isinstance(verdicts, list) else []
+    summary = prov.get("summary")
+    if isinstance(summary, str):
+        out.append(summary)
+    return out

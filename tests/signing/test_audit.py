@@ -119,3 +119,21 @@ def test_unsigned_records_fail_only_when_signatures_are_required(
     result = leap("audit-signatures", "--require-signatures", cwd=repo)
     assert result.code == 1, result
     assert f"ledger {unsigned[:12]}  unsigned        the commit is not signed" in result.out
+
+
+def test_a_bad_historical_policy_is_a_finding_not_a_failed_audit(
+        history: tuple[Path, dict[str, Path]]) -> None:
+    repo, keys = history
+    good = (repo / ".leap/allowed_signers").read_text()
+    write_files(repo, {".leap/allowed_signers": good + "builder:eve not-a-key\n"})
+    git("commit", "-qam", "policy v3: broken", cwd=repo)
+    bad = git("rev-parse", "HEAD", cwd=repo)
+    write_files(repo, {".leap/allowed_signers": good})
+    git("commit", "-qam", "policy v4: fixed", cwd=repo)
+    time.sleep(1)
+    _claim(repo, keys["nick"], "a", 2)  # judged under v4
+    result = leap("audit-signatures", cwd=repo)
+    assert result.code == 1, result
+    assert f"spine  {bad[:12]}  bad-policy" in result.out
+    assert f"line {len(good.splitlines()) + 1}:" in result.out
+    assert "signatures: 6 of 7 good" in result.out, result.out

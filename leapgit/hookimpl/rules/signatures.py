@@ -32,6 +32,7 @@ class Judge:
     builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     graders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     _ledger: list[dict[tuple[str, str, str], dict[str, str]]] = field(default_factory=list)
+    path_signers: dict[str, str] = field(default_factory=dict)  # ledger path -> fingerprint
 
     def ledger_actors(self) -> dict[tuple[str, str, str], dict[str, str]]:
         if not self._ledger:
@@ -103,7 +104,6 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     ball is known when its grading is pushed (S4)."""
     assert upd.new is not None
     from leapgit.hookimpl.rules.balls import ball_of_ref
-    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
 
     ctx = judge.ctx
     ball = ball_of_ref(ctx.config, upd.ref)
@@ -111,12 +111,39 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     spine = ctx.objects.ref(ctx.spine_ref)
     out: list[Refusal] = []
     for commit in ctx.objects.new_commits(upd.new, [x for x in (upd.old, spine) if x]):
-        need = frozenset({roles.BUILDER})
-        who = judge.signed(upd.ref, commit, "a ball round", need)
-        if isinstance(who, Refusal):
-            out.append(who)
-            continue
-        lack = judge.lacks(upd.ref, commit, who, need, "a ball round")
-        out.extend([lack] if lack is not None else builds_and_grades(
-            judge, upd.ref, commit.id.decode(), who, None, "round", *ball))
+        out.extend(check_round(judge, upd.ref, commit, ball))
+    out.extend(_round_policy(judge, upd.ref, upd.new, spine))
     return out
+
+
+def _round_policy(judge: Judge, ref: str, tip: str, spine: str | None) -> list[Refusal]:
+    """S6: a ball's candidate whose policy bytes differ from the spine's parses."""
+    from leapgit.hookimpl.rules.signed_spine import unparsable_policy
+    from leapgit.signing import POLICY_PATH
+    from leapgit.signing.history import blob_at
+
+    store = judge.ctx.objects.store
+    tree = judge.ctx.objects.commit(tip).tree
+    before = blob_at(store, judge.ctx.objects.commit(spine).tree, POLICY_PATH) \
+        if spine else None
+    if blob_at(store, tree, POLICY_PATH) in (None, before):
+        return []
+    broken = unparsable_policy(judge, ref, tip, tree, POLICY_PATH)
+    return [broken] if broken is not None else []
+
+
+def check_round(judge: Judge, ref: str, commit: Commit,
+                ball: tuple[str, str] | None) -> list[Refusal]:
+    """One ball round: signed (S1-S2) by a builder (S3) who never graded the ball (S4)."""
+    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
+
+    need = frozenset({roles.BUILDER})
+    who = judge.signed(ref, commit, "a ball round", need)
+    if isinstance(who, Refusal):
+        return [who]
+    lack = judge.lacks(ref, commit, who, need, "a ball round")
+    if lack is not None:
+        return [lack]
+    if ball is None:
+        return []
+    return builds_and_grades(judge, ref, commit.id.decode(), who, None, "round", *ball)

@@ -47,6 +47,9 @@ def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
     who = judge.signed(ref, commit, what, need, first[0] or None)
     if isinstance(who, Refusal):
         return [who]
+    if not records:  # a commit that adds no record still needs a role: admin
+        lack = judge.lacks(ref, commit, who, need, what)
+        return [lack] if lack is not None else []
     out: list[Refusal] = []
     for path, raw in records:
         key = roles.record_key(raw)
@@ -58,6 +61,8 @@ def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
         if ball is not None:
             out.extend(builds_and_grades(judge, ref, commit.id.decode(), who, path, key,
                                           *ball))
+            if key in roles.GRADING:
+                out.extend(_linked_graders(judge, ref, commit, path, raw, ball))
         if raw.get("kind") == "lease" and raw.get("action") == "release":
             out.extend(_release_by_taker(judge, ref, commit, who, path, raw))
     return out
@@ -78,6 +83,31 @@ def builds_and_grades(judge: Judge, ref: str, sha: str, who: Standing, path: str
                     f"{'an independent scorer' if grading else 'an independent builder'} "
                     "(the builder never grades itself)",
                     "one key builds a ball, another grades it")]
+
+
+def _linked_graders(judge: Judge, ref: str, commit: Commit, path: str, raw: dict[str, Any],
+                    ball: tuple[str, str]) -> list[Refusal]:
+    """S4 through provenance: every record a grading record cites (verdicts, summary) was
+    signed by a key that built no round of the ball."""
+    builders, _graders = ball_actors(judge, *ball)
+    judge.ledger_actors()  # fills judge.path_signers
+    out: list[Refusal] = []
+    for linked in roles.linked_paths(raw):
+        fp = judge.path_signers.get(linked)
+        acted = builders.get(fp) if fp else None
+        if fp is None or acted is None:
+            continue
+        out.append(Refusal("S4", ref, commit.id.decode(), path, f"a {roles.record_key(raw)} "
+                           f"for {ball[0]}/{ball[1]} cites {linked}, signed by key {fp}"
+                           f"{_named(judge, fp)}, which {acted}: it lacks the role of an "
+                           "independent scorer (the builder never grades itself)",
+                           "one key builds a ball, others grade it, the tribunal too"))
+    return out
+
+
+def _named(judge: Judge, fp: str) -> str:
+    names = sorted({n for k in judge.policy.entries(fp) for n in k.names})
+    return f" ({', '.join(names)})" if names else ""
 
 
 def ball_actors(judge: Judge, slice_id: str, ball_id: str,
@@ -114,17 +144,27 @@ def ledger_actors(judge: Judge) -> dict[tuple[str, str, str], dict[str, str]]:
     store = judge.ctx.objects.store
     tip = judge.ctx.ledger_tip()
     found: dict[tuple[str, str, str], dict[str, str]] = {}
+    cited: list[tuple[tuple[str, str], str, str]] = []  # (ball, linked path, citing path)
     for commit in ledger_line(store, tip) if tip else ():
         fp = signer_fingerprint(commit)
         if not fp:
             continue
-        for path, raw in added_under(store, commit, "slices", _load):
-            key = roles.record_key(raw) if isinstance(raw, dict) else ""
-            ball = roles.ball_of(raw) if isinstance(raw, dict) else None
-            if ball is not None:
-                side = "g" if key in roles.GRADING else "b"
-                found.setdefault((side, *ball), {}).setdefault(
-                    fp, f"signed the {key} record {path}")
+        for folder in ("slices", "tribunal"):
+            for path, raw in added_under(store, commit, folder, _load):
+                judge.path_signers[path] = fp
+                key = roles.record_key(raw) if isinstance(raw, dict) else ""
+                ball = roles.ball_of(raw) if isinstance(raw, dict) else None
+                if ball is not None:
+                    side = "g" if key in roles.GRADING else "b"
+                    found.setdefault((side, *ball), {}).setdefault(
+                        fp, f"signed the {key} record {path}")
+                    if side == "g" and isinstance(raw, dict):
+                        cited.extend((ball, p, path) for p in roles.linked_paths(raw))
+    for ball, linked, citing in cited:
+        fp = judge.path_signers.get(linked)
+        if fp:
+            found.setdefault(("g", *ball), {}).setdefault(
+                fp, f"signed {linked}, which the record {citing} cites")
     return found
 
 

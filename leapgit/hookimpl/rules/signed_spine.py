@@ -4,8 +4,10 @@
 S6 in detail: a spine commit that changes ``.leap/allowed_signers`` or ``.leap/config.yaml``
 (the config holds ``signing.require``) is accepted when it, or the commit among the pushed
 ones that first wrote those exact bytes (the ball's round), is signed by a key holding
-``admin`` in the policy before the push. With no admin in that policy (the policy's first
-arrival), the admins of the new policy itself sign for it.
+``admin`` in the policy before the push. Only when the spine held no policy at all (its
+first arrival) do the admins of the new policy itself sign for it; a policy in force with
+no admin valid now is refused ("no admin in force"), never taken over. New policy bytes
+must parse, or every later push would fail.
 """
 
 from __future__ import annotations
@@ -47,7 +49,40 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
             out.append(who)
         else:
             out.extend(_integrator(judge, upd.ref, commit, who, taker))
+        out.extend(_merged_rounds(judge, upd, commit))
         out.extend(_policy_change(judge, upd.ref, commit, list(new.values())))
+    return out
+
+
+def merge_ball(commit: Commit) -> tuple[str, str] | None:
+    """(slice, ball) an integration merge names in its trailers, or None."""
+    from dulwich.trailers import parse_trailers
+
+    trailers = {t.key.lower(): t.value.strip() for t in parse_trailers(commit.message)[1]}
+    slice_id, ball_id = trailers.get("leap-slice"), trailers.get("leap-ball")
+    return (slice_id, ball_id) if slice_id and ball_id else None
+
+
+def _merged_rounds(judge: Judge, upd: RefUpdate, commit: Commit) -> list[Refusal]:
+    """S1-S4 on the rounds a merge brings in through its second parent that the server has
+    not judged on a ball branch: a builder's signed rounds, never a grader's."""
+    from leapgit.hookimpl.rules.signatures import check_round
+
+    if len(commit.parents) < 2:
+        return []
+    ctx = judge.ctx
+    ball = merge_ball(commit)
+    judged = [commit.parents[0].decode()]  # the spine line and what it merged: judged
+    if ball is not None:
+        branch = f"refs/heads/{ctx.config.ball_branch(*ball)}"
+        pushed = ctx.update_of(branch)
+        tip = pushed.new if pushed is not None and pushed.new else ctx.objects.ref(branch)
+        if tip is not None and ctx.objects.has(tip):
+            judged.append(tip)  # its rounds were checked when pushed, or are in this push
+    out: list[Refusal] = []
+    for parent in commit.parents[1:]:
+        for rnd in ctx.objects.new_commits(parent.decode(), judged):
+            out.extend(check_round(judge, upd.ref, rnd, ball))
     return out
 
 
@@ -89,7 +124,18 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
         blob = blob_at(store, commit.tree, path)
         if blob == (blob_at(store, parent, path) if parent else None):
             continue
+        broken = unparsable_policy(judge, ref, commit.id.decode(), commit.tree, path)
+        if broken is not None:
+            out.append(broken)
+            continue
         admins = _admin_policy(judge, commit)
+        if admins is None:
+            out.append(Refusal("S6", ref, commit.id.decode(), path, "no admin in force: the "
+                               "spine's policy names no admin key valid now, so no one may "
+                               "change it (a new policy does not approve itself)",
+                               "restore an admin out of band (on the server); a policy "
+                               "approves itself only on its first arrival"))
+            continue
         signers = [commit, *_authors(judge, pushed, path, blob)]
         verdicts = [_as_admin(judge, admins, c) for c in signers]
         if any(v is None for v in verdicts):
@@ -101,11 +147,35 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
     return out
 
 
-def _admin_policy(judge: Judge, commit: Commit) -> Policy:
+def unparsable_policy(judge: Judge, ref: str, sha: str, tree: bytes, path: str,
+                      ) -> Refusal | None:
+    """S6: new policy bytes that do not parse would stop every later push: refused, with
+    the line that fails."""
+    from leapgit.errors import LeapError
+
+    if path != POLICY_PATH:
+        return None
+    try:
+        policy_at(judge.ctx.objects.store, tree, path)
+    except LeapError as exc:
+        return Refusal("S6", ref, sha, path, f"the new policy does not parse: "
+                       f"{exc.problems[0].message}", "fix the policy line: principals "
+                       "[options] keytype base64-key")
+    return None
+
+
+def _admin_policy(judge: Judge, commit: Commit) -> Policy | None:
+    """The policy whose admins approve a change: the one in force; the arriving one only
+    when the spine held no policy at all (its first arrival, self-signed); None when a
+    policy is in force but names no admin valid now (no takeover through a new policy)."""
     if judge.policy.holders(roles.ADMIN, judge.now):
         return judge.policy
-    arriving = policy_at(judge.ctx.objects.store, commit.tree)  # first arrival: self-signed
-    return arriving or Policy()
+    ctx = judge.ctx
+    tip = ctx.objects.ref(ctx.spine_ref)
+    if tip is not None and blob_at(ctx.objects.store, ctx.objects.commit(tip).tree,
+                                   POLICY_PATH) is not None:
+        return None
+    return policy_at(ctx.objects.store, commit.tree) or Policy()
 
 
 def _authors(judge: Judge, pushed: list[Commit], path: str, blob: bytes | None,
