@@ -5,7 +5,9 @@ builds one merge commit per ball in dependency order (trailers: slice, ball, can
 tree, tribunal run, pass record), runs the balls' tests and the aggregate blind review on
 the merged result, pushes spine and ledger atomically to the spine's remote (whose
 pre-receive judges it), moves the local spine, writes the slice pass record and releases
-the lease. Until the spine moves, nothing lands: on any stop the spine is untouched."""
+the lease. Until the push, nothing lands: on any stop before it the spine is untouched
+and the lease is given back (here and on the remote); after it the slice has landed and
+is recorded even when the checkout cannot follow (a warning)."""
 
 from __future__ import annotations
 
@@ -117,19 +119,24 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         planned, reopened = plan(ws, ledger, slice_id)
         lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
     temp = TEMP_REF.format(slice=slice_id)
+    remote = spine.spine_remote(root, name)
     try:
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
+        spine.require_fast_forward(root, name, old, merges[-1].commit)
         agg = review_merged(ws, slice_id, old, temp, builder_text, planned, echo)
-        remote = spine.spine_remote(root, name)
+        spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
         if remote:
             _push(ws, remote, merges[-1].commit)
-        spine.move_spine(root, name, old, merges[-1].commit)
     except BaseException:
-        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed")
+        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
         raise
     finally:
         git.run(["update-ref", "-d", temp], root, check=False)
+    # Pushed (or no remote): the slice has landed. Record it whatever the checkout does.
+    warning = spine.move_spine(root, name, old, merges[-1].commit)
+    if warning:
+        echo(f"warning: {warning}")
     return _finish(ws, slice_id, lease.number, holder, old, merges, agg, remote, reopened)
 
 
@@ -143,12 +150,22 @@ def _push(ws: Workspace, remote: str, tip: str) -> None:
                                        f"{tip}:refs/heads/{ws.config.spine}"])
 
 
-def _release(ws: Workspace, name: str, holder: str, reason: str) -> None:
+def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | None = None
+             ) -> None:
+    """Give the lease back, here and (when the spine has a remote) there: a lease left open
+    on the remote would refuse every later merge."""
     try:
         with ws.ledger() as ledger:
             leases.release_lease(ledger, name, holder, reason)
     except LeapError:
         pass  # already released, or never ours: the error that stopped us matters more
+    if remote:
+        from leapgit.commands.sync import sync
+
+        try:
+            sync(remote, start=ws.paths.root)
+        except (LeapError, OSError):
+            pass  # the release is recorded here; `leap sync` carries it up later
 
 
 def _finish(ws: Workspace, slice_id: str, lease: int, holder: str, old: str,

@@ -64,6 +64,30 @@ def test_a_second_integrator_is_refused(scored: Project) -> None:
             release_lease(ledger, "main", "alice")
 
 
+def test_an_untracked_file_blocking_the_checkout_lands_nothing(scored: Project) -> None:
+    """Finding 1: the checkout must be able to fast-forward before anything is pushed."""
+    blocker = scored.work / "calc" / "v.py"
+    blocker.write_text("# mine, untracked\n")
+    try:
+        before, remote = scored.tip("main"), scored.remote_tip("refs/heads/main")
+        res = scored.leap("merge", "left")
+        assert res.code == 2, res
+        assert "calc/v.py" in res.err and "nothing landed" in res.err
+        assert scored.tip("main") == before
+        assert scored.remote_tip("refs/heads/main") == remote
+        names = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices/left",
+                    cwd=scored.work)
+        assert layout.merge_path("left") not in names
+        for where in (scored.work, scored.bare):
+            leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                         cwd=where).splitlines()
+            assert sum(p.endswith("take.yaml") for p in leases) == \
+                sum(p.endswith("release.yaml") for p in leases)
+        assert blocker.read_text() == "# mine, untracked\n"
+    finally:
+        blocker.unlink()
+
+
 def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
     left = scored.leap("merge", "left")
     assert left.code == 0, left
