@@ -108,3 +108,20 @@ def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
     assert git("for-each-ref", "refs/leap/merging", cwd=scored.work) == ""
     audit = scored.leap("audit")
     assert audit.code == 0, audit
+
+
+def test_audit_flags_a_merged_slice_no_longer_on_the_spine(scored: Project) -> None:
+    """Finding 5: a rewound spine does not still say merged / all holds."""
+    assert scored.leap("audit").code == 0
+    merged = scored.tip("main")
+    first = git("rev-parse", "main^1", cwd=scored.work)
+    while git("log", "-1", "--format=%(trailers:key=Leap-Slice,valueonly)", first,
+              cwd=scored.work).strip() == "left":
+        first = git("rev-parse", f"{first}^1", cwd=scored.work)
+    git("update-ref", "refs/heads/main", first, merged, cwd=scored.work)
+    try:
+        audit = scored.leap("audit")
+        assert audit.code != 0, audit
+        assert "not on the spine" in audit.out + audit.err
+    finally:
+        git("update-ref", "refs/heads/main", merged, first, cwd=scored.work)
