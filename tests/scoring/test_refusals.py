@@ -97,6 +97,9 @@ def proj(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
         red = p.red("edited", S, ("tests/test_edited.py", unit_test(
             "edited", "self.assertEqual(f(), 1)", "from calc.edited import f")))
         assert red.code == 0, red
+        red = p.red("regress", S, ("tests/test_regress.py",
+                                   PLAN["regress"]["tests/test_regress.py"]))
+        assert red.code == 0, red
         thrown = p.leap("throw", S, "--run")
         p.thrown = thrown  # type: ignore[attr-defined]
         yield p
@@ -149,6 +152,10 @@ def test_a_metric_regression_loses(proj: Project) -> None:
     code, data, out = score(proj, "regress")
     assert code == 1, out
     assert data["rule"] == "L7.2" and "cost regresses: 10 -> 12" in data["reason"]
+    tree = proj.worktree("regress", S)
+    assert not (tree / "calc" / "regress.py").exists()  # rolled back...
+    test = tree / "tests" / "test_regress.py"  # ...to the red commit: its test stays (T7.1)
+    assert test.read_text() == PLAN["regress"]["tests/test_regress.py"]
 
 
 def test_a_fake_green_is_refused(proj: Project) -> None:
