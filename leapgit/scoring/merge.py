@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
@@ -114,6 +115,9 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     old = git.rev_parse(f"refs/heads/{name}", root)
     if old is None:
         raise UsageError(f"spine branch {name!r} does not exist", field="spine")
+    resumed = _resume(ws, slice_id, holder, old)
+    if resumed is not None:
+        return resumed
     spine.require_clean(root, name)
     with ws.ledger() as ledger:
         planned, reopened = plan(ws, ledger, slice_id)
@@ -126,9 +130,12 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         spine.require_fast_forward(root, name, old, merges[-1].commit)
         agg = review_merged(ws, slice_id, old, temp, builder_text, planned, echo)
         spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
+        record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
+        _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
         if remote:
             _push(ws, remote, merges[-1].commit)
     except BaseException:
+        _intent(ws, slice_id).unlink(missing_ok=True)
         _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
         raise
     finally:
@@ -137,7 +144,7 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     warning = spine.move_spine(root, name, old, merges[-1].commit)
     if warning:
         echo(f"warning: {warning}")
-    return _finish(ws, slice_id, lease.number, holder, old, merges, agg, remote, reopened)
+    return _finish(ws, record, reopened)
 
 
 def _push(ws: Workspace, remote: str, tip: str) -> None:
@@ -168,17 +175,59 @@ def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | N
             pass  # the release is recorded here; `leap sync` carries it up later
 
 
-def _finish(ws: Workspace, slice_id: str, lease: int, holder: str, old: str,
-            merges: list[Merged], agg: Aggregate, remote: str | None,
-            reopened: tuple[ReopenRecord, ...]) -> MergeResult:
-    record = MergeRecord(slice_id, ws.config.spine, lease, holder, old, merges[-1].commit,
-                         tuple(merges), agg.run_id, agg.tree, now_iso(), agg.tests, remote)
-    with ws.ledger() as ledger:
-        write_merge(ledger, record)
-        leases.release_lease(ledger, ws.config.spine, holder, f"merged {slice_id}")
-        tip = ledger.tip() or ""
-    if remote:
-        from leapgit.commands.sync import sync
+def _record(ws: Workspace, slice_id: str, lease: int, holder: str, old: str,
+            merges: list[Merged], agg: Aggregate, remote: str | None) -> MergeRecord:
+    return MergeRecord(slice_id, ws.config.spine, lease, holder, old, merges[-1].commit,
+                       tuple(merges), agg.run_id, agg.tree, now_iso(), agg.tests, remote)
 
-        sync(remote, start=ws.paths.root)
+
+def _intent(ws: Workspace, slice_id: str) -> Path:
+    """The slice pass record about to land, kept until it is written: a merge stopped after
+    the push resumes from it (`leap merge` again)."""
+    folder = ws.paths.common_dir / "leap-merging"
+    folder.mkdir(exist_ok=True)
+    return folder / f"{slice_id}.yaml"
+
+
+def _resume(ws: Workspace, slice_id: str, holder: str, tip: str) -> MergeResult | None:
+    """A merge of ``slice_id`` that landed (the spine is at its planned tip) and was never
+    recorded: write its record now, giving the lease back if it is still ours."""
+    path = _intent(ws, slice_id)
+    if not path.is_file():
+        return None
+    record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
+    with ws.ledger() as ledger:
+        recorded = history.merge_record(ledger.require(), slice_id) is not None
+    if recorded or record.tip != tip or record.spine != ws.config.spine:
+        path.unlink(missing_ok=True)  # recorded already, or it never landed here: stale
+        return None
+    if record.holder != holder:
+        raise UsageError(f"the merge of {slice_id} by {record.holder!r} landed at "
+                         f"{tip[:12]} and is not yet recorded", rule="L9",
+                         hint=f"`leap merge {slice_id}` as {record.holder!r} records it")
+    return _finish(ws, record, ())
+
+
+def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ...]
+            ) -> MergeResult:
+    """The slice has landed: record it and give the lease back. On any stop here (an error,
+    Ctrl-C) the lease is given back all the same, and `leap merge` again resumes."""
+    name, remote = ws.config.spine, record.remote
+    try:
+        with ws.ledger() as ledger:
+            write_merge(ledger, record)
+            active = leases.active_lease(ledger.require(), name)
+            if active is not None and active.holder == record.holder:
+                leases.release_lease(ledger, name, record.holder, f"merged {record.slice}")
+            tip = ledger.tip() or ""
+        if remote:
+            from leapgit.commands.sync import sync
+
+            sync(remote, start=ws.paths.root)
+    except BaseException:
+        _release(ws, name, record.holder, f"merge of {record.slice} landed at "
+                 f"{record.tip[:12]}, its record not yet written: `leap merge "
+                 f"{record.slice}` again resumes", remote)
+        raise
+    _intent(ws, record.slice).unlink(missing_ok=True)
     return MergeResult(record, reopened, remote, tip)

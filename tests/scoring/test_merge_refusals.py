@@ -125,3 +125,43 @@ def test_audit_flags_a_merged_slice_no_longer_on_the_spine(scored: Project) -> N
         assert "not on the spine" in audit.out + audit.err
     finally:
         git("update-ref", "refs/heads/main", merged, first, cwd=scored.work)
+
+
+def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
+        isolated: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 2: an error while recording a landed merge leaves no open lease (here or on
+    the remote), and `leap merge` again writes the record of what landed."""
+    from leapgit.scoring import merge as merging
+    from leapgit.workspace import open_workspace
+
+    base = tmp_path_factory.mktemp("finish")
+    plan = {"u": PLAN["u"], "v": PLAN["v"]}
+    with GitDaemon(base) as daemon, scripted_juror() as url:
+        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
+                                                            ("v", "calc/v.py")]), None, plan)
+        assert p.leap("throw", "left", "--run").code == 0
+        for b in "uv":
+            assert p.leap("score", "left", b).code == 0
+        real = merging.write_merge
+
+        def broken(*args: object, **kwargs: object) -> object:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(merging, "write_merge", broken)
+        with pytest.raises(KeyboardInterrupt):
+            merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
+        monkeypatch.setattr(merging, "write_merge", real)
+        landed = p.tip("main")
+        assert p.remote_tip("refs/heads/main") == landed
+        for where in (p.work, p.bare):
+            leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                         cwd=where).splitlines()
+            assert sum(x.endswith("take.yaml") for x in leases) == \
+                sum(x.endswith("release.yaml") for x in leases)
+        again = p.leap("merge", "left")
+        assert again.code == 0, again
+        assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
+        record = git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+        assert landed in record
+        assert p.leap("audit").code == 0
