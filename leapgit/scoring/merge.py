@@ -69,6 +69,9 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         if passed is None or tip is None:
             missing.append(f"{ball} ({'no pass' if passed is None else 'no branch'})")
             continue
+        if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
+            missing.append(f"{ball} (branch moved off its passed candidate)")
+            continue
         planned.append(Planned(ball, passed, tip))
     if missing:
         reason = "; ".join(f"{r.ball} reopened: {r.reason}" for r in reopened)

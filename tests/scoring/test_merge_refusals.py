@@ -165,3 +165,26 @@ def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
         record = git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
         assert landed in record
         assert p.leap("audit").code == 0
+
+
+def test_plan_rechecks_each_branch_holds_its_passed_candidate(
+        scored: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 6: a branch that moved after its pass (and was not reopened) lands nothing."""
+    from leapgit.errors import Hold
+    from leapgit.scoring import merge as merging
+    from leapgit.scoring import reopen
+    from leapgit.workspace import open_workspace
+    from tests.scoring.world import commit_files
+
+    branch = "refs/heads/leap/ball/right/z"
+    passed = scored.tip(branch)
+    moved = commit_files(scored.work, passed, {"calc/z.py": "Z = 5\n"}, "after the pass")
+    git("update-ref", branch, moved, passed, cwd=scored.work)
+    monkeypatch.setattr(reopen, "scan", lambda *a, **k: [])
+    try:
+        ws = open_workspace(scored.work)
+        with ws.ledger() as ledger, pytest.raises(Hold) as held:
+            merging.plan(ws, ledger, "right")
+        assert "z (branch moved off its passed candidate)" in str(held.value.lines()[0])
+    finally:
+        git("update-ref", branch, passed, moved, cwd=scored.work)
