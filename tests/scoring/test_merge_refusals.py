@@ -33,6 +33,11 @@ def files(ball: str, path: str, value: int) -> dict[str, str]:
                                                f"from {module} import value")}
 
 
+def red_test(ball: str) -> tuple[str, str]:
+    path = f"tests/test_{ball}.py"
+    return path, PLAN[ball][path]
+
+
 PLAN = {"u": files("u", "calc/u.py", 1), "v": files("v", "calc/v.py", 2),
         "w": files("w", "calc/u.py", 3), "z": files("z", "calc/z.py", 4)}
 
@@ -43,6 +48,8 @@ def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     with GitDaemon(base) as daemon, scripted_juror() as url:
         p = build_project(base, daemon, url, DRAFT, None, PLAN)
         for slice_id, balls in (("left", "uv"), ("right", "wz")):
+            for b in balls:
+                assert p.red(b, slice_id, red_test(b)).code == 0
             assert p.leap("throw", slice_id, "--run").code == 0
             for b in balls:
                 res = p.leap("score", slice_id, b)
@@ -140,6 +147,8 @@ def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
     with GitDaemon(base) as daemon, scripted_juror() as url:
         p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
                                                             ("v", "calc/v.py")]), None, plan)
+        for b in "uv":
+            assert p.red(b, "left", red_test(b)).code == 0
         assert p.leap("throw", "left", "--run").code == 0
         for b in "uv":
             assert p.leap("score", "left", b).code == 0
@@ -188,3 +197,4 @@ def test_plan_rechecks_each_branch_holds_its_passed_candidate(
         assert "z (branch moved off its passed candidate)" in str(held.value.lines()[0])
     finally:
         git("update-ref", branch, passed, moved, cwd=scored.work)
+
