@@ -198,3 +198,27 @@ def test_plan_rechecks_each_branch_holds_its_passed_candidate(
     finally:
         git("update-ref", branch, passed, moved, cwd=scored.work)
 
+
+def test_audit_compares_each_merge_tree_with_its_candidate(scored: Project) -> None:
+    """Finding 6: a merge whose bytes differ from the passed candidate is a violation."""
+    merged = git("rev-parse", "main", cwd=scored.work)
+    first = merged
+    while git("log", "-1", "--format=%(trailers:key=Leap-Ball,valueonly)", first,
+              cwd=scored.work).strip() != "u":
+        first = git("rev-parse", f"{first}^1", cwd=scored.work)
+    parents = git("log", "-1", "--format=%P", first, cwd=scored.work).split()
+    message = git("log", "-1", "--format=%B", first, cwd=scored.work)
+    from tests.scoring.world import commit_files
+
+    forged_commit = commit_files(scored.work, first, {"calc/u.py": "def value():\n"
+                                                      "    return 99\n"}, "x")
+    forged_tree = git("rev-parse", f"{forged_commit}^{{tree}}", cwd=scored.work)
+    forged = git("commit-tree", forged_tree, "-p", parents[0], "-p", parents[1], "-m",
+                 message, cwd=scored.work)
+    git("replace", first, forged, cwd=scored.work)
+    try:
+        audit = scored.leap("audit")
+        assert audit.code != 0, audit
+        assert "calc/u.py" in audit.out + audit.err
+    finally:
+        git("replace", "-d", first, cwd=scored.work)
