@@ -118,7 +118,7 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     old = git.rev_parse(f"refs/heads/{name}", root)
     if old is None:
         raise UsageError(f"spine branch {name!r} does not exist", field="spine")
-    resumed = _resume(ws, slice_id, holder, old)
+    resumed = _resume(ws, slice_id, holder, old, echo)
     if resumed is not None:
         return resumed
     spine.require_clean(root, name)
@@ -144,10 +144,18 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     finally:
         git.run(["update-ref", "-d", temp], root, check=False)
     # Pushed (or no remote): the slice has landed. Record it whatever the checkout does.
-    warning = spine.move_spine(root, name, old, merges[-1].commit)
+    _move(ws, old, record.tip, echo)
+    return _finish(ws, record, reopened)
+
+
+def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
+    """Move the local spine after the push; never a stop: the slice has landed already."""
+    try:
+        warning = spine.move_spine(ws.paths.root, ws.config.spine, old, new)
+    except LeapError as exc:
+        warning = f"the local spine was not moved to {new[:12]}: {exc.lines()[0]}"
     if warning:
         echo(f"warning: {warning}")
-    return _finish(ws, record, reopened)
 
 
 def _push(ws: Workspace, remote: str, tip: str) -> None:
@@ -192,16 +200,23 @@ def _intent(ws: Workspace, slice_id: str) -> Path:
     return folder / f"{slice_id}.yaml"
 
 
-def _resume(ws: Workspace, slice_id: str, holder: str, tip: str) -> MergeResult | None:
-    """A merge of ``slice_id`` that landed (the spine is at its planned tip) and was never
-    recorded: write its record now, giving the lease back if it is still ours."""
+def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
+            echo: Echo = print) -> MergeResult | None:
+    """A merge of ``slice_id`` that landed (the spine is at its planned tip, here or on its
+    remote) and was never recorded: write its record now, giving the lease back if it is
+    still ours."""
     path = _intent(ws, slice_id)
     if not path.is_file():
         return None
     record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
     with ws.ledger() as ledger:
         recorded = history.merge_record(ledger.require(), slice_id) is not None
-    if recorded or record.tip != tip or record.spine != ws.config.spine:
+    landed = tip == record.tip
+    if not recorded and tip == record.base and record.remote and \
+            _remote_tip(ws, record.remote) == record.tip:
+        _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
+        landed = True
+    if recorded or not landed or record.spine != ws.config.spine:
         path.unlink(missing_ok=True)  # recorded already, or it never landed here: stale
         return None
     if record.holder != holder:
@@ -209,6 +224,13 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str) -> MergeResult 
                          f"{tip[:12]} and is not yet recorded", rule="L9",
                          hint=f"`leap merge {slice_id}` as {record.holder!r} records it")
     return _finish(ws, record, ())
+
+
+def _remote_tip(ws: Workspace, remote: str) -> str | None:
+    proc = git.run(["ls-remote", remote, f"refs/heads/{ws.config.spine}"], ws.paths.root,
+                   check=False)
+    words = proc.stdout.decode().split()
+    return words[0] if proc.returncode == 0 and words else None
 
 
 def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ...]

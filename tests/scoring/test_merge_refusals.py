@@ -222,3 +222,43 @@ def test_audit_compares_each_merge_tree_with_its_candidate(scored: Project) -> N
         assert "calc/u.py" in audit.out + audit.err
     finally:
         git("replace", "-d", first, cwd=scored.work)
+
+
+def test_a_merge_stopped_between_the_push_and_the_local_move_resumes(
+        isolated: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 2: pushed, then stopped before the local spine moved: `leap merge` again
+    moves it to what landed, records the merge and gives the lease back."""
+    from leapgit.scoring import merge as merging
+    from leapgit.workspace import open_workspace
+
+    base = tmp_path_factory.mktemp("move")
+    plan = {"u": PLAN["u"], "v": PLAN["v"]}
+    with GitDaemon(base) as daemon, scripted_juror() as url:
+        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
+                                                            ("v", "calc/v.py")]), None, plan)
+        for b in "uv":
+            assert p.red(b, "left", red_test(b)).code == 0
+        assert p.leap("throw", "left", "--run").code == 0
+        for b in "uv":
+            assert p.leap("score", "left", b).code == 0
+        before = p.tip("main")
+
+        def stopped(*args: object, **kwargs: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(merging, "_move", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
+        monkeypatch.undo()
+        landed = p.remote_tip("refs/heads/main")
+        assert landed != before and p.tip("main") == before
+        again = p.leap("merge", "left")
+        assert again.code == 0, again
+        assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
+        leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                     cwd=p.work).splitlines()
+        assert sum(x.endswith("take.yaml") for x in leases) == \
+            sum(x.endswith("release.yaml") for x in leases)
+        assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+        assert p.leap("audit").code == 0
