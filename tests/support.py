@@ -171,7 +171,7 @@ def write_pass(ledger: object, slice_id: str, ball_id: str, candidate: str, comm
 
 def pass_files(slice_id: str, ball_id: str, candidate: str, commit: str, base: str, *,
                episode: int = 1, rounds: int = 1, spec_version: int = 1,
-               run_id: str = "t-test-pass") -> dict[str, bytes]:
+               run_id: str = "t-test-pass", red: int | None = 1) -> dict[str, bytes]:
     from leapgit.ledger import layout
     from leapgit.records import schema, yamlio
     from leapgit.records.scoring import PassProvenance, Reviewer, RunEvidence, ScoreRecord, Step
@@ -196,7 +196,7 @@ def pass_files(slice_id: str, ball_id: str, candidate: str, commit: str, base: s
     prov = PassProvenance(slice_id, ball_id, "goal", builder, spec_version,
                           tuple(Reviewer(lens, "r", "jurorfam") for lens in lenses),
                           tuple(f"{folder}/verdicts/{lens}.yaml" for lens in lenses),
-                          f"{folder}/summary.yaml", run_id, (green,), None, None, candidate)
+                          f"{folder}/summary.yaml", run_id, (green,), None, red, candidate)
     score = ScoreRecord(slice_id, ball_id, 1, episode, rounds, spec_version, 1, "test pass",
                         candidate, commit, base, (Step("source", "ok", "test"),),
                         "2024-01-01T00:00:00Z", provenance=prov)

@@ -1,7 +1,7 @@
 """The spine against the ledger (L8, L9): every slice pass record names passed balls whose
 merge commits exist with the right parents and trailers and a passed aggregate review; every
 commit on the spine's first-parent line since the oldest slice base is one of those merges;
-at most one integrator lease is open."""
+at most one integrator lease is open; every merged slice is still on the spine."""
 
 from __future__ import annotations
 
@@ -32,6 +32,22 @@ def _commit_info(root: Path, shas: list[str]) -> dict[str, tuple[list[str], str,
     return out
 
 
+def _bytes_differ(root: Path, first: str, merge: str, candidate: str) -> list[str]:
+    """The paths the merge changed on the spine whose bytes are not the candidate's (the
+    server's integration check, re-derived: hookimpl/rules/spine.py check_integration)."""
+    from leapgit.scoring.red import changed_files
+    from leapgit.scoring.source import blobs
+
+    touched = changed_files(root, first, merge)
+    merged, passed = blobs(root, merge, touched), blobs(root, candidate, touched)
+    return [p for p in touched if merged[p] != passed[p]]
+
+
+def _is_ancestor(root: Path, commit: str, tip: str) -> bool:
+    return git.run(["merge-base", "--is-ancestor", commit, tip], root,
+                   check=False).returncode == 0
+
+
 def check_merges(root: Path, view: LedgerView, merges: list[MergeRecord],
                  report: AuditReport) -> None:
     info = _commit_info(root, [m.commit for r in merges for m in r.merges] +
@@ -58,6 +74,17 @@ def check_merges(root: Path, view: LedgerView, merges: list[MergeRecord],
                 report.add(Violation("merge-record", subject, "the merge commit does not "
                                      "merge the passed candidate with its trailers",
                                      m.commit, where))
+                continue
+            for path in _bytes_differ(root, parents[0], m.commit, parents[1]):
+                report.add(Violation("merge-record", subject, f"the merge's bytes of {path} "
+                                     "differ from the passed candidate's", m.commit, path))
+        spine_tip = report.spine_tip
+        if rec.tip in info and (spine_tip is None or
+                                not _is_ancestor(root, rec.tip, spine_tip)):
+            report.add(Violation("merge-record", rec.slice, f"merged as {rec.tip[:12]}, "
+                                 f"which is not on the spine {rec.spine!r} (now "
+                                 f"{(spine_tip or 'missing')[:12]}): rewound or rewritten",
+                                 rec.tip, where))
         summary = query.read_record(view, f"tribunal/{rec.aggregate_run}/summary.yaml")
         tip = info.get(rec.tip)
         if summary is None or summary.get("outcome") != "pass" or \

@@ -44,7 +44,7 @@ def _measure(root: Path, commit: str, metric: Metric, who: str, timeout: float
 
 
 def keep_or_revert(root: Path, common_dir: Path, ball: BallRecord, thrown: ThrowRecord,
-                   commit: str, timeout: float) -> Kept:
+                   commit: str, timeout: float, red: str | None = None) -> Kept:
     from leapgit.worktrees.handoff import environment
     from leapgit.worktrees.rollback import rollback
 
@@ -69,7 +69,8 @@ def keep_or_revert(root: Path, common_dir: Path, ball: BallRecord, thrown: Throw
                     verdict.to_dict())
     worktree = Path(thrown.worktree or "")
     try:
-        rolled = rollback(common_dir, worktree, ball, thrown, environment({})).summary() \
+        rolled = rollback(common_dir, worktree, ball, thrown, environment({}),
+                          red).summary() \
             if worktree.is_dir() else f"not rolled back: worktree {worktree} is gone"
     except LeapError as exc:
         rolled = f"rollback failed: {exc.lines()[0]}"

@@ -5,12 +5,15 @@ builds one merge commit per ball in dependency order (trailers: slice, ball, can
 tree, tribunal run, pass record), runs the balls' tests and the aggregate blind review on
 the merged result, pushes spine and ledger atomically to the spine's remote (whose
 pre-receive judges it), moves the local spine, writes the slice pass record and releases
-the lease. Until the spine moves, nothing lands: on any stop the spine is untouched."""
+the lease. Until the push, nothing lands: on any stop before it the spine is untouched
+and the lease is given back (here and on the remote); after it the slice has landed and
+is recorded even when the checkout cannot follow (a warning)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
@@ -66,6 +69,9 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         if passed is None or tip is None:
             missing.append(f"{ball} ({'no pass' if passed is None else 'no branch'})")
             continue
+        if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
+            missing.append(f"{ball} (branch moved off its passed candidate)")
+            continue
         planned.append(Planned(ball, passed, tip))
     if missing:
         reason = "; ".join(f"{r.ball} reopened: {r.reason}" for r in reopened)
@@ -112,25 +118,44 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     old = git.rev_parse(f"refs/heads/{name}", root)
     if old is None:
         raise UsageError(f"spine branch {name!r} does not exist", field="spine")
+    resumed = _resume(ws, slice_id, holder, old, echo)
+    if resumed is not None:
+        return resumed
     spine.require_clean(root, name)
     with ws.ledger() as ledger:
         planned, reopened = plan(ws, ledger, slice_id)
         lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
     temp = TEMP_REF.format(slice=slice_id)
+    remote = spine.spine_remote(root, name)
     try:
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
+        spine.require_fast_forward(root, name, old, merges[-1].commit)
         agg = review_merged(ws, slice_id, old, temp, builder_text, planned, echo)
-        remote = spine.spine_remote(root, name)
+        spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
+        record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
+        _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
         if remote:
             _push(ws, remote, merges[-1].commit)
-        spine.move_spine(root, name, old, merges[-1].commit)
     except BaseException:
-        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed")
+        _intent(ws, slice_id).unlink(missing_ok=True)
+        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
         raise
     finally:
         git.run(["update-ref", "-d", temp], root, check=False)
-    return _finish(ws, slice_id, lease.number, holder, old, merges, agg, remote, reopened)
+    # Pushed (or no remote): the slice has landed. Record it whatever the checkout does.
+    _move(ws, old, record.tip, echo)
+    return _finish(ws, record, reopened)
+
+
+def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
+    """Move the local spine after the push; never a stop: the slice has landed already."""
+    try:
+        warning = spine.move_spine(ws.paths.root, ws.config.spine, old, new)
+    except LeapError as exc:
+        warning = f"the local spine was not moved to {new[:12]}: {exc.lines()[0]}"
+    if warning:
+        echo(f"warning: {warning}")
 
 
 def _push(ws: Workspace, remote: str, tip: str) -> None:
@@ -143,25 +168,91 @@ def _push(ws: Workspace, remote: str, tip: str) -> None:
                                        f"{tip}:refs/heads/{ws.config.spine}"])
 
 
-def _release(ws: Workspace, name: str, holder: str, reason: str) -> None:
+def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | None = None
+             ) -> None:
+    """Give the lease back, here and (when the spine has a remote) there: a lease left open
+    on the remote would refuse every later merge."""
     try:
         with ws.ledger() as ledger:
             leases.release_lease(ledger, name, holder, reason)
     except LeapError:
         pass  # already released, or never ours: the error that stopped us matters more
-
-
-def _finish(ws: Workspace, slice_id: str, lease: int, holder: str, old: str,
-            merges: list[Merged], agg: Aggregate, remote: str | None,
-            reopened: tuple[ReopenRecord, ...]) -> MergeResult:
-    record = MergeRecord(slice_id, ws.config.spine, lease, holder, old, merges[-1].commit,
-                         tuple(merges), agg.run_id, agg.tree, now_iso(), agg.tests, remote)
-    with ws.ledger() as ledger:
-        write_merge(ledger, record)
-        leases.release_lease(ledger, ws.config.spine, holder, f"merged {slice_id}")
-        tip = ledger.tip() or ""
     if remote:
         from leapgit.commands.sync import sync
 
-        sync(remote, start=ws.paths.root)
+        try:
+            sync(remote, start=ws.paths.root)
+        except (LeapError, OSError):
+            pass  # the release is recorded here; `leap sync` carries it up later
+
+
+def _record(ws: Workspace, slice_id: str, lease: int, holder: str, old: str,
+            merges: list[Merged], agg: Aggregate, remote: str | None) -> MergeRecord:
+    return MergeRecord(slice_id, ws.config.spine, lease, holder, old, merges[-1].commit,
+                       tuple(merges), agg.run_id, agg.tree, now_iso(), agg.tests, remote)
+
+
+def _intent(ws: Workspace, slice_id: str) -> Path:
+    """The slice pass record about to land, kept until it is written: a merge stopped after
+    the push resumes from it (`leap merge` again)."""
+    folder = ws.paths.common_dir / "leap-merging"
+    folder.mkdir(exist_ok=True)
+    return folder / f"{slice_id}.yaml"
+
+
+def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
+            echo: Echo = print) -> MergeResult | None:
+    """A merge of ``slice_id`` that landed (the spine is at its planned tip, here or on its
+    remote) and was never recorded: write its record now, giving the lease back if it is
+    still ours."""
+    path = _intent(ws, slice_id)
+    if not path.is_file():
+        return None
+    record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
+    with ws.ledger() as ledger:
+        recorded = history.merge_record(ledger.require(), slice_id) is not None
+    landed = tip == record.tip
+    if not recorded and tip == record.base and record.remote and \
+            _remote_tip(ws, record.remote) == record.tip:
+        _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
+        landed = True
+    if recorded or not landed or record.spine != ws.config.spine:
+        path.unlink(missing_ok=True)  # recorded already, or it never landed here: stale
+        return None
+    if record.holder != holder:
+        raise UsageError(f"the merge of {slice_id} by {record.holder!r} landed at "
+                         f"{tip[:12]} and is not yet recorded", rule="L9",
+                         hint=f"`leap merge {slice_id}` as {record.holder!r} records it")
+    return _finish(ws, record, ())
+
+
+def _remote_tip(ws: Workspace, remote: str) -> str | None:
+    proc = git.run(["ls-remote", remote, f"refs/heads/{ws.config.spine}"], ws.paths.root,
+                   check=False)
+    words = proc.stdout.decode().split()
+    return words[0] if proc.returncode == 0 and words else None
+
+
+def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ...]
+            ) -> MergeResult:
+    """The slice has landed: record it and give the lease back. On any stop here (an error,
+    Ctrl-C) the lease is given back all the same, and `leap merge` again resumes."""
+    name, remote = ws.config.spine, record.remote
+    try:
+        with ws.ledger() as ledger:
+            write_merge(ledger, record)
+            active = leases.active_lease(ledger.require(), name)
+            if active is not None and active.holder == record.holder:
+                leases.release_lease(ledger, name, record.holder, f"merged {record.slice}")
+            tip = ledger.tip() or ""
+        if remote:
+            from leapgit.commands.sync import sync
+
+            sync(remote, start=ws.paths.root)
+    except BaseException:
+        _release(ws, name, record.holder, f"merge of {record.slice} landed at "
+                 f"{record.tip[:12]}, its record not yet written: `leap merge "
+                 f"{record.slice}` again resumes", remote)
+        raise
+    _intent(ws, record.slice).unlink(missing_ok=True)
     return MergeResult(record, reopened, remote, tip)

@@ -137,7 +137,8 @@ def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str, red: Any,
     ev.touched, ev.consumers = source.touched, source.consumers
     if ev.stopped():
         return
-    kept = keep_or_revert(root, ws.paths.common_dir, ball, ep.throw, commit, timeout)
+    kept = keep_or_revert(root, ws.paths.common_dir, ball, ep.throw, commit, timeout,
+                          red.commit if red is not None else None)
     ev.steps.append(kept.step)
     ev.runs.extend(kept.runs)
     ev.metric = kept.verdict

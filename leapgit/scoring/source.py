@@ -1,7 +1,8 @@
 """Score step 1, the source check (L7.1): re-read every file the candidate touched and the
 files that import or call them (consumers), confirm all lie inside the ball's scope or are
 unchanged, confirm the red tests are as they were at red (T7.1, T9), and hash the candidate
-(its tree id). An unbacked claim (no change beyond the red test) is -1."""
+(its tree id). No red at all holds (0, T7.1); an unbacked claim (no change beyond the red
+test) is -1."""
 
 from __future__ import annotations
 
@@ -83,14 +84,17 @@ def check_source(root: Path, base: str, commit: str, ball: BallRecord,
                      if used[p] != blob_at(root, base, p)]
     if changed_users:
         return fail("L7.1", f"consumers outside the scope changed: {', '.join(changed_users)}")
-    if red is not None:
-        if not is_ancestor(root, red.commit, commit):
-            return fail("T7.1", f"the candidate does not hold the red commit {red.commit[:12]}")
-        edited = frozen_changes(red, lambda p: now.get(p) or blob_at(root, commit, p))
-        if edited:
-            return fail("T7.1", f"test file(s) edited after red {red.commit[:12]}: "
-                        f"{', '.join(edited)} (T9: tests pass only because they changed)")
-    frozen = set(red.frozen()) if red else set()
+    if red is None:
+        return Source(Step("source", "hold", "no red commit: record the failing contract test "
+                           "with `leap red` first (T7.1: red before the build)", "T7.1"),
+                      tree, touched_blobs, consumer_blobs)
+    if not is_ancestor(root, red.commit, commit):
+        return fail("T7.1", f"the candidate does not hold the red commit {red.commit[:12]}")
+    edited = frozen_changes(red, lambda p: now.get(p) or blob_at(root, commit, p))
+    if edited:
+        return fail("T7.1", f"test file(s) edited after red {red.commit[:12]}: "
+                    f"{', '.join(edited)} (T9: tests pass only because they changed)")
+    frozen = set(red.frozen())
     if not [p for p in touched if p not in frozen]:
         return fail("L7.1", "an unbacked claim: the candidate changes nothing beyond the red "
                     "test")

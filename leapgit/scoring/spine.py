@@ -87,16 +87,66 @@ def require_clean(root: Path, spine: str) -> None:
                          "changes", hint="commit or stash them; nothing was written")
 
 
-def move_spine(root: Path, spine: str, old: str, new: str) -> None:
-    """Fast-forward the spine (the checkout too, when it is checked out), by compare-and-swap."""
+def blocking_untracked(where: Path, old: str, new: str) -> list[str]:
+    """Untracked (not ignored) files in the checkout ``where`` that fast-forwarding from
+    ``old`` to ``new`` would overwrite: a path the merge adds, or a file where it needs a
+    directory."""
+    added = git.run(["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", old, new],
+                    where).stdout.decode("utf-8", "surrogateescape").split("\0")
+    added_set = {p for p in added if p}
+    if not added_set:
+        return []
+    raw = git.run(["ls-files", "--others", "--exclude-standard", "-z"], where).stdout
+    untracked = {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
+    dirs = {d for p in added_set for d in _parents(p)}
+    return sorted(p for p in untracked if p in added_set or p in dirs
+                  or any(p.startswith(a + "/") for a in added_set))
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def require_fast_forward(root: Path, spine: str, old: str, new: str) -> None:
+    """Refuse, before anything is pushed, a merge the spine checkout could not take."""
     where = checkout_of(root, spine)
     if where is None:
-        git.run(["update-ref", "-m", "leap merge", f"refs/heads/{spine}", new, old], root)
         return
     if git.rev_parse("HEAD", where) != old:
-        raise RuleViolation(f"the spine {spine!r} moved under the merge", rule="L9",
-                            hint="one writer: run `leap merge` again")
-    git.run(["merge", "--ff-only", "--quiet", new], where)
+        raise RuleViolation(f"the spine {spine!r} moved under the merge; nothing landed",
+                            rule="L9", hint="one writer: run `leap merge` again")
+    require_clean(root, spine)
+    blocking = blocking_untracked(where, old, new)
+    if blocking:
+        raise UsageError(f"the spine {spine!r} is checked out in {where} with untracked "
+                         f"file(s) the merge would overwrite: {', '.join(blocking)}; "
+                         "nothing landed", hint="move or delete them, then run `leap merge` "
+                         "again")
+
+
+def move_spine(root: Path, spine: str, old: str, new: str) -> str | None:
+    """Fast-forward the spine by compare-and-swap, and its checkout when it is checked out.
+    The ref is what lands; a checkout that cannot follow is returned as a warning."""
+    where = checkout_of(root, spine)
+    if where is not None and git.rev_parse("HEAD", where) == old:
+        proc = git.run(["merge", "--ff-only", "--quiet", new], where, check=False)
+        if proc.returncode == 0 and git.rev_parse(f"refs/heads/{spine}", root) == new:
+            return None
+    current = git.rev_parse(f"refs/heads/{spine}", root)
+    if current == new:
+        moved = True
+    else:
+        moved = git.run(["update-ref", "-m", "leap merge", f"refs/heads/{spine}", new, old],
+                        root, check=False).returncode == 0
+    if not moved:
+        return (f"the local spine {spine!r} moved under the merge and was not updated to "
+                f"{new[:12]}; fetch it from its remote")
+    if where is None:
+        return None
+    return (f"the spine {spine!r} moved to {new[:12]}, but its checkout in {where} could not "
+            f"follow (its files are still those of {old[:12]}): move any blocking files, "
+            f"then `git -C {where} read-tree -m -u {old} {new}`")
 
 
 def spine_remote(root: Path, spine: str) -> str | None:

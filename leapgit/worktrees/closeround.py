@@ -213,7 +213,8 @@ def close_round(
                             f"{episode.throw.episode}) while episode {t.episode} ran", rule="L3")
     round_no = len(episode.receipts) + 1
     if episode.closed or round_no > min(round_limit, 4):
-        own = _closed_by_builder(common_dir, worktree, ball, episode, start, env)
+        own = _closed_by_builder(ledger.require(), common_dir, worktree, ball, episode,
+                                 start, env)
         if own is not None:
             return own
     if episode.closed:
@@ -257,7 +258,7 @@ def close_round(
     )
     rolled, failed = None, None
     if recorded.receipt.outcome == -1:
-        rolled, failed = roll_back(common_dir, worktree, ball, t, env)
+        rolled, failed = roll_back(ledger.require(), common_dir, worktree, ball, t, env)
     return RoundClosed(recorded, round_commit, breach, rolled, failed)
 
 
@@ -277,11 +278,13 @@ def _refuse_moved(
     )
     rolled, failed = None, None
     if ball.rollback.strip() == BUILTIN_ROLLBACK:  # files only, never git
-        rolled, failed = roll_back(common_dir, Path(t.worktree or ""), ball, t, env)
+        rolled, failed = roll_back(ledger.require(), common_dir, Path(t.worktree or ""),
+                                   ball, t, env)
     return RoundClosed(recorded, None, (), rolled, failed)
 
 
-def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episode: Episode,
+def _closed_by_builder(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRecord,
+                       episode: Episode,
                        start: str | None, env: dict[str, str] | None) -> RoundClosed | None:
     """The builder's own commit in this round (HEAD moved from ``start``), recorded by the
     hook, ended the episode (a -1, or its last round): that receipt is this round's; a -1 is
@@ -293,17 +296,23 @@ def _closed_by_builder(common_dir: Path, worktree: Path, ball: BallRecord, episo
         return None
     rolled, failed = None, None
     if last.outcome == -1:
-        rolled, failed = roll_back(common_dir, worktree, ball, episode.throw, env)
+        rolled, failed = roll_back(view, common_dir, worktree, ball, episode.throw, env)
     return RoundClosed(RoundRecorded(last, episode.checkpoint, None), last.commit, (), rolled,
                        failed)
 
 
-def roll_back(common_dir: Path, worktree: Path, ball: BallRecord, t: ThrowRecord,
-               env: dict[str, str] | None) -> tuple[RolledBack | None, LeapError | None]:
+def roll_back(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRecord,
+              t: ThrowRecord, env: dict[str, str] | None
+              ) -> tuple[RolledBack | None, LeapError | None]:
     """L6: the -1 is recorded already; a rollback that fails is reported with it, never
-    raised past it (the round must not look unrecorded)."""
+    raised past it (the round must not look unrecorded). The scope goes back to the red
+    commit when there is one (T7.1: the frozen test stays)."""
+    from leapgit.scoring.history import latest_red
+
+    red = latest_red(view, t.slice, t.ball)
     try:
-        return rollback(common_dir, worktree, ball, t, handoff.environment(env or {})), None
+        return rollback(common_dir, worktree, ball, t, handoff.environment(env or {}),
+                        red.commit if red is not None else None), None
     except LeapError as exc:
         return None, exc
     except OSError as exc:

@@ -14,7 +14,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit.errors import RuleViolation
@@ -62,6 +62,11 @@ def _remove_folder(target: Path) -> bool:
         return False
     shutil.rmtree(target)
     return True
+
+
+def _descends(common_dir: Path, base: str, red: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", base, red], cwd=common_dir,
+                          capture_output=True).returncode == 0
 
 
 def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
@@ -112,9 +117,13 @@ def _mode(repo: object, tree: bytes, path: str) -> int:
 
 
 def rollback(common_dir: Path, worktree: Path, ball: BallRecord, thrown: ThrowRecord,
-             env: dict[str, str]) -> RolledBack:
-    """L6: undo only this ball's changes, through its declared rollback."""
+             env: dict[str, str], red: str | None = None) -> RolledBack:
+    """L6: undo only this ball's changes, through its declared rollback. When the ball has
+    a red commit descending from its base, the scope goes back to that commit: the frozen
+    failing test is the ball's contract, never the builder's change (T7.1)."""
     if ball.rollback.strip() == BUILTIN_ROLLBACK:
+        if red is not None and _descends(common_dir, thrown.base, red):
+            thrown = replace(thrown, base=red)
         return restore_scope(common_dir, worktree, ball, thrown)
     # In a session of its own: a Ctrl-C in the terminal must not kill the rollback of a -1
     # already recorded (L6); leapgit decides, and stops it (all of it) only on its timeout.

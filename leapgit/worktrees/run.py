@@ -207,8 +207,9 @@ class _Driver:
             except LeapError as again:
                 raise LeapError(f"{evidence}; the round was not recorded either: "
                                 f"{again.lines()[0]}") from exc
-        rolled, failed = roll_back(self.ws.paths.common_dir, Path(t.worktree or ""), ball, t,
-                                   env)
+            view = ledger.require()
+        rolled, failed = roll_back(view, self.ws.paths.common_dir, Path(t.worktree or ""), ball,
+                                   t, env)
         return RoundClosed(recorded, None, (), rolled, failed)
 
     def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],

@@ -462,3 +462,21 @@ def test_protected_ref_pointed_at_a_non_commit(w: World, ref: str, kind: str) ->
     assert f"[{rule}] {ref} {sha[:12]}: points at a {kind}, not a commit" in result.stderr, \
         result.stderr
     assert "internal error" not in result.stderr
+
+
+def test_pass_record_without_a_red(w: World) -> None:
+    """Issue 6, finding 3: a pass with no red commit is no pass (T7.1)."""
+    from leapgit.records import yamlio
+    from tests.support import write_pass
+
+    tree = w.tip(f"{w.base}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, w.base, w.base)
+    path = layout.score_path(SLICE, "a", 1)
+    data = yamlio.loads(w.ledger().view().read(path) or b"", path)
+    w.reset_ledger()
+    data["provenance"]["red"] = None
+    w.append({path: yamlio.dumps(data)})
+    result = w.push("leap/ledger")
+    refused(w, result, "L7.5")
+    assert "names no red commit" in result.stderr

@@ -33,6 +33,11 @@ def files(ball: str, path: str, value: int) -> dict[str, str]:
                                                f"from {module} import value")}
 
 
+def red_test(ball: str) -> tuple[str, str]:
+    path = f"tests/test_{ball}.py"
+    return path, PLAN[ball][path]
+
+
 PLAN = {"u": files("u", "calc/u.py", 1), "v": files("v", "calc/v.py", 2),
         "w": files("w", "calc/u.py", 3), "z": files("z", "calc/z.py", 4)}
 
@@ -43,6 +48,8 @@ def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     with GitDaemon(base) as daemon, scripted_juror() as url:
         p = build_project(base, daemon, url, DRAFT, None, PLAN)
         for slice_id, balls in (("left", "uv"), ("right", "wz")):
+            for b in balls:
+                assert p.red(b, slice_id, red_test(b)).code == 0
             assert p.leap("throw", slice_id, "--run").code == 0
             for b in balls:
                 res = p.leap("score", slice_id, b)
@@ -62,6 +69,30 @@ def test_a_second_integrator_is_refused(scored: Project) -> None:
     finally:
         with Ledger(scored.work / ".git") as ledger:
             release_lease(ledger, "main", "alice")
+
+
+def test_an_untracked_file_blocking_the_checkout_lands_nothing(scored: Project) -> None:
+    """Finding 1: the checkout must be able to fast-forward before anything is pushed."""
+    blocker = scored.work / "calc" / "v.py"
+    blocker.write_text("# mine, untracked\n")
+    try:
+        before, remote = scored.tip("main"), scored.remote_tip("refs/heads/main")
+        res = scored.leap("merge", "left")
+        assert res.code == 2, res
+        assert "calc/v.py" in res.err and "nothing landed" in res.err
+        assert scored.tip("main") == before
+        assert scored.remote_tip("refs/heads/main") == remote
+        names = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices/left",
+                    cwd=scored.work)
+        assert layout.merge_path("left") not in names
+        for where in (scored.work, scored.bare):
+            leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                         cwd=where).splitlines()
+            assert sum(p.endswith("take.yaml") for p in leases) == \
+                sum(p.endswith("release.yaml") for p in leases)
+        assert blocker.read_text() == "# mine, untracked\n"
+    finally:
+        blocker.unlink()
 
 
 def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
@@ -84,3 +115,150 @@ def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
     assert git("for-each-ref", "refs/leap/merging", cwd=scored.work) == ""
     audit = scored.leap("audit")
     assert audit.code == 0, audit
+
+
+def test_audit_flags_a_merged_slice_no_longer_on_the_spine(scored: Project) -> None:
+    """Finding 5: a rewound spine does not still say merged / all holds."""
+    assert scored.leap("audit").code == 0
+    merged = scored.tip("main")
+    first = git("rev-parse", "main^1", cwd=scored.work)
+    while git("log", "-1", "--format=%(trailers:key=Leap-Slice,valueonly)", first,
+              cwd=scored.work).strip() == "left":
+        first = git("rev-parse", f"{first}^1", cwd=scored.work)
+    git("update-ref", "refs/heads/main", first, merged, cwd=scored.work)
+    try:
+        audit = scored.leap("audit")
+        assert audit.code != 0, audit
+        assert "not on the spine" in audit.out + audit.err
+    finally:
+        git("update-ref", "refs/heads/main", merged, first, cwd=scored.work)
+
+
+def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
+        isolated: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 2: an error while recording a landed merge leaves no open lease (here or on
+    the remote), and `leap merge` again writes the record of what landed."""
+    from leapgit.scoring import merge as merging
+    from leapgit.workspace import open_workspace
+
+    base = tmp_path_factory.mktemp("finish")
+    plan = {"u": PLAN["u"], "v": PLAN["v"]}
+    with GitDaemon(base) as daemon, scripted_juror() as url:
+        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
+                                                            ("v", "calc/v.py")]), None, plan)
+        for b in "uv":
+            assert p.red(b, "left", red_test(b)).code == 0
+        assert p.leap("throw", "left", "--run").code == 0
+        for b in "uv":
+            assert p.leap("score", "left", b).code == 0
+        real = merging.write_merge
+
+        def broken(*args: object, **kwargs: object) -> object:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(merging, "write_merge", broken)
+        with pytest.raises(KeyboardInterrupt):
+            merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
+        monkeypatch.setattr(merging, "write_merge", real)
+        landed = p.tip("main")
+        assert p.remote_tip("refs/heads/main") == landed
+        for where in (p.work, p.bare):
+            leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                         cwd=where).splitlines()
+            assert sum(x.endswith("take.yaml") for x in leases) == \
+                sum(x.endswith("release.yaml") for x in leases)
+        again = p.leap("merge", "left")
+        assert again.code == 0, again
+        assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
+        record = git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+        assert landed in record
+        assert p.leap("audit").code == 0
+
+
+def test_plan_rechecks_each_branch_holds_its_passed_candidate(
+        scored: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 6: a branch that moved after its pass (and was not reopened) lands nothing."""
+    from leapgit.errors import Hold
+    from leapgit.scoring import merge as merging
+    from leapgit.scoring import reopen
+    from leapgit.workspace import open_workspace
+    from tests.scoring.world import commit_files
+
+    branch = "refs/heads/leap/ball/right/z"
+    passed = scored.tip(branch)
+    moved = commit_files(scored.work, passed, {"calc/z.py": "Z = 5\n"}, "after the pass")
+    git("update-ref", branch, moved, passed, cwd=scored.work)
+    monkeypatch.setattr(reopen, "scan", lambda *a, **k: [])
+    try:
+        ws = open_workspace(scored.work)
+        with ws.ledger() as ledger, pytest.raises(Hold) as held:
+            merging.plan(ws, ledger, "right")
+        assert "z (branch moved off its passed candidate)" in str(held.value.lines()[0])
+    finally:
+        git("update-ref", branch, passed, moved, cwd=scored.work)
+
+
+def test_audit_compares_each_merge_tree_with_its_candidate(scored: Project) -> None:
+    """Finding 6: a merge whose bytes differ from the passed candidate is a violation."""
+    merged = git("rev-parse", "main", cwd=scored.work)
+    first = merged
+    while git("log", "-1", "--format=%(trailers:key=Leap-Ball,valueonly)", first,
+              cwd=scored.work).strip() != "u":
+        first = git("rev-parse", f"{first}^1", cwd=scored.work)
+    parents = git("log", "-1", "--format=%P", first, cwd=scored.work).split()
+    message = git("log", "-1", "--format=%B", first, cwd=scored.work)
+    from tests.scoring.world import commit_files
+
+    forged_commit = commit_files(scored.work, first, {"calc/u.py": "def value():\n"
+                                                      "    return 99\n"}, "x")
+    forged_tree = git("rev-parse", f"{forged_commit}^{{tree}}", cwd=scored.work)
+    forged = git("commit-tree", forged_tree, "-p", parents[0], "-p", parents[1], "-m",
+                 message, cwd=scored.work)
+    git("replace", first, forged, cwd=scored.work)
+    try:
+        audit = scored.leap("audit")
+        assert audit.code != 0, audit
+        assert "calc/u.py" in audit.out + audit.err
+    finally:
+        git("replace", "-d", first, cwd=scored.work)
+
+
+def test_a_merge_stopped_between_the_push_and_the_local_move_resumes(
+        isolated: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 2: pushed, then stopped before the local spine moved: `leap merge` again
+    moves it to what landed, records the merge and gives the lease back."""
+    from leapgit.scoring import merge as merging
+    from leapgit.workspace import open_workspace
+
+    base = tmp_path_factory.mktemp("move")
+    plan = {"u": PLAN["u"], "v": PLAN["v"]}
+    with GitDaemon(base) as daemon, scripted_juror() as url:
+        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
+                                                            ("v", "calc/v.py")]), None, plan)
+        for b in "uv":
+            assert p.red(b, "left", red_test(b)).code == 0
+        assert p.leap("throw", "left", "--run").code == 0
+        for b in "uv":
+            assert p.leap("score", "left", b).code == 0
+        before = p.tip("main")
+
+        def stopped(*args: object, **kwargs: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(merging, "_move", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
+        monkeypatch.undo()
+        landed = p.remote_tip("refs/heads/main")
+        assert landed != before and p.tip("main") == before
+        again = p.leap("merge", "left")
+        assert again.code == 0, again
+        assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
+        leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                     cwd=p.work).splitlines()
+        assert sum(x.endswith("take.yaml") for x in leases) == \
+            sum(x.endswith("release.yaml") for x in leases)
+        assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+        assert p.leap("audit").code == 0

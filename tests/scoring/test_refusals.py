@@ -97,6 +97,9 @@ def proj(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
         red = p.red("edited", S, ("tests/test_edited.py", unit_test(
             "edited", "self.assertEqual(f(), 1)", "from calc.edited import f")))
         assert red.code == 0, red
+        for name in ("mutator", "tie", "regress", "refused"):  # fakegreen: none (T7.1)
+            red = p.red(name, S, (f"tests/test_{name}.py", PLAN[name][f"tests/test_{name}.py"]))
+            assert red.code == 0, red
         thrown = p.leap("throw", S, "--run")
         p.thrown = thrown  # type: ignore[attr-defined]
         yield p
@@ -123,11 +126,12 @@ def test_tests_edited_after_red(proj: Project) -> None:
 
 
 def test_red_comes_before_the_build(proj: Project) -> None:
-    res = proj.red("tie", S, ("tests/test_tie.py", unit_test("tie", "self.assertTrue(True)", "")))
+    res = proj.red("fakegreen", S, ("tests/test_fakegreen.py", unit_test(
+        "fakegreen", "self.assertEqual(X, 2)", "from calc.fakegreen import X")))
     assert res.code == 1
     assert "already has rounds: red comes first, before the build [T7.1]" in res.err
     assert "reds" not in git("ls-tree", "-r", "--name-only", "leap/ledger",
-                             f"slices/{S}/balls/tie", cwd=proj.work)
+                             f"slices/{S}/balls/fakegreen", cwd=proj.work)
 
 
 def test_tests_that_modify_a_source_file(proj: Project) -> None:
@@ -149,12 +153,19 @@ def test_a_metric_regression_loses(proj: Project) -> None:
     code, data, out = score(proj, "regress")
     assert code == 1, out
     assert data["rule"] == "L7.2" and "cost regresses: 10 -> 12" in data["reason"]
+    tree = proj.worktree("regress", S)
+    assert not (tree / "calc" / "regress.py").exists()  # rolled back...
+    test = tree / "tests" / "test_regress.py"  # ...to the red commit: its test stays (T7.1)
+    assert test.read_text() == PLAN["regress"]["tests/test_regress.py"]
 
 
-def test_a_fake_green_is_refused(proj: Project) -> None:
+def test_a_ball_without_red_holds(proj: Project) -> None:
+    """No red, no pass (T7.1), however green its own tests (here a fake green, which the
+    mechanical check would refuse: tests/tribunal/test_mechanical.py)."""
     code, data, out = score(proj, "fakegreen")
-    assert code == 1, out
-    assert data["rule"] == "T7" and "fake green" in data["reason"]
+    assert data["outcome"] == 0 and data["rule"] == "T7.1", out
+    assert "record the failing contract test with `leap red` first" in data["reason"]
+    assert "provenance" not in data
 
 
 def test_a_tribunal_with_one_refuse(proj: Project) -> None:

@@ -74,6 +74,9 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
                         f"{rec.candidate[:12]}: the same hash must appear in every record")
     if (prov.slice, prov.ball) != (rec.slice, rec.ball):
         problems.append(f"provenance names task {prov.slice}/{prov.ball}")
+    if prov.red is None:
+        problems.append("the pass names no red commit: the failing contract test comes first "
+                        "(T7.1, `leap red`)")
     family = _family(prov.builder)
     if family is None:
         problems.append(f"the builder {prov.builder!r} is not declared in full (T4)")
