@@ -20,3 +20,15 @@ def guarded(hook: str, body: Callable[[], int]) -> int:
         print(f"leap {hook}: internal error, refusing (fail closed): "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+def hook_main(hook: str, check: Callable[[bytes], int], argv: list[str]) -> int:
+    """A ref-guarding hook's entry: run a chained foreign hook first (its refusal stands),
+    then judge stdin's ref updates, failing closed."""
+    from leapgit.hookimpl.chain import run_chained
+
+    data = sys.stdin.buffer.read()
+    code = run_chained(argv[1] if len(argv) > 1 else None, argv[2:], data)
+    if code != 0:
+        return code
+    return guarded(hook, lambda: check(data))

@@ -7,8 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from leapgit.hookimpl.chain import run_chained
-from leapgit.hookimpl.failclosed import guarded
+from leapgit.hookimpl.failclosed import hook_main
 
 HOOK = "pre-receive"
 
@@ -37,12 +36,7 @@ def check(data: bytes) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv if argv is None else argv
-    data = sys.stdin.buffer.read()
-    code = run_chained(argv[1] if len(argv) > 1 else None, argv[2:], data)
-    if code != 0:
-        return code
-    return guarded(HOOK, lambda: check(data))
+    return hook_main(HOOK, check, sys.argv if argv is None else argv)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,15 @@ the ledger is data anyone can push to). Numbered records are read in number orde
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from leapgit.ledger import layout
 from leapgit.ledger.query import read_record
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
+
+T = TypeVar("T")
 
 
 def _numbers(view: LedgerView, folder: str) -> list[int]:
@@ -14,14 +19,20 @@ def _numbers(view: LedgerView, folder: str) -> list[int]:
     return sorted(int(n) for n in names if n.isdigit())
 
 
-def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
-    folder = f"{layout.ball_dir(slice_id, ball_id)}/reds"
+def _numbered(view: LedgerView, slice_id: str, ball_id: str, folder: str,
+              path: Callable[[str, str, int], str], load: Callable[[dict[str, Any]], T]
+              ) -> list[T]:
+    """The records of one numbered folder of a ball (reds, scores, reopens), in order."""
     out = []
-    for n in _numbers(view, folder):
-        raw = read_record(view, layout.red_path(slice_id, ball_id, n))
+    for n in _numbers(view, f"{layout.ball_dir(slice_id, ball_id)}/{folder}"):
+        raw = read_record(view, path(slice_id, ball_id, n))
         if raw is not None:
-            out.append(RedRecord.from_dict(raw))
+            out.append(load(raw))
     return out
+
+
+def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
+    return _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord.from_dict)
 
 
 def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | None:
@@ -30,23 +41,13 @@ def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | Non
 
 
 def scores(view: LedgerView, slice_id: str, ball_id: str) -> list[ScoreRecord]:
-    folder = f"{layout.ball_dir(slice_id, ball_id)}/scores"
-    out = []
-    for n in _numbers(view, folder):
-        raw = read_record(view, layout.score_path(slice_id, ball_id, n))
-        if raw is not None:
-            out.append(ScoreRecord.from_dict(raw))
-    return out
+    return _numbered(view, slice_id, ball_id, "scores", layout.score_path,
+                     ScoreRecord.from_dict)
 
 
 def reopens(view: LedgerView, slice_id: str, ball_id: str) -> list[ReopenRecord]:
-    folder = f"{layout.ball_dir(slice_id, ball_id)}/reopens"
-    out = []
-    for n in _numbers(view, folder):
-        raw = read_record(view, layout.reopen_path(slice_id, ball_id, n))
-        if raw is not None:
-            out.append(ReopenRecord.from_dict(raw))
-    return out
+    return _numbered(view, slice_id, ball_id, "reopens", layout.reopen_path,
+                     ReopenRecord.from_dict)
 
 
 def next_number(view: LedgerView, folder: str) -> int:
