@@ -20,6 +20,8 @@ EXIT_INTERNAL = 70  # a bug: one line on the terminal, the traceback in a log fi
 
 @dataclass(frozen=True)
 class Problem:
+    """One thing wrong with the input: where (file, field), which rule, what to do."""
+
     message: str
     file: str | None = None
     field: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from leapgit.errors import RuleViolation, UsageError
 from leapgit.hookimpl.objects import Objects
@@ -15,8 +16,10 @@ from leapgit.hookimpl.rules.balls import (
     recorded_rounds,
     red_commits,
 )
-from leapgit.hookimpl.rules.refusal import Refusal
-from leapgit.records.types import BallRecord
+
+if TYPE_CHECKING:
+    from leapgit.hookimpl.rules.refusal import Refusal
+    from leapgit.records.types import BallRecord
 
 HOOK = "post-commit"
 RECORDED_BY = "post-commit"
@@ -55,22 +58,31 @@ def _breach(objects: Objects, ball: BallRecord, base: str, sha: str,
     say("!" * 64)
 
 
-def on_commit(branch: str) -> None:
-    from leapgit.git import discover
+def on_commit(branch: str, top: str | None = None, common_dir: str | None = None) -> None:
+    """Check and record the commit just made on ``branch``. ``top`` and ``common_dir`` are
+    the work tree and the shared git dir when the caller knows them (the hook reads them
+    from files, which spares it a ``git rev-parse``)."""
+    from pathlib import Path
+
     from leapgit.hookimpl.post_commit import ball_of_branch
     from leapgit.ledger import query
+    from leapgit.ledger.recordcache import RecordCache
     from leapgit.ledger.store import Ledger
     from leapgit.records.config import load_config
     from leapgit.worktrees.rounds import current_episode, parse_round_trailers, record_round
 
-    paths = discover(".")
-    config = load_config(paths.top)
+    if top is None or common_dir is None:
+        from leapgit.git import discover
+
+        paths = discover(".")
+        top, common_dir = str(paths.top), str(paths.common_dir)
+    config = load_config(Path(top), RecordCache(Path(common_dir), "config"))
     found = ball_of_branch(branch, config.ball_branch_prefix)
     if found is None:
         return
     slice_id, ball_id = found
     ref = f"refs/heads/{branch}"
-    with Ledger(paths.common_dir, config.ledger_ref) as ledger:
+    with Ledger(Path(common_dir), config.ledger_ref, cache_records=True) as ledger:
         view = ledger.view()
         try:
             ball = query.load_ball(view, slice_id, ball_id)
@@ -82,11 +94,11 @@ def on_commit(branch: str) -> None:
         head = objects.ref(ref)
         if head is None:
             return
-        from leapgit.scoring.history import latest_red
+        from leapgit.scoring import history
 
         commit = objects.commit(head)
         base = episode.throw.base
-        red = latest_red(view, slice_id, ball_id)
+        red = history.latest_red(view, slice_id, ball_id)
         pre = red_commits(objects, red, base, head)
         rounds_here = [c for c in objects.new_commits(head, [base]) if c.id.decode() not in pre]
         problems = check_ball_commit(objects, ref, ball, commit, config.round_limit)
@@ -102,8 +114,9 @@ def on_commit(branch: str) -> None:
                 done = record_round(
                     ledger, slice_id, ball_id, outcome=-1, claim=False, commit=head,
                     candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
-                    evidence="scope breach (" + ", ".join(sorted({r.rule for r in scope}))
-                    + "): " + ", ".join(r.path or "merge" for r in scope),
+                    quick=True, evidence="scope breach ("
+                    + ", ".join(sorted({r.rule for r in scope})) + "): "
+                    + ", ".join(r.path or "merge" for r in scope),
                 )
                 _breach(objects, ball, base, head, scope,
                         f"recorded round {done.receipt.round} as -1 (refuse) in the ledger")
@@ -121,11 +134,13 @@ def on_commit(branch: str) -> None:
             ledger, slice_id, ball_id, outcome=trailers.outcome, claim=True, commit=head,
             candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
             evidence=trailers.evidence or commit.message.decode("utf-8", "replace").split("\n")[0],
-            expect_round=trailers.round,
+            expect_round=trailers.round, quick=True,
         )
-        from leapgit.scoring.reopen import reopen_if_moved
+        reopened = None
+        if history.has(view, slice_id, ball_id, "scores"):  # only a score can hold a pass
+            from leapgit.scoring.reopen import reopen_if_moved
 
-        reopened = reopen_if_moved(ledger, slice_id, ball_id, tree, head)
+            reopened = reopen_if_moved(ledger, slice_id, ball_id, tree, head)
         if reopened is not None:
             say(f"[L8] {slice_id}/{ball_id} had passed as {reopened.candidate[:12]}; this commit "
                 f"changes its bytes: the ball is reopened (reopen {reopened.reopen}); re-score it")

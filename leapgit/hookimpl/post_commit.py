@@ -32,6 +32,16 @@ def _git_dir() -> str | None:
     return line[len("gitdir:"):].strip() if line.startswith("gitdir:") else None
 
 
+def common_dir(git_dir: str) -> str:
+    """The git dir shared by all worktrees (a linked worktree's names it in ``commondir``)."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            found = fh.readline().strip()
+    except OSError:
+        return os.path.abspath(git_dir)
+    return os.path.abspath(os.path.join(git_dir, found))
+
+
 def current_branch() -> str | None:
     git_dir = _git_dir()
     if git_dir is None:
@@ -90,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from leapgit.hookimpl.ballround import on_commit
 
-        on_commit(branch)
+        git_dir = _git_dir()
+        on_commit(branch, os.getcwd(), common_dir(git_dir) if git_dir else None)
     except Exception as exc:  # noqa: BLE001 -- the commit is made; say what went wrong, never a traceback
         from leapgit.errors import LeapError
 

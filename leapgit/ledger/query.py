@@ -3,23 +3,16 @@ the ledger is data, and data from a branch anyone can push to is input."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from leapgit.errors import UsageError
 from leapgit.ledger import layout
 from leapgit.ledger.store import LedgerView
-from leapgit.records import schema, yamlio
 from leapgit.records.types import BallRecord, Checkpoint, Receipt, SliceRecord, ThrowRecord
 
 
 def read_record(view: LedgerView, path: str) -> dict[str, Any] | None:
-    data = view.read(path)
-    if data is None:
-        return None
-    raw = yamlio.loads(data, f"{view.commit and view.commit[:12]}:{path}")
-    schema.validate_record(raw, path)
-    return raw
+    return view.record(path)
 
 
 def slice_ids(view: LedgerView) -> list[str]:
@@ -80,8 +73,7 @@ def checkpoint(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> C
     return Checkpoint.from_dict(raw) if raw else None
 
 
-@dataclass(frozen=True)
-class BallState:
+class BallState(NamedTuple):
     ball: str
     wave: int
     state: str  # cut, refuse, hold, pass-claim ... (later issues add thrown, passed, merged)

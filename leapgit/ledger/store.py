@@ -15,20 +15,21 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
 from leapgit.gitobj import oid, refname
 from leapgit.ledger.layout import ROOT_RECORD
+from leapgit.ledger.lock import LockTimeout, WriterLock
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
     from dulwich.objects import Tree
     from dulwich.repo import Repo
 
+    from leapgit.ledger.recordcache import RecordCache
     from leapgit.signing.sign import Signer
 
 DEFAULT_REF = "refs/heads/leap/ledger"
@@ -40,7 +41,7 @@ _TREE_MODE = 0o040000
 _BLOB_MODE = 0o100644
 
 _T = TypeVar("_T")
-_locks: dict[str, object] = {}  # one FileLock per path per process (FIELD-NOTES: filelock)
+_locks: dict[str, WriterLock] = {}  # one lock object per path per process
 # Parsed trees by id, one cache per object store: a tree is immutable, so an entry never goes
 # stale, and keeping stores apart never lets one repository "see" another's objects.
 _tree_caches: dict[str, dict[bytes, Tree]] = {}
@@ -80,27 +81,23 @@ class LedgerCorrupt(LeapError):
     pass
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(NamedTuple):
     commit: str
     paths: tuple[str, ...]
     attempts: int
 
 
-@dataclass(frozen=True)
-class Replayed:
+class Replayed(NamedTuple):
     tip: str  # the local ledger ref now
     replayed: int  # local commits rebuilt on the base
     records: int  # records they added that the base lacked
     skipped: int  # records the base already held, byte for byte
 
 
-def _file_lock(path: Path) -> object:
-    from filelock import FileLock
-
+def _writer_lock(path: Path) -> WriterLock:
     key = str(path)
     if key not in _locks:
-        _locks[key] = FileLock(key, timeout=LOCK_TIMEOUT)
+        _locks[key] = WriterLock(key, LOCK_TIMEOUT)
     return _locks[key]
 
 
@@ -126,9 +123,11 @@ def format_message(subject: str, trailers: Sequence[tuple[str, str]], body: str 
 class LedgerView:
     """A read-only look at one ledger commit."""
 
-    def __init__(self, repo: Repo, commit: str | None) -> None:
+    def __init__(self, repo: Repo, commit: str | None,
+                 records: RecordCache | None = None) -> None:
         self._repo = repo
         self.commit = commit
+        self.records = records
         self.tree: bytes | None = None
         if commit is not None:
             self.tree = repo.object_store[oid(commit)].tree  # type: ignore[attr-defined]
@@ -163,6 +162,27 @@ class LedgerView:
             return None
         return self._repo.object_store[oid(entry[1])].as_raw_string()
 
+    def record(self, path: str) -> dict[str, Any] | None:
+        """The record at ``path``, parsed and validated against the schema of its kind (the
+        ledger is data anyone can push to: every record read is input), or None. With a
+        record cache, bytes parsed once are not parsed again."""
+        entry = self._entry(path)
+        if entry is None or entry[0] == _TREE_MODE:
+            return None
+        blob = entry[1].decode()
+        if self.records is not None:
+            hit = self.records.get(blob)
+            if hit is not None:
+                return hit
+        from leapgit.records import schema, yamlio
+
+        data = self._repo.object_store[oid(entry[1])].as_raw_string()
+        raw = yamlio.loads(data, f"{self.commit and self.commit[:12]}:{path}")
+        schema.validate_record(raw, path)
+        if self.records is not None:
+            self.records.put(blob, raw)
+        return raw
+
     def exists(self, path: str) -> bool:
         return self._entry(path) is not None
 
@@ -194,10 +214,15 @@ class Ledger(AbstractContextManager["Ledger"]):
     ``gpg.format=ssh``); ``signer`` overrides that: a ``Signer``, or ``None`` for unsigned."""
 
     def __init__(self, git_dir: Path, ref: str = DEFAULT_REF,
-                 signer: Signer | None | bool = True) -> None:
+                 signer: Signer | None | bool = True, cache_records: bool = False) -> None:
         from dulwich.repo import Repo
 
         self.git_dir = Path(git_dir)
+        self.records: RecordCache | None = None
+        if cache_records:
+            from leapgit.ledger.recordcache import RecordCache
+
+            self.records = RecordCache(self.git_dir)
         self.ref = ref
         self._ref_b = ref.encode()
         self._signer_choice = signer
@@ -228,7 +253,7 @@ class Ledger(AbstractContextManager["Ledger"]):
             return None
 
     def view(self, commit: str | None = None) -> LedgerView:
-        return LedgerView(self.repo, commit if commit is not None else self.tip())
+        return LedgerView(self.repo, commit if commit is not None else self.tip(), self.records)
 
     def require(self) -> LedgerView:
         view = self.view()
@@ -242,13 +267,17 @@ class Ledger(AbstractContextManager["Ledger"]):
     def _check_is_ledger(self, view: LedgerView) -> None:
         """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger
         is add-only), never a branch of the user's that the config happens to name."""
-        from leapgit.records import yamlio
-
-        data = view.read(ROOT_RECORD)
         try:
-            ok = data is not None and yamlio.loads(data, ROOT_RECORD).get("kind") == "ledger"
-        except (LeapError, AttributeError):
-            ok = False
+            root = view.record(ROOT_RECORD)  # validated (and cached, for the hook)
+        except LeapError:  # an older or hand-made root: its kind is what counts here
+            from leapgit.records import yamlio
+
+            data = view.read(ROOT_RECORD)
+            try:
+                root = yamlio.loads(data, ROOT_RECORD) if data is not None else None
+            except LeapError:
+                root = None
+        ok = isinstance(root, dict) and root.get("kind") == "ledger"
         if not ok:
             raise UsageError(
                 f"{self.ref} exists but is not a leapgit ledger (no {ROOT_RECORD})",
@@ -356,12 +385,10 @@ class Ledger(AbstractContextManager["Ledger"]):
     def _locked(self, write: Callable[[], _T]) -> _T:
         """Run one write under leapgit's lock, with the mid-write marker that lets the next
         writer clean up after one that died (SIGKILL, power loss)."""
-        from filelock import Timeout
-
-        lock = _file_lock(self._lock_path())
+        lock = _writer_lock(self._lock_path())
         marker = self.git_dir / WRITING_MARKER
         try:
-            with lock:  # type: ignore[attr-defined]
+            with lock:
                 if marker.exists():
                     self._recover_after_crash()
                 marker.touch()
@@ -369,7 +396,7 @@ class Ledger(AbstractContextManager["Ledger"]):
                     return write()
                 finally:
                     marker.unlink(missing_ok=True)
-        except Timeout:
+        except LockTimeout:
             raise LedgerBusy(
                 f"another leapgit process held the ledger lock for {LOCK_TIMEOUT:.0f} s",
                 file=str(self._lock_path()), hint="nothing was written; try again",

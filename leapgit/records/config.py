@@ -3,23 +3,43 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import InvalidRecord
 from leapgit.gitobj import refname
 from leapgit.records import schema, yamlio
 from leapgit.records.types import Config
 
+if TYPE_CHECKING:
+    from leapgit.ledger.recordcache import RecordCache
+
 CONFIG_PATH = Path(".leap") / "config.yaml"
 
 
-def parse_config(data: bytes, source: str) -> Config:
+def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> Config:
+    """The config in ``data``; with a cache (the post-commit hook's), bytes validated once
+    are not parsed again."""
+    raw = None
+    if cache is not None:
+        from leapgit.ledger.recordcache import blob_id
+
+        blob = blob_id(data)
+        raw = cache.get(blob)
+    if raw is None:
+        raw = _validated(data, source)
+        if cache is not None:
+            cache.put(blob, raw)
+    config = Config.from_dict(raw)
+    check_refs(config, source)
+    return config
+
+
+def _validated(data: bytes, source: str) -> dict[str, Any]:
     raw = yamlio.loads(data, source)
     if raw is None:
         raw = {}
     schema.validate(raw, "config", source, rule="config")
-    config = Config.from_dict(raw)
-    check_refs(config, source)
-    return config
+    return raw
 
 
 def check_refs(config: Config, source: str) -> None:
@@ -35,11 +55,11 @@ def check_refs(config: Config, source: str) -> None:
                             hint="the ledger is an orphan branch of its own")
 
 
-def load_config(root: Path | None) -> Config:
+def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:
     """The repository's config, or the defaults when it has none (a bare server repo, say)."""
     if root is None:
         return Config()
     path = root / CONFIG_PATH
     if not path.exists():
         return Config()
-    return parse_config(yamlio.read_bytes(path), str(CONFIG_PATH))
+    return parse_config(yamlio.read_bytes(path), str(CONFIG_PATH), cache)

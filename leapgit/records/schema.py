@@ -13,7 +13,6 @@ import os
 import re
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -29,6 +28,8 @@ RECORD_KINDS = (
 
 def schema_text(name: str) -> str:
     """``name`` is ``slice``, ``config`` or ``records/<kind>``."""
+    from importlib import resources
+
     return resources.files("leapgit._schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
 
 

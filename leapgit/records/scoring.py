@@ -4,8 +4,11 @@ record), reopen (L8) and the slice's merge record (L8). Built from validated dat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from leapgit.records.types import ABSENT
 
 Outcome = Literal[-1, 0, 1]
 
@@ -65,6 +68,11 @@ class RedRecord:
 
     def frozen(self) -> dict[str, str]:
         return {t.path: t.blob for t in self.tests}
+
+    def frozen_changes(self, blob_of: Callable[[str], str | None]) -> list[str]:
+        """T7.1, T9: the frozen test files whose bytes differ from the red commit's (the one
+        check: rounds, hooks, score and audit ask it)."""
+        return sorted(t.path for t in self.tests if (blob_of(t.path) or ABSENT) != t.blob)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "red", "format": 1, "slice": self.slice, "ball": self.ball,

@@ -23,6 +23,8 @@ Provider = Literal["ollama", "openai", "anthropic", "command"]
 
 @dataclass(frozen=True)
 class Rung:
+    """One model rung of the tribunal's ladder: provider, model, family."""
+
     id: str
     provider: Provider
     family: str
@@ -96,6 +98,8 @@ def check_template(template: str, field: str) -> None:
 
 @dataclass(frozen=True)
 class Verifier:
+    """The verifier seat a verdict may require."""
+
     lens: str
     rungs: tuple[str, ...]
     required: bool = False
@@ -103,12 +107,16 @@ class Verifier:
 
 @dataclass(frozen=True)
 class TestMapping:
+    """Which tests speak for which source files."""
+
     source: str  # a glob over repository paths
     tests: tuple[str, ...]  # templates: {stem}, {name}, {dir}, {path}
 
 
 @dataclass(frozen=True)
 class TribunalConfig:
+    """The ``tribunal:`` part of the config: rungs, seats and rules."""
+
     rungs: tuple[Rung, ...] = ()
     verifiers: tuple[Verifier, ...] = ()
     required_verifiers: tuple[str, ...] = ()

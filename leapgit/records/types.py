@@ -17,6 +17,8 @@ INTEGRATOR = "integrator"
 
 @dataclass(frozen=True)
 class ScopeEntry:
+    """One path of a ball's scope as the draft names it (L2)."""
+
     path: str
     symbols: tuple[str, ...] = ()
     lines: str | None = None
@@ -30,6 +32,8 @@ class ScopeEntry:
 
 @dataclass(frozen=True)
 class StampedScope:
+    """A scope path with its blob id at the slice's base, stamped at cut (L1)."""
+
     path: str  # normalised, relative to the repository root
     blob: str  # git blob id at the slice's base, or ABSENT
     resolved: str | None = None  # the file a symlink path resolves to, when different
@@ -60,12 +64,16 @@ class StampedScope:
 
 @dataclass(frozen=True)
 class MetricField:
+    """One field of a metric's JSON output, and which way is better (L7.2)."""
+
     name: str
     better: Literal["lower", "higher"]
 
 
 @dataclass(frozen=True)
 class Metric:
+    """The command a ball is kept or reverted by, with its fields in order (L7.2)."""
+
     command: str
     fields: tuple[MetricField, ...]
 
@@ -85,6 +93,8 @@ class Metric:
 
 @dataclass(frozen=True)
 class BallDraft:
+    """A ball as the slice draft describes it, before the cut."""
+
     id: str
     goal: str
     spec: str
@@ -110,6 +120,8 @@ class BallDraft:
 
 @dataclass(frozen=True)
 class SliceDraft:
+    """A slice draft as read from its YAML file, before the cut (L4)."""
+
     source: str  # the file it came from, for messages
     slice: str
     spine: str
@@ -122,6 +134,8 @@ class SliceDraft:
 
 @dataclass(frozen=True)
 class SliceRecord:
+    """The cut slice: its balls, their waves and its base (``slices/<s>/slice.yaml``)."""
+
     slice: str
     spine: str
     base: str
@@ -153,6 +167,8 @@ class SliceRecord:
 
 @dataclass(frozen=True)
 class BallRecord:
+    """One spec version of a ball, scope stamped (``balls/<b>/specs/<v>.yaml``)."""
+
     slice: str
     ball: str
     spec_version: int
@@ -202,6 +218,8 @@ class BallRecord:
 
 @dataclass(frozen=True)
 class ThrowRecord:
+    """One throw of a ball: an episode's base and branch (L5)."""
+
     slice: str
     ball: str
     episode: int
@@ -270,6 +288,8 @@ OUTCOME_NAMES = {-1: "refuse", 0: "hold", 1: "pass"}
 
 @dataclass(frozen=True)
 class Receipt:
+    """The receipt of one round (L6): -1 refuse, 0 hold, 1 pass or claim."""
+
     slice: str
     ball: str
     episode: int
@@ -313,6 +333,8 @@ class Receipt:
 
 @dataclass(frozen=True)
 class Checkpoint:
+    """Where an episode ended at 0 after its last round (L6), for a resume."""
+
     slice: str
     ball: str
     episode: int
@@ -380,6 +402,8 @@ class LeaseRecord:
 
 @dataclass(frozen=True)
 class Config:
+    """``.leap/config.yaml``, validated, with its defaults."""
+
     spine: str = "main"
     ledger_ref: str = "refs/heads/leap/ledger"
     round_limit: int = 4

@@ -175,6 +175,19 @@ def dumps(value: Any) -> bytes:
     return "".join(out).encode("utf-8")
 
 
+def all_quoted(value: Any) -> bool:
+    """Whether ``dumps(value)`` writes every string JSON-quoted (no literal block: no string
+    holds a line break). Such output is JSON scalars in YAML's block layout, which YAML reads
+    back exactly, so a writer may skip parsing it back (the post-commit hook does)."""
+    if isinstance(value, str):
+        return "\n" not in value
+    if isinstance(value, dict):
+        return all(all_quoted(k) and all_quoted(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(all_quoted(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float))
+
+
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _BLOCK_SAFE = re.compile(r"^[^\x00-\x09\x0b-\x1f\x7f\u0085\u2028\u2029\ufeff]*$")
 

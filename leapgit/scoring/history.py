@@ -4,12 +4,14 @@ the ledger is data anyone can push to). Numbered records are read in number orde
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from leapgit.ledger import layout
 from leapgit.ledger.query import read_record
-from leapgit.ledger.store import LedgerView
-from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
+
+if TYPE_CHECKING:  # imported where read: the post-commit hook mostly finds no such record
+    from leapgit.ledger.store import LedgerView
+    from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
 
 T = TypeVar("T")
 
@@ -31,21 +33,32 @@ def _numbered(view: LedgerView, slice_id: str, ball_id: str, folder: str,
     return out
 
 
+def has(view: LedgerView, slice_id: str, ball_id: str, folder: str) -> bool:
+    """Whether the ball holds any record in a numbered folder (reds, scores, reopens)."""
+    return bool(_numbers(view, f"{layout.ball_dir(slice_id, ball_id)}/{folder}"))
+
+
 def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
+    from leapgit.records.scoring import RedRecord
+
     return _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord.from_dict)
 
 
 def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | None:
-    found = reds(view, slice_id, ball_id)
+    found = reds(view, slice_id, ball_id) if has(view, slice_id, ball_id, "reds") else []
     return found[-1] if found else None
 
 
 def scores(view: LedgerView, slice_id: str, ball_id: str) -> list[ScoreRecord]:
+    from leapgit.records.scoring import ScoreRecord
+
     return _numbered(view, slice_id, ball_id, "scores", layout.score_path,
                      ScoreRecord.from_dict)
 
 
 def reopens(view: LedgerView, slice_id: str, ball_id: str) -> list[ReopenRecord]:
+    from leapgit.records.scoring import ReopenRecord
+
     return _numbered(view, slice_id, ball_id, "reopens", layout.reopen_path,
                      ReopenRecord.from_dict)
 
@@ -56,5 +69,7 @@ def next_number(view: LedgerView, folder: str) -> int:
 
 
 def merge_record(view: LedgerView, slice_id: str) -> MergeRecord | None:
+    from leapgit.records.scoring import MergeRecord
+
     raw = read_record(view, layout.merge_path(slice_id))
     return MergeRecord.from_dict(raw) if raw else None

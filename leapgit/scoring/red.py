@@ -1,11 +1,11 @@
 """Red first (T7.1): record the commit holding the failing contract test before the build,
 after checking, in a throwaway worktree, that the ball's proof really fails there. From then
 on the test files it adds are frozen for the builder (T9: never weaken or edit the failing
-tests): ``frozen_changes`` is the one check, used by rounds, hooks, score and audit."""
+tests): ``RedRecord.frozen_changes`` is the one check, used by rounds, hooks, score and
+audit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,11 +44,6 @@ def blob_at(root: Path, commit: str, path: str) -> str:
 def is_ancestor(root: Path, older: str, newer: str) -> bool:
     return git.run(["merge-base", "--is-ancestor", older, newer], root,
                    check=False).returncode == 0
-
-
-def frozen_changes(red: RedRecord, blob_of: Callable[[str], str | None]) -> list[str]:
-    """T7.1, T9: the frozen test files whose bytes differ from the red commit's."""
-    return sorted(t.path for t in red.tests if (blob_of(t.path) or ABSENT) != t.blob)
 
 
 def start_point(view: LedgerView, root: Path, slice_id: str, ball_id: str, base: str) -> str:

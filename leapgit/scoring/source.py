@@ -13,7 +13,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.records.scoring import FileBlob, RedRecord, Step
 from leapgit.records.types import ABSENT, BallRecord
-from leapgit.scoring.red import blob_at, changed_files, frozen_changes, is_ancestor
+from leapgit.scoring.red import blob_at, changed_files, is_ancestor
 from leapgit.slices.diff import out_of_scope
 
 
@@ -90,7 +90,7 @@ def check_source(root: Path, base: str, commit: str, ball: BallRecord,
                       tree, touched_blobs, consumer_blobs)
     if not is_ancestor(root, red.commit, commit):
         return fail("T7.1", f"the candidate does not hold the red commit {red.commit[:12]}")
-    edited = frozen_changes(red, lambda p: now.get(p) or blob_at(root, commit, p))
+    edited = red.frozen_changes(lambda p: now.get(p) or blob_at(root, commit, p))
     if edited:
         return fail("T7.1", f"test file(s) edited after red {red.commit[:12]}: "
                     f"{', '.join(edited)} (T9: tests pass only because they changed)")

@@ -18,9 +18,8 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import LeapError
 
@@ -35,8 +34,7 @@ class SigningFailed(LeapError):
     """ssh-keygen could not sign (missing key, locked key, no agent)."""
 
 
-@dataclass(frozen=True)
-class Signer:
+class Signer(NamedTuple):
     key: str  # a path, or git's ``key::`` literal
 
     def sign(self, commit: Commit) -> Commit:

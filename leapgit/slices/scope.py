@@ -12,9 +12,8 @@ import os
 import posixpath
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT
@@ -31,8 +30,7 @@ class ScopeError(Exception):
     """An L2 refusal for one path; the caller turns it into a Problem with file and field."""
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     path: str  # normalised as written
     real: str  # after following symlinks inside the repository
     blob: str  # blob id at the base, or ABSENT

@@ -137,13 +137,13 @@ def _listed(paths: tuple[str, ...], most: int = 20) -> str:
 
 def _frozen(view: LedgerView, episode: Episode, worktree: Path) -> list[str]:
     from leapgit.scoring.history import latest_red
-    from leapgit.scoring.red import frozen_changes, is_ancestor
+    from leapgit.scoring.red import is_ancestor
     from leapgit.worktrees.check import blob_of_file
 
     red = latest_red(view, episode.throw.slice, episode.throw.ball)
     if red is None or not is_ancestor(worktree, red.commit, "HEAD"):
         return []  # the branch never held the red test: score's T9 check refuses it
-    return frozen_changes(red, lambda p: blob_of_file(worktree / p))
+    return red.frozen_changes(lambda p: blob_of_file(worktree / p))
 
 
 def _one_line(text: str) -> str:

@@ -8,13 +8,12 @@ through ``record_round``; no other code counts rounds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 from leapgit.errors import InvalidRecord, LedgerConflict, RuleViolation, UsageError
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
-from leapgit.records import schema, yamlio
+from leapgit.records import yamlio
 from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt, ThrowRecord
 from leapgit.timeutil import now_iso
 
@@ -27,8 +26,7 @@ TRAILER_EVIDENCE = "Leap-Evidence"
 _CONFLICT_RETRIES = 5
 
 
-@dataclass(frozen=True)
-class RoundTrailers:
+class RoundTrailers(NamedTuple):
     round: int | None
     outcome: Literal[-1, 0, 1] | None
     evidence: str | None
@@ -49,8 +47,7 @@ def parse_round_trailers(message: bytes) -> RoundTrailers:
     )
 
 
-@dataclass(frozen=True)
-class Episode:
+class Episode(NamedTuple):
     throw: ThrowRecord
     receipts: tuple[Receipt, ...]
     checkpoint: Checkpoint | None
@@ -79,8 +76,7 @@ def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
                      hint=f"run `leap throw {slice_id} --ball {ball_id}` first")
 
 
-@dataclass(frozen=True)
-class RoundRecorded:
+class RoundRecorded(NamedTuple):
     receipt: Receipt
     checkpoint: Checkpoint | None
     written: Written | None  # None when this commit's round was already recorded
@@ -90,10 +86,13 @@ def record_round(
     ledger: Ledger, slice_id: str, ball_id: str, *, outcome: Literal[-1, 0, 1], evidence: str,
     round_limit: int, commit: str | None = None, candidate: str | None = None,
     recorded_by: str = "cli", claim: bool = True, log: str | None = None,
-    expect_round: int | None = None,
+    expect_round: int | None = None, quick: bool = False,
 ) -> RoundRecorded:
     """Record the next round of the ball's current episode. Retries when a concurrent writer
-    took the same round number; a commit already recorded is not recorded twice."""
+    took the same round number; a commit already recorded is not recorded twice.
+
+    ``quick`` (the post-commit hook): a record whose every string is one line is written
+    without parsing it back (see ``_checked``)."""
     for _ in range(_CONFLICT_RETRIES):
         view = ledger.require()
         episode = current_episode(view, slice_id, ball_id)
@@ -103,7 +102,7 @@ def record_round(
                     return RoundRecorded(done, episode.checkpoint, None)
         try:
             return _record(ledger, episode, outcome, evidence, round_limit, commit, candidate,
-                           recorded_by, claim, log, expect_round)
+                           recorded_by, claim, log, expect_round, quick)
         except LedgerConflict:
             continue  # another writer recorded a round first: count again
     raise RuleViolation(f"could not record a round for {slice_id}/{ball_id}: the ledger kept "
@@ -113,7 +112,7 @@ def record_round(
 def _record(
     ledger: Ledger, episode: Episode, outcome: Literal[-1, 0, 1], evidence: str,
     round_limit: int, commit: str | None, candidate: str | None, recorded_by: str,
-    claim: bool, log: str | None, expect_round: int | None,
+    claim: bool, log: str | None, expect_round: int | None, quick: bool,
 ) -> RoundRecorded:
     t = episode.throw
     if type(outcome) is not int or outcome not in (-1, 0, 1):
@@ -142,9 +141,7 @@ def _record(
         evidence=evidence, recorded_at=at, claim=claim, commit=commit, candidate=candidate,
         recorded_by=recorded_by, log=log,
     )
-    files = {layout.receipt_path(t.slice, t.ball, t.episode, round_no):
-             _checked(receipt.to_dict(), layout.receipt_path(t.slice, t.ball, t.episode,
-                                                               round_no))}
+    records = {layout.receipt_path(t.slice, t.ball, t.episode, round_no): receipt.to_dict()}
     checkpoint = None
     if round_no >= min(round_limit, 4) and outcome == 0:
         checkpoint = Checkpoint(
@@ -153,8 +150,8 @@ def _record(
             last_evidence=evidence, recorded_at=at, candidate=candidate, commit=commit,
             reason=f"round limit {round_no} reached without a pass (L6)",
         )
-        where = layout.checkpoint_path(t.slice, t.ball, t.episode)
-        files[where] = _checked(checkpoint.to_dict(), where)
+        records[layout.checkpoint_path(t.slice, t.ball, t.episode)] = checkpoint.to_dict()
+    files = {path: _checked(record, path, quick) for path, record in records.items()}
     subject = (f"round {round_no} of {t.slice}/{t.ball}: {OUTCOME_NAMES[outcome]}"
                + (" (claim)" if claim and outcome == 1 else "")
                + ("; checkpoint" if checkpoint else ""))
@@ -163,14 +160,28 @@ def _record(
     if candidate:
         trailers.append(("Leap-Candidate", candidate))
     written = ledger.append(files, subject, trailers)
+    if ledger.records is not None:  # the hook reads them back next round: parsed already
+        from leapgit.ledger.recordcache import blob_id
+
+        for path, record in records.items():
+            ledger.records.put(blob_id(files[path]), record)
     return RoundRecorded(receipt, checkpoint, written)
 
 
-def _checked(record: dict[str, object], path: str) -> bytes:
+def _checked(record: dict[str, Any], path: str, quick: bool = False) -> bytes:
     """The record's bytes, only when they read back as a valid record: the ledger is
-    append-only, so an invalid record written once would break every later read."""
+    append-only, so an invalid record written once would break every later read.
+
+    ``quick`` skips the read-back (and the ~40 ms of loading a YAML parser and a schema
+    validator) when it cannot fail: every string one line, so ``yamlio.dumps`` writes JSON
+    scalars that YAML reads back exactly, and every field typed by the record class; the
+    tests check such records against the schema, and the server validates every record."""
     data = yamlio.dumps(record)
     if len(data) > yamlio.MAX_BYTES:
         raise InvalidRecord(f"too large ({len(data)} bytes)", file=path)
+    if quick and yamlio.all_quoted(record):
+        return data
+    from leapgit.records import schema
+
     schema.validate_record(yamlio.loads(data, path), path)
     return data

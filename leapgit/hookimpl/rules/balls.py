@@ -7,20 +7,19 @@ commits no receipt records (L6), each commit carrying its receipt trailers."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import LeapError
-from leapgit.hookimpl.objects import Objects
-from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
-from leapgit.records.scoring import RedRecord
-from leapgit.records.types import BallRecord, Config, Receipt
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
     from dulwich.objects import Commit
 
+    from leapgit.hookimpl.objects import Objects
+    from leapgit.hookimpl.rules.context import PushContext, RefUpdate
     from leapgit.ledger.store import LedgerView
+    from leapgit.records.scoring import RedRecord
+    from leapgit.records.types import BallRecord, Config, Receipt
 
 MALFORMED = ("", "")
 
@@ -37,8 +36,7 @@ def ball_of_ref(config: Config, ref: str) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-@dataclass(frozen=True)
-class Base:
+class Base(NamedTuple):
     commit: str
     source: str  # where the base came from, for messages
 
@@ -92,11 +90,9 @@ def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Comm
 def check_frozen(objects: Objects, ref: str, red: RedRecord | None, commit: Commit
                  ) -> list[Refusal]:
     """T7.1, T9: a round after red leaves the red commit's test files as they were."""
-    from leapgit.scoring.red import frozen_changes
-
     if red is None:
         return []
-    changed = frozen_changes(red, lambda p: (lambda b: b.decode() if b else None)(
+    changed = red.frozen_changes(lambda p: (lambda b: b.decode() if b else None)(
         objects.blob_id_at(commit.tree, p)))
     return [Refusal("T7.1", ref, commit.id.decode(), path, "a frozen test file of the red "
                     f"commit {red.commit[:12]} was edited (T9: never weaken the failing test)",
@@ -110,8 +106,7 @@ def red_commits(objects: Objects, red: RedRecord | None, base: str, head: str) -
     return {c.id.decode() for c in objects.new_commits(red.commit, [base])}
 
 
-@dataclass(frozen=True)
-class Rounds:
+class Rounds(NamedTuple):
     """The ledger's account of a ball's current episode (L6)."""
 
     receipts: tuple[Receipt, ...] = ()  # the current episode's receipts
@@ -131,8 +126,11 @@ def recorded_rounds(view: LedgerView, slice_id: str, ball_id: str) -> Rounds:
     return Rounds(tuple(query.receipts(view, slice_id, ball_id, current)), earlier)
 
 
+NONE_RECORDED = Rounds()
+
+
 def check_round_count(ref: str, commits: Sequence[Commit], round_limit: int,
-                      recorded: Rounds = Rounds()) -> list[Refusal]:
+                      recorded: Rounds = NONE_RECORDED) -> list[Refusal]:
     """L6: the rounds of an episode are its receipts in the ledger plus the round commits
     since the base that no receipt records, so rewriting or re-creating a ball branch
     cannot give a builder a fifth round."""

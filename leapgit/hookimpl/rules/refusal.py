@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from leapgit.errors import Problem
 
 
-@dataclass(frozen=True)
-class Refusal:
+class Refusal(NamedTuple):
     rule: str
     ref: str
     commit: str | None

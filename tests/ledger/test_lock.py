@@ -1,0 +1,81 @@
+"""The ledger's writer lock (``ledger/lock.py``): exclusive between threads and processes,
+re-entrant in one thread, released by the kernel when its holder is killed."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger.lock import LockTimeout, WriterLock
+
+HOLD = ("import sys, time\nsys.path.insert(0, {root!r})\n"
+        "from leapgit.ledger.lock import WriterLock\n"
+        "with WriterLock({path!r}, 5):\n"
+        "    print('held', flush=True)\n    time.sleep(60)\n")
+
+
+def test_two_threads_take_turns_and_one_thread_may_take_it_again(tmp_path: Path) -> None:
+    lock = WriterLock(tmp_path / "l.lock", timeout=5)
+    inside: list[int] = []
+    overlap: list[bool] = []
+
+    def work(n: int) -> None:
+        for _ in range(20):
+            with lock, lock:  # re-entrant within a thread
+                inside.append(n)
+                overlap.append(len(inside) > 1)
+                time.sleep(0.001)
+                inside.remove(n)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(overlap) == 80
+    assert not any(overlap)
+
+
+def test_a_held_lock_times_out_and_a_killed_holder_releases_it(tmp_path: Path) -> None:
+    path = tmp_path / "l.lock"
+    root = str(Path(__file__).resolve().parents[2])
+    holder = subprocess.Popen([sys.executable, "-c", HOLD.format(root=root, path=str(path))],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockTimeout), WriterLock(path, timeout=0.2):
+            pass
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        with WriterLock(path, timeout=5) as taken:
+            assert taken.path == str(path)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_it_excludes_a_filelock_holder_on_the_same_file(tmp_path: Path) -> None:
+    from filelock import FileLock
+
+    path = tmp_path / "l.lock"
+    other = FileLock(str(path), timeout=0)
+    result: list[str] = []
+
+    def probe() -> None:  # another thread: filelock's lock is per thread
+        try:
+            with WriterLock(path, timeout=0.1):
+                result.append("taken")
+        except LockTimeout:
+            result.append("refused")
+
+    with other:
+        t = threading.Thread(target=probe)
+        t.start()
+        t.join()
+    assert result == ["refused"]
