@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    """The time now in UTC, to the second, as ISO 8601 with ``Z`` (what records hold)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -3,7 +3,6 @@ same rule code ``pre-receive`` runs) and record the round through ``record_round
 
 from __future__ import annotations
 
-import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,8 @@ def say(line: str = "") -> None:
 
 def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
     """Concrete git commands that put only ``paths`` back as they were at ``base``."""
+    import shlex
+
     base_tree = objects.commit(base).tree
     there = [p for p in paths if objects.blob_id_at(base_tree, p) is not None]
     new = [p for p in paths if p not in there]

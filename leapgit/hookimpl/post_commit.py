@@ -113,5 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_now(code: int) -> None:
+    """Leave without the interpreter's teardown. When ``main`` returns, the work is on disk
+    (the ledger ref moved under its lock, every file closed); freeing the ~200 modules a
+    recording run loads would only add 10-20 ms to the user's ``git commit``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -15,7 +15,7 @@ from leapgit.errors import LedgerConflict, RuleViolation
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import yamlio
-from leapgit.records.types import LeaseRecord
+from leapgit.records.leases import LeaseRecord
 from leapgit.timeutil import now_iso
 
 RULE = "L9"

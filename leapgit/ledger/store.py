@@ -226,6 +226,8 @@ class Ledger(AbstractContextManager["Ledger"]):
         self.ref = ref
         self._ref_b = ref.encode()
         self._signer_choice = signer
+        self._ident: bytes | None = None
+        self._config_stack: Any = None
         try:
             self.repo = Repo(str(self.git_dir))
         except Exception as exc:  # dulwich raises NotGitRepository and friends
@@ -359,10 +361,11 @@ class Ledger(AbstractContextManager["Ledger"]):
             try:
                 if old is None:
                     moved = self.repo.refs.add_if_new(
-                        refname(self._ref_b), oid(tip), message=b"leap: sync")
+                        refname(self._ref_b), oid(tip), **self._reflog(b"leap: sync"))
                 else:
                     moved = old == tip or self.repo.refs.set_if_equals(
-                        refname(self._ref_b), oid(old), oid(tip), message=b"leap: sync replay")
+                        refname(self._ref_b), oid(old), oid(tip),
+                        **self._reflog(b"leap: sync replay"))
             except FileLocked:
                 moved = False  # git holds the ref lock right now: wait and count again
             if moved:
@@ -432,14 +435,14 @@ class Ledger(AbstractContextManager["Ledger"]):
             try:
                 if old is None:
                     moved = self.repo.refs.add_if_new(
-                        refname(self._ref_b), oid(commit), message=message[:200]
+                        refname(self._ref_b), oid(commit), **self._reflog(message[:200])
                     )
                     if not moved and self.tip() is None:
                         raise self._blocked_ref()
                 else:
                     moved = self.repo.refs.set_if_equals(
                         refname(self._ref_b), oid(old), oid(commit),
-                        message=b"leap: " + message[:200],
+                        **self._reflog(b"leap: " + message[:200]),
                     )
             except FileLocked:
                 moved = False  # git holds the ref lock right now: wait and count again
@@ -569,7 +572,7 @@ class Ledger(AbstractContextManager["Ledger"]):
         from leapgit.signing.sign import Signer, configured_signer
 
         if self._signer_choice is True:
-            self._signer_choice = configured_signer(self.repo.get_config_stack())
+            self._signer_choice = configured_signer(self._config())
         choice = self._signer_choice
         return choice if isinstance(choice, Signer) else None
 
@@ -593,22 +596,37 @@ class Ledger(AbstractContextManager["Ledger"]):
         return tree.id
 
     def _identity(self) -> tuple[bytes, int, int]:
-        name = os.environ.get("GIT_COMMITTER_NAME")
-        email = os.environ.get("GIT_COMMITTER_EMAIL")
-        if not (name and email):
-            config = self.repo.get_config_stack()
-            try:
-                name = name or config.get((b"user",), b"name").decode("utf-8", "replace")
-                email = email or config.get((b"user",), b"email").decode("utf-8", "replace")
-            except KeyError:
-                pass
-        ident = f"{_ident(name) or 'leapgit'} <{_ident(email) or 'leapgit@localhost'}>".encode()
+        if self._ident is None:
+            name = os.environ.get("GIT_COMMITTER_NAME")
+            email = os.environ.get("GIT_COMMITTER_EMAIL")
+            if not (name and email):
+                config = self._config()
+                try:
+                    name = name or config.get((b"user",), b"name").decode("utf-8", "replace")
+                    email = email or config.get((b"user",), b"email").decode("utf-8",
+                                                                             "replace")
+                except KeyError:
+                    pass
+            self._ident = (f"{_ident(name) or 'leapgit'} "
+                           f"<{_ident(email) or 'leapgit@localhost'}>").encode()
         pinned = _pinned_date(os.environ.get("GIT_COMMITTER_DATE"))
         if pinned is not None:
-            return ident, *pinned
+            return self._ident, *pinned
         when = int(time.time())
         tz = -time.timezone if not time.localtime(when).tm_isdst else -time.altzone
-        return ident, when, tz
+        return self._ident, when, tz
+
+    def _config(self) -> Any:
+        """git's config as this repository sees it (read once: every file of the stack)."""
+        if self._config_stack is None:
+            self._config_stack = self.repo.get_config_stack()
+        return self._config_stack
+
+    def _reflog(self, message: bytes) -> dict[str, Any]:
+        """The reflog entry's fields, ours: left to dulwich, it looks up a default identity
+        (and imports ``socket``) on every ref move."""
+        who, when, tz = self._identity()
+        return {"committer": who, "timestamp": when, "timezone": tz, "message": message}
 
 
 def _pinned_date(value: str | None) -> tuple[int, int] | None:

@@ -17,20 +17,24 @@ CONFIG_PATH = Path(".leap") / "config.yaml"
 
 
 def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> Config:
-    """The config in ``data``; with a cache (the post-commit hook's), bytes validated once
-    are not parsed again."""
-    raw = None
+    """The config in ``data``; with a cache (the post-commit hook's), bytes found valid once
+    are not parsed or checked again."""
+    blob = None
     if cache is not None:
         from leapgit.ledger.recordcache import blob_id
 
         blob = blob_id(data)
-        raw = cache.get(blob)
-    if raw is None:
-        raw = _validated(data, source)
-        if cache is not None:
-            cache.put(blob, raw)
+        cached = cache.get(blob)
+        if cached is not None:
+            config = Config.from_dict(cached)
+            check_refs(config, source)
+            return config
+    raw = _validated(data, source)
     config = Config.from_dict(raw)
     check_refs(config, source)
+    config.tribunal  # noqa: B018 -- its rungs are checked here, when the config is read
+    if cache is not None and blob is not None:
+        cache.put(blob, raw)
     return config
 
 

@@ -6,28 +6,14 @@ Nothing outside this package handles a raw ``dict`` of a record.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from leapgit.records.tribunal import TribunalConfig
+if TYPE_CHECKING:
+    from leapgit.records.tribunal import TribunalConfig
 
 ABSENT = "absent"  # the stamp of a scope file that does not exist at the base (L1)
 BUILTIN_ROLLBACK = "restore-scope"
 INTEGRATOR = "integrator"
-
-
-@dataclass(frozen=True)
-class ScopeEntry:
-    """One path of a ball's scope as the draft names it (L2)."""
-
-    path: str
-    symbols: tuple[str, ...] = ()
-    lines: str | None = None
-
-    @classmethod
-    def from_draft(cls, raw: Any) -> ScopeEntry:
-        if isinstance(raw, str):
-            return cls(path=raw)
-        return cls(path=raw["path"], symbols=tuple(raw.get("symbols", ())), lines=raw.get("lines"))
 
 
 @dataclass(frozen=True)
@@ -89,47 +75,6 @@ class Metric:
             "command": self.command,
             "fields": [{"name": f.name, "better": f.better} for f in self.fields],
         }
-
-
-@dataclass(frozen=True)
-class BallDraft:
-    """A ball as the slice draft describes it, before the cut."""
-
-    id: str
-    goal: str
-    spec: str
-    scope: tuple[ScopeEntry, ...]
-    proof: str
-    rollback: str
-    depends_on: tuple[str, ...] = ()
-    metric: Metric | None = None
-    tests: str | None = None
-    live_proof: str | None = None
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> BallDraft:
-        return cls(
-            id=raw["id"], goal=raw["goal"], spec=raw["spec"],
-            scope=tuple(ScopeEntry.from_draft(s) for s in raw["scope"]),
-            proof=raw["proof"], rollback=raw["rollback"],
-            depends_on=tuple(raw.get("depends_on", ())),
-            metric=Metric.from_dict(raw["metric"]) if raw.get("metric") else None,
-            tests=raw.get("tests"), live_proof=raw.get("live_proof"),
-        )
-
-
-@dataclass(frozen=True)
-class SliceDraft:
-    """A slice draft as read from its YAML file, before the cut (L4)."""
-
-    source: str  # the file it came from, for messages
-    slice: str
-    spine: str
-    balls: tuple[BallDraft, ...]
-    description: str | None = None
-
-    def ball(self, ball_id: str) -> BallDraft:
-        return next(b for b in self.balls if b.id == ball_id)
 
 
 @dataclass(frozen=True)
@@ -368,36 +313,6 @@ class Checkpoint:
         )
 
 
-LeaseAction = Literal["take", "release"]
-
-
-@dataclass(frozen=True)
-class LeaseRecord:
-    """One half of an integrator lease on a spine (L9: one writer)."""
-
-    spine: str
-    lease: int
-    action: LeaseAction
-    holder: str
-    at: str
-    reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "kind": "lease", "format": 1, "spine": self.spine, "lease": self.lease,
-            "action": self.action, "holder": self.holder,
-            ("taken_at" if self.action == "take" else "released_at"): self.at,
-        }
-        if self.reason:
-            out["reason"] = self.reason
-        return out
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> LeaseRecord:
-        return cls(
-            spine=raw["spine"], lease=raw["lease"], action=raw["action"], holder=raw["holder"],
-            at=raw.get("taken_at") or raw.get("released_at") or "", reason=raw.get("reason"),
-        )
 
 
 @dataclass(frozen=True)
@@ -413,7 +328,9 @@ class Config:
     builder_timeout: float = 1800.0
     builder_identity: str | None = None
     signing_required: bool = False  # S1-S6, enforced by the server's pre-receive
-    tribunal: TribunalConfig = field(default_factory=TribunalConfig)
+    # the validated ``tribunal:`` mapping; ``tribunal`` builds it when asked, so a run that
+    # never convenes (the post-commit hook) never defines the tribunal's record types
+    tribunal_source: dict[str, Any] | None = field(default=None, hash=False)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Config:
@@ -427,8 +344,14 @@ class Config:
             builder_timeout=builder.get("timeout", 1800.0),
             builder_identity=builder.get("identity"),
             signing_required=bool((raw.get("signing") or {}).get("require", False)),
-            tribunal=TribunalConfig.from_dict(raw.get("tribunal")),
+            tribunal_source=raw.get("tribunal"),
         )
+
+    @property
+    def tribunal(self) -> TribunalConfig:
+        from leapgit.records.tribunal import TribunalConfig
+
+        return TribunalConfig.from_dict(self.tribunal_source)
 
     def ball_branch(self, slice_id: str, ball_id: str) -> str:
         return f"{self.ball_branch_prefix}/{slice_id}/{ball_id}"

@@ -12,12 +12,8 @@ from typing import Any
 
 from leapgit.errors import InvalidRecord, LeapError, RuleViolation, combine
 from leapgit.records import schema, yamlio
-from leapgit.records.types import (
-    INTEGRATOR,
-    BallDraft,
-    SliceDraft,
-    StampedScope,
-)
+from leapgit.records.drafts import BallDraft, SliceDraft
+from leapgit.records.types import INTEGRATOR, StampedScope
 from leapgit.slices.graph import find_cycle, waves
 from leapgit.slices.scope import ScopeError, TreeResolver
 

@@ -14,7 +14,8 @@ from leapgit.gitobj import oid
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Written
 from leapgit.records import schema, yamlio
-from leapgit.records.types import BallDraft, BallRecord, ScopeEntry, SliceDraft, StampedScope
+from leapgit.records.drafts import BallDraft, ScopeEntry, SliceDraft
+from leapgit.records.types import BallRecord, StampedScope
 from leapgit.slices.check import check_slice
 from leapgit.slices.scope import TreeResolver
 from leapgit.timeutil import now_iso

@@ -74,3 +74,42 @@ def test_no_fifth_round(fresh_world: World) -> None:
     assert "[L6]" in err and "round 4 cannot create round 5" in err
     assert "the round was not recorded" in err
     assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]
+
+
+def _hook_with_importtime(w: World, wt: Path) -> str:
+    """Run the installed post-commit's program on the commit just made, as the hook script
+    does, listing every module it imports."""
+    import subprocess
+    import sys
+
+    import leapgit.hookimpl.post_commit as program
+
+    hook = w.work / ".git" / "hooks" / "post-commit"
+    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", program.__file__,
+                           str(hook)], cwd=wt, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr
+
+
+def test_a_warm_round_records_without_a_yaml_parser_a_validator_or_filelock(
+        fresh_world: World) -> None:
+    """The hook's hot path (issue 3's < 0.6x pre-commit): once a ball's records are cached
+    by blob id, a round reads and writes the ledger with none of the three heavy imports."""
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    hooked_commit(wt, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 0))
+    write_files(wt, {"src/a.py": "A = 11\n"})
+    git("add", "-A", cwd=wt)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
+        round_message("a: eleven", 2, 0), cwd=wt)
+    err = _hook_with_importtime(w, wt)
+    assert "recorded round 2 of s1/a: outcome 0" in err
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in err.splitlines()
+              if line.startswith("import time:")}
+    assert "dulwich.repo" in loaded  # the listing is real
+    heavy = sorted(m for m in loaded
+                   if m.split(".")[0] in ("ruamel", "fastjsonschema", "filelock"))
+    assert heavy == []
+    [_, second] = receipts(w, "a")  # read back by the validating reader
+    assert (second.round, second.evidence, second.recorded_by) == (2, "a: eleven",
+                                                                    "post-commit")

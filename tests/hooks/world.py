@@ -12,7 +12,8 @@ from pathlib import Path
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
-from leapgit.records.types import Checkpoint, LeaseRecord, Provenance, Receipt, ThrowRecord
+from leapgit.records.leases import LeaseRecord
+from leapgit.records.types import Checkpoint, Provenance, Receipt, ThrowRecord
 from tests.support import IDENTITY, GitDaemon, git, leap, make_repo, write_files
 
 SLICE = "s1"

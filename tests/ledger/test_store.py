@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -99,3 +100,17 @@ def test_reading_with_plain_git_only(ledger_repo: Path) -> None:
     parsed = git("interpret-trailers", "--parse", cwd=ledger_repo, input=message.encode())
     assert "Leap-Slice: s" in parsed and "Leap-Record: slices/s/slice.yaml" in parsed
     assert git("show", "leap/ledger:slices/t/slice.yaml", cwd=ledger_repo) == "kind: slice"
+
+
+def test_the_reflog_names_the_writer_and_records_times_in_utc(ledger_repo: Path) -> None:
+    import re
+
+    from leapgit.timeutil import now_iso
+
+    env_name = git("config", "user.name", cwd=ledger_repo, check=False)
+    with Ledger(ledger_repo / ".git") as ledger:
+        ledger.append({"a.yaml": b"k: v\n"}, "add a")
+    line = git("reflog", "show", "-1", "--format=%gn|%gs", "leap/ledger", cwd=ledger_repo)
+    who = os.environ.get("GIT_COMMITTER_NAME") or env_name or "leapgit"
+    assert line.startswith(f"{who}|leap: add a")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", now_iso())

@@ -12,7 +12,8 @@ from pathlib import Path
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
-from leapgit.records.types import LeaseRecord, Provenance, Receipt, ThrowRecord
+from leapgit.records.leases import LeaseRecord
+from leapgit.records.types import Provenance, Receipt, ThrowRecord
 from leapgit.signing.policy import key_line
 from leapgit.signing.sign import Signer
 from tests.hooks.world import remote_refs, round_message, run_git

@@ -1,0 +1,77 @@
+"""The record cache (``ledger/recordcache.py``): records parsed and validated once, kept by
+blob id; a damaged entry costs a parse, never a wrong answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from leapgit.errors import InvalidRecord
+from leapgit.ledger import layout
+from leapgit.ledger.recordcache import RecordCache, blob_id
+from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
+from leapgit.records.types import ThrowRecord
+from tests.support import git, leap, make_repo
+
+BASE = "0" * 40
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=root).code == 0
+    rec = ThrowRecord("s", "b", 1, 1, BASE, "leap/ball/s/b", "2024-01-01T00:00:00Z")
+    with Ledger(root / ".git") as ledger:
+        ledger.append({layout.throw_path("s", "b", 1): yamlio.dumps(rec.to_dict())}, "throw")
+    return root
+
+
+def test_blob_id_is_gits(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"kind: x\n")
+    assert blob_id(b"kind: x\n") == git("hash-object", str(tmp_path / "f"), cwd=tmp_path)
+
+
+def test_a_cached_read_equals_a_validated_read_and_is_kept_by_blob(repo: Path) -> None:
+    path = layout.throw_path("s", "b", 1)
+    with Ledger(repo / ".git") as plain:
+        expected = plain.view().record(path)
+    with Ledger(repo / ".git", cache_records=True) as cached:
+        view = cached.view()
+        assert view.record(path) == expected
+        blob = view.blob_id(path)
+        assert blob is not None and cached.records is not None
+        assert cached.records.get(blob) == expected
+        assert view.record(path) == expected  # now from the cache
+
+
+def test_a_damaged_entry_is_parsed_again(repo: Path) -> None:
+    path = layout.throw_path("s", "b", 1)
+    with Ledger(repo / ".git", cache_records=True) as ledger:
+        view = ledger.view()
+        expected = view.record(path)
+        blob = view.blob_id(path)
+        assert blob is not None and ledger.records is not None
+        Path(ledger.records._path(blob)).write_text('["not", "a record"')
+        assert ledger.records.get(blob) is None
+        assert view.record(path) == expected
+        assert ledger.records.get(blob) == expected  # and written again
+
+
+def test_invalid_bytes_are_refused_every_time_and_never_cached(repo: Path) -> None:
+    bad = b"kind: throw\nformat: 1\n"  # a throw record missing its fields
+    with Ledger(repo / ".git", cache_records=True) as ledger:
+        ledger.append({"slices/s/bad.yaml": bad}, "a bad record")
+        view = ledger.view()
+        for _ in range(2):
+            with pytest.raises(InvalidRecord):
+                view.record("slices/s/bad.yaml")
+        assert ledger.records is not None and ledger.records.get(blob_id(bad)) is None
+
+
+def test_a_read_only_git_dir_still_reads(repo: Path, tmp_path: Path) -> None:
+    cache = RecordCache(tmp_path / "no-such-dir" / "x")
+    (tmp_path / "no-such-dir").write_text("a file where the folder would go")
+    cache.put("ab" * 20, {"kind": "x"})  # cannot write: says nothing, raises nothing
+    assert cache.get("ab" * 20) is None
