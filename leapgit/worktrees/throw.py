@@ -145,7 +145,28 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             raise Hold(f"nothing to throw in slice {slice_id}", rule="L5",
                        problems=[p for s in skipped for p in s.error.problems])
         thrown, commit = _place_and_record(ws, ledger, rec.slice, plans)
+    _warm_hook_cache(ws, slice_id, thrown)
     return ThrowResult(slice_id, base, tuple(thrown), tuple(skipped), commit)
+
+
+def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None:
+    """Parse and validate, once, what the post-commit hook reads on every round (the ball's
+    records, the ledger's root, the worktree's config), so its first round is as quick as
+    the next. Only a cache: a failure here costs the hook a parse, never the throw."""
+    from leapgit.ledger.recordcache import RecordCache
+    from leapgit.records.config import load_config
+
+    try:
+        for t in thrown:
+            if t.record.worktree:
+                load_config(Path(t.record.worktree), RecordCache(ws.paths.common_dir, "config"))
+        with Ledger(ws.paths.common_dir, ws.config.ledger_ref, cache_records=True) as ledger:
+            view = ledger.require()
+            for t in thrown:
+                for path in view.walk(layout.ball_dir(slice_id, t.record.ball)):
+                    view.record(path)
+    except LeapError:
+        pass
 
 
 def _place_and_record(

@@ -94,3 +94,28 @@ def test_bad_input(diamond: Path) -> None:
     r = leap("throw", "dia", "--ball", "Z", cwd=diamond)
     assert r.code == 2 and "slice 'dia' has no ball 'Z'" in r.err
     assert "Traceback" not in r.err
+
+
+def test_a_throw_readies_the_hooks_cache_so_round_one_is_quick(diamond: Path) -> None:
+    """The post-commit hook's first round reads what `leap throw` already parsed: no YAML
+    parser, schema validator or filelock is loaded (issue 3's hot path)."""
+    import subprocess
+    import sys
+
+    import leapgit.hookimpl.post_commit as program
+
+    assert leap("throw", "dia", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    write_files(wt, {"src/a.py": "A = 10\n"})
+    git("add", "-A", cwd=wt)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
+        "a: ten\n\nLeap-Round: 1\nLeap-Outcome: 0\n", cwd=wt)
+    hook = diamond / ".git" / "hooks" / "post-commit"
+    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", program.__file__,
+                           str(hook)], cwd=wt, capture_output=True, text=True, check=False)
+    assert "recorded round 1 of dia/A: outcome 0" in proc.stderr, proc.stderr
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "dulwich.repo" in loaded
+    assert sorted(m for m in loaded
+                  if m.split(".")[0] in ("ruamel", "fastjsonschema", "filelock")) == []
