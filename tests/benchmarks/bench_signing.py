@@ -55,7 +55,7 @@ def prepare(base: Path, daemon: GitDaemon) -> tuple[SignedWorld, list[str], list
     old_main = git("rev-parse", "main", cwd=w.work)
     for b in MERGED:
         w.receipt(b, "bob", claim=True)
-        w.receipt(b, "carol", claim=False, candidate=trees[b], round_no=2)
+        w.grade(b, "carol", trees[b])  # the score, red and tribunal records: one commit
     for b in EXTRA:
         w.throw(b)
         w.receipt(b, "alice", claim=True, outcome=0)
