@@ -15,6 +15,7 @@ class Refusal:
     path: str | None
     message: str
     hint: str
+    kind: str = ""  # what went wrong, stable for machines (the signature audit's kinds)
 
     def line(self) -> str:
         at = self.commit[:12] if self.commit else "-"
