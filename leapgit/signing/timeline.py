@@ -10,7 +10,8 @@ line. So:
   it, or any ledger commit before it, names: its **floor**;
 - a spine commit landed before the first ledger commit whose floor reaches it; and since a
   spine commit lands only under an open lease (L9), it is **placed** after the last ledger
-  commit before that point at which a lease on the spine was open (else right before it).
+  commit before that point at which a lease on the spine was open (the lease its merge
+  record names, when one does), else right before that point.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class LedgerStep:
     commit: Commit
     paths: tuple[str, ...]  # the records it added
     floor: int | None  # index on the spine line of the newest spine commit it follows
-    lease_open: bool  # a lease on the spine is open once it landed
+    leases: frozenset[str]  # the leases on the spine open once it landed
 
 
 @dataclass
@@ -83,6 +84,7 @@ def build(store: BaseObjectStore, spine_tip: str | None, ledger_tip: str | None,
     steps: list[LedgerStep] = []
     floor: int | None = None
     open_leases: set[str] = set()
+    under: dict[int, str] = {}  # spine index -> the lease its merge record names
     line = reversed(list(ledger_line(store, ledger_tip))) if ledger_tip else iter(())
     for commit in line:
         added = _added(store, commit)
@@ -90,10 +92,12 @@ def build(store: BaseObjectStore, spine_tip: str | None, ledger_tip: str | None,
         for path, data in added:
             named.extend(index[s] for s in _SHA.findall(data) if s in index)
             _lease_event(path, spine, open_leases)
+            _merge_lease(path, data, spine, index, under)
         if named:
             floor = max(named) if floor is None else max(floor, *named)
-        steps.append(LedgerStep(commit, tuple(p for p, _ in added), floor, bool(open_leases)))
-    return Timeline(epochs, steps, _placements(epochs, steps))
+        steps.append(LedgerStep(commit, tuple(p for p, _ in added), floor,
+                                frozenset(open_leases)))
+    return Timeline(epochs, steps, _placements(epochs, steps, under))
 
 
 def _added(store: BaseObjectStore, commit: Commit) -> list[tuple[str, bytes]]:
@@ -110,18 +114,49 @@ def _lease_event(path: str, spine: str, open_leases: set[str]) -> None:
         open_leases.discard(found["n"])
 
 
-def _placements(epochs: list[PolicyEpoch], steps: list[LedgerStep]) -> list[int]:
+def _merge_lease(path: str, data: bytes, spine: str, index: dict[bytes, int],
+                 under: dict[int, str]) -> None:
+    """A merge record names the lease its merges landed under (a merge stopped after the
+    push may be recorded after the lease went back, under another integrator's)."""
+    from leapgit.errors import LeapError
+    from leapgit.records import yamlio
+
+    if not (path.startswith("slices/") and path.endswith("/merge.yaml")):
+        return
+    try:
+        raw = yamlio.loads(data, path)
+    except LeapError:
+        return
+    if not isinstance(raw, dict) or raw.get("kind") != "merge" or raw.get("spine") != spine:
+        return
+    merges = raw.get("merges")
+    named = [m.get("commit") for m in merges if isinstance(m, dict)] \
+        if isinstance(merges, list) else []
+    named.append(raw.get("tip"))
+    for sha in named:
+        if isinstance(sha, str) and sha.encode() in index:
+            under.setdefault(index[sha.encode()], str(raw.get("lease")))
+
+
+def _placements(epochs: list[PolicyEpoch], steps: list[LedgerStep],
+                under: dict[int, str]) -> list[int]:
     placed: list[int] = []
     upper = 0
     for index in range(len(epochs)):
         while upper < len(steps) and not _reaches(steps[upper], index):
             upper += 1
         low = placed[-1] if placed else 0
-        # position p: p ledger commits landed before it; the lease state is commit p - 1's
-        at = next((p for p in range(upper, low - 1, -1) if p > 0 and steps[p - 1].lease_open),
-                  upper)
-        placed.append(at)
+        placed.append(_last_open(steps, low, upper, under.get(index)))
     return placed
+
+
+def _last_open(steps: list[LedgerStep], low: int, upper: int, lease: str | None) -> int:
+    """The last position in [low, upper] at which the lease (its own, when a merge record
+    names it; else any) was open. Position p: p ledger commits landed before it."""
+    for p in range(upper, low - 1, -1):
+        if p > 0 and (lease in steps[p - 1].leases if lease else steps[p - 1].leases):
+            return p
+    return upper
 
 
 def _reaches(step: LedgerStep, index: int) -> bool:

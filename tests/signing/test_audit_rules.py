@@ -111,3 +111,31 @@ def test_the_audit_finds_a_policy_change_no_admin_signed(fresh: SignedWorld) -> 
     assert [f["commit"] for f in s6] == [merge], text
     assert "a policy change not signed by an admin key" in s6[0]["message"]
     assert f"spine  {merge[:12]}  policy-change" in text
+
+
+def test_a_merge_recorded_after_its_lease_was_given_back_keeps_its_own_lease(
+        fresh: SignedWorld) -> None:
+    # a stop after the push gives the lease back before the merge record is written (the
+    # merge resumes later); by then another integrator holds the next lease. The merge
+    # landed under lease 1, which its record names: no S5 finding against irene's lease.
+    from leapgit.ledger import layout
+    from leapgit.records import yamlio
+
+    w = fresh
+    tree = w.build("b", {"src/b.py": "B = 20\n"}, "bob")
+    w.grade("b", "carol", tree)
+    w.lease("ivan")
+    merge = w.merge("b", "ivan")
+    w.lease("ivan", action="release")
+    w.lease("irene", number=2, holder="irene")
+    record = {"kind": "merge", "format": 1, "slice": SLICE, "spine": "main", "lease": 1,
+              "holder": "ivan", "base": w.base, "tip": merge,
+              "merges": [{"ball": "b", "commit": merge, "candidate": tree,
+                          "candidate_commit": git("rev-parse", f"{merge}^2", cwd=w.work),
+                          "run_id": "t-pass-b", "score": 1}],
+              "aggregate": {"run_id": "t-agg", "outcome": "pass", "tree": tree},
+              "tests": [], "remote": None, "recorded_at": "2024-01-01T00:00:00Z"}
+    w.append({layout.merge_path(SLICE): yamlio.dumps(record)}, "ivan", "merge record")
+    code, found, text = findings(w)
+    assert code == 0, text
+    assert [f["fingerprint"] for f in found if f["commit"] == merge] == [fp(w, "ivan")]
