@@ -214,6 +214,7 @@ def prune_lines(lines: list[PruneLine]) -> list[str]:
 
 def signature_audit_lines(a: SignatureAudit) -> list[str]:
     out = [f"{f.branch:<6} {f.commit[:12]}  {f.kind:<15} {f.message}"
+           + (f"  ({f.rule})" if f.rule else "")
            + (f"  [{', '.join(f.paths[:3])}{' ...' if len(f.paths) > 3 else ''}]"
               if f.paths else "")
            for f in a.findings if not f.ok]

@@ -34,5 +34,5 @@ def audit_signatures_command(start: Path | str = ".", require: bool = False) -> 
     ws = open_workspace(start)
     with ws.ledger() as ledger:
         ledger.require()
-        found = audit_signatures(ledger.repo, ws.config.ledger_ref, ws.config.spine)
+        found = audit_signatures(ledger.repo, ws.config)
     return SignatureAudit(tuple(found), require or ws.config.signing_required)

@@ -27,8 +27,10 @@ def check(data: bytes) -> int:
         problem = str(exc)
     with open_receiving_repo(Path(os.environ.get("GIT_DIR", ".")).resolve()) as repo:
         objects = Objects(repo)
-        ctx = PushContext(objects, server_config(objects), tuple(updates), pusher, problem,
-                          authority=True)
+        notes: list[str] = []
+        config = server_config(objects, notes)
+        ctx = PushContext(objects, config, tuple(updates), pusher, problem, authority=True,
+                          notes=notes)
         refusals = check_push(ctx)
     for line in report_lines(HOOK, refusals, ctx.notes):
         print(line, file=sys.stderr)

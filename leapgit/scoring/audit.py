@@ -31,17 +31,17 @@ def _audit_signatures(repo: object, ws: Workspace, require: bool, report: AuditR
     from leapgit.scoring.audit_model import Violation
     from leapgit.signing.audit import audit_signatures
 
-    findings = audit_signatures(repo, ws.config.ledger_ref, ws.config.spine)  # type: ignore[arg-type]
+    findings = audit_signatures(repo, ws.config)  # type: ignore[arg-type]
     report.count("signatures", len(findings))
     unsigned = [f for f in findings if f.unsigned]
     if unsigned:
-        report.notes.append(f"{len(unsigned)} of {len(findings)} ledger commit(s) and spine "
-                            "merge(s) are unsigned" + (" (signatures are required)" if require
-                                                       else ""))
+        report.notes.append(f"{len(unsigned)} of {len(findings)} signature finding(s) (ledger "
+                            "commits, spine commits, rounds) are unsigned" +
+                            (" (signatures are required)" if require else ""))
     for f in findings:
         if not f.ok and (require or not f.unsigned):
-            report.add(Violation("signatures", f.branch, f"{f.kind}: {f.message}", f.commit,
-                                 ", ".join(f.paths[:3]) or None))
+            report.add(Violation("signatures", f.branch, f"{f.kind} ({f.rule or 'S1'}): "
+                                 f"{f.message}", f.commit, ", ".join(f.paths[:3]) or None))
 
 
 def lines(report: AuditReport) -> list[str]:

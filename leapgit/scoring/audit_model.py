@@ -27,9 +27,9 @@ CHECKS: dict[str, tuple[str, str]] = {
     "spine-traced": ("L8", "every spine commit since a slice's base is an integration "
                      "merge of a passed ball"),
     "one-integrator": ("L9", "at most one integrator lease is open on the spine"),
-    "signatures": ("S1", "every signed ledger commit and spine merge verifies against the "
-                   "signer policy in force when it was made (unsigned ones too, when "
-                   "signatures are required)"),
+    "signatures": ("S1", "every ledger commit, spine commit and round passes the "
+                   "server's signature rules under the policy in force where it landed "
+                   "(unsigned ones too, when signatures are required)"),
 }
 
 

@@ -13,10 +13,14 @@ Server rules (``hookimpl/rules/signatures.py``), enforced when the spine's confi
 - **S2 known key**: the key is in the policy and valid at the commit's time and at the push.
 - **S3 role**: the key holds the role the record kind needs (``roles.RECORD_ROLES``).
 - **S4 the builder never grades itself** (L7, L9, T4; L3 the thrower never grades): a
-  grading record for a ball signed by a key that signed one of its rounds or its throw.
+  grading record for a ball signed by a key that signed one of its rounds or its throw,
+  or by another key of the same person (the same principal name).
 - **S5 one integrator key** (L9): the lease and every spine merge under it, one key.
 - **S6 admin changes the policy**: new bytes of ``.leap/allowed_signers`` or
   ``.leap/config.yaml`` on the spine were signed by an admin key.
+
+``leap audit-signatures`` replays the history through the same rules (``replay``), each
+commit under the policy in force where it landed, read from the topology (``timeline``).
 """
 
 from __future__ import annotations

@@ -1,40 +1,49 @@
-"""Audit every signature in the history against the policy in force when it was made.
+"""Audit every signature in the history with the rules pre-receive runs (S1-S6), each
+commit judged where it landed, by the policy then in force (``replay``, ``timeline``).
 
-The policy in force at a time is the one the spine's first-parent line held at its newest
-commit not later than that time (``history.in_force``): a key retired later still passes
-for what it signed while valid. What was signed before any policy reached the spine is
-judged by the first policy. Each ledger commit is checked for S1 (signed, bytes intact),
-S2 (key known and valid at the commit's time) and S3 (the role its records need); each
-spine merge for S1-S3 as an integrator, against the policy of its first parent.
+Which policy was in force is read from the topology, never from a committer time alone:
+a ledger commit is judged by the newest spine commit it provably follows, or a later one
+its time names, never an earlier one. Key lifetimes (``valid-after``/``valid-before``,
+S2) can only be read against the committer time, so the clock itself is audited: a signed
+commit dated before what it provably follows (its parent; for a ledger commit, also the
+spine commit its floor names), or after the audit's own clock, is a finding, beyond
+``CLOCK_SKEW`` seconds of honest drift between machines.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from leapgit.signing import roles
-from leapgit.signing.history import PolicyEpoch, added_records, in_force, spine_epochs
-from leapgit.signing.policy import Policy
-from leapgit.signing.verify import SignatureProblem, signature_of, standing
+from leapgit.signing.history import added_records
 
 if TYPE_CHECKING:
-    from dulwich.objects import Commit
     from dulwich.repo import Repo
+
+    from leapgit.hookimpl.rules.refusal import Refusal
+    from leapgit.records.types import Config
+    from leapgit.signing.replay import Judged
 
 OK = "ok"
 MISSING_ROLE = "missing-role"
 BAD_POLICY = "bad-policy"
+TIME_BACKWARDS = "time-backwards"
+TIME_FUTURE = "time-future"
+CLOCK_SKEW = 300  # seconds: clocks of honest machines drift; a forged time hides within it
+_KINDS = {"S1": "bad-signature", "S2": "unknown-key", "S3": MISSING_ROLE, "S4": "self-graded",
+          "S5": "two-integrators", "S6": "policy-change"}
 
 
 @dataclass(frozen=True)
 class SignatureFinding:
     commit: str
-    branch: str  # "ledger" or "spine"
+    branch: str  # "ledger", "spine" or "round"
     kind: str  # ok, unsigned, bad-signature, content-altered, unknown-key, expired-key, ...
     message: str
     fingerprint: str | None = None
     paths: tuple[str, ...] = ()
+    rule: str = ""
 
     @property
     def ok(self) -> bool:
@@ -46,18 +55,8 @@ class SignatureFinding:
 
     def to_json(self) -> dict[str, Any]:
         return {"commit": self.commit, "branch": self.branch, "kind": self.kind,
-                "fingerprint": self.fingerprint, "paths": list(self.paths),
+                "rule": self.rule, "fingerprint": self.fingerprint, "paths": list(self.paths),
                 "message": self.message}
-
-
-def _load(data: bytes, path: str) -> object:
-    from leapgit.errors import LeapError
-    from leapgit.records import yamlio
-
-    try:
-        return yamlio.loads(data, path)
-    except LeapError:
-        return None
 
 
 def _tip(repo: Repo, ref: str) -> str | None:
@@ -69,68 +68,100 @@ def _tip(repo: Repo, ref: str) -> str | None:
         return None
 
 
-def audit_signatures(repo: Repo, ledger_ref: str, spine: str) -> list[SignatureFinding]:
-    """One finding per ledger commit and per spine merge, oldest first."""
-    from dulwich.walk import ORDER_TOPO, Walker
+def audit_signatures(repo: Repo, config: Config, now: int | None = None,
+                     ) -> list[SignatureFinding]:
+    """Findings for every judged commit (ledger, spine, rounds) in the order they landed."""
+    from leapgit.signing.replay import replay
 
-    store = repo.object_store
-    spine_ref = spine if spine.startswith("refs/") else f"refs/heads/{spine}"
-    epochs = spine_epochs(store, _tip(repo, spine_ref))
+    clock = int(time.time()) if now is None else now
+    judged = replay(repo, config)
     out: list[SignatureFinding] = []
-    tip = _tip(repo, ledger_ref)
-    if tip is not None:
-        for entry in Walker(store, [tip.encode()], order=ORDER_TOPO,  # type: ignore[list-item]
-                            reverse=True):
-            out.append(_ledger_finding(repo, entry.commit, epochs))
-    for index, epoch in enumerate(epochs):
-        commit: Commit = store[epoch.commit.encode()]  # type: ignore[index,assignment]
-        if epoch.problem is not None and (index == 0 or
-                                          epochs[index - 1].problem != epoch.problem):
-            out.append(SignatureFinding(epoch.commit, "spine", BAD_POLICY, f"the policy "
-                                        f"this spine commit put in force does not parse: "
-                                        f"{epoch.problem}"))
-        if len(commit.parents) == 2 and index > 0:
-            out.append(_judge(commit, "spine", epochs[index - 1],
-                              [("", frozenset({roles.INTEGRATOR}), "a spine merge")]))
+    for j in judged:
+        out.extend(_findings(j))
+        out.extend(_clock(j, clock))
+    out.extend(_unjudged_policies(repo, config, {j.commit.id for j in judged}))
     return out
 
 
-def _ledger_finding(repo: Repo, commit: Commit, epochs: list[PolicyEpoch]) -> SignatureFinding:
-    records = [(p, r) for p, r in added_records(repo.object_store, commit, _load)
-               if isinstance(r, dict)]
-    needs = [(p, roles.roles_for(r), f"a {roles.record_key(r)} record") for p, r in records]
-    return _judge(commit, "ledger", None, needs, epochs)
+def _findings(j: Judged) -> list[SignatureFinding]:
+    from leapgit.signing.verify import signer_fingerprint
+
+    sha = j.commit.id.decode()
+    fp = signer_fingerprint(j.commit)
+    paths = j.paths
+    if j.problem is not None:
+        at = j.epoch.commit[:12] if j.epoch else "-"
+        return [SignatureFinding(sha, j.branch, BAD_POLICY, f"signed while the policy of "
+                                 f"spine commit {at} was in force, which does not parse: "
+                                 f"{j.problem}", fp, paths, "S6")]
+    if j.refusals:
+        return [_refused(j, r, fp, paths) for r in j.refusals]
+    names = sorted({n for k in j.policy.entries(fp) for n in k.names}) \
+        if j.policy is not None and fp else []
+    return [SignatureFinding(sha, j.branch, OK, f"signed by key {fp} "
+                             f"({','.join(names) or 'no name'})", fp, paths)]
 
 
-def _judge(commit: Commit, branch: str, epoch: PolicyEpoch | None,
-           needs: list[tuple[str, frozenset[str], str]],
-           epochs: list[PolicyEpoch] | None = None) -> SignatureFinding:
-    sha = commit.id.decode()
-    paths = tuple(p for p, _, _ in needs if p)
-    try:
-        sig = signature_of(commit)
-        if epochs is not None:
-            epoch = in_force(epochs, sig.when)
-            if epoch is None or (epoch.policy is None and epoch.problem is None):
-                # signed before the first policy reached the spine (`leap init --signing`
-                # signs the ledger's root before the policy is committed): the first policy
-                epoch = next((e for e in epochs if e.policy is not None), epoch)
-        if epoch is not None and epoch.problem is not None:
-            return SignatureFinding(sha, branch, BAD_POLICY, f"signed while the policy of "
-                                    f"spine commit {epoch.commit[:12]} was in force, which "
-                                    f"does not parse: {epoch.problem}", sig.fingerprint, paths)
-        policy = epoch.policy if epoch is not None and epoch.policy else Policy(
-            source="(no policy in force on the spine at the time)")
-        who = standing(policy, sig)
-    except SignatureProblem as exc:
-        return SignatureFinding(sha, branch, exc.kind, exc.reason, exc.fingerprint, paths)
-    for _path, need, what in needs:
-        if not who.roles & need:
-            return SignatureFinding(
-                sha, branch, MISSING_ROLE, f"{what} signed by {who.who()}, which lacked role "
-                f"{' or '.join(sorted(need))} under the policy of spine commit "
-                f"{epoch.commit[:12] if epoch else '-'}", who.fingerprint, paths)
-    return SignatureFinding(sha, branch, OK, f"signed by {who.who()}", who.fingerprint, paths)
+def _refused(j: Judged, r: Refusal, fp: str | None, paths: tuple[str, ...],
+             ) -> SignatureFinding:
+    kind = r.kind or _KINDS.get(r.rule, r.rule)
+    return SignatureFinding(j.commit.id.decode(), j.branch, kind, r.message, fp,
+                            (r.path,) if r.path else paths, r.rule)
+
+
+def _clock(j: Judged, now: int) -> list[SignatureFinding]:
+    """S2 reads key lifetimes against the committer time: a signed commit's time must not
+    run backwards from what it provably follows, nor ahead of the audit's clock."""
+    from leapgit.signing.verify import signer_fingerprint
+
+    fp = signer_fingerprint(j.commit)
+    if fp is None:
+        return []  # an unsigned commit claims no key lifetime
+    sha, when = j.commit.id.decode(), int(j.commit.commit_time)
+    out = []
+    for before in j.follows:
+        if when < int(before.commit_time) - CLOCK_SKEW:
+            what = "its parent" if before.id in j.commit.parents else "spine commit"
+            out.append(SignatureFinding(
+                sha, j.branch, TIME_BACKWARDS, f"dated {_iso(when)}, "
+                f"{_span(int(before.commit_time) - when)} before {what} "
+                f"{before.id.decode()[:12]} it provably follows: a forged (back-dated) "
+                "committer time, or a clock far off; key lifetimes were read against it",
+                fp, (), "S2"))
+    if when > now + CLOCK_SKEW:
+        out.append(SignatureFinding(sha, j.branch, TIME_FUTURE, f"dated {_iso(when)}, "
+                                    f"{_span(when - now)} after this audit's clock: a forged "
+                                    "(forward-dated) committer time, or a clock far off",
+                                    fp, (), "S2"))
+    return out
+
+
+def _unjudged_policies(repo: Repo, config: Config, judged: set[bytes],
+                       ) -> list[SignatureFinding]:
+    """A policy that does not parse, put in force by a spine commit no rule judged (the
+    first policy, or one that arrived while none was in force)."""
+    from leapgit.signing.history import spine_epochs
+
+    epochs = spine_epochs(repo.object_store, _tip(repo, f"refs/heads/{config.spine}"))
+    out = []
+    for index, epoch in enumerate(epochs):
+        if epoch.problem is None or epoch.commit.encode() in judged:
+            continue
+        if index == 0 or epochs[index - 1].problem != epoch.problem:
+            out.append(SignatureFinding(epoch.commit, "spine", BAD_POLICY, f"the policy this "
+                                        f"spine commit put in force does not parse: "
+                                        f"{epoch.problem}", rule="S6"))
+    return out
+
+
+def _iso(when: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+
+
+def _span(seconds: int) -> str:
+    if seconds >= 7200:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 60} min" if seconds >= 120 else f"{seconds} s"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""The policy in git: read at a tree, over the spine's history (the policy in force at a
-time), and which ledger commit added a record (its signer acted for it)."""
+"""The policy in git: read at a tree, along the spine's first-parent line (one epoch per
+commit: ``timeline`` decides which was in force for a record), and which ledger commit
+added a record (its signer acted for it)."""
 
 from __future__ import annotations
 
@@ -68,16 +69,6 @@ def spine_epochs(store: BaseObjectStore, tip: str | None) -> list[PolicyEpoch]:
     return out
 
 
-def in_force(epochs: list[PolicyEpoch], when: int) -> PolicyEpoch | None:
-    """The epoch whose policy was in force at ``when``: the newest spine commit not later."""
-    found = None
-    for epoch in epochs:
-        if epoch.since > when:
-            break
-        found = epoch
-    return found
-
-
 def ledger_line(store: BaseObjectStore, tip: str) -> Iterator[Commit]:
     """The ledger's commits, newest first (it is linear: the server refuses merges, L8)."""
     sha: bytes | None = oid(tip)
@@ -111,12 +102,36 @@ def adding_commit(store: BaseObjectStore, tip: str, path: str) -> Commit | None:
     return None
 
 
+_added: dict[bytes, list[tuple[str, bytes]]] = {}  # commit id -> its added (path, blob id)
+_ADDED_MAX = 65536
+
+
+def added_blobs(store: BaseObjectStore, commit: Commit) -> list[tuple[str, bytes]]:
+    """(path, blob id) for every file ``commit`` added to its first parent's tree; a
+    commit id names its trees, so the answer is cached (the audit asks several rules)."""
+    from dulwich.diff_tree import tree_changes
+
+    found = _added.get(commit.id)
+    if found is None:
+        parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
+        found = [((c.new.path or b"").decode("utf-8", "surrogateescape"), c.new.sha)
+                 for c in tree_changes(store, parent, commit.tree)
+                 if c.type == "add" and c.new is not None and c.new.sha]
+        if len(_added) > _ADDED_MAX:
+            _added.clear()
+        _added[commit.id] = found
+    return found
+
+
 def added_under(store: BaseObjectStore, commit: Commit, folder: str,
                 load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
     """Like ``added_records``, but only below ``folder``; a commit that left the folder's
     tree as it was costs two lookups, not a diff."""
     from dulwich.diff_tree import tree_changes
 
+    if commit.id in _added:
+        return [(p, load(store[oid(sha)].as_raw_string(), p)) for p, sha in _added[commit.id]
+                if p.startswith(folder + "/")]
     parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
     new, old = _entry(store, commit.tree, folder), _entry(store, parent, folder)
     if new is None or new == old:
@@ -132,12 +147,4 @@ def added_under(store: BaseObjectStore, commit: Commit, folder: str,
 def added_records(store: BaseObjectStore, commit: Commit,
                   load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
     """(path, loaded record) for every file ``commit`` added to its first parent's tree."""
-    from dulwich.diff_tree import tree_changes
-
-    parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
-    out = []
-    for change in tree_changes(store, parent, commit.tree):
-        if change.type == "add" and change.new is not None and change.new.sha:
-            path = (change.new.path or b"").decode("utf-8", "surrogateescape")
-            out.append((path, load(store[change.new.sha].as_raw_string(), path)))
-    return out
+    return [(p, load(store[oid(sha)].as_raw_string(), p)) for p, sha in added_blobs(store, commit)]

@@ -9,7 +9,9 @@ config requires signatures. Measured in one run, medians of RUNS:
 2. in-process: every push rule, and the signature rules alone (cold verification cache),
    giving the cost per signature;
 3. the anchor: ``git verify-commit`` over the same 55 commits with the same policy as
-   ``gpg.ssh.allowedSignersFile`` (one process for all, and one process per commit).
+   ``gpg.ssh.allowedSignersFile`` (one process for all, and one process per commit);
+4. the audit of the whole history in the clone (``audit_signatures``: S1-S6 replayed per
+   landed commit, the rounds too), cold (every signature verified) and warm (cached).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def prepare(base: Path, daemon: GitDaemon) -> tuple[SignedWorld, list[str], list
     old_main = git("rev-parse", "main", cwd=w.work)
     for b in MERGED:
         w.receipt(b, "bob", claim=True)
-        w.receipt(b, "carol", claim=False, candidate=trees[b], round_no=2)
+        w.grade(b, "carol", trees[b])  # the score, red and tribunal records: one commit
     for b in EXTRA:
         w.throw(b)
         w.receipt(b, "alice", claim=True, outcome=0)
@@ -126,6 +128,23 @@ def main() -> None:
                 for sha in commits:
                     verify.signature_of(repo[sha.encode()])  # type: ignore[arg-type]
 
+        from leapgit.records.config import load_config
+        from leapgit.signing.audit import audit_signatures
+
+        audited: list[int] = []
+
+        def audit(cold: bool) -> Callable[[], None]:
+            def run() -> None:
+                if cold:
+                    verify._checked.clear()
+                with Repo(str(w.work)) as repo:
+                    found = audit_signatures(repo, load_config(w.work))
+                assert all(f.ok for f in found), [f for f in found if not f.ok]
+                audited[:] = [len(found)]
+            return run
+
+        audit_cold = median(audit(True))
+        audit_warm = median(audit(False))
         serial_s = median(serial)
         hook_s = median(process)
         rules_s = median(in_process(check_push))  # type: ignore[arg-type]
@@ -147,6 +166,9 @@ def main() -> None:
               f"= {git_each / n * 1000:.2f} ms a signature")
         print(f"  ratio: leapgit signature rules / git verify-commit (one process) = "
               f"{sig_s / git_all:.2f}")
+        print(f"  audit of the whole history ({audited[0]} commits judged), cold "
+              f"{audit_cold * 1000:8.1f} ms, warm {audit_warm * 1000:8.1f} ms "
+              f"= {audit_warm / audited[0] * 1000:.2f} ms a commit besides its signature")
 
 
 if __name__ == "__main__":

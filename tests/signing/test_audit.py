@@ -32,6 +32,13 @@ def _at(mp: pytest.MonkeyPatch, when: int) -> dict[str, str]:
     return {"GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date}
 
 
+def _admin_commit(repo: Path, key: Path, message: str) -> str:
+    """A spine commit signed by an admin (S6: the audit judges every policy change)."""
+    git("-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "commit", "-S", "-qam",
+        message, cwd=repo)
+    return git("rev-parse", "HEAD", cwd=repo)
+
+
 def _claim(repo: Path, key: Path | None, ball: str, round_no: int = 1) -> str:
     rec = Receipt("s1", ball, 1, round_no, 0, "test", "2024-01-01T00:00:00Z", claim=True)
     with Ledger(repo / ".git", signer=Signer(str(key)) if key else None) as ledger:
@@ -78,7 +85,7 @@ def history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict
     v2 = {**{n: p for n, p in v1.items() if n != "ulla"}, "nick": ["builder:nick"]}
     _at(monkeypatch, NOW - 2 * HOUR)
     write_files(repo, {".leap/allowed_signers": policy_text(keys, v2, {"olga": retire})})
-    git("commit", "-qam", "policy v2: retire olga and ulla, add nick", cwd=repo)
+    _admin_commit(repo, keys["root"], "policy v2: retire olga and ulla, add nick")
     monkeypatch.delenv("GIT_COMMITTER_DATE")
     monkeypatch.delenv("GIT_AUTHOR_DATE")
     return repo, keys
@@ -89,7 +96,7 @@ def test_retired_and_current_keys_pass_the_audit(history: tuple[Path, dict[str, 
     _claim(repo, keys["nick"], "a", 2)  # the current key, now
     result = leap("audit-signatures", cwd=repo)
     assert result.code == 0, result
-    assert "signatures: 6 of 6 good, 0 unsigned, 0 bad" in result.out
+    assert "signatures: 7 of 7 good, 0 unsigned, 0 bad" in result.out  # 6 ledger, 1 spine
     result = leap("audit-signatures", "--require-signatures", "--json", cwd=repo)
     assert result.code == 0, result
     signers = {f["fingerprint"] for f in json.loads(result.out)["findings"] if f["kind"] == "ok"}
@@ -126,14 +133,79 @@ def test_a_bad_historical_policy_is_a_finding_not_a_failed_audit(
     repo, keys = history
     good = (repo / ".leap/allowed_signers").read_text()
     write_files(repo, {".leap/allowed_signers": good + "builder:eve not-a-key\n"})
-    git("commit", "-qam", "policy v3: broken", cwd=repo)
-    bad = git("rev-parse", "HEAD", cwd=repo)
+    bad = _admin_commit(repo, keys["root"], "policy v3: broken")
     write_files(repo, {".leap/allowed_signers": good})
-    git("commit", "-qam", "policy v4: fixed", cwd=repo)
+    fix = _admin_commit(repo, keys["root"], "policy v4: fixed")
     time.sleep(1)
     _claim(repo, keys["nick"], "a", 2)  # judged under v4
     result = leap("audit-signatures", cwd=repo)
     assert result.code == 1, result
     assert f"spine  {bad[:12]}  bad-policy" in result.out
     assert f"line {len(good.splitlines()) + 1}:" in result.out
-    assert "signatures: 6 of 7 good" in result.out, result.out
+    # the fix was made while no policy could be read: named, not judged
+    assert f"spine  {fix[:12]}  bad-policy" in result.out
+    assert "signatures: 7 of 9 good" in result.out, result.out
+
+
+def test_an_empty_ledger_commit_needs_an_admin_in_the_audit_too(
+        history: tuple[Path, dict[str, Path]]) -> None:
+    # the same rule as pre-receive's (S3): a commit that adds no record acts as an admin
+    repo, keys = history
+    sha = git("-c", "gpg.format=ssh", "-c", f"user.signingkey={keys['ivan']}", "commit-tree",
+              "-S", "-p", "leap/ledger", "-m", "nothing", "leap/ledger^{tree}", cwd=repo)
+    git("update-ref", "refs/heads/leap/ledger", sha, cwd=repo)
+    result = leap("audit-signatures", cwd=repo)
+    assert result.code == 1, result
+    assert f"ledger {sha[:12]}  missing-role    a ledger commit signed by key " in result.out
+    assert "(ivan), which lacks role admin (holds: integrator)" in result.out
+
+
+def _throw_on(repo: Path, key: Path, base: str, episode: int = 2) -> str:
+    """A throw of ball a whose base is ``base``: the ledger names that spine commit, so
+    every later ledger commit provably came after it."""
+    from leapgit.records.types import ThrowRecord
+
+    rec = ThrowRecord("s1", "a", episode, 1, base, "leap/ball/s1/a", "2024-01-01T00:00:00Z")
+    with Ledger(repo / ".git", signer=Signer(str(key))) as ledger:
+        return ledger.append({layout.throw_path("s1", "a", episode): yamlio.dumps(
+            rec.to_dict())}, f"throw a (episode {episode})").commit
+
+
+def test_a_back_dated_record_by_a_removed_key_is_judged_by_the_policy_it_followed(
+        history: tuple[Path, dict[str, Path]], monkeypatch: pytest.MonkeyPatch) -> None:
+    # ulla left the policy in v2. She signs after v2 landed and the ledger named it, with
+    # her clock set back to before v2: the committer time says v1, the topology says v2.
+    repo, keys = history
+    _throw_on(repo, keys["ivan"], git("rev-parse", "HEAD", cwd=repo))
+    _at(monkeypatch, NOW - 3 * HOUR + 60)
+    forged = _claim(repo, keys["ulla"], "b", 2)
+    result = leap("audit-signatures", cwd=repo)
+    assert result.code == 1, result
+    assert f"ledger {forged[:12]}  unknown-key" in result.out
+    assert f"ledger {forged[:12]}  time-backwards" in result.out
+    assert "its parent" in result.out
+
+
+def test_a_back_dated_record_within_a_retired_keys_lifetime_is_a_time_finding(
+        history: tuple[Path, dict[str, Path]], monkeypatch: pytest.MonkeyPatch) -> None:
+    # olga's key is retired (valid-before, 2.5 hours ago). Her clock set back to 3 hours
+    # ago makes the signature look valid; only the order of times can tell.
+    repo, keys = history
+    _claim(repo, keys["nick"], "a", 2)
+    _at(monkeypatch, NOW - 3 * HOUR + 60)
+    forged = _claim(repo, keys["olga"], "b", 2)
+    result = leap("audit-signatures", "--json", cwd=repo)
+    assert result.code == 1, result
+    kinds = {(f["commit"], f["kind"]) for f in json.loads(result.out)["findings"]}
+    assert (forged, "time-backwards") in kinds
+    assert (forged, "ok") in kinds  # the key was valid at the time it claims
+
+
+def test_a_record_dated_in_the_future_is_a_time_finding(
+        history: tuple[Path, dict[str, Path]], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, keys = history
+    _at(monkeypatch, NOW + 48 * HOUR)
+    ahead = _claim(repo, keys["nick"], "a", 2)
+    result = leap("audit-signatures", cwd=repo)
+    assert result.code == 1, result
+    assert f"ledger {ahead[:12]}  time-future" in result.out

@@ -177,3 +177,35 @@ def test_an_empty_ledger_commit_needs_an_admin(fresh: SignedWorld) -> None:
     err = refused(w, "leap/ledger")
     assert f"[S3] refs/heads/leap/ledger {sha[:12]}: a ledger commit signed by key " \
         f"{fp(w, 'bob')} (bob), which lacks role admin (holds: builder)" in err
+
+
+def test_a_builder_cannot_grade_with_a_second_key_under_the_same_name(fresh: SignedWorld,
+                                                                      ) -> None:
+    # alice signs the round with one key and the pass with another: two fingerprints, one
+    # principal name (S4 compares the person, not only the key).
+    w = fresh
+    tree = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
+    sha = w.grade("a", "alice-2", tree)
+    err = refused(w, "leap/ledger")
+    assert f"[S4] refs/heads/leap/ledger {sha[:12]} " in err
+    assert f"signed by key {fp(w, 'alice-2')} (alice), which is alice, as key " \
+        f"{fp(w, 'alice')}, which signed round commit" in err
+
+
+def test_a_grader_cannot_build_with_a_second_key_under_the_same_name(fresh: SignedWorld,
+                                                                     ) -> None:
+    w = fresh
+    tree = w.build("b", {"src/b.py": "B = 20\n"}, "bob")
+    w.grade("b", "alice-2", tree)  # alice's scorer-only key grades bob's ball: allowed
+    assert w.push(f"leap/ball/{SLICE}/b", "leap/ledger").returncode == 0
+    from tests.signing.world import round_message, signed_commit
+
+    git("checkout", "-q", f"leap/ball/{SLICE}/b", cwd=w.work)
+    sha = signed_commit(w.work, {"src/b.py": "B = 21\n"}, round_message("b: 2", 2, 1),
+                        w.keys["alice"])
+    git("checkout", "-q", "main", cwd=w.work)
+    err = refused(w, f"leap/ball/{SLICE}/b")
+    assert f"[S4] refs/heads/leap/ball/s1/b {sha[:12]}: a round for s1/b signed by key " \
+        f"{fp(w, 'alice')} (alice), which is alice, as key {fp(w, 'alice-2')}, which " \
+        "signed the " in err

@@ -38,10 +38,12 @@ signing:
   require: true
 """
 NOW = "2024-01-01T00:00:00Z"
-# name -> principals; mallory is outside the policy; olga's key was retired in 2020.
+# name -> principals; mallory is outside the policy; olga's key was retired in 2020;
+# alice-2 is alice's second key (another fingerprint, the same person).
 PRINCIPALS = {
     "root": ["admin:root", "integrator:root", "builder:root"],
     "alice": ["builder:alice", "scorer:alice"],
+    "alice-2": ["scorer:alice"],
     "bob": ["builder:bob"],
     "carol": ["scorer:carol"],
     "ivan": ["integrator:ivan"],

@@ -127,21 +127,21 @@ class PushContext:
             self.notes.append(text)
 
 
-def server_config(objects: Objects) -> Config:
+def server_config(objects: Objects, notes: list[str] | None = None) -> Config:
     """A bare repository has no work tree, and any pusher may write its branches: the spine
     and the ledger ref are pinned in the server's own git config at install time
     (``leap.spine``, ``leap.ledgerRef``; defaults main and refs/heads/leap/ledger).
     ``.leap/config.yaml`` is read from the pinned spine's tip only, as it stands before this
     push (so a push cannot loosen its own rules), else the defaults; never from another
-    branch, and it cannot move the pinned refs."""
+    branch, and it cannot move the pinned refs. A config there that does not parse never
+    stops the server (``fallback_config``); ``notes`` hears why."""
     from dataclasses import replace
 
-    from leapgit.records.config import CONFIG_PATH, check_refs, parse_config
+    from leapgit.records.config import check_refs
 
     spine, ledger_ref = pinned_refs(objects)
     check_refs(Config(spine=spine, ledger_ref=ledger_ref), f"git config {PIN_SPINE}, {PIN_LEDGER}")
     spine_ref = f"refs/heads/{spine}"
-    config = Config()
     tip = objects.ref(spine_ref)
     if tip is not None and not objects.has(tip):
         from leapgit.errors import UsageError
@@ -149,11 +149,70 @@ def server_config(objects: Objects) -> Config:
         raise UsageError(f"the spine {spine_ref} names {tip[:12]}, which is missing from this "
                          "repository: no push can be judged", rule="L8",
                          hint="repair the server's repository (`git fsck`)")
-    if tip is not None:
-        data = objects.read_at(objects.commit(tip).tree, CONFIG_PATH.as_posix())
-        if data is not None:
-            config = parse_config(data, f"{spine_ref}:{CONFIG_PATH.as_posix()}")
+    config = Config() if tip is None else spine_config(objects, spine_ref, tip, notes)
     return replace(config, spine=spine, ledger_ref=ledger_ref)
+
+
+def config_problem(objects: Objects, tree: bytes, source: str) -> tuple[Config | None, str]:
+    """(the config a tree holds, or None when it holds none; why it does not parse, or
+    "")."""
+    from leapgit.errors import LeapError
+    from leapgit.records.config import CONFIG_PATH, parse_config
+
+    data = objects.read_at(tree, CONFIG_PATH.as_posix())
+    if data is None:
+        return None, ""
+    try:
+        return parse_config(data, source), ""
+    except LeapError as exc:
+        return None, exc.problems[0].message if exc.problems else str(exc)
+
+
+def spine_config(objects: Objects, spine_ref: str, tip: str,
+                 notes: list[str] | None = None) -> Config:
+    from leapgit.records.config import CONFIG_PATH
+
+    source = f"{spine_ref}:{CONFIG_PATH.as_posix()}"
+    config, problem = config_problem(objects, objects.commit(tip).tree, source)
+    if not problem:
+        return config or Config()
+    return fallback_config(objects, tip, source, problem, notes)
+
+
+FALLBACK_DEPTH = 1000  # first-parent commits searched for the last config that parsed
+
+
+def fallback_config(objects: Objects, tip: str, source: str, problem: str,
+                    notes: list[str] | None) -> Config:
+    """The spine's config does not parse (it landed before the guard in the spine rules,
+    or by hand on the server). Refusing every push would leave no way to land the fix, so
+    the server judges with the newest config on the spine's first-parent line that parses
+    (else the defaults), failing closed on signatures: required whenever the spine holds a
+    policy. The fix lands like any config change (S6: an admin signs it)."""
+    from dataclasses import replace
+
+    from leapgit.signing import POLICY_PATH
+
+    found, at = Config(), "the defaults"
+    commit = objects.commit(tip)
+    for _ in range(FALLBACK_DEPTH):
+        if not commit.parents:
+            break
+        commit = objects.commit(commit.parents[0].decode())
+        config, broken = config_problem(objects, commit.tree, source)
+        if not broken:
+            if config is not None:
+                found, at = config, f"the config of spine commit {commit.id.decode()[:12]}"
+            break
+    policy = objects.blob_id_at(objects.commit(tip).tree, POLICY_PATH) is not None
+    signing = found.signing_required or policy
+    why = ("" if not signing else ": the spine holds a policy" if policy else
+           ": the last config that parsed requires it")
+    if notes is not None:
+        notes.append(f"{source} does not parse ({problem}): judging with {at}, the newest "
+                     f"that parses; signing {'required' if signing else 'not required'}"
+                     f"{why}; an admin lands the fix as a config change")
+    return replace(found, signing_required=signing)
 
 
 PIN_SECTION = b"leap"

@@ -14,6 +14,7 @@ class Refusal(NamedTuple):
     path: str | None
     message: str
     hint: str
+    kind: str = ""  # what went wrong, stable for machines (the signature audit's kinds)
 
     def line(self) -> str:
         at = self.commit[:12] if self.commit else "-"

@@ -7,6 +7,7 @@ signs every policy change. Each refusal names the rule, the commit, the key and 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,39 +20,69 @@ from leapgit.signing.verify import SignatureProblem, signature_of, standing
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
+    from leapgit.hookimpl.rules.signed_ledger import LedgerActors
+
 SIGN_HINT = "sign with a key the spine's .leap/allowed_signers names {role}:<name>"
 
 
 @dataclass
 class Judge:
-    """One push's signature checks: the policy before the push, the push's clock."""
+    """One push's signature checks: the policy before the push, the push's clock.
+
+    The audit (``signing.replay``) runs the same checks over history, one landed commit at
+    a time: there ``now`` is None (each signature is judged at its own time; no push clock
+    exists) and ``actors`` is the ledger's builders and graders up to that commit."""
 
     ctx: PushContext
     policy: Policy
-    now: int = field(default_factory=lambda: int(time.time()))
+    now: int | None = field(default_factory=lambda: int(time.time()))
+    actors: LedgerActors | None = None
     builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     graders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-    _ledger: list[dict[tuple[str, str, str], dict[str, str]]] = field(default_factory=list)
-    path_signers: dict[str, str] = field(default_factory=dict)  # ledger path -> fingerprint
 
-    def ledger_actors(self) -> dict[tuple[str, str, str], dict[str, str]]:
-        if not self._ledger:
+    def times(self) -> tuple[int, ...]:
+        """The push's clock, checked besides each signature's own time (none in the audit)."""
+        return () if self.now is None else (self.now,)
+
+    def when(self, commit: Commit) -> int:
+        """The time a commit is judged at: the push's, else the commit's own."""
+        return self.now if self.now is not None else int(commit.commit_time)
+
+    def ledger_actors(self) -> LedgerActors:
+        if self.actors is None:
             from leapgit.hookimpl.rules.signed_ledger import ledger_actors
 
-            self._ledger.append(ledger_actors(self))
-        return self._ledger[0]
+            self.actors = ledger_actors(self.ctx)
+        return self.actors
+
+    def names_of(self, fp: str) -> frozenset[str]:
+        """The principal names the policy gives a key (``builder:alice`` -> alice): one
+        person may hold several keys (S4 compares people, not only keys)."""
+        return frozenset(n for k in self.policy.entries(fp) for n in k.names)
+
+    def acted(self, actors: Mapping[str, str], fp: str) -> str | None:
+        """What ``fp``, or another key of the same person, did among ``actors``."""
+        if fp in actors:
+            return actors[fp]
+        names = self.names_of(fp)
+        for other, what in actors.items():
+            shared = names & self.names_of(other)
+            if shared:
+                return f"is {', '.join(sorted(shared))}, as key {other}, which {what}"
+        return None
 
     def signed(self, ref: str, commit: Commit, what: str, need: frozenset[str],
                path: str | None = None) -> Standing | Refusal:
         """The key's standing, or a refusal saying what the signature lacks."""
         try:
-            return standing(self.policy, signature_of(commit), self.now)
+            return standing(self.policy, signature_of(commit), *self.times())
         except SignatureProblem as exc:
             key = f" (key {exc.fingerprint})" if exc.fingerprint and \
                 exc.fingerprint not in exc.reason else ""
             return Refusal(exc.rule, ref, commit.id.decode(), path,
                            f"{exc.reason}{key}; {what} needs a key with role "
-                           f"{' or '.join(sorted(need))}", exc.problems[0].hint or "")
+                           f"{' or '.join(sorted(need))}", exc.problems[0].hint or "",
+                           exc.kind)
 
     def lacks(self, ref: str, commit: Commit, who: Standing, need: frozenset[str],
               what: str, path: str | None = None) -> Refusal | None:
@@ -61,18 +92,23 @@ class Judge:
         held = ", ".join(sorted(who.roles)) or "none"
         return Refusal("S3", ref, commit.id.decode(), path, f"{what} signed by {who.who()}, "
                        f"which lacks role {role} (holds: {held})",
-                       SIGN_HINT.format(role=sorted(need)[0]))
+                       SIGN_HINT.format(role=sorted(need)[0]), "missing-role")
 
 
 def check_signatures(ctx: PushContext) -> list[Refusal]:
     if not ctx.config.signing_required:
         return []
+    _verify_up_front(ctx)
+    return judge_push(Judge(ctx, ctx.signing_policy()))
+
+
+def judge_push(judge: Judge) -> list[Refusal]:
+    """S1-S6 on every ref update of the judge's push (pre-receive, pre-push, the audit)."""
     from leapgit.hookimpl.rules.balls import MALFORMED, ball_of_ref
     from leapgit.hookimpl.rules.signed_ledger import check_ledger_signatures
     from leapgit.hookimpl.rules.signed_spine import check_spine_signatures
 
-    judge = Judge(ctx, ctx.signing_policy())
-    _verify_up_front(ctx)
+    ctx = judge.ctx
     out: list[Refusal] = []
     for upd in ctx.updates:
         if upd.new is None or not ctx.objects.has(upd.new):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import LeapError
-from leapgit.hookimpl.rules.context import RefUpdate
+from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
 from leapgit.signing import roles
@@ -14,6 +14,7 @@ from leapgit.signing.history import added_records, added_under, adding_commit, l
 from leapgit.signing.verify import signer_fingerprint
 
 if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
     from dulwich.objects import Commit
 
     from leapgit.hookimpl.rules.signatures import Judge
@@ -69,44 +70,46 @@ def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
 
 
 def builds_and_grades(judge: Judge, ref: str, sha: str, who: Standing, path: str | None,
-                       key: str, slice_id: str, ball_id: str) -> list[Refusal]:
-    """S4 (L7, L9, T4; L3): no key both builds (or throws) and grades one ball, in either
-    order: a grading record from a builder's key, or a building record or round from a
-    grader's key, is refused."""
+                      key: str, slice_id: str, ball_id: str) -> list[Refusal]:
+    """S4 (L7, L9, T4; L3): no person both builds (or throws) and grades one ball, in
+    either order, with one key or two: a grading record from a builder's key (or another
+    key under the builder's principal name), or a building record or round from a
+    grader's, is refused."""
     builders, graders = ball_actors(judge, slice_id, ball_id)
     grading = key in roles.GRADING
-    acted = (builders if grading else graders).get(who.fingerprint)
+    acted = judge.acted(builders if grading else graders, who.fingerprint)
     if acted is None:
         return []
     return [Refusal("S4", ref, sha, path, f"a {key} for {slice_id}/{ball_id} signed by "
                     f"{who.who()}, which {acted}: it lacks the role of "
                     f"{'an independent scorer' if grading else 'an independent builder'} "
                     "(the builder never grades itself)",
-                    "one key builds a ball, another grades it")]
+                    "one person builds a ball, another grades it", "self-graded")]
 
 
 def _linked_graders(judge: Judge, ref: str, commit: Commit, path: str, raw: dict[str, Any],
                     ball: tuple[str, str]) -> list[Refusal]:
     """S4 through provenance: every record a grading record cites (verdicts, summary) was
-    signed by a key that built no round of the ball."""
+    signed by a key (and a person) that built no round of the ball."""
     builders, _graders = ball_actors(judge, *ball)
-    judge.ledger_actors()  # fills judge.path_signers
+    signers = judge.ledger_actors().path_signers
     out: list[Refusal] = []
     for linked in roles.linked_paths(raw):
-        fp = judge.path_signers.get(linked)
-        acted = builders.get(fp) if fp else None
+        fp = signers.get(linked)
+        acted = judge.acted(builders, fp) if fp else None
         if fp is None or acted is None:
             continue
         out.append(Refusal("S4", ref, commit.id.decode(), path, f"a {roles.record_key(raw)} "
                            f"for {ball[0]}/{ball[1]} cites {linked}, signed by key {fp}"
                            f"{_named(judge, fp)}, which {acted}: it lacks the role of an "
                            "independent scorer (the builder never grades itself)",
-                           "one key builds a ball, others grade it, the tribunal too"))
+                           "one person builds a ball, others grade it, the tribunal too",
+                           "self-graded"))
     return out
 
 
 def _named(judge: Judge, fp: str) -> str:
-    names = sorted({n for k in judge.policy.entries(fp) for n in k.names})
+    names = sorted(judge.names_of(fp))
     return f" ({', '.join(names)})" if names else ""
 
 
@@ -130,7 +133,7 @@ def ball_actors(judge: Judge, slice_id: str, ball_id: str,
             fp = signer_fingerprint(commit)
             if fp:
                 builders.setdefault(fp, f"signed round commit {commit.id.decode()[:12]} of it")
-    ledger = judge.ledger_actors()
+    ledger = judge.ledger_actors().found
     for fp, what in ledger.get(("b",) + cache_key, {}).items():
         builders.setdefault(fp, what)
     graders.update(ledger.get(("g",) + cache_key, {}))
@@ -138,34 +141,57 @@ def ball_actors(judge: Judge, slice_id: str, ball_id: str,
     return builders, graders
 
 
-def ledger_actors(judge: Judge) -> dict[tuple[str, str, str], dict[str, str]]:
-    """One walk of the ledger as this push leaves it: ("b"|"g", slice, ball) ->
-    fingerprint -> the building or grading record it signed."""
-    store = judge.ctx.objects.store
-    tip = judge.ctx.ledger_tip()
-    found: dict[tuple[str, str, str], dict[str, str]] = {}
-    cited: list[tuple[tuple[str, str], str, str]] = []  # (ball, linked path, citing path)
-    for commit in ledger_line(store, tip) if tip else ():
+class LedgerActors:
+    """Who built and who graded each ball, from the signed ledger commits added so far,
+    oldest first: ``found[("b"|"g", slice, ball)][fingerprint]`` says what that key signed,
+    ``path_signers`` which key added each record. Built once per push; the audit extends
+    one as it walks the history, so the ledger is read once, not once per commit."""
+
+    def __init__(self, store: BaseObjectStore) -> None:
+        self.store = store
+        self.found: dict[tuple[str, str, str], dict[str, str]] = {}
+        self.path_signers: dict[str, str] = {}
+        self._cited: dict[str, list[tuple[tuple[str, str], str]]] = {}  # not yet added
+
+    def add(self, commit: Commit) -> None:
         fp = signer_fingerprint(commit)
         if not fp:
-            continue
+            return
         for folder in ("slices", "tribunal"):
-            for path, raw in added_under(store, commit, folder, _load):
-                judge.path_signers[path] = fp
-                key = roles.record_key(raw) if isinstance(raw, dict) else ""
-                ball = roles.ball_of(raw) if isinstance(raw, dict) else None
-                if ball is not None:
-                    side = "g" if key in roles.GRADING else "b"
-                    found.setdefault((side, *ball), {}).setdefault(
-                        fp, f"signed the {key} record {path}")
-                    if side == "g" and isinstance(raw, dict):
-                        cited.extend((ball, p, path) for p in roles.linked_paths(raw))
-    for ball, linked, citing in cited:
-        fp = judge.path_signers.get(linked)
-        if fp:
-            found.setdefault(("g", *ball), {}).setdefault(
-                fp, f"signed {linked}, which the record {citing} cites")
-    return found
+            for path, raw in added_under(self.store, commit, folder, _load):
+                self.path_signers[path] = fp
+                for ball, citing in self._cited.pop(path, []):
+                    self._act("g", ball, fp, f"signed {path}, which the record {citing} cites")
+                if isinstance(raw, dict):
+                    self._record(fp, path, raw)
+
+    def _record(self, fp: str, path: str, raw: dict[str, Any]) -> None:
+        ball = roles.ball_of(raw)
+        if ball is None:
+            return
+        key = roles.record_key(raw)
+        side = "g" if key in roles.GRADING else "b"
+        self._act(side, ball, fp, f"signed the {key} record {path}")
+        if side == "g":
+            for linked in roles.linked_paths(raw):
+                signer = self.path_signers.get(linked)
+                if signer:
+                    self._act("g", ball, signer, f"signed {linked}, which the record {path} "
+                              "cites")
+                else:
+                    self._cited.setdefault(linked, []).append((ball, path))
+
+    def _act(self, side: str, ball: tuple[str, str], fp: str, what: str) -> None:
+        self.found.setdefault((side, *ball), {}).setdefault(fp, what)
+
+
+def ledger_actors(ctx: PushContext) -> LedgerActors:
+    """The actors of the ledger as this push leaves it (one walk, oldest first)."""
+    actors = LedgerActors(ctx.objects.store)
+    tip = ctx.ledger_tip()
+    for commit in reversed(list(ledger_line(ctx.objects.store, tip))) if tip else ():
+        actors.add(commit)
+    return actors
 
 
 def _release_by_taker(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
@@ -178,4 +204,5 @@ def _release_by_taker(judge: Judge, ref: str, commit: Commit, who: Standing, pat
         return []
     return [Refusal("S5", ref, commit.id.decode(), path, f"lease released by {who.who()}, but "
                     f"taken by key {taker}: it lacks the role of this lease's integrator",
-                    "the integrator who took the lease releases it, with the same key")]
+                    "the integrator who took the lease releases it, with the same key",
+                    "two-integrators")]

@@ -111,7 +111,8 @@ def _integrator(judge: Judge, ref: str, commit: Commit, who: Standing,
     return [Refusal("S5", ref, commit.id.decode(), None, f"a spine merge signed by "
                     f"{who.who()}, but lease {number} was taken by key {key or 'unsigned'}: "
                     "it lacks the role of the lease holder (one integrator key, L9)",
-                    "the integrator who took the lease merges, with the same key")]
+                    "the integrator who took the lease merges, with the same key",
+                    "two-integrators")]
 
 
 def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
@@ -134,16 +135,18 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
                                "spine's policy names no admin key valid now, so no one may "
                                "change it (a new policy does not approve itself)",
                                "restore an admin out of band (on the server); a policy "
-                               "approves itself only on its first arrival"))
+                               "approves itself only on its first arrival", "no-admin"))
             continue
         signers = [commit, *_authors(judge, pushed, path, blob)]
         verdicts = [_as_admin(judge, admins, c) for c in signers]
         if any(v is None for v in verdicts):
             continue
         why = "; ".join(str(v) for v in verdicts)
+        unsigned = not any(c.gpgsig for c in signers)  # unsigned mode's audit: not "bad"
         out.append(Refusal("S6", ref, commit.id.decode(), path, f"a policy change not "
                            f"signed by an admin key: {why}", "an admin signs the commit that "
-                           "changes the policy (a key the policy names admin:<name>)"))
+                           "changes the policy (a key the policy names admin:<name>)",
+                           "unsigned" if unsigned else "policy-change"))
     return out
 
 
@@ -160,7 +163,7 @@ def unparsable_policy(judge: Judge, ref: str, sha: str, tree: bytes, path: str,
     except LeapError as exc:
         return Refusal("S6", ref, sha, path, f"the new policy does not parse: "
                        f"{exc.problems[0].message}", "fix the policy line: principals "
-                       "[options] keytype base64-key")
+                       "[options] keytype base64-key", "bad-policy")
     return None
 
 
@@ -168,7 +171,7 @@ def _admin_policy(judge: Judge, commit: Commit) -> Policy | None:
     """The policy whose admins approve a change: the one in force; the arriving one only
     when the spine held no policy at all (its first arrival, self-signed); None when a
     policy is in force but names no admin valid now (no takeover through a new policy)."""
-    if judge.policy.holders(roles.ADMIN, judge.now):
+    if judge.policy.holders(roles.ADMIN, judge.when(commit)):
         return judge.policy
     ctx = judge.ctx
     tip = ctx.objects.ref(ctx.spine_ref)
@@ -196,7 +199,7 @@ def _as_admin(judge: Judge, admins: Policy, commit: Commit) -> str | None:
     """None when an admin signed ``commit``; else what its signature lacks."""
     sha = commit.id.decode()[:12]
     try:
-        who = standing(admins, signature_of(commit), judge.now)
+        who = standing(admins, signature_of(commit), *judge.times())
     except SignatureProblem as exc:
         key = f" (key {exc.fingerprint})" if exc.fingerprint else ""
         return f"{sha}: {exc.reason}{key}, lacks role admin"

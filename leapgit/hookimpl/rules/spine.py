@@ -49,7 +49,29 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     out = _check_lease(ctx, upd)
     for commit in reversed(line):
         out.extend(check_integration(ctx, upd.ref, commit))
+        out.extend(_config_parses(ctx, upd.ref, commit))
     return out
+
+
+def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:
+    """New config bytes on the spine parse: every later push is judged by them (a config
+    the server cannot read makes it fall back, ``context.fallback_config``; never let one
+    land)."""
+    from leapgit.hookimpl.rules.context import config_problem
+    from leapgit.records.config import CONFIG_PATH
+
+    path = CONFIG_PATH.as_posix()
+    parent = ctx.objects.commit(commit.parents[0].decode()).tree if commit.parents else None
+    new = ctx.objects.blob_id_at(commit.tree, path)
+    if new is None or (parent is not None and ctx.objects.blob_id_at(parent, path) == new):
+        return []
+    _config, problem = config_problem(ctx.objects, commit.tree, f"{commit.id.decode()[:12]}:"
+                                      f"{path}")
+    if not problem:
+        return []
+    return [Refusal("config", ref, commit.id.decode(), path, f"the new config does not parse: "
+                    f"{problem}", "fix .leap/config.yaml (it is checked against "
+                    "schemas/config.schema.json) and merge it again", "bad-config")]
 
 
 def _check_lease(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:

@@ -1,0 +1,235 @@
+"""Replay the history through the very signature rules pre-receive runs (S1-S6), one landed
+commit at a time, each as the push that brought it, with the refs as they stood then.
+
+- A ledger commit is judged by the policy of the newest spine commit it provably follows
+  (``timeline``: its floor), or of a later one when its committer time says so; never an
+  earlier one, so a back-dated clock gains nothing. Records signed before any policy
+  reached the spine are judged by the first policy (``leap init --signing`` signs the
+  ledger's root before the policy is committed).
+- A spine commit on the first-parent line, once a policy is in force, is judged by its
+  first parent's policy, with the ledger as it stood where it landed (its lease, S5); the
+  rounds it merges are judged with it (S1-S4).
+- Rounds on local ball branches not yet on the spine are judged last, each by the policy
+  of the spine commit it forked from, or a later one its time names.
+
+There is no push clock: each signature is judged at its own committer time (key lifetimes,
+S2); ``signing.audit`` reports times that run backwards or into the future.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from leapgit.hookimpl.objects import Objects
+from leapgit.hookimpl.rules.context import PushContext, RefUpdate
+from leapgit.signing.history import PolicyEpoch
+from leapgit.signing.policy import Policy
+from leapgit.signing.timeline import Timeline, build
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+    from dulwich.repo import Repo
+
+    from leapgit.hookimpl.rules.refusal import Refusal
+    from leapgit.hookimpl.rules.signed_ledger import LedgerActors
+    from leapgit.records.types import Config
+
+LEDGER, SPINE, ROUND = "ledger", "spine", "round"
+
+
+class AsOf(Objects):
+    """The repository's objects, with its refs as they stood at one point of the history
+    (a ref not named did not exist)."""
+
+    def __init__(self, repo: Repo, refs: Mapping[str, str | None]) -> None:
+        super().__init__(repo)
+        self.refs = dict(refs)
+
+    def ref(self, name: str) -> str | None:
+        return self.refs.get(name)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One commit as the rules judged it where it landed."""
+
+    commit: Commit
+    branch: str  # ledger, spine or round
+    policy: Policy | None  # the policy it was judged by
+    epoch: PolicyEpoch | None  # the spine commit whose policy that is
+    refusals: tuple[Refusal, ...]
+    follows: tuple[Commit, ...]  # what it provably came after: its parent, its floor
+    problem: str | None = None  # the policy in force does not parse: nothing was judged
+    paths: tuple[str, ...] = ()  # the records a ledger commit added
+
+
+@dataclass
+class Replay:
+    repo: Repo
+    config: Config
+    timeline: Timeline
+    actors: LedgerActors
+
+    @property
+    def spine_ref(self) -> str:
+        return f"refs/heads/{self.config.spine}"
+
+    def run(self) -> list[Judged]:
+        out: list[Judged] = []
+        ledger_tip: str | None = None
+        for kind, index in self.timeline.events():
+            if kind == LEDGER:
+                step = self.timeline.ledger[index]
+                self.actors.add(step.commit)  # the push leaves its own records in
+                out.append(self._ledger(index, ledger_tip))
+                ledger_tip = step.commit.id.decode()
+            elif index > 0 and _in_force(self.timeline.spine[index - 1]):
+                out.extend(self._spine(index, ledger_tip))
+        out.extend(self._ball_rounds(ledger_tip))
+        return out
+
+    def _judge(self, refs: dict[str, str | None], upd: RefUpdate, epoch: PolicyEpoch | None,
+               policy: Policy) -> list[Refusal]:
+        from leapgit.hookimpl.rules.signatures import Judge, judge_push
+
+        refs.setdefault(self.spine_ref, epoch.commit if epoch else None)
+        ctx = PushContext(AsOf(self.repo, refs), self.config, (upd,))
+        return judge_push(Judge(ctx, policy, now=None, actors=self.actors))
+
+    def _ledger(self, index: int, before: str | None) -> Judged:
+        step = self.timeline.ledger[index]
+        epoch = self._epoch(step.floor, int(step.commit.commit_time))
+        follows = self._parents(step.commit)
+        if step.floor is not None:
+            follows += (self._commit(self.timeline.spine[step.floor].commit),)
+        if epoch is not None and epoch.problem is not None:
+            return Judged(step.commit, LEDGER, None, epoch, (), follows, epoch.problem,
+                          step.paths)
+        policy = self._policy(epoch)
+        sha = step.commit.id.decode()
+        ref = self.config.ledger_ref
+        found = self._judge({ref: before}, RefUpdate(ref, before, sha), epoch, policy)
+        judged = _rest_on_first([_of(step.commit, LEDGER, policy, epoch, found, follows)],
+                                found)[0]
+        return replace(judged, paths=step.paths)
+
+    def _spine(self, index: int, ledger_tip: str | None) -> list[Judged]:
+        epochs = self.timeline.spine
+        parent, epoch = epochs[index - 1], epochs[index]
+        commit = self._commit(epoch.commit)
+        follows = (self._commit(parent.commit),)
+        if parent.problem is not None:
+            return [Judged(commit, SPINE, None, parent, (), follows, parent.problem)]
+        policy = self._policy(parent)
+        upd = RefUpdate(self.spine_ref, parent.commit, epoch.commit)
+        found = self._judge({self.config.ledger_ref: ledger_tip}, upd, parent, policy)
+        out = [_of(commit, SPINE, policy, parent, found, follows)]
+        for rnd in self._merged(commit, parent.commit):
+            out.append(_of(rnd, ROUND, policy, parent, found, self._parents(rnd)))
+        return _rest_on_first(out, found)
+
+    def _merged(self, commit: Commit, first_parent: str) -> list[Commit]:
+        objects = Objects(self.repo)
+        out: list[Commit] = []
+        for parent in commit.parents[1:]:
+            out.extend(c for c in objects.new_commits(parent.decode(), [first_parent])
+                       if c.id not in {x.id for x in out})
+        return out
+
+    def _ball_rounds(self, ledger_tip: str | None) -> list[Judged]:
+        objects = Objects(self.repo)
+        spine = self.timeline.spine[-1].commit if self.timeline.spine else None
+        prefix = f"refs/heads/{self.config.ball_branch_prefix}/".encode()
+        out: list[Judged] = []
+        for name in sorted(r for r in self.repo.refs.keys() if r.startswith(prefix)):
+            branch, tip = name.decode(), self.repo.refs[name].decode()
+            rounds = objects.new_commits(tip, [spine] if spine else [])
+            fork = self._fork(rounds[0]) if rounds else None
+            for rnd in rounds:
+                epoch = self._epoch(fork, int(rnd.commit_time))
+                parent = rnd.parents[0].decode() if rnd.parents else None
+                if epoch is not None and epoch.problem is not None:
+                    out.append(Judged(rnd, ROUND, None, epoch, (), self._parents(rnd),
+                                      epoch.problem))
+                    continue
+                policy = self._policy(epoch)
+                upd = RefUpdate(branch, parent, rnd.id.decode())
+                found = self._judge({self.config.ledger_ref: ledger_tip}, upd, epoch, policy)
+                out.extend(_rest_on_first([_of(rnd, ROUND, policy, epoch, found,
+                                               self._parents(rnd))], found))
+        return out
+
+    def _fork(self, first_round: Commit) -> int | None:
+        """The spine-line index a ball branch forked from (its rounds follow it)."""
+        commit = first_round
+        for _ in range(1000):
+            if not commit.parents:
+                return None
+            sha = commit.parents[0].decode()
+            found = self.timeline.spine_index(sha)
+            if found is not None:
+                return found
+            commit = self._commit(sha)
+        return None
+
+    def _commit(self, sha: str) -> Commit:
+        return self.repo[sha.encode()]  # type: ignore[return-value]
+
+    def _parents(self, commit: Commit) -> tuple[Commit, ...]:
+        """The first parent: a signed commit is not dated before it."""
+        return (self._commit(commit.parents[0].decode()),) if commit.parents else ()
+
+    def _epoch(self, floor: int | None, when: int) -> PolicyEpoch | None:
+        """The topology's floor, or a later spine commit the time names: never earlier."""
+        by_time = self.timeline.by_time(when)
+        found = [i for i in (floor, by_time) if i is not None and i >= 0]
+        return self.timeline.spine[max(found)] if found else None
+
+    def _policy(self, epoch: PolicyEpoch | None) -> Policy:
+        if epoch is None or not _in_force(epoch):
+            first = next((e for e in self.timeline.spine if _in_force(e)), None)
+            epoch = first if first is not None and first.problem is None else epoch
+        if epoch is not None and epoch.policy is not None:
+            return epoch.policy
+        return Policy(source="(no policy in force on the spine at the time)")
+
+
+def _in_force(epoch: PolicyEpoch) -> bool:
+    return epoch.policy is not None or epoch.problem is not None
+
+
+def _of(commit: Commit, branch: str, policy: Policy, epoch: PolicyEpoch | None,
+        found: list[Refusal], follows: tuple[Commit, ...]) -> Judged:
+    sha = commit.id.decode()
+    return Judged(commit, branch, policy, epoch, tuple(r for r in found if r.commit == sha),
+                  follows)
+
+
+def _rest_on_first(judged: list[Judged], found: list[Refusal]) -> list[Judged]:
+    """Refusals naming none of the judged commits (a side commit a round merged in) are
+    reported on the first: never dropped."""
+    named = {j.commit.id.decode() for j in judged}
+    rest = tuple(r for r in found if r.commit not in named)
+    if rest:
+        judged[0] = replace(judged[0], refusals=judged[0].refusals + rest)
+    return judged
+
+
+def replay(repo: Repo, config: Config) -> list[Judged]:
+    from leapgit.gitobj import refname
+    from leapgit.hookimpl.rules.signed_ledger import LedgerActors
+    from leapgit.signing.verify import check_many
+
+    def tip(ref: str) -> str | None:
+        try:
+            return repo.refs[refname(ref)].decode()
+        except KeyError:
+            return None
+
+    timeline = build(repo.object_store, tip(f"refs/heads/{config.spine}"),
+                     tip(config.ledger_ref), config.spine)
+    check_many([s.commit for s in timeline.ledger] +
+               [repo[e.commit.encode()] for e in timeline.spine])  # type: ignore[misc]
+    return Replay(repo, config, timeline, LedgerActors(repo.object_store)).run()
