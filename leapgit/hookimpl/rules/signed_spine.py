@@ -51,7 +51,7 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
         else:
             out.extend(_integrator(judge, upd.ref, commit, who, taker))
         out.extend(_merged_rounds(judge, upd, commit))
-        out.extend(_policy_change(judge, upd.ref, commit, list(new.values())))
+        out.extend(policy_change(judge, upd.ref, commit, list(new.values())))
     return out
 
 
@@ -139,8 +139,8 @@ def _integrator(judge: Judge, ref: str, commit: Commit, who: Standing,
                     "two-integrators")]
 
 
-def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
-                   ) -> list[Refusal]:
+def policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
+                  ) -> list[Refusal]:
     """S6: new policy bytes on the spine were signed by an admin."""
     store = judge.ctx.objects.store
     parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
@@ -161,7 +161,8 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
                                "restore an admin out of band (on the server); a policy "
                                "approves itself only on its first arrival", "no-admin"))
             continue
-        signers = [commit, *_authors(judge, pushed, path, blob)]
+        signers = [commit, *(c for c in _authors(judge, pushed, path, blob)
+                             if c.id != commit.id)]
         verdicts = [_as_admin(judge, admins, c) for c in signers]
         if any(v is None for v in verdicts):
             continue
@@ -198,9 +199,12 @@ def _admin_policy(judge: Judge, commit: Commit) -> Policy | None:
     if judge.policy.holders(roles.ADMIN, judge.when(commit)):
         return judge.policy
     ctx = judge.ctx
-    tip = ctx.objects.ref(ctx.spine_ref)
-    if tip is not None and blob_at(ctx.objects.store, ctx.objects.commit(tip).tree,
-                                   POLICY_PATH) is not None:
+    held = judge.policy_held
+    if held is None:
+        tip = ctx.objects.ref(ctx.spine_ref)
+        held = tip is not None and blob_at(ctx.objects.store, ctx.objects.commit(tip).tree,
+                                           POLICY_PATH) is not None
+    if held:
         return None
     return policy_at(ctx.objects.store, commit.tree) or Policy()
 
