@@ -101,12 +101,8 @@ class Replay:
         its own when there was none to judge it by (the first policy arrives as it is), or
         when it kept or brought bytes an admin approved (S6); else the one in force
         before it."""
-        from leapgit.signing import POLICY_PATH
-        from leapgit.signing.history import blob_at
-
         spine = self.timeline.spine
-        store = self.repo.object_store
-        blobs = [blob_at(store, self._commit(e.commit).tree, POLICY_PATH) for e in spine]
+        blobs = [e.blob for e in spine]
         out: list[int] = []
         for index in range(len(spine)):
             held = out[-1] if out else None
