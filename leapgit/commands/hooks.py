@@ -21,4 +21,6 @@ def lines(result: HooksResult) -> list[str]:
         return [f"no leapgit hooks in {result.hooks_dir}"]
     return [f"{a.hook:<12} {a.action} ({a.path})" for a in result.actions] + \
         [f"{'pinned':<12} {key} = {value} (the refs this server protects)"
-         for key, value in result.pinned]
+         for key, value in result.pinned] + \
+        [f"{'set':<12} {key} = {value} (git checks every pushed object)"
+         for key, value in result.settings]

@@ -40,6 +40,7 @@ class HooksResult:
     hooks_dir: Path
     actions: tuple[HookAction, ...]
     pinned: tuple[tuple[str, str], ...] = ()  # (git config key, value) set on a server
+    settings: tuple[tuple[str, str], ...] = ()  # git's own checks switched on on a server
 
 
 def render(hook: str, python: str | None = None) -> bytes:
@@ -155,6 +156,20 @@ def pin_server_refs(paths: git.RepoPaths, spine: str | None,
     return pins
 
 
+SERVER_SETTINGS = (
+    # git checks every pushed object before pre-receive runs: a tree naming an entry twice
+    # (git reads the first, dulwich the last) never reaches the rules; pre-receive refuses
+    # one anyway (``rules/trees.py``), for a server where this is off
+    ("receive.fsckObjects", "true"),
+)
+
+
+def server_settings(paths: git.RepoPaths) -> tuple[tuple[str, str], ...]:
+    for key, value in SERVER_SETTINGS:
+        git.run(["config", "--local", key, value], paths.git_dir)
+    return SERVER_SETTINGS
+
+
 def install(start: Path | str = ".", *, server: bool = False, force: bool = False,
             spine: str | None = None, ledger_ref: str | None = None) -> HooksResult:
     paths = git.discover(start)
@@ -166,9 +181,10 @@ def install(start: Path | str = ".", *, server: bool = False, force: bool = Fals
                          hint="pass them with --server; a clone reads .leap/config.yaml")
     folder = hooks_dir(paths, force)
     pins = pin_server_refs(paths, spine, ledger_ref) if server else ()
+    settings = server_settings(paths) if server else ()
     folder.mkdir(parents=True, exist_ok=True)
     hooks = SERVER_HOOKS if server else CLIENT_HOOKS
-    return HooksResult(folder, tuple(install_one(folder, h) for h in hooks), pins)
+    return HooksResult(folder, tuple(install_one(folder, h) for h in hooks), pins, settings)
 
 
 def uninstall_one(folder: Path, hook: str) -> HookAction | None:

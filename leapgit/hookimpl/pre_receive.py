@@ -6,8 +6,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit.hookimpl.failclosed import hook_main
+
+if TYPE_CHECKING:
+    from leapgit.hookimpl.rules.refusal import Refusal
 
 HOOK = "pre-receive"
 
@@ -16,7 +20,8 @@ def check(data: bytes) -> int:
     from leapgit.hookimpl.objects import Objects, open_receiving_repo
     from leapgit.hookimpl.pusher import BadPushCertificate, Pusher, pusher_from_env
     from leapgit.hookimpl.rules.context import PushContext, parse_receive_lines, server_config
-    from leapgit.hookimpl.rules.push import check_push, report_lines
+    from leapgit.hookimpl.rules.push import check_push
+    from leapgit.hookimpl.rules.trees import check_pushed_trees
 
     updates = parse_receive_lines(data)
     pusher: Pusher | None = None
@@ -27,12 +32,21 @@ def check(data: bytes) -> int:
         problem = str(exc)
     with open_receiving_repo(Path(os.environ.get("GIT_DIR", ".")).resolve()) as repo:
         objects = Objects(repo)
+        bad_trees = check_pushed_trees(objects, tuple(updates), os.environ)
+        if bad_trees:  # before any rule reads a tree: git and dulwich would read it apart
+            return _report(bad_trees, [])
         notes: list[str] = []
         config = server_config(objects, notes)
         ctx = PushContext(objects, config, tuple(updates), pusher, problem, authority=True,
                           notes=notes)
         refusals = check_push(ctx)
-    for line in report_lines(HOOK, refusals, ctx.notes):
+    return _report(refusals, ctx.notes)
+
+
+def _report(refusals: list[Refusal], notes: list[str]) -> int:
+    from leapgit.hookimpl.rules.push import report_lines
+
+    for line in report_lines(HOOK, refusals, notes):
         print(line, file=sys.stderr)
     return 1 if refusals else 0
 

@@ -14,7 +14,8 @@ Server rules (``hookimpl/rules/signatures.py``), enforced when the spine's confi
 - **S3 role**: the key holds the role the record kind needs (``roles.RECORD_ROLES``).
 - **S4 the builder never grades itself** (L7, L9, T4; L3 the thrower never grades): a
   grading record for a ball signed by a key that signed one of its rounds or its throw,
-  or by another key of the same person (the same principal name).
+  or by another key of the same person (the same principal name); re-derived at the spine
+  for every commit a merge's candidate brings (two pushes racing on two refs both land).
 - **S5 one integrator key** (L9): the lease and every spine merge under it, one key.
 - **S6 admin changes the policy**: new bytes of ``.leap/allowed_signers`` or
   ``.leap/config.yaml`` on the spine were signed by an admin key.

@@ -34,7 +34,12 @@ def blob_at(store: BaseObjectStore, tree: bytes, path: str) -> bytes | None:
 def policy_at(store: BaseObjectStore, tree: bytes, source: str = POLICY_PATH,
               ) -> Policy | None:
     """The policy a tree holds, or None when it holds none."""
-    blob = blob_at(store, tree, POLICY_PATH)
+    return policy_of(store, blob_at(store, tree, POLICY_PATH), source)
+
+
+def policy_of(store: BaseObjectStore, blob: bytes | None, source: str = POLICY_PATH,
+              ) -> Policy | None:
+    """The policy a blob of ``.leap/allowed_signers`` holds (None: no such file)."""
     if blob is None:
         return None
     if blob not in _parsed:
@@ -48,6 +53,7 @@ class PolicyEpoch:
     commit: str
     policy: Policy | None
     problem: str | None = None  # the policy's bytes did not parse (its line and why)
+    blob: bytes | None = None  # the policy's blob id (None: the commit holds none)
 
 
 def spine_epochs(store: BaseObjectStore, tip: str | None) -> list[PolicyEpoch]:
@@ -59,11 +65,12 @@ def spine_epochs(store: BaseObjectStore, tip: str | None) -> list[PolicyEpoch]:
     sha = tip
     while sha:
         commit: Commit = store[oid(sha)]  # type: ignore[assignment]
+        blob = blob_at(store, commit.tree, POLICY_PATH)
         try:
-            policy, problem = policy_at(store, commit.tree, f"{sha[:12]}:{POLICY_PATH}"), None
+            policy, problem = policy_of(store, blob, f"{sha[:12]}:{POLICY_PATH}"), None
         except LeapError as exc:
             policy, problem = None, str(exc.problems[0].message)
-        out.append(PolicyEpoch(int(commit.commit_time), sha, policy, problem))
+        out.append(PolicyEpoch(int(commit.commit_time), sha, policy, problem, blob))
         sha = commit.parents[0].decode() if commit.parents else None
     out.reverse()
     return out

@@ -6,9 +6,13 @@ commit at a time, each as the push that brought it, with the refs as they stood 
   earlier one, so a back-dated clock gains nothing. Records signed before any policy
   reached the spine are judged by the first policy (``leap init --signing`` signs the
   ledger's root before the policy is committed).
-- A spine commit on the first-parent line, once a policy is in force, is judged by its
-  first parent's policy, with the ledger as it stood where it landed (its lease, S5); the
-  rounds it merges are judged with it (S1-S4).
+- A spine commit on the first-parent line, once a policy is in force, is judged by the
+  policy in force before it, with the ledger as it stood where it landed (its lease, S5);
+  the rounds it merges are judged with it (S1-S4).
+- The policy in force is that of the newest spine commit whose policy bytes an admin
+  approved (S6), never simply the newest one: a commit the audit refuses under S6 (an
+  unsigned or non-admin policy change, one that does not parse) puts nothing in force,
+  nor does a later commit that carries its bytes on unchanged (``in_force``).
 - Rounds on local ball branches not yet on the spine are judged last, each by the policy
   of the spine commit it forked from, or a later one its time names.
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from leapgit.hookimpl.objects import Objects
@@ -85,49 +90,89 @@ class Replay:
                 self.actors.add(step.commit)  # the push leaves its own records in
                 out.append(self._ledger(index, ledger_tip))
                 ledger_tip = step.commit.id.decode()
-            elif index > 0 and _in_force(self.timeline.spine[index - 1]):
+            elif index > 0 and _in_force(self._held(index - 1)):
                 out.extend(self._spine(index, ledger_tip))
         out.extend(self._ball_rounds(ledger_tip))
         return out
 
+    @cached_property
+    def in_force(self) -> list[int]:
+        """Per commit of the spine's line, the one whose policy is in force once it landed:
+        its own when there was none to judge it by (the first policy arrives as it is), or
+        when it kept or brought bytes an admin approved (S6); else the one in force
+        before it."""
+        spine = self.timeline.spine
+        blobs = [e.blob for e in spine]
+        out: list[int] = []
+        for index in range(len(spine)):
+            held = out[-1] if out else None
+            if held is None or not _in_force(spine[held]) or spine[held].problem is not None:
+                out.append(index)  # nothing in force (or nothing readable) to judge it by
+            elif blobs[index] in (blobs[held], blobs[index - 1]):
+                out.append(held)  # the same bytes, or bytes no admin approved carried on
+            else:
+                out.append(index if self._approved(index, spine[held]) else held)
+        return out
+
+    def _held(self, index: int) -> PolicyEpoch:
+        """The spine commit whose policy was in force once spine commit ``index`` landed."""
+        return self.timeline.spine[self.in_force[index]]
+
+    def _approved(self, index: int, held: PolicyEpoch) -> bool:
+        """S6 on a spine commit that changed the policy bytes, as the audit judges it."""
+        from leapgit.hookimpl.rules.signatures import Judge
+        from leapgit.hookimpl.rules.signed_spine import policy_change
+        from leapgit.signing import POLICY_PATH
+
+        parent, epoch = self.timeline.spine[index - 1].commit, self.timeline.spine[index].commit
+        upd = RefUpdate(self.spine_ref, parent, epoch)
+        ctx = PushContext(AsOf(self.repo, {self.spine_ref: parent}), self.config, (upd,))
+        judge = Judge(ctx, self._policy(held), now=None, policy_held=True)
+        pushed = ctx.objects.new_commits(epoch, [parent])
+        found = policy_change(judge, self.spine_ref, self._commit(epoch), pushed)
+        return not any(r.path == POLICY_PATH for r in found)
+
     def _judge(self, refs: dict[str, str | None], upd: RefUpdate, epoch: PolicyEpoch | None,
-               policy: Policy) -> list[Refusal]:
+               policy: Policy, held: PolicyEpoch | None) -> list[Refusal]:
+        """The push rules over one landed commit: the refs as they stood (the spine at
+        ``epoch``), judged by ``policy``, that of ``held``, the epoch then in force."""
         from leapgit.hookimpl.rules.signatures import Judge, judge_push
 
         refs.setdefault(self.spine_ref, epoch.commit if epoch else None)
         ctx = PushContext(AsOf(self.repo, refs), self.config, (upd,))
-        return judge_push(Judge(ctx, policy, now=None, actors=self.actors))
+        return judge_push(Judge(ctx, policy, now=None, actors=self.actors,
+                                policy_held=held is not None and _in_force(held)))
 
     def _ledger(self, index: int, before: str | None) -> Judged:
         step = self.timeline.ledger[index]
-        epoch = self._epoch(step.floor, int(step.commit.commit_time))
+        epoch, held = self._epoch(step.floor, int(step.commit.commit_time))
         follows = self._parents(step.commit)
         if step.floor is not None:
             follows += (self._commit(self.timeline.spine[step.floor].commit),)
-        if epoch is not None and epoch.problem is not None:
-            return Judged(step.commit, LEDGER, None, epoch, (), follows, epoch.problem,
+        if held is not None and held.problem is not None:
+            return Judged(step.commit, LEDGER, None, held, (), follows, held.problem,
                           step.paths)
-        policy = self._policy(epoch)
+        policy = self._policy(held)
         sha = step.commit.id.decode()
         ref = self.config.ledger_ref
-        found = self._judge({ref: before}, RefUpdate(ref, before, sha), epoch, policy)
-        judged = _rest_on_first([_of(step.commit, LEDGER, policy, epoch, found, follows)],
+        found = self._judge({ref: before}, RefUpdate(ref, before, sha), epoch, policy, held)
+        judged = _rest_on_first([_of(step.commit, LEDGER, policy, held, found, follows)],
                                 found)[0]
         return replace(judged, paths=step.paths)
 
     def _spine(self, index: int, ledger_tip: str | None) -> list[Judged]:
         epochs = self.timeline.spine
-        parent, epoch = epochs[index - 1], epochs[index]
+        parent, epoch, held = epochs[index - 1], epochs[index], self._held(index - 1)
         commit = self._commit(epoch.commit)
         follows = (self._commit(parent.commit),)
-        if parent.problem is not None:
-            return [Judged(commit, SPINE, None, parent, (), follows, parent.problem)]
-        policy = self._policy(parent)
+        if held.problem is not None:
+            return [Judged(commit, SPINE, None, held, (), follows, held.problem)]
+        policy = self._policy(held)
         upd = RefUpdate(self.spine_ref, parent.commit, epoch.commit)
-        found = self._judge({self.config.ledger_ref: ledger_tip}, upd, parent, policy)
-        out = [_of(commit, SPINE, policy, parent, found, follows)]
+        found = self._judge({self.config.ledger_ref: ledger_tip}, upd, parent, policy, held)
+        out = [_of(commit, SPINE, policy, held, found, follows)]
         for rnd in self._merged(commit, parent.commit):
-            out.append(_of(rnd, ROUND, policy, parent, found, self._parents(rnd)))
+            out.append(_of(rnd, ROUND, policy, held, found, self._parents(rnd)))
         return _rest_on_first(out, found)
 
     def _merged(self, commit: Commit, first_parent: str) -> list[Commit]:
@@ -148,16 +193,17 @@ class Replay:
             rounds = objects.new_commits(tip, [spine] if spine else [])
             fork = self._fork(rounds[0]) if rounds else None
             for rnd in rounds:
-                epoch = self._epoch(fork, int(rnd.commit_time))
+                epoch, held = self._epoch(fork, int(rnd.commit_time))
                 parent = rnd.parents[0].decode() if rnd.parents else None
-                if epoch is not None and epoch.problem is not None:
-                    out.append(Judged(rnd, ROUND, None, epoch, (), self._parents(rnd),
-                                      epoch.problem))
+                if held is not None and held.problem is not None:
+                    out.append(Judged(rnd, ROUND, None, held, (), self._parents(rnd),
+                                      held.problem))
                     continue
-                policy = self._policy(epoch)
+                policy = self._policy(held)
                 upd = RefUpdate(branch, parent, rnd.id.decode())
-                found = self._judge({self.config.ledger_ref: ledger_tip}, upd, epoch, policy)
-                out.extend(_rest_on_first([_of(rnd, ROUND, policy, epoch, found,
+                found = self._judge({self.config.ledger_ref: ledger_tip}, upd, epoch, policy,
+                                    held)
+                out.extend(_rest_on_first([_of(rnd, ROUND, policy, held, found,
                                                self._parents(rnd))], found))
         return out
 
@@ -181,11 +227,15 @@ class Replay:
         """The first parent: a signed commit is not dated before it."""
         return (self._commit(commit.parents[0].decode()),) if commit.parents else ()
 
-    def _epoch(self, floor: int | None, when: int) -> PolicyEpoch | None:
-        """The topology's floor, or a later spine commit the time names: never earlier."""
+    def _epoch(self, floor: int | None, when: int,
+               ) -> tuple[PolicyEpoch | None, PolicyEpoch | None]:
+        """(the spine commit a commit followed, the one whose policy was then in force):
+        the topology's floor, or a later spine commit the time names, never earlier."""
         by_time = self.timeline.by_time(when)
         found = [i for i in (floor, by_time) if i is not None and i >= 0]
-        return self.timeline.spine[max(found)] if found else None
+        if not found:
+            return None, None
+        return self.timeline.spine[max(found)], self._held(max(found))
 
     def _policy(self, epoch: PolicyEpoch | None) -> Policy:
         if epoch is None or not _in_force(epoch):

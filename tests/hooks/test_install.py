@@ -81,6 +81,21 @@ def test_bare_repository_needs_server(tmp_path: Path) -> None:
     assert not (bare / "hooks" / "post-commit").exists()
 
 
+def test_server_install_turns_on_gits_object_checks(tmp_path: Path) -> None:
+    # receive.fsckObjects: git refuses a malformed object (a tree naming an entry twice)
+    # before pre-receive runs; a client install leaves git's config alone
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    git("config", "receive.fsckObjects", "false", cwd=bare)
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    assert "receive.fsckObjects = true" in res.out
+    assert git("config", "--get", "receive.fsckObjects", cwd=bare) == "true"
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    assert leap("hooks", "install", cwd=repo).code == 0
+    assert run_git("config", "--get", "receive.fsckObjects", cwd=repo).returncode == 1
+
+
 def test_core_hooks_path_is_refused_unless_forced(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     git("config", "core.hooksPath", ".githooks", cwd=repo)

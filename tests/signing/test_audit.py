@@ -142,9 +142,10 @@ def test_a_bad_historical_policy_is_a_finding_not_a_failed_audit(
     assert result.code == 1, result
     assert f"spine  {bad[:12]}  bad-policy" in result.out
     assert f"line {len(good.splitlines()) + 1}:" in result.out
-    # the fix was made while no policy could be read: named, not judged
-    assert f"spine  {fix[:12]}  bad-policy" in result.out
-    assert "signatures: 7 of 9 good" in result.out, result.out
+    # the broken policy was refused (S6), so it was never in force: the fix, which puts
+    # v2's bytes back, is judged by v2 and passes
+    assert f"spine  {fix[:12]}" not in result.out
+    assert "signatures: 8 of 9 good" in result.out, result.out
 
 
 def test_an_empty_ledger_commit_needs_an_admin_in_the_audit_too(
@@ -209,3 +210,114 @@ def test_a_record_dated_in_the_future_is_a_time_finding(
     result = leap("audit-signatures", cwd=repo)
     assert result.code == 1, result
     assert f"ledger {ahead[:12]}  time-future" in result.out
+
+
+def _takeover(repo: Path, mallory: Path) -> str:
+    """An unsigned, non-merge spine commit that makes mallory an admin, builder and scorer
+    (what a server without the hook, or a rewritten remote, could hold)."""
+    text = (repo / ".leap/allowed_signers").read_text() + policy_text(
+        {"mallory": mallory}, {"mallory": ["admin:mallory", "builder:mallory",
+                                           "scorer:mallory"]}, {})
+    write_files(repo, {".leap/allowed_signers": text})
+    git("commit", "-qam", "add mallory", cwd=repo)
+    return git("rev-parse", "HEAD", cwd=repo)
+
+
+def _finding(found: list[dict[str, str]], commit: str, rule: str) -> dict[str, str]:
+    hits = [f for f in found if f["commit"] == commit and f["rule"] == rule]
+    assert len(hits) == 1, found
+    return hits[0]
+
+
+def test_a_policy_change_no_admin_signed_is_never_the_policy_in_force(
+        history: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    # S6: the takeover is a finding, and the policy it wrote judges nothing after it, even
+    # once an admin's later commit (which leaves the file alone) carries its bytes on
+    repo, keys = history
+    mallory = make_key(tmp_path, "mallory")
+    takeover = _takeover(repo, mallory)
+    write_files(repo, {"README.md": "# sample, v2\n"})
+    carried = _admin_commit(repo, keys["root"], "readme")
+    time.sleep(1)
+    late = _claim(repo, mallory, "a", 2)
+    result = leap("audit-signatures", "--require-signatures", "--json", cwd=repo)
+    assert result.code == 1, result
+    found = json.loads(result.out)["findings"]
+    s6 = _finding(found, takeover, "S6")
+    assert s6["message"].count(takeover[:12]) == 1, s6
+    assert _finding(found, takeover, "S1")["kind"] == "unsigned"
+    assert _finding(found, carried, "")["kind"] == "ok"
+    unknown = _finding(found, late, "S2")
+    assert unknown["kind"] == "unknown-key", unknown
+    assert f"is not in the policy {carried[:12]}" not in unknown["message"]
+    # the same without --require-signatures: the record is no "unsigned" matter
+    plain = leap("audit-signatures", cwd=repo)
+    assert plain.code == 1, plain
+    assert f"ledger {late[:12]}  unknown-key" in plain.out
+
+
+def test_a_takeover_cannot_approve_its_own_next_change(
+        history: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    # mallory, admin only in the policy no admin approved, signs the next policy change:
+    # judged by the policy in force (v2), which does not know her key
+    repo, keys = history
+    mallory = make_key(tmp_path, "mallory")
+    _takeover(repo, mallory)
+    text = (repo / ".leap/allowed_signers").read_text()
+    write_files(repo, {".leap/allowed_signers": text.replace("admin:root,", "")})
+    second = _admin_commit(repo, mallory, "drop root's admin")
+    time.sleep(1)
+    late = _claim(repo, mallory, "a", 2)
+    result = leap("audit-signatures", "--json", cwd=repo)
+    assert result.code == 1, result
+    found = json.loads(result.out)["findings"]
+    assert _finding(found, second, "S6")["kind"] == "policy-change"
+    assert _finding(found, late, "S2")["kind"] == "unknown-key"
+
+
+def test_a_deleted_policy_is_no_first_arrival_while_one_is_in_force(
+        history: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    # root retires its own admin line (approved: root was admin then). With no admin left,
+    # nobody may change the policy; deleting it and writing a new one must not make the new
+    # one a "first policy" that approves itself.
+    repo, keys = history
+    mallory = make_key(tmp_path, "mallory")
+    v2 = (repo / ".leap/allowed_signers").read_text()
+    gone = time.strftime("%Y%m%d%H%M%SZ", time.gmtime(NOW - HOUR))
+    write_files(repo, {".leap/allowed_signers": v2.replace(
+        "admin:root,integrator:root ", f'admin:root,integrator:root valid-before="{gone}" ')})
+    _admin_commit(repo, keys["root"], "policy v3: no admin from now on")
+    git("rm", "-q", ".leap/allowed_signers", cwd=repo)
+    git("commit", "-qm", "no policy", cwd=repo)
+    write_files(repo, {".leap/allowed_signers": policy_text(
+        {"mallory": mallory}, {"mallory": ["admin:mallory", "builder:mallory"]}, {})})
+    git("add", ".leap/allowed_signers", cwd=repo)
+    readded = _admin_commit(repo, mallory, "a new first policy")
+    time.sleep(1)
+    late = _claim(repo, mallory, "a", 2)
+    result = leap("audit-signatures", "--json", cwd=repo)
+    assert result.code == 1, result
+    found = json.loads(result.out)["findings"]
+    assert _finding(found, readded, "S6")["kind"] == "no-admin"
+    assert _finding(found, late, "S2")["kind"] == "unknown-key"
+
+
+def test_the_audit_judges_an_octopus_merge_on_the_spine(
+        history: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    repo, keys = history
+    nick = keys["nick"]  # a builder: may sign rounds, never a spine commit
+    sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={nick}"]
+    base = git("rev-parse", "HEAD", cwd=repo)
+    for name in ("x", "y"):
+        git("checkout", "-q", "-b", name, base, cwd=repo)
+        write_files(repo, {f"src/{name}.py": "X = 1\n"})
+        git("add", "-A", cwd=repo)
+        git(*sign, "commit", "-S", "-qm", name, cwd=repo)
+    git("checkout", "-q", "main", cwd=repo)
+    git(*sign, "merge", "-S", "-q", "--no-ff", "-m", "octopus", "x", "y", cwd=repo)
+    octopus = git("rev-parse", "HEAD", cwd=repo)
+    assert len(git("rev-list", "--parents", "-1", octopus, cwd=repo).split()) == 4
+    result = leap("audit-signatures", "--json", cwd=repo)
+    assert result.code == 1, result
+    found = json.loads(result.out)["findings"]
+    assert _finding(found, octopus, "S3")["kind"] == "missing-role"

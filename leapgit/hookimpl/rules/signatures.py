@@ -31,12 +31,16 @@ class Judge:
 
     The audit (``signing.replay``) runs the same checks over history, one landed commit at
     a time: there ``now`` is None (each signature is judged at its own time; no push clock
-    exists) and ``actors`` is the ledger's builders and graders up to that commit."""
+    exists), ``actors`` is the ledger's builders and graders up to that commit and
+    ``policy_held`` whether a policy was in force there."""
 
     ctx: PushContext
     policy: Policy
     now: int | None = field(default_factory=lambda: int(time.time()))
     actors: LedgerActors | None = None
+    # a policy was in force before the push (S6: only the spine's first policy approves
+    # itself); None: the spine's tip tells. The audit says it from the policies in force.
+    policy_held: bool | None = None
     builders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     graders: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 

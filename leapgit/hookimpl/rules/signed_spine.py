@@ -1,5 +1,6 @@
 """Signature rules on the spine: each new first-parent commit signed by an integrator key
-(S1-S3), the key that took the open lease (S5); new policy bytes signed by an admin (S6).
+(S1-S3), the key that took the open lease (S5); no commit of a merge's candidate signed by
+one of the ball's graders (S4); new policy bytes signed by an admin (S6).
 
 S6 in detail: a spine commit that changes ``.leap/allowed_signers`` or ``.leap/config.yaml``
 (the config holds ``signing.require``) is accepted when it, or the commit among the pushed
@@ -50,7 +51,7 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
         else:
             out.extend(_integrator(judge, upd.ref, commit, who, taker))
         out.extend(_merged_rounds(judge, upd, commit))
-        out.extend(_policy_change(judge, upd.ref, commit, list(new.values())))
+        out.extend(policy_change(judge, upd.ref, commit, list(new.values())))
     return out
 
 
@@ -65,7 +66,11 @@ def merge_ball(commit: Commit) -> tuple[str, str] | None:
 
 def _merged_rounds(judge: Judge, upd: RefUpdate, commit: Commit) -> list[Refusal]:
     """S1-S4 on the rounds a merge brings in through its second parent that the server has
-    not judged on a ball branch: a builder's signed rounds, never a grader's."""
+    not judged on a ball branch: a builder's signed rounds, never a grader's. S4 again on
+    every commit of the candidate, those judged on the ball branch too: a round and its
+    builder's own pass pushed at once (git runs pre-receive for two refs side by side, each
+    reading the other ref as it was) both land; the spine, one ref moved by compare and
+    swap, is where the ledger the merge needs is read whole."""
     from leapgit.hookimpl.rules.signatures import check_round
 
     if len(commit.parents) < 2:
@@ -81,9 +86,28 @@ def _merged_rounds(judge: Judge, upd: RefUpdate, commit: Commit) -> list[Refusal
             judged.append(tip)  # its rounds were checked when pushed, or are in this push
     out: list[Refusal] = []
     for parent in commit.parents[1:]:
-        for rnd in ctx.objects.new_commits(parent.decode(), judged):
-            out.extend(check_round(judge, upd.ref, rnd, ball))
+        unjudged = {c.id for c in ctx.objects.new_commits(parent.decode(), judged)}
+        for rnd in ctx.objects.new_commits(parent.decode(), judged[:1]):
+            if rnd.id in unjudged:
+                out.extend(check_round(judge, upd.ref, rnd, ball))
+            elif ball is not None:
+                out.extend(_built_by_a_grader(judge, upd.ref, rnd, commit, ball))
     return out
+
+
+def _built_by_a_grader(judge: Judge, ref: str, rnd: Commit, merge: Commit,
+                       ball: tuple[str, str]) -> list[Refusal]:
+    """S4 on a round judged when its branch was pushed, against the graders in the ledger
+    as this push leaves it (its key was verified then: read here without crypto)."""
+    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
+
+    fp = signer_fingerprint(rnd)
+    if fp is None:
+        return []  # S1 refused it when pushed, if signatures were required then
+    who = Standing(fp, frozenset(), tuple(sorted(judge.names_of(fp))))
+    found = builds_and_grades(judge, ref, rnd.id.decode(), who, None, "round", *ball)
+    return [r._replace(message=f"{r.message}; merged by {merge.id.decode()[:12]}")
+            for r in found]
 
 
 def _lease_key(judge: Judge) -> tuple[int, str | None] | None:
@@ -115,8 +139,8 @@ def _integrator(judge: Judge, ref: str, commit: Commit, who: Standing,
                     "two-integrators")]
 
 
-def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
-                   ) -> list[Refusal]:
+def policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
+                  ) -> list[Refusal]:
     """S6: new policy bytes on the spine were signed by an admin."""
     store = judge.ctx.objects.store
     parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
@@ -137,7 +161,8 @@ def _policy_change(judge: Judge, ref: str, commit: Commit, pushed: list[Commit],
                                "restore an admin out of band (on the server); a policy "
                                "approves itself only on its first arrival", "no-admin"))
             continue
-        signers = [commit, *_authors(judge, pushed, path, blob)]
+        signers = [commit, *(c for c in _authors(judge, pushed, path, blob)
+                             if c.id != commit.id)]
         verdicts = [_as_admin(judge, admins, c) for c in signers]
         if any(v is None for v in verdicts):
             continue
@@ -174,9 +199,12 @@ def _admin_policy(judge: Judge, commit: Commit) -> Policy | None:
     if judge.policy.holders(roles.ADMIN, judge.when(commit)):
         return judge.policy
     ctx = judge.ctx
-    tip = ctx.objects.ref(ctx.spine_ref)
-    if tip is not None and blob_at(ctx.objects.store, ctx.objects.commit(tip).tree,
-                                   POLICY_PATH) is not None:
+    held = judge.policy_held
+    if held is None:
+        tip = ctx.objects.ref(ctx.spine_ref)
+        held = tip is not None and blob_at(ctx.objects.store, ctx.objects.commit(tip).tree,
+                                           POLICY_PATH) is not None
+    if held:
         return None
     return policy_at(ctx.objects.store, commit.tree) or Policy()
 
