@@ -6,8 +6,11 @@ tree, tribunal run, pass record), runs the balls' tests and the aggregate blind 
 the merged result, pushes spine and ledger atomically to the spine's remote (whose
 pre-receive judges it), moves the local spine, writes the slice pass record and releases
 the lease. Until the push, nothing lands: on any stop before it the spine is untouched
-and the lease is given back (here and on the remote); after it the slice has landed and
-is recorded even when the checkout cannot follow (a warning)."""
+and the lease is given back (here and on the remote). A stop inside the push (a Ctrl-C, a
+dropped connection) asks the remote what it holds: at the planned tip the slice has
+landed, and the merge says so and keeps its planned record for `leap merge` again. After
+the push the slice has landed and is recorded even when the checkout cannot follow (a
+warning)."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreReco
 from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.scoring import history, reopen, spine
 from leapgit.scoring.aggregate import Aggregate, review_merged
+from leapgit.scoring.red import is_ancestor
 from leapgit.timeutil import now_iso
 from leapgit.workspace import Workspace
 
@@ -127,6 +131,7 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
     temp = TEMP_REF.format(slice=slice_id)
     remote = spine.spine_remote(root, name)
+    pushing: MergeRecord | None = None
     try:
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
@@ -135,17 +140,55 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
         record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
         _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
+        pushing = record
         if remote:
             _push(ws, remote, merges[-1].commit)
-    except BaseException:
-        _intent(ws, slice_id).unlink(missing_ok=True)
-        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
+    except BaseException as exc:
+        _stopped(ws, slice_id, holder, remote, pushing, exc, echo)
         raise
     finally:
         git.run(["update-ref", "-d", temp], root, check=False)
     # Pushed (or no remote): the slice has landed. Record it whatever the checkout does.
     _move(ws, old, record.tip, echo)
     return _finish(ws, record, reopened)
+
+
+def _stopped(ws: Workspace, slice_id: str, holder: str, remote: str | None,
+             pushing: MergeRecord | None, exc: BaseException, echo: Echo) -> None:
+    """A stop before the slice is recorded. Before the push, or when the remote does not
+    hold the planned tip, nothing landed. A stop inside the push (a Ctrl-C, a dropped
+    connection) may come after the remote took it: then it landed, and says so (L8), keeping
+    the planned record for `leap merge` again. The lease is given back either way; returns
+    normally so the caller re-raises ``exc`` (a failure is raised as a Hold naming it)."""
+    name = ws.config.spine
+    fate, held = _remote_fate(ws, remote, pushing) if pushing is not None and remote else \
+        ("none", None)
+    if fate == "none":
+        _intent(ws, slice_id).unlink(missing_ok=True)
+        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
+        return
+    assert pushing is not None and remote is not None
+    tip = pushing.tip[:12]
+    said = (f"the merge of {slice_id} landed on {remote} at {tip}" if fate == "landed" else
+            f"the push of {slice_id} to {remote} stopped and its spine is "
+            f"{held[:12] if held else 'unreadable'}: it may have landed at {tip}")
+    _release(ws, name, holder, f"{said}; its record is not yet written", remote)
+    message = f"{said}, but its record is not yet written" if fate == "landed" else said
+    hint = f"`leap merge {slice_id}` again records it" + ("" if fate == "landed" else
+                                                          " if it landed")
+    if isinstance(exc, Exception):
+        why = exc.lines()[0] if isinstance(exc, LeapError) else str(exc)
+        raise Hold(f"{message} (the push said: {why})", rule="L8", hint=hint) from exc
+    echo(f"{message}; {hint}")
+
+
+def _remote_fate(ws: Workspace, remote: str, record: MergeRecord) -> tuple[str, str | None]:
+    """What the spine's remote holds after a stopped push: "landed" (the planned tip),
+    "none" (still the base) or "unknown" (unreadable, or moved elsewhere), and its tip."""
+    held = _remote_tip(ws, remote)
+    if held == record.tip:
+        return "landed", held
+    return ("none" if held == record.base else "unknown"), held
 
 
 def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
@@ -211,11 +254,17 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
     record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
     with ws.ledger() as ledger:
         recorded = history.merge_record(ledger.require(), slice_id) is not None
-    landed = tip == record.tip
-    if not recorded and tip == record.base and record.remote and \
-            _remote_tip(ws, record.remote) == record.tip:
-        _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
-        landed = True
+    landed = tip == record.tip or is_ancestor(ws.paths.root, record.tip, tip)
+    if not recorded and not landed and tip == record.base and record.remote:
+        held = _remote_tip(ws, record.remote)
+        if held is None:
+            raise Hold(f"the merge of {slice_id} to {record.tip[:12]} stopped during its push "
+                       f"and {record.remote} cannot be read now: whether it landed is "
+                       "unknown; nothing was changed", rule="L8",
+                       hint=f"`leap merge {slice_id}` again once the remote answers")
+        if held == record.tip:
+            _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
+            landed = True
     if recorded or not landed or record.spine != ws.config.spine:
         path.unlink(missing_ok=True)  # recorded already, or it never landed here: stale
         return None
