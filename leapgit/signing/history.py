@@ -115,29 +115,20 @@ def added_under(store: BaseObjectStore, commit: Commit, folder: str,
                 load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
     """Like ``added_records``, but only below ``folder``; a commit that left the folder's
     tree as it was costs two lookups, not a diff."""
-    from dulwich.diff_tree import tree_changes
+    from leapgit.ledger.added import added_between
 
     parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
     new, old = _entry(store, commit.tree, folder), _entry(store, parent, folder)
     if new is None or new == old:
         return []
-    out = []
-    for change in tree_changes(store, oid(old) if old else None, oid(new)):
-        if change.type == "add" and change.new is not None and change.new.sha:
-            path = f"{folder}/{(change.new.path or b'').decode('utf-8', 'surrogateescape')}"
-            out.append((path, load(store[change.new.sha].as_raw_string(), path)))
-    return out
+    return [(path, load(store[oid(sha)].as_raw_string(), path)) for path, sha in
+            added_between(store, oid(old) if old else None, oid(new), f"{folder}/")]
 
 
 def added_records(store: BaseObjectStore, commit: Commit,
                   load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
     """(path, loaded record) for every file ``commit`` added to its first parent's tree."""
-    from dulwich.diff_tree import tree_changes
+    from leapgit.ledger.added import added_files
 
-    parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
-    out = []
-    for change in tree_changes(store, parent, commit.tree):
-        if change.type == "add" and change.new is not None and change.new.sha:
-            path = (change.new.path or b"").decode("utf-8", "surrogateescape")
-            out.append((path, load(store[change.new.sha].as_raw_string(), path)))
-    return out
+    return [(path, load(store[oid(sha)].as_raw_string(), path))
+            for path, sha in added_files(store, commit)]
