@@ -15,14 +15,14 @@ warning)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
 from leapgit.hookimpl.rules.passes import current_pass
 from leapgit.ledger import layout, leases, query
-from leapgit.ledger.store import Ledger, Written
+from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
@@ -58,16 +58,19 @@ def order(rec: SliceRecord) -> list[str]:
 
 def plan(ws: Workspace, ledger: Ledger, slice_id: str
          ) -> tuple[list[Planned], tuple[ReopenRecord, ...]]:
-    """Every ball with its pass, in dependency order; Hold naming what is missing (L8)."""
-    view = ledger.require()
-    rec = query.load_slice(view, slice_id)
-    if history.merge_record(view, slice_id) is not None:
-        raise UsageError(f"slice {slice_id!r} is already merged ({layout.merge_path(slice_id)})")
+    """Every ball with its pass that is not on the spine yet, in dependency order: all of
+    them the first time; after a reopen (L8), the balls re-passed since. Hold naming what
+    is missing: the slice passes only when every ball has passed."""
+    rec = query.load_slice(ledger.require(), slice_id)
     reopened = tuple(reopen.scan(ledger, ws.paths.root, ws.config, rec))
     view = ledger.require()
+    records = history.merge_records(view, slice_id)
+    landed = history.merged_scores(records)
     planned, missing = [], []
     for ball in order(rec):
         passed = current_pass(view, slice_id, ball)
+        if passed is not None and passed.score in landed.get(ball, ()):
+            continue  # this pass is on the spine already
         tip = git.rev_parse(f"refs/heads/{ws.config.ball_branch(slice_id, ball)}",
                             ws.paths.root)
         if passed is None or tip is None:
@@ -82,6 +85,9 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         raise Hold(f"slice {slice_id} is not complete, nothing lands: not passed: "
                    f"{', '.join(missing)}" + (f"; {reason}" if reason else ""), rule="L8",
                    hint="score every ball (`leap score`) first")
+    if not planned:
+        raise UsageError(f"slice {slice_id!r} is already merged "
+                         f"({layout.merge_path(slice_id, records[-1].number)})")
     return planned, reopened
 
 
@@ -95,6 +101,13 @@ def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> lis
                 f"merging {slice_id}/{p.ball} onto the spine conflicts on "
                 f"{', '.join(predicted.conflicts)}; nothing lands", rule="L9",
                 hint="a scope collision is a decomposition error: re-cut the slice")
+        stray = _not_candidate(ws.paths.root, predicted.tree, p.passed)
+        if stray:
+            raise RuleViolation(
+                f"merging {slice_id}/{p.ball} would not land its candidate's bytes of "
+                f"{', '.join(stray)}: the spine changed them since; nothing lands", rule="L8",
+                hint="drop a spine commit made outside an integration (the server refuses "
+                "it), or re-build the ball on the current spine and score it again")
         message = spine.merge_message(slice_id, p.ball, p.passed.candidate,
                                       p.passed.run_id or "", p.passed.score)
         tip = spine.merge_commit(ws.paths.root, tip, p.commit, predicted.tree, message)
@@ -103,14 +116,31 @@ def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> lis
     return merges
 
 
+def _not_candidate(root: Path, tree: str, passed: ScoreRecord) -> list[str]:
+    """The ball's touched files whose bytes in the merged ``tree`` are not the passed
+    candidate's (the server's integration check, for every file of the ball)."""
+    from leapgit.scoring.source import blobs
+
+    want = {t.path: t.blob for t in passed.touched}
+    held = blobs(root, tree, sorted(want))
+    return [path for path in sorted(want) if held[path] != want[path]]
+
+
 def write_merge(ledger: Ledger, record: MergeRecord) -> Written:
     """The one ledger write of a slice pass record (signing, when added, goes here)."""
-    trailers = [("Leap-Slice", record.slice), ("Leap-Spine", record.spine),
-                ("Leap-Outcome", "1"), ("Leap-Tip", record.tip),
+    trailers = [("Leap-Slice", record.slice), ("Leap-Merge", str(record.number)),
+                ("Leap-Spine", record.spine), ("Leap-Outcome", "1"), ("Leap-Tip", record.tip),
                 ("Leap-Run", record.aggregate_run)]
-    return ledger.append({layout.merge_path(record.slice): yamlio.dumps(record.to_dict())},
-                         f"merge {record.slice} onto {record.spine}: "
+    again = f" (re-merge {record.number})" if record.number > 1 else ""
+    return ledger.append({layout.merge_path(record.slice, record.number):
+                          yamlio.dumps(record.to_dict())},
+                         f"merge {record.slice} onto {record.spine}{again}: "
                          f"{len(record.merges)} ball(s)", trailers)
+
+
+def next_merge(view: LedgerView, slice_id: str) -> int:
+    found = history.merge_records(view, slice_id)
+    return found[-1].number + 1 if found else 1
 
 
 def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
@@ -128,6 +158,8 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     spine.require_clean(root, name)
     with ws.ledger() as ledger:
         planned, reopened = plan(ws, ledger, slice_id)
+        rec = query.load_slice(ledger.require(), slice_id)
+        landed = history.merge_records(ledger.require(), slice_id)
         lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
     temp = TEMP_REF.format(slice=slice_id)
     remote = spine.spine_remote(root, name)
@@ -136,7 +168,10 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
         spine.require_fast_forward(root, name, old, merges[-1].commit)
-        agg = review_merged(ws, slice_id, old, temp, builder_text, planned, echo)
+        # L8: a re-merge re-scores the whole slice on the merged result (every ball's
+        # tests; the review from the base the slice first landed on), not only what changed
+        since = landed[0].base if landed else old
+        agg = review_merged(ws, slice_id, since, temp, builder_text, order(rec), echo)
         spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
         record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
         _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
@@ -253,7 +288,8 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
         return None
     record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
     with ws.ledger() as ledger:
-        recorded = history.merge_record(ledger.require(), slice_id) is not None
+        recorded = any(r.tip == record.tip
+                       for r in history.merge_records(ledger.require(), slice_id))
     landed = tip == record.tip or is_ancestor(ws.paths.root, record.tip, tip)
     if not recorded and not landed and tip == record.base and record.remote:
         held = _remote_tip(ws, record.remote)
@@ -289,6 +325,8 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
     name, remote = ws.config.spine, record.remote
     try:
         with ws.ledger() as ledger:
+            # numbered when written: a merge resumed later follows whatever landed since
+            record = replace(record, number=next_merge(ledger.require(), record.slice))
             write_merge(ledger, record)
             active = leases.active_lease(ledger.require(), name)
             if active is not None and active.holder == record.holder:
