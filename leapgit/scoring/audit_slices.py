@@ -101,7 +101,7 @@ class SliceAuditor:
 
     def _reopens(self) -> None:
         """L8: a spine commit outside an integration that changes a merged ball's files
-        reopens it, recorded or not yet (`leap merge` and `leap score` record it)."""
+        reopens it; one the ledger does not record yet is named (`leap merge` records it)."""
         self.report.count("reopen-recorded", len(self.watched))
         hits = spine_hits(self.root, self.config.spine, self.watched)
         reopened = {(h.passed.slice, h.passed.ball) for h in hits}

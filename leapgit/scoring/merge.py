@@ -175,8 +175,9 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
         record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
         _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
-        pushing = record
         if remote:
+            _lease_up(ws, remote)
+            pushing = record  # from here a stop may come after the remote took the spine
             _push(ws, remote, merges[-1].commit)
     except BaseException as exc:
         _stopped(ws, slice_id, holder, remote, pushing, exc, echo)
@@ -236,10 +237,13 @@ def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
         echo(f"warning: {warning}")
 
 
-def _push(ws: Workspace, remote: str, tip: str) -> None:
+def _lease_up(ws: Workspace, remote: str) -> None:
     from leapgit.commands.sync import sync
 
     sync(remote, start=ws.paths.root)  # the lease goes up first: pre-receive reads it
+
+
+def _push(ws: Workspace, remote: str, tip: str) -> None:
     with ws.ledger() as ledger:
         ledger_tip = ledger.tip()
     spine.push(ws.paths.root, remote, [f"{ledger_tip}:{ws.config.ledger_ref}",

@@ -155,7 +155,7 @@ def _changed(root: Path, commits: list[str]) -> dict[str, set[str]]:
 def pending(view: LedgerView, root: Path, config: Config, rec: SliceRecord
             ) -> list[SpineHit]:
     """The spine-side reopens of ``rec`` that the ledger does not record yet (read-only:
-    `leap status` and `leap audit` report them; `leap merge` and `leap score` write them)."""
+    `leap status` and `leap audit` report them; `leap merge` writes them, ``scan``)."""
     return spine_hits(root, config.spine, watched(view, rec))
 
 
