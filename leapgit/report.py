@@ -83,6 +83,9 @@ def status_lines(s: Status) -> list[str]:
                 # a derived state (cut, or leap score's pass/refuse) outranks the last receipt
                 state = s_.verdict if s_ is not None and s_.own in ("cut", "pass", "refuse") \
                     else b.state
+                hit = sl.reopens.get(b.ball)
+                if hit is not None:
+                    state = "reopened"
                 line = (f"    {b.ball:<{width}}  {state:<10}  "
                         f"round {b.rounds_used}/{s.round_limit}")
                 if b.episode > 1:
@@ -90,6 +93,9 @@ def status_lines(s: Status) -> list[str]:
                 if deps:
                     line += f"  after {', '.join(deps)}"
                 out.append(line)
+                if hit is not None:
+                    out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
+                               f"(`leap merge {rec.slice}` records it)")
                 out.extend(_throw_detail(sl.standing.get(b.ball)))
     out.extend(signed)
     return out

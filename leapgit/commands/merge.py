@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from leapgit.ledger import layout
 from leapgit.records.types import INTEGRATOR
 from leapgit.scoring.merge import MergeResult, merge
 from leapgit.workspace import open_workspace
@@ -26,6 +27,6 @@ def lines(result: MergeResult) -> list[str]:
                f"{r.aggregate_run}: pass")
     out.append(f"spine {r.spine}: {r.base[:12]} -> {r.tip[:12]}"
                + (f", pushed to {result.remote}" if result.remote else ""))
-    out.append(f"slice pass record slices/{r.slice}/merge.yaml written; lease {r.lease} "
-               "released")
+    out.append(f"slice pass record {layout.merge_path(r.slice, r.number)} written; lease "
+               f"{r.lease} released")
     return out

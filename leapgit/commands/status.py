@@ -1,4 +1,5 @@
-"""`leap status [SLICE]`: each slice's balls in waves, with state and rounds used."""
+"""`leap status [SLICE]`: each slice's balls in waves, with state and rounds used, and any
+merged ball a spine commit outside an integration reopened (L8) before a merge records it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 from leapgit.ledger import query
 from leapgit.records.types import SliceRecord
+from leapgit.scoring import reopen
+from leapgit.scoring.reopen import SpineHit
 from leapgit.signing.audit import Presence, signature_presence
 from leapgit.workspace import open_workspace
 from leapgit.worktrees.readiness import BallStanding, assess
@@ -19,6 +22,8 @@ class SliceStatus:
     balls: tuple[query.BallState, ...]
     depends: dict[str, tuple[str, ...]]
     standing: dict[str, BallStanding] = field(default_factory=dict)
+    # L8: merged balls a spine commit outside an integration changed, not yet recorded
+    reopens: dict[str, SpineHit] = field(default_factory=dict)
 
     def to_json(self, round_limit: int) -> dict[str, Any]:
         return {
@@ -38,8 +43,15 @@ class SliceStatus:
             "rounds_used": b.rounds_used, "round_limit": round_limit,
             "depends_on": list(self.depends.get(b.ball, ())),
             "last_outcome": b.last.outcome if b.last else None,
-            **self._throw_json(b.ball),
+            **self._throw_json(b.ball), **self._reopen_json(b.ball),
         }
+
+    def _reopen_json(self, ball: str) -> dict[str, Any]:
+        hit = self.reopens.get(ball)
+        if hit is None:
+            return {}
+        return {"reopened": {"commit": hit.commit, "paths": list(hit.paths),
+                             "recorded": False}}
 
     def _throw_json(self, ball: str) -> dict[str, Any]:
         s = self.standing.get(ball)
@@ -86,10 +98,17 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
         view = ledger.require()
         ids = [slice_id] if slice_id else query.slice_ids(view)
         out = []
+        watched: list[reopen.Watched] = []
         for sid in ids:
             rec = query.load_slice(view, sid)
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
             out.append(SliceStatus(rec, balls, depends, assess(view, rec)))
+            watched.extend(reopen.watched(view, rec))
+        # one look at the spine for every merged slice (no diff unless a commit there is
+        # no integration merge): read-only, `leap merge` and `leap score` record the reopen
+        for hit in reopen.spine_hits(ws.paths.root, ws.config.spine, watched):
+            found = next(s for s in out if s.record.slice == hit.passed.slice)
+            found.reopens[hit.passed.ball] = hit
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_limit, tuple(out), signed)

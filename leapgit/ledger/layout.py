@@ -3,7 +3,8 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
 
     LEDGER.yaml
     slices/<slice>/slice.yaml
-    slices/<slice>/merge.yaml
+    slices/<slice>/merge.yaml                                   slice pass record 1 (L8)
+    slices/<slice>/merges/<n>.yaml                              re-merge n > 1 after a reopen
     slices/<slice>/balls/<ball>/ball.yaml                       spec version 1
     slices/<slice>/balls/<ball>/specs/<v>.yaml                  spec version v > 1 (L3)
     slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
@@ -82,8 +83,10 @@ def reopen_path(slice_id: str, ball_id: str, number: int) -> str:
     return f"{ball_dir(slice_id, ball_id)}/reopens/{number}.yaml"
 
 
-def merge_path(slice_id: str) -> str:
-    return f"{slice_dir(slice_id)}/merge.yaml"
+def merge_path(slice_id: str, number: int = 1) -> str:
+    if number == 1:
+        return f"{slice_dir(slice_id)}/merge.yaml"
+    return f"{slice_dir(slice_id)}/merges/{number}.yaml"
 
 
 def leases_dir(spine: str) -> str:
@@ -119,7 +122,7 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
     if kind == "reopen":
         return reopen_path(record["slice"], record["ball"], record["reopen"])
     if kind == "merge" and s:
-        return merge_path(s)
+        return merge_path(s, record.get("merge", 1))
     if kind in ("envelope", "routing", "summary") and record.get("run_id"):
         return f"{tribunal_dir(record['run_id'], s, b)}/{kind}.yaml"
     if kind == "verdict" and record.get("run_id") and record.get("lens"):

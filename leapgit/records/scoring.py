@@ -1,5 +1,5 @@
 """Frozen record types of scoring and merging: red (T7.1), score (L7; outcome 1 is the pass
-record), reopen (L8) and the slice's merge record (L8). Built from validated data with
+record), reopen (L8) and the slice's numbered merge records (L8). Built from validated data with
 ``from_dict``; written with ``to_dict``."""
 
 from __future__ import annotations
@@ -294,10 +294,12 @@ class MergeRecord:
     recorded_at: str
     tests: tuple[RunEvidence, ...] = ()
     remote: str | None = None
+    number: int = 1  # the slice's n-th merge: n > 1 re-merges balls re-passed after a reopen
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": "merge", "format": 1, "slice": self.slice, "spine": self.spine,
+            "kind": "merge", "format": 1, "slice": self.slice, "merge": self.number,
+            "spine": self.spine,
             "lease": self.lease, "holder": self.holder, "base": self.base, "tip": self.tip,
             "merges": [m.to_dict() for m in self.merges],
             "aggregate": {"run_id": self.aggregate_run, "outcome": "pass",
@@ -313,4 +315,4 @@ class MergeRecord:
                    raw["tip"], tuple(Merged.from_dict(m) for m in raw["merges"]),
                    agg["run_id"], agg["tree"], raw["recorded_at"],
                    tuple(RunEvidence.from_dict(t) for t in raw.get("tests", ())),
-                   raw.get("remote"))
+                   raw.get("remote"), raw.get("merge", 1))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation
@@ -15,9 +14,6 @@ from leapgit.records.scoring import RunEvidence
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.proofrun import evidence
 from leapgit.workspace import Workspace
-
-if TYPE_CHECKING:
-    from leapgit.scoring.merge import Planned
 
 
 @dataclass(frozen=True)
@@ -45,7 +41,9 @@ def merged_tests(ws: Workspace, head: str, commands: Sequence[str]) -> tuple[Run
 
 
 def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builder: str,
-                  planned: Sequence[Planned], echo: Callable[[str], None]) -> Aggregate:
+                  ball_ids: Sequence[str], echo: Callable[[str], None]) -> Aggregate:
+    """``ball_ids``: every ball of the slice (a re-merge after a reopen re-scores them all,
+    L8); the review reads what changed from ``base`` to ``head_ref``."""
     from leapgit.tribunal.convene import Request, convene
 
     root = ws.paths.root
@@ -53,7 +51,7 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
     with ws.ledger() as ledger:
         view = ledger.require()
         rec = query.load_slice(view, slice_id)
-        balls = [query.load_ball(view, slice_id, p.ball) for p in planned]
+        balls = [query.load_ball(view, slice_id, b) for b in ball_ids]
     commands = list(dict.fromkeys(b.tests for b in balls if b.tests))
     tests = merged_tests(ws, head, commands)
     intent = (rec.description or f"the merged balls of slice {slice_id}").splitlines()[0]

@@ -5,6 +5,7 @@ pass record and every spine commit. Read-only; exit 1 on any violation."""
 from __future__ import annotations
 
 from leapgit import git
+from leapgit.ledger.added import known
 from leapgit.scoring.audit_ledger import audit_history
 from leapgit.scoring.audit_model import AuditReport
 from leapgit.scoring.audit_slices import SliceAuditor
@@ -18,10 +19,11 @@ def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
         view = ledger.require()
         report = AuditReport(config.ledger_ref, view.commit, spine_ref,
                              git.rev_parse(spine_ref, root))
-        audit_history(root, config.ledger_ref, config.round_limit, report)
+        added = audit_history(root, config.ledger_ref, config.round_limit, report)
         SliceAuditor(root, view, config, report).run()
-        _audit_signatures(ledger.repo, ws, require_signatures or config.signing_required,
-                          report)
+        with known(added):  # git already diffed every ledger commit: no second diff
+            _audit_signatures(ledger.repo, ws, require_signatures or config.signing_required,
+                              report)
     return report
 
 

@@ -16,8 +16,11 @@ _RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
 _RECORD_TRAILER = re.compile(r"^Leap-Record: (.+)$", re.MULTILINE)
 
 
-def _commits(root: Path, ref: str) -> list[tuple[str, list[str], str, list[tuple[str, str]]]]:
-    """(commit, parents, message, [(status, path)]) oldest first."""
+Change = tuple[str, str, str]  # (status, path, new blob id)
+
+
+def _commits(root: Path, ref: str) -> list[tuple[str, list[str], str, list[Change]]]:
+    """(commit, parents, message, [(status, path, new blob id)]) oldest first."""
     out = git.run(["log", "--reverse", "--no-renames", "--raw", "--no-abbrev",
                    "--format=%x01%H %P%n%B%x02", ref], root).stdout.decode("utf-8", "replace")
     found = []
@@ -29,16 +32,21 @@ def _commits(root: Path, ref: str) -> list[tuple[str, list[str], str, list[tuple
         for line in raw.splitlines():
             if line.startswith(":"):
                 meta, _, path = line.partition("\t")
-                changes.append((meta.split()[-1], path))
+                fields = meta.split()
+                changes.append((fields[-1], path, fields[3]))
         found.append((ids[0], ids[1:], body, changes))
     return found
 
 
-def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport) -> None:
+def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport
+                  ) -> dict[str, list[tuple[str, str]]]:
+    """Returns what each commit added, (path, blob id): git's diff, for the signature audit
+    (``ledger.added.known``) to read instead of diffing every commit again."""
     tip = report.ledger_tip
     if tip is None:
-        return
+        return {}
     commits = _commits(root, ref)
+    added_by: dict[str, list[tuple[str, str]]] = {}
     report.commits = len(commits)
     edited: set[str] = set()
     for sha, parents, body, changes in commits:
@@ -48,7 +56,11 @@ def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport) -
             report.add(Violation("ledger-append-only", "ledger", "a merge commit: the ledger "
                                  "stays linear", sha))
         added = set()
-        for status, path in changes:
+        if len(parents) <= 1:  # git shows a merge no diff; the signature audit diffs it
+            # what tree_changes calls an add: a new path, or one whose type changed (T)
+            added_by[sha] = [(path, blob) for status, path, blob in changes
+                             if status in ("A", "T")]
+        for status, path, _ in changes:
             if status != "A":
                 edited.add(path)
                 what = "deletes" if status == "D" else "edits"
@@ -65,6 +77,7 @@ def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport) -
                                  "do not match its Leap-Record trailers (written behind "
                                  f"leapgit's back): {', '.join(extra[:5])}", sha))
     _reflog(root, ref, tip, edited, report)
+    return added_by
 
 
 def _round(path: str, sha: str, limit: int, report: AuditReport) -> None:

@@ -24,6 +24,9 @@ CHECKS: dict[str, tuple[str, str]] = {
     "red-unchanged": ("T7.1", "the red tests of every pass are byte for byte as at red"),
     "merge-record": ("L8", "every slice pass record names passed balls, their merge "
                      "commits and a passed aggregate review"),
+    "reopen-recorded": ("L8", "no spine commit outside an integration changes the files of a "
+                        "merged ball the ledger still holds as merged (such a change reopens "
+                        "it; `leap merge` records the reopen)"),
     "spine-traced": ("L8", "every spine commit since a slice's base is an integration "
                      "merge of a passed ball"),
     "one-integrator": ("L9", "at most one integrator lease is open on the spine"),
@@ -70,7 +73,7 @@ class BallAudit:
 @dataclass(frozen=True)
 class SliceAudit:
     slice: str
-    state: str  # open | complete | merged | reopened
+    state: str  # open | complete | merged | reopened (a ball to re-score or re-merge)
     balls: tuple[BallAudit, ...]
 
     def to_json(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from leapgit.records.scoring import MergeRecord, ScoreRecord
 from leapgit.records.types import Config
 from leapgit.scoring import history
 from leapgit.scoring.audit_model import AuditReport, BallAudit, SliceAudit, Violation
+from leapgit.scoring.reopen import Watched, spine_hits
 
 
 def batch_check(root: Path, names: Iterable[str]) -> dict[str, str | None]:
@@ -31,6 +32,13 @@ def batch_check(root: Path, names: Iterable[str]) -> dict[str, str | None]:
     lines = proc.stdout.decode().splitlines()
     return {name: (line if not line.endswith(" missing") and " " not in line else None)
             for name, line in zip(todo, lines, strict=False)}
+
+
+def _slice_state(balls: list[BallAudit], merged: bool) -> str:
+    states = {b.state for b in balls}
+    if merged:  # every ball's standing pass on the spine, or a reopen to re-merge
+        return "merged" if states == {"merged"} else "reopened"
+    return "complete" if states <= {"passed"} else "open"
 
 
 def _state(scores: list[ScoreRecord], voided: set[int], merged: bool, built: bool) -> str:
@@ -49,6 +57,8 @@ class SliceAuditor:
         self.reds: list[tuple[ScoreRecord, str, str, str]] = []  # pass, red commit, path, blob
         self.merges: list[MergeRecord] = []
         self.bases: list[str] = []
+        self.found: list[tuple[str, list[BallAudit], bool]] = []  # slice, balls, merged
+        self.watched: list[Watched] = []  # merged balls whose bytes the spine must keep
 
     def run(self) -> None:
         for slice_id in query.slice_ids(self.view):
@@ -57,6 +67,10 @@ class SliceAuditor:
             except LeapError as exc:
                 self.report.add(Violation("pass-provenance", slice_id,
                                           f"unreadable record: {exc.lines()[0]}"))
+        self._reopens()
+        for slice_id, balls, merged in self.found:
+            self.report.slices.append(SliceAudit(slice_id, _slice_state(balls, merged),
+                                                 tuple(balls)))
         self._candidates()
         self._red()
         self._merges()
@@ -65,10 +79,9 @@ class SliceAuditor:
     def _slice(self, slice_id: str) -> None:
         rec = query.load_slice(self.view, slice_id)
         self.bases.append(rec.base)
-        merged = history.merge_record(self.view, slice_id)
-        if merged is not None:
-            self.merges.append(merged)
-        in_merge = {m.ball: m.score for m in merged.merges} if merged else {}
+        records = history.merge_records(self.view, slice_id)
+        self.merges.extend(records)
+        landed = history.merged_scores(records)
         balls = []
         for ball in rec.balls:
             scores = history.scores(self.view, slice_id, ball)
@@ -78,13 +91,30 @@ class SliceAuditor:
                     self._pass(s)
             last = scores[-1] if scores else None
             built = bool(query.episodes(self.view, slice_id, ball))
-            state = _state(scores, voided, ball in in_merge, built)
+            merged = last is not None and last.score in landed.get(ball, ())
+            state = _state(scores, voided, merged, built)
+            if state == "merged" and last is not None:
+                self.watched.append(Watched(last, records[-1].tip))
             balls.append(BallAudit(ball, state, last.score if last else None,
                                    last.candidate if last else None))
-        states = {b.state for b in balls}
-        state = ("reopened" if "reopened" in states else "merged") if merged else \
-            ("complete" if states <= {"passed"} else "open")
-        self.report.slices.append(SliceAudit(slice_id, state, tuple(balls)))
+        self.found.append((slice_id, balls, bool(records)))
+
+    def _reopens(self) -> None:
+        """L8: a spine commit outside an integration that changes a merged ball's files
+        reopens it; one the ledger does not record yet is named (`leap merge` records it)."""
+        self.report.count("reopen-recorded", len(self.watched))
+        hits = spine_hits(self.root, self.config.spine, self.watched)
+        reopened = {(h.passed.slice, h.passed.ball) for h in hits}
+        for h in hits:
+            p = h.passed
+            self.report.add(Violation("reopen-recorded", f"{p.slice}/{p.ball}", f"{h.reason()}"
+                                      f": the ball is reopened, and the ledger does not record "
+                                      f"it yet (`leap merge {p.slice}` records it)", h.commit,
+                                      ", ".join(h.paths)))
+        for slice_id, balls, _ in self.found:
+            for i, b in enumerate(balls):
+                if (slice_id, b.ball) in reopened:
+                    balls[i] = BallAudit(b.ball, "reopened", b.score, b.candidate)
 
     def _pass(self, s: ScoreRecord) -> None:
         self.report.count("pass-provenance")

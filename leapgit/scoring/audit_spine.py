@@ -53,7 +53,7 @@ def check_merges(root: Path, view: LedgerView, merges: list[MergeRecord],
     info = _commit_info(root, [m.commit for r in merges for m in r.merges] +
                         [r.tip for r in merges])
     for rec in merges:
-        where = layout.merge_path(rec.slice)
+        where = layout.merge_path(rec.slice, rec.number)
         report.count("merge-record")
         for m in rec.merges:
             subject = f"{rec.slice}/{m.ball}"

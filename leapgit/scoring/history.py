@@ -68,8 +68,29 @@ def next_number(view: LedgerView, folder: str) -> int:
     return found[-1] + 1 if found else 1
 
 
-def merge_record(view: LedgerView, slice_id: str) -> MergeRecord | None:
+def merge_records(view: LedgerView, slice_id: str) -> list[MergeRecord]:
+    """The slice's merge records in number order: ``merge.yaml`` (1), then every re-merge
+    after a reopen (``merges/<n>.yaml``, L8)."""
     from leapgit.records.scoring import MergeRecord
 
-    raw = read_record(view, layout.merge_path(slice_id))
-    return MergeRecord.from_dict(raw) if raw else None
+    numbers = [1, *(n for n in _numbers(view, f"{layout.slice_dir(slice_id)}/merges") if n > 1)]
+    out = []
+    for n in numbers:
+        raw = read_record(view, layout.merge_path(slice_id, n))
+        if raw is not None:
+            out.append(MergeRecord.from_dict(raw))
+    return out
+
+
+def latest_merge(view: LedgerView, slice_id: str) -> MergeRecord | None:
+    found = merge_records(view, slice_id)
+    return found[-1] if found else None
+
+
+def merged_scores(records: list[MergeRecord]) -> dict[str, set[int]]:
+    """ball -> the pass records (score numbers) that landed on the spine."""
+    out: dict[str, set[int]] = {}
+    for rec in records:
+        for m in rec.merges:
+            out.setdefault(m.ball, set()).add(m.score)
+    return out

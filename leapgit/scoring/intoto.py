@@ -1,7 +1,8 @@
 """`leap audit --export in-toto`: each pass record as an in-toto v1 Statement (one JSON
 object per line) whose subject is the ball's candidate tree and whose predicate is the
-pass's provenance chain, so supply-chain tools can read it; each slice pass record as a
-Statement about the spine tip it produced."""
+pass's provenance chain, so supply-chain tools can read it; each slice pass record (the
+first merge and every re-merge after a reopen) as a Statement about the spine tip it
+produced."""
 
 from __future__ import annotations
 
@@ -33,8 +34,7 @@ def statements(view: LedgerView, slice_id: str | None = None) -> Iterator[dict[s
                    "predicate": {"score": passed.score, "base": passed.base,
                                  "recorded_at": passed.recorded_at,
                                  **passed.provenance.to_dict()}}
-        merged = history.merge_record(view, sid)
-        if merged is not None:
+        for merged in history.merge_records(view, sid):
             yield {"_type": STATEMENT,
                    "subject": [{"name": f"{merged.spine}@{sid}",
                                 "digest": {"gitCommit": merged.tip}}],

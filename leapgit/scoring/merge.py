@@ -6,25 +6,29 @@ tree, tribunal run, pass record), runs the balls' tests and the aggregate blind 
 the merged result, pushes spine and ledger atomically to the spine's remote (whose
 pre-receive judges it), moves the local spine, writes the slice pass record and releases
 the lease. Until the push, nothing lands: on any stop before it the spine is untouched
-and the lease is given back (here and on the remote); after it the slice has landed and
-is recorded even when the checkout cannot follow (a warning)."""
+and the lease is given back (here and on the remote). A stop inside the push (a Ctrl-C, a
+dropped connection) asks the remote what it holds: at the planned tip the slice has
+landed, and the merge says so and keeps its planned record for `leap merge` again. After
+the push the slice has landed and is recorded even when the checkout cannot follow (a
+warning)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
 from leapgit.hookimpl.rules.passes import current_pass
 from leapgit.ledger import layout, leases, query
-from leapgit.ledger.store import Ledger, Written
+from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.scoring import history, reopen, spine
 from leapgit.scoring.aggregate import Aggregate, review_merged
+from leapgit.scoring.red import is_ancestor
 from leapgit.timeutil import now_iso
 from leapgit.workspace import Workspace
 
@@ -54,16 +58,19 @@ def order(rec: SliceRecord) -> list[str]:
 
 def plan(ws: Workspace, ledger: Ledger, slice_id: str
          ) -> tuple[list[Planned], tuple[ReopenRecord, ...]]:
-    """Every ball with its pass, in dependency order; Hold naming what is missing (L8)."""
-    view = ledger.require()
-    rec = query.load_slice(view, slice_id)
-    if history.merge_record(view, slice_id) is not None:
-        raise UsageError(f"slice {slice_id!r} is already merged ({layout.merge_path(slice_id)})")
+    """Every ball with its pass that is not on the spine yet, in dependency order: all of
+    them the first time; after a reopen (L8), the balls re-passed since. Hold naming what
+    is missing: the slice passes only when every ball has passed."""
+    rec = query.load_slice(ledger.require(), slice_id)
     reopened = tuple(reopen.scan(ledger, ws.paths.root, ws.config, rec))
     view = ledger.require()
+    records = history.merge_records(view, slice_id)
+    landed = history.merged_scores(records)
     planned, missing = [], []
     for ball in order(rec):
         passed = current_pass(view, slice_id, ball)
+        if passed is not None and passed.score in landed.get(ball, ()):
+            continue  # this pass is on the spine already
         tip = git.rev_parse(f"refs/heads/{ws.config.ball_branch(slice_id, ball)}",
                             ws.paths.root)
         if passed is None or tip is None:
@@ -78,6 +85,9 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         raise Hold(f"slice {slice_id} is not complete, nothing lands: not passed: "
                    f"{', '.join(missing)}" + (f"; {reason}" if reason else ""), rule="L8",
                    hint="score every ball (`leap score`) first")
+    if not planned:
+        raise UsageError(f"slice {slice_id!r} is already merged "
+                         f"({layout.merge_path(slice_id, records[-1].number)})")
     return planned, reopened
 
 
@@ -91,6 +101,13 @@ def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> lis
                 f"merging {slice_id}/{p.ball} onto the spine conflicts on "
                 f"{', '.join(predicted.conflicts)}; nothing lands", rule="L9",
                 hint="a scope collision is a decomposition error: re-cut the slice")
+        stray = _not_candidate(ws.paths.root, predicted.tree, p.passed)
+        if stray:
+            raise RuleViolation(
+                f"merging {slice_id}/{p.ball} would not land its candidate's bytes of "
+                f"{', '.join(stray)}: the spine changed them since; nothing lands", rule="L8",
+                hint="drop a spine commit made outside an integration (the server refuses "
+                "it), or re-build the ball on the current spine and score it again")
         message = spine.merge_message(slice_id, p.ball, p.passed.candidate,
                                       p.passed.run_id or "", p.passed.score)
         tip = spine.merge_commit(ws.paths.root, tip, p.commit, predicted.tree, message)
@@ -99,14 +116,31 @@ def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> lis
     return merges
 
 
+def _not_candidate(root: Path, tree: str, passed: ScoreRecord) -> list[str]:
+    """The ball's touched files whose bytes in the merged ``tree`` are not the passed
+    candidate's (the server's integration check, for every file of the ball)."""
+    from leapgit.scoring.source import blobs
+
+    want = {t.path: t.blob for t in passed.touched}
+    held = blobs(root, tree, sorted(want))
+    return [path for path in sorted(want) if held[path] != want[path]]
+
+
 def write_merge(ledger: Ledger, record: MergeRecord) -> Written:
     """The one ledger write of a slice pass record (signing, when added, goes here)."""
-    trailers = [("Leap-Slice", record.slice), ("Leap-Spine", record.spine),
-                ("Leap-Outcome", "1"), ("Leap-Tip", record.tip),
+    trailers = [("Leap-Slice", record.slice), ("Leap-Merge", str(record.number)),
+                ("Leap-Spine", record.spine), ("Leap-Outcome", "1"), ("Leap-Tip", record.tip),
                 ("Leap-Run", record.aggregate_run)]
-    return ledger.append({layout.merge_path(record.slice): yamlio.dumps(record.to_dict())},
-                         f"merge {record.slice} onto {record.spine}: "
+    again = f" (re-merge {record.number})" if record.number > 1 else ""
+    return ledger.append({layout.merge_path(record.slice, record.number):
+                          yamlio.dumps(record.to_dict())},
+                         f"merge {record.slice} onto {record.spine}{again}: "
                          f"{len(record.merges)} ball(s)", trailers)
+
+
+def next_merge(view: LedgerView, slice_id: str) -> int:
+    found = history.merge_records(view, slice_id)
+    return found[-1].number + 1 if found else 1
 
 
 def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
@@ -124,28 +158,73 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     spine.require_clean(root, name)
     with ws.ledger() as ledger:
         planned, reopened = plan(ws, ledger, slice_id)
+        rec = query.load_slice(ledger.require(), slice_id)
+        landed = history.merge_records(ledger.require(), slice_id)
         lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
     temp = TEMP_REF.format(slice=slice_id)
     remote = spine.spine_remote(root, name)
+    pushing: MergeRecord | None = None
     try:
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
         spine.require_fast_forward(root, name, old, merges[-1].commit)
-        agg = review_merged(ws, slice_id, old, temp, builder_text, planned, echo)
+        # L8: a re-merge re-scores the whole slice on the merged result (every ball's
+        # tests; the review from the base the slice first landed on), not only what changed
+        since = landed[0].base if landed else old
+        agg = review_merged(ws, slice_id, since, temp, builder_text, order(rec), echo)
         spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
         record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
         _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
         if remote:
+            _lease_up(ws, remote)
+            pushing = record  # from here a stop may come after the remote took the spine
             _push(ws, remote, merges[-1].commit)
-    except BaseException:
-        _intent(ws, slice_id).unlink(missing_ok=True)
-        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
+    except BaseException as exc:
+        _stopped(ws, slice_id, holder, remote, pushing, exc, echo)
         raise
     finally:
         git.run(["update-ref", "-d", temp], root, check=False)
     # Pushed (or no remote): the slice has landed. Record it whatever the checkout does.
     _move(ws, old, record.tip, echo)
     return _finish(ws, record, reopened)
+
+
+def _stopped(ws: Workspace, slice_id: str, holder: str, remote: str | None,
+             pushing: MergeRecord | None, exc: BaseException, echo: Echo) -> None:
+    """A stop before the slice is recorded. Before the push, or when the remote does not
+    hold the planned tip, nothing landed. A stop inside the push (a Ctrl-C, a dropped
+    connection) may come after the remote took it: then it landed, and says so (L8), keeping
+    the planned record for `leap merge` again. The lease is given back either way; returns
+    normally so the caller re-raises ``exc`` (a failure is raised as a Hold naming it)."""
+    name = ws.config.spine
+    fate, held = _remote_fate(ws, remote, pushing) if pushing is not None and remote else \
+        ("none", None)
+    if fate == "none":
+        _intent(ws, slice_id).unlink(missing_ok=True)
+        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
+        return
+    assert pushing is not None and remote is not None
+    tip = pushing.tip[:12]
+    said = (f"the merge of {slice_id} landed on {remote} at {tip}" if fate == "landed" else
+            f"the push of {slice_id} to {remote} stopped and its spine is "
+            f"{held[:12] if held else 'unreadable'}: it may have landed at {tip}")
+    _release(ws, name, holder, f"{said}; its record is not yet written", remote)
+    message = f"{said}, but its record is not yet written" if fate == "landed" else said
+    hint = f"`leap merge {slice_id}` again records it" + ("" if fate == "landed" else
+                                                          " if it landed")
+    if isinstance(exc, Exception):
+        why = exc.lines()[0] if isinstance(exc, LeapError) else str(exc)
+        raise Hold(f"{message} (the push said: {why})", rule="L8", hint=hint) from exc
+    echo(f"{message}; {hint}")
+
+
+def _remote_fate(ws: Workspace, remote: str, record: MergeRecord) -> tuple[str, str | None]:
+    """What the spine's remote holds after a stopped push: "landed" (the planned tip),
+    "none" (still the base) or "unknown" (unreadable, or moved elsewhere), and its tip."""
+    held = _remote_tip(ws, remote)
+    if held == record.tip:
+        return "landed", held
+    return ("none" if held == record.base else "unknown"), held
 
 
 def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
@@ -158,10 +237,13 @@ def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
         echo(f"warning: {warning}")
 
 
-def _push(ws: Workspace, remote: str, tip: str) -> None:
+def _lease_up(ws: Workspace, remote: str) -> None:
     from leapgit.commands.sync import sync
 
     sync(remote, start=ws.paths.root)  # the lease goes up first: pre-receive reads it
+
+
+def _push(ws: Workspace, remote: str, tip: str) -> None:
     with ws.ledger() as ledger:
         ledger_tip = ledger.tip()
     spine.push(ws.paths.root, remote, [f"{ledger_tip}:{ws.config.ledger_ref}",
@@ -210,12 +292,19 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
         return None
     record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
     with ws.ledger() as ledger:
-        recorded = history.merge_record(ledger.require(), slice_id) is not None
-    landed = tip == record.tip
-    if not recorded and tip == record.base and record.remote and \
-            _remote_tip(ws, record.remote) == record.tip:
-        _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
-        landed = True
+        recorded = any(r.tip == record.tip
+                       for r in history.merge_records(ledger.require(), slice_id))
+    landed = tip == record.tip or is_ancestor(ws.paths.root, record.tip, tip)
+    if not recorded and not landed and tip == record.base and record.remote:
+        held = _remote_tip(ws, record.remote)
+        if held is None:
+            raise Hold(f"the merge of {slice_id} to {record.tip[:12]} stopped during its push "
+                       f"and {record.remote} cannot be read now: whether it landed is "
+                       "unknown; nothing was changed", rule="L8",
+                       hint=f"`leap merge {slice_id}` again once the remote answers")
+        if held == record.tip:
+            _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
+            landed = True
     if recorded or not landed or record.spine != ws.config.spine:
         path.unlink(missing_ok=True)  # recorded already, or it never landed here: stale
         return None
@@ -240,6 +329,8 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
     name, remote = ws.config.spine, record.remote
     try:
         with ws.ledger() as ledger:
+            # numbered when written: a merge resumed later follows whatever landed since
+            record = replace(record, number=next_merge(ledger.require(), record.slice))
             write_merge(ledger, record)
             active = leases.active_lease(ledger.require(), name)
             if active is not None and active.holder == record.holder:

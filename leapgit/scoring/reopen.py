@@ -3,16 +3,18 @@ the ball branch after its pass, or a spine commit outside an integration that ch
 of a merged ball) reopens that ball: a reopen record voids its pass, so the ball is no
 longer passed anywhere (readiness, merge, pre-receive, audit) and the slice must be
 re-scored. Reopen records are written by the post-commit hook, `leap score` and
-`leap merge`; the server's pre-receive refuses the spine commit itself."""
+`leap merge`; `leap status` and `leap audit` report a spine-side reopen not yet recorded;
+the server's pre-receive refuses the spine commit itself."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from leapgit import git
 from leapgit.ledger import layout
-from leapgit.ledger.store import Ledger
+from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import yamlio
 from leapgit.records.scoring import ReopenRecord, ScoreRecord
 from leapgit.records.types import Config, SliceRecord
@@ -50,45 +52,129 @@ def reopen_if_moved(ledger: Ledger, slice_id: str, ball_id: str, tree: str,
                         f"{rec.candidate[:12]} (a byte change)")
 
 
-def _spine_changes(root: Path, since: str, spine: str) -> list[tuple[str, bool, set[str]]]:
-    """(commit, is an integration merge, paths it changes) on the spine's first-parent line."""
-    fmt = "%x00%H %P%x00%(trailers:key=Leap-Slice,valueonly)"
-    out = git.run(["log", "--first-parent", "-m", "--name-only", f"--format={fmt}",
-                   f"{since}..refs/heads/{spine}"], root, check=False).stdout.decode()
-    found: list[tuple[str, bool, set[str]]] = []
-    parts = out.split("\0")
-    for i in range(1, len(parts) - 1, 2):
-        ids = parts[i].split()
-        rest = parts[i + 1].splitlines()
-        trailer = rest[0].strip() if rest else ""
-        paths = {p for p in rest[1:] if p.strip()}
-        found.append((ids[0], len(ids) == 3 and bool(trailer), paths))
+@dataclass(frozen=True)
+class Watched:
+    """A merged ball whose standing pass landed: its bytes on the spine since ``since`` (the
+    slice's latest merge tip) must stay the candidate's."""
+
+    passed: ScoreRecord
+    since: str
+
+    @property
+    def files(self) -> set[str]:
+        return {t.path for t in self.passed.touched}
+
+
+@dataclass(frozen=True)
+class SpineHit:
+    """A spine commit outside an integration that changes files of a merged ball (L8): a
+    reopen, whether or not the ledger records it yet."""
+
+    passed: ScoreRecord
+    commit: str
+    paths: tuple[str, ...]
+
+    def reason(self) -> str:
+        return (f"spine commit {self.commit[:12]} changes {', '.join(self.paths)} of the "
+                "merged ball outside an integration")
+
+
+def watched(view: LedgerView, rec: SliceRecord) -> list[Watched]:
+    """The balls of ``rec`` whose standing pass is on the spine (none when unmerged)."""
+    from leapgit.hookimpl.rules.passes import standing_pass
+
+    records = history.merge_records(view, rec.slice)
+    if not records:
+        return []
+    landed = history.merged_scores(records)
+    out = []
+    for ball in rec.balls:
+        passed = standing_pass(view, rec.slice, ball)
+        if passed is not None and passed.score in landed.get(ball, ()):
+            out.append(Watched(passed, records[-1].tip))
+    return out
+
+
+def spine_hits(root: Path, spine: str, balls: list[Watched]) -> list[SpineHit]:
+    """For each watched ball, the first spine commit after its slice's latest merge that
+    changes its files outside an integration. Cheap: one `git log` of the spine's
+    first-parent line since the oldest of those merges (no diffs), then one diff of only
+    the commits that are no integration merge (none on a healthy spine)."""
+    if not balls:
+        return []
+    line = _line_since(root, spine, {w.since for w in balls})
+    strays = [sha for sha, integration in line if not integration]
+    if not strays:
+        return []
+    changed = _changed(root, strays)
+    at = {sha: i for i, (sha, _) in enumerate(line)}  # newest first
+    out = []
+    for w in balls:
+        if w.since not in at:
+            continue  # the merge is off the spine's line: `leap audit` names that
+        files = w.files
+        later = reversed(line[:at[w.since]])  # oldest first
+        hit = next(((sha, changed.get(sha, set()) & files) for sha, integration in later
+                    if not integration and changed.get(sha, set()) & files), None)
+        if hit is not None:
+            out.append(SpineHit(w.passed, hit[0], tuple(sorted(hit[1]))))
+    return out
+
+
+def _line_since(root: Path, spine: str, tips: set[str]) -> list[tuple[str, bool]]:
+    """(commit, is an integration merge) on the spine's first-parent line after the oldest
+    of ``tips``, newest first, ending with that oldest tip (never judged itself)."""
+    proc = git.run(["merge-base", "--octopus", *sorted(tips)], root, check=False)
+    oldest = proc.stdout.decode().strip() if proc.returncode == 0 else ""
+    fmt = "%x01%H %P%x00%(trailers:key=Leap-Slice,valueonly)"
+    span = f"{oldest}..refs/heads/{spine}" if oldest else f"refs/heads/{spine}"
+    out = git.run(["log", "--first-parent", f"--format={fmt}", span], root,
+                  check=False).stdout.decode("utf-8", "replace")
+    line = []
+    for chunk in out.split("\x01")[1:]:
+        ids, _, trailer = chunk.partition("\x00")
+        shas = ids.split()
+        line.append((shas[0], len(shas) == 3 and bool(trailer.strip())))
+    if oldest:
+        line.append((oldest, True))  # the boundary itself: what the oldest tip is after
+    return line
+
+
+def _changed(root: Path, commits: list[str]) -> dict[str, set[str]]:
+    """The paths each commit changes against its first parent, one `git log`."""
+    out = git.run(["log", "--no-walk=unsorted", "--stdin", "--diff-merges=first-parent",
+                   "--name-only", "--format=%x00%H"], root,
+                  input="\n".join(commits).encode() + b"\n", check=False).stdout
+    found: dict[str, set[str]] = {}
+    for chunk in out.decode("utf-8", "surrogateescape").split("\0")[1:]:
+        sha, *paths = chunk.split("\n")
+        found[sha.strip()] = {p for p in paths if p.strip()}
     return found
 
 
+def pending(view: LedgerView, root: Path, config: Config, rec: SliceRecord
+            ) -> list[SpineHit]:
+    """The spine-side reopens of ``rec`` that the ledger does not record yet (read-only:
+    `leap status` and `leap audit` report them; `leap merge` writes them, ``scan``)."""
+    return spine_hits(root, config.spine, watched(view, rec))
+
+
 def scan(ledger: Ledger, root: Path, config: Config, rec: SliceRecord) -> list[ReopenRecord]:
-    """Reopen every ball of the slice whose passed bytes changed; return the new reopens."""
+    """Reopen every ball of the slice whose passed bytes changed: its branch moved off the
+    passed candidate, or a spine commit outside an integration changed its merged files;
+    return the new reopens."""
     from leapgit.hookimpl.rules.passes import standing_pass
 
     out: list[ReopenRecord] = []
-    merged = history.merge_record(ledger.require(), rec.slice)
-    late = _spine_changes(root, merged.tip, config.spine) if merged else []
     for ball in rec.balls:
-        passed = standing_pass(ledger.require(), rec.slice, ball)
-        if passed is None:
+        if standing_pass(ledger.require(), rec.slice, ball) is None:
             continue
         tip = git.rev_parse(f"refs/heads/{config.ball_branch(rec.slice, ball)}", root)
         tree = git.out(["rev-parse", f"{tip}^{{tree}}"], root) if tip else None
-        if tree is not None and tree != passed.candidate and merged is None:
+        if tree is not None:
             found = reopen_if_moved(ledger, rec.slice, ball, tree, tip)
             if found:
                 out.append(found)
-            continue
-        files = {t.path for t in passed.touched}
-        hit = next(((c, p) for c, integrated, p in late if not integrated and p & files), None)
-        if hit is not None:
-            out.append(write_reopen(
-                ledger, passed, None, "spine", hit[0],
-                f"spine commit {hit[0][:12]} changes {', '.join(sorted(hit[1] & files))} of "
-                "the merged ball outside an integration"))
+    for hit in pending(ledger.require(), root, config, rec):
+        out.append(write_reopen(ledger, hit.passed, None, "spine", hit.commit, hit.reason()))
     return out

@@ -163,8 +163,13 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
     text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     said = [ln[7:].strip() for ln in text.splitlines()
             if ln.startswith("remote:") and "[" in ln]
-    raise RuleViolation(f"the remote {remote} refused the spine push; nothing landed",
-                        rule=_rule(said), hint="; ".join(said) or text.strip()[-300:])
+    hint = "; ".join(said) or text.strip()[-300:]
+    if "rejected]" in text:  # the server answered: an atomic push that it refused
+        raise RuleViolation(f"the remote {remote} refused the spine push; nothing landed",
+                            rule=_rule(said), hint=hint)
+    # no answer (a dropped connection): the remote may have taken it; the caller asks it
+    raise git.GitFailed(f"the spine push to {remote} failed (exit {proc.returncode})",
+                        hint=hint)
 
 
 def _rule(lines: list[str]) -> str:

@@ -116,14 +116,11 @@ _ADDED_MAX = 65536
 def added_blobs(store: BaseObjectStore, commit: Commit) -> list[tuple[str, bytes]]:
     """(path, blob id) for every file ``commit`` added to its first parent's tree; a
     commit id names its trees, so the answer is cached (the audit asks several rules)."""
-    from dulwich.diff_tree import tree_changes
+    from leapgit.ledger.added import added_files
 
     found = _added.get(commit.id)
     if found is None:
-        parent = store[commit.parents[0]].tree if commit.parents else None  # type: ignore[attr-defined]
-        found = [((c.new.path or b"").decode("utf-8", "surrogateescape"), c.new.sha)
-                 for c in tree_changes(store, parent, commit.tree)
-                 if c.type == "add" and c.new is not None and c.new.sha]
+        found = added_files(store, commit)
         if len(_added) > _ADDED_MAX:
             _added.clear()
         _added[commit.id] = found
@@ -134,7 +131,7 @@ def added_under(store: BaseObjectStore, commit: Commit, folder: str,
                 load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
     """Like ``added_records``, but only below ``folder``; a commit that left the folder's
     tree as it was costs two lookups, not a diff."""
-    from dulwich.diff_tree import tree_changes
+    from leapgit.ledger.added import added_between
 
     if commit.id in _added:
         return [(p, load(store[oid(sha)].as_raw_string(), p)) for p, sha in _added[commit.id]
@@ -143,12 +140,8 @@ def added_under(store: BaseObjectStore, commit: Commit, folder: str,
     new, old = _entry(store, commit.tree, folder), _entry(store, parent, folder)
     if new is None or new == old:
         return []
-    out = []
-    for change in tree_changes(store, oid(old) if old else None, oid(new)):
-        if change.type == "add" and change.new is not None and change.new.sha:
-            path = f"{folder}/{(change.new.path or b'').decode('utf-8', 'surrogateescape')}"
-            out.append((path, load(store[change.new.sha].as_raw_string(), path)))
-    return out
+    return [(path, load(store[oid(sha)].as_raw_string(), path)) for path, sha in
+            added_between(store, oid(old) if old else None, oid(new), f"{folder}/")]
 
 
 def added_records(store: BaseObjectStore, commit: Commit,

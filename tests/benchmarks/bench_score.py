@@ -4,7 +4,7 @@ measured in one run.
     .venv/bin/python tests/benchmarks/bench_score.py [--big 10000]
 
 1. `leap audit` on ledgers of 1,000 and 10,000 passed balls (slices of 10 balls; each ball
-   with its slice, ball, score, summary and two verdict records): the time must grow no
+   with its slice, ball, red, score, summary and two verdict records): the time must grow no
    worse than linearly (ratio of ratios close to 1).
 2. `leap merge` of a 16-ball slice (passes recorded, the aggregate review against a scripted
    juror server on 127.0.0.1, no push) against the same 16 merges done with plain
@@ -32,9 +32,18 @@ NOW = "2024-01-01T00:00:00Z"
 PER_SLICE = 10
 
 
+def red_of(sid: str, ball: str, commit: str, test: str, blob: str) -> bytes:
+    """The red record every pass names since "no red, no pass" (T7.1)."""
+    from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
+
+    return yamlio.dumps(RedRecord(sid, ball, 1, commit, commit, (FileBlob(test, blob),),
+                                  RunEvidence("red", "false", 1), NOW).to_dict())
+
+
 def ledger_of(root: Path, balls: int) -> None:
     base = git("rev-parse", "HEAD", cwd=root)
     tree = git("rev-parse", "HEAD^{tree}", cwd=root)
+    readme = git("rev-parse", "HEAD:README.md", cwd=root)
     with Ledger(root / ".git") as ledger:
         ledger.init(yamlio.dumps({"kind": "ledger", "format": 1, "created_at": NOW}))
         for s in range(balls // PER_SLICE):
@@ -51,6 +60,7 @@ def ledger_of(root: Path, balls: int) -> None:
             passes: dict[str, bytes] = {}
             for b in ids:
                 passes.update(pass_files(sid, b, tree, base, base, run_id=f"t-{sid}-{b}"))
+                passes[layout.red_path(sid, b, 1)] = red_of(sid, b, base, "README.md", readme)
             ledger.append(passes, f"scores of {sid}")
 
 

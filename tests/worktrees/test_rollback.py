@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.support import leap
+import pytest
+
+from tests.scoring.world import commit_files
+from tests.support import git, leap, make_repo
 from tests.worktrees.conftest import set_config, worktree_of
 
 
@@ -49,8 +52,6 @@ def test_a_declared_rollback_runs_after_the_receipt_without_the_ledger_lock(
         tmp_path: Path) -> None:
     import sys
 
-    from tests.support import make_repo
-
     repo = make_repo(tmp_path / "repo", {"src/f.py": "X = 1\n", "src/g.py": "G = 1\n"})
     assert leap("init", cwd=repo).code == 0
     probe = tmp_path / "probe.py"  # takes the ledger lock at once, or says it could not
@@ -76,3 +77,46 @@ def test_a_declared_rollback_runs_after_the_receipt_without_the_ledger_lock(
     r = leap("round", "two", "b", "--outcome", "-1", "--evidence", "wrong", cwd=wt)
     assert r.code == 1, r
     assert (tmp_path / "probe.txt").read_text() == "free; ledger tip: round 1 of two/b: refuse"
+
+
+RED_DRAFT = """\
+slice: redfirst
+spine: integrator
+balls:
+  - {id: A, goal: a is two, spec: make A two, scope: [src/a.py, tests/test_a.py],
+     proof: "python -c 'import sys; sys.path[:0] = [\\"src\\"]; import a; assert a.A == 2'",
+     rollback: restore-scope}
+  - {id: B, goal: b, spec: change b, scope: [src/b.py], proof: "true", rollback: restore-scope}
+"""
+RED_TEST = "from a import A\n\n\ndef test_a():\n    assert A == 2\n"
+
+
+@pytest.mark.parametrize("builder_does", ["says -1", "weakens the red test"])
+def test_a_refused_round_rolls_the_scope_back_to_the_red_commit_not_the_base(
+        tmp_path: Path, builder: Callable[..., str], builder_does: str) -> None:
+    """L6, T7.1: closing a -1 round restores the ball's scope to its red commit: the frozen
+    failing test (absent at the base) stays, byte for byte; the builder's change is undone.
+    A rollback to the base would delete the test."""
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n",
+                                           "README.md": "# demo\n"})
+    assert leap("init", cwd=repo).code == 0
+    (tmp_path / "red.yaml").write_text(RED_DRAFT)
+    assert leap("slice", "cut", str(tmp_path / "red.yaml"), cwd=repo).code == 0
+    base = git("rev-parse", "HEAD", cwd=repo)
+    red = commit_files(repo, base, {"tests/test_a.py": RED_TEST}, "red: A")
+    recorded = leap("red", "redfirst", "A", red, cwd=repo)
+    assert recorded.code == 0, recorded
+    weaken = 'pathlib.Path("tests/test_a.py").write_text("def test_a():\\n    pass\\n")\n' \
+        if builder_does == "weakens the red test" else ""
+    said = "1" if weaken else "-1"
+    set_config(repo, builder=builder(
+        'pathlib.Path("src/a.py").write_text("A = 3\\n")\n' + weaken +
+        f'pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: {said}\\n'
+        'evidence: tried\\n")\n'))
+    r = leap("throw", "redfirst", "--ball", "A", "--run", cwd=repo)
+    assert r.code == 1 and "Traceback" not in r.err, r
+    wt = repo.parent / "repo.leap-worktrees" / "redfirst" / "A"
+    assert git("rev-parse", "HEAD~1", cwd=wt) == red  # the branch started at red
+    assert (wt / "tests/test_a.py").read_text() == RED_TEST  # the red bytes, not the base's
+    assert (wt / "src/a.py").read_text() == "A = 1\n"  # the builder's change undone
+    assert "rolled back (restore-scope)" in r.out, r

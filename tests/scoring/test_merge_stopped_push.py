@@ -1,0 +1,138 @@
+"""A merge stopped during its push (a Ctrl-C, a dropped connection) reports what the remote
+really holds (L8): when the remote took the planned tip the slice has landed, and it says
+so, keeps the resumable state (``.git/leap-merging/``) and gives the lease back; `leap
+merge` again records it. Only when the remote does not hold the tip did nothing land."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger import layout
+from leapgit.tribunal.demo import scripted_juror
+from tests.scoring.test_merge_refusals import PLAN, draft, red_test
+from tests.scoring.world import Project, build_project
+from tests.support import GitDaemon, git
+
+# The remote dies (receive-pack killed) right after it committed the spine update: the
+# refs moved, the client never hears back, and its push fails.
+DIE_AFTER_ACCEPTING = """\
+#!/bin/sh
+[ "$1" = committed ] || exit 0
+if grep -q " refs/heads/main$" && [ -f "$GIT_DIR/die-after-accepting" ]; then
+    rm -f "$GIT_DIR/die-after-accepting"
+    kill -9 $PPID
+fi
+exit 0
+"""
+
+
+@pytest.fixture
+def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    base = tmp_path_factory.mktemp("stopped")
+    plan = {"u": PLAN["u"], "v": PLAN["v"]}
+    with GitDaemon(base) as daemon, scripted_juror() as url:
+        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
+                                                            ("v", "calc/v.py")]), None, plan)
+        for b in "uv":
+            assert p.red(b, "left", red_test(b)).code == 0
+        assert p.leap("throw", "left", "--run").code == 0
+        for b in "uv":
+            assert p.leap("score", "left", b).code == 0
+        yield p
+
+
+def intent(p: Project) -> Path:
+    return p.work / ".git" / "leap-merging" / "left.yaml"
+
+
+def leases_closed(p: Project, where: Path) -> bool:
+    names = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                cwd=where).splitlines()
+    return sum(n.endswith("take.yaml") for n in names) == \
+        sum(n.endswith("release.yaml") for n in names)
+
+
+def release_reasons(p: Project) -> str:
+    names = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                cwd=p.work).splitlines()
+    return "".join(git("show", f"leap/ledger:{n}", cwd=p.work) for n in names
+                   if n.endswith("release.yaml"))
+
+
+def assert_resumes(p: Project, landed: str) -> None:
+    again = p.leap("merge", "left")
+    assert again.code == 0, again
+    assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
+    assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+    assert not intent(p).exists()
+    assert leases_closed(p, p.work) and leases_closed(p, p.bare)
+    audit = p.leap("audit")
+    assert audit.code == 0, audit
+
+
+def test_a_push_the_remote_took_before_dying_reports_landed_and_resumes(
+        scored: Project) -> None:
+    p = scored
+    hook = p.bare / "hooks" / "reference-transaction"
+    hook.write_text(DIE_AFTER_ACCEPTING)
+    hook.chmod(0o755)
+    (p.bare / "die-after-accepting").touch()
+    before = p.tip("main")
+    res = p.leap("merge", "left")
+    landed = p.remote_tip("refs/heads/main")
+    assert landed != before  # the remote took it...
+    assert res.code == 3, res  # ...and the merge says so, not "nothing landed"
+    assert "nothing landed" not in res.err + res.out
+    assert f"landed on origin at {landed[:12]}" in res.err, res
+    assert "`leap merge left` again records it" in res.err
+    assert intent(p).is_file() and landed in intent(p).read_text()
+    assert "nothing landed" not in release_reasons(p)
+    assert leases_closed(p, p.work) and leases_closed(p, p.bare)
+    assert layout.merge_path("left") not in git("ls-tree", "-r", "--name-only", "leap/ledger",
+                                                "slices/left", cwd=p.work)
+    assert_resumes(p, landed)
+
+
+def _interrupt(after: bool) -> Callable[..., None]:
+    from leapgit.scoring import spine
+
+    real = spine.push
+
+    def push(*args: object, **kwargs: object) -> None:
+        if after:
+            real(*args, **kwargs)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    return push
+
+
+@pytest.mark.parametrize("when", ["after the remote accepted", "before the push"])
+def test_a_ctrl_c_in_the_push_says_what_the_remote_holds(
+        scored: Project, monkeypatch: pytest.MonkeyPatch, when: str) -> None:
+    from leapgit.scoring import merge as merging
+    from leapgit.scoring import spine
+    from leapgit.workspace import open_workspace
+
+    p = scored
+    after = when.startswith("after")
+    before = p.tip("main")
+    said: list[str] = []
+    monkeypatch.setattr(spine, "push", _interrupt(after))
+    with pytest.raises(KeyboardInterrupt):
+        merging.merge(open_workspace(p.work), "left", echo=said.append)
+    monkeypatch.undo()
+    remote = p.remote_tip("refs/heads/main")
+    assert leases_closed(p, p.work) and leases_closed(p, p.bare)
+    if not after:
+        assert remote == before and p.tip("main") == before
+        assert "nothing landed" in release_reasons(p)
+        assert not intent(p).exists()
+        return
+    assert remote != before and p.tip("main") == before
+    assert any(f"landed on origin at {remote[:12]}" in line for line in said), said
+    assert "nothing landed" not in release_reasons(p) + "".join(said)
+    assert intent(p).is_file()
+    assert_resumes(p, remote)

@@ -1,0 +1,141 @@
+"""After the merge (L8): a byte change to a merged candidate reopens its ball, and the flow
+goes on to the end against the real remote behind `git daemon` (its pre-receive judging):
+re-score, then `leap merge` lands the new candidate as the slice's next, numbered merge
+record (the ledger stays add-only), and `leap audit` re-derives both merges. A spine commit
+outside an integration that changes a merged ball's files is reported by `leap status` and
+`leap audit` before any merge records it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger import layout
+from leapgit.records import yamlio
+from leapgit.tribunal.demo import scripted_juror
+from tests.scoring.test_merge_refusals import PLAN, draft, red_test
+from tests.scoring.world import Project, build_project
+from tests.support import GitDaemon, git
+
+SLICE = "left"
+
+
+@pytest.fixture(scope="module")
+def merged(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    base = tmp_path_factory.mktemp("remerge")
+    plan = {"u": PLAN["u"], "v": PLAN["v"]}
+    with GitDaemon(base) as daemon, scripted_juror() as url:
+        p = build_project(base, daemon, url, draft(SLICE, [("u", "calc/u.py"),
+                                                           ("v", "calc/v.py")]), None, plan)
+        for b in "uv":
+            assert p.red(b, SLICE, red_test(b)).code == 0
+        assert p.leap("throw", SLICE, "--run").code == 0
+        for b in "uv":
+            assert p.leap("score", SLICE, b).code == 0
+        res = p.leap("merge", SLICE)
+        assert res.code == 0, res
+        yield p
+
+
+def ledger_files(p: Project, folder: str) -> list[str]:
+    return git("ls-tree", "-r", "--name-only", "leap/ledger", folder, cwd=p.work).splitlines()
+
+
+def audit_json(p: Project) -> dict[str, object]:
+    res = p.leap("audit", "--json")
+    data: dict[str, object] = json.loads(res.out)
+    return data
+
+
+def states(data: dict[str, object]) -> tuple[str, dict[str, str]]:
+    found = data["slices"][0]  # type: ignore[index]
+    return found["state"], {b["ball"]: b["state"] for b in found["balls"]}
+
+
+def test_a_reopened_ball_is_rescored_and_remerged(merged: Project) -> None:
+    p = merged
+    first = git("rev-parse", f"leap/ledger:{layout.merge_path(SLICE)}", cwd=p.work)
+    wt = p.worktree("u", SLICE)
+    (wt / "calc" / "u.py").write_text("def value():\n    return 1  # v2\n")
+    git("commit", "-qam", "u: one more byte\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
+    assert layout.reopen_path(SLICE, "u", 1) in ledger_files(p, f"slices/{SLICE}")
+    assert states(audit_json(p)) == ("reopened", {"u": "reopened", "v": "merged"})
+
+    held = p.leap("merge", SLICE)  # not re-scored yet: nothing lands
+    assert held.code == 3 and "u (no pass)" in held.err, held
+    score = p.leap("score", SLICE, "u")
+    assert score.code == 0 and "score 2 of left/u: 1 (pass)" in score.out, score
+
+    before = p.tip("main")
+    res = p.leap("merge", SLICE)
+    assert res.code == 0, res
+    assert "merged left/u" in res.out and "merged left/v" not in res.out
+    assert f"slice pass record {layout.merge_path(SLICE, 2)} written" in res.out
+    tip = p.tip("main")
+    assert tip != before and p.remote_tip("refs/heads/main") == tip  # the server took it
+    assert git("show", "main:calc/u.py", cwd=p.work) == "def value():\n    return 1  # v2"
+    path = layout.merge_path(SLICE, 2)
+    second = yamlio.loads(git("show", f"leap/ledger:{path}", cwd=p.work).encode(), path)
+    assert second["merge"] == 2 and second["base"] == before and second["tip"] == tip
+    assert [(m["ball"], m["score"]) for m in second["merges"]] == [("u", 2)]
+    # add-only: the first merge record is as it was
+    assert git("rev-parse", f"leap/ledger:{layout.merge_path(SLICE)}", cwd=p.work) == first
+
+    data = audit_json(p)
+    assert data["ok"] is True, data["violations"]
+    assert states(data) == ("merged", {"u": "merged", "v": "merged"})
+    again = p.leap("merge", SLICE)
+    assert again.code == 2 and f"already merged ({layout.merge_path(SLICE, 2)})" in again.err
+    export = p.leap("audit", "--export", "in-toto")
+    tips = [s["subject"][0]["digest"].get("gitCommit") for s in map(json.loads,
+                                                                     export.out.splitlines())
+            if s["predicateType"].endswith("slice-merge/v1")]
+    assert tips == [before, tip]
+
+
+def test_a_local_spine_commit_on_merged_files_is_reported_then_recorded(
+        merged: Project) -> None:
+    """Gap 3: not pushed, so no pre-receive sees it; `leap status` and `leap audit` report
+    the reopen (read-only), `leap merge` records it, and re-scoring re-merges the ball."""
+    p = merged
+    merged_tip = p.tip("main")
+    target = p.work / "calc" / "v.py"
+    target.write_text(target.read_text() + "# hotfix\n")
+    git("commit", "-qam", "a local hotfix", cwd=p.work)
+    hotfix = p.tip("main")
+    ledger = p.tip("leap/ledger")
+
+    status = p.leap("status", SLICE)
+    assert status.code == 0, status
+    assert "reopened" in status.out and hotfix[:12] in status.out, status.out
+    assert "calc/v.py" in status.out
+    data = json.loads(p.leap("status", SLICE, "--json").out)
+    balls = {b["ball"]: b for wave in data["slices"][0]["waves"] for b in wave}
+    assert balls["v"]["reopened"] == {"commit": hotfix, "paths": ["calc/v.py"],
+                                      "recorded": False}
+    assert balls["u"].get("reopened") is None
+
+    audit = p.leap("audit")
+    assert audit.code == 1
+    assert "[L8] reopen-recorded: left/v" in audit.out and hotfix[:12] in audit.out
+    assert states(audit_json(p)) == ("reopened", {"u": "merged", "v": "reopened"})
+    assert p.tip("leap/ledger") == ledger  # status and audit only read
+
+    held = p.leap("merge", SLICE)  # records the reopen; v has no pass now: nothing lands
+    assert held.code == 3, held
+    assert "reopened left/v" in held.out + held.err or "v reopened" in held.err
+    assert layout.reopen_path(SLICE, "v", 1) in ledger_files(p, f"slices/{SLICE}")
+    assert p.tip("main") == hotfix and p.remote_tip("refs/heads/main") == merged_tip
+
+    git("reset", "-q", "--hard", merged_tip, cwd=p.work)  # drop the hotfix (never pushed)
+    assert p.leap("score", SLICE, "v").code == 0
+    res = p.leap("merge", SLICE)
+    assert res.code == 0, res
+    assert p.remote_tip("refs/heads/main") == p.tip("main")
+    assert layout.merge_path(SLICE, 3) in ledger_files(p, f"slices/{SLICE}")
+    data = audit_json(p)
+    assert data["ok"] is True, data["violations"]
+    assert states(data) == ("merged", {"u": "merged", "v": "merged"})
