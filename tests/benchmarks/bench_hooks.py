@@ -86,11 +86,13 @@ def bench_post_commit(tmp: Path) -> None:
     subprocess.run([pre_commit, "install", "-t", "post-commit"], cwd=anchor, check=True,
                    capture_output=True)
     commit = ["git", "commit", "-q", "--allow-empty", "-m", "x"]
-    none = [timed(commit, plain) for _ in range(RUNS)]
-    outside = [timed(commit, repo) for _ in range(RUNS)]
-    anchor_t = [timed(commit, anchor) for _ in range(RUNS)]
+    none: list[float] = []
+    outside: list[float] = []
+    anchor_t: list[float] = []
     inside: list[float] = []
     cold: list[float] = []  # a ball's first round: its records are not in the hook's cache
+    # interleaved, one of each kind in turn, so a load that comes and goes on a shared
+    # machine weighs on every kind alike and the ratios stay fair
     for i in range(6):  # four rounds per ball: six balls give 24 recorded rounds
         wt = tmp / f"wt{i}"
         git("worktree", "add", "-q", "-b", f"leap/ball/s1/b{i}", str(wt), base, cwd=repo)
@@ -99,6 +101,9 @@ def bench_post_commit(tmp: Path) -> None:
             git("add", "-A", cwd=wt)
             took = timed(commit[:-1] + [f"r{n}\n\nLeap-Round: {n}\nLeap-Outcome: 0"], wt)
             (cold if n == 1 else inside).append(took)
+            none.append(timed(commit, plain))
+            outside.append(timed(commit, repo))
+            anchor_t.append(timed(commit, anchor))
     hook_only = [timed([str(repo / ".git/hooks/post-commit")], repo) for _ in range(RUNS)]
     anchor_hook = [timed([str(anchor / ".git/hooks/post-commit")], anchor) for _ in range(RUNS)]
     with Ledger(repo / ".git") as ledger:
