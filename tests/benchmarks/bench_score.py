@@ -64,12 +64,22 @@ def ledger_of(root: Path, balls: int) -> None:
             ledger.append(passes, f"scores of {sid}")
 
 
+def anchor() -> float:
+    """Seconds to parse one pass record 200 times: the machine's speed right now (the
+    audit is mostly such parsing), measured beside each audit on a shared, noisy machine."""
+    from tests.benchmarks.common import timed
+
+    data = pass_files("s", "b", "0" * 40, "0" * 40, "0" * 40)[layout.score_path("s", "b", 1)]
+    return min(timed(lambda: [yamlio.loads(data, "x") for _ in range(200)], runs=5))
+
+
 def bench_audit(tmp: Path, sizes: list[int]) -> None:
     from leapgit.scoring.audit import audit
     from leapgit.workspace import open_workspace
 
     print("1. leap audit (in-process, after the ledger is written)")
     results = []
+    anchors = []
     for n in sizes:
         root = make_repo(tmp / f"audit{n}", {"README.md": "x\n"})
         started = time.perf_counter()
@@ -79,16 +89,22 @@ def bench_audit(tmp: Path, sizes: list[int]) -> None:
         (root / ".leap" / "config.yaml").write_text(
             "version: 1\nspine: main\nledger_ref: refs/heads/leap/ledger\n")
         ws = open_workspace(root)
+        before = anchor()
         started = time.perf_counter()
         report = audit(ws)
         took = time.perf_counter() - started
+        speed = (before + anchor()) / 2
         assert report.ok, [v.line() for v in report.violations[:3]]
         results.append((n, took))
+        anchors.append(speed)
         print(f"   {n:>6} balls ({report.records} records, {report.commits} commits): "
-              f"{took:6.2f} s  ({took / n * 1000:.2f} ms a ball; ledger built in {built:.0f} s)")
+              f"{took:6.2f} s  ({took / n * 1000:.2f} ms a ball; ledger built in {built:.0f} s; "
+              f"anchor {speed * 1000:.0f} ms)")
     (n0, t0), (n1, t1) = results[0], results[-1]
     print(f"   growth: {n1 / n0:.0f}x the balls took {t1 / t0:.2f}x the time "
-          f"(ratio of ratios {t1 / t0 / (n1 / n0):.2f}; 1.00 is linear)")
+          f"(ratio of ratios {t1 / t0 / (n1 / n0):.2f}; 1.00 is linear); against the anchor "
+          f"measured beside each: {t1 / anchors[-1] / (t0 / anchors[0]):.2f}x "
+          f"(ratio of ratios {t1 / anchors[-1] / (t0 / anchors[0]) / (n1 / n0):.2f})")
 
 
 def bench_merge(tmp: Path, balls: int = 16) -> None:
