@@ -28,6 +28,12 @@ def say(line: str = "") -> None:
     print(f"leap {HOOK}: {line}", file=sys.stderr)
 
 
+def _shown(path: str) -> str:
+    """A path as text a record can hold: a file name that is not UTF-8 (read with
+    surrogateescape) shows its bytes as ``\\xff`` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
     """Concrete git commands that put only ``paths`` back as they were at ``base``."""
     import shlex
@@ -117,7 +123,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                     candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
                     quick=True, evidence="scope breach ("
                     + ", ".join(sorted({r.rule for r in scope})) + "): "
-                    + ", ".join(r.path or "merge" for r in scope),
+                    + ", ".join(_shown(r.path) if r.path else "merge" for r in scope),
                 )
                 _breach(objects, ball, base, head, scope,
                         f"recorded round {done.receipt.round} as -1 (refuse) in the ledger")

@@ -37,8 +37,11 @@ class WriterLock:
 
     def __enter__(self) -> WriterLock:
         depth = getattr(self._held, "depth", 0)
+        if getattr(self._held, "pid", None) != os.getpid():
+            depth = 0  # a forked child: the lock it inherited is its parent's, not its own
         if depth == 0:
             self._held.handle = self._acquire()
+            self._held.pid = os.getpid()
         self._held.depth = depth + 1
         return self
 

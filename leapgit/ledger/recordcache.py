@@ -2,8 +2,9 @@
 (``leap-cache/records-<version>/``), so the post-commit hook reads a ball's records without
 loading a YAML parser or a schema validator (together ~40 ms of a hook's start).
 
-An entry is keyed by content: the same bytes parse and validate the same way under one
-leapgit version, so an entry never goes stale; a new version reads its own folder. An entry
+An entry is keyed by content: the same bytes parse and validate the same way under the same
+schemas, so an entry never goes stale; another leapgit version, or a schema file changed in a
+development checkout, reads a folder of its own. An entry
 holds JSON, which carries every value a record may hold (strings, numbers, booleans, null,
 lists, mappings) exactly. A missing or damaged entry costs a parse, never correctness: the
 reader falls back to parsing and validating the bytes. The cache is opt-in (``Ledger(...,
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = 1
+_stamp: str | None = None  # this process's schemas_stamp()
 
 
 def blob_id(data: bytes) -> str:
@@ -26,11 +28,45 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def schemas_stamp(where: str | None = None) -> str:
+    """Which schemas validated an entry: the names, sizes and times of the schema files,
+    hashed (stat calls only; reading them would cost the hook what the cache saves)."""
+    if where is None:
+        global _stamp
+        if _stamp is None:
+            found = _schemas_dir()
+            _stamp = schemas_stamp(found) if found else "unknown"
+        return _stamp
+    parts = []
+    for top, dirs, files in os.walk(where):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".json"):
+                path = os.path.join(top, name)
+                st = os.stat(path)
+                parts.append(f"{os.path.relpath(path, where)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha1("\n".join(parts).encode(), usedforsecurity=False).hexdigest()[:12]
+
+
+def _schemas_dir() -> str | None:
+    """Where the schema files are: in the package when installed, beside it when it is an
+    editable checkout (``schemas/`` is shipped as ``leapgit._schemas``)."""
+    import leapgit
+
+    package = os.path.dirname(os.path.abspath(leapgit.__file__))
+    for where in (os.path.join(package, "_schemas"),
+                  os.path.join(os.path.dirname(package), "schemas")):
+        if os.path.isdir(where):
+            return where
+    return None
+
+
 class RecordCache:
     def __init__(self, git_dir: Path, namespace: str = "records") -> None:
         from leapgit import __version__
 
-        self.root = Path(git_dir) / "leap-cache" / f"{namespace}-{__version__}-{FORMAT}"
+        folder = f"{namespace}-{__version__}-{FORMAT}-{schemas_stamp()}"
+        self.root = Path(git_dir) / "leap-cache" / folder
 
     def _path(self, blob: str) -> str:
         return os.path.join(self.root, blob[:2], blob[2:] + ".json")

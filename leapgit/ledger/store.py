@@ -599,14 +599,8 @@ class Ledger(AbstractContextManager["Ledger"]):
         if self._ident is None:
             name = os.environ.get("GIT_COMMITTER_NAME")
             email = os.environ.get("GIT_COMMITTER_EMAIL")
-            if not (name and email):
-                config = self._config()
-                try:
-                    name = name or config.get((b"user",), b"name").decode("utf-8", "replace")
-                    email = email or config.get((b"user",), b"email").decode("utf-8",
-                                                                             "replace")
-                except KeyError:
-                    pass
+            name = name or self._config_value(b"name")
+            email = email or self._config_value(b"email")
             self._ident = (f"{_ident(name) or 'leapgit'} "
                            f"<{_ident(email) or 'leapgit@localhost'}>").encode()
         pinned = _pinned_date(os.environ.get("GIT_COMMITTER_DATE"))
@@ -615,6 +609,14 @@ class Ledger(AbstractContextManager["Ledger"]):
         when = int(time.time())
         tz = -time.timezone if not time.localtime(when).tm_isdst else -time.altzone
         return self._ident, when, tz
+
+    def _config_value(self, key: bytes) -> str | None:
+        """``user.<key>`` from git's config, or None (each on its own: a name without an
+        email, or the reverse, still counts)."""
+        try:
+            return str(self._config().get((b"user",), key).decode("utf-8", "replace"))
+        except KeyError:
+            return None
 
     def _config(self) -> Any:
         """git's config as this repository sees it (read once: every file of the stack)."""

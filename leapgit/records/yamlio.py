@@ -116,6 +116,9 @@ def loads(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> Any:
         raise InvalidRecord("nested too deeply", file=source) from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise InvalidRecord(f"unreadable value: {exc}", file=source) from None
+    except (KeyError, IndexError, TypeError) as exc:  # the loader's own: "!!bool maybe"
+        raise InvalidRecord(f"unreadable value: {type(exc).__name__} {exc}",
+                            file=source) from None
     _check_plain(value, source, "", 0)
     return value
 
@@ -180,7 +183,7 @@ def all_quoted(value: Any) -> bool:
     holds a line break). Such output is JSON scalars in YAML's block layout, which YAML reads
     back exactly, so a writer may skip parsing it back (the post-commit hook does)."""
     if isinstance(value, str):
-        return "\n" not in value
+        return "\n" not in value and _SURROGATE.search(value) is None
     if isinstance(value, dict):
         return all(all_quoted(k) and all_quoted(v) for k, v in value.items())
     if isinstance(value, list):
@@ -192,6 +195,7 @@ _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _BLOCK_SAFE = re.compile(r"^[^\x00-\x09\x0b-\x1f\x7f\u0085\u2028\u2029\ufeff]*$")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
@@ -202,6 +206,10 @@ def quote(text: str) -> str:
 
 def _quote(text: str) -> str:
     """A JSON string is a YAML double-quoted scalar; escape what YAML will not read raw."""
+    found = _SURROGATE.search(text)
+    if found is not None:  # no escape of it reads back: refuse, never write what cannot
+        raise ValueError(f"text that is not Unicode (a lone surrogate, U+{ord(found.group()):04X}"
+                         f", as from an undecodable file name) cannot be recorded: {text!r}")
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}",
                             json.dumps(text, ensure_ascii=False))
 

@@ -165,7 +165,7 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
             for t in thrown:
                 for path in view.walk(layout.ball_dir(slice_id, t.record.ball)):
                     view.record(path)
-    except LeapError:
+    except Exception:  # noqa: BLE001 -- only a cache: the throw is recorded and stands
         pass
 
 

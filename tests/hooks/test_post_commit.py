@@ -113,3 +113,19 @@ def test_a_warm_round_records_without_a_yaml_parser_a_validator_or_filelock(
     [_, second] = receipts(w, "a")  # read back by the validating reader
     assert (second.round, second.evidence, second.recorded_by) == (2, "a: eleven",
                                                                     "post-commit")
+
+
+def test_a_breach_by_a_file_name_that_is_not_utf8_is_recorded_readably(
+        fresh_world: World) -> None:
+    """The quick write never takes text it cannot read back (review r3, F1): the -1 names
+    the file with its bytes escaped, and every reader, uncached, reads the receipt."""
+    import os
+
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    (wt / os.fsdecode(b"bad\xff.txt")).write_text("x\n")
+    err = hooked_commit(wt, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    assert "SCOPE BREACH in ball s1/a" in err
+    assert "recorded round 1 as -1 (refuse)" in err
+    [r] = receipts(w, "a")  # an uncached, validating read
+    assert r.outcome == -1 and "bad\\xff.txt" in r.evidence

@@ -79,3 +79,20 @@ def test_it_excludes_a_filelock_holder_on_the_same_file(tmp_path: Path) -> None:
         t.start()
         t.join()
     assert result == ["refused"]
+
+
+def test_a_forked_child_does_not_inherit_its_parents_hold(tmp_path: Path) -> None:
+    import os
+
+    lock = WriterLock(tmp_path / "l.lock", timeout=0.2)
+    with lock:
+        pid = os.fork()
+        if pid == 0:  # the child: the parent's hold is not its own
+            try:
+                with lock:
+                    os._exit(1)  # entered while the parent holds it
+            except LockTimeout:
+                os._exit(0)
+            os._exit(2)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

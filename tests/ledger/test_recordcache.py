@@ -75,3 +75,16 @@ def test_a_read_only_git_dir_still_reads(repo: Path, tmp_path: Path) -> None:
     (tmp_path / "no-such-dir").write_text("a file where the folder would go")
     cache.put("ab" * 20, {"kind": "x"})  # cannot write: says nothing, raises nothing
     assert cache.get("ab" * 20) is None
+
+
+def test_a_changed_schema_file_gets_a_cache_folder_of_its_own(tmp_path: Path) -> None:
+    from leapgit.ledger.recordcache import schemas_stamp
+
+    (tmp_path / "records").mkdir()
+    schema_file = tmp_path / "records" / "receipt.schema.json"
+    schema_file.write_text('{"type": "object"}')
+    before = schemas_stamp(str(tmp_path))
+    assert schemas_stamp(str(tmp_path)) == before
+    schema_file.write_text('{"type": "object", "required": ["kind"]}')
+    assert schemas_stamp(str(tmp_path)) != before
+    assert schemas_stamp() in RecordCache(tmp_path).root.name  # the real schemas key it

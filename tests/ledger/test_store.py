@@ -114,3 +114,17 @@ def test_the_reflog_names_the_writer_and_records_times_in_utc(ledger_repo: Path)
     who = os.environ.get("GIT_COMMITTER_NAME") or env_name or "leapgit"
     assert line.startswith(f"{who}|leap: add a")
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", now_iso())
+
+
+def test_a_configured_email_counts_without_a_name(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    for var in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git("config", "--unset", "user.name", cwd=root, check=False)
+    git("config", "user.email", "real@example.com", cwd=root)
+    with Ledger(root / ".git") as ledger:
+        assert ledger._identity()[0] == b"leapgit <real@example.com>"

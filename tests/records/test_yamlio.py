@@ -116,3 +116,16 @@ def test_literal_blocks_with_leading_blank_or_indented_lines_round_trip(text: st
     # found in review: a leading blank line then an indented line made an unreadable block
     for value in ({"spec": text}, {"l": [text]}, {"m": [{"spec": text, "k": 1}]}):
         assert yamlio.loads(yamlio.dumps(value), "f") == value
+
+
+@pytest.mark.parametrize("text", ["done: !!bool maybe\n", "n: !!int ''\n", "f: !!float ''\n"])
+def test_a_value_the_loader_chokes_on_is_an_invalid_record(text: str) -> None:
+    with pytest.raises(InvalidRecord, match="unreadable value"):
+        yamlio.loads(text.encode(), "x.yaml")
+
+
+def test_text_that_is_not_unicode_is_never_written() -> None:
+    bad = "bad\udcff.txt"  # a file name that is not UTF-8, as surrogateescape reads it
+    assert not yamlio.all_quoted({"evidence": bad})
+    with pytest.raises(ValueError, match="lone surrogate"):
+        yamlio.dumps({"evidence": bad})
