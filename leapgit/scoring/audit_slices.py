@@ -15,7 +15,7 @@ from leapgit.hookimpl.rules.passes import pass_problems
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord, ScoreRecord
-from leapgit.records.types import Config
+from leapgit.records.types import Config, SliceRecord
 from leapgit.scoring import history
 from leapgit.scoring.audit_model import AuditReport, BallAudit, SliceAudit, Violation
 from leapgit.scoring.reopen import Watched, spine_hits
@@ -34,8 +34,13 @@ def batch_check(root: Path, names: Iterable[str]) -> dict[str, str | None]:
             for name, line in zip(todo, lines, strict=False)}
 
 
-def _slice_state(balls: list[BallAudit], merged: bool) -> str:
+def _slice_state(balls: list[BallAudit], merged: bool, landed: set[str] | None = None
+                 ) -> str:
+    """Derived from every ball of slice.yaml: a slice whose merges left a ball out never
+    landed whole (L8), whatever its merge records say."""
     states = {b.state for b in balls}
+    if merged and landed is not None and any(b.ball not in landed for b in balls):
+        return "open"
     if merged:  # every ball's standing pass on the spine, or a reopen to re-merge
         return "merged" if states == {"merged"} else "reopened"
     return "complete" if states <= {"passed"} else "open"
@@ -58,7 +63,9 @@ class SliceAuditor:
         self.merges: list[MergeRecord] = []
         self.bases: list[str] = []
         self.found: list[tuple[str, list[BallAudit], bool]] = []  # slice, balls, merged
+        self.landed: dict[str, set[str]] = {}  # slice -> every ball any merge record names
         self.watched: list[Watched] = []  # merged balls whose bytes the spine must keep
+        self.rounds: list[tuple[ScoreRecord, str]] = []  # pass, its red commit
 
     def run(self) -> None:
         for slice_id in query.slice_ids(self.view):
@@ -69,10 +76,11 @@ class SliceAuditor:
                                           f"unreadable record: {exc.lines()[0]}"))
         self._reopens()
         for slice_id, balls, merged in self.found:
-            self.report.slices.append(SliceAudit(slice_id, _slice_state(balls, merged),
-                                                 tuple(balls)))
+            self.report.slices.append(SliceAudit(
+                slice_id, _slice_state(balls, merged, self.landed.get(slice_id)), tuple(balls)))
         self._candidates()
         self._red()
+        self._rounds()
         self._merges()
         self._spine()
 
@@ -82,6 +90,9 @@ class SliceAuditor:
         records = history.merge_records(self.view, slice_id)
         self.merges.extend(records)
         landed = history.merged_scores(records)
+        if records:
+            self.landed[slice_id] = set(landed)
+            self._whole(rec, records)
         balls = []
         for ball in rec.balls:
             scores = history.scores(self.view, slice_id, ball)
@@ -98,6 +109,28 @@ class SliceAuditor:
             balls.append(BallAudit(ball, state, last.score if last else None,
                                    last.candidate if last else None))
         self.found.append((slice_id, balls, bool(records)))
+
+    def _whole(self, rec: SliceRecord, records: list[MergeRecord]) -> None:
+        """L8: the merges, over every slice pass record, land every ball of the slice, each
+        after the balls it depends on."""
+        where = layout.merge_path(rec.slice, records[-1].number)
+        order = [m.ball for r in records for m in r.merges]
+        first = {b: i for i, b in reversed(list(enumerate(order)))}
+        left = [b for b in rec.balls if b not in first]
+        if left:
+            self.report.add(Violation("merge-record", rec.slice, "the slice pass records never "
+                                      f"merge {', '.join(left)}: a slice passes only when "
+                                      "every ball landed", path=where))
+        for ball in first:
+            try:
+                deps = query.load_ball(self.view, rec.slice, ball).depends_on
+            except LeapError:
+                continue  # named by the merge-record check
+            late = [d for d in deps if first.get(d, len(order)) > first[ball]]
+            if late:
+                self.report.add(Violation("merge-record", f"{rec.slice}/{ball}", "merged "
+                                          f"before its dependencies {', '.join(late)}: "
+                                          "merges land in dependency order", path=where))
 
     def _reopens(self) -> None:
         """L8: a spine commit outside an integration that changes a merged ball's files
@@ -124,14 +157,17 @@ class SliceAuditor:
             self.report.add(Violation("pass-provenance", subject, why, path=path))
         self.trees.append((s, s.commit))
         if s.provenance is not None and s.provenance.red is not None:
-            red = next((r for r in history.reds(self.view, s.slice, s.ball)
-                        if r.red == s.provenance.red), None)
+            reds = history.reds(self.view, s.slice, s.ball)
+            red = next((r for r in reds if r.red == s.provenance.red), None)
             if red is None:
                 self.report.add(Violation("red-unchanged", subject, f"names red "
                                           f"{s.provenance.red}, which the ledger lacks",
                                           path=path))
                 return
-            self.reds += [(s, red.commit, t.path, t.blob) for t in red.tests]
+            # T7.1: every red's frozen tests hold, not only the latest's (the set only grows)
+            self.reds += [(s, r.commit, t.path, t.blob) for r in reds if r.red <= red.red
+                          for t in r.tests]
+            self.rounds.append((s, red.commit))
 
     def _candidates(self) -> None:
         found = batch_check(self.root, (f"{c}^{{tree}}" for _, c in self.trees))
@@ -161,6 +197,24 @@ class SliceAuditor:
                                           f"{s.score}", f"{path} is {now[:12]} at the "
                                           f"candidate, {blob[:12]} at red {red[:12]}",
                                           s.commit, path))
+
+    def _rounds(self) -> None:
+        """L6: the scored commit is the last receipt's, and its commits since the base (the
+        red test aside) are no more rounds than the limit, counted against its receipts."""
+        from leapgit.scoring.audit_rounds import Parents, round_problems
+
+        if not self.rounds:
+            return
+        parents = Parents(self.root)
+        try:
+            for s, red in self.rounds:
+                self.report.count("no-fifth-round")
+                for commit, why in round_problems(parents, self.view, self.config, s, red):
+                    self.report.add(Violation("no-fifth-round", f"{s.slice}/{s.ball} score "
+                                              f"{s.score}", why, commit,
+                                              layout.score_path(s.slice, s.ball, s.score)))
+        finally:
+            parents.close()
 
     def _merges(self) -> None:
         from leapgit.scoring.audit_spine import check_merges

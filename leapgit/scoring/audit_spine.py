@@ -32,13 +32,16 @@ def _commit_info(root: Path, shas: list[str]) -> dict[str, tuple[list[str], str,
     return out
 
 
-def _bytes_differ(root: Path, first: str, merge: str, candidate: str) -> list[str]:
-    """The paths the merge changed on the spine whose bytes are not the candidate's (the
+def _bytes_differ(root: Path, first: str, merge: str, candidate: str,
+                  base: str | None) -> list[str]:
+    """The paths the merge changed on the spine, and the paths the candidate changed since
+    its ``base`` (the whole candidate arrives), whose bytes are not the candidate's (the
     server's integration check, re-derived: hookimpl/rules/spine.py check_integration)."""
     from leapgit.scoring.red import changed_files
     from leapgit.scoring.source import blobs
 
-    touched = changed_files(root, first, merge)
+    brought = changed_files(root, base, candidate) if base else []
+    touched = sorted(set(changed_files(root, first, merge)) | set(brought))
     merged, passed = blobs(root, merge, touched), blobs(root, candidate, touched)
     return [p for p in touched if merged[p] != passed[p]]
 
@@ -75,7 +78,8 @@ def check_merges(root: Path, view: LedgerView, merges: list[MergeRecord],
                                      "merge the passed candidate with its trailers",
                                      m.commit, where))
                 continue
-            for path in _bytes_differ(root, parents[0], m.commit, parents[1]):
+            base = score.base if score is not None else None
+            for path in _bytes_differ(root, parents[0], m.commit, parents[1], base):
                 report.add(Violation("merge-record", subject, f"the merge's bytes of {path} "
                                      "differ from the passed candidate's", m.commit, path))
         spine_tip = report.spine_tip

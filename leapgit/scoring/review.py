@@ -34,7 +34,8 @@ def criteria(ball: BallRecord) -> str:
 
 
 def convene_ball(root: Path, ball: BallRecord, builder: Builder, builder_text: str,
-                 red: RedRecord | None, echo: Callable[[str], None]) -> Reviewed:
+                 red: RedRecord | None, echo: Callable[[str], None],
+                 base: str | None = None, head: str | None = None) -> Reviewed:
     from leapgit.tribunal.convene import Request, convene
 
     if not ball.tests:
@@ -42,7 +43,8 @@ def convene_ball(root: Path, ball: BallRecord, builder: Builder, builder_text: s
                              "mechanical checks (T7) cannot run, and missing proof is never a "
                              "pass", "T7"))
     request = Request(intent=ball.goal, criteria=criteria(ball), builder=builder_text,
-                      slice=ball.slice, ball=ball.ball, tests=ball.tests,
+                      base=base, head=head, slice=ball.slice, ball=ball.ball,
+                      tests=ball.tests,
                       red=red.commit if red else None)
     try:
         done = convene(request, start=root, echo=echo)

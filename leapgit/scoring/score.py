@@ -20,6 +20,7 @@ from leapgit.records import yamlio
 from leapgit.records.scoring import (
     FileBlob,
     PassProvenance,
+    RedRecord,
     ReopenRecord,
     RunEvidence,
     ScoreRecord,
@@ -115,24 +116,56 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
         reopened = (found,) if found else ()
         view = ledger.require()
         standing = current_pass(view, slice_id, ball_id)
-        if standing is not None and standing.candidate == tree:
+        # the same tree from another commit is not the scored candidate: its history is
+        # judged below (L6: commits no receipt records are rounds too)
+        if standing is not None and standing.candidate == tree and standing.commit == commit:
             return Scored(standing, None, reopened, already=True)
         ep = current_episode(view, slice_id, ball_id)
         _ready(ep, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
-        red = history.latest_red(view, slice_id, ball_id)
+        reds = history.reds(view, slice_id, ball_id)
+        red = reds[-1] if reds else None
+        _rounds_recorded(ws, ledger, ep, commit, reds)
     ev = _Evidence()
-    _steps(ws, ball, ep, commit, red, who, builder_text, ev, echo)
+    _steps(ws, ball, ep, commit, reds, who, builder_text, ev, echo)
     with ws.ledger() as ledger:
         record = _record(ledger, ball, ep, commit, tree, ev, who, builder_text, red)
         written = write_score(ledger, record)
     return Scored(record, written.commit, reopened)
 
 
-def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str, red: Any,
-           who: Builder, builder_text: str, ev: _Evidence, echo: Echo) -> None:
+def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
+                     reds: list[RedRecord]) -> None:
+    """L6: the candidate is the commit of the last receipt, and its history since the base
+    holds no round beyond the limit (the ball branch's own rule, ``check_round_count``): a
+    commit no receipt records is still a round, and round four cannot create round five."""
+    from leapgit.hookimpl.objects import Objects
+    from leapgit.hookimpl.rules.balls import check_round_count, recorded_rounds, round_commits
+
+    t, last = ep.throw, ep.receipts[-1]
+    if last.commit is not None and last.commit != commit:
+        raise RuleViolation(f"{t.slice}/{t.ball}: the branch tip {commit[:12]} is not "
+                            f"{last.commit[:12]}, the commit of the last receipt (round "
+                            f"{last.round}): a commit no receipt records is an unrecorded "
+                            "round", rule="L6", hint="score only recorded rounds: put the "
+                            f"branch back at {last.commit[:12]}, or checkpoint and resume "
+                            "in a new episode")
+    ref = f"refs/heads/{ws.config.ball_branch(t.slice, t.ball)}"
+    commits, pre = round_commits(Objects(ledger.repo), reds, t.base, commit)
+    rounds = [c for c in commits if c.id.decode() not in pre]
+    refused = check_round_count(ref, rounds, ws.config.round_limit,
+                                recorded_rounds(ledger.require(), t.slice, t.ball))
+    if refused:
+        raise RuleViolation(f"{t.slice}/{t.ball}: {refused[0].message}", rule="L6",
+                            hint=refused[0].hint)
+
+
+def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str,
+           reds: list[RedRecord], who: Builder, builder_text: str, ev: _Evidence,
+           echo: Echo) -> None:
     root, timeout = ws.paths.root, ws.config.tribunal.test_timeout
-    source = check_source(root, ep.throw.base, commit, ball, red)
+    red = reds[-1] if reds else None
+    source = check_source(root, ep.throw.base, commit, ball, red, reds[:-1])
     ev.steps.append(source.step)
     ev.touched, ev.consumers = source.touched, source.consumers
     if ev.stopped():
@@ -149,7 +182,10 @@ def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str, red: Any,
     ev.runs.extend(proved.runs)
     if ev.stopped():
         return
-    reviewed = convene_ball(root, ball, who, builder_text, red, echo)
+    # T8: the tribunal grades the scored commit from the throw's base, not a branch tip
+    # that may move while the seats sit
+    reviewed = convene_ball(root, ball, who, builder_text, red, echo,
+                            base=ep.throw.base, head=commit)
     ev.steps.append(reviewed.step)
     ev.run_id = reviewed.run_id
     if ev.stopped():

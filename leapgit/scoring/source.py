@@ -7,6 +7,7 @@ test) is -1."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,9 @@ def consumers(root: Path, commit: str, touched: list[str]) -> list[str]:
 
 
 def check_source(root: Path, base: str, commit: str, ball: BallRecord,
-                 red: RedRecord | None) -> Source:
+                 red: RedRecord | None, earlier: Sequence[RedRecord] = ()) -> Source:
+    """``red``: the latest red; ``earlier``: the reds before it, whose frozen tests hold
+    too (T7.1: the frozen set only grows)."""
     tree = git.out(["rev-parse", f"{commit}^{{tree}}"], root)
     touched = changed_files(root, base, commit)
     now = blobs(root, commit, touched)
@@ -90,7 +93,8 @@ def check_source(root: Path, base: str, commit: str, ball: BallRecord,
                       tree, touched_blobs, consumer_blobs)
     if not is_ancestor(root, red.commit, commit):
         return fail("T7.1", f"the candidate does not hold the red commit {red.commit[:12]}")
-    edited = red.frozen_changes(lambda p: now.get(p) or blob_at(root, commit, p))
+    edited = sorted({p for r in (*earlier, red)
+                     for p in r.frozen_changes(lambda p: now.get(p) or blob_at(root, commit, p))})
     if edited:
         return fail("T7.1", f"test file(s) edited after red {red.commit[:12]}: "
                     f"{', '.join(edited)} (T9: tests pass only because they changed)")

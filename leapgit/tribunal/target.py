@@ -47,6 +47,17 @@ def from_ball(root: Path, view: LedgerView, config: Config, slice_id: str, ball_
                   lambda: git.rev_parse(f"refs/heads/{branch}", root), slice_id, ball_id)
 
 
+def pinned(root: Path, view: LedgerView, slice_id: str, ball_id: str, base_rev: str,
+           head_rev: str) -> Target:
+    """A ball's candidate pinned to one commit (``leap score``): the round grades exactly
+    the scored commit from its throw's base, whatever the branch does meanwhile (T8)."""
+    ball_base(view, slice_id, ball_id)  # the ball exists in the slice
+    base = resolve(base_rev, root, "--base")
+    head = resolve(head_rev, root, "--head")
+    return Target(base, head, f"ball:{slice_id}/{ball_id}",
+                  lambda: git.rev_parse(f"{head}^{{commit}}", root), slice_id, ball_id)
+
+
 def from_revs(root: Path, base_rev: str, head_rev: str) -> Target:
     base = resolve(base_rev, root, "--base")
     head = resolve(head_rev, root, "--head")
@@ -56,9 +67,11 @@ def from_revs(root: Path, base_rev: str, head_rev: str) -> Target:
 def choose(root: Path, view: LedgerView, config: Config, base: str | None, head: str | None,
            slice_id: str | None, ball_id: str | None) -> Target:
     if slice_id or ball_id:
-        if not (slice_id and ball_id) or base or head:
-            raise UsageError("give --slice and --ball together, and without --base/--head",
+        if not (slice_id and ball_id) or bool(base) != bool(head):
+            raise UsageError("give --slice and --ball together, and --base with --head",
                              field="--slice")
+        if base and head:
+            return pinned(root, view, slice_id, ball_id, base, head)
         return from_ball(root, view, config, slice_id, ball_id)
     if not (base and head):
         raise UsageError("name the change: --base REV --head REV, or --slice S --ball B",

@@ -174,21 +174,44 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     forced = _force_push(ctx, upd, base)
     if forced is not None:
         return [forced]
-    from leapgit.scoring.history import latest_red
+    from leapgit.scoring.history import reds
 
-    red = latest_red(view, slice_id, ball_id)
-    commits = ctx.objects.new_commits(upd.new, [base.commit])
-    pre = red_commits(ctx.objects, red, base.commit, upd.new)
+    return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new,
+                         reds(view, slice_id, ball_id), ctx.config.round_limit,
+                         recorded_rounds(view, slice_id, ball_id))
+
+
+def round_commits(objects: Objects, reds: Sequence[RedRecord], base: str, head: str
+                  ) -> tuple[list[Commit], set[str]]:
+    """The commits base..head and, of them, the red commits (base..latest red), which are
+    the thrower's red test, not builder rounds."""
+    commits = objects.new_commits(head, [base])
+    return commits, red_commits(objects, reds[-1] if reds else None, base, head)
+
+
+def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head: str,
+                  reds: Sequence[RedRecord], round_limit: int, recorded: Rounds,
+                  each_commit: bool = True) -> list[Refusal]:
+    """The ball-branch rules over the commits base..head: merge-free (L9), every red's
+    frozen tests (T7.1: the frozen set only grows), the round count (L6) and, with
+    ``each_commit``, each commit's scope and receipt trailers. The ball branch's push and
+    the spine's integration of its candidate (whose merged bytes are scope-checked there)
+    ask it."""
+    commits, pre = round_commits(objects, reds, base, head)
     out: list[Refusal] = []
     for commit in commits:
-        checked = check_ball_commit(ctx.objects, upd.ref, ball, commit, ctx.config.round_limit)
+        checked = check_ball_commit(objects, ref, ball, commit, round_limit) \
+            if each_commit or len(commit.parents) > 1 else []
+        if not each_commit:
+            checked = [r for r in checked if r.rule == "L9"][:1]
         if commit.id.decode() in pre:  # the red test: scope-checked, but no round
             out.extend(r for r in checked if r.rule != "L6")
-        else:
-            out.extend(checked + check_frozen(ctx.objects, upd.ref, red, commit))
+            continue
+        out.extend(checked)
+        for red in reds:
+            out.extend(check_frozen(objects, ref, red, commit))
     rounds = [c for c in commits if c.id.decode() not in pre]
-    out.extend(check_round_count(upd.ref, rounds, ctx.config.round_limit,
-                                 recorded_rounds(view, slice_id, ball_id)))
+    out.extend(check_round_count(ref, rounds, round_limit, recorded))
     return out
 
 

@@ -12,12 +12,13 @@ from leapgit.hookimpl.objects import oid
 from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
-from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
+from leapgit.records.types import ABSENT, Checkpoint, Receipt, ThrowRecord
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
     from leapgit.ledger.store import LedgerView
+    from leapgit.records.scoring import RedRecord
 
 SYNC = "fetch the remote ledger and replay your records on it with `leap sync`"
 FIX_RECORD = "write a correction as a new record, never edit or delete one"
@@ -127,6 +128,17 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         rec = ScoreRecord.from_dict(raw)
         return [Refusal("L7.5", ref, sha, path, why, "score with `leap score`, which writes "
                         "the whole chain") for why in passes.pass_problems(view, rec)]
+    if kind == "merge":
+        from leapgit.hookimpl.rules import passes
+        from leapgit.records.scoring import MergeRecord
+
+        return [Refusal("L8", ref, sha, path, why, "merge the whole slice with `leap merge`, "
+                        "once every ball holds a full pass") for why in
+                passes.merge_problems(view, MergeRecord.from_dict(raw))]
+    if kind == "red":
+        from leapgit.records.scoring import RedRecord
+
+        return _check_red(ctx, ref, sha, path, RedRecord.from_dict(raw), view)
     if kind == "lease":
         from leapgit.ledger.leases import lease_problems
 
@@ -228,3 +240,35 @@ def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Chec
                     f"{len(receipts)} recorded in episode {number} of {slice_id}/{ball_id}; "
                     f"an episode checkpoints only at round {limit}, with a 0",
                     "record the rounds; `leap round` writes the checkpoint at the limit")]
+
+
+def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
+               view: LedgerView) -> list[Refusal]:
+    """T7.1, T9: red comes before the build, and a later red only adds to the frozen set:
+    it descends from the previous red and keeps every test that red froze, byte for byte.
+    Otherwise a red recorded after the rounds could freeze a weakened test."""
+    from leapgit.hookimpl.rules.balls import recorded_rounds
+    from leapgit.scoring.history import reds
+
+    hint = "record red before the build; a weaker test is a respec, never a new red"
+    rounds = recorded_rounds(view, rec.slice, rec.ball).receipts
+    out = []
+    if rounds:
+        out.append(Refusal("T7.1", ref, sha, path, f"{rec.slice}/{rec.ball} already has "
+                           f"{len(rounds)} round(s) in its current episode: red comes "
+                           "first, before the build", hint))
+    earlier = [r for r in reds(view, rec.slice, rec.ball) if r.red < rec.red]
+    if not earlier:
+        return out
+    prev = earlier[-1]
+    if ctx.objects.has(prev.commit) and ctx.objects.has(rec.commit) and \
+            not ctx.objects.is_ancestor(prev.commit, rec.commit):
+        out.append(Refusal("T7.1", ref, sha, path, f"red {rec.red} at {rec.commit[:12]} does "
+                           f"not descend from red {prev.red} at {prev.commit[:12]}", hint))
+    now = rec.frozen()
+    for r in earlier:
+        out.extend(Refusal("T7.1", ref, sha, path, f"red {rec.red} changes {test.path}, "
+                           f"frozen by red {r.red} as {test.blob[:12]}: the frozen set only "
+                           "grows", hint)
+                   for test in r.tests if now.get(test.path, ABSENT) != test.blob)
+    return out

@@ -16,7 +16,7 @@ from typing import Any
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
-from leapgit.records.scoring import ScoreRecord
+from leapgit.records.scoring import MergeRecord, ScoreRecord
 from leapgit.records.types import Receipt
 
 MIN_REVIEWERS = 2
@@ -162,3 +162,31 @@ def is_full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: 
     except NoFullPass:
         return False
     return True
+
+
+def incomplete(view: LedgerView, slice_id: str) -> list[str]:
+    """L8: the balls of the slice that hold no full pass, each with why; empty when the
+    slice is complete (every ball passed)."""
+    out = []
+    for ball in query.load_slice(view, slice_id).balls:
+        if current_pass(view, slice_id, ball) is None:
+            last = standing_pass(view, slice_id, ball)
+            out.append(f"{ball} has no full pass" + (" (its pass lacks provenance)"
+                                                       if last is not None else ""))
+    return out
+
+
+def merge_problems(view: LedgerView, rec: MergeRecord) -> list[str]:
+    """L8: a slice pass record names, for every ball it merges, the full pass of exactly
+    that candidate, and the slice is complete."""
+    out = [f"{rec.slice} is not complete: {why}" for why in incomplete(view, rec.slice)]
+    for m in rec.merges:
+        try:
+            passed = full_pass(view, rec.slice, m.ball, m.candidate)
+        except NoFullPass as exc:
+            out.append(f"{m.ball}: {exc.problems[0].message}")
+            continue
+        if passed.score != m.score:
+            out.append(f"{m.ball}: merged as score {m.score}, the full pass is score "
+                       f"{passed.score}")
+    return out

@@ -15,6 +15,8 @@ from leapgit.hookimpl.rules.refusal import Refusal
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
+    from leapgit.records.types import BallRecord
+
 MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice:` and "
               "`Leap-Ball:` trailers, as the integrator")
 
@@ -114,13 +116,16 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     candidate = candidate_commit.tree.decode()
     view = ctx.ledger_view()
     try:
-        passes.full_pass(view, slice_id, ball_id, candidate)
+        passed = passes.full_pass(view, slice_id, ball_id, candidate)
         ball = query.load_ball(view, slice_id, ball_id)
     except LeapError as exc:
         rule = exc.problems[0].rule if exc.problems and exc.problems[0].rule else "L7"
         return [Refusal(rule, ref, sha, None, f"{exc.problems[0].message} (candidate tree "
                         f"{candidate[:12]})", "score the ball to a full pass first; a "
                         "trailer is not a record")]
+    history = _candidate_history(ctx, ref, sha, candidate_commit, passed.base, ball)
+    if history:
+        return history
     first = ctx.objects.commit(commit.parents[0].decode())
     touched = touched_paths(ctx.objects.store, first.tree, commit.tree)
     outside = out_of_scope(touched, ball)
@@ -130,10 +135,35 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     out.extend(Refusal("L9" if e.in_repo else "L2", ref, sha, e.path, e.message,
                        "merge only plain scope files; re-cut a ball that needs a link")
                for e in escapes(ctx.objects.repo, commit.tree, touched, ball))
-    for path in sorted(touched - set(outside)):
+    # L8: every path the merge changed, and every path the candidate changed since its
+    # base, holds the candidate's bytes: the whole candidate arrives, and only it
+    base_tree = ctx.objects.commit(passed.base).tree
+    brought = touched_paths(ctx.objects.store, base_tree, candidate_commit.tree)
+    for path in sorted((touched - set(outside)) | brought):
         if ctx.objects.blob_id_at(commit.tree, path) != \
                 ctx.objects.blob_id_at(candidate_commit.tree, path):
-            out.append(Refusal("L8", ref, sha, path, "the merge's bytes differ from the passed "
-                               f"candidate {candidate[:12]}", "merge the candidate unchanged; "
-                               "a changed candidate is re-scored"))
+            why = "differ from" if path in touched else "do not carry the change of"
+            out.append(Refusal("L8", ref, sha, path, f"the merge's bytes {why} the passed "
+                               f"candidate {candidate[:12]}", "merge the candidate unchanged "
+                               "and whole; a changed candidate is re-scored"))
     return out
+
+
+def _candidate_history(ctx: PushContext, ref: str, sha: str, candidate: Commit, base: str,
+                       ball: BallRecord) -> list[Refusal]:
+    """L6, T7.1, L9: the candidate's own history (base..candidate) obeys every ball-branch
+    rule, the same check its branch's push gets: a spine push cannot carry a fifth round,
+    an edited red test or a merge that no ball branch would have taken."""
+    from leapgit.hookimpl.rules.balls import check_history, recorded_rounds
+    from leapgit.scoring.history import reds
+
+    head = candidate.id.decode()
+    if not ctx.objects.has(base) or not ctx.objects.is_ancestor(base, head):
+        return [Refusal("L5", ref, sha, None, f"the candidate {head[:12]} does not descend "
+                        f"from its recorded base {base[:12]}", "merge the scored candidate")]
+    view = ctx.ledger_view()
+    found = check_history(ctx.objects, ref, ball, base, head,
+                          reds(view, ball.slice, ball.ball), ctx.config.round_limit,
+                          recorded_rounds(view, ball.slice, ball.ball), each_commit=False)
+    return [r._replace(message=f"{r.message} (in the history of candidate {head[:12]} of "
+                       f"{ball.slice}/{ball.ball})") for r in found]
