@@ -87,12 +87,15 @@ def bench_post_commit(tmp: Path) -> None:
                    capture_output=True)
     commit = ["git", "commit", "-q", "--allow-empty", "-m", "x"]
     none: list[float] = []
+    none_ball: list[float] = []  # the same kind of commit as a round, with no hook run
     outside: list[float] = []
     anchor_t: list[float] = []
     inside: list[float] = []
     cold: list[float] = []  # a ball's first round: its records are not in the hook's cache
     # interleaved, one of each kind in turn, so a load that comes and goes on a shared
     # machine weighs on every kind alike and the ratios stay fair
+    spare = tmp / "wt-spare"
+    git("worktree", "add", "-q", "-b", "scratch", str(spare), base, cwd=repo)
     for i in range(6):  # four rounds per ball: six balls give 24 recorded rounds
         wt = tmp / f"wt{i}"
         git("worktree", "add", "-q", "-b", f"leap/ball/s1/b{i}", str(wt), base, cwd=repo)
@@ -101,6 +104,10 @@ def bench_post_commit(tmp: Path) -> None:
             git("add", "-A", cwd=wt)
             took = timed(commit[:-1] + [f"r{n}\n\nLeap-Round: {n}\nLeap-Outcome: 0"], wt)
             (cold if n == 1 else inside).append(took)
+            (spare / f"src/f{i}.py").write_text(f"X = {n}00\n")
+            git("add", "-A", cwd=spare)
+            none_ball.append(timed(["git", "-c", "core.hooksPath=/dev/null", *commit[1:-1],
+                                    f"r{n}\n\nLeap-Round: {n}\nLeap-Outcome: 0"], spare))
             none.append(timed(commit, plain))
             outside.append(timed(commit, repo))
             anchor_t.append(timed(commit, anchor))
@@ -110,18 +117,21 @@ def bench_post_commit(tmp: Path) -> None:
         rounds = sum(1 for p in ledger.view().walk("slices") if "/receipts/" in p)
     assert rounds == 24, f"expected 24 recorded rounds, found {rounds}"
     n, o, a, i, c = (median_ms(x) for x in (none, outside, anchor_t, inside, cold))
-    print("post-commit (median wall ms per `git commit`)")
-    print(f"  no hook                         {n:7.1f}")
+    nb = median_ms(none_ball)
+    print("post-commit (median wall ms per `git commit`; hook cost = the commit minus the same "
+          "kind of commit with no hook)")
+    print(f"  no hook, an empty commit        {n:7.1f}")
+    print(f"  no hook, a round's commit       {nb:7.1f}   (a changed file, in a linked worktree)")
     print(f"  leapgit, outside a ball         {o:7.1f}   hook cost {o - n:6.1f}")
-    print(f"  leapgit, in a ball worktree     {i:7.1f}   hook cost {i - n:6.1f}  (rounds 2-4 "
+    print(f"  leapgit, in a ball worktree     {i:7.1f}   hook cost {i - nb:6.1f}  (rounds 2-4 "
           "of six balls)")
-    print(f"  leapgit, a ball's first round   {c:7.1f}   hook cost {c - n:6.1f}  (its records "
+    print(f"  leapgit, a ball's first round   {c:7.1f}   hook cost {c - nb:6.1f}  (its records "
           "parsed once; `leap throw` does that for the hook)")
     print(f"  pre-commit, empty config        {a:7.1f}   hook cost {a - n:6.1f}")
     print(f"  hook script alone: leapgit outside {median_ms(hook_only):.1f} ms, pre-commit "
           f"{median_ms(anchor_hook):.1f} ms")
     print(f"  ratios of hook cost to pre-commit's: outside {(o - n) / (a - n):.2f}x, "
-          f"in a ball {(i - n) / (a - n):.2f}x (a first round {(c - n) / (a - n):.2f}x)")
+          f"in a ball {(i - nb) / (a - n):.2f}x (a first round {(c - nb) / (a - n):.2f}x)")
 
 
 def fill_ledger(repo: Path, base: str, records: int) -> None:
