@@ -1,14 +1,15 @@
 """Records already parsed and validated, kept by git blob id in the repository's git dir
-(``leap-cache/records-<version>/``), so the post-commit hook reads a ball's records without
-loading a YAML parser or a schema validator (together ~40 ms of a hook's start).
+(``leap-cache/records-<version>-<format>-<schemas>/``), so the post-commit hook reads a
+ball's records without loading a YAML parser or a schema validator (together ~40 ms of a
+hook's start).
 
 An entry is keyed by content: the same bytes parse and validate the same way under the same
-schemas, so an entry never goes stale; another leapgit version, or a schema file changed in a
-development checkout, reads a folder of its own. An entry
-holds JSON, which carries every value a record may hold (strings, numbers, booleans, null,
-lists, mappings) exactly. A missing or damaged entry costs a parse, never correctness: the
-reader falls back to parsing and validating the bytes. The cache is opt-in (``Ledger(...,
-cache_records=True)``): the hook and the commands that write what the hook reads next.
+schemas, so an entry never goes stale; another leapgit version, or a schema file changed in
+a development checkout, reads a folder of its own. An entry holds JSON, which carries every
+value a record may hold (strings, numbers, booleans, null, lists, mappings) exactly. A
+missing or damaged entry costs a parse, never correctness: the reader falls back to parsing
+and validating the bytes. The cache is opt-in (``Ledger(..., cache_records=True)``): the
+hook, and `leap throw`, which fills it for the hook.
 """
 
 from __future__ import annotations
