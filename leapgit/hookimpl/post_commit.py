@@ -46,8 +46,9 @@ def current_branch() -> str | None:
     git_dir = _git_dir()
     if git_dir is None:
         return None
-    try:
-        with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as fh:
+    try:  # git allows a branch name that is not UTF-8: read it, never a traceback
+        with open(os.path.join(git_dir, "HEAD"), encoding="utf-8",
+                  errors="surrogateescape") as fh:
             head = fh.readline().strip()
     except OSError:
         return None
@@ -57,8 +58,11 @@ def current_branch() -> str | None:
 def ball_prefix() -> str | None:
     """The configured prefix, cheaply; None when only a full YAML parse can tell."""
     try:
-        with open(os.path.join(".leap", "config.yaml"), encoding="utf-8") as fh:
+        with open(os.path.join(".leap", "config.yaml"), encoding="utf-8",
+                  errors="surrogateescape") as fh:
             text = fh.read(1 << 16)
+            if fh.read(1):
+                return None  # longer than we look at: the setting may come later
     except OSError:
         return DEFAULT_PREFIX
     if "ball_branch_prefix" not in text:

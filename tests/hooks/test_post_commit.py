@@ -3,6 +3,7 @@ through record_round; a breach is loud and recorded as -1; elsewhere it does not
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from leapgit.ledger import query
@@ -119,8 +120,6 @@ def test_a_breach_by_a_file_name_that_is_not_utf8_is_recorded_readably(
         fresh_world: World) -> None:
     """The quick write never takes text it cannot read back (review r3, F1): the -1 names
     the file with its bytes escaped, and every reader, uncached, reads the receipt."""
-    import os
-
     w = fresh_world
     wt = ball_worktree(w, "a")
     (wt / os.fsdecode(b"bad\xff.txt")).write_text("x\n")
@@ -129,3 +128,28 @@ def test_a_breach_by_a_file_name_that_is_not_utf8_is_recorded_readably(
     assert "recorded round 1 as -1 (refuse)" in err
     [r] = receipts(w, "a")  # an uncached, validating read
     assert r.outcome == -1 and "bad\\xff.txt" in r.evidence
+
+
+def test_a_branch_name_that_is_not_utf8_is_no_traceback(fresh_world: World) -> None:
+    w = fresh_world
+    branch = os.fsdecode(b"feat/\xff")
+    run_git("checkout", "-q", "-b", branch, cwd=w.work)
+    err = hooked_commit(w.work, {"README.md": "# x\n"}, "docs")
+    assert err == ""
+
+
+def test_a_prefix_set_after_64_kib_of_config_is_still_found(fresh_world: World) -> None:
+    """The stdlib fast path reads the config's head only; a longer file takes the full
+    parse rather than the default prefix (final review, F3)."""
+    from leapgit.hookimpl import post_commit
+
+    w = fresh_world
+    config = w.work / ".leap" / "config.yaml"
+    config.write_text(config.read_text() + "#" + " " * 70_000 + "\n"
+                      + "ball_branch_prefix: work/balls\n")
+    old = os.getcwd()
+    os.chdir(w.work)
+    try:
+        assert post_commit.ball_prefix() is None  # None: only a full parse can tell
+    finally:
+        os.chdir(old)
