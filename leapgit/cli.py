@@ -369,6 +369,23 @@ def merge_cmd(slice_id: str, holder: str, builder: str | None) -> None:
     _emit(lines(merge_slice(slice_id, holder, builder, echo=click.echo)))
 
 
+@cli.group("lease")
+def lease_group() -> None:
+    """The spine's integrator lease (L9)."""
+
+
+@lease_group.command("release")
+@click.option("--holder", default="integrator", show_default=True,
+              help="the integrator that holds the lease")
+@click.option("--reason", help="why, for the record")
+def lease_release_cmd(holder: str, reason: str | None) -> None:
+    """Give back a lease whose merge died (killed outright); `leap sync` shares it."""
+    from leapgit.commands.lease import release
+
+    done = release(holder, reason)
+    click.echo(f"lease {done.number} on {done.spine} released by {holder}")
+
+
 @cli.command("audit")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output (README)")
 @click.option("--export", "export", type=click.Choice(["in-toto"]),

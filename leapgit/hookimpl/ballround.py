@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from leapgit.errors import RuleViolation, UsageError
+from leapgit.errors import LeapError, RuleViolation, UsageError
 from leapgit.hookimpl.objects import Objects
 from leapgit.hookimpl.rules.balls import (
     check_ball_commit,
@@ -147,7 +147,12 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         if history.has(view, slice_id, ball_id, "scores"):  # only a score can hold a pass
             from leapgit.scoring.reopen import reopen_if_moved
 
-            reopened = reopen_if_moved(ledger, slice_id, ball_id, tree, head)
+            try:
+                reopened = reopen_if_moved(ledger, slice_id, ball_id, tree, head)
+            except LeapError as exc:  # the round stands; only the L8 check is left to do
+                say(f"recorded round {done.receipt.round} of {slice_id}/{ball_id}; the reopen "
+                    f"check (L8) failed: {exc.lines()[0]}; `leap merge` records it")
+                return
         if reopened is not None:
             say(f"[L8] {slice_id}/{ball_id} had passed as {reopened.candidate[:12]}; this commit "
                 f"changes its bytes: the ball is reopened (reopen {reopened.reopen}); re-score it")

@@ -87,7 +87,8 @@ def take_lease(ledger: Ledger, spine: str, holder: str, reason: str | None = Non
         raise RuleViolation(
             f"spine {spine!r} is leased to {current.holder!r} (lease {current.number})",
             file=layout.lease_path(spine, current.number, "take"), rule=RULE,
-            hint="one integrator at a time: wait for the release",
+            hint="one integrator at a time: wait for the release (its holder gives back a "
+                 "lease whose merge died with `leap lease release --holder NAME`)",
         )
     number = len(leases(view, spine)) + 1
     record = LeaseRecord(spine, number, "take", holder, now_iso(), reason)

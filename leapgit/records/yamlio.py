@@ -208,8 +208,10 @@ def _quote(text: str) -> str:
     """A JSON string is a YAML double-quoted scalar; escape what YAML will not read raw."""
     found = _SURROGATE.search(text)
     if found is not None:  # no escape of it reads back: refuse, never write what cannot
-        raise ValueError(f"text that is not Unicode (a lone surrogate, U+{ord(found.group()):04X}"
-                         f", as from an undecodable file name) cannot be recorded: {text!r}")
+        raise InvalidRecord(
+            f"text that is not Unicode (a lone surrogate, U+{ord(found.group()):04X}, as "
+            f"from bytes that are not UTF-8) cannot be recorded: {text!r}",
+            hint="give the text as UTF-8")
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}",
                             json.dumps(text, ensure_ascii=False))
 

@@ -114,6 +114,9 @@ def _lease_event(path: str, spine: str, open_leases: set[str]) -> None:
         open_leases.discard(found["n"])
 
 
+_MERGE_RECORD = re.compile(r"slices/[^/]+/(merge|merges/[0-9]+)\.yaml")
+
+
 def _merge_lease(path: str, data: bytes, spine: str, index: dict[bytes, int],
                  under: dict[int, str]) -> None:
     """A merge record names the lease its merges landed under (a merge stopped after the
@@ -121,7 +124,7 @@ def _merge_lease(path: str, data: bytes, spine: str, index: dict[bytes, int],
     from leapgit.errors import LeapError
     from leapgit.records import yamlio
 
-    if not (path.startswith("slices/") and path.endswith("/merge.yaml")):
+    if _MERGE_RECORD.fullmatch(path) is None:  # merge 1, or a re-merge after a reopen
         return
     try:
         raw = yamlio.loads(data, path)

@@ -127,5 +127,5 @@ def test_a_value_the_loader_chokes_on_is_an_invalid_record(text: str) -> None:
 def test_text_that_is_not_unicode_is_never_written() -> None:
     bad = "bad\udcff.txt"  # a file name that is not UTF-8, as surrogateescape reads it
     assert not yamlio.all_quoted({"evidence": bad})
-    with pytest.raises(ValueError, match="lone surrogate"):
+    with pytest.raises(InvalidRecord, match="lone surrogate"):
         yamlio.dumps({"evidence": bad})

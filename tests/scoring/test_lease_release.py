@@ -1,0 +1,36 @@
+"""`leap lease release` (L9): a lease whose merge died outright is given back by its holder,
+never by another, and never while a stopped merge waits to be finished."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from leapgit.errors import RuleViolation
+from leapgit.ledger import leases
+from leapgit.ledger.store import Ledger
+from tests.support import leap, make_repo
+
+
+def test_the_holder_gives_back_a_lease_its_dead_merge_left(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    with Ledger(repo / ".git") as ledger:  # a merge killed outright left this open
+        leases.take_lease(ledger, "main", "integrator", "merge s")
+    with Ledger(repo / ".git") as ledger, pytest.raises(RuleViolation) as refused:
+        leases.take_lease(ledger, "main", "integrator", "merge s")  # even by its holder
+    assert "leap lease release --holder NAME" in " ".join(refused.value.lines())
+    other = leap("lease", "release", "--holder", "someone", cwd=repo)
+    assert other.code == 1 and "[L9]" in other.err and "not 'someone'" in other.err
+    (repo / ".git" / "leap-merging").mkdir()
+    (repo / ".git" / "leap-merging" / "s.yaml").write_text("kind: merge\n")
+    waiting = leap("lease", "release", cwd=repo)
+    assert waiting.code == 1 and "`leap merge s` again" in waiting.err
+    (repo / ".git" / "leap-merging" / "s.yaml").unlink()
+    done = leap("lease", "release", cwd=repo)
+    assert done.code == 0, done
+    assert "lease 1 on main released by integrator" in done.out
+    with Ledger(repo / ".git") as ledger:
+        assert leases.active_lease(ledger.require(), "main") is None
+        assert leases.take_lease(ledger, "main", "integrator").number == 2
