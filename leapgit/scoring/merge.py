@@ -302,7 +302,8 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
                        f"and {record.remote} cannot be read now: whether it landed is "
                        "unknown; nothing was changed", rule="L8",
                        hint=f"`leap merge {slice_id}` again once the remote answers")
-        if held == record.tip:
+        if held == record.tip or (held != record.base
+                                  and _remote_holds(ws, record.remote, record.tip, held)):
             _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
             landed = True
     if recorded or not landed or record.spine != ws.config.spine:
@@ -313,6 +314,14 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
                          f"{tip[:12]} and is not yet recorded", rule="L9",
                          hint=f"`leap merge {slice_id}` as {record.holder!r} records it")
     return _finish(ws, record, ())
+
+
+def _remote_holds(ws: Workspace, remote: str, tip: str, held: str) -> bool:
+    """Whether the remote's spine, at ``held``, has ``tip`` in its history: a merge that
+    landed and was built on since (another integration after the lease went back)."""
+    fetched = git.run(["fetch", "--quiet", "--no-tags", remote,
+                       f"refs/heads/{ws.config.spine}"], ws.paths.root, check=False)
+    return fetched.returncode == 0 and is_ancestor(ws.paths.root, tip, held)
 
 
 def _remote_tip(ws: Workspace, remote: str) -> str | None:

@@ -136,3 +136,24 @@ def test_a_ctrl_c_in_the_push_says_what_the_remote_holds(
     assert "nothing landed" not in release_reasons(p) + "".join(said)
     assert intent(p).is_file()
     assert_resumes(p, remote)
+
+
+def test_a_landed_merge_is_recorded_after_the_remote_moved_on(scored: Project) -> None:
+    """The intent of a merge that landed is never thrown away because another integration
+    went on top of it on the remote before `leap merge` ran again (final review, F2)."""
+    p = scored
+    hook = p.bare / "hooks" / "reference-transaction"
+    hook.write_text(DIE_AFTER_ACCEPTING)
+    hook.chmod(0o755)
+    (p.bare / "die-after-accepting").touch()
+    res = p.leap("merge", "left")
+    assert res.code == 3, res
+    landed = p.remote_tip("refs/heads/main")
+    later = git("commit-tree", f"{landed}^{{tree}}", "-p", landed, "-m", "a later merge",
+                cwd=p.bare)
+    git("update-ref", "refs/heads/main", later, landed, cwd=p.bare)
+    again = p.leap("merge", "left")
+    assert again.code == 0, again
+    assert p.tip("main") == landed
+    assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+    assert not intent(p).exists()
