@@ -117,8 +117,8 @@ def loads(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> Any:
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise InvalidRecord(f"unreadable value: {exc}", file=source) from None
     except (KeyError, IndexError, TypeError) as exc:  # the loader's own: "!!bool maybe"
-        raise InvalidRecord(f"unreadable value: {type(exc).__name__} {exc}",
-                            file=source) from None
+        raise InvalidRecord(f"unreadable value: a tagged value that does not fit its tag "
+                            f"({exc})", file=source, hint="drop the explicit !!tag") from None
     _check_plain(value, source, "", 0)
     return value
 

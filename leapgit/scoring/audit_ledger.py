@@ -21,7 +21,10 @@ Change = tuple[str, str, str]  # (status, path, new blob id)
 
 def _commits(root: Path, ref: str) -> list[tuple[str, list[str], str, list[Change]]]:
     """(commit, parents, message, [(status, path, new blob id)]) oldest first."""
-    out = git.run(["log", "--reverse", "--no-renames", "--raw", "--no-abbrev",
+    # the user's config must not change what git prints: the root commit's diff, and paths
+    # as they are (core.quotePath would quote a non-ASCII path)
+    out = git.run(["-c", "log.showRoot=true", "-c", "core.quotePath=false", "log", "--root",
+                   "--reverse", "--no-renames", "--raw", "--no-abbrev",
                    "--format=%x01%H %P%n%B%x02", ref], root).stdout.decode("utf-8", "replace")
     found = []
     for chunk in out.split("\x01")[1:]:
