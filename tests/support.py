@@ -206,3 +206,26 @@ def pass_files(slice_id: str, ball_id: str, candidate: str, commit: str, base: s
         schema.validate_record(record, path)
         files[path] = yamlio.dumps(record)
     return files
+
+
+# What the post-commit hook must not load on a round (issue 3: < 0.6x pre-commit's hook):
+# a YAML parser, a schema validator, filelock (the record cache and the flock lock stand in),
+# dulwich's Repo with its work-tree machinery (ledger.repo.PlainRepo stands in), and the
+# subprocess and tempfile modules only signing needs.
+HOOK_HEAVY_PACKAGES = ("ruamel", "fastjsonschema", "filelock")
+HOOK_HEAVY_MODULES = ("dulwich.repo", "dulwich.worktree", "subprocess", "tempfile")
+
+
+def hook_round_imports(hook: Path, wt: Path) -> tuple[str, list[str]]:
+    """Run the installed post-commit's program on ``wt``'s last commit as the hook script
+    does, with ``-X importtime``: (its stderr, the heavy modules it loaded)."""
+    import leapgit.hookimpl.post_commit as program
+
+    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", program.__file__,
+                           str(hook)], cwd=wt, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "dulwich.object_store" in loaded, proc.stderr  # the listing is real
+    return proc.stderr, sorted(m for m in loaded if m.split(".")[0] in HOOK_HEAVY_PACKAGES
+                               or m in HOOK_HEAVY_MODULES)

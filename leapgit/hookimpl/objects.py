@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from dulwich.objects import Commit
     from dulwich.repo import Repo
 
+    from leapgit.gitobj import GitRepo
+
 ZERO = "0" * 40
 _TREE_MODE = 0o040000
 
@@ -38,7 +40,7 @@ def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> R
 class Objects:
     """Commits, trees and refs of one repository (the caller closes the repo)."""
 
-    def __init__(self, repo: Repo) -> None:
+    def __init__(self, repo: GitRepo) -> None:
         self.repo = repo
         self.store = repo.object_store
 
@@ -76,7 +78,9 @@ class Objects:
     def is_ancestor(self, older: str, newer: str) -> bool:
         from dulwich.graph import can_fast_forward
 
-        return can_fast_forward(self.repo, oid(older), oid(newer))
+        # dulwich asks the repository for parents_provider() and object_store only, which a
+        # GitRepo has; it is typed for its own BaseRepo
+        return can_fast_forward(self.repo, oid(older), oid(newer))  # type: ignore[arg-type]
 
     def new_commits(self, include: str, exclude: Sequence[str] = ()) -> list[Commit]:
         """Commits reachable from ``include`` and from none of ``exclude``, parents first."""

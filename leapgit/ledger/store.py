@@ -27,8 +27,8 @@ from leapgit.ledger.lock import LockTimeout, WriterLock
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
     from dulwich.objects import Tree
-    from dulwich.repo import Repo
 
+    from leapgit.gitobj import GitRepo
     from leapgit.ledger.recordcache import RecordCache
     from leapgit.signing.sign import Signer
 
@@ -48,7 +48,7 @@ _tree_caches: dict[str, dict[bytes, Tree]] = {}
 _TREE_CACHE_MAX = 4096
 
 
-def cached_tree(repo: Repo, sha: bytes) -> Tree:
+def cached_tree(repo: GitRepo, sha: bytes) -> Tree:
     return cached_tree_in(repo.object_store, sha)
 
 
@@ -123,7 +123,7 @@ def format_message(subject: str, trailers: Sequence[tuple[str, str]], body: str 
 class LedgerView:
     """A read-only look at one ledger commit."""
 
-    def __init__(self, repo: Repo, commit: str | None,
+    def __init__(self, repo: GitRepo, commit: str | None,
                  records: RecordCache | None = None) -> None:
         self._repo = repo
         self.commit = commit
@@ -215,7 +215,7 @@ class Ledger(AbstractContextManager["Ledger"]):
 
     def __init__(self, git_dir: Path, ref: str = DEFAULT_REF,
                  signer: Signer | None | bool = True, cache_records: bool = False) -> None:
-        from dulwich.repo import Repo
+        from leapgit.ledger.repo import open_repo
 
         self.git_dir = Path(git_dir)
         self.records: RecordCache | None = None
@@ -229,11 +229,10 @@ class Ledger(AbstractContextManager["Ledger"]):
         self._ident: bytes | None = None
         self._config_stack: Any = None
         try:
-            self.repo = Repo(str(self.git_dir))
+            self.repo = open_repo(str(self.git_dir))
         except Exception as exc:  # dulwich raises NotGitRepository and friends
             raise UsageError(f"cannot open git repository at {git_dir}: {exc}") from None
-        if getattr(self.repo, "object_format", None) is not None and \
-                getattr(self.repo.object_format, "name", "sha1") != "sha1":
+        if getattr(getattr(self.repo, "object_format", None), "name", "sha1") != "sha1":
             self.repo.close()
             raise UsageError("sha256 repositories are not supported yet")
 

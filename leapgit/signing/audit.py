@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 from leapgit.signing.history import added_records
 
 if TYPE_CHECKING:
-    from dulwich.repo import Repo
-
+    from leapgit.gitobj import GitRepo
     from leapgit.hookimpl.rules.refusal import Refusal
     from leapgit.records.types import Config
     from leapgit.signing.replay import Judged
@@ -59,7 +58,7 @@ class SignatureFinding:
                 "message": self.message}
 
 
-def _tip(repo: Repo, ref: str) -> str | None:
+def _tip(repo: GitRepo, ref: str) -> str | None:
     from leapgit.gitobj import refname
 
     try:
@@ -68,7 +67,7 @@ def _tip(repo: Repo, ref: str) -> str | None:
         return None
 
 
-def audit_signatures(repo: Repo, config: Config, now: int | None = None,
+def audit_signatures(repo: GitRepo, config: Config, now: int | None = None,
                      ) -> list[SignatureFinding]:
     """Findings for every judged commit (ledger, spine, rounds) in the order they landed."""
     from leapgit.signing.replay import replay
@@ -136,7 +135,7 @@ def _clock(j: Judged, now: int) -> list[SignatureFinding]:
     return out
 
 
-def _unjudged_policies(repo: Repo, config: Config, judged: set[bytes],
+def _unjudged_policies(repo: GitRepo, config: Config, judged: set[bytes],
                        ) -> list[SignatureFinding]:
     """A policy that does not parse, put in force by a spine commit no rule judged (the
     first policy, or one that arrived while none was in force)."""
@@ -173,7 +172,7 @@ class Presence:
     unsigned_commits: int
 
 
-def signature_presence(repo: Repo, ledger_ref: str) -> Presence:
+def signature_presence(repo: GitRepo, ledger_ref: str) -> Presence:
     from dulwich.walk import Walker
 
     tip = _tip(repo, ledger_ref)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from leapgit.gitobj import oid
 from leapgit.hookimpl.objects import Objects
 from leapgit.hookimpl.rules.context import PushContext, RefUpdate
 from leapgit.signing.history import PolicyEpoch
@@ -35,8 +36,8 @@ from leapgit.signing.timeline import Timeline, build
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
-    from dulwich.repo import Repo
 
+    from leapgit.gitobj import GitRepo
     from leapgit.hookimpl.rules.refusal import Refusal
     from leapgit.hookimpl.rules.signed_ledger import LedgerActors
     from leapgit.records.types import Config
@@ -48,7 +49,7 @@ class AsOf(Objects):
     """The repository's objects, with its refs as they stood at one point of the history
     (a ref not named did not exist)."""
 
-    def __init__(self, repo: Repo, refs: Mapping[str, str | None]) -> None:
+    def __init__(self, repo: GitRepo, refs: Mapping[str, str | None]) -> None:
         super().__init__(repo)
         self.refs = dict(refs)
 
@@ -72,7 +73,7 @@ class Judged:
 
 @dataclass
 class Replay:
-    repo: Repo
+    repo: GitRepo
     config: Config
     timeline: Timeline
     actors: LedgerActors
@@ -221,7 +222,7 @@ class Replay:
         return None
 
     def _commit(self, sha: str) -> Commit:
-        return self.repo[sha.encode()]  # type: ignore[return-value]
+        return self.repo[oid(sha)]  # type: ignore[return-value]
 
     def _parents(self, commit: Commit) -> tuple[Commit, ...]:
         """The first parent: a signed commit is not dated before it."""
@@ -267,7 +268,7 @@ def _rest_on_first(judged: list[Judged], found: list[Refusal]) -> list[Judged]:
     return judged
 
 
-def replay(repo: Repo, config: Config) -> list[Judged]:
+def replay(repo: GitRepo, config: Config) -> list[Judged]:
     from leapgit.gitobj import refname
     from leapgit.hookimpl.rules.signed_ledger import LedgerActors
     from leapgit.signing.verify import check_many
@@ -281,5 +282,5 @@ def replay(repo: Repo, config: Config) -> list[Judged]:
     timeline = build(repo.object_store, tip(f"refs/heads/{config.spine}"),
                      tip(config.ledger_ref), config.spine)
     check_many([s.commit for s in timeline.ledger] +
-               [repo[e.commit.encode()] for e in timeline.spine])  # type: ignore[misc]
+               [repo[oid(e.commit)] for e in timeline.spine])  # type: ignore[misc]
     return Replay(repo, config, timeline, LedgerActors(repo.object_store)).run()

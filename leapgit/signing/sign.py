@@ -15,8 +15,6 @@ holds; git's ``key::ssh-ed25519 AAAA...`` literal form works with an agent.
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -39,6 +37,9 @@ class Signer(NamedTuple):
 
     def sign(self, commit: Commit) -> Commit:
         """Set ``commit.gpgsig`` to an SSH signature over its bytes; return the commit."""
+        import subprocess  # here: every ledger write asks for a signer, few have a key
+        import tempfile
+
         from dulwich.signature import SSHCliSignatureVendor
 
         commit.gpgsig = None

@@ -15,7 +15,8 @@ from leapgit.records.types import BallRecord
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
-    from dulwich.repo import Repo
+
+    from leapgit.gitobj import GitRepo
 
 _LINK, _GITLINK = 0o120000, 0o160000
 
@@ -58,7 +59,7 @@ class Escape:
     in_repo: bool
 
 
-def escapes(repo: Repo, tree: bytes, paths: Iterable[str], ball: BallRecord) -> list[Escape]:
+def escapes(repo: GitRepo, tree: bytes, paths: Iterable[str], ball: BallRecord) -> list[Escape]:
     """The in-scope ``paths`` that ``tree`` holds as a gitlink, or as a symlink whose target
     (resolved by the L2 rules of ``slices.scope``) is not a file of the same ball's scope.
     A scope names files by path; a link would let the ball's bytes name someone else's."""

@@ -19,7 +19,7 @@ from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT
 
 if TYPE_CHECKING:
-    from dulwich.repo import Repo
+    from leapgit.gitobj import GitRepo
 
 MAX_LINK_HOPS = 40
 _TREE, _LINK, _GITLINK = 0o040000, 0o120000, 0o160000
@@ -59,7 +59,7 @@ def normalise(raw: str) -> str:
 class TreeResolver:
     """Resolves scope paths against one commit's tree (and, when given, a work tree)."""
 
-    def __init__(self, repo: Repo | None, tree: bytes | None, work_tree: Path | None) -> None:
+    def __init__(self, repo: GitRepo | None, tree: bytes | None, work_tree: Path | None) -> None:
         self._repo = repo
         self._root = tree
         self._work = work_tree.resolve() if work_tree else None

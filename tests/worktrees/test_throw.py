@@ -6,7 +6,7 @@ from pathlib import Path
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
-from tests.support import commit_all, git, leap, ref, write_files
+from tests.support import commit_all, git, hook_round_imports, leap, ref, write_files
 from tests.worktrees.conftest import mark_passed, record, set_config, worktree_of
 
 
@@ -97,25 +97,14 @@ def test_bad_input(diamond: Path) -> None:
 
 
 def test_a_throw_readies_the_hooks_cache_so_round_one_is_quick(diamond: Path) -> None:
-    """The post-commit hook's first round reads what `leap throw` already parsed: no YAML
-    parser, schema validator or filelock is loaded (issue 3's hot path)."""
-    import subprocess
-    import sys
-
-    import leapgit.hookimpl.post_commit as program
-
+    """The post-commit hook's first round reads what `leap throw` already parsed: none of
+    the hook's heavy imports (a YAML parser, a schema validator...) is loaded (issue 3)."""
     assert leap("throw", "dia", cwd=diamond).code == 0
     wt = worktree_of(diamond, "A")
     write_files(wt, {"src/a.py": "A = 10\n"})
     git("add", "-A", cwd=wt)
     git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
         "a: ten\n\nLeap-Round: 1\nLeap-Outcome: 0\n", cwd=wt)
-    hook = diamond / ".git" / "hooks" / "post-commit"
-    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", program.__file__,
-                           str(hook)], cwd=wt, capture_output=True, text=True, check=False)
-    assert "recorded round 1 of dia/A: outcome 0" in proc.stderr, proc.stderr
-    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
-              if line.startswith("import time:")}
-    assert "dulwich.repo" in loaded
-    assert sorted(m for m in loaded
-                  if m.split(".")[0] in ("ruamel", "fastjsonschema", "filelock")) == []
+    err, heavy = hook_round_imports(diamond / ".git" / "hooks" / "post-commit", wt)
+    assert "recorded round 1 of dia/A: outcome 0" in err, err
+    assert heavy == []
