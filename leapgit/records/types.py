@@ -6,7 +6,7 @@ Nothing outside this package handles a raw ``dict`` of a record.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from leapgit.records.tribunal import TribunalConfig
@@ -16,8 +16,7 @@ BUILTIN_ROLLBACK = "restore-scope"
 INTEGRATOR = "integrator"
 
 
-@dataclass(frozen=True)
-class StampedScope:
+class StampedScope(NamedTuple):
     """A scope path with its blob id at the slice's base, stamped at cut (L1)."""
 
     path: str  # normalised, relative to the repository root
@@ -48,16 +47,14 @@ class StampedScope:
         )
 
 
-@dataclass(frozen=True)
-class MetricField:
+class MetricField(NamedTuple):
     """One field of a metric's JSON output, and which way is better (L7.2)."""
 
     name: str
     better: Literal["lower", "higher"]
 
 
-@dataclass(frozen=True)
-class Metric:
+class Metric(NamedTuple):
     """The command a ball is kept or reverted by, with its fields in order (L7.2)."""
 
     command: str
@@ -199,8 +196,7 @@ class ThrowRecord:
         )
 
 
-@dataclass(frozen=True)
-class Provenance:
+class Provenance(NamedTuple):
     """L7.5: the chain a pass must carry; the same candidate hash as its receipt."""
 
     builder: str

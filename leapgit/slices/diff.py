@@ -7,8 +7,7 @@ touches both its old and its new path; a deletion touches the deleted path.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.gitobj import oid
 from leapgit.records.types import BallRecord
@@ -49,8 +48,7 @@ def out_of_scope(paths: Iterable[str], ball: BallRecord) -> list[str]:
     return sorted(p for p in paths if p not in allowed)
 
 
-@dataclass(frozen=True)
-class Escape:
+class Escape(NamedTuple):
     """A scope path whose entry reaches past its bytes: a gitlink, or a symlink that leaves
     the repository (``in_repo`` False: L2) or the ball's scope (``in_repo`` True: L4, L9)."""
 
