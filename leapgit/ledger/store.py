@@ -631,18 +631,72 @@ class Ledger(AbstractContextManager["Ledger"]):
 
 
 def _pinned_date(value: str | None) -> tuple[int, int] | None:
-    """git's raw ``GIT_COMMITTER_DATE`` (``<seconds> <+hhmm>`` or ``@<seconds>``), honoured
-    like git does; the time a signature is judged at (S2) is this committer time."""
+    """``GIT_COMMITTER_DATE`` read as git reads it, in the three forms git documents: its raw
+    form (``<seconds> <+hhmm>``, ``@<seconds>``), ISO 8601 and RFC 2822; a time without a zone
+    is local time. The time a signature is judged at (S2) is this committer time."""
     if not value:
         return None
-    parts = value.strip().lstrip("@").split()
-    try:
+    text = value.strip()
+    parts = text.removeprefix("@").split()
+    if parts and parts[0].isdigit() and len(parts) <= 2:
         when = int(parts[0])
-        zone = parts[1] if len(parts) > 1 else "+0000"
-        sign = -1 if zone.startswith("-") else 1
-        offset = sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
-    except (ValueError, IndexError):
-        raise UsageError(f"GIT_COMMITTER_DATE={value!r} is not a raw git date",
-                         hint="leapgit reads '<seconds> <+hhmm>' or '@<seconds>'; unset it "
-                              "to use the clock") from None
-    return when, offset
+        zone = _zone(parts[1]) if len(parts) == 2 else _local_offset(when)
+        if zone is not None:
+            return when, zone
+    found = _iso_date(text) or _rfc2822_date(text)
+    if found is None:
+        raise UsageError(f"GIT_COMMITTER_DATE={value!r} is not a date leapgit reads",
+                         hint="use git's raw '<seconds> <+hhmm>', ISO 8601 "
+                              "('2024-01-02T03:04:05+01:00') or RFC 2822 ('Tue, 2 Jan 2024 "
+                              "03:04:05 +0100'); unset it to use the clock")
+    return found
+
+
+def _zone(text: str) -> int | None:
+    """``+hhmm``, ``+hh:mm``, ``+hh`` or ``Z`` as seconds east of UTC."""
+    if text in ("Z", "z"):
+        return 0
+    digits = text[1:].replace(":", "")
+    digits = digits + "00" if len(digits) == 2 else digits
+    if text[:1] not in ("+", "-") or len(digits) != 4 or not digits.isdigit():
+        return None
+    return (-1 if text[0] == "-" else 1) * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
+
+
+def _local_offset(when: int) -> int:
+    return -time.altzone if time.localtime(when).tm_isdst > 0 else -time.timezone
+
+
+def _iso_date(text: str) -> tuple[int, int] | None:
+    """``2024-01-02T03:04:05``, a space for the ``T``, fractions of a second (dropped, as git
+    does), and a zone after the time with or without a space."""
+    import calendar
+    import re
+
+    found = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:[.,]\d+)?)?"
+                         r" ?(Z|z|[+-]\d\d(?::?\d\d)?)?", text)
+    if found is None:
+        return None
+    year, month, day, hour, minute = (int(g) for g in found.groups()[:5])
+    second = int(found.group(6) or 0)
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour < 24 and minute < 60 and second < 61):
+        return None
+    utc_guess = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
+    if found.group(7) is None:  # local time, as git reads it
+        local = int(time.mktime((year, month, day, hour, minute, second, 0, 0, -1)))
+        return local, _local_offset(local)
+    zone = _zone(found.group(7))
+    return (None if zone is None else (utc_guess - zone, zone))
+
+
+def _rfc2822_date(text: str) -> tuple[int, int] | None:
+    import re
+    from email.utils import mktime_tz, parsedate_tz
+
+    found = parsedate_tz(text)
+    if found is None:
+        return None
+    if re.search(r"\d:\d\d\s*$", text):  # the time ends it: no zone, so local time
+        local = int(time.mktime((*found[:8], -1)))
+        return local, _local_offset(local)
+    return int(mktime_tz(found)), int(found[9] or 0)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from leapgit.errors import LedgerConflict
+from leapgit.errors import LedgerConflict, UsageError
 from leapgit.ledger.store import Ledger, LedgerMissing
 from tests.support import git, make_repo
 
@@ -128,3 +128,47 @@ def test_a_configured_email_counts_without_a_name(tmp_path: Path,
     git("config", "user.email", "real@example.com", cwd=root)
     with Ledger(root / ".git") as ledger:
         assert ledger._identity()[0] == b"leapgit <real@example.com>"
+
+
+GIT_DATES = ["1700000000 +0100", "@1700000000", "1700000000", "@1700000000 -0700",
+             "2024-01-02T03:04:05Z", "2024-01-02T03:04:05 Z", "2024-01-02T03:04:05+01:00",
+             "2024-01-02 03:04:05 +0200", "2024-01-02T03:04:05.123-0530",
+             "2024-01-02T03:04:05+01", "2024-07-02T03:04:05", "2024-01-02 03:04",
+             "Tue, 2 Jan 2024 03:04:05 +0100", "Tue, 2 Jan 2024 03:04:05 GMT",
+             "Tue, 2 Jan 2024 03:04:05", "2 Jan 2024 03:04:05 +0100"]
+
+
+@pytest.mark.parametrize("date", GIT_DATES)
+def test_a_pinned_committer_date_is_read_as_git_reads_it(
+        ledger_repo: Path, monkeypatch: pytest.MonkeyPatch, date: str) -> None:
+    """``GIT_COMMITTER_DATE`` in each form git documents (raw, ISO 8601, RFC 2822; a time
+    without a zone is local): the ledger commit carries the time and zone git itself gives
+    a commit made under the same variable."""
+    import time
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")  # an offset that differs from UTC, with DST
+    time.tzset()
+    monkeypatch.setenv("GIT_COMMITTER_DATE", date)
+    try:
+        tree = git("write-tree", cwd=ledger_repo)
+        by_git = git("commit-tree", tree, "-m", "x", cwd=ledger_repo)
+        with Ledger(ledger_repo / ".git") as ledger:
+            ours = ledger.append({"d.yaml": b"k: v\n"}, "pinned").commit
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    raw = [git("log", "-1", "--format=%cd", "--date=raw", c, cwd=ledger_repo)
+           for c in (by_git, ours)]
+    assert raw[1] == raw[0], date
+
+
+@pytest.mark.parametrize("date", ["yesterday", "2024-01-02", "1700000000 +01x0", "soon"])
+def test_a_committer_date_git_would_refuse_writes_nothing(
+        ledger_repo: Path, monkeypatch: pytest.MonkeyPatch, date: str) -> None:
+    before = git("rev-parse", "leap/ledger", cwd=ledger_repo)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", date)
+    with Ledger(ledger_repo / ".git") as ledger, \
+            pytest.raises(UsageError, match="GIT_COMMITTER_DATE"):
+        ledger.append({"d.yaml": b"k: v\n"}, "pinned")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    assert git("rev-parse", "leap/ledger", cwd=ledger_repo) == before
