@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
@@ -30,9 +31,17 @@ class LockTimeout(Exception):
 
 
 class WriterLock:
-    def __init__(self, path: Path | str, timeout: float) -> None:
+    """``with WriterLock(path, timeout):``. A writer that has waited ``notice_after`` seconds
+    is told once, through ``on_wait`` (the ledger prints who it waits for and how long it
+    will), so a ``git commit`` whose hook waits never looks hung."""
+
+    def __init__(self, path: Path | str, timeout: float,
+                 on_wait: Callable[[str], None] | None = None,
+                 notice_after: float = 1.0) -> None:
         self.path = str(path)
         self.timeout = timeout
+        self.on_wait = on_wait
+        self.notice_after = notice_after
         self._held = threading.local()
 
     def __enter__(self) -> WriterLock:
@@ -56,16 +65,22 @@ class WriterLock:
         if fcntl is None:  # pragma: no cover - Windows
             return self._acquire_portable()
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
+        start = time.monotonic()
+        deadline = start + self.timeout
+        told = self.on_wait is None
         pause = 0.001
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 return fd
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
                     os.close(fd)
                     raise LockTimeout(self.path) from None
+                if not told and now - start >= self.notice_after:
+                    told = True
+                    cast(Callable[[str], None], self.on_wait)(self.path)
                 time.sleep(pause)
                 pause = min(pause * 2, 0.05)
             except BaseException:

@@ -97,8 +97,14 @@ class Replayed(NamedTuple):
 def _writer_lock(path: Path) -> WriterLock:
     key = str(path)
     if key not in _locks:
-        _locks[key] = WriterLock(key, LOCK_TIMEOUT)
+        _locks[key] = WriterLock(key, LOCK_TIMEOUT, on_wait=_say_waiting)
     return _locks[key]
+
+
+def _say_waiting(path: str) -> None:
+    sys.stderr.write(f"leap: waiting for the ledger lock ({path}): another leapgit process is "
+                     f"writing; giving up after {LOCK_TIMEOUT:.0f} s\n")
+    sys.stderr.flush()
 
 
 def _ident(value: str | None) -> str:

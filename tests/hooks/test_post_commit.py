@@ -133,3 +133,34 @@ def test_a_prefix_set_after_64_kib_of_config_is_still_found(fresh_world: World) 
         assert post_commit.ball_prefix() is None  # None: only a full parse can tell
     finally:
         os.chdir(old)
+
+
+HOLD_LOCK = ("import sys, time\nsys.path.insert(0, {root!r})\n"
+             "from leapgit.ledger.lock import WriterLock\n"
+             "with WriterLock({path!r}, 5):\n"
+             "    print('held', flush=True)\n    time.sleep(2.5)\n")
+
+
+def test_a_hook_that_waits_for_the_ledger_lock_says_so_and_then_records(
+        fresh_world: World) -> None:
+    """Another leapgit process writing the ledger: the commit's hook says it is waiting
+    (never a silent pause of up to a minute), then records the round once the lock is free."""
+    import subprocess
+    import sys
+
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    root = str(Path(__file__).resolve().parents[2])
+    lock = w.work / ".git" / "leap-ledger.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK.format(root=root, path=str(lock))],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        err = hooked_commit(wt, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 0))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"leap: waiting for the ledger lock ({lock})" in err
+    assert "giving up after 60 s" in err
+    assert err.index("waiting for the ledger lock") < err.index("recorded round 1 of s1/a")
+    assert [r.round for r in receipts(w, "a")] == [1]
