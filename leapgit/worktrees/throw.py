@@ -8,6 +8,7 @@ throw either happened (worktree and record) or did not (neither).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,8 +166,10 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
             for t in thrown:
                 for path in view.walk(layout.ball_dir(slice_id, t.record.ball)):
                     view.record(path)
-    except Exception:  # noqa: BLE001 -- only a cache: the throw is recorded and stands
-        pass
+    except Exception as exc:  # noqa: BLE001 -- only a cache: the throw is recorded and stands
+        reason = exc.lines()[0] if isinstance(exc, LeapError) else f"{type(exc).__name__}: {exc}"
+        sys.stderr.write(f"leap throw: warning: could not read ahead what the post-commit hook "
+                         f"reads in the new worktrees ({reason}); the hook will read it itself\n")
 
 
 def _place_and_record(

@@ -6,7 +6,15 @@ from pathlib import Path
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
-from tests.support import commit_all, git, hook_round_imports, leap, ref, write_files
+from tests.support import (
+    commit_all,
+    git,
+    hook_round_imports,
+    leap,
+    make_repo,
+    ref,
+    write_files,
+)
 from tests.worktrees.conftest import mark_passed, record, set_config, worktree_of
 
 
@@ -108,3 +116,26 @@ def test_a_throw_readies_the_hooks_cache_so_round_one_is_quick(diamond: Path) ->
     err, heavy = hook_round_imports(diamond / ".git" / "hooks" / "post-commit", wt)
     assert "recorded round 1 of dia/A: outcome 0" in err, err
     assert heavy == []
+
+
+def test_a_worktree_whose_config_the_hook_cannot_read_is_named_at_throw(
+        tmp_path: Path) -> None:
+    """The base commit holds a config that does not validate (fixed since, uncommitted):
+    the throw stands, and says now what the hook would only say at the first round."""
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n"})
+    assert leap("init", cwd=repo).code == 0
+    config = repo / ".leap" / "config.yaml"
+    good = config.read_text()
+    config.write_text(good.replace("round_limit: 4", "round_limit: nine"))
+    commit_all(repo, "a broken config")
+    config.write_text(good)
+    (tmp_path / "one.yaml").write_text(
+        "slice: one\nspine: integrator\nballs:\n"
+        + "".join(f"  - {{id: {b.upper()}, goal: {b}, spec: change {b}, scope: [src/{b}.py], "
+                  "proof: \"true\", rollback: restore-scope}\n" for b in "ab"))
+    assert leap("slice", "cut", str(tmp_path / "one.yaml"), cwd=repo).code == 0
+    r = leap("throw", "one", cwd=repo)
+    assert r.code == 0, r.err
+    assert ref(repo, "leap/ball/one/A") is not None
+    assert "leap throw: warning: could not read ahead what the post-commit hook reads" in r.err
+    assert "round_limit" in r.err and "Traceback" not in r.err
