@@ -105,8 +105,10 @@ class PlainRepo:
 
     def _write_reflog(self, ref: bytes, old_sha: bytes, new_sha: bytes, committer: bytes | None,
                       timestamp: int | None, timezone: int | None, message: bytes) -> None:
-        """One reflog line, as ``Repo`` writes it (the ref has moved when this is called, so
-        it never fails on a missing field: it fills it in as ``Repo`` does)."""
+        """One reflog line, as ``Repo`` writes it. dulwich calls this while it holds the ref's
+        lock, before the ref moves: a failure here gives the move up (the ledger says so),
+        and a crash right after it leaves a line for a move that never happened, as with
+        ``Repo``. A missing field is filled in as ``Repo`` does."""
         import time
 
         from dulwich.reflog import format_reflog_line

@@ -451,8 +451,14 @@ class Ledger(AbstractContextManager["Ledger"]):
                     )
             except FileLocked:
                 moved = False  # git holds the ref lock right now: wait and count again
-            except OSError:  # e.g. refs/heads/leap is a branch, so leap/ledger cannot be
-                raise self._blocked_ref() from None
+            except OSError as exc:  # the ref lock was given up: the ref did not move
+                if str(exc.filename or "").startswith(str(self.git_dir / "logs") + os.sep):
+                    raise UsageError(  # the reflog line is written before the ref moves
+                        f"cannot write the ledger ref's reflog: {exc.strerror}",
+                        file=str(exc.filename), hint="nothing was written; make that path a "
+                        "writable folder (git keeps reflogs under logs/), then try again",
+                    ) from None
+                raise self._blocked_ref() from None  # e.g. a branch named refs/heads/leap
             if moved:
                 return Written(commit.decode(), tuple(sorted(todo)), attempt + 1)
             time.sleep(min(0.001 * (attempt + 1), 0.05))

@@ -118,3 +118,21 @@ def test_ancestry_through_the_plain_handle_matches_git(root: Path) -> None:
         assert objects.is_ancestor(older, newer) == git_says, (older, newer)
     assert objects.is_ancestor(side, merged) and not objects.is_ancestor(side, main)
     handle.close()
+
+
+def test_a_reflog_that_cannot_be_written_is_named_and_the_ref_stays(root: Path) -> None:
+    """dulwich writes the reflog line under the ref's lock, before the ref moves (review r4,
+    F1): when it cannot, nothing moves, and the error names the reflog, not another ref."""
+    with Ledger(root / ".git") as ledger:
+        ledger.init(b"kind: ledger\n")
+    before = git("rev-parse", "leap/ledger", cwd=root)
+    logs = root / ".git" / "logs" / "refs" / "heads" / "leap"
+    for child in logs.iterdir():
+        child.unlink()
+    logs.rmdir()
+    logs.write_text("not a folder\n")
+    with Ledger(root / ".git") as ledger, \
+            pytest.raises(UsageError, match="cannot write the ledger ref's reflog") as caught:
+        ledger.append({"a.yaml": b"k: v\n"}, "add a")
+    assert str(logs) in caught.value.lines()[0]
+    assert git("rev-parse", "leap/ledger", cwd=root) == before
