@@ -103,7 +103,8 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             rec = query.load_slice(view, sid)
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
-            out.append(SliceStatus(rec, balls, depends, assess(view, rec)))
+            out.append(SliceStatus(rec, balls, depends,
+                                   assess(view, rec, ws.config.round_limit)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen

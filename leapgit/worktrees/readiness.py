@@ -7,7 +7,9 @@ stored, so they cannot go stale when a ball is resumed or re-specified.
 A ball counts as ``1`` only when ``leap score`` passed it and no byte change reopened it
 (``hookimpl.rules.passes.current_pass``: the one definition of "passed", shared with
 ``pre-receive``, ``leap merge`` and ``leap audit``). A builder's receipt is never a pass
-(L7: the builder never grades itself). A score of -1 on the episode's last round refuses it.
+(L7: the builder never grades itself). A score of -1 on the episode's last round refuses it;
+a score of 0 on the last round the limit allows ends the episode as a hold (L6: round four
+cannot create round five), which `leap throw --resume` resumes like a checkpoint.
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ class BallStanding:
         return self.verdict
 
 
-def own_state(episode: Episode | None, passed: bool = False, scored_refuse: bool = False
-              ) -> Own:
+def own_state(episode: Episode | None, passed: bool = False, scored_refuse: bool = False,
+              scored_hold: bool = False) -> Own:
     if episode is None:
         return "cut"
     # L7: a builder's claim is never a pass; only leap score's pass record counts.
@@ -63,26 +65,30 @@ def own_state(episode: Episode | None, passed: bool = False, scored_refuse: bool
         return "pass"
     if scored_refuse or (episode.receipts and episode.receipts[-1].outcome == -1):
         return "refuse"
-    if episode.checkpoint is not None:
+    if episode.checkpoint is not None or scored_hold:
         return "hold"
     return "in-flight"
 
 
-def _scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None
-            ) -> tuple[bool, bool]:
-    """(passed, refused by a score of this episode's last round)."""
+def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
+           round_limit: int = 4) -> tuple[bool, bool, bool]:
+    """(passed, refused, held): what ``leap score`` made of the ball. A score of this
+    episode's last round refuses it with a -1; with a 0 it holds it once that round was the
+    last the limit allows (before that, the builder goes on with its next round)."""
     from leapgit.hookimpl.rules.passes import current_pass
     from leapgit.scoring.history import scores
 
     if episode is None:
-        return False, False
+        return False, False, False
     if current_pass(view, slice_id, ball) is not None:
-        return True, False
+        return True, False, False
     found = scores(view, slice_id, ball)
     last = found[-1] if found else None
-    refused = last is not None and last.outcome == -1 and \
-        last.episode == episode.throw.episode and last.rounds == len(episode.receipts)
-    return False, refused
+    if last is None or last.episode != episode.throw.episode or \
+            last.rounds != len(episode.receipts):
+        return False, False, False
+    spent = len(episode.receipts) >= min(round_limit, 4)
+    return False, last.outcome == -1, last.outcome == 0 and spent
 
 
 def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:
@@ -97,8 +103,10 @@ def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:
     return seen
 
 
-def assess(view: LedgerView, rec: SliceRecord) -> dict[str, BallStanding]:
-    """The standing of every ball of the slice, in the slice's order."""
+def assess(view: LedgerView, rec: SliceRecord, round_limit: int = 4
+           ) -> dict[str, BallStanding]:
+    """The standing of every ball of the slice, in the slice's order (``round_limit``: the
+    configured one, which decides when a held score ends an episode)."""
     deps: dict[str, tuple[str, ...]] = {}
     versions: dict[str, int] = {}
     own: dict[str, tuple[Own, Episode | None]] = {}
@@ -108,7 +116,8 @@ def assess(view: LedgerView, rec: SliceRecord) -> dict[str, BallStanding]:
         versions[ball] = record.spec_version
         episode = (current_episode(view, rec.slice, ball)
                    if query.episodes(view, rec.slice, ball) else None)
-        own[ball] = (own_state(episode, *_scored(view, rec.slice, ball, episode)), episode)
+        own[ball] = (own_state(episode, *scored(view, rec.slice, ball, episode, round_limit)),
+                     episode)
     out: dict[str, BallStanding] = {}
     for ball in rec.balls:
         wave = next((i for i, w in enumerate(rec.waves) if ball in w), 0)

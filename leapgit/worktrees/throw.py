@@ -93,7 +93,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
         # L6: a fresh episode from the checkpoint, with a new round budget; never round five.
         return _Plan(s, number + 1, ep.throw.base, number, False)
     if s.own == "hold":
-        raise Hold(f"{slice_id}/{s.ball} ended episode {number} at 0 with a checkpoint",
+        how = "with a checkpoint" if ep.checkpoint is not None else "(its last round scored 0)"
+        raise Hold(f"{slice_id}/{s.ball} ended episode {number} at 0 {how}",
                    rule="L6", hint="`leap throw --resume` starts a new episode from it")
     if respecced:
         # L3: the refused ball was repaired as a new spec version; it starts over from the
@@ -130,7 +131,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         if unknown:
             raise UsageError(f"slice {slice_id!r} has no ball {unknown[0]!r} "
                              f"(balls: {', '.join(rec.balls)})")
-        standing = assess(view, rec)
+        standing = assess(view, rec, ws.config.round_limit)
         base = spine_tip(ws)  # L5: one base for every ball of this throw
         plans: list[_Plan] = []
         skipped: list[Skipped] = []

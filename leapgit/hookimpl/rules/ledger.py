@@ -118,7 +118,7 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     if kind == "receipt":
         return _check_receipt(ctx, ref, sha, path, Receipt.from_dict(raw), view)
     if kind == "throw":
-        return _check_throw(ref, sha, path, ThrowRecord.from_dict(raw), view)
+        return _check_throw(ctx, ref, sha, path, ThrowRecord.from_dict(raw), view)
     if kind == "checkpoint":
         return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
     if kind == "score" and raw.get("outcome") == 1:
@@ -195,12 +195,13 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
     return out
 
 
-def _check_throw(ref: str, sha: str, path: str, rec: ThrowRecord,
+def _check_throw(ctx: PushContext, ref: str, sha: str, path: str, rec: ThrowRecord,
                  view: LedgerView) -> list[Refusal]:
-    """A new episode only once the previous one ended: at a checkpoint (0) or a refuse (-1);
-    never while it is in flight (L3), never after a pass (L8)."""
+    """A new episode only once the previous one ended: at a checkpoint or a held last round
+    (0), or a refuse (-1), its receipt's or its score's; never while it is in flight (L3),
+    never after a pass (L8). The ball's standing is derived as `leap throw` derives it."""
     from leapgit.ledger import query
-    from leapgit.worktrees.readiness import own_state
+    from leapgit.worktrees.readiness import own_state, scored
     from leapgit.worktrees.rounds import Episode
 
     slice_id, ball_id, number = rec.slice, rec.ball, rec.episode
@@ -211,9 +212,10 @@ def _check_throw(ref: str, sha: str, path: str, rec: ThrowRecord,
     if previous is None:
         return [Refusal("L6", ref, sha, path, f"{name} was never thrown",
                         "number episodes without gaps")]
-    state = own_state(Episode(previous, tuple(query.receipts(view, slice_id, ball_id,
-                                                             number - 1)),
-                              query.checkpoint(view, slice_id, ball_id, number - 1)))
+    episode = Episode(previous, tuple(query.receipts(view, slice_id, ball_id, number - 1)),
+                      query.checkpoint(view, slice_id, ball_id, number - 1))
+    state = own_state(episode, *scored(view, slice_id, ball_id, episode,
+                                       ctx.config.round_limit))
     if state == "pass":
         return [Refusal("L8", ref, sha, path, f"{name} already passed (1)",
                         "a passed ball is merged, not thrown again")]
