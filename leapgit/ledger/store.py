@@ -650,7 +650,9 @@ def _pinned_date(value: str | None) -> tuple[int, int] | None:
         return None
     text = value.strip()
     parts = text.removeprefix("@").split()
-    if parts and parts[0].isdigit() and len(parts) <= 2:
+    # a bare number is seconds only from 100000000 on, as git reads it ("20240102" is no time)
+    if parts and parts[0].isdigit() and len(parts) <= 2 and \
+            (text.startswith("@") or int(parts[0]) >= 100_000_000):
         when = int(parts[0])
         zone = _zone(parts[1]) if len(parts) == 2 else _local_offset(when)
         if zone is not None:
@@ -670,7 +672,8 @@ def _zone(text: str) -> int | None:
         return 0
     digits = text[1:].replace(":", "")
     digits = digits + "00" if len(digits) == 2 else digits
-    if text[:1] not in ("+", "-") or len(digits) != 4 or not digits.isdigit():
+    if text[:1] not in ("+", "-") or len(digits) != 4 or not digits.isdigit() or \
+            int(digits[:2]) > 23 or int(digits[2:]) > 59:  # git fsck refuses such a zone
         return None
     return (-1 if text[0] == "-" else 1) * (int(digits[:2]) * 3600 + int(digits[2:]) * 60)
 
@@ -706,7 +709,8 @@ def _rfc2822_date(text: str) -> tuple[int, int] | None:
     from email.utils import mktime_tz, parsedate_tz
 
     found = parsedate_tz(text)
-    if found is None:
+    year = re.search(r"(?<![+\-\d])\d{4}\b", text)  # not the zone's digits
+    if found is None or year is None:  # a two-digit year git refuses; Python would guess
         return None
     if re.search(r"\d:\d\d\s*$", text):  # the time ends it: no zone, so local time
         local = int(time.mktime((*found[:8], -1)))

@@ -56,6 +56,18 @@ def scores(view: LedgerView, slice_id: str, ball_id: str) -> list[ScoreRecord]:
                      ScoreRecord.from_dict)
 
 
+def graded_last(view: LedgerView, slice_id: str, ball_id: str, episode: int, rounds: int
+                ) -> ScoreRecord | None:
+    """The ball's latest score when it grades round ``rounds`` of ``episode``, the last one
+    recorded: what ends an episode by its score (a -1 refuses it, a 0 on the last round the
+    limit allows holds it). None when the ball has no score, or its latest grades another
+    round (a later round makes an earlier score history)."""
+    if not has(view, slice_id, ball_id, "scores"):
+        return None
+    latest = scores(view, slice_id, ball_id)[-1]
+    return latest if (latest.episode, latest.rounds) == (episode, rounds) else None
+
+
 def reopens(view: LedgerView, slice_id: str, ball_id: str) -> list[ReopenRecord]:
     from leapgit.records.scoring import ReopenRecord
 

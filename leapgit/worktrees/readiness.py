@@ -76,16 +76,14 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
     episode's last round refuses it with a -1; with a 0 it holds it once that round was the
     last the limit allows (before that, the builder goes on with its next round)."""
     from leapgit.hookimpl.rules.passes import current_pass
-    from leapgit.scoring.history import scores
+    from leapgit.scoring.history import graded_last
 
     if episode is None:
         return False, False, False
     if current_pass(view, slice_id, ball) is not None:
         return True, False, False
-    found = scores(view, slice_id, ball)
-    last = found[-1] if found else None
-    if last is None or last.episode != episode.throw.episode or \
-            last.rounds != len(episode.receipts):
+    last = graded_last(view, slice_id, ball, episode.throw.episode, len(episode.receipts))
+    if last is None:
         return False, False, False
     spent = len(episode.receipts) >= min(round_limit, 4)
     return False, last.outcome == -1, last.outcome == 0 and spent

@@ -51,6 +51,7 @@ class Episode(NamedTuple):
     throw: ThrowRecord
     receipts: tuple[Receipt, ...]
     checkpoint: Checkpoint | None
+    refused_by_score: int | None = None  # the score that refused its last round (-1)
 
     @property
     def closed(self) -> str | None:
@@ -59,6 +60,9 @@ class Episode(NamedTuple):
             return "it ended at 0 with a checkpoint; `leap throw --resume` starts a new episode"
         if self.receipts and self.receipts[-1].outcome == -1:
             return "its last round was refused (-1)"
+        if self.refused_by_score is not None:
+            return (f"score {self.refused_by_score} refused its last round (-1); respec the "
+                    "ball (`leap ball respec`) and throw it again")
         return None
 
 
@@ -67,13 +71,24 @@ def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
     for number in reversed(numbers):
         thrown = query.throw(view, slice_id, ball_id, number)
         if thrown is not None:
+            receipts = tuple(query.receipts(view, slice_id, ball_id, number))
             return Episode(
-                throw=thrown,
-                receipts=tuple(query.receipts(view, slice_id, ball_id, number)),
+                throw=thrown, receipts=receipts,
                 checkpoint=query.checkpoint(view, slice_id, ball_id, number),
+                refused_by_score=_refused_by(view, slice_id, ball_id, number, len(receipts)),
             )
     raise UsageError(f"ball {ball_id!r} of slice {slice_id!r} has not been thrown",
                      hint=f"run `leap throw {slice_id} --ball {ball_id}` first")
+
+
+def _refused_by(view: LedgerView, slice_id: str, ball_id: str, episode: int, rounds: int
+                ) -> int | None:
+    """L6, L7: a score of -1 on the episode's last round ends it; a builder's next round
+    would undo the grade (the scorer decides, never the builder)."""
+    from leapgit.scoring import history
+
+    last = history.graded_last(view, slice_id, ball_id, episode, rounds)
+    return last.score if last is not None and last.outcome == -1 else None
 
 
 class RoundRecorded(NamedTuple):

@@ -159,7 +159,12 @@ class _Driver:
         checkpoint = None
         if t.resumed_from is not None and not ep.receipts:
             with self.ws.ledger() as ledger:
-                checkpoint = query.checkpoint(ledger.require(), t.slice, t.ball, t.resumed_from)
+                view = ledger.require()
+                checkpoint = query.checkpoint(view, t.slice, t.ball, t.resumed_from)
+                if checkpoint is None:  # its score ended it (a held last round): what that
+                    # round tried is its receipt
+                    done = query.receipts(view, t.slice, t.ball, t.resumed_from)
+                    previous = done[-1] if done else None
         hand = handoff.write(worktree, ball, t, round_no, self.limit, previous, checkpoint)
         env = handoff.environment(hand.env)
         start = git.out(["rev-parse", "HEAD"], worktree)

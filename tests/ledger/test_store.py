@@ -162,9 +162,12 @@ def test_a_pinned_committer_date_is_read_as_git_reads_it(
     assert raw[1] == raw[0], date
 
 
-@pytest.mark.parametrize("date", ["yesterday", "2024-01-02", "1700000000 +01x0", "soon"])
-def test_a_committer_date_git_would_refuse_writes_nothing(
+@pytest.mark.parametrize("date", ["yesterday", "2024-01-02", "1700000000 +01x0", "soon",
+                                  "20240102", "Tue, 2 Jan 24 03:04:05 +0100",
+                                  "1700000000 +9999", "2024-01-02T03:04:05+0199"])
+def test_a_committer_date_leapgit_cannot_read_as_git_does_writes_nothing(
         ledger_repo: Path, monkeypatch: pytest.MonkeyPatch, date: str) -> None:
+    """Dates git refuses, and zones git would silently drop (``+9999``): refused whole."""
     before = git("rev-parse", "leap/ledger", cwd=ledger_repo)
     monkeypatch.setenv("GIT_COMMITTER_DATE", date)
     with Ledger(ledger_repo / ".git") as ledger, \

@@ -2,18 +2,29 @@
 
 * a claim on the last round that the score holds (0) ends the episode as a hold: `leap
   throw --resume` starts a fresh episode from it, and the server takes that episode;
-* a claim the score refuses (-1) is repaired with `leap ball respec` and thrown again, and
-  the server takes the new episode (it judged the old one "in flight" from its receipts)."""
+* a claim the score refuses (-1) takes no further round (the hook and the server refuse it),
+  is repaired with `leap ball respec` and thrown again, and the server takes the new episode
+  (it judged the old one "in flight" from its receipts);
+* a score made by hand that voids a standing pass, or grades a round that is not the last
+  recorded one, is refused by the server."""
 
 from __future__ import annotations
 
 import json
 import textwrap
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from leapgit.hookimpl.rules.passes import current_pass
+from leapgit.ledger import layout
+from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
+from leapgit.records.types import Receipt
+from leapgit.worktrees.handoff import private_dir
+from tests.hooks.world import run_git
 from tests.scoring.world import TESTS, Project, build_project
 from tests.support import GitDaemon, git, write_files
 from tests.tribunal.jurors import Call, JurorServer, Reply, finding, verdict
@@ -33,17 +44,22 @@ def ball(name: str) -> str:
             f"    tests: {TESTS}\n    rollback: restore-scope\n")
 
 
-DRAFT = f"slice: {S}\nspine: integrator\nballs:\n" + ball("late") + ball("refused")
+DRAFT = f"slice: {S}\nspine: integrator\nballs:\n" + ball("late") + ball("refused") + ball("good")
 REFUSED_TEST = unit_test("refused", "self.assertEqual(h(4, 2), 2)",
                          "from calc.refused import h")
+GOOD_TEST = unit_test("good", "self.assertEqual(g(), 2)", "from calc.good import g")
 PLAN = {"refused": {"calc/refused.py": "def h(a, b):\n    return a / b  # REFUSE-ME\n",
-                    "tests/test_refused.py": REFUSED_TEST}}
+                    "tests/test_refused.py": REFUSED_TEST},
+        "good": {"calc/good.py": "def g():\n    return 2\n", "tests/test_good.py": GOOD_TEST}}
 
 
 def jurors(call: Call) -> Reply:
     text = json.dumps(call.body.get("messages", []))
     if "REFUSE-ME" in text and call.lens == "defect":
         return Reply(verdict("defect", "refuse", [finding("major")]))
+    if "return 2" in text:  # the good ball: a pass that quotes its candidate (T6)
+        seen = {**finding("info", "g returns two", "return 2"), "file": "calc/good.py"}
+        return Reply(verdict(call.lens or "?", "pass", [seen]))
     return Reply(verdict(call.lens or "?", "pass", [finding("info", "looks fine")]))
 
 
@@ -74,9 +90,14 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     status = json.loads(p.leap("status", S, "--json").out)
     [late] = [b for wave in status["slices"][0]["waves"] for b in wave if b["ball"] == "late"]
     assert late["readiness"] == "checkpoint", late  # held: its rounds are spent
-    resumed = p.leap("throw", S, "--ball", "late", "--resume")
+    resumed = p.leap("throw", S, "--ball", "late", "--resume", "--run")
     assert resumed.code == 0, resumed
     assert "episode 2" in resumed.out
+    # the resumed builder is handed what the held last round tried (there is no checkpoint)
+    handed = yamlio.loads(private_dir(wt).joinpath("handoff.yaml").read_bytes(), "handoff")
+    assert handed["checkpoint"] is None
+    assert handed["previous_receipt"]["round"] == 4
+    assert handed["previous_receipt"]["evidence"] == "late 4"
     synced = p.leap("sync")
     assert synced.code == 0, synced
     assert remote_has(p, f"slices/{S}/balls/late/episodes/2/throw.yaml")
@@ -89,6 +110,19 @@ def test_a_refuse_by_the_score_is_respecced_and_thrown_again(proj: Project) -> N
     assert res.code == 0, res
     scored = p.leap("score", S, "refused")
     assert scored.code == 1 and "T6" in scored.out + scored.err, scored
+    # the builder's next round cannot undo the scorer's -1: not the hook, not the server
+    wt = p.worktree("refused", S)
+    write_files(wt, {"calc/refused.py": "def h(a, b):\n    return a // b\n"})
+    git("add", "-A", cwd=wt)
+    hooked = run_git("commit", "-q", "-m", "again\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
+    assert "score 1 refused its last round (-1)" in hooked.stderr, hooked.stderr
+    assert "the round was not recorded" in hooked.stderr
+    refused = forged_push(p, {layout.receipt_path(S, "refused", 1, 2): Receipt(
+        S, "refused", 1, 2, 1, "again", "2026-01-01T00:00:00Z", claim=True,
+        commit=git("rev-parse", "HEAD", cwd=wt), candidate=git("rev-parse", "HEAD^{tree}",
+                                                                cwd=wt)).to_dict()})
+    assert "[L7]" in refused and "cannot undo the grade" in refused, refused
+    git("reset", "-q", "--hard", "HEAD~1", cwd=wt)
     repair = p.base_dir / "repair.yaml"
     repair.write_text("goal: refused works\nspec: make refused work, dividing safely\n"
                       "scope: [calc/refused.py, tests/test_refused.py]\n"
@@ -101,3 +135,43 @@ def test_a_refuse_by_the_score_is_respecced_and_thrown_again(proj: Project) -> N
     synced = p.leap("sync")
     assert synced.code == 0, synced
     assert remote_has(p, f"slices/{S}/balls/refused/episodes/2/throw.yaml")
+
+
+def forged_push(p: Project, records: dict[str, dict[str, object]]) -> str:
+    """Append ``records`` to the local ledger by hand and push it past the client hooks:
+    the server's refusal (asserted), after which the local ledger is put back."""
+    assert p.leap("sync").code == 0
+    before = p.tip("leap/ledger")
+    with Ledger(p.work / ".git") as ledger:
+        ledger.append({path: yamlio.dumps(raw) for path, raw in records.items()},
+                      "forged by hand")
+    pushed = run_git("push", "--no-verify", "origin", "leap/ledger", cwd=p.work)
+    git("update-ref", "refs/heads/leap/ledger", before, cwd=p.work)
+    assert pushed.returncode != 0, pushed.stderr
+    assert p.remote_tip("refs/heads/leap/ledger") == before
+    return pushed.stderr
+
+
+def test_a_score_by_hand_that_voids_a_pass_or_grades_another_round_is_refused(
+        proj: Project) -> None:
+    """A score of 0 or -1 ends an episode and outranks an older pass, so the server checks
+    it as `leap score` writes it: the last recorded round, a claim, by its commit, and never
+    after a pass that stands."""
+    p = proj
+    assert p.red("good", S, ("tests/test_good.py", GOOD_TEST)).code == 0
+    assert p.leap("throw", S, "--ball", "good", "--run").code == 0
+    scored = p.leap("score", S, "good")
+    assert scored.code == 0, scored
+    assert p.leap("sync").code == 0
+    with Ledger(p.work / ".git") as ledger:
+        passed = current_pass(ledger.require(), S, "good")
+    assert passed is not None
+    voiding = replace(passed, score=passed.score + 1, outcome=-1, reason="by hand",
+                      provenance=None)
+    err = forged_push(p, {layout.score_path(S, "good", voiding.score): voiding.to_dict()})
+    assert "[L7]" in err and f"score {passed.score} passed the ball and stands" in err, err
+    elsewhere = replace(voiding, rounds=3)
+    err = forged_push(p, {layout.score_path(S, "good", voiding.score): elsewhere.to_dict()})
+    assert "the score grades round 3, but episode 1 of ends/good holds 1 recorded" in err, err
+    with Ledger(p.work / ".git") as ledger:
+        assert current_pass(ledger.require(), S, "good") == passed

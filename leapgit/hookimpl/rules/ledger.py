@@ -121,13 +121,16 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         return _check_throw(ctx, ref, sha, path, ThrowRecord.from_dict(raw), view)
     if kind == "checkpoint":
         return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
-    if kind == "score" and raw.get("outcome") == 1:
+    if kind == "score":
         from leapgit.hookimpl.rules import passes
         from leapgit.records.scoring import ScoreRecord
 
         rec = ScoreRecord.from_dict(raw)
-        return [Refusal("L7.5", ref, sha, path, why, "score with `leap score`, which writes "
-                        "the whole chain") for why in passes.pass_problems(view, rec)]
+        if rec.outcome == 1:
+            return [Refusal("L7.5", ref, sha, path, why, "score with `leap score`, which "
+                            "writes the whole chain") for why in passes.pass_problems(view, rec)]
+        return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades the "
+                        "last recorded round") for why in passes.grade_problems(view, rec)]
     if kind == "merge":
         from leapgit.hookimpl.rules import passes
         from leapgit.records.scoring import MergeRecord
@@ -192,6 +195,14 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
     if any(r.outcome == -1 for r in prior):
         out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
                            f"{rec.slice}/{rec.ball} ended with a refuse (-1)", resume))
+    from leapgit.scoring import history
+
+    graded = history.graded_last(view, rec.slice, rec.ball, rec.episode, rec.round - 1)
+    if graded is not None and graded.outcome == -1:
+        out.append(Refusal("L7", ref, sha, path, f"score {graded.score} refused round "
+                           f"{rec.round - 1} of episode {rec.episode} of {rec.slice}/{rec.ball}"
+                           " (-1): the builder's next round cannot undo the grade",
+                           "respec the ball (`leap ball respec`) and throw it again"))
     return out
 
 
