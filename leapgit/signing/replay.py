@@ -187,10 +187,8 @@ class Replay:
     def _ball_rounds(self, ledger_tip: str | None) -> list[Judged]:
         objects = Objects(self.repo)
         spine = self.timeline.spine[-1].commit if self.timeline.spine else None
-        prefix = f"refs/heads/{self.config.ball_branch_prefix}/".encode()
         out: list[Judged] = []
-        for name in sorted(r for r in self.repo.refs.keys() if r.startswith(prefix)):
-            branch, tip = name.decode(), self.repo.refs[name].decode()
+        for branch, tip in self._ball_tips():
             rounds = objects.new_commits(tip, [spine] if spine else [])
             fork = self._fork(rounds[0]) if rounds else None
             for rnd in rounds:
@@ -207,6 +205,26 @@ class Replay:
                 out.extend(_rest_on_first([_of(rnd, ROUND, policy, held, found,
                                                self._parents(rnd))], found))
         return out
+
+    def _ball_tips(self) -> list[tuple[str, str]]:
+        """(ball branch, tip) of every ball branch here: local ones, and those a fetch keeps
+        as remote-tracking refs (an auditor's fresh clone has only these), each judged as
+        the ``refs/heads/`` branch it is on its remote; one tip is judged once per branch."""
+        prefix = f"{self.config.ball_branch_prefix}/".encode()
+        found: set[tuple[str, str]] = set()
+        for name in self.repo.refs.keys():
+            branch: bytes
+            if name.startswith(b"refs/heads/" + prefix):
+                branch = bytes(name)
+            elif name.startswith(b"refs/remotes/"):
+                _, _, tail = name[len(b"refs/remotes/"):].partition(b"/")
+                if not tail.startswith(prefix):
+                    continue
+                branch = b"refs/heads/" + tail
+            else:
+                continue
+            found.add((branch.decode(), self.repo.refs[name].decode()))
+        return sorted(found)
 
     def _fork(self, first_round: Commit) -> int | None:
         """The spine-line index a ball branch forked from (its rounds follow it)."""

@@ -139,3 +139,25 @@ def test_a_merge_recorded_after_its_lease_was_given_back_keeps_its_own_lease(
     code, found, text = findings(w)
     assert code == 0, text
     assert [f["fingerprint"] for f in found if f["commit"] == merge] == [fp(w, "ivan")]
+
+
+def test_an_auditors_fresh_clone_judges_the_remote_tracking_ball_branches(
+        fresh: SignedWorld) -> None:
+    """A clone holds the ball branches only as remote-tracking refs: the audit judges them as
+    the branches they are on the remote (here, a second key of the builder grading)."""
+    w = fresh
+    tree = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    w.grade("a", "alice-2", tree)
+    _, local, _ = findings(w)
+    assert any(f["rule"] == "S4" and f["branch"] != "ledger" for f in local), local
+    clone = w.work.parent / "auditor"
+    git("clone", "-q", str(w.work), str(clone), cwd=w.work.parent)
+    git("branch", "-q", "leap/ledger", "origin/leap/ledger", cwd=clone)
+    assert git("for-each-ref", "refs/heads/leap/ball", cwd=clone) == ""
+    assert git("rev-parse", f"origin/leap/ball/{SLICE}/a", cwd=clone) == \
+        git("rev-parse", f"leap/ball/{SLICE}/a", cwd=w.work)
+    result = leap("audit-signatures", "--json", cwd=clone)
+    found = json.loads(result.out)["findings"]
+    assert result.code == 1, result.out
+    assert [(f["rule"], f["commit"]) for f in found if f["rule"] == "S4"] == \
+        [(f["rule"], f["commit"]) for f in local if f["rule"] == "S4"]
