@@ -96,22 +96,14 @@ class PushContext:
 
     def signing_policy(self) -> Policy:
         """``.leap/allowed_signers`` at the spine's tip before this push (a push cannot
-        loosen its own rules); an empty policy, trusting no key, when there is none. One
-        that does not parse never stops the server while an older one did: see
-        ``fallback_policy``."""
+        loosen its own rules); an empty policy, trusting no key, when there is none."""
         if not self._policy:
-            from leapgit.errors import LeapError
             from leapgit.signing.history import policy_at
             from leapgit.signing.policy import Policy
 
             tip = self.objects.ref(self.spine_ref)
-            source = f"{self.spine_ref}:.leap/allowed_signers"
-            try:
-                found = policy_at(self.objects.store, self.objects.commit(tip).tree,
-                                  source) if tip else None
-            except LeapError as exc:
-                assert tip is not None
-                found = fallback_policy(self.objects, tip, source, exc, self.notes)
+            found = policy_at(self.objects.store, self.objects.commit(tip).tree,
+                              f"{self.spine_ref}:.leap/allowed_signers") if tip else None
             self._policy.append(found or Policy(source=f"{self.spine_ref} (no policy)"))
         return self._policy[0]
 
@@ -225,37 +217,6 @@ def fallback_config(objects: Objects, tip: str, source: str, problem: str,
 
 PIN_SECTION = b"leap"
 PIN_SPINE, PIN_LEDGER = "leap.spine", "leap.ledgerRef"
-
-
-def fallback_policy(objects: Objects, tip: str, source: str, problem: Exception,
-                    notes: list[str]) -> Policy:
-    """The spine's policy does not parse (it landed before the guard, S6, or by hand on the
-    server). As with the config, refusing every push would leave no way to land the fix:
-    the server judges under the newest policy on the spine's first-parent line that parses,
-    and an admin of that policy signs the fix (S6). When no older policy parses, or the
-    older one is no policy at all, it stays closed: judging with no policy would let any
-    key bring its own first policy, so that repair is the server operator's, by hand."""
-    from leapgit.errors import LeapError
-    from leapgit.signing.history import policy_at
-
-    why = problem.problems[0].message if isinstance(problem, LeapError) and \
-        problem.problems else str(problem)
-    commit = objects.commit(tip)
-    for _ in range(FALLBACK_DEPTH):
-        if not commit.parents:
-            break
-        commit = objects.commit(commit.parents[0].decode())
-        try:
-            found = policy_at(objects.store, commit.tree, source)
-        except LeapError:
-            continue
-        if found is None:
-            break
-        notes.append(f"{source} does not parse ({why}): judging under the policy of spine "
-                     f"commit {commit.id.decode()[:12]}, the newest that parses; an admin "
-                     "of it lands the fix as a policy change")
-        return found
-    raise problem
 
 
 def pinned_refs(objects: Objects) -> tuple[str, str]:
