@@ -188,10 +188,14 @@ class Replay:
         objects = Objects(self.repo)
         spine = self.timeline.spine[-1].commit if self.timeline.spine else None
         out: list[Judged] = []
+        judged: set[tuple[str, bytes]] = set()  # a round two tips of one branch share
         for branch, tip in self._ball_tips():
             rounds = objects.new_commits(tip, [spine] if spine else [])
             fork = self._fork(rounds[0]) if rounds else None
             for rnd in rounds:
+                if (branch, rnd.id) in judged:
+                    continue
+                judged.add((branch, rnd.id))
                 epoch, held = self._epoch(fork, int(rnd.commit_time))
                 parent = rnd.parents[0].decode() if rnd.parents else None
                 if held is not None and held.problem is not None:
@@ -207,24 +211,47 @@ class Replay:
         return out
 
     def _ball_tips(self) -> list[tuple[str, str]]:
-        """(ball branch, tip) of every ball branch here: local ones, and those a fetch keeps
-        as remote-tracking refs (an auditor's fresh clone has only these), each judged as
-        the ``refs/heads/`` branch it is on its remote; one tip is judged once per branch."""
-        prefix = f"{self.config.ball_branch_prefix}/".encode()
+        """(ball branch, tip) of every ball branch here: local ones, and those a remote's
+        fetch refspecs keep as remote-tracking refs (an auditor's fresh clone has only
+        these), each judged as the ``refs/heads/`` branch it is on its remote. Symbolic
+        refs, dangling ones and names that are not UTF-8 (no ball has one) are not ball
+        branches."""
+        heads = f"refs/heads/{self.config.ball_branch_prefix}/".encode()
+        maps = [(b"refs/heads/", b"refs/heads/"), *self._tracking()]
+        symbolic = set(self.repo.refs.get_symrefs())
         found: set[tuple[str, str]] = set()
         for name in self.repo.refs.keys():
-            branch: bytes
-            if name.startswith(b"refs/heads/" + prefix):
-                branch = bytes(name)
-            elif name.startswith(b"refs/remotes/"):
-                _, _, tail = name[len(b"refs/remotes/"):].partition(b"/")
-                if not tail.startswith(prefix):
-                    continue
-                branch = b"refs/heads/" + tail
-            else:
+            if name in symbolic:
                 continue
-            found.add((branch.decode(), self.repo.refs[name].decode()))
+            for local, remote in maps:
+                branch = remote + name[len(local):] if name.startswith(local) else b""
+                if not branch.startswith(heads):
+                    continue
+                try:
+                    found.add((branch.decode(), self.repo.refs[name].decode()))
+                except (KeyError, UnicodeDecodeError):
+                    pass
+                break
         return sorted(found)
+
+    def _tracking(self) -> list[tuple[bytes, bytes]]:
+        """(where a fetch keeps them, the remote's branch folder) for each configured
+        remote's fetch refspec of the form ``[+]refs/heads/<a>*:<b>*``."""
+        config = self.repo.get_config()
+        out = []
+        for section in config.sections():
+            if len(section) != 2 or section[0].lower() != b"remote":
+                continue
+            try:
+                specs = list(config.get_multivar(section, b"fetch"))
+            except KeyError:
+                continue
+            for spec in specs:
+                src, _, dst = spec.lstrip(b"+").partition(b":")
+                if src.startswith(b"refs/heads/") and src.endswith(b"*") and \
+                        dst.endswith(b"*") and src.count(b"*") == dst.count(b"*") == 1:
+                    out.append((dst[:-1], src[:-1]))
+        return out
 
     def _fork(self, first_round: Commit) -> int | None:
         """The spine-line index a ball branch forked from (its rounds follow it)."""

@@ -161,3 +161,36 @@ def test_an_auditors_fresh_clone_judges_the_remote_tracking_ball_branches(
     assert result.code == 1, result.out
     assert [(f["rule"], f["commit"]) for f in found if f["rule"] == "S4"] == \
         [(f["rule"], f["commit"]) for f in local if f["rule"] == "S4"]
+
+
+def test_odd_remote_tracking_refs_are_judged_once_or_not_at_all(fresh: SignedWorld) -> None:
+    """Blind review r6, F3 and F4: a remote whose name holds a slash is mapped through its
+    fetch refspec; a round two tips of one branch share is reported once; a symbolic ref,
+    a dangling one and another remote's unrelated refs are no ball branches."""
+    w = fresh
+    tree = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    w.grade("a", "alice-2", tree)
+    shared = git("rev-parse", f"leap/ball/{SLICE}/a", cwd=w.work)
+    clone = w.work.parent / "auditor"
+    git("clone", "-q", "-o", "team/x", str(w.work), str(clone), cwd=w.work.parent)
+    git("branch", "-q", "leap/ledger", "team/x/leap/ledger", cwd=clone)
+    git("symbolic-ref", f"refs/remotes/up/leap/ball/{SLICE}/zz",
+        f"refs/remotes/team/x/leap/ball/{SLICE}/a", cwd=clone)
+    git("symbolic-ref", f"refs/remotes/up/leap/ball/{SLICE}/gone",
+        f"refs/remotes/nowhere/leap/ball/{SLICE}/x", cwd=clone)
+    # the local branch one round ahead of the remote's: the round both hold is judged once
+    git("checkout", "-q", "-b", f"leap/ball/{SLICE}/a", f"team/x/leap/ball/{SLICE}/a",
+        cwd=clone)
+    git("commit", "-q", "--allow-empty", "-m", "one more", cwd=clone)
+    result = leap("audit-signatures", "--json", cwd=clone)
+    assert result.code == 1, result.out + result.err
+    found = json.loads(result.out)["findings"]
+    assert [f["commit"] for f in found if f["rule"] == "S4" and f["branch"] != "ledger"] == \
+        [shared], found
+    assert not any("zz" in json.dumps(f) or "gone" in json.dumps(f) for f in found)
+    git("checkout", "-q", "main", cwd=clone)  # only the slash-named remote holds it now
+    git("branch", "-q", "-D", f"leap/ball/{SLICE}/a", cwd=clone)
+    result = leap("audit-signatures", "--json", cwd=clone)
+    found = json.loads(result.out)["findings"]
+    assert [f["commit"] for f in found if f["rule"] == "S4" and f["branch"] != "ledger"] == \
+        [shared], found
