@@ -197,8 +197,11 @@ def _stopped(ws: Workspace, slice_id: str, holder: str, remote: str | None,
     the planned record for `leap merge` again. The lease is given back either way; returns
     normally so the caller re-raises ``exc`` (a failure is raised as a Hold naming it)."""
     name = ws.config.spine
-    fate, held = _remote_fate(ws, remote, pushing) if pushing is not None and remote else \
-        ("none", None)
+    # a refusal is an answer: nothing landed, whatever the remote's spine holds by now (it
+    # may have moved for another integration); only a push that got no answer may have
+    refused = isinstance(exc, spine.PushRefused)
+    fate, held = _remote_fate(ws, remote, pushing) if pushing is not None and remote and \
+        not refused else ("none", None)
     if fate == "none":
         _intent(ws, slice_id).unlink(missing_ok=True)
         _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)

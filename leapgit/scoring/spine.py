@@ -155,6 +155,10 @@ def spine_remote(root: Path, spine: str) -> str | None:
     return name if proc.returncode == 0 and name and name != "." else None
 
 
+class PushRefused(RuleViolation):
+    """The remote answered, and refused the atomic push: nothing of it landed."""
+
+
 def push(root: Path, remote: str, refspecs: list[str]) -> None:
     """One atomic push; the server's refusal comes back as a rule violation, its lines kept."""
     proc = git.run(["push", "--atomic", "--porcelain", remote, *refspecs], root, check=False)
@@ -165,8 +169,8 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
             if ln.startswith("remote:") and "[" in ln]
     hint = "; ".join(said) or text.strip()[-300:]
     if "rejected]" in text:  # the server answered: an atomic push that it refused
-        raise RuleViolation(f"the remote {remote} refused the spine push; nothing landed",
-                            rule=_rule(said), hint=hint)
+        raise PushRefused(f"the remote {remote} refused the spine push; nothing landed",
+                          rule=_rule(said), hint=hint)
     # no answer (a dropped connection): the remote may have taken it; the caller asks it
     raise git.GitFailed(f"the spine push to {remote} failed (exit {proc.returncode})",
                         hint=hint)

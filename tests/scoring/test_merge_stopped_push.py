@@ -157,3 +157,40 @@ def test_a_landed_merge_is_recorded_after_the_remote_moved_on(scored: Project) -
     assert p.tip("main") == landed
     assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
     assert not intent(p).exists()
+
+
+# The remote moves its spine elsewhere while it judges the push, then refuses it: another
+# integration went first. (git forbids ref updates inside the push's quarantine; the hook
+# steps out of it, as a second pusher's own receive-pack would be.)
+MOVE_THEN_REFUSE = """\
+#!/bin/sh
+if grep -q " refs/heads/main$" && [ -f "$GIT_DIR/move-then-refuse" ]; then
+    rm -f "$GIT_DIR/move-then-refuse"
+    tip=$(git rev-parse refs/heads/main)
+    other=$(git commit-tree "$tip^{tree}" -p "$tip" -m "another integration")
+    env -u GIT_QUARANTINE_PATH git update-ref refs/heads/main "$other" "$tip"
+    echo "refused: another integration went first"
+    exit 1
+fi
+exit 0
+"""
+
+
+def test_a_refused_push_says_nothing_landed_though_the_remote_moved_on(
+        scored: Project) -> None:
+    """The remote answered with a refusal: nothing of this merge landed, whatever its spine
+    holds by then (it moved for another integration). Not "it may have landed"."""
+    p = scored
+    hook = p.bare / "hooks" / "pre-receive.leap-legacy"
+    hook.write_text(MOVE_THEN_REFUSE)
+    hook.chmod(0o755)
+    (p.bare / "move-then-refuse").touch()
+    try:
+        res = p.leap("merge", "left")
+    finally:
+        hook.unlink()
+    said = res.out + res.err
+    assert res.code == 1, res
+    assert "nothing landed" in said and "may have landed" not in said, said
+    assert not intent(p).exists()
+    assert "nothing landed" in release_reasons(p)
