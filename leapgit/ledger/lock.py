@@ -69,23 +69,33 @@ class WriterLock:
         deadline = start + self.timeout
         told = self.on_wait is None
         pause = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                now = time.monotonic()
-                if now >= deadline:
-                    os.close(fd)
-                    raise LockTimeout(self.path) from None
-                if not told and now - start >= self.notice_after:
-                    told = True
-                    cast(Callable[[str], None], self.on_wait)(self.path)
-                time.sleep(pause)
-                pause = min(pause * 2, 0.05)
-            except BaseException:
+        taken = False
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    taken = True
+                    return fd
+                except BlockingIOError:
+                    now = time.monotonic()
+                    if now >= deadline:
+                        raise LockTimeout(self.path) from None
+                    if not told and now - start >= self.notice_after:
+                        told = True
+                        self._notify()
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.05)
+        finally:
+            if not taken:  # a timeout, a Ctrl-C while waiting: the descriptor is not kept
                 os.close(fd)
-                raise
+
+    def _notify(self) -> None:
+        """The wait notice is best effort: a stderr that cannot be written (a closed pipe)
+        never costs the write it waits for."""
+        try:
+            cast(Callable[[str], None], self.on_wait)(self.path)
+        except Exception:  # noqa: BLE001 -- only a notice
+            pass
 
     def _release(self, handle: object) -> None:
         if not isinstance(handle, int):  # pragma: no cover - filelock's, on Windows

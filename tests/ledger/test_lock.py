@@ -96,3 +96,35 @@ def test_a_forked_child_does_not_inherit_its_parents_hold(tmp_path: Path) -> Non
             os._exit(2)
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_notice_that_cannot_be_said_never_costs_the_write(tmp_path: Path) -> None:
+    """The wait notice is best effort (final review, reversibility F3): a stderr that is a
+    closed pipe must not abort the write that waited, nor leak the descriptor it waited on;
+    a timeout leaks none either."""
+    import os
+
+    path = tmp_path / "l.lock"
+    root = str(Path(__file__).resolve().parents[2])
+    hold = HOLD.replace("time.sleep(60)", "time.sleep(0.6)")
+    holder = subprocess.Popen([sys.executable, "-c", hold.format(root=root, path=str(path))],
+                              stdout=subprocess.PIPE, text=True)
+    said: list[str] = []
+
+    def broken_pipe(where: str) -> None:
+        said.append(where)
+        raise BrokenPipeError(32, "Broken pipe")
+
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        before = len(os.listdir("/proc/self/fd"))
+        with pytest.raises(LockTimeout), WriterLock(path, timeout=0.1):
+            pass
+        assert len(os.listdir("/proc/self/fd")) == before
+        with WriterLock(path, timeout=5, on_wait=broken_pipe, notice_after=0.1) as taken:
+            assert taken.path == str(path)
+        assert said == [str(path)]
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        holder.kill()
+        holder.wait()
