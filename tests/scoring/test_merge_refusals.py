@@ -42,6 +42,20 @@ PLAN = {"u": files("u", "calc/u.py", 1), "v": files("v", "calc/v.py", 2),
         "w": files("w", "calc/u.py", 3), "z": files("z", "calc/z.py", 4)}
 
 
+def two_passed(base: Path, daemon: GitDaemon, url: str, slice_id: str = "left") -> Project:
+    """A project whose slice ``slice_id`` has two balls, u and v, each red, built and
+    passed by `leap score`: ready to merge."""
+    plan = {"u": PLAN["u"], "v": PLAN["v"]}
+    p = build_project(base, daemon, url, draft(slice_id, [("u", "calc/u.py"),
+                                                          ("v", "calc/v.py")]), None, plan)
+    for b in "uv":
+        assert p.red(b, slice_id, red_test(b)).code == 0
+    assert p.leap("throw", slice_id, "--run").code == 0
+    for b in "uv":
+        assert p.leap("score", slice_id, b).code == 0
+    return p
+
+
 @pytest.fixture(scope="module")
 def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     base = tmp_path_factory.mktemp("merges")
@@ -143,15 +157,8 @@ def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
     from leapgit.workspace import open_workspace
 
     base = tmp_path_factory.mktemp("finish")
-    plan = {"u": PLAN["u"], "v": PLAN["v"]}
     with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
-                                                            ("v", "calc/v.py")]), None, plan)
-        for b in "uv":
-            assert p.red(b, "left", red_test(b)).code == 0
-        assert p.leap("throw", "left", "--run").code == 0
-        for b in "uv":
-            assert p.leap("score", "left", b).code == 0
+        p = two_passed(base, daemon, url)
         real = merging.write_merge
 
         def broken(*args: object, **kwargs: object) -> object:
@@ -233,15 +240,8 @@ def test_a_merge_stopped_between_the_push_and_the_local_move_resumes(
     from leapgit.workspace import open_workspace
 
     base = tmp_path_factory.mktemp("move")
-    plan = {"u": PLAN["u"], "v": PLAN["v"]}
     with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
-                                                            ("v", "calc/v.py")]), None, plan)
-        for b in "uv":
-            assert p.red(b, "left", red_test(b)).code == 0
-        assert p.leap("throw", "left", "--run").code == 0
-        for b in "uv":
-            assert p.leap("score", "left", b).code == 0
+        p = two_passed(base, daemon, url)
         before = p.tip("main")
 
         def stopped(*args: object, **kwargs: object) -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from leapgit.ledger import layout
 from leapgit.tribunal.demo import scripted_juror
-from tests.scoring.test_merge_refusals import PLAN, draft, red_test
-from tests.scoring.world import Project, build_project
+from tests.scoring.test_merge_refusals import two_passed
+from tests.scoring.world import Project
 from tests.support import GitDaemon, git
 
 # The remote dies (receive-pack killed) right after it committed the spine update: the
@@ -32,15 +32,8 @@ exit 0
 @pytest.fixture
 def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     base = tmp_path_factory.mktemp("stopped")
-    plan = {"u": PLAN["u"], "v": PLAN["v"]}
     with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url, draft("left", [("u", "calc/u.py"),
-                                                            ("v", "calc/v.py")]), None, plan)
-        for b in "uv":
-            assert p.red(b, "left", red_test(b)).code == 0
-        assert p.leap("throw", "left", "--run").code == 0
-        for b in "uv":
-            assert p.leap("score", "left", b).code == 0
+        p = two_passed(base, daemon, url)
         yield p
 
 

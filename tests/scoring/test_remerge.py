@@ -16,8 +16,8 @@ import pytest
 from leapgit.ledger import layout
 from leapgit.records import yamlio
 from leapgit.tribunal.demo import scripted_juror
-from tests.scoring.test_merge_refusals import PLAN, draft, red_test
-from tests.scoring.world import Project, build_project
+from tests.scoring.test_merge_refusals import two_passed
+from tests.scoring.world import Project
 from tests.support import GitDaemon, git
 
 SLICE = "left"
@@ -26,15 +26,8 @@ SLICE = "left"
 @pytest.fixture(scope="module")
 def merged(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     base = tmp_path_factory.mktemp("remerge")
-    plan = {"u": PLAN["u"], "v": PLAN["v"]}
     with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url, draft(SLICE, [("u", "calc/u.py"),
-                                                           ("v", "calc/v.py")]), None, plan)
-        for b in "uv":
-            assert p.red(b, SLICE, red_test(b)).code == 0
-        assert p.leap("throw", SLICE, "--run").code == 0
-        for b in "uv":
-            assert p.leap("score", SLICE, b).code == 0
+        p = two_passed(base, daemon, url, SLICE)
         res = p.leap("merge", SLICE)
         assert res.code == 0, res
         yield p
