@@ -168,12 +168,22 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
     said = [ln[7:].strip() for ln in text.splitlines()
             if ln.startswith("remote:") and "[" in ln]
     hint = "; ".join(said) or text.strip()[-300:]
-    if "rejected]" in text:  # the server answered: an atomic push that it refused
+    if refused_by_status(proc.stdout.decode(errors="replace")):
         raise PushRefused(f"the remote {remote} refused the spine push; nothing landed",
                           rule=_rule(said), hint=hint)
     # no answer (a dropped connection): the remote may have taken it; the caller asks it
     raise git.GitFailed(f"the spine push to {remote} failed (exit {proc.returncode})",
                         hint=hint)
+
+
+def refused_by_status(porcelain: str) -> bool:
+    """Whether git's own status lines of a ``push --porcelain`` say the remote refused it
+    (``!`` on a ref, and no ref taken). Only these count: text a server hook prints
+    (``remote:`` lines) may say anything, and a push that got no clear answer may have
+    landed."""
+    flags = [line[0] for line in porcelain.splitlines()
+             if len(line) > 1 and line[1] == "\t" and line[0] in "!* +-="]
+    return "!" in flags and not any(f in "* +-" for f in flags)
 
 
 def _rule(lines: list[str]) -> str:

@@ -187,3 +187,20 @@ def test_a_refused_push_says_nothing_landed_though_the_remote_moved_on(
     assert "nothing landed" in said and "may have landed" not in said, said
     assert not intent(p).exists()
     assert "nothing landed" in release_reasons(p)
+
+
+def test_only_gits_own_status_lines_say_a_push_was_refused() -> None:
+    """Final review, reversibility F1: a server hook's text ("remote: ... [rejected]") or a
+    push some refs of which were taken is no refusal; then the remote is asked."""
+    from leapgit.scoring.spine import refused_by_status
+
+    refused = ("To git://127.0.0.1/origin.git\n"
+               "!\t1a2b:refs/heads/leap/ledger\t[remote rejected] (atomic push failed)\n"
+               "!\t3c4d:refs/heads/main\t[remote rejected] (pre-receive hook declined)\nDone\n")
+    taken = ("To git://127.0.0.1/origin.git\n*\t1a2b:refs/heads/leap/ledger\t[new branch]\n"
+             " \t3c4d:refs/heads/main\t5e6f..3c4d\nDone\n")
+    assert refused_by_status(refused)
+    assert not refused_by_status(taken)
+    assert not refused_by_status(taken.replace("Done\n", "!\tx:refs/heads/y\t[rejected]\n"))
+    assert not refused_by_status("")  # no answer at all: the remote is asked
+    assert not refused_by_status("remote: ci: build 41 [rejected]\n")
