@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from leapgit.hookimpl.rules.passes import current_pass
-from leapgit.ledger import layout
+from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.records.types import Receipt
+from leapgit.scoring import history
 from leapgit.worktrees.handoff import private_dir
 from tests.hooks.world import run_git
 from tests.scoring.world import TESTS, Project, build_project
@@ -80,11 +81,11 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     res = p.leap("throw", S, "--ball", "late")
     assert res.code == 0, res
     wt = p.worktree("late", S)
-    for n in range(1, 5):  # four rounds through the post-commit hook, the last one a claim
+    for n in range(1, 5):  # four rounds through the post-commit hook: 2 and 4 claim a pass
         write_files(wt, {"calc/late.py": f"X = {n}\n"})
         git("add", "-A", cwd=wt)
         git("commit", "-q", "-m", f"late {n}\n\nLeap-Round: {n}\nLeap-Outcome: "
-            f"{1 if n == 4 else 0}", cwd=wt)
+            f"{1 if n in (2, 4) else 0}", cwd=wt)
     scored = p.leap("score", S, "late")  # no red test recorded: a hold (T7.1), never a pass
     assert scored.code == 3, scored
     status = json.loads(p.leap("status", S, "--json").out)
@@ -101,6 +102,21 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     synced = p.leap("sync")
     assert synced.code == 0, synced
     assert remote_has(p, f"slices/{S}/balls/late/episodes/2/throw.yaml")
+    # a score of an earlier round (written while the builder went on: a scoring takes
+    # minutes) is history the server takes, and it ends nothing (final review, defect F1)
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        second = query.receipts(view, S, "late", 1)[1]
+        first = history.scores(view, S, "late")[0]
+        stale = replace(first, score=first.score + 1, rounds=2, commit=second.commit or "",
+                        candidate=second.candidate or "", reason="scored late")
+        ledger.append({layout.score_path(S, "late", stale.score): yamlio.dumps(
+            stale.to_dict())}, "a late score")
+    pushed = run_git("push", "--no-verify", "origin", "leap/ledger", cwd=p.work)
+    assert pushed.returncode == 0, pushed.stderr
+    status = json.loads(p.leap("status", S, "--json").out)
+    [late] = [b for wave in status["slices"][0]["waves"] for b in wave if b["ball"] == "late"]
+    assert late["readiness"] == "in-flight" and late["throw"]["episode"] == 2, late
 
 
 def test_a_refuse_by_the_score_is_respecced_and_thrown_again(proj: Project) -> None:
@@ -170,6 +186,9 @@ def test_a_score_by_hand_that_voids_a_pass_or_grades_another_round_is_refused(
                       provenance=None)
     err = forged_push(p, {layout.score_path(S, "good", voiding.score): voiding.to_dict()})
     assert "[L7]" in err and f"score {passed.score} passed the ball and stands" in err, err
+    nothing = replace(voiding, rounds=0)  # the schema allows it: a clear refusal, no crash
+    err = forged_push(p, {layout.score_path(S, "good", voiding.score): nothing.to_dict()})
+    assert "the score grades round 0, but episode 1 of ends/good holds 1 recorded" in err, err
     elsewhere = replace(voiding, rounds=3)
     err = forged_push(p, {layout.score_path(S, "good", voiding.score): elsewhere.to_dict()})
     assert "the score grades round 3, but episode 1 of ends/good holds 1 recorded" in err, err

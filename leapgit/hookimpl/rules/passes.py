@@ -113,34 +113,37 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
 
 
 def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
-    """What makes a score of 0 or -1 one `leap score` never writes (L7): it grades the last
-    recorded round of the ball's current episode, a claim, by that round's commit, and never
-    a ball whose pass stands. Such a score ends an episode (``readiness.scored``), so one made
-    by hand must not hand out a fresh episode or void a pass."""
+    """What makes a score of 0 or -1 one `leap score` never writes (L7): it grades a
+    recorded round of the episode, a claim, by that round's commit. One that grades the last
+    round ends the episode (``readiness.scored``); an earlier one is history, written while
+    the builder went on (a scoring takes minutes), and ends nothing. After a pass that
+    stands, only a score of a newer claim counts: a score by hand must not void a pass."""
     from leapgit.scoring import history
 
     where = f"episode {rec.episode} of {rec.slice}/{rec.ball}"
     if query.throw(view, rec.slice, rec.ball, rec.episode) is None:
         return [f"{where} was never thrown"]
-    if any(n > rec.episode for n in query.episodes(view, rec.slice, rec.ball)):
-        return [f"{where} is not the ball's current episode"]
     receipts = query.receipts(view, rec.slice, rec.ball, rec.episode)
-    if len(receipts) != rec.rounds:
+    if not 1 <= rec.rounds <= len(receipts):
         return [f"the score grades round {rec.rounds}, but {where} holds {len(receipts)} "
                 "recorded round(s)"]
-    last = receipts[-1]
+    graded = receipts[rec.rounds - 1]
     problems = []
-    if not (last.claim and last.outcome == 1):
-        problems.append(f"round {last.round} of {where} claims no pass: there is nothing to "
+    if not (graded.claim and graded.outcome == 1):
+        problems.append(f"round {graded.round} of {where} claims no pass: there is nothing to "
                         "score")
-    if last.commit is not None and last.commit != rec.commit:
-        problems.append(f"the score grades commit {rec.commit[:12]}, round {last.round} "
-                        f"recorded {last.commit[:12]}")
+    if graded.commit is not None and graded.commit != rec.commit:
+        problems.append(f"the score grades commit {rec.commit[:12]}, round {graded.round} "
+                        f"recorded {graded.commit[:12]}")
     earlier = [s for s in history.scores(view, rec.slice, rec.ball) if s.score < rec.score]
     voided = {r.score for r in history.reopens(view, rec.slice, rec.ball)}
-    if earlier and earlier[-1].outcome == 1 and earlier[-1].score not in voided:
-        problems.append(f"score {earlier[-1].score} passed the ball and stands; a score after "
-                        "it grades nothing new")
+    standing = earlier[-1] if earlier and earlier[-1].outcome == 1 and \
+        earlier[-1].score not in voided else None
+    newest = max(query.episodes(view, rec.slice, rec.ball), default=rec.episode)
+    if standing is not None and (standing.commit == rec.commit or rec.episode != newest
+                                 or rec.rounds != len(receipts)):
+        problems.append(f"score {standing.score} passed the ball and stands; a score after "
+                        "it grades only a newer claim")
     return problems
 
 
