@@ -648,22 +648,32 @@ def _pinned_date(value: str | None) -> tuple[int, int] | None:
     is local time. The time a signature is judged at (S2) is this committer time."""
     if not value:
         return None
-    text = value.strip()
-    parts = text.removeprefix("@").split()
-    # a bare number is seconds only from 100000000 on, as git reads it ("20240102" is no time)
-    if parts and parts[0].isdigit() and len(parts) <= 2 and \
-            (text.startswith("@") or int(parts[0]) >= 100_000_000):
-        when = int(parts[0])
-        zone = _zone(parts[1]) if len(parts) == 2 else _local_offset(when)
-        if zone is not None:
-            return when, zone
-    found = _iso_date(text) or _rfc2822_date(text)
+    try:
+        found = _read_date(value.strip())
+    except (ValueError, OverflowError):  # a year 0, seconds past what the clock holds...
+        found = None
     if found is None:
         raise UsageError(f"GIT_COMMITTER_DATE={value!r} is not a date leapgit reads",
-                         hint="use git's raw '<seconds> <+hhmm>', ISO 8601 "
-                              "('2024-01-02T03:04:05+01:00') or RFC 2822 ('Tue, 2 Jan 2024 "
-                              "03:04:05 +0100'); unset it to use the clock")
+                         hint="use git's raw '<seconds> <+hhmm>' (a zone within +-23:59), "
+                              "ISO 8601 ('2024-01-02T03:04:05+01:00') or RFC 2822 ('Tue, 2 "
+                              "Jan 2024 03:04:05 +0100'); unset it to use the clock")
     return found
+
+
+MAX_SECONDS = 2**53  # far past any clock; git refuses larger ones too
+
+
+def _read_date(text: str) -> tuple[int, int] | None:
+    parts = text.removeprefix("@").split()
+    # a bare number is seconds only from 100000000 on, as git reads it ("20240102" is no time)
+    if parts and parts[0].isascii() and parts[0].isdigit() and len(parts) <= 2 and \
+            (text.startswith("@") or int(parts[0]) >= 100_000_000):
+        when = int(parts[0])
+        if when > MAX_SECONDS:
+            return None
+        zone = _zone(parts[1]) if len(parts) == 2 else _local_offset(when)
+        return None if zone is None else (when, zone)
+    return _iso_date(text) or _rfc2822_date(text)
 
 
 def _zone(text: str) -> int | None:
@@ -715,4 +725,17 @@ def _rfc2822_date(text: str) -> tuple[int, int] | None:
     if re.search(r"\d:\d\d\s*$", text):  # the time ends it: no zone, so local time
         local = int(time.mktime((*found[:8], -1)))
         return local, _local_offset(local)
-    return int(mktime_tz(found)), int(found[9] or 0)
+    zone = text.split()[-1]
+    offset = int(found[9] or 0)
+    # a zone name Python reads as UTC but git does not know, or one out of range (git fsck
+    # refuses a commit that carries it): refused, never misread
+    if not (zone[:1] in "+-" or zone.upper() in _ZONE_NAMES) or \
+            _zone(f"{'-' if offset < 0 else '+'}{abs(offset) // 3600:02d}"
+                  f"{abs(offset) % 3600 // 60:02d}") is None:
+        return None
+    return int(mktime_tz(found)), offset
+
+
+# the zone names email.utils and git both read alike (git knows more; those are refused)
+_ZONE_NAMES = {"UTC", "GMT", "Z", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST",
+               "PDT"}

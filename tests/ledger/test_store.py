@@ -135,7 +135,8 @@ GIT_DATES = ["1700000000 +0100", "@1700000000", "1700000000", "@1700000000 -0700
              "2024-01-02 03:04:05 +0200", "2024-01-02T03:04:05.123-0530",
              "2024-01-02T03:04:05+01", "2024-07-02T03:04:05", "2024-01-02 03:04",
              "Tue, 2 Jan 2024 03:04:05 +0100", "Tue, 2 Jan 2024 03:04:05 GMT",
-             "Tue, 2 Jan 2024 03:04:05", "2 Jan 2024 03:04:05 +0100"]
+             "Tue, 2 Jan 2024 03:04:05", "2 Jan 2024 03:04:05 +0100",
+             "Tue, 2 Jan 2024 03:04:05 EST", "Tue, 2 Jan 2024 03:04:05 Z"]
 
 
 @pytest.mark.parametrize("date", GIT_DATES)
@@ -164,7 +165,11 @@ def test_a_pinned_committer_date_is_read_as_git_reads_it(
 
 @pytest.mark.parametrize("date", ["yesterday", "2024-01-02", "1700000000 +01x0", "soon",
                                   "20240102", "Tue, 2 Jan 24 03:04:05 +0100",
-                                  "1700000000 +9999", "2024-01-02T03:04:05+0199"])
+                                  "1700000000 +9999", "2024-01-02T03:04:05+0199",
+                                  "Tue, 2 Jan 2024 03:04:05 +9999",
+                                  "Tue, 2 Jan 2024 03:04:05 XYZ", "Tue, 2 Jan 2024 03:04:05 UT",
+                                  "@\u00b2", "@99999999999999999999",
+                                  "0000-01-01T00:00:00Z"])
 def test_a_committer_date_leapgit_cannot_read_as_git_does_writes_nothing(
         ledger_repo: Path, monkeypatch: pytest.MonkeyPatch, date: str) -> None:
     """Dates git refuses, and zones git would silently drop (``+9999``): refused whole."""
