@@ -118,12 +118,15 @@ class PlainRepo:
 
             committer = get_user_identity(self.get_config_stack())
         path = os.path.join(self.git_dir, "logs", os.fsdecode(ref))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         line = format_reflog_line(old_sha, new_sha, committer,
                                   int(time.time()) if timestamp is None else timestamp,
                                   timezone or 0, message)
-        with open(path, "ab") as fh:
-            fh.write(line + b"\n")
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "ab") as fh:
+                fh.write(line + b"\n")
+        except OSError as exc:  # a full disk names no file on close: name the reflog
+            raise type(exc)(exc.errno, exc.strerror, exc.filename or path) from None
 
 
 def _has(config: ConfigFile, core_key: bytes) -> bool:

@@ -452,13 +452,7 @@ class Ledger(AbstractContextManager["Ledger"]):
             except FileLocked:
                 moved = False  # git holds the ref lock right now: wait and count again
             except OSError as exc:  # the ref lock was given up: the ref did not move
-                if str(exc.filename or "").startswith(str(self.git_dir / "logs") + os.sep):
-                    raise UsageError(  # the reflog line is written before the ref moves
-                        f"cannot write the ledger ref's reflog: {exc.strerror}",
-                        file=str(exc.filename), hint="nothing was written; make that path a "
-                        "writable folder (git keeps reflogs under logs/), then try again",
-                    ) from None
-                raise self._blocked_ref() from None  # e.g. a branch named refs/heads/leap
+                raise self._ref_not_moved(exc) from None
             if moved:
                 return Written(commit.decode(), tuple(sorted(todo)), attempt + 1)
             time.sleep(min(0.001 * (attempt + 1), 0.05))
@@ -470,6 +464,25 @@ class Ledger(AbstractContextManager["Ledger"]):
             hint="nothing was written; try again (if no git process is running and the lock "
                  "file stays, delete it)",
         )
+
+    def _ref_not_moved(self, exc: OSError) -> LeapError:
+        """Why a ref move failed, by what failed: the reflog line (written before the ref
+        moves), a ref or folder in the ref's way, or the disk itself."""
+        where = str(exc.filename or "")
+        why = exc.strerror or str(exc)
+        if where.startswith(str(self.git_dir / "logs") + os.sep):
+            fix = ("remove that folder: git keeps the ref's reflog there as a file"
+                   if isinstance(exc, IsADirectoryError) else
+                   "a file stands where git keeps a folder of logs/: remove it"
+                   if isinstance(exc, (NotADirectoryError, FileExistsError)) else
+                   "make the reflog file and its folder writable, or free disk space")
+            return UsageError(f"cannot write the ledger ref's reflog: {why}", file=where,
+                              hint=f"nothing was written; {fix}, then try again")
+        if isinstance(exc, (NotADirectoryError, IsADirectoryError, FileExistsError)):
+            return self._blocked_ref()  # e.g. a branch named refs/heads/leap
+        return UsageError(f"cannot move the ledger ref {self.ref}: {why}", file=where or None,
+                          hint="nothing was written; check the git dir is writable and has "
+                               "space, then try again")
 
     def _blocked_ref(self) -> UsageError:
         return UsageError(

@@ -136,3 +136,26 @@ def test_a_reflog_that_cannot_be_written_is_named_and_the_ref_stays(root: Path) 
         ledger.append({"a.yaml": b"k: v\n"}, "add a")
     assert str(logs) in caught.value.lines()[0]
     assert git("rev-parse", "leap/ledger", cwd=root) == before
+
+
+@pytest.mark.parametrize("blocker", ["full disk", "folder"])
+def test_a_reflog_failure_says_what_failed_and_what_to_do(root: Path, blocker: str) -> None:
+    """Final review (reversibility F2, telemetry F5, F6): a full disk is named as the
+    reflog's, not as "another ref is in the way"; a folder where the reflog file belongs
+    says to remove it. The ref stays where it was."""
+    with Ledger(root / ".git") as ledger:
+        ledger.init(b"kind: ledger\n")
+    before = git("rev-parse", "leap/ledger", cwd=root)
+    reflog = root / ".git" / "logs" / "refs" / "heads" / "leap" / "ledger"
+    reflog.unlink()
+    if blocker == "full disk":
+        reflog.symlink_to("/dev/full")
+    else:
+        reflog.mkdir()
+    with Ledger(root / ".git") as ledger, pytest.raises(UsageError) as caught:
+        ledger.append({"a.yaml": b"k: v\n"}, "add a")
+    [line] = caught.value.lines()
+    assert str(reflog) in line and "cannot write the ledger ref's reflog" in line, line
+    assert ("free disk space" if blocker == "full disk" else "remove that folder") in line
+    assert "another ref is in the way" not in line
+    assert git("rev-parse", "leap/ledger", cwd=root) == before
