@@ -228,9 +228,11 @@ class Replay:
                 if not branch.startswith(heads):
                     continue
                 try:
-                    found.add((branch.decode(), self.repo.refs[name].decode()))
-                except (KeyError, UnicodeDecodeError):
-                    pass
+                    tip = self.repo.refs[name]
+                    if self.repo[tip].type_name == b"commit":  # a tag or blob is no branch
+                        found.add((branch.decode(), tip.decode()))
+                except (KeyError, ValueError, AssertionError, UnicodeDecodeError):
+                    pass  # dangling, broken or not UTF-8: no ball branch git would hold
                 break
         return sorted(found)
 
