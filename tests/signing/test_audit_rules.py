@@ -174,12 +174,12 @@ def test_odd_remote_tracking_refs_are_judged_once_or_not_at_all(fresh: SignedWor
     clone = w.work.parent / "auditor"
     git("clone", "-q", "-o", "team/x", str(w.work), str(clone), cwd=w.work.parent)
     git("branch", "-q", "leap/ledger", "team/x/leap/ledger", cwd=clone)
-    git("symbolic-ref", f"refs/remotes/up/leap/ball/{SLICE}/zz",
+    git("symbolic-ref", f"refs/remotes/team/x/leap/ball/{SLICE}/zz",
         f"refs/remotes/team/x/leap/ball/{SLICE}/a", cwd=clone)
-    git("symbolic-ref", f"refs/remotes/up/leap/ball/{SLICE}/gone",
+    git("symbolic-ref", f"refs/remotes/team/x/leap/ball/{SLICE}/gone",
         f"refs/remotes/nowhere/leap/ball/{SLICE}/x", cwd=clone)
     blob = git("hash-object", "-w", "--stdin", cwd=clone, input=b"not a commit\n")
-    git("update-ref", f"refs/remotes/up/leap/ball/{SLICE}/blob", blob, cwd=clone)
+    git("update-ref", f"refs/remotes/team/x/leap/ball/{SLICE}/blob", blob, cwd=clone)
     # the local branch one round ahead of the remote's: the round both hold is judged once
     git("checkout", "-q", "-b", f"leap/ball/{SLICE}/a", f"team/x/leap/ball/{SLICE}/a",
         cwd=clone)
