@@ -137,7 +137,7 @@ def test_a_refuse_by_the_score_is_respecced_and_thrown_again(proj: Project) -> N
         S, "refused", 1, 2, 1, "again", "2026-01-01T00:00:00Z", claim=True,
         commit=git("rev-parse", "HEAD", cwd=wt), candidate=git("rev-parse", "HEAD^{tree}",
                                                                 cwd=wt)).to_dict()})
-    assert "[L7]" in refused and "cannot undo the grade" in refused, refused
+    assert "[L6]" in refused and "cannot undo the grade" in refused, refused
     git("reset", "-q", "--hard", "HEAD~1", cwd=wt)
     repair = p.base_dir / "repair.yaml"
     repair.write_text("goal: refused works\nspec: make refused work, dividing safely\n"

@@ -199,7 +199,7 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
 
     graded = history.graded_last(view, rec.slice, rec.ball, rec.episode, rec.round - 1)
     if graded is not None and graded.outcome == -1:
-        out.append(Refusal("L7", ref, sha, path, f"score {graded.score} refused round "
+        out.append(Refusal("L6", ref, sha, path, f"score {graded.score} refused round "
                            f"{rec.round - 1} of episode {rec.episode} of {rec.slice}/{rec.ball}"
                            " (-1): the builder's next round cannot undo the grade",
                            "respec the ball (`leap ball respec`) and throw it again"))
