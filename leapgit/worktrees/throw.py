@@ -158,10 +158,20 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
     from leapgit.ledger.recordcache import RecordCache
     from leapgit.records.config import load_config
 
+    for t in thrown:  # a config the hook cannot read stops every round there: say so now
+        if not t.record.worktree:
+            continue
+        try:
+            load_config(Path(t.record.worktree), RecordCache(ws.paths.common_dir, "config"))
+        except LeapError as exc:
+            _warn(f"the config of {t.record.ball}'s worktree "
+                  f"({Path(t.record.worktree) / '.leap' / 'config.yaml'}, from base "
+                  f"{t.record.base[:12]}) does not validate: {exc.lines()[0]}; the hook "
+                  "records no round there until it validates")
+        except Exception as exc:  # noqa: BLE001 -- only a cache: the throw is recorded
+            _warn(f"could not read ahead {t.record.ball}'s config ({type(exc).__name__}: "
+                  f"{exc}); the hook will read it itself")
     try:
-        for t in thrown:
-            if t.record.worktree:
-                load_config(Path(t.record.worktree), RecordCache(ws.paths.common_dir, "config"))
         with Ledger(ws.paths.common_dir, ws.config.ledger_ref, cache_records=True) as ledger:
             view = ledger.require()
             for t in thrown:
@@ -169,8 +179,16 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
                     view.record(path)
     except Exception as exc:  # noqa: BLE001 -- only a cache: the throw is recorded and stands
         reason = exc.lines()[0] if isinstance(exc, LeapError) else f"{type(exc).__name__}: {exc}"
-        sys.stderr.write(f"leap throw: warning: could not read ahead what the post-commit hook "
-                         f"reads in the new worktrees ({reason}); the hook will read it itself\n")
+        _warn(f"could not read ahead the ledger records the post-commit hook reads ({reason}); "
+              "the hook will read them itself")
+
+
+def _warn(line: str) -> None:
+    """A warning after the throw is recorded: best effort (a closed stderr costs nothing)."""
+    try:
+        sys.stderr.write(f"leap throw: warning: {line}\n")
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _place_and_record(

@@ -137,5 +137,8 @@ def test_a_worktree_whose_config_the_hook_cannot_read_is_named_at_throw(
     r = leap("throw", "one", cwd=repo)
     assert r.code == 0, r.err
     assert ref(repo, "leap/ball/one/A") is not None
-    assert "leap throw: warning: could not read ahead what the post-commit hook reads" in r.err
-    assert "round_limit" in r.err and "Traceback" not in r.err
+    wt = worktree_of(repo, "A", "one")  # names its own file
+    assert (f"leap throw: warning: the config of A's worktree ({wt / '.leap' / 'config.yaml'}"
+            in r.err), r.err
+    assert "round_limit" in r.err and "records no round there until it validates" in r.err
+    assert "Traceback" not in r.err
