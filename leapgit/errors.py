@@ -8,7 +8,7 @@ exits with ``exit_code``; nothing else in the program decides how an error looks
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # Exit codes (README "Exit codes"): every command uses these and no others.
 EXIT_OK = 0
@@ -18,8 +18,7 @@ EXIT_HOLD = 3  # hold (0): valid work is blocked
 EXIT_INTERNAL = 70  # a bug: one line on the terminal, the traceback in a log file
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong with the input: where (file, field), which rule, what to do."""
 
     message: str

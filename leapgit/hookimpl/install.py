@@ -144,8 +144,8 @@ def pin_server_refs(paths: git.RepoPaths, spine: str | None,
             return None
         return proc.stdout.decode().strip() or None
 
-    spine = spine or current(PIN_SPINE) or Config.spine
-    ledger_ref = ledger_ref or current(PIN_LEDGER) or Config.ledger_ref
+    spine = spine or current(PIN_SPINE) or Config().spine
+    ledger_ref = ledger_ref or current(PIN_LEDGER) or Config().ledger_ref
     if not check_ref_format(refname(f"refs/heads/{spine}")):
         raise UsageError(f"{spine!r} is not a valid branch name", field="--spine",
                          hint="name the spine branch, e.g. main")

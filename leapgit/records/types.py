@@ -5,7 +5,6 @@ Nothing outside this package handles a raw ``dict`` of a record.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
@@ -74,8 +73,7 @@ class Metric(NamedTuple):
         }
 
 
-@dataclass(frozen=True)
-class SliceRecord:
+class SliceRecord(NamedTuple):
     """The cut slice: its balls, their waves and its base (``slices/<s>/slice.yaml``)."""
 
     slice: str
@@ -107,8 +105,7 @@ class SliceRecord:
         )
 
 
-@dataclass(frozen=True)
-class BallRecord:
+class BallRecord(NamedTuple):
     """One spec version of a ball, scope stamped (``balls/<b>/specs/<v>.yaml``)."""
 
     slice: str
@@ -158,8 +155,7 @@ class BallRecord:
         )
 
 
-@dataclass(frozen=True)
-class ThrowRecord:
+class ThrowRecord(NamedTuple):
     """One throw of a ball: an episode's base and branch (L5)."""
 
     slice: str
@@ -227,8 +223,7 @@ Outcome = Literal[-1, 0, 1]
 OUTCOME_NAMES = {-1: "refuse", 0: "hold", 1: "pass"}
 
 
-@dataclass(frozen=True)
-class Receipt:
+class Receipt(NamedTuple):
     """The receipt of one round (L6): -1 refuse, 0 hold, 1 pass or claim."""
 
     slice: str
@@ -272,8 +267,7 @@ class Receipt:
         )
 
 
-@dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(NamedTuple):
     """Where an episode ended at 0 after its last round (L6), for a resume."""
 
     slice: str
@@ -311,8 +305,7 @@ class Checkpoint:
 
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """``.leap/config.yaml``, validated, with its defaults."""
 
     spine: str = "main"
@@ -326,7 +319,7 @@ class Config:
     signing_required: bool = False  # S1-S6, enforced by the server's pre-receive
     # the validated ``tribunal:`` mapping; ``tribunal`` builds it when asked, so a run that
     # never convenes (the post-commit hook) never defines the tribunal's record types
-    tribunal_source: dict[str, Any] | None = field(default=None, hash=False)
+    tribunal_source: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Config:

@@ -6,7 +6,7 @@ well-formed slice that breaks L2 or L4 is a rule violation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ def load_draft(path: Path) -> SliceDraft:
         raw = yamlio.load_file(path)
     except InvalidRecord as exc:  # a draft that cannot be read is no well-formed slice (L1)
         raise InvalidRecord(problems=[
-            p if p.rule else replace(p, rule="L1") for p in exc.problems
+            p if p.rule else p._replace(rule="L1") for p in exc.problems
         ]) from None
     return parse_draft(raw, str(path))
 

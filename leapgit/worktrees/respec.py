@@ -61,7 +61,7 @@ def load_repair(file: Path, ball_id: str) -> tuple[BallDraft, str | None, bool]:
 def _own_fields(exc: LeapError, index: int, source: str) -> LeapError:
     """Messages about the repaired ball name its own fields, not its place in the slice."""
     prefix = f"balls[{index}]."
-    problems = [replace(p, field=p.field.removeprefix(prefix), file=source)
+    problems = [p._replace(field=p.field.removeprefix(prefix), file=source)
                 if p.field and p.field.startswith(prefix) else p for p in exc.problems]
     return type(exc)(problems=problems)
 

@@ -14,7 +14,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit.errors import RuleViolation
@@ -123,7 +123,7 @@ def rollback(common_dir: Path, worktree: Path, ball: BallRecord, thrown: ThrowRe
     failing test is the ball's contract, never the builder's change (T7.1)."""
     if ball.rollback.strip() == BUILTIN_ROLLBACK:
         if red is not None and _descends(common_dir, thrown.base, red):
-            thrown = replace(thrown, base=red)
+            thrown = thrown._replace(base=red)
         return restore_scope(common_dir, worktree, ball, thrown)
     # In a session of its own: a Ctrl-C in the terminal must not kill the rollback of a -1
     # already recorded (L6); leapgit decides, and stops it (all of it) only on its timeout.

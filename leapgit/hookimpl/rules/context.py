@@ -135,7 +135,6 @@ def server_config(objects: Objects, notes: list[str] | None = None) -> Config:
     push (so a push cannot loosen its own rules), else the defaults; never from another
     branch, and it cannot move the pinned refs. A config there that does not parse never
     stops the server (``fallback_config``); ``notes`` hears why."""
-    from dataclasses import replace
 
     from leapgit.records.config import check_refs
 
@@ -150,7 +149,7 @@ def server_config(objects: Objects, notes: list[str] | None = None) -> Config:
                          "repository: no push can be judged", rule="L8",
                          hint="repair the server's repository (`git fsck`)")
     config = Config() if tip is None else spine_config(objects, spine_ref, tip, notes)
-    return replace(config, spine=spine, ledger_ref=ledger_ref)
+    return config._replace(spine=spine, ledger_ref=ledger_ref)
 
 
 def config_problem(objects: Objects, tree: bytes, source: str) -> tuple[Config | None, str]:
@@ -189,7 +188,6 @@ def fallback_config(objects: Objects, tip: str, source: str, problem: str,
     the server judges with the newest config on the spine's first-parent line that parses
     (else the defaults), failing closed on signatures: required whenever the spine holds a
     policy. The fix lands like any config change (S6: an admin signs it)."""
-    from dataclasses import replace
 
     from leapgit.signing import POLICY_PATH
 
@@ -212,7 +210,7 @@ def fallback_config(objects: Objects, tip: str, source: str, problem: str,
         notes.append(f"{source} does not parse ({problem}): judging with {at}, the newest "
                      f"that parses; signing {'required' if signing else 'not required'}"
                      f"{why}; an admin lands the fix as a config change")
-    return replace(found, signing_required=signing)
+    return found._replace(signing_required=signing)
 
 
 PIN_SECTION = b"leap"
@@ -223,7 +221,7 @@ def pinned_refs(objects: Objects) -> tuple[str, str]:
     """(spine, ledger ref) as pinned in the repository's git config, else the defaults."""
     config = objects.repo.get_config()
     found = []
-    for key, default in ((PIN_SPINE, Config.spine), (PIN_LEDGER, Config.ledger_ref)):
+    for key, default in ((PIN_SPINE, Config().spine), (PIN_LEDGER, Config().ledger_ref)):
         try:
             found.append(config.get((PIN_SECTION,), key.split(".")[1].encode()).decode())
         except KeyError:
