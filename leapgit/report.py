@@ -80,9 +80,9 @@ def status_lines(s: Status) -> list[str]:
             for b in (b for b in sl.balls if b.wave == i):
                 deps = sl.depends.get(b.ball, ())
                 s_ = sl.standing.get(b.ball)
-                # a derived state (cut, or leap score's pass/refuse) outranks the last receipt
-                state = s_.verdict if s_ is not None and s_.own in ("cut", "pass", "refuse") \
-                    else b.state
+                # a derived state (cut, or leap score's pass/refuse/hold) outranks the last receipt
+                state = s_.verdict if s_ is not None and \
+                    s_.own in ("cut", "pass", "refuse", "hold") else b.state
                 hit = sl.reopens.get(b.ball)
                 if hit is not None:
                     state = "reopened"

@@ -163,10 +163,39 @@ def write_pass(ledger: object, slice_id: str, ball_id: str, candidate: str, comm
                run_id: str = "t-test-pass") -> str:
     """A whole pass record set as `leap score` writes it (score record outcome 1, tribunal
     summary and two verdicts naming the same candidate), for tests that need a passed ball
-    without scoring one. Every record is schema-checked; returns the ledger commit."""
-    files = pass_files(slice_id, ball_id, candidate, commit, base, episode=episode,
-                       rounds=rounds, spec_version=spec_version, run_id=run_id)
+    without scoring one. The round it grades is recorded first when the ledger lacks it (a
+    claim of ``commit``, after holds, in an episode thrown from ``base``), as the server
+    wants a pass to grade a recorded claim (L7). Every record is schema-checked; returns the
+    ledger commit."""
+    files = claimed_round(ledger, slice_id, ball_id, candidate, commit, base, episode=episode,
+                          rounds=rounds, spec_version=spec_version)
+    files.update(pass_files(slice_id, ball_id, candidate, commit, base, episode=episode,
+                            rounds=rounds, spec_version=spec_version, run_id=run_id))
     return str(ledger.append(files, f"test: {slice_id}/{ball_id} passes").commit)  # type: ignore[attr-defined]
+
+
+def claimed_round(ledger: object, slice_id: str, ball_id: str, candidate: str, commit: str,
+                  base: str, *, episode: int, rounds: int, spec_version: int
+                  ) -> dict[str, bytes]:
+    """The throw and receipts a pass of round ``rounds`` grades, those the ledger lacks."""
+    from leapgit.ledger import layout, query
+    from leapgit.records import yamlio
+    from leapgit.records.types import Receipt, ThrowRecord
+
+    view = ledger.require()  # type: ignore[attr-defined]
+    at = "2024-01-01T00:00:00Z"
+    files = {}
+    if query.throw(view, slice_id, ball_id, episode) is None:
+        thrown = ThrowRecord(slice_id, ball_id, episode, spec_version, base,
+                             f"leap/ball/{slice_id}/{ball_id}", at)
+        files[layout.throw_path(slice_id, ball_id, episode)] = yamlio.dumps(thrown.to_dict())
+    for n in range(len(query.receipts(view, slice_id, ball_id, episode)) + 1, rounds + 1):
+        last = n == rounds
+        rec = Receipt(slice_id, ball_id, episode, n, 1 if last else 0, f"round {n}", at,
+                      claim=True, commit=commit if last else None,
+                      candidate=candidate if last else None)
+        files[layout.receipt_path(slice_id, ball_id, episode, n)] = yamlio.dumps(rec.to_dict())
+    return files
 
 
 def pass_files(slice_id: str, ball_id: str, candidate: str, commit: str, base: str, *,

@@ -34,6 +34,7 @@ from leapgit.worktrees.rounds import (
     RoundRecorded,
     current_episode,
     record_round,
+    spent_hint,
 )
 
 MAX_TRAILER = 400
@@ -223,7 +224,7 @@ def close_round(
     if round_no > min(round_limit, 4):
         raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
                             f"{t.episode}; there is no fifth round", rule="L6",
-                            hint=f"`leap throw {t.slice} --ball {t.ball} --resume`")
+                            hint=spent_hint(ledger.require(), episode))
     moved = worktree_problem(common_dir, worktree, t.branch)
     if moved is not None:
         return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_limit,

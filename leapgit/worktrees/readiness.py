@@ -24,7 +24,7 @@ from leapgit.worktrees.rounds import Episode, current_episode
 
 Own = Literal["cut", "in-flight", "pass", "refuse", "hold"]
 Verdict = Literal["ready", "waiting", "blocked", "held", "in-flight", "passed", "refused",
-                  "checkpoint"]
+                  "checkpoint", "hold"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class BallStanding:
     episode: Episode | None
     verdict: Verdict
     by: str | None = None  # the ancestor that blocks or holds it, or the dependency it awaits
+    by_checkpoint: bool = False  # a holding ancestor ended at a checkpoint (else by its score)
 
     @property
     def stuck(self) -> bool:
@@ -46,7 +47,8 @@ class BallStanding:
         if self.verdict == "blocked":
             return f"blocked: its ancestor {self.by} was refused (-1)"
         if self.verdict == "held":
-            return f"held: its ancestor {self.by} ended at 0 with a checkpoint"
+            how = "with a checkpoint" if self.by_checkpoint else "(its last round scored 0)"
+            return f"held: its ancestor {self.by} ended at 0 {how}"
         if self.verdict == "waiting":
             return f"waiting: dependency {self.by} has not passed (1) yet"
         if self.verdict == "in-flight" and self.episode:
@@ -121,8 +123,9 @@ def assess(view: LedgerView, rec: SliceRecord, round_limit: int = 4
         wave = next((i for i, w in enumerate(rec.waves) if ball in w), 0)
         state, episode = own[ball]
         verdict, by = _verdict(ball, state, deps, own)
+        held = own[by][1] if verdict == "held" and by is not None else None
         out[ball] = BallStanding(ball, wave, deps[ball], versions[ball], state, episode,
-                                 verdict, by)
+                                 verdict, by, held is not None and held.checkpoint is not None)
     return out
 
 
@@ -130,9 +133,12 @@ def _verdict(
     ball: str, state: Own, deps: dict[str, tuple[str, ...]],
     own: dict[str, tuple[Own, Episode | None]],
 ) -> tuple[Verdict, str | None]:
+    if state == "hold":  # L6: at a checkpoint, or its last round scored 0 (no checkpoint)
+        episode = own[ball][1]
+        return ("checkpoint" if episode is not None and episode.checkpoint else "hold"), None
     if state != "cut":
         named: dict[Own, Verdict] = {"in-flight": "in-flight", "pass": "passed",
-                                     "refuse": "refused", "hold": "checkpoint"}
+                                     "refuse": "refused"}
         return named[state], None
     ancestors = _ancestors(deps, ball)
     for kind, verdict in (("refuse", "blocked"), ("hold", "held")):

@@ -66,6 +66,35 @@ class Episode(NamedTuple):
         return None
 
 
+def unscored_claim(view: LedgerView, episode: Episode) -> Receipt | None:
+    """The episode's last round when it claims a pass that no score graded yet (L7: a claim
+    is never a pass; `leap score` decides it)."""
+    t = episode.throw
+    last = episode.receipts[-1] if episode.receipts else None
+    if last is None or not (last.claim and last.outcome == 1):
+        return None
+    from leapgit.scoring.history import graded_last
+
+    graded = graded_last(view, t.slice, t.ball, t.episode, len(episode.receipts))
+    return last if graded is None else None
+
+
+def score_hint(episode: Episode, claim: Receipt) -> str:
+    t = episode.throw
+    return (f"`leap score {t.slice} {t.ball}` grades round {claim.round}'s claim; a hold "
+            "then resumes with `leap throw --resume`")
+
+
+def spent_hint(view: LedgerView, episode: Episode) -> str:
+    """What to do once an episode's rounds are spent (L6): score a last claim that waits for
+    it, else resume."""
+    claim = unscored_claim(view, episode)
+    if claim is not None:
+        return score_hint(episode, claim)
+    t = episode.throw
+    return f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
+
+
 def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
     numbers = query.episodes(view, slice_id, ball_id)
     for number in reversed(numbers):
@@ -142,8 +171,7 @@ def _record(
         # L6: round four cannot create round five.
         raise RuleViolation(
             f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode {t.episode}; "
-            "there is no fifth round", rule="L6",
-            hint=f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode",
+            "there is no fifth round", rule="L6", hint=spent_hint(ledger.require(), episode),
         )
     if expect_round is not None and expect_round != round_no:
         raise RuleViolation(

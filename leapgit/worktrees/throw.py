@@ -18,11 +18,12 @@ from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import yamlio
-from leapgit.records.types import BallRecord, ThrowRecord
+from leapgit.records.types import BallRecord, Receipt, ThrowRecord
 from leapgit.timeutil import now_iso
 from leapgit.workspace import Workspace
 from leapgit.worktrees import place
 from leapgit.worktrees.readiness import BallStanding, assess
+from leapgit.worktrees.rounds import score_hint, unscored_claim
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ def spine_tip(ws: Workspace) -> str:
 
 
 def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
-            scope_changed: bool = False) -> _Plan:
+            scope_changed: bool = False, claim: Receipt | None = None) -> _Plan:
+    """``claim``: the ball's last round when it claims a pass no score graded yet."""
     """What a throw of this ball means now, or the error that says why not."""
     ep = s.episode
     if s.verdict == "ready":
@@ -80,7 +82,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.own == "in-flight":
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
                             "is refused", rule="L3",
-                            hint="close its rounds (`leap round`), or wait for its receipt")
+                            hint=score_hint(ep, claim) if claim is not None else
+                            "close its rounds (`leap round`), or wait for its receipt")
     if s.own == "pass":
         raise RuleViolation(f"{slice_id}/{s.ball} already passed (1)", rule="L8")
     respecced = s.spec_version > ep.throw.spec_version
@@ -136,9 +139,11 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         plans: list[_Plan] = []
         skipped: list[Skipped] = []
         for ball in balls or rec.balls:
+            s = standing[ball]
+            claim = None if s.episode is None else unscored_claim(view, s.episode)
             try:
-                plans.append(_decide(standing[ball], slice_id, base, resume,
-                                     _scope_changed(view, slice_id, standing[ball])))
+                plans.append(_decide(s, slice_id, base, resume,
+                                     _scope_changed(view, slice_id, s), claim))
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
         if balls and skipped:

@@ -153,6 +153,30 @@ def test_a_receipt_is_never_a_pass(w: World) -> None:
     assert "a receipt that is no claim says 1" in result.stderr
 
 
+def test_pass_record_of_a_claim_never_recorded(w: World) -> None:
+    """A pass grades a recorded claim of the episode, by its commit and candidate, as
+    `leap score` writes it (L7): whole provenance alone is not enough."""
+    from tests.support import pass_files
+
+    tree = w.tip(f"{w.base}^{{tree}}")
+    files = pass_files(SLICE, "a", tree, w.base, w.base)  # episode 1 is thrown, no round yet
+    w.append(files)
+    result = w.push("leap/ledger")
+    refused(w, result, "L7")
+    assert "the score grades round 1, but episode 1 of s1/a holds 0 recorded" in result.stderr
+    assert "[L7.5]" not in result.stderr, result.stderr  # the chain itself is whole
+    w.reset_ledger()
+    other = "d" * 40  # a claim of another commit
+    w.append(dict([w.receipt("a", 1, 1, claim=True, candidate="e" * 40, commit=other,
+                             provenance=False)]))
+    w.append(files)
+    result = w.push("leap/ledger")
+    refused(w, result, "L7")
+    assert f"the score grades commit {w.base[:12]}, round 1 recorded {other[:12]}" \
+        in result.stderr, result.stderr
+    assert "the score grades candidate" in result.stderr, result.stderr
+
+
 def test_pass_record_without_its_linked_records(w: World) -> None:
     from leapgit.records import yamlio
     from tests.support import write_pass

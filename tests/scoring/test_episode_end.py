@@ -38,14 +38,16 @@ def unit_test(name: str, body: str, imports: str) -> str:
             f"    def test_{name}(self):\n" + textwrap.indent(body, "        ") + "\n")
 
 
-def ball(name: str) -> str:
+def ball(name: str, after: str | None = None) -> str:
     return (f"  - id: {name}\n    goal: {name} works\n    spec: make {name} work\n"
+            + (f"    depends_on: [{after}]\n" if after else "") +
             f"    scope: [calc/{name}.py, tests/test_{name}.py]\n"
             f"    proof: python -m unittest -q tests.test_{name}\n"
             f"    tests: {TESTS}\n    rollback: restore-scope\n")
 
 
-DRAFT = f"slice: {S}\nspine: integrator\nballs:\n" + ball("late") + ball("refused") + ball("good")
+DRAFT = (f"slice: {S}\nspine: integrator\nballs:\n" + ball("late") + ball("refused")
+         + ball("good") + ball("after", "late"))
 REFUSED_TEST = unit_test("refused", "self.assertEqual(h(4, 2), 2)",
                          "from calc.refused import h")
 GOOD_TEST = unit_test("good", "self.assertEqual(g(), 2)", "from calc.good import g")
@@ -86,11 +88,27 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
         git("add", "-A", cwd=wt)
         git("commit", "-q", "-m", f"late {n}\n\nLeap-Round: {n}\nLeap-Outcome: "
             f"{1 if n in (2, 4) else 0}", cwd=wt)
+    # round four claims a pass that nobody scored yet: the way on is `leap score`, and both
+    # refusals say so rather than point at each other (final review, telemetry F3)
+    early = p.leap("throw", S, "--ball", "late", "--resume")
+    assert early.code == 1 and f"`leap score {S} late`" in early.err, early
+    fifth = p.leap("round", S, "late", "--outcome", "0", "--evidence", "a fifth")
+    assert fifth.code == 1 and f"`leap score {S} late`" in fifth.err, fifth
     scored = p.leap("score", S, "late")  # no red test recorded: a hold (T7.1), never a pass
     assert scored.code == 3, scored
     status = json.loads(p.leap("status", S, "--json").out)
     [late] = [b for wave in status["slices"][0]["waves"] for b in wave if b["ball"] == "late"]
-    assert late["readiness"] == "checkpoint", late  # held: its rounds are spent
+    # held by its score, its rounds spent: a hold, with no checkpoint record to name
+    # (final review, telemetry F4); the text status says hold, not its last receipt's claim
+    assert late["readiness"] == "hold" and late["checkpoint"] is None, late
+    [line] = [x for x in p.leap("status", S).out.splitlines() if x.strip().startswith("late ")]
+    assert line.split()[1] == "hold", line
+    again = p.leap("throw", S, "--ball", "late")
+    assert again.code == 3 and "its last round scored 0" in again.err, again
+    assert "--resume" in again.err, again
+    after = p.leap("throw", S, "--ball", "after")  # its ancestor has no checkpoint to name
+    assert after.code == 3, after
+    assert "its ancestor late ended at 0 (its last round scored 0)" in after.err, after
     resumed = p.leap("throw", S, "--ball", "late", "--resume", "--run")
     assert resumed.code == 0, resumed
     assert "episode 2" in resumed.out
@@ -194,3 +212,19 @@ def test_a_score_by_hand_that_voids_a_pass_or_grades_another_round_is_refused(
     assert "the score grades round 3, but episode 1 of ends/good holds 1 recorded" in err, err
     with Ledger(p.work / ".git") as ledger:
         assert current_pass(ledger.require(), S, "good") == passed
+    # a newer claim of the same tree is a new commit, and a score may grade it: the server
+    # tells a newer claim from the graded one by commit, not by tree (final review, defect F2)
+    wt = p.worktree("good", S)
+    hooked = run_git("commit", "-q", "--allow-empty", "-m",
+                     "again\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
+    assert "recorded round 2" in hooked.stderr, hooked.stderr
+    with Ledger(p.work / ".git") as ledger:
+        newer = query.receipts(ledger.require(), S, "good", 1)[-1]
+        assert (newer.round, newer.claim, newer.candidate) == (2, True, passed.candidate)
+        assert newer.commit is not None and newer.commit != passed.commit
+        regrade = replace(voiding, rounds=2, commit=newer.commit)
+        ledger.append({layout.score_path(S, "good", regrade.score): yamlio.dumps(
+            regrade.to_dict())}, "a score of the newer claim")
+    pushed = run_git("push", "--no-verify", "origin", "leap/ledger", cwd=p.work)
+    assert pushed.returncode == 0, pushed.stderr
+    assert p.remote_tip("refs/heads/leap/ledger") == p.tip("leap/ledger")

@@ -33,6 +33,7 @@ def test_rounds_reached_only_through_the_spine_merge_are_checked(fresh: SignedWo
     # (the server cannot see her round yet), then the merge brings her round to the spine.
     w = fresh
     tree = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    w.receipt("a", "bob", claim=True)  # the ledger links no alice key to the round
     w.grade("a", "alice", tree)
     assert w.push("leap/ledger").returncode == 0
     w.lease("ivan")

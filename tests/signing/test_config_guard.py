@@ -44,6 +44,7 @@ def _land_config(w: SignedWorld, text: str, builder: str = "root",
     signed_commit(w.work, {".leap/config.yaml": text}, round_message("c: round 1", 1, 1),
                   w.keys[builder])
     git("checkout", "-q", "main", cwd=w.work)
+    w.builders["c"] = builder  # the round's builder records its claim
     w.grade("c", "carol", git("rev-parse", f"{branch}^{{tree}}", cwd=w.work))
     w.lease(integrator, holder=integrator)
     return w.merge("c", integrator)

@@ -72,6 +72,7 @@ def test_a_round_and_its_builders_pass_pushed_at_once_are_never_merged(
     # one after the other, either push is refused; pushed at once, both land.
     w = fresh
     tree = w.build("a", {"src/a.py": "A = 10\n"}, "alice")
+    w.receipt("a", "bob", claim=True)  # the ledger links no alice key to the round
     w.grade("a", grader, tree)
     with pushes_meet(w.bare):
         raced = at_once(w, (f"leap/ball/{SLICE}/a",), ("leap/ledger",))

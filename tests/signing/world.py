@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from leapgit.ledger import layout
@@ -92,6 +92,7 @@ class SignedWorld:
     daemon: GitDaemon
     keys: dict[str, Path]
     base: str
+    builders: dict[str, str | None] = field(default_factory=dict)  # ball -> its round's key
 
     @property
     def url(self) -> str:
@@ -131,6 +132,7 @@ class SignedWorld:
     def build(self, ball: str, files: Mapping[str, str], key: str | None) -> str:
         """Round 1 of ``ball`` on its branch, signed by ``key``; returns the candidate tree."""
         branch = f"leap/ball/{SLICE}/{ball}"
+        self.builders[ball] = key
         git("checkout", "-q", "-B", branch, self.base, cwd=self.work)
         signed_commit(self.work, files, round_message(f"{ball}: round 1", 1, 1),
                       self.keys[key] if key else None)
@@ -148,10 +150,15 @@ class SignedWorld:
 
     def grade(self, ball: str, key: str | None, candidate: str, round_no: int = 1) -> str:
         """A whole pass record set for ``ball`` (score, summary, verdicts), signed by ``key``:
-        what `leap score` writes for a scorer."""
+        what `leap score` writes for a scorer. The claim it grades is recorded first when
+        the ledger lacks it, signed by the ball's builder, as its post-commit hook does."""
         from tests.support import pass_files
 
         tip = git("rev-parse", f"leap/ball/{SLICE}/{ball}", cwd=self.work)
+        with self.ledger(None) as ledger:
+            claimed = ledger.require().exists(layout.receipt_path(SLICE, ball, 1, round_no))
+        if not claimed:
+            self.receipt(ball, self.builders.get(ball), claim=True, round_no=round_no)
         files = pass_files(SLICE, ball, candidate, tip, self.base, rounds=round_no,
                            run_id=f"t-pass-{ball}")
         return self.append(files, key, f"pass {ball}")

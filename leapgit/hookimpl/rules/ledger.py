@@ -127,8 +127,10 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
 
         rec = ScoreRecord.from_dict(raw)
         if rec.outcome == 1:
-            return [Refusal("L7.5", ref, sha, path, why, "score with `leap score`, which "
-                            "writes the whole chain") for why in passes.pass_problems(view, rec)]
+            return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades "
+                            "a recorded claim") for why in passes.round_problems(view, rec)] + [
+                Refusal("L7.5", ref, sha, path, why, "score with `leap score`, which writes "
+                        "the whole chain") for why in passes.pass_problems(view, rec)]
         return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades the "
                         "last recorded round") for why in passes.grade_problems(view, rec)]
     if kind == "merge":

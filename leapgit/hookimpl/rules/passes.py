@@ -7,6 +7,8 @@ change reopens), and its provenance chain is whole (L7.5): the tribunal summary 
 verdict it names exist, passed, and name the same candidate tree; at least two reviewers
 sat from families other than the builder's (L7.3); the tests ran green; the live proof ran
 green when the ball declares one. A builder's receipt, claim or not, is never a pass.
+The server also takes a score, of any outcome, only when it grades a recorded claim of the
+ball by its commit and candidate (``round_problems``), as `leap score` writes it.
 """
 
 from __future__ import annotations
@@ -112,14 +114,10 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     return problems
 
 
-def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
-    """What makes a score of 0 or -1 one `leap score` never writes (L7): it grades a
-    recorded round of the episode, a claim, by that round's commit. One that grades the last
-    round ends the episode (``readiness.scored``); an earlier one is history, written while
-    the builder went on (a scoring takes minutes), and ends nothing. After a pass that
-    stands, only a score of a newer claim counts: a score by hand must not void a pass."""
-    from leapgit.scoring import history
-
+def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
+    """What makes a score, of any outcome, one `leap score` never writes (L7): it grades a
+    recorded round of a thrown episode, a claim, by that round's commit and candidate. The
+    round need not be the last: a scoring takes minutes, and the builder may go on."""
     where = f"episode {rec.episode} of {rec.slice}/{rec.ball}"
     if query.throw(view, rec.slice, rec.ball, rec.episode) is None:
         return [f"{where} was never thrown"]
@@ -135,6 +133,23 @@ def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     if graded.commit is not None and graded.commit != rec.commit:
         problems.append(f"the score grades commit {rec.commit[:12]}, round {graded.round} "
                         f"recorded {graded.commit[:12]}")
+    if graded.candidate is not None and graded.candidate != rec.candidate:
+        problems.append(f"the score grades candidate {rec.candidate[:12]}, round "
+                        f"{graded.round} recorded {graded.candidate[:12]}: the same hash must "
+                        "appear in every record")
+    return problems
+
+
+def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
+    """What makes a score of 0 or -1 one `leap score` never writes (L7): ``round_problems``,
+    and more. One that grades the last round ends the episode (``readiness.scored``); an
+    earlier one is history, written while the builder went on, and ends nothing. After a
+    pass that stands, only a score of a newer claim counts: a score by hand must not void a
+    pass."""
+    from leapgit.scoring import history
+
+    problems = round_problems(view, rec)
+    receipts = query.receipts(view, rec.slice, rec.ball, rec.episode)
     earlier = [s for s in history.scores(view, rec.slice, rec.ball) if s.score < rec.score]
     voided = {r.score for r in history.reopens(view, rec.slice, rec.ball)}
     standing = earlier[-1] if earlier and earlier[-1].outcome == 1 and \
