@@ -80,7 +80,8 @@ def status_lines(s: Status) -> list[str]:
             for b in (b for b in sl.balls if b.wave == i):
                 deps = sl.depends.get(b.ball, ())
                 s_ = sl.standing.get(b.ball)
-                # a derived state (cut, or leap score's pass/refuse/hold) outranks the last receipt
+                # a derived state (cut, or a score's pass, refuse or episode-ending hold)
+                # outranks the last receipt
                 state = s_.verdict if s_ is not None and \
                     s_.own in ("cut", "pass", "refuse", "hold") else b.state
                 hit = sl.reopens.get(b.ball)
@@ -119,9 +120,12 @@ def _throw_detail(s: BallStanding | None) -> list[str]:
         out.append(f"{pad}receipt {r.round}: {word}: {r.evidence}")
         if r.log:
             out.append(f"{pad}log {r.log}")
+    resume = f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
     if ep.checkpoint is not None:
-        out.append(f"{pad}checkpoint after {ep.checkpoint.rounds_used} rounds; "
-                   "`leap throw --resume` starts a new episode")
+        out.append(f"{pad}checkpoint after {ep.checkpoint.rounds_used} rounds; {resume}")
+    elif s.verdict == "hold":
+        out.append(f"{pad}its score held round {len(ep.receipts)} (0), the last the limit "
+                   f"allows: the episode ended; {resume}")
     return out
 
 

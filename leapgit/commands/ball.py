@@ -23,7 +23,8 @@ def check(slice_id: str, ball_id: str, start: Path | str = ".") -> CheckResult:
     worktree = Path(episode.throw.worktree or "")
     if not worktree.is_dir():
         raise RuleViolation(f"the worktree of {slice_id}/{ball_id} is gone: {worktree}",
-                            rule="L5", hint="`leap throw --resume` recreates it")
+                            rule="L5",
+                            hint=f"`leap throw {slice_id} --ball {ball_id} --resume` recreates it")
     return check_ball(ws.paths.common_dir, worktree, ball, episode.throw)
 
 

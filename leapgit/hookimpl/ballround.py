@@ -131,8 +131,10 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         except RuleViolation as exc:
             _breach(objects, ball, base, head, scope, f"not recorded: {exc.lines()[0]}")
             return
-        for r in problems:
-            say(f"[{r.rule}] {r.message}; do: {r.hint}")
+        spent = len(episode.receipts) >= min(config.round_limit, 4)
+        for r in problems:  # past the last round, record_round's refusal says what to do now
+            say(f"[{r.rule}] {r.message}" + ("" if spent and r.rule == "L6" else
+                                             f"; do: {r.hint}"))
         if trailers.round is None or trailers.outcome is None:
             say("the round was not recorded: amend the commit with its trailers "
                 "(`git commit --amend`); the server refuses a round without them")

@@ -112,13 +112,15 @@ def main(argv: list[str] | None = None) -> int:
         git_dir = _git_dir()
         on_commit(branch, os.getcwd(), common_dir(git_dir) if git_dir else None)
     except Exception as exc:  # noqa: BLE001 -- the commit is made; say what went wrong, never a traceback
-        from leapgit.errors import LeapError
+        from leapgit.errors import LeapError, RuleViolation
 
         lines = exc.lines() if isinstance(exc, LeapError) else [f"{type(exc).__name__}: {exc}"]
         for line in lines:
             print(f"leap {HOOK}: {line}", file=sys.stderr)
-        print(f"leap {HOOK}: the round was not recorded; record it with `leap round`",
-              file=sys.stderr)
+        # a rule refused the round: its own hint says what to do (`leap round` meets the
+        # same rule); anything else failed on the way, and `leap round` records it later
+        how = "" if isinstance(exc, RuleViolation) else "; record it with `leap round`"
+        print(f"leap {HOOK}: the round was not recorded{how}", file=sys.stderr)
     return 0
 
 

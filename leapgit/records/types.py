@@ -336,6 +336,9 @@ class Config(NamedTuple):
             tribunal_source=raw.get("tribunal"),
         )
 
+    def __hash__(self) -> int:  # as the dataclass did: the tribunal mapping is no key
+        return hash(self[:-1])
+
     @property
     def tribunal(self) -> TribunalConfig:
         from leapgit.records.tribunal import TribunalConfig

@@ -77,8 +77,9 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
         standing = assess(view, rec, ws.config.round_limit)[ball_id]
         if not standing.stuck:
             raise RuleViolation(
-                f"{slice_id}/{ball_id} is {standing.verdict}; only a stuck ball (0 with a "
-                "checkpoint, or refused -1) gets a repaired spec", rule="L3")
+                f"{slice_id}/{ball_id} is {standing.verdict}; only a stuck ball (ended at 0: a "
+                "checkpoint, or a last round its score held; or refused -1) gets a repaired spec",
+                rule="L3")
         current = query.load_ball(view, slice_id, ball_id)
         if names_deps and draft.depends_on != current.depends_on:
             raise RuleViolation("dependencies are fixed when the slice is cut", file=str(file),

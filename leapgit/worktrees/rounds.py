@@ -57,7 +57,9 @@ class Episode(NamedTuple):
     def closed(self) -> str | None:
         """Why no further round may be recorded in this episode, or None."""
         if self.checkpoint is not None:
-            return "it ended at 0 with a checkpoint; `leap throw --resume` starts a new episode"
+            t = self.throw
+            return (f"it ended at 0 with a checkpoint; `leap throw {t.slice} --ball {t.ball} "
+                    "--resume` starts a new episode")
         if self.receipts and self.receipts[-1].outcome == -1:
             return "its last round was refused (-1)"
         if self.refused_by_score is not None:
@@ -67,32 +69,51 @@ class Episode(NamedTuple):
 
 
 def unscored_claim(view: LedgerView, episode: Episode) -> Receipt | None:
-    """The episode's last round when it claims a pass that no score graded yet (L7: a claim
-    is never a pass; `leap score` decides it)."""
+    """The episode's last round when it claims a pass that waits for `leap score` (L7: a
+    claim is never a pass): no score graded it, or the pass that did was reopened (L8)."""
     t = episode.throw
     last = episode.receipts[-1] if episode.receipts else None
     if last is None or not (last.claim and last.outcome == 1):
         return None
-    from leapgit.scoring.history import graded_last
+    from leapgit.scoring import history
 
-    graded = graded_last(view, t.slice, t.ball, t.episode, len(episode.receipts))
-    return last if graded is None else None
+    graded = history.graded_last(view, t.slice, t.ball, t.episode, len(episode.receipts))
+    if graded is None:
+        return last
+    voided = graded.outcome == 1 and graded.score in {
+        r.score for r in history.reopens(view, t.slice, t.ball)}
+    return last if voided else None
 
 
-def score_hint(episode: Episode, claim: Receipt) -> str:
+def score_hint(episode: Episode, claim: Receipt, spent: bool) -> str:
+    """``spent``: the claim is on the last round the limit allows, so a hold ends the
+    episode; before that, the builder goes on after a hold."""
     t = episode.throw
-    return (f"`leap score {t.slice} {t.ball}` grades round {claim.round}'s claim; a hold "
-            "then resumes with `leap throw --resume`")
+    then = (f"a hold then resumes with `leap throw {t.slice} --ball {t.ball} --resume`"
+            if spent else f"after a hold the builder goes on with round {claim.round + 1}")
+    return f"`leap score {t.slice} {t.ball}` grades round {claim.round}'s claim; {then}"
 
 
-def spent_hint(view: LedgerView, episode: Episode) -> str:
+def spent_hint(view: LedgerView, episode: Episode, commit: str | None = None) -> str:
     """What to do once an episode's rounds are spent (L6): score a last claim that waits for
-    it, else resume."""
+    it, else resume; for ``commit``, a commit past the last round (the post-commit hook),
+    put the branch back at that round first."""
+    t = episode.throw
+    last = episode.receipts[-1] if episode.receipts else None
+    back = ""
+    if commit is not None and last is not None and last.commit and last.commit != commit:
+        back = (f"`git reset --hard {last.commit[:12]}` puts the branch back at round "
+                f"{last.round}, then ")
     claim = unscored_claim(view, episode)
     if claim is not None:
-        return score_hint(episode, claim)
-    t = episode.throw
-    return f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
+        return back + score_hint(episode, claim, True)
+    from leapgit.hookimpl.rules.passes import current_pass
+
+    passed = current_pass(view, t.slice, t.ball)
+    if passed is not None:
+        return (f"{t.slice}/{t.ball} passed (score {passed.score}) and takes no further round"
+                + (f"; {back.removesuffix(', then ')}" if back else ""))
+    return back + f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
 
 
 def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
@@ -171,7 +192,8 @@ def _record(
         # L6: round four cannot create round five.
         raise RuleViolation(
             f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode {t.episode}; "
-            "there is no fifth round", rule="L6", hint=spent_hint(ledger.require(), episode),
+            "there is no fifth round", rule="L6",
+            hint=spent_hint(ledger.require(), episode, commit),
         )
     if expect_round is not None and expect_round != round_no:
         raise RuleViolation(

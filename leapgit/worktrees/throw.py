@@ -18,7 +18,7 @@ from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import yamlio
-from leapgit.records.types import BallRecord, Receipt, ThrowRecord
+from leapgit.records.types import BallRecord, ThrowRecord
 from leapgit.timeutil import now_iso
 from leapgit.workspace import Workspace
 from leapgit.worktrees import place
@@ -66,9 +66,9 @@ def spine_tip(ws: Workspace) -> str:
 
 
 def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
-            scope_changed: bool = False, claim: Receipt | None = None) -> _Plan:
-    """``claim``: the ball's last round when it claims a pass no score graded yet."""
-    """What a throw of this ball means now, or the error that says why not."""
+            scope_changed: bool = False, score: str | None = None) -> _Plan:
+    """What a throw of this ball means now, or the error that says why not. ``score``: the
+    hint to run `leap score`, when the ball's last round claims a pass that waits for it."""
     ep = s.episode
     if s.verdict == "ready":
         return _Plan(s, 1, base, None, True)
@@ -82,8 +82,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.own == "in-flight":
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
                             "is refused", rule="L3",
-                            hint=score_hint(ep, claim) if claim is not None else
-                            "close its rounds (`leap round`), or wait for its receipt")
+                            hint=score or "close its rounds (`leap round`), or wait for its "
+                            "receipt")
     if s.own == "pass":
         raise RuleViolation(f"{slice_id}/{s.ball} already passed (1)", rule="L8")
     respecced = s.spec_version > ep.throw.spec_version
@@ -98,7 +98,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.own == "hold":
         how = "with a checkpoint" if ep.checkpoint is not None else "(its last round scored 0)"
         raise Hold(f"{slice_id}/{s.ball} ended episode {number} at 0 {how}",
-                   rule="L6", hint="`leap throw --resume` starts a new episode from it")
+                   rule="L6", hint=f"`leap throw {slice_id} --ball {s.ball} --resume` starts a "
+                   "new episode from it")
     if respecced:
         # L3: the refused ball was repaired as a new spec version; it starts over from the
         # current base on a fresh branch (its refused branch is dropped).
@@ -141,9 +142,11 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         for ball in balls or rec.balls:
             s = standing[ball]
             claim = None if s.episode is None else unscored_claim(view, s.episode)
+            score = None if claim is None or s.episode is None else score_hint(
+                s.episode, claim, len(s.episode.receipts) >= min(ws.config.round_limit, 4))
             try:
                 plans.append(_decide(s, slice_id, base, resume,
-                                     _scope_changed(view, slice_id, s), claim))
+                                     _scope_changed(view, slice_id, s), score))
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
         if balls and skipped:

@@ -74,6 +74,9 @@ def test_no_fifth_round(fresh_world: World) -> None:
     err = hooked_commit(wt, {"src/b.py": "B = 5\n"}, round_message("b 5", 4, 0))
     assert "[L6]" in err and "round 4 cannot create round 5" in err
     assert "the round was not recorded" in err
+    # one way on, not three that contradict it (review r7 F1): round four held, so resume
+    assert "leap round" not in err and "do: " not in err, err
+    assert "`leap throw s1 --ball b --resume` starts a new episode" in err, err
     assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]
 
 

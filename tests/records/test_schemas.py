@@ -73,3 +73,15 @@ def test_unknown_kind_and_non_mapping_records() -> None:
 def test_the_projects_own_config_is_valid() -> None:
     config = load_config(Path(ROOT))
     assert config.spine == "main" and config.round_limit == 4
+
+
+def test_a_config_with_a_tribunal_hashes_as_one_without() -> None:
+    """Config is a value: equal configs hash alike, and the validated ``tribunal:`` mapping
+    (a dict) is no part of its hash, as when it was a dataclass (review of the NamedTuple
+    records, F1)."""
+    from leapgit.records.types import Config
+
+    with_tribunal = Config(tribunal_source={"rungs": []})
+    assert hash(with_tribunal) == hash(Config())
+    assert {with_tribunal: 1}[Config(tribunal_source={"rungs": []})] == 1
+    assert Config(spine="trunk") != Config() and hash(Config(spine="trunk")) != hash(Config())

@@ -88,10 +88,29 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
         git("add", "-A", cwd=wt)
         git("commit", "-q", "-m", f"late {n}\n\nLeap-Round: {n}\nLeap-Outcome: "
             f"{1 if n in (2, 4) else 0}", cwd=wt)
+        if n == 2:  # an early claim: a hold of it does not end the episode (review r7 F2)
+            early = p.leap("throw", S, "--ball", "late", "--resume")
+            assert early.code == 1, early
+            assert f"`leap score {S} late` grades round 2's claim; after a hold the builder " \
+                "goes on with round 3" in early.err, early
+    # a fifth commit: the hook says to put the branch back, then to score round four's claim,
+    # and nothing that would be refused (review r7 F1)
+    fourth = git("rev-parse", "HEAD", cwd=wt)
+    hooked = run_git("commit", "-q", "--allow-empty", "-m",
+                     "late 5\n\nLeap-Round: 5\nLeap-Outcome: 0", cwd=wt)
+    assert f"`git reset --hard {fourth[:12]}` puts the branch back at round 4, then `leap " \
+        f"score {S} late` grades round 4's claim" in hooked.stderr, hooked.stderr
+    assert "leap round" not in hooked.stderr and "resume in a new episode" not in \
+        hooked.stderr, hooked.stderr
+    past = p.leap("score", S, "late")  # `leap score` grades only the commit round 4 claims
+    assert past.code == 1 and f"is not {fourth[:12]}, the commit the last receipt (round 4) " \
+        "claims" in past.err, past
+    git("reset", "-q", "--hard", fourth, cwd=wt)
     # round four claims a pass that nobody scored yet: the way on is `leap score`, and both
     # refusals say so rather than point at each other (final review, telemetry F3)
     early = p.leap("throw", S, "--ball", "late", "--resume")
     assert early.code == 1 and f"`leap score {S} late`" in early.err, early
+    assert f"a hold then resumes with `leap throw {S} --ball late --resume`" in early.err, early
     fifth = p.leap("round", S, "late", "--outcome", "0", "--evidence", "a fifth")
     assert fifth.code == 1 and f"`leap score {S} late`" in fifth.err, fifth
     scored = p.leap("score", S, "late")  # no red test recorded: a hold (T7.1), never a pass
@@ -101,11 +120,14 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     # held by its score, its rounds spent: a hold, with no checkpoint record to name
     # (final review, telemetry F4); the text status says hold, not its last receipt's claim
     assert late["readiness"] == "hold" and late["checkpoint"] is None, late
-    [line] = [x for x in p.leap("status", S).out.splitlines() if x.strip().startswith("late ")]
+    text = p.leap("status", S).out.splitlines()
+    [line] = [x for x in text if x.strip().startswith("late ")]
     assert line.split()[1] == "hold", line
+    assert any("its score held round 4 (0)" in x and f"`leap throw {S} --ball late --resume`"
+               in x for x in text), text  # what ended it, and the way on (review r7 F5)
     again = p.leap("throw", S, "--ball", "late")
     assert again.code == 3 and "its last round scored 0" in again.err, again
-    assert "--resume" in again.err, again
+    assert f"`leap throw {S} --ball late --resume`" in again.err, again  # runnable (r7 F3)
     after = p.leap("throw", S, "--ball", "after")  # its ancestor has no checkpoint to name
     assert after.code == 3, after
     assert "its ancestor late ended at 0 (its last round scored 0)" in after.err, after

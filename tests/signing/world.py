@@ -143,8 +143,10 @@ class SignedWorld:
                 round_no: int = 1, outcome: int = 1) -> str:
         prov = None if claim or candidate is None else Provenance(
             "alice", 1, ("carol",), ("tribunal/r1",), "pytest ok", "curl ok", candidate)
+        tip = run_git("rev-parse", "-q", "--verify", f"refs/heads/leap/ball/{SLICE}/{ball}",
+                      cwd=self.work).stdout.strip()  # the round's commit, as the hook records
         rec = Receipt(SLICE, ball, 1, round_no, outcome, "test", NOW, claim=claim,  # type: ignore[arg-type]
-                      candidate=candidate, provenance=prov)
+                      candidate=candidate, provenance=prov, commit=tip or None)
         path = layout.receipt_path(SLICE, ball, 1, round_no)
         return self.append({path: yamlio.dumps(rec.to_dict())}, key, f"receipt {ball}")
 

@@ -52,6 +52,31 @@ def test_first_wave_only_then_b_and_c_from_one_base(diamond: Path) -> None:
     assert "D is waiting" in r.out
 
 
+def test_a_claim_whose_pass_was_reopened_waits_for_a_score(diamond: Path) -> None:
+    """A reopen voids the pass that graded the last round (L8): that round's claim waits for
+    `leap score` again, and the refusals say so (review r7 F4), on the last round too."""
+    from leapgit.ledger import layout
+    from leapgit.records import yamlio
+    from leapgit.records.scoring import ReopenRecord
+
+    assert leap("throw", "dia", cwd=diamond).code == 0
+    for _ in range(3):
+        record(diamond, "A", 0)
+    done = mark_passed(diamond, "A")  # round four claims, and its pass is recorded
+    assert done.receipt.round == 4
+    r = leap("round", "dia", "A", "--outcome", "0", "--evidence", "after the pass", cwd=diamond)
+    assert r.code == 1 and "dia/A passed (score 1) and takes no further round" in r.err, r
+    with Ledger(diamond / ".git") as ledger:
+        voided = ReopenRecord("dia", "A", 1, 1, done.receipt.candidate or "0" * 40, "f" * 40,
+                              "ball-branch", None, "bytes changed", "2024-01-01T00:00:00Z")
+        ledger.append({layout.reopen_path("dia", "A", 1): yamlio.dumps(voided.to_dict())},
+                      "reopen A")
+    for cmd in (("throw", "dia", "--ball", "A", "--resume"),
+                ("round", "dia", "A", "--outcome", "0", "--evidence", "a fifth")):
+        r = leap(*cmd, cwd=diamond)
+        assert r.code == 1 and "`leap score dia A` grades round 4's claim" in r.err, (cmd, r)
+
+
 def test_rethrow_in_flight_refused(diamond: Path) -> None:
     assert leap("throw", "dia", cwd=diamond).code == 0
     r = leap("throw", "dia", "--ball", "A", cwd=diamond)

@@ -235,7 +235,8 @@ def _check_throw(ctx: PushContext, ref: str, sha: str, path: str, rec: ThrowReco
     if state not in ("hold", "refuse"):
         return [Refusal("L3", ref, sha, path, f"{name} is still in flight; a new episode "
                         "starts only after a checkpoint (0) or a refuse (-1)",
-                        "close its rounds, then `leap throw --resume`")]
+                        f"close its rounds, then `leap throw {slice_id} --ball {ball_id} "
+                        "--resume`")]
     return []
 
 

@@ -19,7 +19,7 @@ from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord, ScoreRecord
-from leapgit.records.types import Receipt
+from leapgit.records.types import Receipt, ThrowRecord
 
 MIN_REVIEWERS = 2
 
@@ -76,6 +76,9 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
                         f"{rec.candidate[:12]}: the same hash must appear in every record")
     if (prov.slice, prov.ball) != (rec.slice, rec.ball):
         problems.append(f"provenance names task {prov.slice}/{prov.ball}")
+    if prov.spec_version != rec.spec_version:
+        problems.append(f"provenance names spec version {prov.spec_version}, the pass "
+                        f"{rec.spec_version}")
     if prov.red is None:
         problems.append("the pass names no red commit: the failing contract test comes first "
                         "(T7.1, `leap red`)")
@@ -114,12 +117,31 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     return problems
 
 
+def claimed_commits(view: LedgerView, thrown: ThrowRecord, receipts: list[Receipt],
+                    round_no: int) -> tuple[str, ...]:
+    """The commit round ``round_no`` claims: its own; a round that made no commit claims the
+    one it started from (``closeround.round_start``): the last earlier round's commit, else
+    one of the episode it resumed (or its base, when the branch left that one), else the
+    throw base."""
+    for receipt in reversed(receipts[:round_no]):
+        if receipt.commit:
+            return (receipt.commit,)
+    if thrown.resumed_from is not None:
+        earlier = [r.commit for r in query.receipts(view, thrown.slice, thrown.ball,
+                                                     thrown.resumed_from) if r.commit]
+        if earlier:
+            return earlier[-1], thrown.base
+    return (thrown.base,)
+
+
 def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     """What makes a score, of any outcome, one `leap score` never writes (L7): it grades a
-    recorded round of a thrown episode, a claim, by that round's commit and candidate. The
-    round need not be the last: a scoring takes minutes, and the builder may go on."""
+    recorded round of a thrown episode, a claim, by that round's commit and candidate, under
+    the spec version thrown. The round need not be the last: a scoring takes minutes, and
+    the builder may go on."""
     where = f"episode {rec.episode} of {rec.slice}/{rec.ball}"
-    if query.throw(view, rec.slice, rec.ball, rec.episode) is None:
+    thrown = query.throw(view, rec.slice, rec.ball, rec.episode)
+    if thrown is None:
         return [f"{where} was never thrown"]
     receipts = query.receipts(view, rec.slice, rec.ball, rec.episode)
     if not 1 <= rec.rounds <= len(receipts):
@@ -130,9 +152,13 @@ def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     if not (graded.claim and graded.outcome == 1):
         problems.append(f"round {graded.round} of {where} claims no pass: there is nothing to "
                         "score")
-    if graded.commit is not None and graded.commit != rec.commit:
+    if rec.spec_version != thrown.spec_version:
+        problems.append(f"the score names spec version {rec.spec_version}, {where} was thrown "
+                        f"with version {thrown.spec_version}")
+    claimed = claimed_commits(view, thrown, receipts, rec.rounds)
+    if rec.commit not in claimed:
         problems.append(f"the score grades commit {rec.commit[:12]}, round {graded.round} "
-                        f"recorded {graded.commit[:12]}")
+                        f"claims {' or '.join(c[:12] for c in claimed)}")
     if graded.candidate is not None and graded.candidate != rec.candidate:
         problems.append(f"the score grades candidate {rec.candidate[:12]}, round "
                         f"{graded.round} recorded {graded.candidate[:12]}: the same hash must "
