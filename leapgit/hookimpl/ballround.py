@@ -136,6 +136,12 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
             say(f"[{r.rule}] {r.message}" + ("" if spent and r.rule == "L6" else
                                              f"; do: {r.hint}"))
         if trailers.round is None or trailers.outcome is None:
+            if spent:  # trailers would not help: there is no further round (review r9 F3)
+                from leapgit.worktrees.rounds import spent_hint
+
+                say(f"the round was not recorded: {slice_id}/{ball_id} used its rounds; "
+                    + spent_hint(view, episode, head))
+                return
             say("the round was not recorded: amend the commit with its trailers "
                 "(`git commit --amend`); the server refuses a round without them")
             return

@@ -13,7 +13,7 @@ from typing import Any
 
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
-from leapgit.hookimpl.rules.passes import claimed_commits, current_pass, pass_problems
+from leapgit.hookimpl.rules.passes import current_pass, pass_problems
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, Written
 from leapgit.records import yamlio
@@ -143,14 +143,13 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
     from leapgit.hookimpl.rules.balls import check_round_count, recorded_rounds, round_commits
 
     t, last = ep.throw, ep.receipts[-1]
-    claimed = claimed_commits(ledger.require(), t, list(ep.receipts), len(ep.receipts))
-    if commit not in claimed:
-        named = " or ".join(c[:12] for c in claimed)
-        raise RuleViolation(f"{t.slice}/{t.ball}: the branch tip {commit[:12]} is not {named}, "
-                            f"the commit the last receipt (round {last.round}) claims: a "
-                            "commit no receipt records is an unrecorded round", rule="L6",
-                            hint=f"score only recorded rounds: put the branch back at "
-                            f"{claimed[0][:12]}, or checkpoint and resume in a new episode")
+    if last.commit is not None and last.commit != commit:
+        raise RuleViolation(f"{t.slice}/{t.ball}: the branch tip {commit[:12]} is not "
+                            f"{last.commit[:12]}, the commit of the last receipt (round "
+                            f"{last.round}): a commit no receipt records is an unrecorded "
+                            "round", rule="L6", hint="score only recorded rounds: put the "
+                            f"branch back at {last.commit[:12]}, or checkpoint and resume "
+                            "in a new episode")
     ref = f"refs/heads/{ws.config.ball_branch(t.slice, t.ball)}"
     commits, pre = round_commits(Objects(ledger.repo), reds, t.base, commit)
     rounds = [c for c in commits if c.id.decode() not in pre]

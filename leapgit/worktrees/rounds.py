@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
-from leapgit.errors import InvalidRecord, LedgerConflict, RuleViolation, UsageError
+from leapgit.errors import Hold, InvalidRecord, LedgerConflict, RuleViolation, UsageError
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.records import yamlio
@@ -170,8 +170,9 @@ def record_round(
                            recorded_by, claim, log, expect_round, quick)
         except LedgerConflict:
             continue  # another writer recorded a round first: count again
-    raise RuleViolation(f"could not record a round for {slice_id}/{ball_id}: the ledger kept "
-                        "changing under us", rule="L6", hint="try again")
+    # no rule refused the round (a Hold, not a RuleViolation): the hook names `leap round`
+    raise Hold(f"could not record a round for {slice_id}/{ball_id}: the ledger kept changing "
+               "under us", rule="L6", hint="try again")
 
 
 def _record(

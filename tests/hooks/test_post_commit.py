@@ -77,7 +77,32 @@ def test_no_fifth_round(fresh_world: World) -> None:
     # one way on, not three that contradict it (review r7 F1): round four held, so resume
     assert "leap round" not in err and "do: " not in err, err
     assert "`leap throw s1 --ball b --resume` starts a new episode" in err, err
+    # without trailers too: amending would not help, there is no further round (review r9 F3)
+    err = hooked_commit(wt, {"src/b.py": "B = 6\n"}, "b 6, no trailers")
+    assert "s1/b used its rounds" in err and "--resume` starts a new episode" in err, err
+    assert "amend" not in err, err
     assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]
+
+
+def test_a_ledger_that_keeps_moving_is_a_hold_not_a_rule(fresh_world: World,
+                                                         monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Writers that win every race leave a round unrecorded for now: no rule refused it, so
+    the hook still names `leap round` (a Hold, not a RuleViolation; review r9 F4)."""
+    import pytest
+
+    from leapgit.errors import Hold, LedgerConflict, RuleViolation
+    from leapgit.worktrees import rounds
+
+    w = fresh_world
+
+    def always_taken(*args: object, **kwargs: object) -> None:
+        raise LedgerConflict("another writer took round 1")
+
+    monkeypatch.setattr(rounds, "_record", always_taken)
+    with w.ledger() as ledger, pytest.raises(Hold) as caught:
+        rounds.record_round(ledger, SLICE, "a", outcome=0, evidence="e", round_limit=4)
+    assert not isinstance(caught.value, RuleViolation)
+    assert "the ledger kept changing under us" in caught.value.lines()[0]
 
 
 def test_a_warm_round_records_without_the_heavy_imports(

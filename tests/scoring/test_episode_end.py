@@ -47,7 +47,8 @@ def ball(name: str, after: str | None = None) -> str:
 
 
 DRAFT = (f"slice: {S}\nspine: integrator\nballs:\n" + ball("late") + ball("refused")
-         + ball("good") + ball("after", "late"))
+         + ball("good") + ball("after", "late") + ball("idle"))
+IDLE_TEST = unit_test("idle", "self.assertEqual(i(), 1)", "from calc.idle import i")
 REFUSED_TEST = unit_test("refused", "self.assertEqual(h(4, 2), 2)",
                          "from calc.refused import h")
 GOOD_TEST = unit_test("good", "self.assertEqual(g(), 2)", "from calc.good import g")
@@ -103,8 +104,8 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     assert "leap round" not in hooked.stderr and "resume in a new episode" not in \
         hooked.stderr, hooked.stderr
     past = p.leap("score", S, "late")  # `leap score` grades only the commit round 4 claims
-    assert past.code == 1 and f"is not {fourth[:12]}, the commit the last receipt (round 4) " \
-        "claims" in past.err, past
+    assert past.code == 1 and f"is not {fourth[:12]}, the commit of the last receipt (round 4)" \
+        in past.err, past
     git("reset", "-q", "--hard", fourth, cwd=wt)
     # round four claims a pass that nobody scored yet: the way on is `leap score`, and both
     # refusals say so rather than point at each other (final review, telemetry F3)
@@ -250,3 +251,24 @@ def test_a_score_by_hand_that_voids_a_pass_or_grades_another_round_is_refused(
     pushed = run_git("push", "--no-verify", "origin", "leap/ledger", cwd=p.work)
     assert pushed.returncode == 0, pushed.stderr
     assert p.remote_tip("refs/heads/leap/ledger") == p.tip("leap/ledger")
+
+
+def test_a_claim_that_made_no_commit_is_scored_from_where_its_branch_stands(
+        proj: Project) -> None:
+    """A builder that changes nothing claims with no commit, on a branch that starts at the
+    red commit (T7.1): `leap score` grades the branch as it stands (here a -1: the red test
+    fails), with no L6 refusal and no deadlock (review r9 F1, which undid a binding of such a
+    round to a guessed start commit)."""
+    p = proj
+    assert p.red("idle", S, ("tests/test_idle.py", IDLE_TEST)).code == 0
+    thrown = p.leap("throw", S, "--ball", "idle", "--run")  # no plan: the builder writes nothing
+    assert thrown.code == 0, thrown
+    with Ledger(p.work / ".git") as ledger:
+        [claim] = query.receipts(ledger.require(), S, "idle", 1)
+    assert (claim.claim, claim.outcome, claim.commit) == (True, 1, None), claim
+    scored = p.leap("score", S, "idle")
+    assert scored.code == 1 and "[L6]" not in scored.err, scored
+    with Ledger(p.work / ".git") as ledger:
+        [graded] = history.scores(ledger.require(), S, "idle")
+    assert graded.outcome == -1 and graded.rounds == 1, graded
+    assert p.leap("sync").code == 0  # the server takes the score

@@ -85,7 +85,7 @@ def test_score_refuses_a_candidate_with_unrecorded_rounds(passed: Project) -> No
     finally:
         git("update-ref", OPS, scored, cwd=p.work)
     assert res.code == 1, res
-    assert "[L6]" in res.err and "the commit the last receipt (round 1) claims" in res.err
+    assert "[L6]" in res.err and "commit of the last receipt (round 1)" in res.err
 
 
 def test_server_refuses_an_integration_of_a_candidate_with_a_fifth_round(passed: Project

@@ -19,7 +19,7 @@ from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord, ScoreRecord
-from leapgit.records.types import Receipt, ThrowRecord
+from leapgit.records.types import Receipt
 
 MIN_REVIEWERS = 2
 
@@ -117,28 +117,13 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     return problems
 
 
-def claimed_commits(view: LedgerView, thrown: ThrowRecord, receipts: list[Receipt],
-                    round_no: int) -> tuple[str, ...]:
-    """The commit round ``round_no`` claims: its own; a round that made no commit claims the
-    one it started from (``closeround.round_start``): the last earlier round's commit, else
-    one of the episode it resumed (or its base, when the branch left that one), else the
-    throw base."""
-    for receipt in reversed(receipts[:round_no]):
-        if receipt.commit:
-            return (receipt.commit,)
-    if thrown.resumed_from is not None:
-        earlier = [r.commit for r in query.receipts(view, thrown.slice, thrown.ball,
-                                                     thrown.resumed_from) if r.commit]
-        if earlier:
-            return earlier[-1], thrown.base
-    return (thrown.base,)
-
-
 def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     """What makes a score, of any outcome, one `leap score` never writes (L7): it grades a
     recorded round of a thrown episode, a claim, by that round's commit and candidate, under
     the spec version thrown. The round need not be the last: a scoring takes minutes, and
-    the builder may go on."""
+    the builder may go on. A round that made no commit (`leap round` on an unchanged
+    worktree) records none, so nothing binds the commit graded there: the receipt would have
+    to record the commit the round started from."""
     where = f"episode {rec.episode} of {rec.slice}/{rec.ball}"
     thrown = query.throw(view, rec.slice, rec.ball, rec.episode)
     if thrown is None:
@@ -155,10 +140,9 @@ def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     if rec.spec_version != thrown.spec_version:
         problems.append(f"the score names spec version {rec.spec_version}, {where} was thrown "
                         f"with version {thrown.spec_version}")
-    claimed = claimed_commits(view, thrown, receipts, rec.rounds)
-    if rec.commit not in claimed:
+    if graded.commit is not None and graded.commit != rec.commit:
         problems.append(f"the score grades commit {rec.commit[:12]}, round {graded.round} "
-                        f"claims {' or '.join(c[:12] for c in claimed)}")
+                        f"recorded {graded.commit[:12]}")
     if graded.candidate is not None and graded.candidate != rec.candidate:
         problems.append(f"the score grades candidate {rec.candidate[:12]}, round "
                         f"{graded.round} recorded {graded.candidate[:12]}: the same hash must "
