@@ -101,9 +101,11 @@ def spent_hint(view: LedgerView, episode: Episode, commit: str | None = None) ->
     t = episode.throw
     last = episode.receipts[-1] if episode.receipts else None
     back = ""
-    if commit is not None and last is not None and last.commit and last.commit != commit:
+    if commit is not None and last is not None and last.commit != commit:
+        # a last round that made no commit names none: this commit sits on where it ended
         back = (f"`git reset --hard {last.commit[:12]}` puts the branch back at round "
-                f"{last.round}, then ")
+                f"{last.round}, then " if last.commit else
+                "`git reset --hard HEAD~1` drops this commit, then ")
     claim = unscored_claim(view, episode)
     if claim is not None:
         return back + score_hint(episode, claim, True)

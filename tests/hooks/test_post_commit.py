@@ -192,3 +192,24 @@ def test_a_hook_that_waits_for_the_ledger_lock_says_so_and_then_records(
     assert "giving up after 60 s" in err
     assert err.index("waiting for the ledger lock") < err.index("recorded round 1 of s1/a")
     assert [r.round for r in receipts(w, "a")] == [1]
+
+
+def test_a_commit_past_a_last_claim_that_made_no_commit_is_told_to_drop_it(
+        fresh_world: World) -> None:
+    """Round four claimed with no commit of its own (nothing changed): a fifth commit is told
+    to drop itself before `leap score`, which grades the branch where round four ended
+    (review r9 F2)."""
+    from leapgit.worktrees.rounds import record_round
+
+    w = fresh_world
+    wt = ball_worktree(w, "b")
+    for n in range(1, 4):
+        hooked_commit(wt, {"src/b.py": f"B = {n}\n"}, round_message(f"b {n}", n, 0))
+    with w.ledger() as ledger:
+        done = record_round(ledger, SLICE, "b", outcome=1, evidence="nothing new",
+                            round_limit=4, recorded_by="test")
+    assert (done.receipt.round, done.receipt.commit) == (4, None)
+    err = hooked_commit(wt, {"src/b.py": "B = 5\n"}, round_message("b 5", 5, 0))
+    assert "`git reset --hard HEAD~1` drops this commit, then `leap score s1 b` grades " \
+        "round 4's claim" in err, err
+    assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]

@@ -191,7 +191,8 @@ def test_odd_remote_tracking_refs_are_judged_once_or_not_at_all(fresh: SignedWor
     found = json.loads(result.out)["findings"]
     assert [f["commit"] for f in found if f["rule"] == "S4" and f["branch"] != "ledger"] == \
         [shared], found
-    assert not any(name in json.dumps(f) for f in found for name in ("zz", "gone", blob))
+    assert not any(name in json.dumps(f) for f in found
+               for name in (f"{SLICE}/zz", f"{SLICE}/gone", blob))
     git("checkout", "-q", "main", cwd=clone)  # only the slash-named remote holds it now
     git("branch", "-q", "-D", f"leap/ball/{SLICE}/a", cwd=clone)
     result = leap("audit-signatures", "--json", cwd=clone)
