@@ -144,7 +144,9 @@ def log_cmd(limit: int | None, slice_id: str | None, as_json: bool) -> None:
 @cli.command("throw")
 @click.argument("slice_id", metavar="SLICE")
 @click.option("--ball", "balls", multiple=True, metavar="ID", help="throw only this ball")
-@click.option("--resume", is_flag=True, help="start a new episode from a ball's checkpoint")
+@click.option("--resume", is_flag=True,
+              help="start a new episode after one that ended at 0 (a checkpoint, or a last "
+              "round its score held)")
 @click.option("--run", "drive", is_flag=True, help="run the configured builder, round by round")
 @click.option("--jobs", type=click.IntRange(min=1), default=4, show_default=True,
               help="builders running at once (with --run)")

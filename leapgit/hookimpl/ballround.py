@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from leapgit.errors import LeapError, RuleViolation, UsageError
+from leapgit.errors import LeapError, UsageError
 from leapgit.hookimpl.objects import Objects
 from leapgit.hookimpl.rules.balls import (
     check_ball_commit,
@@ -128,10 +128,11 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 _breach(objects, ball, base, head, scope,
                         f"recorded round {done.receipt.round} as -1 (refuse) in the ledger")
                 return
-        except RuleViolation as exc:
+        except LeapError as exc:  # a rule, or a ledger that kept moving: the breach is shown
             _breach(objects, ball, base, head, scope, f"not recorded: {exc.lines()[0]}")
             return
-        spent = len(episode.receipts) >= min(config.round_limit, 4)
+        spent = episode.closed is not None or \
+            len(episode.receipts) >= min(config.round_limit, 4)
         for r in problems:  # past the last round, record_round's refusal says what to do now
             say(f"[{r.rule}] {r.message}" + ("" if spent and r.rule == "L6" else
                                              f"; do: {r.hint}"))

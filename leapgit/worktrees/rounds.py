@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, NamedTuple
 
-from leapgit.errors import Hold, InvalidRecord, LedgerConflict, RuleViolation, UsageError
+from leapgit.errors import (
+    InvalidRecord,
+    LedgerBusy,
+    LedgerConflict,
+    RuleViolation,
+    UsageError,
+)
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.records import yamlio
@@ -61,7 +67,9 @@ class Episode(NamedTuple):
             return (f"it ended at 0 with a checkpoint; `leap throw {t.slice} --ball {t.ball} "
                     "--resume` starts a new episode")
         if self.receipts and self.receipts[-1].outcome == -1:
-            return "its last round was refused (-1)"
+            t = self.throw
+            return (f"its last round was refused (-1); respec the ball (`leap ball respec "
+                    f"{t.slice} {t.ball} FILE`) and throw it again")
         if self.refused_by_score is not None:
             return (f"score {self.refused_by_score} refused its last round (-1); respec the "
                     "ball (`leap ball respec`) and throw it again")
@@ -101,11 +109,15 @@ def spent_hint(view: LedgerView, episode: Episode, commit: str | None = None) ->
     t = episode.throw
     last = episode.receipts[-1] if episode.receipts else None
     back = ""
-    if commit is not None and last is not None and last.commit != commit:
-        # a last round that made no commit names none: this commit sits on where it ended
-        back = (f"`git reset --hard {last.commit[:12]}` puts the branch back at round "
-                f"{last.round}, then " if last.commit else
-                "`git reset --hard HEAD~1` drops this commit, then ")
+    # where the last round left the branch: its commit, or (a round that made none) the
+    # newest recorded before it; --keep keeps uncommitted changes, and refuses to lose them
+    ended = next((r.commit for r in reversed(episode.receipts) if r.commit), None)
+    if commit is not None and last is not None and ended is not None and ended != commit:
+        back = (f"`git reset --keep {ended[:12]}` puts the branch back where round "
+                f"{last.round} left it, then ")
+    if episode.refused_by_score is not None or (last is not None and last.outcome == -1):
+        return (f"{t.slice}/{t.ball} was refused (-1): respec the ball (`leap ball respec "
+                f"{t.slice} {t.ball} FILE`) and throw it again")
     claim = unscored_claim(view, episode)
     if claim is not None:
         return back + score_hint(episode, claim, True)
@@ -172,9 +184,9 @@ def record_round(
                            recorded_by, claim, log, expect_round, quick)
         except LedgerConflict:
             continue  # another writer recorded a round first: count again
-    # no rule refused the round (a Hold, not a RuleViolation): the hook names `leap round`
-    raise Hold(f"could not record a round for {slice_id}/{ball_id}: the ledger kept changing "
-               "under us", rule="L6", hint="try again")
+    # no rule refused the round (not a RuleViolation): the hook names `leap round`
+    raise LedgerBusy(f"could not record a round for {slice_id}/{ball_id}: the ledger kept "
+                     "changing under us; nothing was written", hint="try again")
 
 
 def _record(

@@ -84,13 +84,13 @@ def test_no_fifth_round(fresh_world: World) -> None:
     assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]
 
 
-def test_a_ledger_that_keeps_moving_is_a_hold_not_a_rule(fresh_world: World,
+def test_a_ledger_that_keeps_moving_is_busy_not_a_rule(fresh_world: World,
                                                          monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Writers that win every race leave a round unrecorded for now: no rule refused it, so
-    the hook still names `leap round` (a Hold, not a RuleViolation; review r9 F4)."""
+    the hook still names `leap round` (LedgerBusy, no rule id; review r9 F4, r10 F6)."""
     import pytest
 
-    from leapgit.errors import Hold, LedgerConflict, RuleViolation
+    from leapgit.errors import LedgerBusy, LedgerConflict, RuleViolation
     from leapgit.worktrees import rounds
 
     w = fresh_world
@@ -99,9 +99,10 @@ def test_a_ledger_that_keeps_moving_is_a_hold_not_a_rule(fresh_world: World,
         raise LedgerConflict("another writer took round 1")
 
     monkeypatch.setattr(rounds, "_record", always_taken)
-    with w.ledger() as ledger, pytest.raises(Hold) as caught:
+    with w.ledger() as ledger, pytest.raises(LedgerBusy) as caught:
         rounds.record_round(ledger, SLICE, "a", outcome=0, evidence="e", round_limit=4)
     assert not isinstance(caught.value, RuleViolation)
+    assert all(p.rule is None for p in caught.value.problems)
     assert "the ledger kept changing under us" in caught.value.lines()[0]
 
 
@@ -197,19 +198,63 @@ def test_a_hook_that_waits_for_the_ledger_lock_says_so_and_then_records(
 def test_a_commit_past_a_last_claim_that_made_no_commit_is_told_to_drop_it(
         fresh_world: World) -> None:
     """Round four claimed with no commit of its own (nothing changed): a fifth commit is told
-    to drop itself before `leap score`, which grades the branch where round four ended
-    (review r9 F2)."""
+    to put the branch back where round three's commit left it, by that commit's id, not a
+    relative HEAD~1 an amend would mislead, and with --keep, which keeps uncommitted work
+    (review r9 F2, final review r10 reversibility F1/F2)."""
     from leapgit.worktrees.rounds import record_round
 
     w = fresh_world
     wt = ball_worktree(w, "b")
     for n in range(1, 4):
         hooked_commit(wt, {"src/b.py": f"B = {n}\n"}, round_message(f"b {n}", n, 0))
+    third = git("rev-parse", "HEAD", cwd=wt)
     with w.ledger() as ledger:
         done = record_round(ledger, SLICE, "b", outcome=1, evidence="nothing new",
                             round_limit=4, recorded_by="test")
     assert (done.receipt.round, done.receipt.commit) == (4, None)
     err = hooked_commit(wt, {"src/b.py": "B = 5\n"}, round_message("b 5", 5, 0))
-    assert "`git reset --hard HEAD~1` drops this commit, then `leap score s1 b` grades " \
-        "round 4's claim" in err, err
+    assert f"`git reset --keep {third[:12]}` puts the branch back where round 4 left it, " \
+        "then `leap score s1 b` grades round 4's claim" in err, err
     assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]
+
+
+def test_a_commit_past_a_refused_last_round_is_sent_to_respec(fresh_world: World) -> None:
+    """A refused episode cannot be resumed: past its last round the hook names the respec,
+    with or without trailers (final review r10, telemetry F1 and F2)."""
+    w = fresh_world
+    wt = ball_worktree(w, "b")
+    for n in range(1, 5):
+        hooked_commit(wt, {"src/b.py": f"B = {n}\n"},
+                      round_message(f"b {n}", n, -1 if n == 4 else 0))
+    for message in ("b 5, no trailers", round_message("b 5", 5, 0)):
+        err = hooked_commit(wt, {"src/b.py": f"B = {len(message)}\n"}, message)
+        assert "(`leap ball respec s1 b FILE`) and throw it again" in err, err
+        assert "--resume" not in err, err
+    assert [r.outcome for r in receipts(w, "b")] == [0, 0, 0, -1]
+
+
+def test_a_breach_the_busy_ledger_cannot_record_is_still_shown(
+        fresh_world: World, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A scope breach whose -1 loses every race for the ledger still gets its banner and
+    rollback paths (final review r10, reversibility F3 and defect F2)."""
+    from leapgit.errors import LedgerConflict
+    from leapgit.hookimpl.ballround import on_commit
+    from leapgit.worktrees import rounds
+
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    write_files(wt, {"README.md": "not a's file\n"})
+    git("add", "-A", cwd=wt)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", round_message("a 1", 1, 0),
+        cwd=wt)
+
+    def always_taken(*args: object, **kwargs: object) -> None:
+        raise LedgerConflict("another writer took round 1")
+
+    monkeypatch.setattr(rounds, "_record", always_taken)
+    monkeypatch.chdir(wt)
+    on_commit(f"leap/ball/{SLICE}/a")
+    err = capsys.readouterr().err
+    assert "SCOPE BREACH in ball s1/a" in err and "README.md" in err, err
+    assert "not recorded: could not record a round for s1/a" in err, err
+    assert receipts(w, "a") == []

@@ -99,8 +99,8 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     fourth = git("rev-parse", "HEAD", cwd=wt)
     hooked = run_git("commit", "-q", "--allow-empty", "-m",
                      "late 5\n\nLeap-Round: 5\nLeap-Outcome: 0", cwd=wt)
-    assert f"`git reset --hard {fourth[:12]}` puts the branch back at round 4, then `leap " \
-        f"score {S} late` grades round 4's claim" in hooked.stderr, hooked.stderr
+    assert f"`git reset --keep {fourth[:12]}` puts the branch back where round 4 left it, " \
+        f"then `leap score {S} late` grades round 4's claim" in hooked.stderr, hooked.stderr
     assert "leap round" not in hooked.stderr and "resume in a new episode" not in \
         hooked.stderr, hooked.stderr
     past = p.leap("score", S, "late")  # `leap score` grades only the commit round 4 claims
