@@ -47,7 +47,7 @@ def cli() -> None:
 def init_cmd(spine: str | None, signing: bool, key: Path | None, new_key: Path | None,
              name: str | None, roles: tuple[str, ...], require: bool | None) -> None:
     """Write .leap/config.yaml and start the ledger branch (idempotent)."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.init import init
 
     choice = _signing_choice(key, new_key, name, roles, require) if signing else None
@@ -93,7 +93,7 @@ def slice_group() -> None:
 @click.option("--base", default="HEAD", show_default=True, help="commit the scope is read at")
 def slice_check_cmd(file: Path, base: str) -> None:
     """Validate a slice draft (L1, L2, L4); writes nothing."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.slice import check
 
     _emit(report.check_lines(check(file, base)))
@@ -104,7 +104,7 @@ def slice_check_cmd(file: Path, base: str) -> None:
 @click.option("--base", default="HEAD", show_default=True, help="commit the scope is stamped at")
 def slice_cut_cmd(file: Path, base: str) -> None:
     """Validate a draft, stamp every scope file's blob id, record the slice."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.slice import cut
 
     _emit(report.cut_lines(cut(file, base)))
@@ -115,7 +115,7 @@ def slice_cut_cmd(file: Path, base: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def status_cmd(slice_id: str | None, as_json: bool) -> None:
     """Each slice's balls in waves, with state and rounds used."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.status import status
 
     result = status(slice_id)
@@ -131,7 +131,7 @@ def status_cmd(slice_id: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def log_cmd(limit: int | None, slice_id: str | None, as_json: bool) -> None:
     """The ledger's history, newest first."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.log import log
 
     entries = log(limit, slice_id)
@@ -154,7 +154,7 @@ def log_cmd(limit: int | None, slice_id: str | None, as_json: bool) -> None:
 def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume: bool,
               drive: bool, jobs: int) -> None:
     """Throw every ready ball (L5) into its own worktree; with --run, drive the builders."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.throw import drive_builders, run_exit_code, throw
 
     thrown = throw(slice_id, balls, resume)
@@ -175,7 +175,7 @@ def ball_group() -> None:
 @click.argument("ball_id", metavar="BALL")
 def ball_check_cmd(slice_id: str, ball_id: str) -> None:
     """L2: verify the ball's map in its worktree (exit 1 wrong map, 3 missing dependency)."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.ball import check
 
     result = check(slice_id, ball_id)
@@ -192,7 +192,7 @@ def ball_check_cmd(slice_id: str, ball_id: str) -> None:
 @click.option("--reason", help="why the spec changed (recorded)")
 def ball_respec_cmd(slice_id: str, ball_id: str, file: Path, reason: str | None) -> None:
     """L3: record a repaired spec for a stuck ball as a new spec version."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.ball import respec
 
     _emit(report.respec_lines(respec(slice_id, ball_id, file, reason)))
@@ -208,7 +208,7 @@ def ball_respec_cmd(slice_id: str, ball_id: str, file: Path, reason: str | None)
 def round_cmd(ctx: click.Context, slice_id: str, ball_id: str, outcome: str,
               evidence: str) -> None:
     """Close a round explicitly: commit the in-scope changes with the receipt (L6)."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.round import close
     from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
 
@@ -226,7 +226,7 @@ def round_cmd(ctx: click.Context, slice_id: str, ball_id: str, outcome: str,
 @click.pass_context
 def audit_signatures_cmd(ctx: click.Context, require: bool, as_json: bool) -> None:
     """Verify every ledger and spine-merge signature against the policy of its time."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.audit_signatures import audit_signatures_command
     from leapgit.errors import EXIT_OK, EXIT_RULE
 
@@ -248,7 +248,7 @@ def worktree_group() -> None:
 @click.option("--force", is_flag=True, help="also remove worktrees with uncommitted work")
 def worktree_prune_cmd(slice_id: str | None, force: bool) -> None:
     """Remove worktrees and branches of finished balls (merged, or refused and rolled back)."""
-    from leapgit import report
+    from leapgit.commands import report
     from leapgit.commands.worktree import prune
 
     _emit(report.prune_lines(prune(slice_id, force)))
@@ -286,7 +286,7 @@ def hooks_uninstall_cmd() -> None:
 @click.argument("remote", default="origin")
 def sync_cmd(remote: str) -> None:
     """Share the ledger: fetch REMOTE's, replay local records onto it, push; retry on a race."""
-    from leapgit.commands.sync import sync
+    from leapgit.ledger.sync import sync
 
     r = sync(remote)
     what = "pushed" if r.pushed else "up to date"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit.errors import LeapError, UsageError
+from leapgit.records.types import ABSENT
 
 # Variables that describe *which* repository git works on. Identity and config variables
 # (GIT_AUTHOR_*, GIT_CONFIG_*) are left alone.
@@ -122,3 +123,18 @@ def discover(start: Path | str = ".") -> RepoPaths:
 def rev_parse(rev: str, cwd: Path | str) -> str | None:
     proc = run(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd, check=False)
     return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def changed_files(root: Path, base: str, commit: str) -> list[str]:
+    raw = run(["diff", "--name-only", "-z", "--no-renames", base, commit], root).stdout
+    return sorted(p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p)
+
+
+def blob_at(root: Path, commit: str, path: str) -> str:
+    proc = run(["rev-parse", "--verify", "--quiet", f"{commit}:{path}"], root, check=False)
+    return proc.stdout.decode().strip() or ABSENT
+
+
+def is_ancestor(root: Path, older: str, newer: str) -> bool:
+    return run(["merge-base", "--is-ancestor", older, newer], root,
+                   check=False).returncode == 0

@@ -6,10 +6,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from leapgit.scoring.audit import audit as run_audit
-from leapgit.scoring.audit import lines
-from leapgit.scoring.audit_model import AuditReport
-from leapgit.workspace import open_workspace
+from leapgit.audit.model import AuditReport
+from leapgit.audit.run import audit as run_audit
+from leapgit.audit.run import lines
+from leapgit.ledger.workspace import open_workspace
 
 __all__ = ["audit", "export_in_toto", "lines"]
 

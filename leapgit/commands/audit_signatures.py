@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from leapgit.signing.audit import SignatureFinding, audit_signatures
-from leapgit.workspace import open_workspace
+from leapgit.audit.signatures import SignatureFinding, audit_signatures
+from leapgit.ledger.workspace import open_workspace
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from leapgit.errors import RuleViolation
 from leapgit.ledger import query
-from leapgit.workspace import open_workspace
+from leapgit.ledger.workspace import open_workspace
+from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.check import CheckResult, check_ball
 from leapgit.worktrees.respec import Respecced
 from leapgit.worktrees.respec import respec as respec_ball
-from leapgit.worktrees.rounds import current_episode
 
 
 def check(slice_id: str, ball_id: str, start: Path | str = ".") -> CheckResult:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.ledger.workspace import open_workspace
 from leapgit.records import yamlio
 from leapgit.records.config import CONFIG_PATH, parse_config
 from leapgit.timeutil import now_iso
-from leapgit.workspace import open_workspace
 
 if TYPE_CHECKING:
     from leapgit.commands.init_signing import SigningSetup

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from leapgit.errors import RuleViolation
 from leapgit.ledger import leases
+from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import INTEGRATOR
-from leapgit.workspace import open_workspace
 
 
 def release(holder: str = INTEGRATOR, reason: str | None = None,

@@ -9,7 +9,7 @@ from typing import Any
 
 from leapgit import git
 from leapgit.errors import UsageError
-from leapgit.workspace import open_workspace
+from leapgit.ledger.workspace import open_workspace
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 

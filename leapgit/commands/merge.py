@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from leapgit.ledger import layout
+from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import INTEGRATOR
 from leapgit.scoring.merge import MergeResult, merge
-from leapgit.workspace import open_workspace
 
 
 def merge_slice(slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,

@@ -11,7 +11,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from leapgit import git, report
+from leapgit import git
+from leapgit.commands import report
 from leapgit.commands.init import init
 from leapgit.commands.log import log
 from leapgit.commands.quickstart_flow import protocol_steps

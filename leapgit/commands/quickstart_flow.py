@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from leapgit import git, report
-from leapgit.commands import audit, merge, red, score, throw
+from leapgit import git
+from leapgit.commands import audit, merge, red, report, score, throw
 from leapgit.commands.quickstart_sample import (
     BUILDER_ID,
     DEMO_RUNGS,

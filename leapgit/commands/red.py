@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from leapgit.ledger.workspace import open_workspace
 from leapgit.scoring.red import RedResult, record_red
-from leapgit.workspace import open_workspace
 
 
 def red(slice_id: str, ball_id: str, commit: str, start: Path | str = ".") -> RedResult:

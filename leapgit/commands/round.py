@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Literal
 
 from leapgit.ledger import query
-from leapgit.workspace import open_workspace
+from leapgit.ledger.workspace import open_workspace
+from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.closeround import RoundClosed, close_round
-from leapgit.worktrees.rounds import current_episode
 
 
 def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str,

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+from leapgit.ledger.workspace import open_workspace
 from leapgit.scoring.score import Scored, score
-from leapgit.workspace import open_workspace
 
 NAMES = {1: "pass", 0: "hold", -1: "refuse"}
 

@@ -9,11 +9,11 @@ from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger.store import Written
+from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records.types import SliceRecord
 from leapgit.slices.check import CheckedSlice, check_slice, load_draft
 from leapgit.slices.cut import record_cut
 from leapgit.slices.scope import TreeResolver
-from leapgit.workspace import Workspace, open_workspace
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leapgit.audit.signatures import Presence, signature_presence
 from leapgit.ledger import query
+from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import SliceRecord
+from leapgit.rules.readiness import BallStanding, assess
 from leapgit.scoring import reopen
 from leapgit.scoring.reopen import SpineHit
-from leapgit.signing.audit import Presence, signature_presence
-from leapgit.workspace import open_workspace
-from leapgit.worktrees.readiness import BallStanding, assess
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
-from leapgit.workspace import Workspace, open_workspace
+from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.run import RunResult, run_balls
 from leapgit.worktrees.throw import ThrowResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leapgit.workspace import open_workspace
+from leapgit.ledger.workspace import open_workspace
 from leapgit.worktrees.prune import PruneLine
 from leapgit.worktrees.prune import prune as prune_worktrees
 

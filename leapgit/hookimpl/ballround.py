@@ -7,18 +7,18 @@ import sys
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError, UsageError
-from leapgit.hookimpl.objects import Objects
-from leapgit.hookimpl.rules.balls import (
+from leapgit.rules.balls import (
     check_ball_commit,
     check_frozen,
     check_round_count,
     recorded_rounds,
     red_commits,
 )
+from leapgit.rules.objects import Objects
 
 if TYPE_CHECKING:
-    from leapgit.hookimpl.rules.refusal import Refusal
     from leapgit.records.types import BallRecord
+    from leapgit.rules.refusal import Refusal
 
 HOOK = "post-commit"
 RECORDED_BY = "post-commit"
@@ -73,10 +73,11 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
 
     from leapgit.hookimpl.post_commit import ball_of_branch
     from leapgit.ledger import query
-    from leapgit.ledger.recordcache import RecordCache
     from leapgit.ledger.store import Ledger
+    from leapgit.records.cache import RecordCache
     from leapgit.records.config import load_config
-    from leapgit.worktrees.rounds import current_episode, parse_round_trailers, record_round
+    from leapgit.rules.episodes import current_episode, parse_round_trailers
+    from leapgit.worktrees.rounds import record_round
 
     if top is None or common_dir is None:
         from leapgit.git import discover
@@ -101,7 +102,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         head = objects.ref(ref)
         if head is None:
             return
-        from leapgit.scoring import history
+        from leapgit.ledger import history
 
         commit = objects.commit(head)
         base = episode.throw.base
@@ -138,7 +139,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                                              f"; do: {r.hint}"))
         if trailers.round is None or trailers.outcome is None:
             if spent:  # trailers would not help: there is no further round (review r9 F3)
-                from leapgit.worktrees.rounds import spent_hint
+                from leapgit.rules.episodes import spent_hint
 
                 say(f"the round was not recorded: {slice_id}/{ball_id} used its rounds; "
                     + spent_hint(view, episode, head))

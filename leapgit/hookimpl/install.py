@@ -134,9 +134,9 @@ def pin_server_refs(paths: git.RepoPaths, spine: str | None,
     from dulwich.refs import check_ref_format
 
     from leapgit.gitobj import refname
-    from leapgit.hookimpl.rules.context import PIN_LEDGER, PIN_SPINE
     from leapgit.records.config import check_refs
     from leapgit.records.types import Config
+    from leapgit.rules.context import PIN_LEDGER, PIN_SPINE
 
     def current(key: str) -> str | None:
         proc = git.run(["config", "--local", "--get", key], paths.git_dir, check=False)

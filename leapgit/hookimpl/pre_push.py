@@ -14,10 +14,10 @@ HOOK = "pre-push"
 
 def check(data: bytes) -> int:
     from leapgit.git import discover
-    from leapgit.hookimpl.objects import Objects
-    from leapgit.hookimpl.rules.context import PushContext, parse_push_lines
-    from leapgit.hookimpl.rules.push import check_push, report_lines
     from leapgit.records.config import load_config
+    from leapgit.rules.context import PushContext, parse_push_lines
+    from leapgit.rules.objects import Objects
+    from leapgit.rules.push import check_push, report_lines
 
     updates = parse_push_lines(data)
     if not updates:

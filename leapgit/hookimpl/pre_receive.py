@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 from leapgit.hookimpl.failclosed import hook_main
 
 if TYPE_CHECKING:
-    from leapgit.hookimpl.rules.refusal import Refusal
+    from leapgit.rules.refusal import Refusal
 
 HOOK = "pre-receive"
 
 
 def check(data: bytes) -> int:
-    from leapgit.hookimpl.objects import Objects, open_receiving_repo
-    from leapgit.hookimpl.pusher import BadPushCertificate, Pusher, pusher_from_env
-    from leapgit.hookimpl.rules.context import PushContext, parse_receive_lines, server_config
-    from leapgit.hookimpl.rules.push import check_push
-    from leapgit.hookimpl.rules.trees import check_pushed_trees
+    from leapgit.rules.context import PushContext, parse_receive_lines, server_config
+    from leapgit.rules.objects import Objects, open_receiving_repo
+    from leapgit.rules.push import check_push
+    from leapgit.rules.pusher import BadPushCertificate, Pusher, pusher_from_env
+    from leapgit.rules.trees import check_pushed_trees
 
     updates = parse_receive_lines(data)
     pusher: Pusher | None = None
@@ -44,7 +44,7 @@ def check(data: bytes) -> int:
 
 
 def _report(refusals: list[Refusal], notes: list[str]) -> int:
-    from leapgit.hookimpl.rules.push import report_lines
+    from leapgit.rules.push import report_lines
 
     for line in report_lines(HOOK, refusals, notes):
         print(line, file=sys.stderr)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dulwich.objects import Tree
 
     from leapgit.gitobj import GitRepo
-    from leapgit.ledger.recordcache import RecordCache
+    from leapgit.records.cache import RecordCache
     from leapgit.signing.sign import Signer
 
 DEFAULT_REF = "refs/heads/leap/ledger"
@@ -226,7 +226,7 @@ class Ledger(AbstractContextManager["Ledger"]):
         self.git_dir = Path(git_dir)
         self.records: RecordCache | None = None
         if cache_records:
-            from leapgit.ledger.recordcache import RecordCache
+            from leapgit.records.cache import RecordCache
 
             self.records = RecordCache(self.git_dir)
         self.ref = ref

@@ -11,7 +11,7 @@ from leapgit.records import schema, yamlio
 from leapgit.records.types import Config
 
 if TYPE_CHECKING:
-    from leapgit.ledger.recordcache import RecordCache
+    from leapgit.records.cache import RecordCache
 
 CONFIG_PATH = Path(".leap") / "config.yaml"
 
@@ -21,7 +21,7 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
     are not parsed or checked again."""
     blob = None
     if cache is not None:
-        from leapgit.ledger.recordcache import blob_id
+        from leapgit.records.cache import blob_id
 
         blob = blob_id(data)
         cached = cache.get(blob)

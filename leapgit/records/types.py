@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from leapgit.records.tribunal import TribunalConfig
+    from leapgit.records.tribunal_config import TribunalConfig
 
 ABSENT = "absent"  # the stamp of a scope file that does not exist at the base (L1)
 BUILTIN_ROLLBACK = "restore-scope"
@@ -341,7 +341,7 @@ class Config(NamedTuple):
 
     @property
     def tribunal(self) -> TribunalConfig:
-        from leapgit.records.tribunal import TribunalConfig
+        from leapgit.records.tribunal_config import TribunalConfig
 
         return TribunalConfig.from_dict(self.tribunal_source)
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation
 from leapgit.ledger import query
+from leapgit.ledger.workspace import Workspace
 from leapgit.records.scoring import RunEvidence
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.proofrun import evidence
-from leapgit.workspace import Workspace
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from leapgit.hookimpl.rules.passes import current_pass
-from leapgit.ledger import query
+from leapgit.ledger import history, query
 from leapgit.ledger.store import LedgerView
-from leapgit.scoring import history
+from leapgit.rules.passes import current_pass
 
 STATEMENT = "https://in-toto.io/Statement/v1"
 PASS_TYPE = "https://leapgit.dev/attestation/pass/v1"

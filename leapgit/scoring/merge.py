@@ -20,17 +20,17 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
-from leapgit.hookimpl.rules.passes import current_pass
-from leapgit.ledger import layout, leases, query
+from leapgit.git import is_ancestor
+from leapgit.ledger import history, layout, leases, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
+from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
-from leapgit.scoring import history, reopen, spine
+from leapgit.rules.passes import current_pass
+from leapgit.scoring import reopen, spine
 from leapgit.scoring.aggregate import Aggregate, review_merged
-from leapgit.scoring.red import is_ancestor
 from leapgit.timeutil import now_iso
-from leapgit.workspace import Workspace
 
 Echo = Callable[[str], None]
 TEMP_REF = "refs/leap/merging/{slice}"
@@ -241,7 +241,7 @@ def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
 
 
 def _lease_up(ws: Workspace, remote: str) -> None:
-    from leapgit.commands.sync import sync
+    from leapgit.ledger.sync import sync
 
     sync(remote, start=ws.paths.root)  # the lease goes up first: pre-receive reads it
 
@@ -263,7 +263,7 @@ def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | N
     except LeapError:
         pass  # already released, or never ours: the error that stopped us matters more
     if remote:
-        from leapgit.commands.sync import sync
+        from leapgit.ledger.sync import sync
 
         try:
             sync(remote, start=ws.paths.root)
@@ -349,7 +349,7 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
                 leases.release_lease(ledger, name, record.holder, f"merged {record.slice}")
             tip = ledger.tip() or ""
         if remote:
-            from leapgit.commands.sync import sync
+            from leapgit.ledger.sync import sync
 
             sync(remote, start=ws.paths.root)
     except BaseException:

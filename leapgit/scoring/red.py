@@ -7,20 +7,18 @@ audit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
-from leapgit.ledger import layout, query
+from leapgit.git import blob_at, changed_files, is_ancestor
+from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import LedgerView
+from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
-from leapgit.records.types import ABSENT
-from leapgit.scoring import history
 from leapgit.scoring.commands import run_command
 from leapgit.slices.diff import out_of_scope
 from leapgit.timeutil import now_iso
-from leapgit.workspace import Workspace
 
 RULE = "T7.1"
 
@@ -31,32 +29,8 @@ class RedResult:
     ledger_commit: str
 
 
-def changed_files(root: Path, base: str, commit: str) -> list[str]:
-    raw = git.run(["diff", "--name-only", "-z", "--no-renames", base, commit], root).stdout
-    return sorted(p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p)
-
-
-def blob_at(root: Path, commit: str, path: str) -> str:
-    proc = git.run(["rev-parse", "--verify", "--quiet", f"{commit}:{path}"], root, check=False)
-    return proc.stdout.decode().strip() or ABSENT
-
-
-def is_ancestor(root: Path, older: str, newer: str) -> bool:
-    return git.run(["merge-base", "--is-ancestor", older, newer], root,
-                   check=False).returncode == 0
-
-
-def start_point(view: LedgerView, root: Path, slice_id: str, ball_id: str, base: str) -> str:
-    """Where a fresh ball branch starts: its red commit when one descends from ``base``, so
-    the builder finds the failing test in its worktree; else ``base``."""
-    red = history.latest_red(view, slice_id, ball_id)
-    if red is not None and is_ancestor(root, base, red.commit):
-        return red.commit
-    return base
-
-
 def _base(view: LedgerView, slice_id: str, ball_id: str) -> str:
-    from leapgit.hookimpl.rules.balls import recorded_base
+    from leapgit.rules.balls import recorded_base
 
     return recorded_base(view, slice_id, ball_id).commit
 

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Literal
 
 from leapgit import git
-from leapgit.ledger import layout
+from leapgit.ledger import history, layout
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import yamlio
 from leapgit.records.scoring import ReopenRecord, ScoreRecord
 from leapgit.records.types import Config, SliceRecord
-from leapgit.scoring import history
 from leapgit.timeutil import now_iso
 
 Where = Literal["ball-branch", "spine"]
@@ -42,7 +41,7 @@ def write_reopen(ledger: Ledger, rec: ScoreRecord, found: str | None, where: Whe
 def reopen_if_moved(ledger: Ledger, slice_id: str, ball_id: str, tree: str,
                     commit: str | None) -> ReopenRecord | None:
     """The ball branch now holds ``tree``: reopen its standing pass when that is another."""
-    from leapgit.hookimpl.rules.passes import standing_pass
+    from leapgit.rules.passes import standing_pass
 
     rec = standing_pass(ledger.require(), slice_id, ball_id)
     if rec is None or rec.candidate == tree:
@@ -81,7 +80,7 @@ class SpineHit:
 
 def watched(view: LedgerView, rec: SliceRecord) -> list[Watched]:
     """The balls of ``rec`` whose standing pass is on the spine (none when unmerged)."""
-    from leapgit.hookimpl.rules.passes import standing_pass
+    from leapgit.rules.passes import standing_pass
 
     records = history.merge_records(view, rec.slice)
     if not records:
@@ -163,7 +162,7 @@ def scan(ledger: Ledger, root: Path, config: Config, rec: SliceRecord) -> list[R
     """Reopen every ball of the slice whose passed bytes changed: its branch moved off the
     passed candidate, or a spine commit outside an integration changed its merged files;
     return the new reopens."""
-    from leapgit.hookimpl.rules.passes import standing_pass
+    from leapgit.rules.passes import standing_pass
 
     out: list[ReopenRecord] = []
     for ball in rec.balls:

@@ -13,9 +13,9 @@ from typing import Any
 
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
-from leapgit.hookimpl.rules.passes import current_pass, pass_problems
-from leapgit.ledger import layout, query
+from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import Ledger, Written
+from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.records.scoring import (
     FileBlob,
@@ -27,7 +27,8 @@ from leapgit.records.scoring import (
     Step,
 )
 from leapgit.records.types import BallRecord
-from leapgit.scoring import history
+from leapgit.rules.episodes import Episode, current_episode
+from leapgit.rules.passes import current_pass, pass_problems
 from leapgit.scoring.keep import keep_or_revert
 from leapgit.scoring.proofrun import Proved, run_proofs
 from leapgit.scoring.reopen import reopen_if_moved
@@ -35,8 +36,6 @@ from leapgit.scoring.review import Reviewed, convene_ball
 from leapgit.scoring.source import check_source
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.identity import Builder, parse_builder
-from leapgit.workspace import Workspace
-from leapgit.worktrees.rounds import Episode, current_episode
 
 Echo = Callable[[str], None]
 _RESULT = {"ok": 1, "skipped": 1, "fail": -1, "hold": 0}
@@ -139,8 +138,8 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
     """L6: the candidate is the commit of the last receipt, and its history since the base
     holds no round beyond the limit (the ball branch's own rule, ``check_round_count``): a
     commit no receipt records is still a round, and round four cannot create round five."""
-    from leapgit.hookimpl.objects import Objects
-    from leapgit.hookimpl.rules.balls import check_round_count, recorded_rounds, round_commits
+    from leapgit.rules.balls import check_round_count, recorded_rounds, round_commits
+    from leapgit.rules.objects import Objects
 
     t, last = ep.throw, ep.receipts[-1]
     if last.commit is not None and last.commit != commit:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit import git
+from leapgit.git import blob_at, changed_files, is_ancestor
 from leapgit.records.scoring import FileBlob, RedRecord, Step
 from leapgit.records.types import ABSENT, BallRecord
-from leapgit.scoring.red import blob_at, changed_files, is_ancestor
 from leapgit.slices.diff import out_of_scope
 
 

@@ -5,7 +5,7 @@ The policy is ``.leap/allowed_signers`` on the spine, in OpenSSH's allowed-signe
 principals ``<role>:<name>``, e.g. ``builder:alice,admin:alice``; the roles are ``builder``,
 ``scorer``, ``integrator`` and ``admin``. ``valid-after``/``valid-before`` retire a key.
 
-Server rules (``hookimpl/rules/signatures.py``), enforced when the spine's config says
+Server rules (``rules/signatures.py``), enforced when the spine's config says
 ``signing: {require: true}``:
 
 - **S1 signed**: every new ledger commit, spine merge and ball round carries a good SSH

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from leapgit.errors import InvalidRecord, LeapError, UsageError
 from leapgit.ledger.store import LedgerView
+from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records import yamlio
-from leapgit.records.tribunal import TribunalConfig
+from leapgit.records.tribunal_config import TribunalConfig
 from leapgit.timeutil import now_iso
 from leapgit.tribunal import (
     changes,
@@ -38,7 +39,6 @@ from leapgit.tribunal.identity import Builder, parse_builder
 from leapgit.tribunal.lenses import LENSES
 from leapgit.tribunal.recorder import Recorder
 from leapgit.tribunal.redaction import Identities
-from leapgit.workspace import Workspace, open_workspace
 
 Echo = Callable[[str], None]
 Explosions = list[tuple[str, BaseException]]

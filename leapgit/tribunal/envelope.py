@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 from leapgit.errors import UsageError
-from leapgit.records.tribunal import TestMapping
+from leapgit.records.tribunal_config import TestMapping
 from leapgit.tribunal import changes, testmap
 from leapgit.tribunal.redaction import Identities, refuse_leaks
 

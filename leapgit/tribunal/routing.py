@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leapgit.errors import UsageError
-from leapgit.records.tribunal import CONFIG_SOURCE, Rung, TribunalConfig
+from leapgit.records.tribunal_config import CONFIG_SOURCE, Rung, TribunalConfig
 from leapgit.tribunal.identity import Builder
 from leapgit.tribunal.lenses import LENSES, Lens
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from leapgit.records.tribunal import Rung
+from leapgit.records.tribunal_config import Rung
 from leapgit.tribunal import verdict as rules
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure

@@ -8,7 +8,7 @@ import fnmatch
 import posixpath
 from collections.abc import Iterable
 
-from leapgit.records.tribunal import TestMapping
+from leapgit.records.tribunal_config import TestMapping
 
 _TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs"}
 _NAMES = ("test_{stem}{ext}", "{stem}_test{ext}", "{stem}.test{ext}", "{stem}.spec{ext}",

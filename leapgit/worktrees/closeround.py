@@ -22,20 +22,18 @@ from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
-from leapgit.slices.diff import out_of_scope, touched_paths
-from leapgit.worktrees import handoff
-from leapgit.worktrees.rollback import RolledBack, rollback
-from leapgit.worktrees.rounds import (
-    RECORDING_ENV,
+from leapgit.rules.episodes import (
     TRAILER_EVIDENCE,
     TRAILER_OUTCOME,
     TRAILER_ROUND,
     Episode,
-    RoundRecorded,
     current_episode,
-    record_round,
     spent_hint,
 )
+from leapgit.slices.diff import out_of_scope, touched_paths
+from leapgit.worktrees import handoff
+from leapgit.worktrees.rollback import RolledBack, rollback
+from leapgit.worktrees.rounds import RECORDING_ENV, RoundRecorded, record_round
 
 MAX_TRAILER = 400
 
@@ -137,8 +135,8 @@ def _listed(paths: tuple[str, ...], most: int = 20) -> str:
 
 
 def _frozen(view: LedgerView, episode: Episode, worktree: Path) -> list[str]:
-    from leapgit.scoring.history import latest_red
-    from leapgit.scoring.red import is_ancestor
+    from leapgit.git import is_ancestor
+    from leapgit.ledger.history import latest_red
     from leapgit.worktrees.check import blob_of_file
 
     red = latest_red(view, episode.throw.slice, episode.throw.ball)
@@ -308,7 +306,7 @@ def roll_back(view: LedgerView, common_dir: Path, worktree: Path, ball: BallReco
     """L6: the -1 is recorded already; a rollback that fails is reported with it, never
     raised past it (the round must not look unrecorded). The scope goes back to the red
     commit when there is one (T7.1: the frozen test stays)."""
-    from leapgit.scoring.history import latest_red
+    from leapgit.ledger.history import latest_red
 
     red = latest_red(view, t.slice, t.ball)
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import RuleViolation, UsageError
-from leapgit.workspace import Workspace
+from leapgit.ledger.workspace import Workspace
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger import query
+from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
-from leapgit.workspace import Workspace
+from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees import place
 from leapgit.worktrees.check import blob_of_file
 from leapgit.worktrees.closeround import dirty_paths
-from leapgit.worktrees.readiness import BallStanding, assess
 
 
 @dataclass(frozen=True)

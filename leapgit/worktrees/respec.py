@@ -13,14 +13,14 @@ from leapgit.errors import InvalidRecord, LeapError, RuleViolation
 from leapgit.gitobj import oid
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Written
+from leapgit.ledger.workspace import Workspace
 from leapgit.records import schema, yamlio
 from leapgit.records.drafts import BallDraft, ScopeEntry, SliceDraft
 from leapgit.records.types import BallRecord, StampedScope
+from leapgit.rules.readiness import assess
 from leapgit.slices.check import check_slice
 from leapgit.slices.scope import TreeResolver
 from leapgit.timeutil import now_iso
-from leapgit.workspace import Workspace
-from leapgit.worktrees.readiness import assess
 from leapgit.worktrees.throw import spine_tip
 
 

@@ -15,144 +15,24 @@ from leapgit.errors import (
     LedgerBusy,
     LedgerConflict,
     RuleViolation,
-    UsageError,
 )
-from leapgit.ledger import layout, query
-from leapgit.ledger.store import Ledger, LedgerView, Written
+from leapgit.ledger import layout
+from leapgit.ledger.store import Ledger, Written
 from leapgit.records import yamlio
-from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt, ThrowRecord
+from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt
+from leapgit.rules.episodes import (
+    TRAILER_OUTCOME,
+    TRAILER_ROUND,
+    Episode,
+    current_episode,
+    spent_hint,
+)
 from leapgit.timeutil import now_iso
 
 # Set on a `git commit` that leapgit makes and records itself (`leap round`, `--run`): the
 # post-commit hook then leaves the round to it, so each round is recorded once, with its log.
 RECORDING_ENV = "LEAP_RECORDS_ROUND"
-TRAILER_ROUND = "Leap-Round"
-TRAILER_OUTCOME = "Leap-Outcome"
-TRAILER_EVIDENCE = "Leap-Evidence"
 _CONFLICT_RETRIES = 5
-
-
-class RoundTrailers(NamedTuple):
-    round: int | None
-    outcome: Literal[-1, 0, 1] | None
-    evidence: str | None
-
-
-def parse_round_trailers(message: bytes) -> RoundTrailers:
-    """The receipt a round commit carries in its trailers (missing values are None)."""
-    from dulwich.trailers import parse_trailers
-
-    _, trailers = parse_trailers(message)
-    found = {t.key.lower(): t.value.strip() for t in trailers}
-    round_no = found.get(TRAILER_ROUND.lower())
-    outcome = found.get(TRAILER_OUTCOME.lower())
-    return RoundTrailers(
-        round=int(round_no) if round_no and round_no.isdigit() else None,
-        outcome=int(outcome) if outcome in ("-1", "0", "1") else None,  # type: ignore[arg-type]
-        evidence=found.get(TRAILER_EVIDENCE.lower()),
-    )
-
-
-class Episode(NamedTuple):
-    throw: ThrowRecord
-    receipts: tuple[Receipt, ...]
-    checkpoint: Checkpoint | None
-    refused_by_score: int | None = None  # the score that refused its last round (-1)
-
-    @property
-    def closed(self) -> str | None:
-        """Why no further round may be recorded in this episode, or None."""
-        if self.checkpoint is not None:
-            t = self.throw
-            return (f"it ended at 0 with a checkpoint; `leap throw {t.slice} --ball {t.ball} "
-                    "--resume` starts a new episode")
-        if self.receipts and self.receipts[-1].outcome == -1:
-            t = self.throw
-            return (f"its last round was refused (-1); respec the ball (`leap ball respec "
-                    f"{t.slice} {t.ball} FILE`) and throw it again")
-        if self.refused_by_score is not None:
-            return (f"score {self.refused_by_score} refused its last round (-1); respec the "
-                    "ball (`leap ball respec`) and throw it again")
-        return None
-
-
-def unscored_claim(view: LedgerView, episode: Episode) -> Receipt | None:
-    """The episode's last round when it claims a pass that waits for `leap score` (L7: a
-    claim is never a pass): no score graded it, or the pass that did was reopened (L8)."""
-    t = episode.throw
-    last = episode.receipts[-1] if episode.receipts else None
-    if last is None or not (last.claim and last.outcome == 1):
-        return None
-    from leapgit.scoring import history
-
-    graded = history.graded_last(view, t.slice, t.ball, t.episode, len(episode.receipts))
-    if graded is None:
-        return last
-    voided = graded.outcome == 1 and graded.score in {
-        r.score for r in history.reopens(view, t.slice, t.ball)}
-    return last if voided else None
-
-
-def score_hint(episode: Episode, claim: Receipt, spent: bool) -> str:
-    """``spent``: the claim is on the last round the limit allows, so a hold ends the
-    episode; before that, the builder goes on after a hold."""
-    t = episode.throw
-    then = (f"a hold then resumes with `leap throw {t.slice} --ball {t.ball} --resume`"
-            if spent else f"after a hold the builder goes on with round {claim.round + 1}")
-    return f"`leap score {t.slice} {t.ball}` grades round {claim.round}'s claim; {then}"
-
-
-def spent_hint(view: LedgerView, episode: Episode, commit: str | None = None) -> str:
-    """What to do once an episode's rounds are spent (L6): score a last claim that waits for
-    it, else resume; for ``commit``, a commit past the last round (the post-commit hook),
-    put the branch back at that round first."""
-    t = episode.throw
-    last = episode.receipts[-1] if episode.receipts else None
-    back = ""
-    # where the last round left the branch: its commit, or (a round that made none) the
-    # newest recorded before it; --keep keeps uncommitted changes, and refuses to lose them
-    ended = next((r.commit for r in reversed(episode.receipts) if r.commit), None)
-    if commit is not None and last is not None and ended is not None and ended != commit:
-        back = (f"`git reset --keep {ended[:12]}` puts the branch back where round "
-                f"{last.round} left it, then ")
-    if episode.refused_by_score is not None or (last is not None and last.outcome == -1):
-        return (f"{t.slice}/{t.ball} was refused (-1): respec the ball (`leap ball respec "
-                f"{t.slice} {t.ball} FILE`) and throw it again")
-    claim = unscored_claim(view, episode)
-    if claim is not None:
-        return back + score_hint(episode, claim, True)
-    from leapgit.hookimpl.rules.passes import current_pass
-
-    passed = current_pass(view, t.slice, t.ball)
-    if passed is not None:
-        return (f"{t.slice}/{t.ball} passed (score {passed.score}) and takes no further round"
-                + (f"; {back.removesuffix(', then ')}" if back else ""))
-    return back + f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
-
-
-def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
-    numbers = query.episodes(view, slice_id, ball_id)
-    for number in reversed(numbers):
-        thrown = query.throw(view, slice_id, ball_id, number)
-        if thrown is not None:
-            receipts = tuple(query.receipts(view, slice_id, ball_id, number))
-            return Episode(
-                throw=thrown, receipts=receipts,
-                checkpoint=query.checkpoint(view, slice_id, ball_id, number),
-                refused_by_score=_refused_by(view, slice_id, ball_id, number, len(receipts)),
-            )
-    raise UsageError(f"ball {ball_id!r} of slice {slice_id!r} has not been thrown",
-                     hint=f"run `leap throw {slice_id} --ball {ball_id}` first")
-
-
-def _refused_by(view: LedgerView, slice_id: str, ball_id: str, episode: int, rounds: int
-                ) -> int | None:
-    """L6, L7: a score of -1 on the episode's last round ends it; a builder's next round
-    would undo the grade (the scorer decides, never the builder)."""
-    from leapgit.scoring import history
-
-    last = history.graded_last(view, slice_id, ball_id, episode, rounds)
-    return last.score if last is not None and last.outcome == -1 else None
 
 
 class RoundRecorded(NamedTuple):
@@ -241,7 +121,7 @@ def _record(
         trailers.append(("Leap-Candidate", candidate))
     written = ledger.append(files, subject, trailers)
     if ledger.records is not None:  # the hook reads them back next round: parsed already
-        from leapgit.ledger.recordcache import blob_id
+        from leapgit.records.cache import blob_id
 
         for path, record in records.items():
             ledger.records.put(blob_id(files[path]), record)

@@ -22,19 +22,15 @@ from typing import Literal
 from leapgit import git
 from leapgit.errors import LeapError, UsageError
 from leapgit.ledger import query
+from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import OUTCOME_NAMES, BallRecord, Receipt, ThrowRecord
-from leapgit.workspace import Workspace
+from leapgit.rules.episodes import Episode, current_episode, parse_round_trailers
 from leapgit.worktrees import handoff
 from leapgit.worktrees.builder import BuilderExit, run_builder
 from leapgit.worktrees.check import check_ball
 from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.progress import Progress
-from leapgit.worktrees.rounds import (
-    Episode,
-    current_episode,
-    parse_round_trailers,
-    record_round,
-)
+from leapgit.worktrees.rounds import record_round
 from leapgit.worktrees.watch import Watch
 
 

@@ -16,14 +16,15 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine
 from leapgit.ledger import layout, query
+from leapgit.ledger.history import latest_red
 from leapgit.ledger.store import Ledger, LedgerView
+from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, ThrowRecord
+from leapgit.rules.episodes import score_hint, unscored_claim
+from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
-from leapgit.workspace import Workspace
 from leapgit.worktrees import place
-from leapgit.worktrees.readiness import BallStanding, assess
-from leapgit.worktrees.rounds import score_hint, unscored_claim
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
     """Parse and validate, once, what the post-commit hook reads on every round (the ball's
     records, the ledger's root, the worktree's config), so its first round is as quick as
     the next. Only a cache: a failure here costs the hook a parse, never the throw."""
-    from leapgit.ledger.recordcache import RecordCache
+    from leapgit.records.cache import RecordCache
     from leapgit.records.config import load_config
 
     for t in thrown:  # a config the hook cannot read stops every round there: say so now
@@ -235,7 +236,6 @@ def _place_and_record(
 
 def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
                   view: LedgerView) -> tuple[Path, bool]:
-    from leapgit.scoring.red import start_point
 
     path = place.target(ws, slice_id, ball)
     branch = ws.config.ball_branch(slice_id, ball)
@@ -255,3 +255,12 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
     start = start_point(view, ws.paths.root, slice_id, ball, plan.base)
     place.add(ws, path, branch, start, new_branch=True)
     return path, True
+
+
+def start_point(view: LedgerView, root: Path, slice_id: str, ball_id: str, base: str) -> str:
+    """Where a fresh ball branch starts: its red commit when one descends from ``base``, so
+    the builder finds the failing test in its worktree; else ``base``."""
+    red = latest_red(view, slice_id, ball_id)
+    if red is not None and git.is_ancestor(root, base, red.commit):
+        return red.commit
+    return base

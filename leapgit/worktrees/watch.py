@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from leapgit import git
-from leapgit.workspace import Workspace
+from leapgit.ledger.workspace import Workspace
 from leapgit.worktrees import place
 
 

@@ -74,8 +74,8 @@ def anchor() -> float:
 
 
 def bench_audit(tmp: Path, sizes: list[int]) -> None:
-    from leapgit.scoring.audit import audit
-    from leapgit.workspace import open_workspace
+    from leapgit.audit.run import audit
+    from leapgit.ledger.workspace import open_workspace
 
     print("1. leap audit (in-process, after the ledger is written)")
     results = []
@@ -108,9 +108,9 @@ def bench_audit(tmp: Path, sizes: list[int]) -> None:
 
 
 def bench_merge(tmp: Path, balls: int = 16) -> None:
+    from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring.merge import merge
     from leapgit.tribunal.demo import scripted_juror
-    from leapgit.workspace import open_workspace
 
     print(f"2. leap merge of a {balls}-ball slice vs plain git merge --no-ff")
     root = make_repo(tmp / "merge", {"README.md": "x\n", **{f"src/f{i}.py": f"F = {i}\n"

@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from leapgit.hookimpl.objects import Objects
-from leapgit.hookimpl.rules.context import PushContext, RefUpdate, server_config
-from leapgit.hookimpl.rules.push import check_push
-from leapgit.hookimpl.rules.signatures import check_signatures
+from leapgit.rules.context import PushContext, RefUpdate, server_config
+from leapgit.rules.objects import Objects
+from leapgit.rules.push import check_push
+from leapgit.rules.signatures import check_signatures
 from leapgit.signing import verify
 from tests.signing.world import SLICE, SignedWorld, build_signed_world
 from tests.support import IDENTITY, GitDaemon, git
@@ -128,8 +128,8 @@ def main() -> None:
                 for sha in commits:
                     verify.signature_of(repo[sha.encode()])  # type: ignore[arg-type]
 
+        from leapgit.audit.signatures import audit_signatures
         from leapgit.records.config import load_config
-        from leapgit.signing.audit import audit_signatures
 
         audited: list[int] = []
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.update({"GIT_AUTHOR_NAME": "Bench Author", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
                    "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"})
 
-from leapgit.records.tribunal import TribunalConfig
+from leapgit.records.tribunal_config import TribunalConfig
 from leapgit.tribunal import changes, envelope, prompt, routing
 from leapgit.tribunal.identity import parse_builder
 from leapgit.tribunal.lenses import LENSES, TIERS

@@ -1,4 +1,4 @@
-"""pre-receive's tree check (``hookimpl/rules/trees.py``) on real objects: every tree in git's
+"""pre-receive's tree check (``rules/trees.py``) on real objects: every tree in git's
 quarantine, reachable or not, and without a quarantine the trees of the pushed commits."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from leapgit.hookimpl.objects import Objects
-from leapgit.hookimpl.rules.context import RefUpdate
-from leapgit.hookimpl.rules.trees import check_pushed_trees, tree_problem
+from leapgit.rules.context import RefUpdate
+from leapgit.rules.objects import Objects
+from leapgit.rules.trees import check_pushed_trees, tree_problem
 from tests.support import git, make_repo
 
 A, B = "a" * 40, "b" * 40

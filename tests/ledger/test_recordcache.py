@@ -9,9 +9,9 @@ import pytest
 
 from leapgit.errors import InvalidRecord
 from leapgit.ledger import layout
-from leapgit.ledger.recordcache import RecordCache, blob_id
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
+from leapgit.records.cache import RecordCache, blob_id
 from leapgit.records.types import ThrowRecord
 from tests.support import git, leap, make_repo
 
@@ -78,7 +78,7 @@ def test_a_read_only_git_dir_still_reads(repo: Path, tmp_path: Path) -> None:
 
 
 def test_a_changed_schema_file_gets_a_cache_folder_of_its_own(tmp_path: Path) -> None:
-    from leapgit.ledger.recordcache import schemas_stamp
+    from leapgit.records.cache import schemas_stamp
 
     (tmp_path / "records").mkdir()
     schema_file = tmp_path / "records" / "receipt.schema.json"

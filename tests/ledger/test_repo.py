@@ -11,9 +11,9 @@ import pytest
 from dulwich.repo import Repo
 
 from leapgit.errors import UsageError
-from leapgit.hookimpl.objects import Objects
 from leapgit.ledger.repo import PlainRepo, open_repo
 from leapgit.ledger.store import Ledger
+from leapgit.rules.objects import Objects
 from tests.support import IDENTITY, commit_all, git, make_repo, write_files
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leapgit.scoring.audit_ledger import _commits
+from leapgit.audit.ledger import _commits
 from tests.support import git, leap, make_repo
 
 

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from leapgit.hookimpl.rules.passes import current_pass
-from leapgit.ledger import layout, query
+from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.records.types import Receipt
-from leapgit.scoring import history
+from leapgit.rules.passes import current_pass
 from leapgit.worktrees.handoff import private_dir
 from tests.hooks.world import run_git
 from tests.scoring.world import TESTS, Project, build_project

@@ -153,8 +153,8 @@ def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 2: an error while recording a landed merge leaves no open lease (here or on
     the remote), and `leap merge` again writes the record of what landed."""
+    from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring import merge as merging
-    from leapgit.workspace import open_workspace
 
     base = tmp_path_factory.mktemp("finish")
     with GitDaemon(base) as daemon, scripted_juror() as url:
@@ -187,9 +187,9 @@ def test_plan_rechecks_each_branch_holds_its_passed_candidate(
         scored: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 6: a branch that moved after its pass (and was not reopened) lands nothing."""
     from leapgit.errors import Hold
+    from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring import merge as merging
     from leapgit.scoring import reopen
-    from leapgit.workspace import open_workspace
     from tests.scoring.world import commit_files
 
     branch = "refs/heads/leap/ball/right/z"
@@ -236,8 +236,8 @@ def test_a_merge_stopped_between_the_push_and_the_local_move_resumes(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 2: pushed, then stopped before the local spine moved: `leap merge` again
     moves it to what landed, records the merge and gives the lease back."""
+    from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring import merge as merging
-    from leapgit.workspace import open_workspace
 
     base = tmp_path_factory.mktemp("move")
     with GitDaemon(base) as daemon, scripted_juror() as url:

@@ -105,9 +105,9 @@ def _interrupt(after: bool) -> Callable[..., None]:
 @pytest.mark.parametrize("when", ["after the remote accepted", "before the push"])
 def test_a_ctrl_c_in_the_push_says_what_the_remote_holds(
         scored: Project, monkeypatch: pytest.MonkeyPatch, when: str) -> None:
+    from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring import merge as merging
     from leapgit.scoring import spine
-    from leapgit.workspace import open_workspace
 
     p = scored
     after = when.startswith("after")

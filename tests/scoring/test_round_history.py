@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from leapgit.hookimpl.rules.passes import current_pass
 from leapgit.ledger import layout, leases
+from leapgit.ledger.workspace import open_workspace
 from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord
+from leapgit.rules.passes import current_pass
 from leapgit.scoring import spine
-from leapgit.workspace import open_workspace
 from tests.hooks.world import run_git
 from tests.scoring.world import SLICE, Project, build_project, commit_files
 from tests.support import GitDaemon, git

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from leapgit.hookimpl.rules.passes import current_pass
-from leapgit.ledger import layout, leases, query
+from leapgit.ledger import history, layout, leases, query
+from leapgit.ledger.workspace import open_workspace
 from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, Merged, MergeRecord, RedRecord, RunEvidence
-from leapgit.scoring import history, spine
+from leapgit.rules.passes import current_pass
+from leapgit.scoring import spine
 from leapgit.scoring.source import check_source
 from leapgit.tribunal.target import choose
-from leapgit.workspace import open_workspace
 from tests.hooks.world import run_git
 from tests.scoring.world import SLICE, Project, build_project, commit_files
 from tests.support import GitDaemon, git

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from leapgit.audit.timeline import _merge_lease
 from leapgit.ledger.layout import merge_path
-from leapgit.signing.timeline import _merge_lease
 
 SHA = "a" * 40
 

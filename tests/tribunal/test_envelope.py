@@ -43,7 +43,7 @@ def test_test_files_of_a_touched_file_are_included(repo: Repo) -> None:
 
 def test_configured_test_mapping() -> None:
     tree = ["lib/parse.py", "checks/parse_checks.py", "tests/test_parse.py"]
-    from leapgit.records.tribunal import TestMapping
+    from leapgit.records.tribunal_config import TestMapping
 
     mapping = (TestMapping("lib/*.py", ("checks/{stem}_checks.py",)),)
     assert testmap.find_tests(["lib/parse.py"], tree, mapping) == [

@@ -9,7 +9,7 @@ import pytest
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
-from leapgit.worktrees.rounds import current_episode
+from leapgit.rules.episodes import current_episode
 from tests.support import IDENTITY, git, leap
 from tests.worktrees.conftest import set_config, tree_hash, worktree_of
 

@@ -17,7 +17,8 @@ import pytest
 from leapgit.errors import RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
-from leapgit.worktrees.rounds import current_episode, record_round
+from leapgit.rules.episodes import current_episode
+from leapgit.worktrees.rounds import record_round
 from tests.support import IDENTITY, git, leap
 from tests.worktrees.conftest import mark_passed, set_config, tree_hash, worktree_of
 

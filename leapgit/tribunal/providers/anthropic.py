@@ -4,7 +4,7 @@ output fail the seat; ``model_context_window_exceeded`` is a capacity rejection 
 
 from __future__ import annotations
 
-from leapgit.records.tribunal import Rung
+from leapgit.records.tribunal_config import Rung
 from leapgit.tribunal.errors import BadAnswer, CapacityRejected
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers.base import Answer, SeatContext, api_key, post, reply_json

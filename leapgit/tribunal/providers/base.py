@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from leapgit.records.tribunal import Rung
+from leapgit.records.tribunal_config import Rung
 from leapgit.tribunal.errors import BadAnswer, NeverAnswered
 from leapgit.tribunal.verdict import RAW_TAIL, tail
 

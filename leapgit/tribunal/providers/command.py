@@ -11,7 +11,7 @@ import signal
 from collections.abc import Mapping
 from pathlib import Path
 
-from leapgit.records.tribunal import Rung
+from leapgit.records.tribunal_config import Rung
 from leapgit.tribunal import worktree
 from leapgit.tribunal.errors import Annulled, BadAnswer, NeverAnswered
 from leapgit.tribunal.prompt import Prompt

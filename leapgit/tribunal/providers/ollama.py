@@ -5,7 +5,7 @@ truncated, never graded. Only the last seat holding the model unloads it."""
 
 from __future__ import annotations
 
-from leapgit.records.tribunal import Rung
+from leapgit.records.tribunal_config import Rung
 from leapgit.tribunal.envelope import estimate_tokens
 from leapgit.tribunal.errors import BadAnswer, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema

@@ -4,7 +4,7 @@ failed seat recorded as such (T8)."""
 
 from __future__ import annotations
 
-from leapgit.records.tribunal import Rung
+from leapgit.records.tribunal_config import Rung
 from leapgit.tribunal.errors import BadAnswer, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema
 from leapgit.tribunal.providers.base import Answer, SeatContext, api_key, dig, post, reply_json

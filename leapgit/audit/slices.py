@@ -10,14 +10,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from leapgit import git
+from leapgit.audit.model import AuditReport, BallAudit, SliceAudit, Violation
 from leapgit.errors import LeapError
-from leapgit.hookimpl.rules.passes import pass_problems
-from leapgit.ledger import layout, query
+from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord, ScoreRecord
 from leapgit.records.types import Config, SliceRecord
-from leapgit.scoring import history
-from leapgit.scoring.audit_model import AuditReport, BallAudit, SliceAudit, Violation
+from leapgit.rules.passes import pass_problems
 from leapgit.scoring.reopen import Watched, spine_hits
 
 
@@ -201,7 +200,7 @@ class SliceAuditor:
     def _rounds(self) -> None:
         """L6: the scored commit is the last receipt's, and its commits since the base (the
         red test aside) are no more rounds than the limit, counted against its receipts."""
-        from leapgit.scoring.audit_rounds import Parents, round_problems
+        from leapgit.audit.rounds import Parents, round_problems
 
         if not self.rounds:
             return
@@ -217,11 +216,11 @@ class SliceAuditor:
             parents.close()
 
     def _merges(self) -> None:
-        from leapgit.scoring.audit_spine import check_merges
+        from leapgit.audit.spine import check_merges
 
         check_merges(self.root, self.view, self.merges, self.report)
 
     def _spine(self) -> None:
-        from leapgit.scoring.audit_spine import check_spine
+        from leapgit.audit.spine import check_spine
 
         check_spine(self.root, self.view, self.config, self.bases, self.merges, self.report)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import LedgerBusy, LedgerConflict, RuleViolation
-from leapgit.workspace import open_workspace
+from leapgit.ledger.workspace import open_workspace
 
 MAX_ROUNDS = 30
 # Reasons git gives for a push that lost a race; anything else (a hook's refusal) is final.

@@ -5,11 +5,11 @@ pass record and every spine commit. Read-only; exit 1 on any violation."""
 from __future__ import annotations
 
 from leapgit import git
+from leapgit.audit.ledger import audit_history
+from leapgit.audit.model import AuditReport
+from leapgit.audit.slices import SliceAuditor
 from leapgit.ledger.added import known
-from leapgit.scoring.audit_ledger import audit_history
-from leapgit.scoring.audit_model import AuditReport
-from leapgit.scoring.audit_slices import SliceAuditor
-from leapgit.workspace import Workspace
+from leapgit.ledger.workspace import Workspace
 
 
 def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
@@ -30,8 +30,8 @@ def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
 def _audit_signatures(repo: object, ws: Workspace, require: bool, report: AuditReport) -> None:
     """Issue 7: every signature judged by the policy of its time; unsigned records are
     named plainly, and fail only when signatures are required."""
-    from leapgit.scoring.audit_model import Violation
-    from leapgit.signing.audit import audit_signatures
+    from leapgit.audit.model import Violation
+    from leapgit.audit.signatures import audit_signatures
 
     findings = audit_signatures(repo, ws.config)  # type: ignore[arg-type]
     report.count("signatures", len(findings))

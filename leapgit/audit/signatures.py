@@ -16,13 +16,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from leapgit.signing.history import added_records
+from leapgit.rules.signing_history import added_records
 
 if TYPE_CHECKING:
+    from leapgit.audit.replay import Judged
     from leapgit.gitobj import GitRepo
-    from leapgit.hookimpl.rules.refusal import Refusal
     from leapgit.records.types import Config
-    from leapgit.signing.replay import Judged
+    from leapgit.rules.refusal import Refusal
 
 OK = "ok"
 MISSING_ROLE = "missing-role"
@@ -70,7 +70,7 @@ def _tip(repo: GitRepo, ref: str) -> str | None:
 def audit_signatures(repo: GitRepo, config: Config, now: int | None = None,
                      ) -> list[SignatureFinding]:
     """Findings for every judged commit (ledger, spine, rounds) in the order they landed."""
-    from leapgit.signing.replay import replay
+    from leapgit.audit.replay import replay
 
     clock = int(time.time()) if now is None else now
     judged = replay(repo, config)
@@ -139,7 +139,7 @@ def _unjudged_policies(repo: GitRepo, config: Config, judged: set[bytes],
                        ) -> list[SignatureFinding]:
     """A policy that does not parse, put in force by a spine commit no rule judged (the
     first policy, or one that arrived while none was in force)."""
-    from leapgit.signing.history import spine_epochs
+    from leapgit.rules.signing_history import spine_epochs
 
     epochs = spine_epochs(repo.object_store, _tip(repo, f"refs/heads/{config.spine}"))
     out = []

@@ -3,15 +3,15 @@ shared by ``pre-receive`` (the authority), ``pre-push`` (early, on the client) a
 
 from __future__ import annotations
 
-from leapgit.hookimpl.rules.context import PushContext
-from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.rules.context import PushContext
+from leapgit.rules.refusal import Refusal
 
 
 def check_push(ctx: PushContext) -> list[Refusal]:
-    from leapgit.hookimpl.rules.balls import ball_of_ref, check_ball_update
-    from leapgit.hookimpl.rules.ledger import check_ledger_update
-    from leapgit.hookimpl.rules.signatures import check_signatures
-    from leapgit.hookimpl.rules.spine import check_spine_update
+    from leapgit.rules.balls import ball_of_ref, check_ball_update
+    from leapgit.rules.ledger import check_ledger_update
+    from leapgit.rules.signatures import check_signatures
+    from leapgit.rules.spine import check_spine_update
 
     out = _non_commits(ctx)
     if out:
@@ -31,7 +31,7 @@ def check_push(ctx: PushContext) -> list[Refusal]:
 def _non_commits(ctx: PushContext) -> list[Refusal]:
     """The ledger, the spine and ball branches name commits; a blob, a tree or an annotated
     tag there is refused, never peeled (a tag would hide what the branch holds)."""
-    from leapgit.hookimpl.rules.balls import ball_of_ref
+    from leapgit.rules.balls import ball_of_ref
 
     out = []
     for upd in ctx.updates:

@@ -8,12 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from leapgit import git
-from leapgit.ledger import layout, query
+from leapgit.audit.model import AuditReport, Violation
+from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord
 from leapgit.records.types import Config
-from leapgit.scoring import history
-from leapgit.scoring.audit_model import AuditReport, Violation
 
 
 def _commit_info(root: Path, shas: list[str]) -> dict[str, tuple[list[str], str, dict[str, str]]]:
@@ -36,8 +35,8 @@ def _bytes_differ(root: Path, first: str, merge: str, candidate: str,
                   base: str | None) -> list[str]:
     """The paths the merge changed on the spine, and the paths the candidate changed since
     its ``base`` (the whole candidate arrives), whose bytes are not the candidate's (the
-    server's integration check, re-derived: hookimpl/rules/spine.py check_integration)."""
-    from leapgit.scoring.red import changed_files
+    server's integration check, re-derived: rules/spine.py check_integration)."""
+    from leapgit.git import changed_files
     from leapgit.scoring.source import blobs
 
     brought = changed_files(root, base, candidate) if base else []

@@ -6,18 +6,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import LeapError
-from leapgit.hookimpl.rules.context import PushContext, RefUpdate
-from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
+from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.rules.refusal import Refusal
+from leapgit.rules.signing_history import added_records, added_under, adding_commit, ledger_line
 from leapgit.signing import roles
-from leapgit.signing.history import added_records, added_under, adding_commit, ledger_line
 from leapgit.signing.verify import signer_fingerprint
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
     from dulwich.objects import Commit
 
-    from leapgit.hookimpl.rules.signatures import Judge
+    from leapgit.rules.signatures import Judge
     from leapgit.signing.policy import Standing
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
-from leapgit.hookimpl.rules.context import PushContext, RefUpdate
-from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -59,8 +59,8 @@ def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:
     """New config bytes on the spine parse: every later push is judged by them (a config
     the server cannot read makes it fall back, ``context.fallback_config``; never let one
     land)."""
-    from leapgit.hookimpl.rules.context import config_problem
     from leapgit.records.config import CONFIG_PATH
+    from leapgit.rules.context import config_problem
 
     path = CONFIG_PATH.as_posix()
     parent = ctx.objects.commit(commit.parents[0].decode()).tree if commit.parents else None
@@ -99,8 +99,8 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     """One spine commit: a merge of exactly one fully passed ball candidate."""
     from dulwich.trailers import parse_trailers
 
-    from leapgit.hookimpl.rules import passes
     from leapgit.ledger import query
+    from leapgit.rules import passes
     from leapgit.slices.diff import escapes, out_of_scope, touched_paths
 
     sha = commit.id.decode()
@@ -154,8 +154,8 @@ def _candidate_history(ctx: PushContext, ref: str, sha: str, candidate: Commit, 
     """L6, T7.1, L9: the candidate's own history (base..candidate) obeys every ball-branch
     rule, the same check its branch's push gets: a spine push cannot carry a fifth round,
     an edited red test or a merge that no ball branch would have taken."""
-    from leapgit.hookimpl.rules.balls import check_history, recorded_rounds
-    from leapgit.scoring.history import reds
+    from leapgit.ledger.history import reds
+    from leapgit.rules.balls import check_history, recorded_rounds
 
     head = candidate.id.decode()
     if not ctx.objects.has(base) or not ctx.objects.is_ancestor(base, head):

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from leapgit import git
-from leapgit.scoring.audit_model import AuditReport, Violation
+from leapgit.audit.model import AuditReport, Violation
 
 _RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
 _RECORD_TRAILER = re.compile(r"^Leap-Record: (.+)$", re.MULTILINE)

@@ -20,7 +20,7 @@ from typing import Literal
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.types import SliceRecord
-from leapgit.worktrees.rounds import Episode, current_episode
+from leapgit.rules.episodes import Episode, current_episode
 
 Own = Literal["cut", "in-flight", "pass", "refuse", "hold"]
 Verdict = Literal["ready", "waiting", "blocked", "held", "in-flight", "passed", "refused",
@@ -77,8 +77,8 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
     """(passed, refused, held): what ``leap score`` made of the ball. A score of this
     episode's last round refuses it with a -1; with a 0 it holds it once that round was the
     last the limit allows (before that, the builder goes on with its next round)."""
-    from leapgit.hookimpl.rules.passes import current_pass
-    from leapgit.scoring.history import graded_last
+    from leapgit.ledger.history import graded_last
+    from leapgit.rules.passes import current_pass
 
     if episode is None:
         return False, False, False

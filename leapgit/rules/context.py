@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from leapgit.hookimpl.objects import ZERO, Objects
-from leapgit.hookimpl.pusher import Pusher
-from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.records.types import Config
+from leapgit.rules.objects import ZERO, Objects
+from leapgit.rules.pusher import Pusher
+from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
     from leapgit.ledger.store import LedgerView
@@ -98,7 +98,7 @@ class PushContext:
         """``.leap/allowed_signers`` at the spine's tip before this push (a push cannot
         loosen its own rules); an empty policy, trusting no key, when there is none."""
         if not self._policy:
-            from leapgit.signing.history import policy_at
+            from leapgit.rules.signing_history import policy_at
             from leapgit.signing.policy import Policy
 
             tip = self.objects.ref(self.spine_ref)

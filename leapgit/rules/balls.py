@@ -10,16 +10,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import LeapError
-from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
     from dulwich.objects import Commit
 
-    from leapgit.hookimpl.objects import Objects
-    from leapgit.hookimpl.rules.context import PushContext, RefUpdate
     from leapgit.ledger.store import LedgerView
     from leapgit.records.scoring import RedRecord
     from leapgit.records.types import BallRecord, Config, Receipt
+    from leapgit.rules.context import PushContext, RefUpdate
+    from leapgit.rules.objects import Objects
 
 MALFORMED = ("", "")
 
@@ -60,8 +60,8 @@ def rollback_hint(ball: BallRecord) -> str:
 def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit,
                       round_limit: int) -> list[Refusal]:
     """Scope and receipt of one round commit: the same check in post-commit and pre-receive."""
+    from leapgit.rules.episodes import parse_round_trailers
     from leapgit.slices.diff import escapes, out_of_scope, touched_paths
-    from leapgit.worktrees.rounds import parse_round_trailers
 
     sha = commit.id.decode()
     if len(commit.parents) > 1:
@@ -174,7 +174,7 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     forced = _force_push(ctx, upd, base)
     if forced is not None:
         return [forced]
-    from leapgit.scoring.history import reds
+    from leapgit.ledger.history import reds
 
     return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new,
                          reds(view, slice_id, ball_id), ctx.config.round_limit,

@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from leapgit.gitobj import oid
-from leapgit.signing.history import PolicyEpoch, added_blobs, ledger_line, spine_epochs
+from leapgit.rules.signing_history import PolicyEpoch, added_blobs, ledger_line, spine_epochs
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore

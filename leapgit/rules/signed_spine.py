@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from leapgit.hookimpl.rules.context import RefUpdate
-from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.rules.context import RefUpdate
+from leapgit.rules.refusal import Refusal
+from leapgit.rules.signing_history import adding_commit, blob_at, policy_at
 from leapgit.signing import POLICY_PATH, roles
-from leapgit.signing.history import adding_commit, blob_at, policy_at
 from leapgit.signing.policy import Policy, Standing
 from leapgit.signing.verify import SignatureProblem, signature_of, signer_fingerprint, standing
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
-    from leapgit.hookimpl.rules.signatures import Judge
+    from leapgit.rules.signatures import Judge
 
 POLICY_FILES = (POLICY_PATH, ".leap/config.yaml")
 ADMIN = frozenset({roles.ADMIN})
@@ -71,7 +71,7 @@ def _merged_rounds(judge: Judge, upd: RefUpdate, commit: Commit) -> list[Refusal
     builder's own pass pushed at once (git runs pre-receive for two refs side by side, each
     reading the other ref as it was) both land; the spine, one ref moved by compare and
     swap, is where the ledger the merge needs is read whole."""
-    from leapgit.hookimpl.rules.signatures import check_round
+    from leapgit.rules.signatures import check_round
 
     if len(commit.parents) < 2:
         return []
@@ -99,7 +99,7 @@ def _built_by_a_grader(judge: Judge, ref: str, rnd: Commit, merge: Commit,
                        ball: tuple[str, str]) -> list[Refusal]:
     """S4 on a round judged when its branch was pushed, against the graders in the ledger
     as this push leaves it (its key was verified then: read here without crypto)."""
-    from leapgit.hookimpl.rules.signed_ledger import builds_and_grades
+    from leapgit.rules.signed_ledger import builds_and_grades
 
     fp = signer_fingerprint(rnd)
     if fp is None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
-from leapgit.hookimpl.objects import oid
-from leapgit.hookimpl.rules.context import PushContext, RefUpdate
-from leapgit.hookimpl.rules.refusal import Refusal
 from leapgit.ledger import layout
 from leapgit.records.types import ABSENT, Checkpoint, Receipt, ThrowRecord
+from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.rules.objects import oid
+from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -122,8 +122,8 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     if kind == "checkpoint":
         return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
     if kind == "score":
-        from leapgit.hookimpl.rules import passes
         from leapgit.records.scoring import ScoreRecord
+        from leapgit.rules import passes
 
         rec = ScoreRecord.from_dict(raw)
         if rec.outcome == 1:
@@ -134,8 +134,8 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades the "
                         "last recorded round") for why in passes.grade_problems(view, rec)]
     if kind == "merge":
-        from leapgit.hookimpl.rules import passes
         from leapgit.records.scoring import MergeRecord
+        from leapgit.rules import passes
 
         return [Refusal("L8", ref, sha, path, why, "merge the whole slice with `leap merge`, "
                         "once every ball holds a full pass") for why in
@@ -171,8 +171,8 @@ def _lease_pusher(ctx: PushContext, ref: str, sha: str, path: str,
 
 def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt,
                    view: LedgerView) -> list[Refusal]:
-    from leapgit.hookimpl.rules import passes
     from leapgit.ledger import query
+    from leapgit.rules import passes
 
     out = [Refusal("L7.5", ref, sha, path, why, "record the full provenance chain with the "
                    "pass") for why in passes.provenance_problems(rec)]
@@ -197,7 +197,7 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
     if any(r.outcome == -1 for r in prior):
         out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
                            f"{rec.slice}/{rec.ball} ended with a refuse (-1)", resume))
-    from leapgit.scoring import history
+    from leapgit.ledger import history
 
     graded = history.graded_last(view, rec.slice, rec.ball, rec.episode, rec.round - 1)
     if graded is not None and graded.outcome == -1:
@@ -214,8 +214,8 @@ def _check_throw(ctx: PushContext, ref: str, sha: str, path: str, rec: ThrowReco
     (0), or a refuse (-1), its receipt's or its score's; never while it is in flight (L3),
     never after a pass (L8). The ball's standing is derived as `leap throw` derives it."""
     from leapgit.ledger import query
-    from leapgit.worktrees.readiness import own_state, scored
-    from leapgit.worktrees.rounds import Episode
+    from leapgit.rules.episodes import Episode
+    from leapgit.rules.readiness import own_state, scored
 
     slice_id, ball_id, number = rec.slice, rec.ball, rec.episode
     if number == 1:
@@ -263,8 +263,8 @@ def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
     """T7.1, T9: red comes before the build, and a later red only adds to the frozen set:
     it descends from the previous red and keeps every test that red froze, byte for byte.
     Otherwise a red recorded after the rounds could freeze a weakened test."""
-    from leapgit.hookimpl.rules.balls import recorded_rounds
-    from leapgit.scoring.history import reds
+    from leapgit.ledger.history import reds
+    from leapgit.rules.balls import recorded_rounds
 
     hint = "record red before the build; a weaker test is a respec, never a new red"
     rounds = recorded_rounds(view, rec.slice, rec.ball).receipts

@@ -27,20 +27,20 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from leapgit.audit.timeline import Timeline, build
 from leapgit.gitobj import oid
-from leapgit.hookimpl.objects import Objects
-from leapgit.hookimpl.rules.context import PushContext, RefUpdate
-from leapgit.signing.history import PolicyEpoch
+from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.rules.objects import Objects
+from leapgit.rules.signing_history import PolicyEpoch
 from leapgit.signing.policy import Policy
-from leapgit.signing.timeline import Timeline, build
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
     from leapgit.gitobj import GitRepo
-    from leapgit.hookimpl.rules.refusal import Refusal
-    from leapgit.hookimpl.rules.signed_ledger import LedgerActors
     from leapgit.records.types import Config
+    from leapgit.rules.refusal import Refusal
+    from leapgit.rules.signed_ledger import LedgerActors
 
 LEDGER, SPINE, ROUND = "ledger", "spine", "round"
 
@@ -121,8 +121,8 @@ class Replay:
 
     def _approved(self, index: int, held: PolicyEpoch) -> bool:
         """S6 on a spine commit that changed the policy bytes, as the audit judges it."""
-        from leapgit.hookimpl.rules.signatures import Judge
-        from leapgit.hookimpl.rules.signed_spine import policy_change
+        from leapgit.rules.signatures import Judge
+        from leapgit.rules.signed_spine import policy_change
         from leapgit.signing import POLICY_PATH
 
         parent, epoch = self.timeline.spine[index - 1].commit, self.timeline.spine[index].commit
@@ -137,7 +137,7 @@ class Replay:
                policy: Policy, held: PolicyEpoch | None) -> list[Refusal]:
         """The push rules over one landed commit: the refs as they stood (the spine at
         ``epoch``), judged by ``policy``, that of ``held``, the epoch then in force."""
-        from leapgit.hookimpl.rules.signatures import Judge, judge_push
+        from leapgit.rules.signatures import Judge, judge_push
 
         refs.setdefault(self.spine_ref, epoch.commit if epoch else None)
         ctx = PushContext(AsOf(self.repo, refs), self.config, (upd,))
@@ -317,7 +317,7 @@ def _rest_on_first(judged: list[Judged], found: list[Refusal]) -> list[Judged]:
 
 def replay(repo: GitRepo, config: Config) -> list[Judged]:
     from leapgit.gitobj import refname
-    from leapgit.hookimpl.rules.signed_ledger import LedgerActors
+    from leapgit.rules.signed_ledger import LedgerActors
     from leapgit.signing.verify import check_many
 
     def tip(ref: str) -> str | None:

@@ -13,14 +13,14 @@ import stat
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from leapgit.hookimpl.objects import oid
-from leapgit.hookimpl.rules.refusal import Refusal
+from leapgit.rules.objects import oid
+from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
     from dulwich.object_store import DiskObjectStore
 
-    from leapgit.hookimpl.objects import Objects
-    from leapgit.hookimpl.rules.context import RefUpdate
+    from leapgit.rules.context import RefUpdate
+    from leapgit.rules.objects import Objects
 
 WHERE = "(pushed objects)"  # a tree in the push, whichever ref reaches it (or none yet)
 HINT = ("write the tree with git, which never repeats a name; on the server, set "

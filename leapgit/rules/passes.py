@@ -156,7 +156,7 @@ def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     earlier one is history, written while the builder went on, and ends nothing. After a
     pass that stands, only a score of a newer claim counts: a score by hand must not void a
     pass."""
-    from leapgit.scoring import history
+    from leapgit.ledger import history
 
     problems = round_problems(view, rec)
     receipts = query.receipts(view, rec.slice, rec.ball, rec.episode)
@@ -174,7 +174,7 @@ def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
 
 def standing_pass(view: LedgerView, slice_id: str, ball_id: str) -> ScoreRecord | None:
     """The latest score record when it is a pass that no reopen voided (provenance unchecked)."""
-    from leapgit.scoring import history
+    from leapgit.ledger import history
 
     found = history.scores(view, slice_id, ball_id)
     if not found or found[-1].outcome != 1:
@@ -193,7 +193,7 @@ def current_pass(view: LedgerView, slice_id: str, ball_id: str) -> ScoreRecord |
 def full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: str
               ) -> ScoreRecord:
     """The pass record for exactly ``candidate_tree``, or ``NoFullPass`` saying why not."""
-    from leapgit.scoring import history
+    from leapgit.ledger import history
 
     found = history.scores(view, slice_id, ball_id)
     if not found:

@@ -12,12 +12,12 @@ from leapgit.records.types import OUTCOME_NAMES
 from leapgit.slices.check import CheckedSlice
 
 if TYPE_CHECKING:
+    from leapgit.audit.signatures import Presence
     from leapgit.commands.audit_signatures import SignatureAudit
-    from leapgit.signing.audit import Presence
+    from leapgit.rules.readiness import BallStanding
     from leapgit.worktrees.check import CheckResult
     from leapgit.worktrees.closeround import RoundClosed
     from leapgit.worktrees.prune import PruneLine
-    from leapgit.worktrees.readiness import BallStanding
     from leapgit.worktrees.respec import Respecced
     from leapgit.worktrees.run import RunResult
     from leapgit.worktrees.throw import ThrowResult
