@@ -5,7 +5,13 @@ so a rule would judge other bytes than the ones git serves and checks out: a mer
 an attacker's ``.leap/allowed_signers`` first and the unchanged one last passed S6 while
 ``git show main:.leap/allowed_signers`` named the attacker admin. Such a push is refused
 before any rule reads a tree, on every ref, and without ``receive.fsckObjects`` (which
-``leap hooks install --server`` sets, so that git refuses them first)."""
+``leap hooks install --server`` sets, so that git refuses them first).
+
+A name git never writes is refused the same way (issue 18 F8): one holding a ``/`` (an entry
+``src/a.py`` beside the tree ``src``: dulwich looks paths up one component at a time and never
+finds it, ``git archive`` deploys it), an empty one, ``.``, ``..``, and ``.git`` in any case or
+spelling a checkout reads as ``.git`` (NTFS: trailing dots and spaces, ``git~1``; HFS+:
+ignored zero-width characters)."""
 
 from __future__ import annotations
 
@@ -27,6 +33,9 @@ HINT = ("write the tree with git, which never repeats a name; on the server, set
         "receive.fsckObjects=true (`leap hooks install --server` does)")
 _TREE = 2  # dulwich's type number of a tree
 _SHA_LEN = 20  # sha256 repositories are not supported (FIELD-NOTES)
+# the code points HFS+ ignores in a name (git's next_hfs_char): ".g\u200cit" is ".git" there
+_HFS_IGNORED = dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                              *range(0x206A, 0x2070), 0xFEFF])
 
 
 def check_pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],
@@ -51,15 +60,39 @@ def tree_problem(raw: bytes) -> str | None:
         for name, mode, _sha in parse_tree(raw, _SHA_LEN):
             kind = "tree" if stat.S_ISDIR(mode) else "blob"
             shown = name.decode("utf-8", "replace")
+            bad = name_problem(name)
+            if bad is not None:
+                return bad
             if name in kinds:
                 return f"names {shown!r} twice ({kinds[name]} and {kind})"
-            key = name + b"/" if kind == "tree" else name  # git's order: a tree as "name/"
-            if last is not None and key < last:
+            # git's order (fsck's verify_ordered): byte order, a tree read as "name/"; two
+            # entries that sort equal are unordered too
+            key = name + b"/" if kind == "tree" else name
+            if last is not None and key <= last:
                 return f"lists {shown!r} out of git's order"
             kinds[name], last = kind, key
     except (ObjectFormatException, ValueError) as exc:
         return f"does not parse ({exc})"
     return None
+
+
+def name_problem(name: bytes) -> str | None:
+    """Why git would never write ``name`` as one tree entry, or None (issue 18 F8)."""
+    shown = name.decode("utf-8", "replace")
+    if not name:
+        return "names an entry with an empty name"
+    if b"/" in name or b"\0" in name:
+        return f"names {shown!r}, which holds a '/' (a tree entry is one path component)"
+    if name in (b".", b".."):
+        return f"names {shown!r}, which leaves its folder"
+    if _reads_as_dotgit(shown):
+        return f"names {shown!r}, which a checkout reads as the repository's own .git"
+    return None
+
+
+def _reads_as_dotgit(name: str) -> bool:
+    first = name.translate(_HFS_IGNORED).split("\\", 1)[0]
+    return first.rstrip(". ").lower() in (".git", "git~1")
 
 
 def _pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],

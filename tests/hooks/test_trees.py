@@ -11,6 +11,7 @@ import pytest
 from leapgit.rules.context import RefUpdate
 from leapgit.rules.objects import Objects
 from leapgit.rules.trees import check_pushed_trees, tree_problem
+from tests.hooks.world import World, remote_refs
 from tests.support import git, make_repo
 
 A, B = "a" * 40, "b" * 40
@@ -86,3 +87,87 @@ def test_without_a_quarantine_the_pushed_commits_trees(tmp_path: Path) -> None:
         assert [f.commit for f in found] == [inner]
         clean = git("rev-parse", "HEAD", cwd=repo)
         assert check_pushed_trees(objects, (RefUpdate("refs/heads/x", None, clean),), {}) == []
+
+
+# issue 18 F8: a name git would never write inside one tree. dulwich and the rules look a
+# path up one component at a time (an entry named "src/a.py" is never found), git archive
+# and a checkout write it anyway; "." / ".." / ".git" escape or take over the checkout.
+@pytest.mark.parametrize(("name", "problem"), [
+    ("src/a.py", "names 'src/a.py', which holds a '/'"),
+    ("", "names an entry with an empty name"),
+    (".", "names '.'"),
+    ("..", "names '..'"),
+    (".git", "names '.git'"),
+    (".GIT", "names '.GIT'"),
+    (".Git", "names '.Git'"),
+    (".git.", "names '.git.'"),  # NTFS drops trailing dots and spaces
+    (".git ", "names '.git '"),
+    ("GIT~1", "names 'GIT~1'"),  # NTFS short name of .git
+    (".g\u200cit", "names '.g\\u200cit'"),  # HFS+ ignores zero-width characters
+])
+def test_trees_refuse_names_git_never_writes(name: str, problem: str) -> None:
+    found = tree_problem(raw(("100644", name, A)))
+    assert found is not None and found.startswith(problem), found
+    assert tree_problem(raw(("100644", ".github", A), ("100644", ".gitignore", A),
+                            ("100644", "a.git", A), ("100644", "git~2", A))) is None
+
+
+@pytest.mark.parametrize("entries", [
+    (("40000", "x", A), ("100644", "x/", B)),  # both sort as "x/": git calls that unordered
+    (("100644", "x/", A), ("40000", "x", B)),
+])
+def test_trees_equal_sort_keys_are_refused(entries: tuple[tuple[str, str, str], ...]) -> None:
+    assert tree_problem(raw(*entries)) is not None
+
+
+def test_trees_order_is_gits_exact_order(tmp_path: Path) -> None:
+    # what git itself writes (mktree sorts) is clean, for names that differ right where a
+    # tree's implied "/" falls ("a." and "a-" sort before the tree "a", "a0" after it)
+    import subprocess
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    blob = git("hash-object", "-w", "--stdin", cwd=repo, input=b"x\n")
+    sub = git("mktree", cwd=repo, input=f"100644 blob {blob}\tin\n".encode())
+    names = ["a", "a-b", "a.b", "a0", "a_", "ab", "a\u00e9", "a~", "a.", "a+"]
+    lines = [f"100644 blob {blob}\t{n}\n" for n in names if n != "a"]
+    lines += [f"040000 tree {sub}\t{n}\n" for n in ("a", "a.b.c", "a~d")]
+    tree = git("mktree", cwd=repo, input="".join(lines).encode())
+    data = subprocess.run(["git", "cat-file", "tree", tree], cwd=repo, capture_output=True,
+                          check=True).stdout
+    assert tree_problem(data) is None
+
+
+def _tree_with(world_: World, entries: list[tuple[str, str, str]]) -> str:
+    """A tree of exactly these entries, written by dulwich as given (no sorting, no checks)."""
+    from dulwich.objects import ShaFile, Tree
+    from dulwich.repo import Repo
+
+    with Repo(str(world_.work)) as repo:
+        tree = ShaFile.from_raw_string(Tree.type_num, raw(*entries))
+        repo.object_store.add_object(tree)
+    return tree.id.decode()
+
+
+@pytest.mark.parametrize("name", ["src/a.py", ".git", ".GIT", "..", "."])
+def test_a_tree_name_git_never_writes_is_refused_by_the_server(world: World, name: str) -> None:
+    # fsck off on the remote: leapgit's own tree check is what answers (F8)
+    git("config", "receive.fsckObjects", "false", cwd=world.bare)
+    try:
+        blob = git("hash-object", "-w", "--stdin", cwd=world.work, input=b"EVIL = 1\n")
+        honest = git("hash-object", "-w", "--stdin", cwd=world.work, input=b"A = 1\n")
+        src = git("mktree", cwd=world.work, input=f"100644 blob {honest}\ta.py\n".encode())
+        entries = [("40000", "src", src), ("100644", name, blob)]
+        if name in (".", ".."):
+            entries.reverse()  # git's order: "." and ".." sort before "src"
+        tree = _tree_with(world, entries)
+        commit = git("commit-tree", "-m", "odd names", tree, cwd=world.work)
+        ref = f"refs/heads/odd-name-{len(name)}-{name.strip('./').lower() or 'dot'}"
+        git("update-ref", ref, commit, cwd=world.work)
+        before = remote_refs(world.bare)
+        result = world.push(f"{ref}:{ref}")
+        assert result.returncode != 0, result.stderr
+        assert remote_refs(world.bare) == before
+        assert f"[fsck] (pushed objects) {tree[:12]}: a pushed tree names" in result.stderr, \
+            result.stderr
+    finally:
+        git("config", "receive.fsckObjects", "true", cwd=world.bare)
