@@ -1,18 +1,80 @@
-"""The click layer: options in, exit code out. No rule lives here."""
+"""The click layer: options in, exit code out. No rule lives here.
+
+A command is built only when it runs (click's "Lazily Loading Subcommands"): ``COMMANDS``
+holds each command's builder and short help, so ``leap --help`` lists them all without
+building one, and ``leap --version`` or ``leap status`` pay for no other command's options
+or modules (issue 13). Each builder's callback imports its ``leapgit.commands`` module itself.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tempfile
-import traceback
-from pathlib import Path
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 
+from leapgit import __version__
 from leapgit.errors import EXIT_INPUT, EXIT_INTERNAL, LeapError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+class Lazy(NamedTuple):
+    """A command's builder, and the first sentence of its help for the listing (the text
+    click shortens to fit; tests/test_cli.py holds it to the built command's own)."""
+
+    build: Callable[[], click.Command]
+    help: str
+
+
+COMMANDS: dict[str, Lazy] = {}
+
+
+def lazy(name: str, help: str) -> Callable[[Callable[[], click.Command]],
+                                           Callable[[], click.Command]]:
+    """Enter a command's builder in ``COMMANDS`` under ``name``."""
+    def register(build: Callable[[], click.Command]) -> Callable[[], click.Command]:
+        COMMANDS[name] = Lazy(build, help)
+        return build
+    return register
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands come from a table of builders, each run on first use."""
+
+    def __init__(self, *args: Any, table: dict[str, Lazy], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.table = table
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.table})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.table:
+            self.add_command(self.table[cmd_name].build(), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.table:
+            # an unknown name: click suggests the near ones from the commands it holds
+            for name in self.table:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The listing click writes, from the table's help for the commands not built."""
+        shown = [(name, self.commands.get(name) or click.Command(name, help=self.table[name].help))
+                 for name in self.list_commands(ctx)]
+        shown = [(name, cmd) for name, cmd in shown if not cmd.hidden]
+        if not shown:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, cmd.get_short_help_str(limit)) for name, cmd in shown])
 
 
 def _emit(lines: list[str]) -> None:
@@ -21,42 +83,55 @@ def _emit(lines: list[str]) -> None:
 
 
 def _emit_json(data: Any) -> None:
+    import json
+
     click.echo(json.dumps(data, indent=2, sort_keys=False))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="leapgit", prog_name="leap")
+# the version is leapgit.__version__ (tests/test_cli.py holds it to pyproject's): asking
+# importlib.metadata would cost `leap --version` more than the rest of its start-up
+@click.group(cls=LazyGroup, table=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="leap")
 def cli() -> None:
     """leapgit: cut a change into balls, throw them to builders, score them blind,
     and merge them through one write spine, with every step recorded in git."""
 
 
-@cli.command("init")
-@click.option("--spine", metavar="BRANCH", help="the protected branch (default: current branch)")
-@click.option("--signing", is_flag=True, help="set up a signing key and the signer policy")
-@click.option("--key", type=click.Path(path_type=Path), help="--signing: an existing SSH key")
-@click.option("--new-key", type=click.Path(path_type=Path),
-              help="--signing: create an ed25519 key here (no passphrase; use an agent "
-                   "and --key for a protected one)")
-@click.option("--name", help="--signing: your name in the policy (principals ROLE:NAME)")
-@click.option("--role", "roles", multiple=True,
-              type=click.Choice(["builder", "scorer", "integrator", "admin"]),
-              help="--signing: a role of this key (repeat; default admin and integrator)")
-@click.option("--require/--no-require", default=None,
-              help="--signing: make the server require signatures (signing.require)")
-def init_cmd(spine: str | None, signing: bool, key: Path | None, new_key: Path | None,
-             name: str | None, roles: tuple[str, ...], require: bool | None) -> None:
-    """Write .leap/config.yaml and start the ledger branch (idempotent)."""
-    from leapgit.commands import report
-    from leapgit.commands.init import init
+@lazy("init", "Write .leap/config.yaml and start the ledger branch (idempotent).")
+def _init() -> click.Command:
+    from pathlib import Path
 
-    choice = _signing_choice(key, new_key, name, roles, require) if signing else None
-    _emit(report.init_lines(init(spine=spine, signing=choice)))
+    @click.command("init")
+    @click.option("--spine", metavar="BRANCH",
+                  help="the protected branch (default: current branch)")
+    @click.option("--signing", is_flag=True, help="set up a signing key and the signer policy")
+    @click.option("--key", type=click.Path(path_type=Path), help="--signing: an existing SSH key")
+    @click.option("--new-key", type=click.Path(path_type=Path),
+                  help="--signing: create an ed25519 key here (no passphrase; use an agent "
+                       "and --key for a protected one)")
+    @click.option("--name", help="--signing: your name in the policy (principals ROLE:NAME)")
+    @click.option("--role", "roles", multiple=True,
+                  type=click.Choice(["builder", "scorer", "integrator", "admin"]),
+                  help="--signing: a role of this key (repeat; default admin and integrator)")
+    @click.option("--require/--no-require", default=None,
+                  help="--signing: make the server require signatures (signing.require)")
+    def init_cmd(spine: str | None, signing: bool, key: Path | None, new_key: Path | None,
+                 name: str | None, roles: tuple[str, ...], require: bool | None) -> None:
+        """Write .leap/config.yaml and start the ledger branch (idempotent)."""
+        from leapgit.commands import report
+        from leapgit.commands.init import init
+
+        choice = _signing_choice(key, new_key, name, roles, require) if signing else None
+        _emit(report.init_lines(init(spine=spine, signing=choice)))
+    return init_cmd
 
 
 def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
                     roles: tuple[str, ...], require: bool | None) -> Any:
     """Ask for what the flags left out (an interactive walk-through on a terminal)."""
+    from pathlib import Path
+
     from leapgit.commands.init import SigningChoice
 
     if key and new_key:
@@ -83,336 +158,407 @@ def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
                          name=str(name), roles=roles, require=require)
 
 
-@cli.group("slice")
-def slice_group() -> None:
-    """Validate and cut slices."""
-
-
-@slice_group.command("check")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--base", default="HEAD", show_default=True, help="commit the scope is read at")
-def slice_check_cmd(file: Path, base: str) -> None:
-    """Validate a slice draft (L1, L2, L4); writes nothing."""
-    from leapgit.commands import report
-    from leapgit.commands.slice import check
-
-    _emit(report.check_lines(check(file, base)))
-
-
-@slice_group.command("cut")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--base", default="HEAD", show_default=True, help="commit the scope is stamped at")
-def slice_cut_cmd(file: Path, base: str) -> None:
-    """Validate a draft, stamp every scope file's blob id, record the slice."""
-    from leapgit.commands import report
-    from leapgit.commands.slice import cut
-
-    _emit(report.cut_lines(cut(file, base)))
-
-
-@cli.command("status")
-@click.argument("slice_id", required=False, metavar="[SLICE]")
-@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
-def status_cmd(slice_id: str | None, as_json: bool) -> None:
-    """Each slice's balls in waves, with state and rounds used."""
-    from leapgit.commands import report
-    from leapgit.commands.status import status
-
-    result = status(slice_id)
-    if as_json:
-        _emit_json(result.to_json())
-    else:
-        _emit(report.status_lines(result))
-
-
-@cli.command("log")
-@click.option("-n", "limit", type=click.IntRange(min=1), help="show at most N entries")
-@click.option("--slice", "slice_id", help="only entries of this slice")
-@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
-def log_cmd(limit: int | None, slice_id: str | None, as_json: bool) -> None:
-    """The ledger's history, newest first."""
-    from leapgit.commands import report
-    from leapgit.commands.log import log
-
-    entries = log(limit, slice_id)
-    if as_json:
-        _emit_json([e.to_json() for e in entries])
-    else:
-        _emit(report.log_lines(entries))
-
-
-@cli.command("throw")
-@click.argument("slice_id", metavar="SLICE")
-@click.option("--ball", "balls", multiple=True, metavar="ID", help="throw only this ball")
-@click.option("--resume", is_flag=True,
-              help="start a new episode after one that ended at 0 (a checkpoint, or a last "
-              "round its score held)")
-@click.option("--run", "drive", is_flag=True, help="run the configured builder, round by round")
-@click.option("--jobs", type=click.IntRange(min=1), default=4, show_default=True,
-              help="builders running at once (with --run)")
-@click.pass_context
-def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume: bool,
-              drive: bool, jobs: int) -> None:
-    """Throw every ready ball (L5) into its own worktree; with --run, drive the builders."""
-    from leapgit.commands import report
-    from leapgit.commands.throw import drive_builders, run_exit_code, throw
-
-    thrown = throw(slice_id, balls, resume)
-    _emit(report.throw_lines(thrown.result))
-    if drive:
-        result = drive_builders(thrown, jobs, sys.stdout)
-        _emit(report.run_lines(result))
-        ctx.exit(run_exit_code(result))
-
-
-@cli.group("ball")
-def ball_group() -> None:
-    """Check a ball's file map, or give a stuck ball a repaired spec."""
-
-
-@ball_group.command("check")
-@click.argument("slice_id", metavar="SLICE")
-@click.argument("ball_id", metavar="BALL")
-def ball_check_cmd(slice_id: str, ball_id: str) -> None:
-    """L2: verify the ball's map in its worktree (exit 1 wrong map, 3 missing dependency)."""
-    from leapgit.commands import report
-    from leapgit.commands.ball import check
-
-    result = check(slice_id, ball_id)
-    _emit(report.ball_check_lines(result))
-    failure = result.error()
-    if failure is not None:
-        raise failure
-
-
-@ball_group.command("respec")
-@click.argument("slice_id", metavar="SLICE")
-@click.argument("ball_id", metavar="BALL")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--reason", help="why the spec changed (recorded)")
-def ball_respec_cmd(slice_id: str, ball_id: str, file: Path, reason: str | None) -> None:
-    """L3: record a repaired spec for a stuck ball as a new spec version."""
-    from leapgit.commands import report
-    from leapgit.commands.ball import respec
-
-    _emit(report.respec_lines(respec(slice_id, ball_id, file, reason)))
-
-
-@cli.command("round")
-@click.argument("slice_id", metavar="SLICE")
-@click.argument("ball_id", metavar="BALL")
-@click.option("--outcome", required=True, type=click.Choice(["-1", "0", "1"]),
-              help="-1 refuse, 0 hold, 1 pass (a 1 is only ever a claim)")
-@click.option("--evidence", required=True, help="what was run and seen")
-@click.pass_context
-def round_cmd(ctx: click.Context, slice_id: str, ball_id: str, outcome: str,
-              evidence: str) -> None:
-    """Close a round explicitly: commit the in-scope changes with the receipt (L6)."""
-    from leapgit.commands import report
-    from leapgit.commands.round import close
-    from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
-
-    if not evidence.strip():
-        raise click.BadParameter("evidence may not be empty", param_hint="--evidence")
-    result = close(slice_id, ball_id, int(outcome), evidence)  # type: ignore[arg-type]
-    _emit(report.round_lines(result))
-    ctx.exit({1: EXIT_OK, 0: EXIT_HOLD, -1: EXIT_RULE}[result.recorded.receipt.outcome])
-
-
-@cli.command("audit-signatures")
-@click.option("--require-signatures", "require", is_flag=True,
-              help="fail on any unsigned record or merge, too")
-@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
-@click.pass_context
-def audit_signatures_cmd(ctx: click.Context, require: bool, as_json: bool) -> None:
-    """Verify every ledger and spine-merge signature against the policy of its time."""
-    from leapgit.commands import report
-    from leapgit.commands.audit_signatures import audit_signatures_command
-    from leapgit.errors import EXIT_OK, EXIT_RULE
-
-    result = audit_signatures_command(require=require)
-    if as_json:
-        _emit_json(result.to_json())
-    else:
-        _emit(report.signature_audit_lines(result))
-    ctx.exit(EXIT_RULE if result.failed else EXIT_OK)
-
-
-@cli.group("worktree")
-def worktree_group() -> None:
-    """Ball worktrees."""
-
-
-@worktree_group.command("prune")
-@click.argument("slice_id", required=False, metavar="[SLICE]")
-@click.option("--force", is_flag=True, help="also remove worktrees with uncommitted work")
-def worktree_prune_cmd(slice_id: str | None, force: bool) -> None:
-    """Remove worktrees and branches of finished balls (merged, or refused and rolled back)."""
-    from leapgit.commands import report
-    from leapgit.commands.worktree import prune
-
-    _emit(report.prune_lines(prune(slice_id, force)))
-
-
-@cli.group("hooks")
-def hooks_group() -> None:
-    """Install or remove leapgit's git hooks."""
-
-
-@hooks_group.command("install")
-@click.option("--server", is_flag=True, help="install pre-receive (on the shared, bare remote)")
-@click.option("--force", is_flag=True, help="install where core.hooksPath points")
-@click.option("--spine", default=None, help="with --server: the spine branch to protect "
-              "(pinned in the server's git config; default main)")
-@click.option("--ledger-ref", default=None, help="with --server: the ledger ref to protect "
-              "(default refs/heads/leap/ledger)")
-def hooks_install_cmd(server: bool, force: bool, spine: str | None,
-                      ledger_ref: str | None) -> None:
-    """Install post-commit and pre-push (or, with --server, pre-receive); chains foreign hooks."""
-    from leapgit.commands.hooks import install_hooks, lines
-
-    _emit(lines(install_hooks(server=server, force=force, spine=spine, ledger_ref=ledger_ref)))
-
-
-@hooks_group.command("uninstall")
-def hooks_uninstall_cmd() -> None:
-    """Remove leapgit's hooks and put back the hooks they chained."""
-    from leapgit.commands.hooks import lines, uninstall_hooks
-
-    _emit(lines(uninstall_hooks()))
-
-
-@cli.command("sync")
-@click.argument("remote", default="origin")
-def sync_cmd(remote: str) -> None:
-    """Share the ledger: fetch REMOTE's, replay local records onto it, push; retry on a race."""
-    from leapgit.ledger.sync import sync
-
-    r = sync(remote)
-    what = "pushed" if r.pushed else "up to date"
-    _emit([f"ledger {r.ref} on {remote}: {what} at {(r.tip or 'nothing')[:12]} "
-           f"({r.records} records replayed, {r.skipped} already there, {r.rounds} round(s))"])
-
-
-@cli.command("quickstart")
-@click.option("--dir", "directory", type=click.Path(path_type=Path),
-              help="where to build the demo repository (default: a new temporary folder)")
-def quickstart_cmd(directory: Path | None) -> None:
-    """Build a throwaway repository and run the whole flow on it (no network, no model)."""
-    from leapgit.commands.quickstart import quickstart
-
-    quickstart(directory, echo=click.echo)
-
-
-@cli.group("tribunal")
-def tribunal_group() -> None:
-    """Grade a change blind: eight lenses, an author-redacted envelope (T1-T9)."""
-
-
-@tribunal_group.command("convene")
-@click.option("--base", metavar="REV", help="the commit the change starts from")
-@click.option("--head", metavar="REV", help="the candidate commit")
-@click.option("--slice", "slice_id", metavar="S", help="grade a ball: its slice")
-@click.option("--ball", "ball_id", metavar="B", help="grade a ball: its id")
-@click.option("--intent", required=True, help="the change's intent, one line (T5)")
-@click.option("--criteria", required=True, metavar="FILE|TEXT", help="the pass criteria")
-@click.option("--builder", required=True, metavar="model=ID,family=F,session=S",
-              help="who built the candidate (T4)")
-@click.option("--out", type=click.Path(path_type=Path), help="output folder (stamped, 0600)")
-@click.option("--round", "round_no", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--tests", metavar="COMMAND", help="test command for the mechanical checks (T7)")
-@click.option("--red", metavar="REV", help="the red commit holding the contract tests (T7)")
-def tribunal_convene_cmd(**options: Any) -> None:
-    """Convene the tribunal. Exit 0 unanimous pass, 1 refuse, 3 hold/HALT/escalation,
-    2 bad input."""
-    from leapgit.commands.tribunal import convene_command
-    from leapgit.tribunal.report import outcome_lines
-
-    result = convene_command(**options, echo=click.echo)
-    _emit(outcome_lines(result))
-    raise click.exceptions.Exit(result.decision.exit_code)
-
-
-@cli.command("red")
-@click.argument("slice_id", metavar="SLICE")
-@click.argument("ball_id", metavar="BALL")
-@click.argument("commit", metavar="COMMIT")
-def red_cmd(slice_id: str, ball_id: str, commit: str) -> None:
-    """T7.1: record COMMIT as the ball's red commit (its proof must fail there)."""
-    from leapgit.commands.red import lines, red
-
-    _emit(lines(red(slice_id, ball_id, commit)))
-
-
-@cli.command("score")
-@click.argument("slice_id", metavar="SLICE")
-@click.argument("ball_id", metavar="BALL")
-@click.option("--builder", metavar="model=ID,family=F,session=S",
-              help="who built the candidate (default: builder.identity in the config)")
-def score_cmd(slice_id: str, ball_id: str, builder: str | None) -> None:
-    """L7: derive the ball's outcome. Exit 0 pass, 1 refuse, 3 hold, 2 bad input."""
-    from leapgit.commands.score import exit_code, lines, score_ball
-
-    result = score_ball(slice_id, ball_id, builder, echo=click.echo)
-    _emit(lines(result))
-    raise click.exceptions.Exit(exit_code(result))
-
-
-@cli.command("merge")
-@click.argument("slice_id", metavar="SLICE")
-@click.option("--holder", default="integrator", show_default=True,
-              help="the integrator taking the spine's lease")
-@click.option("--builder", metavar="model=ID,family=F,session=S",
-              help="who built the balls (default: builder.identity in the config)")
-def merge_cmd(slice_id: str, holder: str, builder: str | None) -> None:
-    """L8, L9: merge a complete slice onto the spine, as the one integrator."""
-    from leapgit.commands.merge import lines, merge_slice
-
-    _emit(lines(merge_slice(slice_id, holder, builder, echo=click.echo)))
-
-
-@cli.group("lease")
-def lease_group() -> None:
-    """The spine's integrator lease (L9)."""
-
-
-@lease_group.command("release")
-@click.option("--holder", default="integrator", show_default=True,
-              help="the integrator that holds the lease")
-@click.option("--reason", help="why, for the record")
-def lease_release_cmd(holder: str, reason: str | None) -> None:
-    """Give back a lease whose merge died (killed outright); `leap sync` shares it."""
-    from leapgit.commands.lease import release
-
-    done = release(holder, reason)
-    click.echo(f"lease {done.number} on {done.spine} released by {holder}")
-
-
-@cli.command("audit")
-@click.option("--json", "as_json", is_flag=True, help="machine-readable output (README)")
-@click.option("--export", "export", type=click.Choice(["in-toto"]),
-              help="write the passes' provenance as in-toto statements (JSON lines)")
-@click.option("--slice", "slice_id", metavar="S", help="with --export: only this slice")
-@click.option("--require-signatures", "require", is_flag=True,
-              help="fail on any unsigned ledger commit or spine merge, too")
-def audit_cmd(as_json: bool, export: str | None, slice_id: str | None, require: bool) -> None:
-    """Re-derive every pass from plain git data. Exit 0 when all holds, 1 on a violation."""
-    from leapgit.commands.audit import audit, export_in_toto, lines
-
-    if export:
-        for line in export_in_toto(slice_id):
-            click.echo(line)
-        return
-    report = audit(require_signatures=require)
-    if as_json:
-        _emit_json(report.to_json())
-    else:
-        _emit(lines(report))
-    raise click.exceptions.Exit(0 if report.ok else 1)
+@lazy("slice", "Validate and cut slices.")
+def _slice() -> click.Command:
+    from pathlib import Path
+
+    @click.group("slice")
+    def slice_group() -> None:
+        """Validate and cut slices."""
+
+    @slice_group.command("check")
+    @click.argument("file", type=click.Path(path_type=Path))
+    @click.option("--base", default="HEAD", show_default=True,
+                  help="commit the scope is read at")
+    def slice_check_cmd(file: Path, base: str) -> None:
+        """Validate a slice draft (L1, L2, L4); writes nothing."""
+        from leapgit.commands import report
+        from leapgit.commands.slice import check
+
+        _emit(report.check_lines(check(file, base)))
+
+    @slice_group.command("cut")
+    @click.argument("file", type=click.Path(path_type=Path))
+    @click.option("--base", default="HEAD", show_default=True,
+                  help="commit the scope is stamped at")
+    def slice_cut_cmd(file: Path, base: str) -> None:
+        """Validate a draft, stamp every scope file's blob id, record the slice."""
+        from leapgit.commands import report
+        from leapgit.commands.slice import cut
+
+        _emit(report.cut_lines(cut(file, base)))
+    return slice_group
+
+
+@lazy("status", "Each slice's balls in waves, with state and rounds used.")
+def _status() -> click.Command:
+    @click.command("status")
+    @click.argument("slice_id", required=False, metavar="[SLICE]")
+    @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+    def status_cmd(slice_id: str | None, as_json: bool) -> None:
+        """Each slice's balls in waves, with state and rounds used."""
+        from leapgit.commands import report
+        from leapgit.commands.status import status
+
+        result = status(slice_id)
+        if as_json:
+            _emit_json(result.to_json())
+        else:
+            _emit(report.status_lines(result))
+    return status_cmd
+
+
+@lazy("log", "The ledger's history, newest first.")
+def _log() -> click.Command:
+    @click.command("log")
+    @click.option("-n", "limit", type=click.IntRange(min=1), help="show at most N entries")
+    @click.option("--slice", "slice_id", help="only entries of this slice")
+    @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+    def log_cmd(limit: int | None, slice_id: str | None, as_json: bool) -> None:
+        """The ledger's history, newest first."""
+        from leapgit.commands import report
+        from leapgit.commands.log import log
+
+        entries = log(limit, slice_id)
+        if as_json:
+            _emit_json([e.to_json() for e in entries])
+        else:
+            _emit(report.log_lines(entries))
+    return log_cmd
+
+
+@lazy("throw", "Throw every ready ball (L5) into its own worktree; with --run, drive the "
+               "builders.")
+def _throw() -> click.Command:
+    @click.command("throw")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.option("--ball", "balls", multiple=True, metavar="ID", help="throw only this ball")
+    @click.option("--resume", is_flag=True,
+                  help="start a new episode after one that ended at 0 (a checkpoint, or a last "
+                  "round its score held)")
+    @click.option("--run", "drive", is_flag=True,
+                  help="run the configured builder, round by round")
+    @click.option("--jobs", type=click.IntRange(min=1), default=4, show_default=True,
+                  help="builders running at once (with --run)")
+    @click.pass_context
+    def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume: bool,
+                  drive: bool, jobs: int) -> None:
+        """Throw every ready ball (L5) into its own worktree; with --run, drive the builders."""
+        from leapgit.commands import report
+        from leapgit.commands.throw import drive_builders, run_exit_code, throw
+
+        thrown = throw(slice_id, balls, resume)
+        _emit(report.throw_lines(thrown.result))
+        if drive:
+            result = drive_builders(thrown, jobs, sys.stdout)
+            _emit(report.run_lines(result))
+            ctx.exit(run_exit_code(result))
+    return throw_cmd
+
+
+@lazy("ball", "Check a ball's file map, or give a stuck ball a repaired spec.")
+def _ball() -> click.Command:
+    from pathlib import Path
+
+    @click.group("ball")
+    def ball_group() -> None:
+        """Check a ball's file map, or give a stuck ball a repaired spec."""
+
+    @ball_group.command("check")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.argument("ball_id", metavar="BALL")
+    def ball_check_cmd(slice_id: str, ball_id: str) -> None:
+        """L2: verify the ball's map in its worktree (exit 1 wrong map, 3 missing dependency)."""
+        from leapgit.commands import report
+        from leapgit.commands.ball import check
+
+        result = check(slice_id, ball_id)
+        _emit(report.ball_check_lines(result))
+        failure = result.error()
+        if failure is not None:
+            raise failure
+
+    @ball_group.command("respec")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.argument("ball_id", metavar="BALL")
+    @click.argument("file", type=click.Path(path_type=Path))
+    @click.option("--reason", help="why the spec changed (recorded)")
+    def ball_respec_cmd(slice_id: str, ball_id: str, file: Path, reason: str | None) -> None:
+        """L3: record a repaired spec for a stuck ball as a new spec version."""
+        from leapgit.commands import report
+        from leapgit.commands.ball import respec
+
+        _emit(report.respec_lines(respec(slice_id, ball_id, file, reason)))
+    return ball_group
+
+
+@lazy("round", "Close a round explicitly: commit the in-scope changes with the receipt (L6).")
+def _round() -> click.Command:
+    @click.command("round")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.argument("ball_id", metavar="BALL")
+    @click.option("--outcome", required=True, type=click.Choice(["-1", "0", "1"]),
+                  help="-1 refuse, 0 hold, 1 pass (a 1 is only ever a claim)")
+    @click.option("--evidence", required=True, help="what was run and seen")
+    @click.pass_context
+    def round_cmd(ctx: click.Context, slice_id: str, ball_id: str, outcome: str,
+                  evidence: str) -> None:
+        """Close a round explicitly: commit the in-scope changes with the receipt (L6)."""
+        from leapgit.commands import report
+        from leapgit.commands.round import close
+        from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+
+        if not evidence.strip():
+            raise click.BadParameter("evidence may not be empty", param_hint="--evidence")
+        result = close(slice_id, ball_id, int(outcome), evidence)  # type: ignore[arg-type]
+        _emit(report.round_lines(result))
+        ctx.exit({1: EXIT_OK, 0: EXIT_HOLD, -1: EXIT_RULE}[result.recorded.receipt.outcome])
+    return round_cmd
+
+
+@lazy("audit-signatures", "Verify every ledger and spine-merge signature against the policy "
+                          "of its time.")
+def _audit_signatures() -> click.Command:
+    @click.command("audit-signatures")
+    @click.option("--require-signatures", "require", is_flag=True,
+                  help="fail on any unsigned record or merge, too")
+    @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+    @click.pass_context
+    def audit_signatures_cmd(ctx: click.Context, require: bool, as_json: bool) -> None:
+        """Verify every ledger and spine-merge signature against the policy of its time."""
+        from leapgit.commands import report
+        from leapgit.commands.audit_signatures import audit_signatures_command
+        from leapgit.errors import EXIT_OK, EXIT_RULE
+
+        result = audit_signatures_command(require=require)
+        if as_json:
+            _emit_json(result.to_json())
+        else:
+            _emit(report.signature_audit_lines(result))
+        ctx.exit(EXIT_RULE if result.failed else EXIT_OK)
+    return audit_signatures_cmd
+
+
+@lazy("worktree", "Ball worktrees.")
+def _worktree() -> click.Command:
+    @click.group("worktree")
+    def worktree_group() -> None:
+        """Ball worktrees."""
+
+    @worktree_group.command("prune")
+    @click.argument("slice_id", required=False, metavar="[SLICE]")
+    @click.option("--force", is_flag=True, help="also remove worktrees with uncommitted work")
+    def worktree_prune_cmd(slice_id: str | None, force: bool) -> None:
+        """Remove worktrees and branches of finished balls (merged, or refused and rolled
+        back)."""
+        from leapgit.commands import report
+        from leapgit.commands.worktree import prune
+
+        _emit(report.prune_lines(prune(slice_id, force)))
+    return worktree_group
+
+
+@lazy("hooks", "Install or remove leapgit's git hooks.")
+def _hooks() -> click.Command:
+    @click.group("hooks")
+    def hooks_group() -> None:
+        """Install or remove leapgit's git hooks."""
+
+    @hooks_group.command("install")
+    @click.option("--server", is_flag=True,
+                  help="install pre-receive (on the shared, bare remote)")
+    @click.option("--force", is_flag=True, help="install where core.hooksPath points")
+    @click.option("--spine", default=None, help="with --server: the spine branch to protect "
+                  "(pinned in the server's git config; default main)")
+    @click.option("--ledger-ref", default=None, help="with --server: the ledger ref to protect "
+                  "(default refs/heads/leap/ledger)")
+    def hooks_install_cmd(server: bool, force: bool, spine: str | None,
+                          ledger_ref: str | None) -> None:
+        """Install post-commit and pre-push (or, with --server, pre-receive); chains foreign
+        hooks."""
+        from leapgit.commands.hooks import install_hooks, lines
+
+        _emit(lines(install_hooks(server=server, force=force, spine=spine,
+                                  ledger_ref=ledger_ref)))
+
+    @hooks_group.command("uninstall")
+    def hooks_uninstall_cmd() -> None:
+        """Remove leapgit's hooks and put back the hooks they chained."""
+        from leapgit.commands.hooks import lines, uninstall_hooks
+
+        _emit(lines(uninstall_hooks()))
+    return hooks_group
+
+
+@lazy("sync", "Share the ledger: fetch REMOTE's, replay local records onto it, push; retry on "
+              "a race.")
+def _sync() -> click.Command:
+    @click.command("sync")
+    @click.argument("remote", default="origin")
+    def sync_cmd(remote: str) -> None:
+        """Share the ledger: fetch REMOTE's, replay local records onto it, push; retry on a
+        race."""
+        from leapgit.ledger.sync import sync
+
+        r = sync(remote)
+        what = "pushed" if r.pushed else "up to date"
+        _emit([f"ledger {r.ref} on {remote}: {what} at {(r.tip or 'nothing')[:12]} "
+               f"({r.records} records replayed, {r.skipped} already there, {r.rounds} "
+               "round(s))"])
+    return sync_cmd
+
+
+@lazy("quickstart", "Build a throwaway repository and run the whole flow on it (no network, no "
+                    "model).")
+def _quickstart() -> click.Command:
+    from pathlib import Path
+
+    @click.command("quickstart")
+    @click.option("--dir", "directory", type=click.Path(path_type=Path),
+                  help="where to build the demo repository (default: a new temporary folder)")
+    def quickstart_cmd(directory: Path | None) -> None:
+        """Build a throwaway repository and run the whole flow on it (no network, no model)."""
+        from leapgit.commands.quickstart import quickstart
+
+        quickstart(directory, echo=click.echo)
+    return quickstart_cmd
+
+
+@lazy("tribunal", "Grade a change blind: eight lenses, an author-redacted envelope (T1-T9).")
+def _tribunal() -> click.Command:
+    from pathlib import Path
+
+    @click.group("tribunal")
+    def tribunal_group() -> None:
+        """Grade a change blind: eight lenses, an author-redacted envelope (T1-T9)."""
+
+    @tribunal_group.command("convene")
+    @click.option("--base", metavar="REV", help="the commit the change starts from")
+    @click.option("--head", metavar="REV", help="the candidate commit")
+    @click.option("--slice", "slice_id", metavar="S", help="grade a ball: its slice")
+    @click.option("--ball", "ball_id", metavar="B", help="grade a ball: its id")
+    @click.option("--intent", required=True, help="the change's intent, one line (T5)")
+    @click.option("--criteria", required=True, metavar="FILE|TEXT", help="the pass criteria")
+    @click.option("--builder", required=True, metavar="model=ID,family=F,session=S",
+                  help="who built the candidate (T4)")
+    @click.option("--out", type=click.Path(path_type=Path),
+                  help="output folder (stamped, 0600)")
+    @click.option("--round", "round_no", type=click.IntRange(min=1), default=1,
+                  show_default=True)
+    @click.option("--tests", metavar="COMMAND",
+                  help="test command for the mechanical checks (T7)")
+    @click.option("--red", metavar="REV", help="the red commit holding the contract tests (T7)")
+    def tribunal_convene_cmd(**options: Any) -> None:
+        """Convene the tribunal. Exit 0 unanimous pass, 1 refuse, 3 hold/HALT/escalation,
+        2 bad input."""
+        from leapgit.commands.tribunal import convene_command
+        from leapgit.tribunal.report import outcome_lines
+
+        result = convene_command(**options, echo=click.echo)
+        _emit(outcome_lines(result))
+        raise click.exceptions.Exit(result.decision.exit_code)
+    return tribunal_group
+
+
+@lazy("red", "T7.1: record COMMIT as the ball's red commit (its proof must fail there).")
+def _red() -> click.Command:
+    @click.command("red")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.argument("ball_id", metavar="BALL")
+    @click.argument("commit", metavar="COMMIT")
+    def red_cmd(slice_id: str, ball_id: str, commit: str) -> None:
+        """T7.1: record COMMIT as the ball's red commit (its proof must fail there)."""
+        from leapgit.commands.red import lines, red
+
+        _emit(lines(red(slice_id, ball_id, commit)))
+    return red_cmd
+
+
+@lazy("score", "L7: derive the ball's outcome.")
+def _score() -> click.Command:
+    @click.command("score")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.argument("ball_id", metavar="BALL")
+    @click.option("--builder", metavar="model=ID,family=F,session=S",
+                  help="who built the candidate (default: builder.identity in the config)")
+    def score_cmd(slice_id: str, ball_id: str, builder: str | None) -> None:
+        """L7: derive the ball's outcome. Exit 0 pass, 1 refuse, 3 hold, 2 bad input."""
+        from leapgit.commands.score import exit_code, lines, score_ball
+
+        result = score_ball(slice_id, ball_id, builder, echo=click.echo)
+        _emit(lines(result))
+        raise click.exceptions.Exit(exit_code(result))
+    return score_cmd
+
+
+@lazy("merge", "L8, L9: merge a complete slice onto the spine, as the one integrator.")
+def _merge() -> click.Command:
+    @click.command("merge")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.option("--holder", default="integrator", show_default=True,
+                  help="the integrator taking the spine's lease")
+    @click.option("--builder", metavar="model=ID,family=F,session=S",
+                  help="who built the balls (default: builder.identity in the config)")
+    def merge_cmd(slice_id: str, holder: str, builder: str | None) -> None:
+        """L8, L9: merge a complete slice onto the spine, as the one integrator."""
+        from leapgit.commands.merge import lines, merge_slice
+
+        _emit(lines(merge_slice(slice_id, holder, builder, echo=click.echo)))
+    return merge_cmd
+
+
+@lazy("lease", "The spine's integrator lease (L9).")
+def _lease() -> click.Command:
+    @click.group("lease")
+    def lease_group() -> None:
+        """The spine's integrator lease (L9)."""
+
+    @lease_group.command("release")
+    @click.option("--holder", default="integrator", show_default=True,
+                  help="the integrator that holds the lease")
+    @click.option("--reason", help="why, for the record")
+    def lease_release_cmd(holder: str, reason: str | None) -> None:
+        """Give back a lease whose merge died (killed outright); `leap sync` shares it."""
+        from leapgit.commands.lease import release
+
+        done = release(holder, reason)
+        click.echo(f"lease {done.number} on {done.spine} released by {holder}")
+    return lease_group
+
+
+@lazy("audit", "Re-derive every pass from plain git data.")
+def _audit() -> click.Command:
+    @click.command("audit")
+    @click.option("--json", "as_json", is_flag=True, help="machine-readable output (README)")
+    @click.option("--export", "export", type=click.Choice(["in-toto"]),
+                  help="write the passes' provenance as in-toto statements (JSON lines)")
+    @click.option("--slice", "slice_id", metavar="S", help="with --export: only this slice")
+    @click.option("--require-signatures", "require", is_flag=True,
+                  help="fail on any unsigned ledger commit or spine merge, too")
+    def audit_cmd(as_json: bool, export: str | None, slice_id: str | None,
+                  require: bool) -> None:
+        """Re-derive every pass from plain git data. Exit 0 when all holds, 1 on a violation."""
+        from leapgit.commands.audit import audit, export_in_toto, lines
+
+        if export:
+            for line in export_in_toto(slice_id):
+                click.echo(line)
+            return
+        report = audit(require_signatures=require)
+        if as_json:
+            _emit_json(report.to_json())
+        else:
+            _emit(lines(report))
+        raise click.exceptions.Exit(0 if report.ok else 1)
+    return audit_cmd
 
 
 def _crash_log(exc: BaseException) -> Path | None:
     """Write the traceback to a file of its own; None when even that is impossible."""
+    import tempfile
+    import traceback
+    from pathlib import Path
+
     folder = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "leapgit"
     for where in (folder, Path(tempfile.gettempdir())):
         try:

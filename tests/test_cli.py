@@ -1,0 +1,97 @@
+"""The click layer loads a command only when it runs (issue 13): `leap --version` and
+`leap status` start without the modules other commands need, and `leap --help` still lists
+every command with the short help click would derive from the command itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import click
+import pytest
+
+from tests.slices.drafts import base_draft, write
+from tests.support import ROOT, leap
+
+HEAVY = ("dulwich", "httpx", "ruamel", "fastjsonschema", "importlib.metadata")
+
+
+def imported(*args: str, cwd: Path) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """Every module the `leap ARGS` process imports (`python -X importtime -m leapgit`)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "leapgit", *args],
+                          cwd=cwd, capture_output=True, text=True)
+    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    return names, proc
+
+
+def under(names: set[str], package: str) -> set[str]:
+    return {n for n in names if n == package or n.startswith(package + ".")}
+
+
+def test_version_imports_no_command_and_no_heavy_library(tmp_path: Path) -> None:
+    names, proc = imported("--version", cwd=tmp_path)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert proc.returncode == 0 and proc.stdout == f"leap, version {version}\n"
+    for package in (*HEAVY, "leapgit.commands", "leapgit.records", "json", "tempfile"):
+        assert not under(names, package), f"leap --version imports {sorted(under(names, package))}"
+
+
+def test_help_lists_every_command_without_building_one(tmp_path: Path) -> None:
+    names, proc = imported("--help", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert not under(names, "leapgit.commands") and not under(names, "dulwich")
+    listed = [line.split()[0] for line in proc.stdout.split("Commands:\n")[1].splitlines()]
+    assert listed == ["audit", "audit-signatures", "ball", "hooks", "init", "lease", "log",
+                      "merge", "quickstart", "red", "round", "score", "slice", "status",
+                      "sync", "throw", "tribunal", "worktree"]
+
+
+def test_status_imports_only_what_status_needs(repo: Path) -> None:
+    assert leap("init", cwd=repo).code == 0
+    assert leap("slice", "cut", str(write(repo.parent / "s.yaml", base_draft())),
+                cwd=repo).code == 0
+    names, proc = imported("status", cwd=repo)
+    assert proc.returncode == 0 and "wave 0" in proc.stdout, proc.stderr[-2000:]
+    for package in ("httpx", "importlib.metadata", "dulwich.porcelain", "leapgit.tribunal",
+                    "leapgit.worktrees.throw", "leapgit.scoring.merge", "leapgit.hookimpl"):
+        assert not under(names, package), f"leap status imports {sorted(under(names, package))}"
+
+
+def listing(group: click.Group, width: int) -> str:
+    formatter = click.HelpFormatter(width=width)
+    group.format_commands(click.Context(group, info_name="leap"), formatter)
+    return formatter.getvalue()
+
+
+@pytest.mark.parametrize("width", [30, 50, 80, 120, 200])
+def test_the_lazy_listing_is_what_click_renders_from_the_built_commands(width: int) -> None:
+    from leapgit.cli import LazyGroup, cli
+
+    fresh = LazyGroup("leap", table=cli.table)
+    lazy = listing(fresh, width)
+    assert not fresh.commands, "the listing built a command"
+    built = click.Group("leap", commands={name: entry.build()
+                                          for name, entry in cli.table.items()})
+    assert lazy == listing(built, width) and "  status  " in lazy
+
+
+def test_every_table_entry_names_its_command_and_its_short_help() -> None:
+    from leapgit.cli import cli
+
+    ctx = click.Context(cli, info_name="leap")
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        assert command is not None and command.name == name
+        stub = click.Command(name, help=cli.table[name].help)
+        for limit in range(3, 160):
+            assert stub.get_short_help_str(limit) == command.get_short_help_str(limit), name
+
+
+def test_a_mistyped_command_is_still_told_the_near_name(tmp_path: Path) -> None:
+    typo = leap("stauts", cwd=tmp_path)
+    assert typo.code == 2 and "No such command 'stauts'. Did you mean 'status'?" in typo.err
+    nested = leap("slice", "chek", cwd=tmp_path)
+    assert nested.code == 2 and "Did you mean 'check'?" in nested.err
