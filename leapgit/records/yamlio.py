@@ -4,6 +4,9 @@ Refused before any data is walked: files over a size cap, binary (NUL bytes), no
 duplicate keys, aliases (a "billion laughs" bomb loads cheaply as shared references and
 explodes later in whatever walks it, so aliases are refused while parsing), tags outside
 the safe schema, values JSON cannot carry (timestamps, sets), and nesting beyond a depth.
+A record has one meaning (issue 18 F9): merge keys (``<<:``, which fold another mapping in
+and can hide a duplicate key) and integers not written in plain decimal (``0o1``, ``0x1``,
+``012``, ``1_000``, read differently by YAML 1.1, 1.2 and other tools) are refused.
 """
 
 from __future__ import annotations
@@ -29,7 +32,38 @@ def _safe() -> Any:
 
         _yaml_safe = YAML(typ="safe")
         _yaml_safe.allow_duplicate_keys = False
+        _yaml_safe.Constructor = _one_meaning_constructor()
     return _yaml_safe
+
+
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _one_meaning_constructor() -> Any:
+    """ruamel's safe constructor, refusing merge keys and non-decimal integers (F9)."""
+    from ruamel.yaml.constructor import ConstructorError, SafeConstructor
+
+    class OneMeaning(SafeConstructor):
+        def flatten_mapping(self, node: Any) -> Any:
+            for key, _value in node.value:
+                if key.tag == _MERGE:
+                    raise ConstructorError(None, None, "YAML merge keys (<<) are not allowed",
+                                           key.start_mark)
+            return super().flatten_mapping(node)
+
+        def construct_yaml_int(self, node: Any) -> int:
+            value = super().construct_yaml_int(node)  # text that is no integer raises here
+            text = self.construct_scalar(node)
+            if not _DECIMAL.fullmatch(text):
+                raise ConstructorError(None, None, f"the integer {text!r} is not written in "
+                                       "decimal (no 0o/0x/0b, leading zeros or '_')",
+                                       node.start_mark)
+            return int(value)
+
+    # ruamel registers constructors as functions: the override needs its own registration
+    OneMeaning.add_constructor("tag:yaml.org,2002:int", OneMeaning.construct_yaml_int)
+    return OneMeaning
 
 
 def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:

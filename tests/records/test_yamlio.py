@@ -129,3 +129,39 @@ def test_text_that_is_not_unicode_is_never_written() -> None:
     assert not yamlio.all_quoted({"evidence": bad})
     with pytest.raises(InvalidRecord, match="lone surrogate"):
         yamlio.dumps({"evidence": bad})
+
+
+# issue 18 F9: one meaning for every record. A merge key folds another mapping in and can
+# hide a duplicate key (``a: 1`` then ``<<: {a: 2}`` loads as a = 1 with no complaint);
+# non-decimal integers read differently across YAML versions and tools.
+@pytest.mark.parametrize("text", [
+    "a: 1\n<<: {a: 2}\n",
+    "<<: {a: 2}\nb: 1\n",
+    "x:\n  - <<: {k: v}\n",
+    "? <<\n: {a: 1}\n",
+    "!!merge <<: {a: 1}\n",
+    "<< : {a: 1}\n",
+])
+def test_merge_keys_are_refused(text: str) -> None:
+    with pytest.raises(InvalidRecord, match=r"x\.yaml: line \d+, column \d+: .*merge key"):
+        yamlio.loads(text.encode(), "x.yaml")
+
+
+def test_a_quoted_merge_key_is_a_plain_key() -> None:
+    assert yamlio.loads(b'"<<": 1\nk: "<<"\n', "x.yaml") == {"<<": 1, "k": "<<"}
+    assert yamlio.loads(yamlio.dumps({"<<": {"a": 2}}), "x.yaml") == {"<<": {"a": 2}}
+
+
+@pytest.mark.parametrize("value", ["0o1", "0x1", "0b1", "-0o7", "+0x1", "0x_1", "1_000",
+                                   "1__0", "012", "00", "!!int 0x10"])
+def test_non_decimal_integers_are_refused(value: str) -> None:
+    with pytest.raises(InvalidRecord, match=r"x\.yaml: line 1, column 4: the integer "
+                       r".* is not written in decimal"):
+        yamlio.loads(f"a: {value}\n".encode(), "x.yaml")
+
+
+@pytest.mark.parametrize(("value", "number"), [("0", 0), ("-0", 0), ("7", 7), ("+1", 1),
+                                               ("-12", -12), ("4096", 4096)])
+def test_decimal_integers_load(value: str, number: int) -> None:
+    assert yamlio.loads(f"a: {value}\n".encode(), "x.yaml") == {"a": number}
+    assert yamlio.loads(b'a: "0x1"\nb: 0O1\n', "x.yaml") == {"a": "0x1", "b": "0O1"}
