@@ -41,7 +41,7 @@ def _commits(root: Path, ref: str) -> list[tuple[str, list[str], str, list[Chang
     return found
 
 
-def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport
+def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
                   ) -> dict[str, list[tuple[str, str]]]:
     """Returns what each commit added, (path, blob id): git's diff, for the signature audit
     (``ledger.added.known``) to read instead of diffing every commit again."""
@@ -72,7 +72,7 @@ def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport
                 continue
             added.add(path)
             report.records += 1
-            _round(path, sha, round_limit, report)
+            _round(path, sha, round_cap, report)
         named = set(_RECORD_TRAILER.findall(body))
         if added != named:
             extra = sorted(added - named) or sorted(named - added)
@@ -83,12 +83,12 @@ def audit_history(root: Path, ref: str, round_limit: int, report: AuditReport
     return added_by
 
 
-def _round(path: str, sha: str, limit: int, report: AuditReport) -> None:
+def _round(path: str, sha: str, round_cap: int, report: AuditReport) -> None:
     found = _RECEIPT.search(path)
     if found is None:
         return
     report.count("no-fifth-round")
-    if int(found.group(1)) > min(limit, 4):
+    if int(found.group(1)) > round_cap:  # L6
         report.add(Violation("no-fifth-round", path.split("/episodes/")[0],
                              f"round {found.group(1)}: no fifth round", sha, path))
 

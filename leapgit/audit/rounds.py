@@ -87,7 +87,7 @@ def round_problems(parents: Parents, view: LedgerView, config: Config, s: ScoreR
         out.append((s.commit, f"the scored commit is not {last.commit[:12]}, the commit of "
                     f"its last receipt (round {last.round})"))
     used = len(receipts) + len(unrecorded)
-    if unrecorded and used > min(config.round_limit, 4):
+    if unrecorded and used > config.round_cap:
         out.append((s.commit, f"{used} rounds: {len(receipts)} receipt(s) and "
                     f"{len(unrecorded)} commit(s) since the base that no receipt records; "
                     "no fifth round"))

@@ -19,7 +19,7 @@ def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
         view = ledger.require()
         report = AuditReport(config.ledger_ref, view.commit, spine_ref,
                              git.rev_parse(spine_ref, root))
-        added = audit_history(root, config.ledger_ref, config.round_limit, report)
+        added = audit_history(root, config.ledger_ref, config.round_cap, report)
         SliceAuditor(root, view, config, report).run()
         with known(added):  # git already diffed every ledger commit: no second diff
             _audit_signatures(ledger.repo, ws, require_signatures or config.signing_required,

@@ -20,7 +20,7 @@ def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str
         episode = current_episode(view, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, episode.throw.spec_version)
         closed = close_round(ledger, ws.paths.common_dir, ball, episode, outcome=outcome,
-                             evidence=evidence, round_limit=ws.config.round_limit,
+                             evidence=evidence, round_cap=ws.config.round_cap,
                              recorded_by="leap round")
     if closed.rollback_failed is not None:
         raise closed.rollback_failed

@@ -104,7 +104,7 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
             out.append(SliceStatus(rec, balls, depends,
-                                   assess(view, rec, ws.config.round_limit)))
+                                   assess(view, rec, ws.config.round_cap)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen
@@ -112,4 +112,4 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             found = next(s for s in out if s.record.slice == hit.passed.slice)
             found.reopens[hit.passed.ball] = hit
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
-    return Status(ws.config.ledger_ref, view.commit, ws.config.round_limit, tuple(out), signed)
+    return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)

@@ -33,7 +33,7 @@ def drive_builders(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None 
         builder: str | None = None) -> RunResult:
     ws, result = thrown.workspace, thrown.result
     balls = [(t.record.ball, t.record.wave or 0) for t in result.thrown]
-    progress = Progress(stream, result.slice, balls, min(ws.config.round_limit, 4), live)
+    progress = Progress(stream, result.slice, balls, ws.config.round_cap, live)
     return run_balls(ws, result.slice, balls, jobs, progress, builder)
 
 

@@ -109,10 +109,10 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         red = history.latest_red(view, slice_id, ball_id)
         pre = red_commits(objects, red, base, head)
         rounds_here = [c for c in objects.new_commits(head, [base]) if c.id.decode() not in pre]
-        problems = check_ball_commit(objects, ref, ball, commit, config.round_limit)
+        problems = check_ball_commit(objects, ref, ball, commit, config.round_cap)
         if head not in pre:
             problems += check_frozen(objects, ref, red, commit)
-        problems += check_round_count(ref, rounds_here, config.round_limit,
+        problems += check_round_count(ref, rounds_here, config.round_cap,
                                       recorded_rounds(view, slice_id, ball_id))
         scope = [r for r in problems if r.rule in ("L2", "L4", "L9", "T7.1")]
         trailers = parse_round_trailers(commit.message)
@@ -121,7 +121,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
             if scope:
                 done = record_round(
                     ledger, slice_id, ball_id, outcome=-1, claim=False, commit=head,
-                    candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
+                    candidate=tree, recorded_by=RECORDED_BY, round_cap=config.round_cap,
                     quick=True, evidence="scope breach ("
                     + ", ".join(sorted({r.rule for r in scope})) + "): "
                     + ", ".join(_shown(r.path) if r.path else "merge" for r in scope),
@@ -133,7 +133,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
             _breach(objects, ball, base, head, scope, f"not recorded: {exc.lines()[0]}")
             return
         spent = episode.closed is not None or \
-            len(episode.receipts) >= min(config.round_limit, 4)
+            len(episode.receipts) >= config.round_cap
         for r in problems:  # past the last round, record_round's refusal says what to do now
             say(f"[{r.rule}] {r.message}" + ("" if spent and r.rule == "L6" else
                                              f"; do: {r.hint}"))
@@ -149,7 +149,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
             return
         done = record_round(
             ledger, slice_id, ball_id, outcome=trailers.outcome, claim=True, commit=head,
-            candidate=tree, recorded_by=RECORDED_BY, round_limit=config.round_limit,
+            candidate=tree, recorded_by=RECORDED_BY, round_cap=config.round_cap,
             evidence=trailers.evidence or commit.message.decode("utf-8", "replace").split("\n")[0],
             expect_round=trailers.round, quick=True,
         )

@@ -340,6 +340,11 @@ class Config(NamedTuple):
         return hash(self[:-1])
 
     @property
+    def round_cap(self) -> int:
+        """The rounds an episode may hold: the configured limit, never more than four."""
+        return min(self.round_limit, 4)  # L6: round four cannot create round five
+
+    @property
     def tribunal(self) -> TribunalConfig:
         from leapgit.records.tribunal_config import TribunalConfig
 

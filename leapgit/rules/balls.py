@@ -58,7 +58,7 @@ def rollback_hint(ball: BallRecord) -> str:
 
 
 def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit,
-                      round_limit: int) -> list[Refusal]:
+                      round_cap: int) -> list[Refusal]:
     """Scope and receipt of one round commit: the same check in post-commit and pre-receive."""
     from leapgit.rules.episodes import parse_round_trailers
     from leapgit.slices.diff import escapes, out_of_scope, touched_paths
@@ -77,7 +77,7 @@ def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Comm
                        rollback_hint(ball) + "; a scope path is a plain file")
                for e in escapes(objects.repo, commit.tree, touched, ball))
     trailers = parse_round_trailers(commit.message)
-    limit = min(round_limit, 4)
+    limit = round_cap
     if trailers.round is None or trailers.outcome is None:
         out.append(Refusal("L6", ref, sha, None, "a round commit without its receipt trailers",
                            "end the message with `Leap-Round: N` and `Leap-Outcome: -1|0|1`"))
@@ -129,12 +129,12 @@ def recorded_rounds(view: LedgerView, slice_id: str, ball_id: str) -> Rounds:
 NONE_RECORDED = Rounds()
 
 
-def check_round_count(ref: str, commits: Sequence[Commit], round_limit: int,
+def check_round_count(ref: str, commits: Sequence[Commit], round_cap: int,
                       recorded: Rounds = NONE_RECORDED) -> list[Refusal]:
     """L6: the rounds of an episode are its receipts in the ledger plus the round commits
     since the base that no receipt records, so rewriting or re-creating a ball branch
     cannot give a builder a fifth round."""
-    limit = min(round_limit, 4)
+    limit = round_cap
     known = {r.commit for r in recorded.receipts if r.commit} | recorded.earlier
     unrecorded = [c for c in commits if c.id.decode() not in known]
     used = len(recorded.receipts) + len(unrecorded)
@@ -177,7 +177,7 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     from leapgit.ledger.history import reds
 
     return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new,
-                         reds(view, slice_id, ball_id), ctx.config.round_limit,
+                         reds(view, slice_id, ball_id), ctx.config.round_cap,
                          recorded_rounds(view, slice_id, ball_id))
 
 
@@ -190,7 +190,7 @@ def round_commits(objects: Objects, reds: Sequence[RedRecord], base: str, head: 
 
 
 def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head: str,
-                  reds: Sequence[RedRecord], round_limit: int, recorded: Rounds,
+                  reds: Sequence[RedRecord], round_cap: int, recorded: Rounds,
                   each_commit: bool = True) -> list[Refusal]:
     """The ball-branch rules over the commits base..head: merge-free (L9), every red's
     frozen tests (T7.1: the frozen set only grows), the round count (L6) and, with
@@ -200,7 +200,7 @@ def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head:
     commits, pre = round_commits(objects, reds, base, head)
     out: list[Refusal] = []
     for commit in commits:
-        checked = check_ball_commit(objects, ref, ball, commit, round_limit) \
+        checked = check_ball_commit(objects, ref, ball, commit, round_cap) \
             if each_commit or len(commit.parents) > 1 else []
         if not each_commit:
             checked = [r for r in checked if r.rule == "L9"][:1]
@@ -211,7 +211,7 @@ def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head:
         for red in reds:
             out.extend(check_frozen(objects, ref, red, commit))
     rounds = [c for c in commits if c.id.decode() not in pre]
-    out.extend(check_round_count(ref, rounds, round_limit, recorded))
+    out.extend(check_round_count(ref, rounds, round_cap, recorded))
     return out
 
 

@@ -103,7 +103,7 @@ def _fifth_round(ctx: PushContext, ref: str, sha: str, path: str, raw: object) -
     # L6: round four cannot create round five (named before the schema's own maximum).
     if not (isinstance(raw, dict) and raw.get("kind") == "receipt"):
         return None
-    round_no, limit = raw.get("round"), min(ctx.config.round_limit, 4)
+    round_no, limit = raw.get("round"), ctx.config.round_cap
     if isinstance(round_no, int) and round_no > limit:
         return Refusal("L6", ref, sha, path, f"round {round_no} exceeds the round limit "
                        f"{limit}: no fifth round", "checkpoint and resume in a new episode")
@@ -228,7 +228,7 @@ def _check_throw(ctx: PushContext, ref: str, sha: str, path: str, rec: ThrowReco
     episode = Episode(previous, tuple(query.receipts(view, slice_id, ball_id, number - 1)),
                       query.checkpoint(view, slice_id, ball_id, number - 1))
     state = own_state(episode, *scored(view, slice_id, ball_id, episode,
-                                       ctx.config.round_limit))
+                                       ctx.config.round_cap))
     if state == "pass":
         return [Refusal("L8", ref, sha, path, f"{name} already passed (1)",
                         "a passed ball is merged, not thrown again")]
@@ -249,7 +249,7 @@ def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Chec
     slice_id, ball_id, number, used = rec.slice, rec.ball, rec.episode, rec.rounds_used
     receipts = query.receipts(view, slice_id, ball_id, number)
     last = receipts[-1] if receipts else None
-    limit = min(ctx.config.round_limit, 4)
+    limit = ctx.config.round_cap
     if last is not None and last.round == used and last.outcome == 0 and used >= limit:
         return []
     return [Refusal("L6", ref, sha, path, f"a checkpoint after round {used} of "

@@ -73,7 +73,7 @@ def own_state(episode: Episode | None, passed: bool = False, scored_refuse: bool
 
 
 def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
-           round_limit: int = 4) -> tuple[bool, bool, bool]:
+           round_cap: int = 4) -> tuple[bool, bool, bool]:
     """(passed, refused, held): what ``leap score`` made of the ball. A score of this
     episode's last round refuses it with a -1; with a 0 it holds it once that round was the
     last the limit allows (before that, the builder goes on with its next round)."""
@@ -87,7 +87,7 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
     last = graded_last(view, slice_id, ball, episode.throw.episode, len(episode.receipts))
     if last is None:
         return False, False, False
-    spent = len(episode.receipts) >= min(round_limit, 4)
+    spent = len(episode.receipts) >= round_cap
     return False, last.outcome == -1, last.outcome == 0 and spent
 
 
@@ -103,10 +103,10 @@ def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:
     return seen
 
 
-def assess(view: LedgerView, rec: SliceRecord, round_limit: int = 4
+def assess(view: LedgerView, rec: SliceRecord, round_cap: int = 4
            ) -> dict[str, BallStanding]:
-    """The standing of every ball of the slice, in the slice's order (``round_limit``: the
-    configured one, which decides when a held score ends an episode)."""
+    """The standing of every ball of the slice, in the slice's order (``round_cap``: the
+    configured ``Config.round_cap``, which decides when a held score ends an episode)."""
     deps: dict[str, tuple[str, ...]] = {}
     versions: dict[str, int] = {}
     own: dict[str, tuple[Own, Episode | None]] = {}
@@ -116,7 +116,7 @@ def assess(view: LedgerView, rec: SliceRecord, round_limit: int = 4
         versions[ball] = record.spec_version
         episode = (current_episode(view, rec.slice, ball)
                    if query.episodes(view, rec.slice, ball) else None)
-        own[ball] = (own_state(episode, *scored(view, rec.slice, ball, episode, round_limit)),
+        own[ball] = (own_state(episode, *scored(view, rec.slice, ball, episode, round_cap)),
                      episode)
     out: dict[str, BallStanding] = {}
     for ball in rec.balls:

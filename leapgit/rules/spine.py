@@ -163,7 +163,7 @@ def _candidate_history(ctx: PushContext, ref: str, sha: str, candidate: Commit, 
                         f"from its recorded base {base[:12]}", "merge the scored candidate")]
     view = ctx.ledger_view()
     found = check_history(ctx.objects, ref, ball, base, head,
-                          reds(view, ball.slice, ball.ball), ctx.config.round_limit,
+                          reds(view, ball.slice, ball.ball), ctx.config.round_cap,
                           recorded_rounds(view, ball.slice, ball.ball), each_commit=False)
     return [r._replace(message=f"{r.message} (in the history of candidate {head[:12]} of "
                        f"{ball.slice}/{ball.ball})") for r in found]

@@ -152,7 +152,7 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
     ref = f"refs/heads/{ws.config.ball_branch(t.slice, t.ball)}"
     commits, pre = round_commits(Objects(ledger.repo), reds, t.base, commit)
     rounds = [c for c in commits if c.id.decode() not in pre]
-    refused = check_round_count(ref, rounds, ws.config.round_limit,
+    refused = check_round_count(ref, rounds, ws.config.round_cap,
                                 recorded_rounds(ledger.require(), t.slice, t.ball))
     if refused:
         raise RuleViolation(f"{t.slice}/{t.ball}: {refused[0].message}", rule="L6",

@@ -193,7 +193,7 @@ def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: i
 
 def close_round(
     ledger: Ledger, common_dir: Path, ball: BallRecord, episode: Episode, *,
-    outcome: Literal[-1, 0, 1], evidence: str, round_limit: int, recorded_by: str,
+    outcome: Literal[-1, 0, 1], evidence: str, round_cap: int, recorded_by: str,
     start: str | None = None, log: str | None = None, env: dict[str, str] | None = None,
     claim: bool = True,
 ) -> RoundClosed:
@@ -211,7 +211,7 @@ def close_round(
         raise RuleViolation(f"{t.slice}/{t.ball} was thrown again (episode "
                             f"{episode.throw.episode}) while episode {t.episode} ran", rule="L3")
     round_no = len(episode.receipts) + 1
-    if episode.closed or round_no > min(round_limit, 4):
+    if episode.closed or round_no > round_cap:
         own = _closed_by_builder(ledger.require(), common_dir, worktree, ball, episode,
                                  start, env)
         if own is not None:
@@ -219,13 +219,13 @@ def close_round(
     if episode.closed:
         raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: "
                             f"{episode.closed}", rule="L6")
-    if round_no > min(round_limit, 4):
+    if round_no > round_cap:
         raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
                             f"{t.episode}; there is no fifth round", rule="L6",
                             hint=spent_hint(ledger.require(), episode))
     moved = worktree_problem(common_dir, worktree, t.branch)
     if moved is not None:
-        return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_limit,
+        return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_cap,
                              recorded_by, log, env)
     start = start or round_start(ledger.require(), episode, worktree)
     dirty = dirty_paths(worktree)
@@ -250,7 +250,7 @@ def close_round(
     candidate = _out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \
         if round_commit else None
     recorded = record_round(
-        ledger, t.slice, t.ball, outcome=outcome, evidence=evidence, round_limit=round_limit,
+        ledger, t.slice, t.ball, outcome=outcome, evidence=evidence, round_cap=round_cap,
         commit=round_commit, candidate=candidate, recorded_by=recorded_by,
         claim=True if outcome == 1 else claim,  # L7: a 1 here is only ever a claim
         log=log, expect_round=round_no,
@@ -263,14 +263,14 @@ def close_round(
 
 def _refuse_moved(
     ledger: Ledger, common_dir: Path, ball: BallRecord, episode: Episode, moved: str,
-    evidence: str, round_limit: int, recorded_by: str, log: str | None,
+    evidence: str, round_cap: int, recorded_by: str, log: str | None,
     env: dict[str, str] | None,
 ) -> RoundClosed:
     """-1 derived by leapgit, recorded without a single git write in that tree: any commit
     there would land on a branch, or in a repository, that is not the ball's own."""
     t = episode.throw
     recorded = record_round(
-        ledger, t.slice, t.ball, outcome=-1, round_limit=round_limit, recorded_by=recorded_by,
+        ledger, t.slice, t.ball, outcome=-1, round_cap=round_cap, recorded_by=recorded_by,
         claim=False, log=log, expect_round=len(episode.receipts) + 1,
         evidence=(f"the worktree is no longer on its ball branch with its own git dir "
                   f"(L5, L9): {moved}; nothing was committed; builder said: {evidence}"),

@@ -39,13 +39,13 @@ def private_dir(worktree: Path) -> Path:
     return gitdir / "leap"
 
 
-def _content(ball: BallRecord, thrown: ThrowRecord, round_no: int, round_limit: int,
+def _content(ball: BallRecord, thrown: ThrowRecord, round_no: int, round_cap: int,
              previous: Receipt | None, checkpoint: Checkpoint | None,
              report: Path) -> dict[str, Any]:
     return {
         "kind": "handoff", "note": HANDOFF_NOTE,
         "slice": ball.slice, "ball": ball.ball, "episode": thrown.episode,
-        "round": round_no, "round_limit": round_limit, "spec_version": ball.spec_version,
+        "round": round_no, "round_limit": round_cap, "spec_version": ball.spec_version,
         "base": thrown.base, "goal": ball.goal, "spec": ball.spec,
         "scope": [s.to_dict() for s in ball.scope], "proof": ball.proof,
         "rollback": ball.rollback,
@@ -62,20 +62,20 @@ def _content(ball: BallRecord, thrown: ThrowRecord, round_no: int, round_limit: 
 
 
 def write(worktree: Path, ball: BallRecord, thrown: ThrowRecord, round_no: int,
-          round_limit: int, previous: Receipt | None = None,
+          round_cap: int, previous: Receipt | None = None,
           checkpoint: Checkpoint | None = None) -> Handoff:
     folder = private_dir(worktree)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "handoff.yaml"
     report = folder / "report.yaml"
     report.unlink(missing_ok=True)  # a report is per round: never read last round's
-    data = _content(ball, thrown, round_no, round_limit, previous, checkpoint, report)
+    data = _content(ball, thrown, round_no, round_cap, previous, checkpoint, report)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(yamlio.dumps(data))
     tmp.replace(path)
     env = {
         "LEAP_SLICE": ball.slice, "LEAP_BALL": ball.ball, "LEAP_ROUND": str(round_no),
-        "LEAP_ROUND_LIMIT": str(round_limit), "LEAP_EPISODE": str(thrown.episode),
+        "LEAP_ROUND_LIMIT": str(round_cap), "LEAP_EPISODE": str(thrown.episode),
         "LEAP_SPEC": ball.spec, "LEAP_SPEC_VERSION": str(ball.spec_version),
         "LEAP_GOAL": ball.goal, "LEAP_PROOF": ball.proof,
         "LEAP_SCOPE": "\n".join(ball.paths), "LEAP_BASE": thrown.base,

@@ -22,10 +22,10 @@ class _Row:
 
 class Progress:
     def __init__(self, stream: TextIO, slice_id: str, balls: list[tuple[str, int]],
-                 round_limit: int, live: bool | None = None) -> None:
+                 round_cap: int, live: bool | None = None) -> None:
         self._out = stream
         self._slice = slice_id
-        self._limit = round_limit
+        self._limit = round_cap
         self._rows = {ball: _Row(ball, wave) for ball, wave in balls}
         self._width = max((len(b) for b, _ in balls), default=4)
         self._live = stream.isatty() if live is None else live

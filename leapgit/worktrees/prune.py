@@ -113,7 +113,7 @@ def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> li
         todo = []
         for sid in ids:
             rec = query.load_slice(view, sid)
-            for ball_id, s in assess(view, rec, ws.config.round_limit).items():
+            for ball_id, s in assess(view, rec, ws.config.round_cap).items():
                 if s.episode is not None:
                     todo.append((sid, s, query.load_ball_version(
                         view, sid, ball_id, s.episode.throw.spec_version)))

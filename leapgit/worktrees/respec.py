@@ -74,7 +74,7 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
         rec = query.load_slice(view, slice_id)
         if ball_id not in rec.balls:
             raise InvalidRecord(f"slice {slice_id!r} has no ball {ball_id!r}")
-        standing = assess(view, rec, ws.config.round_limit)[ball_id]
+        standing = assess(view, rec, ws.config.round_cap)[ball_id]
         if not standing.stuck:
             raise RuleViolation(
                 f"{slice_id}/{ball_id} is {standing.verdict}; only a stuck ball (ended at 0: a "

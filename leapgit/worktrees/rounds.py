@@ -43,7 +43,7 @@ class RoundRecorded(NamedTuple):
 
 def record_round(
     ledger: Ledger, slice_id: str, ball_id: str, *, outcome: Literal[-1, 0, 1], evidence: str,
-    round_limit: int, commit: str | None = None, candidate: str | None = None,
+    round_cap: int, commit: str | None = None, candidate: str | None = None,
     recorded_by: str = "cli", claim: bool = True, log: str | None = None,
     expect_round: int | None = None, quick: bool = False,
 ) -> RoundRecorded:
@@ -60,7 +60,7 @@ def record_round(
                 if done.commit == commit:
                     return RoundRecorded(done, episode.checkpoint, None)
         try:
-            return _record(ledger, episode, outcome, evidence, round_limit, commit, candidate,
+            return _record(ledger, episode, outcome, evidence, round_cap, commit, candidate,
                            recorded_by, claim, log, expect_round, quick)
         except LedgerConflict:
             continue  # another writer recorded a round first: count again
@@ -71,7 +71,7 @@ def record_round(
 
 def _record(
     ledger: Ledger, episode: Episode, outcome: Literal[-1, 0, 1], evidence: str,
-    round_limit: int, commit: str | None, candidate: str | None, recorded_by: str,
+    round_cap: int, commit: str | None, candidate: str | None, recorded_by: str,
     claim: bool, log: str | None, expect_round: int | None, quick: bool,
 ) -> RoundRecorded:
     t = episode.throw
@@ -83,7 +83,7 @@ def _record(
         raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: {why_closed}",
                             rule="L6")
     round_no = len(episode.receipts) + 1
-    if round_no > min(round_limit, 4):
+    if round_no > round_cap:
         # L6: round four cannot create round five.
         raise RuleViolation(
             f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode {t.episode}; "
@@ -103,7 +103,7 @@ def _record(
     )
     records = {layout.receipt_path(t.slice, t.ball, t.episode, round_no): receipt.to_dict()}
     checkpoint = None
-    if round_no >= min(round_limit, 4) and outcome == 0:
+    if round_no >= round_cap and outcome == 0:
         checkpoint = Checkpoint(
             slice=t.slice, ball=t.ball, episode=t.episode, rounds_used=round_no,
             tried=tuple(r.evidence for r in (*episode.receipts, receipt)),

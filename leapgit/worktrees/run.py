@@ -93,7 +93,7 @@ class _Driver:
     def __init__(self, ws: Workspace, command: str, progress: Progress,
                  stop: threading.Event) -> None:
         self.ws, self.command, self.progress, self.stop = ws, command, progress, stop
-        self.limit = min(ws.config.round_limit, 4)
+        self.limit = ws.config.round_cap
         self.watch = Watch(ws)
 
     def drive(self, slice_id: str, ball_id: str, wave: int) -> BallRun:
@@ -203,7 +203,7 @@ class _Driver:
         with self.ws.ledger() as ledger:
             try:
                 recorded = record_round(ledger, t.slice, t.ball, outcome=-1, evidence=evidence,
-                                        round_limit=self.limit, claim=False, log=str(log),
+                                        round_cap=self.limit, claim=False, log=str(log),
                                         recorded_by="leap throw --run")
             except LeapError as again:
                 raise LeapError(f"{evidence}; the round was not recorded either: "
@@ -219,7 +219,7 @@ class _Driver:
         with self.ws.ledger() as ledger:
             return close_round(
                 ledger, self.ws.paths.common_dir, ball, ep, outcome=outcome, evidence=evidence,
-                round_limit=self.limit, recorded_by="leap throw --run", start=start,
+                round_cap=self.limit, recorded_by="leap throw --run", start=start,
                 log=str(log) if log else None, env=env, claim=claim,
             )
 

@@ -136,7 +136,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         if unknown:
             raise UsageError(f"slice {slice_id!r} has no ball {unknown[0]!r} "
                              f"(balls: {', '.join(rec.balls)})")
-        standing = assess(view, rec, ws.config.round_limit)
+        standing = assess(view, rec, ws.config.round_cap)
         base = spine_tip(ws)  # L5: one base for every ball of this throw
         plans: list[_Plan] = []
         skipped: list[Skipped] = []
@@ -144,7 +144,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             s = standing[ball]
             claim = None if s.episode is None else unscored_claim(view, s.episode)
             score = None if claim is None or s.episode is None else score_hint(
-                s.episode, claim, len(s.episode.receipts) >= min(ws.config.round_limit, 4))
+                s.episode, claim, len(s.episode.receipts) >= ws.config.round_cap)
             try:
                 plans.append(_decide(s, slice_id, base, resume,
                                      _scope_changed(view, slice_id, s), score))

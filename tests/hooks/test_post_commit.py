@@ -100,7 +100,7 @@ def test_a_ledger_that_keeps_moving_is_busy_not_a_rule(fresh_world: World,
 
     monkeypatch.setattr(rounds, "_record", always_taken)
     with w.ledger() as ledger, pytest.raises(LedgerBusy) as caught:
-        rounds.record_round(ledger, SLICE, "a", outcome=0, evidence="e", round_limit=4)
+        rounds.record_round(ledger, SLICE, "a", outcome=0, evidence="e", round_cap=4)
     assert not isinstance(caught.value, RuleViolation)
     assert all(p.rule is None for p in caught.value.problems)
     assert "the ledger kept changing under us" in caught.value.lines()[0]
@@ -210,7 +210,7 @@ def test_a_commit_past_a_last_claim_that_made_no_commit_is_told_to_drop_it(
     third = git("rev-parse", "HEAD", cwd=wt)
     with w.ledger() as ledger:
         done = record_round(ledger, SLICE, "b", outcome=1, evidence="nothing new",
-                            round_limit=4, recorded_by="test")
+                            round_cap=4, recorded_by="test")
     assert (done.receipt.round, done.receipt.commit) == (4, None)
     err = hooked_commit(wt, {"src/b.py": "B = 5\n"}, round_message("b 5", 5, 0))
     assert f"`git reset --keep {third[:12]}` puts the branch back where round 4 left it, " \

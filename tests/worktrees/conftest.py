@@ -45,17 +45,22 @@ def set_config(repo: Path, builder: str | None = None, timeout: float | None = N
     path.write_text(text)
 
 
-@pytest.fixture
-def diamond(tmp_path: Path) -> Path:
-    repo = make_repo(tmp_path / "repo", {
+def make_diamond(root: Path) -> Path:
+    """``root/repo``: initialised, with the diamond slice cut."""
+    repo = make_repo(root / "repo", {
         "src/a.py": "A = 1\n", "src/b.py": "B = 1\n", "src/c.py": "C = 1\n",
         "src/d.py": "D = 1\n", "README.md": "# demo\n",
     })
     assert leap("init", cwd=repo).code == 0
-    (tmp_path / "dia.yaml").write_text(DIAMOND)
-    cut = leap("slice", "cut", str(tmp_path / "dia.yaml"), cwd=repo)
+    (root / "dia.yaml").write_text(DIAMOND)
+    cut = leap("slice", "cut", str(root / "dia.yaml"), cwd=repo)
     assert cut.code == 0, cut
     return repo
+
+
+@pytest.fixture
+def diamond(tmp_path: Path) -> Path:
+    return make_diamond(tmp_path)
 
 
 @pytest.fixture
@@ -79,7 +84,7 @@ def mark_passed(repo: Path, ball: str, slice_id: str = "dia") -> RoundRecorded:
 
     with Ledger(repo / ".git") as ledger:
         done = record_round(ledger, slice_id, ball, outcome=1, evidence="built in a test",
-                            round_limit=4, recorded_by="test")
+                            round_cap=4, recorded_by="test")
         fake = "0" * 40
         write_pass(ledger, slice_id, ball, done.receipt.candidate or fake,
                    done.receipt.commit or fake, fake, episode=done.receipt.episode,
@@ -90,7 +95,7 @@ def mark_passed(repo: Path, ball: str, slice_id: str = "dia") -> RoundRecorded:
 def record(repo: Path, ball: str, outcome: int, slice_id: str = "dia") -> RoundRecorded:
     with Ledger(repo / ".git") as ledger:
         return record_round(ledger, slice_id, ball, outcome=outcome,  # type: ignore[arg-type]
-                            evidence=f"test round {outcome}", round_limit=4, recorded_by="test")
+                            evidence=f"test round {outcome}", round_cap=4, recorded_by="test")
 
 
 def tree_hash(root: Path, skip: tuple[str, ...] = (".git",)) -> str:

@@ -72,5 +72,5 @@ def test_no_schema_invalid_receipt_reaches_the_ledger(diamond: Path, outcome: ob
         tip = ledger.tip()
         with pytest.raises(InvalidRecord, match="outcome"):
             record_round(ledger, "dia", "A", outcome=outcome,  # type: ignore[arg-type]
-                         evidence="x", round_limit=4)
+                         evidence="x", round_cap=4)
         assert ledger.tip() == tip

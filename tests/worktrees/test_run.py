@@ -133,7 +133,7 @@ def test_never_succeeding_builder_four_rounds_then_checkpoint_and_resume(
         cp = query.checkpoint(ledger.require(), "dia", "A", 1)
         assert cp is not None and cp.rounds_used == 4 and len(cp.tried) == 4
         with pytest.raises(RuleViolation, match="episode 1 of dia/A is closed"):
-            record_round(ledger, "dia", "A", outcome=0, evidence="x", round_limit=4)
+            record_round(ledger, "dia", "A", outcome=0, evidence="x", round_cap=4)
     r = leap("round", "dia", "A", "--outcome", "0", "--evidence", "one more", cwd=diamond)
     assert r.code == 1 and "is closed" in r.err and "[L6]" in r.err
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 3  # needs --resume
@@ -156,7 +156,7 @@ def test_no_fifth_round_after_four_claims(diamond: Path) -> None:
     assert r.code == 1 and "there is no fifth round [L6]" in r.err
     with Ledger(diamond / ".git") as ledger:
         with pytest.raises(RuleViolation, match="no fifth round"):
-            record_round(ledger, "dia", "A", outcome=0, evidence="x", round_limit=4)
+            record_round(ledger, "dia", "A", outcome=0, evidence="x", round_cap=4)
 
 
 def test_timeout_ends_the_round_at_zero(diamond: Path, builder: Builder) -> None:
