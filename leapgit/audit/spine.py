@@ -9,9 +9,10 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.audit.model import AuditReport, Violation
-from leapgit.ledger import history, layout, query
+from leapgit.ledger import history, layout
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord
+from leapgit.records.tribunal_run import SummaryRecord
 from leapgit.records.types import Config
 
 
@@ -88,10 +89,10 @@ def check_merges(root: Path, view: LedgerView, merges: list[MergeRecord],
                                  f"which is not on the spine {rec.spine!r} (now "
                                  f"{(spine_tip or 'missing')[:12]}): rewound or rewritten",
                                  rec.tip, where))
-        summary = query.read_record(view, f"tribunal/{rec.aggregate_run}/summary.yaml")
+        summary = view.record(f"tribunal/{rec.aggregate_run}/summary.yaml", SummaryRecord)
         tip = info.get(rec.tip)
-        if summary is None or summary.get("outcome") != "pass" or \
-                (tip is not None and summary.get("tree") != tip[1]):
+        if summary is None or summary.outcome != "pass" or \
+                (tip is not None and summary.tree != tip[1]):
             report.add(Violation("merge-record", rec.slice, f"the aggregate review "
                                  f"{rec.aggregate_run} is missing, did not pass, or graded "
                                  "another tree", rec.tip, where))

@@ -12,6 +12,7 @@ from leapgit.errors import UsageError
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records import yamlio
 from leapgit.records.config import CONFIG_PATH, parse_config
+from leapgit.records.types import LedgerRoot
 from leapgit.timeutil import now_iso
 
 if TYPE_CHECKING:
@@ -117,9 +118,7 @@ def init(start: Path | str = ".", spine: str | None = None,
         setup = setup_signing(root, key=signing.key, create=signing.create, name=signing.name,
                               roles=signing.roles, require=signing.require)
         ws = open_workspace(root)
-    root_record = yamlio.dumps(
-        {"kind": "ledger", "format": 1, "created_at": now_iso(), "spine": ws.config.spine}
-    )
+    root_record = yamlio.dumps(LedgerRoot(now_iso(), ws.config.spine).to_dict())
     with ws.ledger() as ledger:
         commit, created = ledger.init(root_record)
     return InitResult(

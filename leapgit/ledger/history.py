@@ -4,16 +4,16 @@ the ledger is data anyone can push to). Numbered records are read in number orde
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from leapgit.ledger import layout
-from leapgit.ledger.query import read_record
 
 if TYPE_CHECKING:  # imported where read: the post-commit hook mostly finds no such record
     from leapgit.ledger.store import LedgerView
+    from leapgit.records.kinds import Loadable
     from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
 
-T = TypeVar("T")
+T = TypeVar("T", bound="Loadable")
 
 
 def _numbers(view: LedgerView, folder: str) -> list[int]:
@@ -22,14 +22,13 @@ def _numbers(view: LedgerView, folder: str) -> list[int]:
 
 
 def _numbered(view: LedgerView, slice_id: str, ball_id: str, folder: str,
-              path: Callable[[str, str, int], str], load: Callable[[dict[str, Any]], T]
-              ) -> list[T]:
+              path: Callable[[str, str, int], str], record_type: type[T]) -> list[T]:
     """The records of one numbered folder of a ball (reds, scores, reopens), in order."""
     out = []
     for n in _numbers(view, f"{layout.ball_dir(slice_id, ball_id)}/{folder}"):
-        raw = read_record(view, path(slice_id, ball_id, n))
-        if raw is not None:
-            out.append(load(raw))
+        rec = view.record(path(slice_id, ball_id, n), record_type)
+        if rec is not None:
+            out.append(rec)
     return out
 
 
@@ -41,7 +40,7 @@ def has(view: LedgerView, slice_id: str, ball_id: str, folder: str) -> bool:
 def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
     from leapgit.records.scoring import RedRecord
 
-    return _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord.from_dict)
+    return _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
 
 
 def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | None:
@@ -52,8 +51,7 @@ def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | Non
 def scores(view: LedgerView, slice_id: str, ball_id: str) -> list[ScoreRecord]:
     from leapgit.records.scoring import ScoreRecord
 
-    return _numbered(view, slice_id, ball_id, "scores", layout.score_path,
-                     ScoreRecord.from_dict)
+    return _numbered(view, slice_id, ball_id, "scores", layout.score_path, ScoreRecord)
 
 
 def graded_last(view: LedgerView, slice_id: str, ball_id: str, episode: int, rounds: int
@@ -71,8 +69,7 @@ def graded_last(view: LedgerView, slice_id: str, ball_id: str, episode: int, rou
 def reopens(view: LedgerView, slice_id: str, ball_id: str) -> list[ReopenRecord]:
     from leapgit.records.scoring import ReopenRecord
 
-    return _numbered(view, slice_id, ball_id, "reopens", layout.reopen_path,
-                     ReopenRecord.from_dict)
+    return _numbered(view, slice_id, ball_id, "reopens", layout.reopen_path, ReopenRecord)
 
 
 def next_number(view: LedgerView, folder: str) -> int:
@@ -88,9 +85,9 @@ def merge_records(view: LedgerView, slice_id: str) -> list[MergeRecord]:
     numbers = [1, *(n for n in _numbers(view, f"{layout.slice_dir(slice_id)}/merges") if n > 1)]
     out = []
     for n in numbers:
-        raw = read_record(view, layout.merge_path(slice_id, n))
-        if raw is not None:
-            out.append(MergeRecord.from_dict(raw))
+        rec = view.record(layout.merge_path(slice_id, n), MergeRecord)
+        if rec is not None:
+            out.append(rec)
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from leapgit.errors import LedgerConflict, RuleViolation
-from leapgit.ledger import layout, query
+from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import yamlio
 from leapgit.records.leases import LeaseRecord
@@ -38,8 +38,7 @@ class Lease:
 
 
 def _read(view: LedgerView, spine: str, number: int, action: str) -> LeaseRecord | None:
-    raw = query.read_record(view, layout.lease_path(spine, number, action))
-    return LeaseRecord.from_dict(raw) if raw else None
+    return view.record(layout.lease_path(spine, number, action), LeaseRecord)
 
 
 def leases(view: LedgerView, spine: str) -> list[Lease]:

@@ -3,7 +3,7 @@ the ledger is data, and data from a branch anyone can push to is input."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from leapgit.errors import UsageError
 from leapgit.ledger import layout
@@ -11,21 +11,17 @@ from leapgit.ledger.store import LedgerView
 from leapgit.records.types import BallRecord, Checkpoint, Receipt, SliceRecord, ThrowRecord
 
 
-def read_record(view: LedgerView, path: str) -> dict[str, Any] | None:
-    return view.record(path)
-
-
 def slice_ids(view: LedgerView) -> list[str]:
     return view.list("slices")
 
 
 def load_slice(view: LedgerView, slice_id: str) -> SliceRecord:
-    raw = read_record(view, layout.slice_path(slice_id))
-    if raw is None:
+    rec = view.record(layout.slice_path(slice_id), SliceRecord)
+    if rec is None:
         known = ", ".join(slice_ids(view)) or "none yet"
         raise UsageError(f"unknown slice {slice_id!r} (known: {known})",
                          hint="see `leap status` for the slices the ledger holds")
-    return SliceRecord.from_dict(raw)
+    return rec
 
 
 def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
@@ -34,18 +30,18 @@ def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
     versions = sorted(int(n.removesuffix(".yaml")) for n in view.list(f"{base}/specs")
                       if n.removesuffix(".yaml").isdigit())
     path = layout.ball_path(slice_id, ball_id, versions[-1] if versions else 1)
-    raw = read_record(view, path)
-    if raw is None:
+    rec = view.record(path, BallRecord)
+    if rec is None:
         raise UsageError(f"unknown ball {ball_id!r} in slice {slice_id!r}")
-    return BallRecord.from_dict(raw)
+    return rec
 
 
 def load_ball_version(view: LedgerView, slice_id: str, ball_id: str, version: int) -> BallRecord:
     """The ball as one recorded spec version said it (a throw builds that version, L3)."""
-    raw = read_record(view, layout.ball_path(slice_id, ball_id, version))
-    if raw is None:
+    rec = view.record(layout.ball_path(slice_id, ball_id, version), BallRecord)
+    if rec is None:
         raise UsageError(f"ball {slice_id}/{ball_id} has no spec version {version}")
-    return BallRecord.from_dict(raw)
+    return rec
 
 
 def episodes(view: LedgerView, slice_id: str, ball_id: str) -> list[int]:
@@ -54,23 +50,17 @@ def episodes(view: LedgerView, slice_id: str, ball_id: str) -> list[int]:
 
 
 def throw(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> ThrowRecord | None:
-    raw = read_record(view, layout.throw_path(slice_id, ball_id, episode))
-    return ThrowRecord.from_dict(raw) if raw else None
+    return view.record(layout.throw_path(slice_id, ball_id, episode), ThrowRecord)
 
 
 def receipts(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> list[Receipt]:
     folder = f"{layout.episode_dir(slice_id, ball_id, episode)}/receipts"
-    out = []
-    for name in view.list(folder):
-        raw = read_record(view, f"{folder}/{name}")
-        if raw is not None:
-            out.append(Receipt.from_dict(raw))
-    return sorted(out, key=lambda r: r.round)
+    found = (view.record(f"{folder}/{name}", Receipt) for name in view.list(folder))
+    return sorted((r for r in found if r is not None), key=lambda r: r.round)
 
 
 def checkpoint(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> Checkpoint | None:
-    raw = read_record(view, layout.checkpoint_path(slice_id, ball_id, episode))
-    return Checkpoint.from_dict(raw) if raw else None
+    return view.record(layout.checkpoint_path(slice_id, ball_id, episode), Checkpoint)
 
 
 class BallState(NamedTuple):

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
+from leapgit.errors import InvalidRecord, LeapError, LedgerBusy, LedgerConflict, UsageError
 from leapgit.gitobj import oid, refname
 from leapgit.ledger.layout import ROOT_RECORD
 from leapgit.ledger.lock import LockTimeout, WriterLock
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from leapgit.gitobj import GitRepo
     from leapgit.records.cache import RecordCache
+    from leapgit.records.kinds import Loadable
     from leapgit.signing.sign import Signer
 
 DEFAULT_REF = "refs/heads/leap/ledger"
@@ -41,6 +42,7 @@ _TREE_MODE = 0o040000
 _BLOB_MODE = 0o100644
 
 _T = TypeVar("_T")
+R = TypeVar("R", bound="Loadable")
 _locks: dict[str, WriterLock] = {}  # one lock object per path per process
 # Parsed trees by id, one cache per object store: a tree is immutable, so an entry never goes
 # stale, and keeping stores apart never lets one repository "see" another's objects.
@@ -168,10 +170,29 @@ class LedgerView:
             return None
         return self._repo.object_store[oid(entry[1])].as_raw_string()
 
-    def record(self, path: str) -> dict[str, Any] | None:
-        """The record at ``path``, parsed and validated against the schema of its kind (the
-        ledger is data anyone can push to: every record read is input), or None. With a
-        record cache, bytes parsed once are not parsed again."""
+    def record(self, path: str, record_type: type[R]) -> R | None:
+        """The record at ``path`` as ``record_type``, or None: parsed and validated against
+        the schema of its kind (the ledger is data anyone can push to: every record read is
+        input); a record of another kind there is an ``InvalidRecord``."""
+        raw = self._validated(path)
+        if raw is None:
+            return None
+        from leapgit.records.kinds import kind_of
+
+        expected = kind_of(record_type)
+        if raw["kind"] != expected:
+            raise InvalidRecord(f"a {raw['kind']} record where a {expected} record belongs",
+                                file=path, field="kind")
+        return record_type.from_dict(raw)
+
+    def check(self, path: str) -> None:
+        """Parse and validate the record at ``path``, as ``record`` does (filling the record
+        cache, when there is one), or raise ``InvalidRecord``."""
+        self._validated(path)
+
+    def _validated(self, path: str) -> dict[str, Any] | None:
+        """The validated mapping at ``path``; it never leaves the view. With a record
+        cache, bytes parsed once are not parsed again."""
         entry = self._entry(path)
         if entry is None or entry[0] == _TREE_MODE:
             return None
@@ -274,8 +295,10 @@ class Ledger(AbstractContextManager["Ledger"]):
     def _check_is_ledger(self, view: LedgerView) -> None:
         """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger
         is add-only), never a branch of the user's that the config happens to name."""
+        from leapgit.records.types import LedgerRoot
+
         try:
-            root = view.record(ROOT_RECORD)  # validated (and cached, for the hook)
+            ok = view.record(ROOT_RECORD, LedgerRoot) is not None  # validated, cached
         except LeapError:  # an older or hand-made root: its kind is what counts here
             from leapgit.records import yamlio
 
@@ -284,7 +307,7 @@ class Ledger(AbstractContextManager["Ledger"]):
                 root = yamlio.loads(data, ROOT_RECORD) if data is not None else None
             except LeapError:
                 root = None
-        ok = isinstance(root, dict) and root.get("kind") == "ledger"
+            ok = isinstance(root, dict) and root.get("kind") == "ledger"
         if not ok:
             raise UsageError(
                 f"{self.ref} exists but is not a leapgit ledger (no {ROOT_RECORD})",

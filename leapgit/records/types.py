@@ -15,6 +15,23 @@ BUILTIN_ROLLBACK = "restore-scope"
 INTEGRATOR = "integrator"
 
 
+class LedgerRoot(NamedTuple):
+    """The ledger's root record (``ledger.yaml``): it marks a ref as a leapgit ledger."""
+
+    created_at: str
+    spine: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "ledger", "format": 1, "created_at": self.created_at}
+        if self.spine is not None:
+            out["spine"] = self.spine
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> LedgerRoot:
+        return cls(created_at=raw["created_at"], spine=raw.get("spine"))
+
+
 class StampedScope(NamedTuple):
     """A scope path with its blob id at the slice's base, stamped at cut (L1)."""
 

@@ -13,13 +13,28 @@ ball by its commit and candidate (``round_problems``), as `leap score` writes it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord, ScoreRecord
 from leapgit.records.types import Receipt
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from leapgit.records.kinds import Loadable
+
+    class Graded(Loadable, Protocol):
+        """A tribunal record that grades a candidate tree: a summary or a verdict."""
+
+        @property
+        def tree(self) -> str: ...
+        @property
+        def outcome(self) -> str: ...
+
+G = TypeVar("G", bound="Graded")
 
 MIN_REVIEWERS = 2
 
@@ -46,24 +61,28 @@ def _family(builder: str) -> str | None:
         return None
 
 
-def _linked(view: LedgerView, path: str, kind: str, candidate: str
-            ) -> tuple[dict[str, Any], str | None]:
+def _linked(view: LedgerView, path: str, record_type: type[G], candidate: str
+            ) -> tuple[G | None, str | None]:
+    from leapgit.records.kinds import kind_of
+
     try:
-        raw = query.read_record(view, path)
+        rec = view.record(path, record_type)
     except LeapError as exc:
-        return {}, f"{path} is not a valid record ({exc.lines()[0]})"
-    if raw is None or raw.get("kind") != kind:
-        return {}, f"the linked {kind} record {path} is missing"
-    if raw.get("tree") != candidate:
-        return raw, (f"{path} names candidate {str(raw.get('tree'))[:12]}, the pass "
+        return None, f"{path} is not a valid record ({exc.lines()[0]})"
+    if rec is None:
+        return None, f"the linked {kind_of(record_type)} record {path} is missing"
+    if rec.tree != candidate:
+        return rec, (f"{path} names candidate {rec.tree[:12]}, the pass "
                      f"{candidate[:12]}: the same hash must appear in every record")
-    if raw.get("outcome") != "pass":
-        return raw, f"{path} says {raw.get('outcome')}, not pass"
-    return raw, None
+    if rec.outcome != "pass":
+        return rec, f"{path} says {rec.outcome}, not pass"
+    return rec, None
 
 
 def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     """What a pass record lacks of its provenance chain (L7.5); empty when whole."""
+    from leapgit.records.tribunal_run import SummaryRecord, VerdictRecord
+
     if rec.outcome != 1:
         return [f"score {rec.score} of {rec.slice}/{rec.ball} is {rec.outcome}, not a pass"]
     prov = rec.provenance
@@ -85,14 +104,14 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     family = _family(prov.builder)
     if family is None:
         problems.append(f"the builder {prov.builder!r} is not declared in full (T4)")
-    summary, why = _linked(view, prov.summary, "summary", rec.candidate)
+    summary, why = _linked(view, prov.summary, SummaryRecord, rec.candidate)
     if why:
         problems.append(why)
-    elif summary.get("run_id") != prov.run_id or \
-            (family and str(summary.get("builder_family", "")).casefold() != family.casefold()):
+    elif summary is not None and (summary.run_id != prov.run_id or (
+            family and summary.builder_family.casefold() != family.casefold())):
         problems.append(f"{prov.summary} is for another run or builder than the pass names")
     for path in prov.verdicts:
-        _, why = _linked(view, path, "verdict", rec.candidate)
+        _, why = _linked(view, path, VerdictRecord, rec.candidate)
         if why:
             problems.append(why)
     others = [r for r in prov.reviewers

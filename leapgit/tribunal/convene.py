@@ -23,11 +23,11 @@ from leapgit.tribunal import (
     changes,
     convergence,
     envelope,
+    ledger_records,
     mechanical,
     outdir,
     prompt,
     provenance,
-    records,
     routing,
     seating,
     tally,
@@ -67,12 +67,12 @@ class Prepared:
     envelope: envelope.Envelope
     prompts: dict[str, prompt.Prompt]
     routing: routing.Routing
-    info: records.RunInfo
+    info: ledger_records.RunInfo
 
 
 @dataclass(frozen=True)
 class Convened:
-    info: records.RunInfo
+    info: ledger_records.RunInfo
     decision: tally.Decision
     routing: routing.Routing
     results: tuple[seating.LensResult, ...]
@@ -110,7 +110,7 @@ def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
     prompts = {lens.id: prompt.build(run_id, lens, env.body) for lens in LENSES}
     tokens = {k: envelope.estimate_tokens(p.text) for k, p in prompts.items()}
     plan = routing.plan(cfg, builder, tokens, os.environ)
-    info = records.RunInfo(run_id, req.round, tgt.series, tgt.base, tgt.head, change.tree,
+    info = ledger_records.RunInfo(run_id, req.round, tgt.series, tgt.base, tgt.head, change.tree,
                            env.hash, builder, tgt.slice, tgt.ball)
     return Prepared(tgt, change, env, prompts, plan, info)
 
@@ -178,7 +178,7 @@ def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.Le
            checks: mechanical.Mechanical | None) -> tuple[tally.Decision, convergence.Progress]:
     decision = tally.decide(results, checks.outcome if checks else None,
                             checks.reason if checks else "")
-    prints = [f["fingerprint"] for r in results for f in records.findings_of(r)]
+    prints = [f.fingerprint for r in results for f in ledger_records.findings_of(r)]
     past = provenance.past_rounds(view, p.target.series, req.round, p.target.slice, p.target.ball)
     progress = convergence.progress(prints, past, decision.outcome == "pass")
     if progress.escalate:  # T9: stop and escalate to a person
@@ -202,17 +202,17 @@ def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Conven
         for line in report.routing_lines(p.info, p.routing):
             echo(line)
         rec = Recorder(out, p.info)
-        rec.put("envelope.yaml", records.envelope_record(p.info, p.envelope))
+        rec.put("envelope.yaml", ledger_records.envelope_record(p.info, p.envelope))
         out.write("envelope.txt", p.envelope.body.encode("utf-8"))
-        rec.put("routing.yaml", records.routing_record(p.info, p.routing))
+        rec.put("routing.yaml", ledger_records.routing_record(p.info, p.routing))
 
         def on_result(result: seating.LensResult) -> seating.LensResult:
             name = f"verdicts/{result.lens}.yaml"
             try:
-                rec.put(name, records.verdict_record(p.info, result, now_iso()))
+                rec.put(name, ledger_records.verdict_record(p.info, result, now_iso()))
             except InvalidRecord as exc:
                 result = seating.unrecordable(result, str(exc))
-                rec.put(name, records.verdict_record(p.info, result, now_iso()))
+                rec.put(name, ledger_records.verdict_record(p.info, result, now_iso()))
             echo(report.result_line(result))
             return result
 
@@ -220,7 +220,7 @@ def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Conven
         decision, progress = decide(view, p, req, results, checks)
         if checks is not None:
             out.write("mechanical.yaml", yamlio.dumps(checks.to_dict()))
-        rec.put("summary.yaml", records.summary_record(  # T2: the summary is written last
+        rec.put("summary.yaml", ledger_records.summary_record(  # T2: the summary is written last
             p.info, decision, results, progress, checks, p.routing.single_rung, now_iso()))
         written = rec.commit(ledger, decision.outcome)
     if explosions:

@@ -34,10 +34,6 @@ class EnvelopeFile:
     size: int
     text: str | None = None
 
-    def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "role": self.role, "status": self.status,
-                "blob": self.blob, "bytes": self.size}
-
 
 @dataclass(frozen=True)
 class Envelope:

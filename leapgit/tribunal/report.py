@@ -6,7 +6,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
-from leapgit.tribunal.records import RunInfo
+from leapgit.tribunal.ledger_records import RunInfo
 from leapgit.tribunal.routing import Ladder, Routing
 from leapgit.tribunal.seating import LensResult
 

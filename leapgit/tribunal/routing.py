@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from leapgit.errors import UsageError
 from leapgit.records.tribunal_config import CONFIG_SOURCE, Rung, TribunalConfig
@@ -20,18 +19,11 @@ class Skip:
     reason: str
     kind: str  # builder | api_key | capacity
 
-    def to_dict(self) -> dict[str, str]:
-        return {"rung": self.rung, "kind": self.kind, "reason": self.reason}
-
 
 @dataclass(frozen=True)
 class Ladder:
     rungs: tuple[Rung, ...]
     skipped: tuple[Skip, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ladder": [r.id for r in self.rungs],
-                "skipped": [s.to_dict() for s in self.skipped]}
 
 
 @dataclass(frozen=True)
@@ -46,13 +38,6 @@ class LensPlan:
         """T2: a required verifier with no rung that may sit is a HALT."""
         return self.verifier_required and not (self.verifier and self.verifier.rungs)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"lens": self.lens.id, "tier": self.lens.tier,
-                               **self.primary.to_dict()}
-        if self.verifier is not None:
-            out["verifier"] = {"required": self.verifier_required, **self.verifier.to_dict()}
-        return out
-
 
 @dataclass(frozen=True)
 class Routing:
@@ -65,9 +50,6 @@ class Routing:
     @property
     def halted(self) -> tuple[str, ...]:
         return tuple(p.lens.id for p in self.plans if p.halted)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"single_rung": self.single_rung, "lenses": [p.to_dict() for p in self.plans]}
 
 
 def model_key(model: str) -> str:

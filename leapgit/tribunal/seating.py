@@ -9,7 +9,6 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from leapgit.records.tribunal_config import Rung
 from leapgit.tribunal import verdict as rules
@@ -29,15 +28,6 @@ class Attempt:
     seconds: float
     answered_lens: str | None = None
     raw_tail: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"rung": self.rung, "result": self.result, "detail": self.detail,
-                               "seconds": round(self.seconds, 3)}
-        if self.answered_lens:
-            out["answered_lens"] = self.answered_lens
-        if self.raw_tail:
-            out["raw_tail"] = self.raw_tail
-        return out
 
 
 @dataclass(frozen=True)

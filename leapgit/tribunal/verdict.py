@@ -25,10 +25,6 @@ class Finding:
     file: str
     supported: bool  # T9: the quoted evidence occurs in the envelope
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"severity": self.severity, "file": self.file, "claim": self.claim,
-                "evidence": self.evidence, "supported": self.supported}
-
 
 @dataclass(frozen=True)
 class Verdict:

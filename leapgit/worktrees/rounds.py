@@ -8,7 +8,7 @@ through ``record_round``; no other code counts rounds.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from leapgit.errors import (
     InvalidRecord,
@@ -101,7 +101,8 @@ def _record(
         evidence=evidence, recorded_at=at, claim=claim, commit=commit, candidate=candidate,
         recorded_by=recorded_by, log=log,
     )
-    records = {layout.receipt_path(t.slice, t.ball, t.episode, round_no): receipt.to_dict()}
+    records: dict[str, Receipt | Checkpoint] = {
+        layout.receipt_path(t.slice, t.ball, t.episode, round_no): receipt}
     checkpoint = None
     if round_no >= round_cap and outcome == 0:
         checkpoint = Checkpoint(
@@ -110,7 +111,7 @@ def _record(
             last_evidence=evidence, recorded_at=at, candidate=candidate, commit=commit,
             reason=f"round limit {round_no} reached without a pass (L6)",
         )
-        records[layout.checkpoint_path(t.slice, t.ball, t.episode)] = checkpoint.to_dict()
+        records[layout.checkpoint_path(t.slice, t.ball, t.episode)] = checkpoint
     files = {path: _checked(record, path, quick) for path, record in records.items()}
     subject = (f"round {round_no} of {t.slice}/{t.ball}: {OUTCOME_NAMES[outcome]}"
                + (" (claim)" if claim and outcome == 1 else "")
@@ -124,11 +125,11 @@ def _record(
         from leapgit.records.cache import blob_id
 
         for path, record in records.items():
-            ledger.records.put(blob_id(files[path]), record)
+            ledger.records.put(blob_id(files[path]), record.to_dict())
     return RoundRecorded(receipt, checkpoint, written)
 
 
-def _checked(record: dict[str, Any], path: str, quick: bool = False) -> bytes:
+def _checked(record: Receipt | Checkpoint, path: str, quick: bool = False) -> bytes:
     """The record's bytes, only when they read back as a valid record: the ledger is
     append-only, so an invalid record written once would break every later read.
 
@@ -136,10 +137,11 @@ def _checked(record: dict[str, Any], path: str, quick: bool = False) -> bytes:
     validator) when it cannot fail: every string one line, so ``yamlio.dumps`` writes JSON
     scalars that YAML reads back exactly, and every field typed by the record class; the
     tests check such records against the schema, and the server validates every record."""
-    data = yamlio.dumps(record)
+    raw = record.to_dict()
+    data = yamlio.dumps(raw)
     if len(data) > yamlio.MAX_BYTES:
         raise InvalidRecord(f"too large ({len(data)} bytes)", file=path)
-    if quick and yamlio.all_quoted(record):
+    if quick and yamlio.all_quoted(raw):
         return data
     from leapgit.records import schema
 

@@ -185,7 +185,7 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
             view = ledger.require()
             for t in thrown:
                 for path in view.walk(layout.ball_dir(slice_id, t.record.ball)):
-                    view.record(path)
+                    view.check(path)
     except Exception as exc:  # noqa: BLE001 -- only a cache: the throw is recorded and stands
         reason = exc.lines()[0] if isinstance(exc, LeapError) else f"{type(exc).__name__}: {exc}"
         _warn(f"could not read ahead the ledger records the post-commit hook reads ({reason}); "

@@ -36,27 +36,28 @@ def test_blob_id_is_gits(tmp_path: Path) -> None:
 def test_a_cached_read_equals_a_validated_read_and_is_kept_by_blob(repo: Path) -> None:
     path = layout.throw_path("s", "b", 1)
     with Ledger(repo / ".git") as plain:
-        expected = plain.view().record(path)
+        expected = plain.view().record(path, ThrowRecord)
+    assert expected is not None and expected.branch == "leap/ball/s/b"
     with Ledger(repo / ".git", cache_records=True) as cached:
         view = cached.view()
-        assert view.record(path) == expected
+        assert view.record(path, ThrowRecord) == expected
         blob = view.blob_id(path)
         assert blob is not None and cached.records is not None
-        assert cached.records.get(blob) == expected
-        assert view.record(path) == expected  # now from the cache
+        assert cached.records.get(blob) == expected.to_dict()
+        assert view.record(path, ThrowRecord) == expected  # now from the cache
 
 
 def test_a_damaged_entry_is_parsed_again(repo: Path) -> None:
     path = layout.throw_path("s", "b", 1)
     with Ledger(repo / ".git", cache_records=True) as ledger:
         view = ledger.view()
-        expected = view.record(path)
+        expected = view.record(path, ThrowRecord)
         blob = view.blob_id(path)
-        assert blob is not None and ledger.records is not None
+        assert expected is not None and blob is not None and ledger.records is not None
         Path(ledger.records._path(blob)).write_text('["not", "a record"')
         assert ledger.records.get(blob) is None
-        assert view.record(path) == expected
-        assert ledger.records.get(blob) == expected  # and written again
+        assert view.record(path, ThrowRecord) == expected
+        assert ledger.records.get(blob) == expected.to_dict()  # and written again
 
 
 def test_invalid_bytes_are_refused_every_time_and_never_cached(repo: Path) -> None:
@@ -66,7 +67,7 @@ def test_invalid_bytes_are_refused_every_time_and_never_cached(repo: Path) -> No
         view = ledger.view()
         for _ in range(2):
             with pytest.raises(InvalidRecord):
-                view.record("slices/s/bad.yaml")
+                view.record("slices/s/bad.yaml", ThrowRecord)
         assert ledger.records is not None and ledger.records.get(blob_id(bad)) is None
 
 

@@ -43,6 +43,26 @@ def test_append_adds_one_commit_with_trailers_and_never_touches_the_work_tree(
     assert git("rev-parse", "HEAD", cwd=ledger_repo) == head_before
 
 
+def test_a_record_of_another_kind_reads_as_invalid_not_as_a_crash(ledger_repo: Path) -> None:
+    """A typed read names the kind it expects: a slice record at a throw's path is an
+    InvalidRecord naming both kinds (it was a KeyError in ``from_dict``, issue 13)."""
+    from leapgit.errors import InvalidRecord
+    from leapgit.ledger import layout, query
+    from leapgit.records import yamlio
+    from leapgit.records.types import SliceRecord, ThrowRecord
+
+    path = layout.throw_path("s", "b", 1)
+    rec = SliceRecord("s", "main", "0" * 40, ("b",), (("b",),), "2024-01-01T00:00:00Z")
+    with Ledger(ledger_repo / ".git") as ledger:
+        ledger.append({path: yamlio.dumps(rec.to_dict())}, "a slice where a throw belongs")
+        view = ledger.view()
+        with pytest.raises(InvalidRecord, match=r"kind: a slice record where a throw record "
+                                                r"belongs"):
+            query.throw(view, "s", "b", 1)
+        assert view.record(path, SliceRecord) == rec
+        assert view.record("slices/s/none.yaml", ThrowRecord) is None
+
+
 def test_a_record_is_never_edited_and_the_ref_stays(ledger_repo: Path) -> None:
     with Ledger(ledger_repo / ".git") as ledger:
         ledger.append({"r.yaml": b"one\n"}, "one")

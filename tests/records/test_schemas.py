@@ -85,3 +85,36 @@ def test_a_config_with_a_tribunal_hashes_as_one_without() -> None:
     assert hash(with_tribunal) == hash(Config())
     assert {with_tribunal: 1}[Config(tribunal_source={"rungs": []})] == 1
     assert Config(spine="trunk") != Config() and hash(Config(spine="trunk")) != hash(Config())
+
+
+def test_every_record_kind_reads_into_one_type_that_writes_that_kind() -> None:
+    """The load boundary's table (``records.kinds``): each kind names one record type, whose
+    records say that kind (issue 13: no record travels as a raw mapping)."""
+    import importlib
+
+    from leapgit.records.kinds import TYPE_OF_KIND, kind_of
+
+    assert set(TYPE_OF_KIND) == set(schema.RECORD_KINDS)
+    for kind, name in TYPE_OF_KIND.items():
+        module, _, cls = name.partition(":")
+        record_type = getattr(importlib.import_module(module), cls)
+        assert kind_of(record_type) == kind and hasattr(record_type, "from_dict")
+    assert kind_of(ThrowRecord) == "throw" and kind_of(Receipt) == "receipt"
+
+
+def test_a_summary_says_its_mechanical_checks_in_their_shape() -> None:
+    """A summary's ``mechanical`` is null or the checks as the tribunal writes them: the
+    typed summary reads nothing the schema did not check (issue 13)."""
+    head = {"kind": "summary", "format": 1, "run_id": "t-1", "round": 1, "candidate": SHA,
+            "tree": SHA, "envelope_hash": "0" * 64, "series": "x", "base": SHA,
+            "builder_family": "f", "outcome": "pass", "reason": "r", "lenses": {},
+            "findings": [], "new_count": 0, "recorded_at": "t"}
+    checks = {"outcome": "pass", "invalid": False,
+              "checks": [{"name": "new tests", "result": "ok", "detail": "d"}]}
+    for mechanical in (None, checks):
+        schema.validate_record({**head, "mechanical": mechanical}, "s.yaml")
+    with pytest.raises(InvalidRecord, match=r"mechanical: missing required field"):
+        schema.validate_record({**head, "mechanical": {}}, "s.yaml")
+    with pytest.raises(InvalidRecord, match=r"mechanical.checks\[0\].result"):
+        bad = {**checks, "checks": [{"name": "n", "result": "maybe", "detail": "d"}]}
+        schema.validate_record({**head, "mechanical": bad}, "s.yaml")

@@ -61,6 +61,7 @@ def test_an_existing_file_is_rewritten_0600(tmp_path: Path) -> None:
 
 def test_a_record_is_validated_when_it_is_put(repo: Repo, tmp_path: Path) -> None:
     from leapgit.errors import InvalidRecord
+    from leapgit.records.tribunal_run import VerdictRecord
     from leapgit.tribunal.recorder import Recorder
 
     with JurorServer("openai") as server:
@@ -70,8 +71,8 @@ def test_a_record_is_validated_when_it_is_put(repo: Repo, tmp_path: Path) -> Non
     record["seat"]["attempts"][0]["raw_tail"] = "x" * 2001
     rec = Recorder(outdir.claim(tmp_path / "again"), result.info)
     with pytest.raises(InvalidRecord, match=r"raw_tail"):
-        rec.put("verdicts/defect.yaml", record)
-    assert not (tmp_path / "again" / "verdicts").exists() and rec.records == {}
+        rec.put("verdicts/defect.yaml", VerdictRecord.from_dict(record))
+    assert not (tmp_path / "again" / "verdicts").exists() and rec.files == {}
 
 
 def test_a_verdict_that_fails_its_schema_is_a_recorded_seat_failure(

@@ -29,7 +29,7 @@ def test_a_quick_receipt_reads_back_exactly_and_is_valid(
                   commit=SHA, candidate=SHA, recorded_by=recorded_by)
     record = rec.to_dict()
     assert yamlio.all_quoted(record)
-    data = _checked(record, PATH, quick=True)
+    data = _checked(rec, PATH, quick=True)
     back = yamlio.loads(data, PATH)
     assert back == record
     assert schema.validate_record(back, PATH) == "receipt"
@@ -42,17 +42,17 @@ def test_a_quick_checkpoint_reads_back_exactly_and_is_valid(tried: list[str], la
     rec = Checkpoint(slice="s", ball="b", episode=1, rounds_used=4, tried=tuple(tried),
                      last_evidence=last, recorded_at="2024-01-01T00:00:00Z", candidate=SHA,
                      commit=SHA, reason="round limit 4 reached without a pass (L6)")
-    data = _checked(rec.to_dict(), "slices/s/balls/b/episodes/1/checkpoint.yaml", quick=True)
+    data = _checked(rec, "slices/s/balls/b/episodes/1/checkpoint.yaml", quick=True)
     back = yamlio.loads(data, "checkpoint")
     assert back == rec.to_dict()
     assert Checkpoint.from_dict(back) == rec
 
 
 def test_a_record_with_a_line_break_is_read_back_and_validated_even_when_quick() -> None:
-    record = Receipt(slice="s", ball="b", episode=1, round=4, outcome=0,
-                     evidence="tried:\na\nb\n", recorded_at="2024-01-01T00:00:00Z").to_dict()
-    assert not yamlio.all_quoted(record)
-    assert yamlio.loads(_checked(record, PATH, quick=True), PATH) == record
-    record["round"] = 5  # L6: no fifth round, which only the schema check can see here
+    rec = Receipt(slice="s", ball="b", episode=1, round=4, outcome=0,
+                  evidence="tried:\na\nb\n", recorded_at="2024-01-01T00:00:00Z")
+    assert not yamlio.all_quoted(rec.to_dict())
+    assert yamlio.loads(_checked(rec, PATH, quick=True), PATH) == rec.to_dict()
+    fifth = rec._replace(round=5)  # L6: no fifth round, which only the schema check can see
     with pytest.raises(InvalidRecord, match="round"):
-        _checked(record, PATH, quick=True)
+        _checked(fifth, PATH, quick=True)
