@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import click
 
 from leapgit import __version__
-from leapgit.errors import EXIT_INPUT, EXIT_INTERNAL, LeapError
+from leapgit.errors import EXIT_INPUT, EXIT_INTERNAL, LeapError, printable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,8 +78,9 @@ class LazyGroup(click.Group):
 
 
 def _emit(lines: list[str]) -> None:
-    for line in lines:
-        click.echo(line)
+    for line in lines:  # F9: record text and paths are shown, never obeyed by the terminal
+        for part in line.split("\n"):
+            click.echo(printable(part))
 
 
 def _emit_json(data: Any) -> None:
@@ -593,7 +594,8 @@ def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
         click.echo("leap: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # the one place an unexpected error is caught, logged, reported
-        click.echo(f"leap: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo(f"leap: internal error: {type(exc).__name__}: {printable(str(exc))}",
+                   err=True)
         path = _crash_log(exc)
         where = f"is in {path}" if path else "could not be saved (no writable folder)"
         click.echo(f"leap: the traceback {where}; please report it", err=True)

@@ -7,6 +7,7 @@ exits with ``exit_code``; nothing else in the program decides how an error looks
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -16,6 +17,32 @@ EXIT_RULE = 1  # a rule was violated, or a refuse (-1)
 EXIT_INPUT = 2  # bad input or usage: unreadable or malformed file, unknown slice
 EXIT_HOLD = 3  # hold (0): valid work is blocked
 EXIT_INTERNAL = 70  # a bug: one line on the terminal, the traceback in a log file
+
+
+# What a terminal obeys instead of showing: C0 and C1 controls and DEL (a newline forges a
+# line, ESC and CSI move the cursor or recolour), bidi overrides and isolates, the Unicode
+# line separators, and lone surrogates (bytes that were not UTF-8, read as surrogateescape).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                     "\u2028\u2029\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """``text`` as one line that a terminal shows and never obeys (issue 18 F9): every
+    control character becomes an escape (``\\n``, ``\\x1b``, ``\\u202e``), a byte that was
+    not UTF-8 becomes ``\\xNN``. Everything leapgit prints that came from a push, a record
+    or a file name goes through it: refusal lines, error lines, the hooks' reports."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    code = ord(char)
+    if char in _NAMED:
+        return _NAMED[char]
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class Problem(NamedTuple):
@@ -34,7 +61,7 @@ class Problem(NamedTuple):
             text += f" [{self.rule}]"
         if self.hint:
             text += f"; {self.hint}"
-        return text
+        return printable(text)  # F9: file names, fields and messages carry untrusted text
 
 
 class LeapError(Exception):

@@ -13,11 +13,16 @@ if TYPE_CHECKING:
 
 
 def oid(value: bytes | str) -> ObjectID:
-    return cast("ObjectID", value.encode() if isinstance(value, str) else value)
+    return cast("ObjectID", _raw(value))
 
 
 def refname(value: bytes | str) -> Ref:
-    return cast("Ref", value.encode() if isinstance(value, str) else value)
+    return cast("Ref", _raw(value))
+
+
+def _raw(value: bytes | str) -> bytes:
+    """Text read from git as surrogateescape gets its own bytes back (issue 18 F9)."""
+    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
 
 
 class GitRepo(Protocol):

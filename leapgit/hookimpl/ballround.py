@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from leapgit.errors import LeapError, UsageError
+from leapgit.errors import LeapError, UsageError, printable
 from leapgit.rules.balls import (
     check_ball_commit,
     check_frozen,
@@ -25,7 +25,7 @@ RECORDED_BY = "post-commit"
 
 
 def say(line: str = "") -> None:
-    print(f"leap {HOOK}: {line}", file=sys.stderr)
+    print(f"leap {HOOK}: {printable(line)}", file=sys.stderr)  # F9: paths are shown escaped
 
 
 def _shown(path: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from leapgit.errors import LeapError
+from leapgit.errors import LeapError, printable
 
 
 def guarded(hook: str, body: Callable[[], int]) -> int:
@@ -18,7 +18,7 @@ def guarded(hook: str, body: Callable[[], int]) -> int:
         return 1
     except Exception as exc:  # noqa: BLE001 -- fail closed: a hook that cannot judge a push refuses it
         print(f"leap {hook}: internal error, refusing (fail closed): "
-              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+              f"{type(exc).__name__}: {printable(str(exc))}", file=sys.stderr)
         return 1
 
 

@@ -112,9 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         git_dir = _git_dir()
         on_commit(branch, os.getcwd(), common_dir(git_dir) if git_dir else None)
     except Exception as exc:  # noqa: BLE001 -- the commit is made; say what went wrong, never a traceback
-        from leapgit.errors import LeapError, RuleViolation
+        from leapgit.errors import LeapError, RuleViolation, printable
 
-        lines = exc.lines() if isinstance(exc, LeapError) else [f"{type(exc).__name__}: {exc}"]
+        lines = exc.lines() if isinstance(exc, LeapError) else \
+            [f"{type(exc).__name__}: {printable(str(exc))}"]  # F9: shown, never obeyed
         for line in lines:
             print(f"leap {HOOK}: {line}", file=sys.stderr)
         # a rule refused the round: its own hint says what to do (`leap round` meets the

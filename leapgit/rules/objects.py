@@ -23,8 +23,10 @@ _TREE_MODE = 0o040000
 
 
 def oid(sha: str | bytes) -> Any:
-    """A hex id as dulwich's ``ObjectID``/``Ref`` (NewTypes of bytes): the one conversion."""
-    return sha.encode() if isinstance(sha, str) else sha
+    """A hex id as dulwich's ``ObjectID``/``Ref`` (NewTypes of bytes): the one conversion.
+    A ref name read from git as surrogateescape text gets its own bytes back (issue 18 F9:
+    a name that is not UTF-8 is judged, never a crash)."""
+    return sha.encode("utf-8", "surrogateescape") if isinstance(sha, str) else sha
 
 
 def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> Repo:

@@ -3,6 +3,7 @@ shared by ``pre-receive`` (the authority), ``pre-push`` (early, on the client) a
 
 from __future__ import annotations
 
+from leapgit.errors import printable
 from leapgit.rules.context import PushContext
 from leapgit.rules.refusal import Refusal
 
@@ -49,7 +50,7 @@ def _non_commits(ctx: PushContext) -> list[Refusal]:
 
 
 def report_lines(hook: str, refusals: list[Refusal], notes: list[str]) -> list[str]:
-    lines = [f"leap {hook}: note: {n}" for n in notes]
+    lines = [f"leap {hook}: note: {printable(n)}" for n in notes]  # F9: refs, paths escaped
     if not refusals:
         return lines
     count = len(refusals)

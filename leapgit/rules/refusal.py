@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from leapgit.errors import Problem
+from leapgit.errors import Problem, printable
 
 
 class Refusal(NamedTuple):
@@ -19,7 +19,8 @@ class Refusal(NamedTuple):
     def line(self) -> str:
         at = self.commit[:12] if self.commit else "-"
         where = f" {self.path}" if self.path else ""
-        return f"[{self.rule}] {self.ref} {at}{where}: {self.message}; do: {self.hint}"
+        # F9: ref names, paths and record text come from the push: escaped, never obeyed
+        return printable(f"[{self.rule}] {self.ref} {at}{where}: {self.message}; do: {self.hint}")
 
     def problem(self) -> Problem:
         where = f"{self.ref} {self.commit[:12] if self.commit else '-'}"

@@ -83,7 +83,8 @@ def test_log_refuses_a_pattern_for_a_slice_and_survives_odd_subjects(tmp_path: P
     git("update-ref", "refs/heads/leap/ledger", odd, cwd=root)
     result = leap_inproc("log", cwd=root)
     assert result.code == 0, result
-    assert "evil\x1esubject\x1f!" in result.out
+    # the subject survives whole; its control characters are shown escaped (issue 18 F9)
+    assert "evil\\x1esubject\\x1f!" in result.out
 
 
 def _leap() -> list[str]:
