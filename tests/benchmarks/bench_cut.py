@@ -1,6 +1,6 @@
 """`leap slice cut` of a slice scoping 1,000 files against hashing the same files with git.
 
-    python -m tests.benchmarks.bench_cut
+    python -m tests.benchmarks.bench_cut [--smoke]
 """
 
 from __future__ import annotations
@@ -11,16 +11,14 @@ import tempfile
 from pathlib import Path
 
 from leapgit.records import yamlio
-from tests.benchmarks.common import git, median_ms, report, timed
+from tests.benchmarks.common import arguments, git, median_ms, report, timed
 
-FILES = 1_000
 BALLS = 4
-RUNS = 9
 
 
-def _repo(root: Path) -> list[str]:
+def _repo(root: Path, files: int) -> list[str]:
     git("init", "-q", "-b", "main", str(root), cwd=root.parent)
-    names = [f"pkg{i % 20}/mod{i}.py" for i in range(FILES)]
+    names = [f"pkg{i % 20}/mod{i}.py" for i in range(files)]
     for i, name in enumerate(names):
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,12 +39,14 @@ def _draft(path: Path, slice_id: str, names: list[str]) -> None:
 
 
 def main() -> None:
+    smoke = arguments(__doc__).smoke
+    files, runs = (40, 1) if smoke else (1_000, 9)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
-        names = _repo(root)
+        names = _repo(root, files)
         drafts = []
-        for i in range(2 * RUNS + 2):
+        for i in range(2 * runs + 2):
             draft = Path(tmp) / f"d{i}.yaml"
             _draft(draft, f"s{i}", names)
             drafts.append(draft)
@@ -65,10 +65,10 @@ def main() -> None:
 
             cut_now(next(queue), start=root)
 
-        leap_ms = median_ms(timed(cut, RUNS, warmup=1))
-        git_ms = median_ms(timed(hash_all, RUNS, warmup=1))
-        inproc_ms = median_ms(timed(in_process, RUNS, warmup=1))
-        report(f"leap slice cut, {BALLS} balls scoping {FILES} files", leap_ms,
+        leap_ms = median_ms(timed(cut, runs, warmup=1))
+        git_ms = median_ms(timed(hash_all, runs, warmup=1))
+        inproc_ms = median_ms(timed(in_process, runs, warmup=1))
+        report(f"leap slice cut, {BALLS} balls scoping {files} files", leap_ms,
                "git ls-files | git hash-object", git_ms, "< 3")
         report("  the same cut in-process (no start-up)", inproc_ms,
                "git ls-files | git hash-object", git_ms, "< 3")

@@ -1,7 +1,7 @@
 """Benchmarks for the hooks (a plain script, not collected by pytest): ratios measured in
 one run.
 
-    .venv/bin/python tests/benchmarks/bench_hooks.py
+    python -m tests.benchmarks.bench_hooks [--smoke]
 
 1. post-commit: a commit with no hook, with leapgit's hook outside a ball worktree, with
    leapgit's hook inside one (scope check + round record), and with the pre-commit
@@ -19,18 +19,33 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.records.types import SliceRecord, ThrowRecord
+from tests.benchmarks.common import arguments
 from tests.support import IDENTITY, git, leap, make_repo
 
 NOW = "2024-01-01T00:00:00Z"
-RUNS = 21
 os.environ.update(IDENTITY)
 os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
+
+
+@dataclass(frozen=True)
+class Size:
+    balls: int = 6  # post-commit: ball worktrees, ``rounds`` recorded rounds each
+    rounds: int = 4
+    runs: int = 21  # the hook scripts alone
+    branches: int = 13  # pre-receive: one push of ``commits`` commits on these branches
+    commits: int = 50
+    ledgers: tuple[int, int] = (500, 5000)  # records in the ledger pushed against
+    pushes: int = 5
+
+
+SMOKE = Size(balls=1, rounds=2, runs=1, branches=2, commits=3, ledgers=(20, 40), pushes=1)
 
 
 def timed(cmd: list[str], cwd: Path, stdin: bytes | None = None) -> float:
@@ -73,8 +88,8 @@ def project(root: Path, balls: int) -> tuple[Path, str]:
     return repo, base
 
 
-def bench_post_commit(tmp: Path) -> None:
-    repo, base = project(tmp / "pc", balls=6)
+def bench_post_commit(tmp: Path, size: Size) -> None:
+    repo, base = project(tmp / "pc", balls=max(2, size.balls))  # L4: two balls at least
     plain = make_repo(tmp / "plain", {"a.txt": "a\n"})
     anchor = make_repo(tmp / "anchor", {"a.txt": "a\n"})
     (anchor / ".pre-commit-config.yaml").write_text("repos: []\n")
@@ -96,10 +111,10 @@ def bench_post_commit(tmp: Path) -> None:
     # machine weighs on every kind alike and the ratios stay fair
     spare = tmp / "wt-spare"
     git("worktree", "add", "-q", "-b", "scratch", str(spare), base, cwd=repo)
-    for i in range(6):  # four rounds per ball: six balls give 24 recorded rounds
+    for i in range(size.balls):
         wt = tmp / f"wt{i}"
         git("worktree", "add", "-q", "-b", f"leap/ball/s1/b{i}", str(wt), base, cwd=repo)
-        for n in range(1, 5):
+        for n in range(1, size.rounds + 1):
             (wt / f"src/f{i}.py").write_text(f"X = {n}00\n")
             git("add", "-A", cwd=wt)
             took = timed(commit[:-1] + [f"r{n}\n\nLeap-Round: {n}\nLeap-Outcome: 0"], wt)
@@ -111,11 +126,13 @@ def bench_post_commit(tmp: Path) -> None:
             none.append(timed(commit, plain))
             outside.append(timed(commit, repo))
             anchor_t.append(timed(commit, anchor))
-    hook_only = [timed([str(repo / ".git/hooks/post-commit")], repo) for _ in range(RUNS)]
-    anchor_hook = [timed([str(anchor / ".git/hooks/post-commit")], anchor) for _ in range(RUNS)]
+    hook_only = [timed([str(repo / ".git/hooks/post-commit")], repo) for _ in range(size.runs)]
+    anchor_hook = [timed([str(anchor / ".git/hooks/post-commit")], anchor)
+                   for _ in range(size.runs)]
     with Ledger(repo / ".git") as ledger:
         rounds = sum(1 for p in ledger.view().walk("slices") if "/receipts/" in p)
-    assert rounds == 24, f"expected 24 recorded rounds, found {rounds}"
+    expected = size.balls * size.rounds
+    assert rounds == expected, f"expected {expected} recorded rounds, found {rounds}"
     n, o, a, i, c = (median_ms(x) for x in (none, outside, anchor_t, inside, cold))
     nb = median_ms(none_ball)
     print("post-commit (median wall ms per `git commit`; hook cost = the commit minus the same "
@@ -123,8 +140,8 @@ def bench_post_commit(tmp: Path) -> None:
     print(f"  no hook, an empty commit        {n:7.1f}")
     print(f"  no hook, a round's commit       {nb:7.1f}   (a changed file, in a linked worktree)")
     print(f"  leapgit, outside a ball         {o:7.1f}   hook cost {o - n:6.1f}")
-    print(f"  leapgit, in a ball worktree     {i:7.1f}   hook cost {i - nb:6.1f}  (rounds 2-4 "
-          "of six balls)")
+    print(f"  leapgit, in a ball worktree     {i:7.1f}   hook cost {i - nb:6.1f}  (rounds "
+          f"2-{size.rounds} of {size.balls} ball(s))")
     print(f"  leapgit, a ball's first round   {c:7.1f}   hook cost {c - nb:6.1f}  (its records "
           "parsed once; `leap throw` does that for the hook)")
     print(f"  pre-commit, empty config        {a:7.1f}   hook cost {a - n:6.1f}")
@@ -148,8 +165,8 @@ def fill_ledger(repo: Path, base: str, records: int) -> None:
             ledger.append(batch, "filler")
 
 
-def bench_pre_receive(tmp: Path, records: int) -> float:
-    work, base = project(tmp / f"pr{records}", balls=13)
+def bench_pre_receive(tmp: Path, records: int, size: Size) -> float:
+    work, base = project(tmp / f"pr{records}", balls=max(2, size.branches))
     fill_ledger(work, base, records)
     bare = tmp / f"pr{records}.git"
     git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp)
@@ -157,11 +174,11 @@ def bench_pre_receive(tmp: Path, records: int) -> float:
     assert leap("hooks", "install", "--server", cwd=bare).code == 0
     refs = []
     made = 0
-    for i in range(13):
+    for i in range(size.branches):
         branch = f"leap/ball/s1/b{i}"
         git("checkout", "-q", "-b", branch, base, cwd=work)
         for n in range(1, 5):
-            if made == 50:
+            if made == size.commits:
                 break
             (work / f"src/f{i}.py").write_text(f"X = {n}00\n")
             git("add", "-A", cwd=work)
@@ -170,22 +187,25 @@ def bench_pre_receive(tmp: Path, records: int) -> float:
             made += 1
         refs.append(branch)
     samples = []
-    for _ in range(5):
+    for _ in range(size.pushes):
         samples.append(timed(["git", "push", "-q", "--no-verify", str(bare), *refs], work))
-        for ref in refs:  # objects stay: the next push re-runs the hook on the same 50 commits
+        for ref in refs:  # objects stay: the next push re-runs the hook on the same commits
             git("update-ref", "-d", f"refs/heads/{ref}", cwd=bare)
     return median_ms(samples)
 
 
 def main() -> None:
+    size = SMOKE if arguments(__doc__).smoke else Size()
     tmp = Path(tempfile.mkdtemp(prefix="leap-bench-"))
     try:
-        bench_post_commit(tmp)
-        small = bench_pre_receive(tmp, 500)
-        large = bench_pre_receive(tmp, 5000)
-        print("pre-receive: one push of 50 ball commits on 13 branches (median wall ms)")
-        print(f"  ledger of   500 records         {small:7.1f}")
-        print(f"  ledger of 5,000 records         {large:7.1f}   ratio {large / small:.2f}x")
+        bench_post_commit(tmp, size)
+        few, many = size.ledgers
+        small = bench_pre_receive(tmp, few, size)
+        large = bench_pre_receive(tmp, many, size)
+        print(f"pre-receive: one push of {size.commits} ball commits on {size.branches} "
+              "branches (median wall ms)")
+        print(f"  ledger of {few:>6,} records         {small:7.1f}")
+        print(f"  ledger of {many:>6,} records         {large:7.1f}   ratio {large / small:.2f}x")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

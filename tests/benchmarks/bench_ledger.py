@@ -1,6 +1,6 @@
 """Ledger append cost: flat in the ledger's size, and against git plumbing.
 
-    python -m tests.benchmarks.bench_ledger
+    python -m tests.benchmarks.bench_ledger [--smoke]
 """
 
 from __future__ import annotations
@@ -10,10 +10,7 @@ import tempfile
 from pathlib import Path
 
 from leapgit.ledger.store import Ledger
-from tests.benchmarks.common import git, median_ms, report, timed
-
-RUNS = 60
-
+from tests.benchmarks.common import arguments, git, median_ms, report, timed
 
 BALL_FILES = ["ball.yaml", "episodes/1/throw.yaml"] + [
     f"episodes/1/receipts/{r}.yaml" for r in (1, 2, 3, 4)
@@ -39,12 +36,12 @@ def _ledger_with(root: Path, records: int, wide: bool = False) -> None:
                       f"{records} records")
 
 
-def append_vs_size(wide: bool) -> None:
+def append_vs_size(wide: bool, big: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         figures: dict[int, float] = {}
-        # 10 is measured before and after 10,000, and the better figure kept, so that
-        # warm-up effects do not flatter the ratio
-        for run, size in enumerate((10, 10_000, 10)):
+        # 10 is measured before and after the big ledger, and the better figure kept, so
+        # that warm-up effects do not flatter the ratio
+        for run, size in enumerate((10, big, 10)):
             root = Path(tmp) / f"r{run}-{size}"
             root.mkdir()
             _ledger_with(root, size, wide)
@@ -54,18 +51,18 @@ def append_vs_size(wide: bool) -> None:
                     n = next(counter)
                     ledger.append({f"slices/s0/balls/b0/episodes/{n + 2}/throw.yaml": b"k: v\n"},
                                   f"append {n}", [("Leap-Slice", "s0")])
-                ms = median_ms(timed(one, RUNS, warmup=3))
+                ms = median_ms(timed(one, runs, warmup=3))
                 figures[size] = min(ms, figures.get(size, ms))
         shape = "wide worst case" if wide else "20 balls a slice"
-        report(f"append, 10,000 records ({shape})", figures[10_000],
+        report(f"append, {big:,} records ({shape})", figures[big],
                "append with 10 records", figures[10], "< 1.5")
 
 
-def append_vs_plumbing() -> None:
+def append_vs_plumbing(records: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "r"
         root.mkdir()
-        _ledger_with(root, 1_000)
+        _ledger_with(root, records)
         counter = itertools.count()
         index = str(Path(tmp) / "plumbing-index")
 
@@ -87,13 +84,19 @@ def append_vs_plumbing() -> None:
                 n = next(counter)
                 ledger.append({f"slices/s7/balls/ours{n}/ball.yaml": b"kind: ball\n"},
                               f"append {n}")
-            leap_ms = median_ms(timed(ours, RUNS, warmup=3))
-        git_ms = median_ms(timed(plumbing, RUNS // 3, warmup=2))
-        report("append, leapgit in-process (1,000-record ledger)", leap_ms,
+            leap_ms = median_ms(timed(ours, runs, warmup=3))
+        git_ms = median_ms(timed(plumbing, max(1, runs // 3), warmup=2))
+        report(f"append, leapgit in-process ({records:,}-record ledger)", leap_ms,
                "git plumbing (hash-object..update-ref)", git_ms, "< 0.5, i.e. 2x faster")
 
 
+def main() -> None:
+    smoke = arguments(__doc__).smoke
+    big, plumbed, runs = (200, 100, 3) if smoke else (10_000, 1_000, 60)
+    append_vs_size(wide=False, big=big, runs=runs)
+    append_vs_size(wide=True, big=big, runs=runs)
+    append_vs_plumbing(plumbed, runs)
+
+
 if __name__ == "__main__":
-    append_vs_size(wide=False)
-    append_vs_size(wide=True)
-    append_vs_plumbing()
+    main()

@@ -1,7 +1,7 @@
 """Benchmarks for scoring and merging (a plain script, not collected by pytest): ratios
 measured in one run.
 
-    .venv/bin/python tests/benchmarks/bench_score.py [--big 10000]
+    python -m tests.benchmarks.bench_score [--smoke] [--big 10000]
 
 1. `leap audit` on ledgers of 1,000 and 10,000 passed balls (slices of 10 balls; each ball
    with its slice, ball, red, score, summary and two verdict records): the time must grow no
@@ -25,7 +25,7 @@ from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, SliceRecord, StampedScope
-from tests.benchmarks.common import git
+from tests.benchmarks.common import arguments, git
 from tests.support import make_repo, pass_files, write_pass
 
 NOW = "2024-01-01T00:00:00Z"
@@ -64,16 +64,16 @@ def ledger_of(root: Path, balls: int) -> None:
             ledger.append(passes, f"scores of {sid}")
 
 
-def anchor() -> float:
-    """Seconds to parse one pass record 200 times: the machine's speed right now (the
+def anchor(parses: int = 200, runs: int = 5) -> float:
+    """Seconds to parse one pass record ``parses`` times: the machine's speed right now (the
     audit is mostly such parsing), measured beside each audit on a shared, noisy machine."""
     from tests.benchmarks.common import timed
 
     data = pass_files("s", "b", "0" * 40, "0" * 40, "0" * 40)[layout.score_path("s", "b", 1)]
-    return min(timed(lambda: [yamlio.loads(data, "x") for _ in range(200)], runs=5))
+    return min(timed(lambda: [yamlio.loads(data, "x") for _ in range(parses)], runs=runs))
 
 
-def bench_audit(tmp: Path, sizes: list[int]) -> None:
+def bench_audit(tmp: Path, sizes: list[int], parses: int = 200) -> None:
     from leapgit.audit.run import audit
     from leapgit.ledger.workspace import open_workspace
 
@@ -89,11 +89,11 @@ def bench_audit(tmp: Path, sizes: list[int]) -> None:
         (root / ".leap" / "config.yaml").write_text(
             "version: 1\nspine: main\nledger_ref: refs/heads/leap/ledger\n")
         ws = open_workspace(root)
-        before = anchor()
+        before = anchor(parses)
         started = time.perf_counter()
         report = audit(ws)
         took = time.perf_counter() - started
-        speed = (before + anchor()) / 2
+        speed = (before + anchor(parses)) / 2
         assert report.ok, [v.line() for v in report.violations[:3]]
         results.append((n, took))
         anchors.append(speed)
@@ -164,13 +164,15 @@ def bench_merge(tmp: Path, balls: int = 16) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--big", type=int, default=10000)
-    args = parser.parse_args()
+    parser.add_argument("--big", type=int, default=None, help="balls of the big ledger "
+                        "(default 10000)")
+    args = arguments(__doc__, parser)
+    sizes = [10, args.big or 20] if args.smoke else [1000, args.big or 10000]
     os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
     tmp = Path(tempfile.mkdtemp(prefix="leap-bench-score-"))
     try:
-        bench_audit(tmp, [1000, args.big])
-        bench_merge(tmp)
+        bench_audit(tmp, sizes, parses=10 if args.smoke else 200)
+        bench_merge(tmp, balls=2 if args.smoke else 16)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
