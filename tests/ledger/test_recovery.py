@@ -34,7 +34,8 @@ def test_locks_left_by_a_dead_leapgit_writer_are_recovered(
         assert tip is not None
         # what a SIGKILL inside a write leaves: the marker, an object lock, and a ref lock
         # naming the commit it was about to install
-        dead = ledger._commit(tip, {"dead.yaml": b"x\n"}, b"dead\n\nLeap-Record: dead.yaml\n")
+        dead = ledger.committer.commit(tip, {"dead.yaml": b"x\n"},
+                                       b"dead\n\nLeap-Record: dead.yaml\n")
     (gd / WRITING_MARKER).touch()
     (gd / "objects" / "ab").mkdir(exist_ok=True)
     (gd / "objects" / "ab" / ("c" * 38 + ".lock")).write_bytes(b"partial")

@@ -97,6 +97,28 @@ def test_a_lost_race_replays_on_the_new_tip(ledger_repo: Path) -> None:
     assert {"theirs.yaml", "mine/1.yaml", "mine/2.yaml"} <= set(files)
 
 
+def test_a_replay_moves_the_ref_as_a_write_does_and_says_why_it_cannot(
+        ledger_repo: Path) -> None:
+    """A replay (`leap sync`) moves the ref through the writer's one compare-and-swap loop:
+    a reflog it cannot write is named, as for an append, and nothing moves (it escaped as a
+    raw IsADirectoryError from the replay's own loop, issue 13)."""
+    before = git("rev-parse", "leap/ledger", cwd=ledger_repo)
+    tree = git("rev-parse", "leap/ledger^{tree}", cwd=ledger_repo)
+    base = git("commit-tree", tree, "-p", before, "-m", "theirs", cwd=ledger_repo)
+    reflog = ledger_repo / ".git" / "logs" / "refs" / "heads" / "leap" / "ledger"
+    reflog.unlink()
+    reflog.mkdir()
+    with Ledger(ledger_repo / ".git") as ledger, pytest.raises(UsageError) as caught:
+        ledger.replay_onto(base)
+    [line] = caught.value.lines()
+    assert "cannot write the ledger ref's reflog" in line and "remove that folder" in line
+    assert git("rev-parse", "leap/ledger", cwd=ledger_repo) == before
+    reflog.rmdir()
+    with Ledger(ledger_repo / ".git") as ledger:
+        assert ledger.replay_onto(base) == (base, 0, 0, 0)  # a fast-forward: nothing rebuilt
+    assert git("rev-parse", "leap/ledger", cwd=ledger_repo) == base
+
+
 def test_append_without_a_ledger_says_to_init(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", {"f": "x"})
     with Ledger(root / ".git") as ledger, pytest.raises(LedgerMissing, match="leap init"):
@@ -147,7 +169,7 @@ def test_a_configured_email_counts_without_a_name(tmp_path: Path,
     git("config", "--unset", "user.name", cwd=root, check=False)
     git("config", "user.email", "real@example.com", cwd=root)
     with Ledger(root / ".git") as ledger:
-        assert ledger._identity()[0] == b"leapgit <real@example.com>"
+        assert ledger.committer.identity()[0] == b"leapgit <real@example.com>"
 
 
 GIT_DATES = ["1700000000 +0100", "@1700000000", "1700000000", "@1700000000 -0700",

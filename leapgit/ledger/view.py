@@ -1,0 +1,164 @@
+"""Reading the ledger: a read-only look at one ledger commit (``LedgerView``), where every
+record read is validated and built into its type, and the parsed trees it walks, cached by
+id (a tree is immutable)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from leapgit.errors import InvalidRecord, LeapError, UsageError
+from leapgit.gitobj import oid
+
+if TYPE_CHECKING:
+    from dulwich.object_store import BaseObjectStore
+    from dulwich.objects import Tree
+
+    from leapgit.gitobj import GitRepo
+    from leapgit.records.cache import RecordCache
+    from leapgit.records.kinds import Loadable
+
+R = TypeVar("R", bound="Loadable")
+TREE_MODE = 0o040000
+# Parsed trees by id, one cache per object store: a tree is immutable, so an entry never goes
+# stale, and keeping stores apart never lets one repository "see" another's objects.
+_tree_caches: dict[str, dict[bytes, Tree]] = {}
+_TREE_CACHE_MAX = 4096
+
+
+class LedgerMissing(UsageError):
+    """No ledger yet: the ledger ref does not exist."""
+
+
+class LedgerCorrupt(LeapError):
+    """An object the ledger names is missing from the repository."""
+
+
+def cached_tree(repo: GitRepo, sha: bytes) -> Tree:
+    return cached_tree_in(repo.object_store, sha)
+
+
+def cached_tree_in(store: BaseObjectStore, sha: bytes) -> Tree:
+    cache = _tree_caches.setdefault(str(getattr(store, "path", id(store))), {})
+    tree = cache.pop(sha, None)
+    if tree is not None:
+        cache[sha] = tree  # most recently used last: the root and folder trees stay hot
+    else:
+        try:
+            tree = store[oid(sha)]  # type: ignore[assignment]
+        except KeyError:
+            raise LedgerCorrupt(
+                f"object {sha.decode()} is missing from {store}",
+                hint="the repository is damaged: run `git fsck` and restore it from a clone",
+            ) from None
+        if len(cache) >= _TREE_CACHE_MAX:
+            # evict the least recently used; clearing all would re-parse the big folder
+            # trees on every later read, and a walk of the whole ledger would go quadratic
+            del cache[next(iter(cache))]
+        cache[sha] = tree  # type: ignore[assignment]
+    return tree  # type: ignore[return-value]
+
+
+class LedgerView:
+    """A read-only look at one ledger commit."""
+
+    def __init__(self, repo: GitRepo, commit: str | None,
+                 records: RecordCache | None = None) -> None:
+        self._repo = repo
+        self.commit = commit
+        self.records = records
+        self.tree: bytes | None = None
+        if commit is not None:
+            self.tree = repo.object_store[oid(commit)].tree  # type: ignore[attr-defined]
+
+    def _tree(self, sha: bytes) -> Tree:
+        return cached_tree(self._repo, sha)
+
+    def _entry(self, path: str) -> tuple[int, bytes] | None:
+        if self.tree is None:
+            return None
+        sha = self.tree
+        mode = TREE_MODE
+        for part in path.encode().split(b"/"):
+            if mode != TREE_MODE:
+                return None
+            tree = self._tree(sha)  # a missing object is corruption, not an absent record
+            try:
+                mode, sha = tree[part]
+            except KeyError:
+                return None
+        return mode, sha
+
+    def blob_id(self, path: str) -> str | None:
+        entry = self._entry(path)
+        if entry is None or entry[0] == TREE_MODE:
+            return None
+        return entry[1].decode()
+
+    def read(self, path: str) -> bytes | None:
+        entry = self._entry(path)
+        if entry is None or entry[0] == TREE_MODE:
+            return None
+        return self._repo.object_store[oid(entry[1])].as_raw_string()
+
+    def record(self, path: str, record_type: type[R]) -> R | None:
+        """The record at ``path`` as ``record_type``, or None: parsed and validated against
+        the schema of its kind (the ledger is data anyone can push to: every record read is
+        input); a record of another kind there is an ``InvalidRecord``."""
+        raw = self._validated(path)
+        if raw is None:
+            return None
+        from leapgit.records.kinds import kind_of
+
+        expected = kind_of(record_type)
+        if raw["kind"] != expected:
+            raise InvalidRecord(f"a {raw['kind']} record where a {expected} record belongs",
+                                file=path, field="kind")
+        return record_type.from_dict(raw)
+
+    def check(self, path: str) -> None:
+        """Parse and validate the record at ``path``, as ``record`` does (filling the record
+        cache, when there is one), or raise ``InvalidRecord``."""
+        self._validated(path)
+
+    def _validated(self, path: str) -> dict[str, Any] | None:
+        """The validated mapping at ``path``; it never leaves the view. With a record
+        cache, bytes parsed once are not parsed again."""
+        entry = self._entry(path)
+        if entry is None or entry[0] == TREE_MODE:
+            return None
+        blob = entry[1].decode()
+        if self.records is not None:
+            hit = self.records.get(blob)
+            if hit is not None:
+                return hit
+        from leapgit.records import schema, yamlio
+
+        data = self._repo.object_store[oid(entry[1])].as_raw_string()
+        raw = yamlio.loads(data, f"{self.commit and self.commit[:12]}:{path}")
+        schema.validate_record(raw, path)
+        if self.records is not None:
+            self.records.put(blob, raw)
+        return raw
+
+    def exists(self, path: str) -> bool:
+        return self._entry(path) is not None
+
+    def list(self, directory: str) -> list[str]:
+        """Names directly under ``directory`` (files and folders), sorted."""
+        entry = self._entry(directory) if directory else (
+            (TREE_MODE, self.tree) if self.tree else None
+        )
+        if entry is None or entry[0] != TREE_MODE:
+            return []
+        return sorted(name.decode() for name in self._tree(entry[1]))
+
+    def walk(self, directory: str = "") -> Iterator[str]:
+        """Every file path under ``directory``."""
+        for name in self.list(directory):
+            path = f"{directory}/{name}" if directory else name
+            entry = self._entry(path)
+            if entry and entry[0] == TREE_MODE:
+                yield from self.walk(path)
+            else:
+                yield path
