@@ -14,9 +14,9 @@ from leapgit.audit.model import AuditReport, BallAudit, SliceAudit, Violation
 from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import LedgerView
-from leapgit.records.scoring import MergeRecord, ScoreRecord
+from leapgit.records.scoring import MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import Config, SliceRecord
-from leapgit.rules.passes import pass_problems
+from leapgit.rules.passes import pass_problems, standing
 from leapgit.scoring.reopen import Watched, spine_hits
 
 
@@ -45,12 +45,14 @@ def _slice_state(balls: list[BallAudit], merged: bool, landed: set[str] | None =
     return "complete" if states <= {"passed"} else "open"
 
 
-def _state(scores: list[ScoreRecord], voided: set[int], merged: bool, built: bool) -> str:
+def _state(scores: list[ScoreRecord], reopens: list[ReopenRecord], merged: bool,
+           built: bool) -> str:
     if not scores:
         return "built" if built else "cut"
     last = scores[-1]
-    if last.outcome == 1:
-        return "reopened" if last.score in voided else ("merged" if merged else "passed")
+    if last.outcome == 1:  # L8: the one rule of a standing pass
+        return "reopened" if standing(scores, reopens) is None else \
+            ("merged" if merged else "passed")
     return {-1: "refused", 0: "held"}[last.outcome]
 
 
@@ -95,14 +97,14 @@ class SliceAuditor:
         balls = []
         for ball in rec.balls:
             scores = history.scores(self.view, slice_id, ball)
-            voided = {r.score for r in history.reopens(self.view, slice_id, ball)}
+            reopens = history.reopens(self.view, slice_id, ball)
             for s in scores:
                 if s.outcome == 1:
                     self._pass(s)
             last = scores[-1] if scores else None
             built = bool(query.episodes(self.view, slice_id, ball))
             merged = last is not None and last.score in landed.get(ball, ())
-            state = _state(scores, voided, merged, built)
+            state = _state(scores, reopens, merged, built)
             if state == "merged" and last is not None:
                 self.watched.append(Watched(last, records[-1].tip))
             balls.append(BallAudit(ball, state, last.score if last else None,

@@ -132,8 +132,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         except LeapError as exc:  # a rule, or a ledger that kept moving: the breach is shown
             _breach(objects, ball, base, head, scope, f"not recorded: {exc.lines()[0]}")
             return
-        spent = episode.closed is not None or \
-            len(episode.receipts) >= config.round_cap
+        spent = episode.closed is not None or episode.spent(config.round_cap)
         for r in problems:  # past the last round, record_round's refusal says what to do now
             say(f"[{r.rule}] {r.message}" + ("" if spent and r.rule == "L6" else
                                              f"; do: {r.hint}"))

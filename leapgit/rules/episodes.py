@@ -43,6 +43,10 @@ class Episode(NamedTuple):
     checkpoint: Checkpoint | None
     refused_by_score: int | None = None  # the score that refused its last round (-1)
 
+    def spent(self, round_cap: int) -> bool:
+        """Every round the cap allows is used (``Config.round_cap``)."""
+        return len(self.receipts) >= round_cap  # L6: round four cannot create round five
+
     @property
     def closed(self) -> str | None:
         """Why no further round may be recorded in this episode, or None."""
@@ -68,13 +72,14 @@ def unscored_claim(view: LedgerView, episode: Episode) -> Receipt | None:
     if last is None or not (last.claim and last.outcome == 1):
         return None
     from leapgit.ledger import history
+    from leapgit.rules.passes import standing_pass
 
     graded = history.graded_last(view, t.slice, t.ball, t.episode, len(episode.receipts))
     if graded is None:
         return last
-    voided = graded.outcome == 1 and graded.score in {
-        r.score for r in history.reopens(view, t.slice, t.ball)}
-    return last if voided else None
+    # the latest score graded the claim: it still waits when that pass no longer stands
+    return last if graded.outcome == 1 and standing_pass(view, t.slice, t.ball) is None \
+        else None
 
 
 def score_hint(episode: Episode, claim: Receipt, spent: bool) -> str:

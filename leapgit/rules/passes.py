@@ -13,12 +13,13 @@ ball by its commit and candidate (``round_problems``), as `leap score` writes it
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
-from leapgit.records.scoring import MergeRecord, ScoreRecord
+from leapgit.records.scoring import MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import Receipt
 
 if TYPE_CHECKING:
@@ -175,14 +176,9 @@ def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     earlier one is history, written while the builder went on, and ends nothing. After a
     pass that stands, only a score of a newer claim counts: a score by hand must not void a
     pass."""
-    from leapgit.ledger import history
-
     problems = round_problems(view, rec)
     receipts = query.receipts(view, rec.slice, rec.ball, rec.episode)
-    earlier = [s for s in history.scores(view, rec.slice, rec.ball) if s.score < rec.score]
-    voided = {r.score for r in history.reopens(view, rec.slice, rec.ball)}
-    standing = earlier[-1] if earlier and earlier[-1].outcome == 1 and \
-        earlier[-1].score not in voided else None
+    standing = standing_pass(view, rec.slice, rec.ball, before=rec.score)
     newest = max(query.episodes(view, rec.slice, rec.ball), default=rec.episode)
     if standing is not None and (standing.commit == rec.commit or rec.episode != newest
                                  or rec.rounds != len(receipts)):
@@ -191,16 +187,27 @@ def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     return problems
 
 
-def standing_pass(view: LedgerView, slice_id: str, ball_id: str) -> ScoreRecord | None:
-    """The latest score record when it is a pass that no reopen voided (provenance unchecked)."""
+def standing(scores: Sequence[ScoreRecord], reopens: Iterable[ReopenRecord]
+             ) -> ScoreRecord | None:
+    """L8: the pass that stands, of a ball's ``scores`` (in number order): the latest, when
+    it passed and no reopen voided it (a byte change reopens). Provenance unchecked."""
+    latest = scores[-1] if scores else None
+    if latest is None or latest.outcome != 1:
+        return None
+    return None if any(r.score == latest.score for r in reopens) else latest
+
+
+def standing_pass(view: LedgerView, slice_id: str, ball_id: str, before: int | None = None
+                  ) -> ScoreRecord | None:
+    """``standing``, read from the ledger; ``before``: of the scores numbered below it."""
     from leapgit.ledger import history
 
     found = history.scores(view, slice_id, ball_id)
+    if before is not None:
+        found = [s for s in found if s.score < before]
     if not found or found[-1].outcome != 1:
-        return None
-    latest = found[-1]
-    voided = {r.score for r in history.reopens(view, slice_id, ball_id)}
-    return None if latest.score in voided else latest
+        return None  # nothing to void: the reopens are not read
+    return standing(found, history.reopens(view, slice_id, ball_id))
 
 
 def current_pass(view: LedgerView, slice_id: str, ball_id: str) -> ScoreRecord | None:

@@ -87,8 +87,7 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
     last = graded_last(view, slice_id, ball, episode.throw.episode, len(episode.receipts))
     if last is None:
         return False, False, False
-    spent = len(episode.receipts) >= round_cap
-    return False, last.outcome == -1, last.outcome == 0 and spent
+    return False, last.outcome == -1, last.outcome == 0 and episode.spent(round_cap)
 
 
 def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:

@@ -211,7 +211,7 @@ def close_round(
         raise RuleViolation(f"{t.slice}/{t.ball} was thrown again (episode "
                             f"{episode.throw.episode}) while episode {t.episode} ran", rule="L3")
     round_no = len(episode.receipts) + 1
-    if episode.closed or round_no > round_cap:
+    if episode.closed or episode.spent(round_cap):
         own = _closed_by_builder(ledger.require(), common_dir, worktree, ball, episode,
                                  start, env)
         if own is not None:
@@ -219,7 +219,7 @@ def close_round(
     if episode.closed:
         raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: "
                             f"{episode.closed}", rule="L6")
-    if round_no > round_cap:
+    if episode.spent(round_cap):
         raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
                             f"{t.episode}; there is no fifth round", rule="L6",
                             hint=spent_hint(ledger.require(), episode))

@@ -83,8 +83,7 @@ def _record(
         raise RuleViolation(f"episode {t.episode} of {t.slice}/{t.ball} is closed: {why_closed}",
                             rule="L6")
     round_no = len(episode.receipts) + 1
-    if round_no > round_cap:
-        # L6: round four cannot create round five.
+    if episode.spent(round_cap):  # L6: round four cannot create round five
         raise RuleViolation(
             f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode {t.episode}; "
             "there is no fifth round", rule="L6",

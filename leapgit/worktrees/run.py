@@ -122,7 +122,7 @@ class _Driver:
     def _rounds(self, slice_id: str, ball_id: str, run: BallRun) -> Iterator[RoundClosed]:
         while not self.stop.is_set():
             ep, ball = _episode(self.ws, slice_id, ball_id)
-            if ep.closed or len(ep.receipts) >= self.limit:
+            if ep.closed or ep.spent(self.limit):
                 return
             closed = self._one_round(ep, ball, run)
             yield closed

@@ -144,7 +144,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             s = standing[ball]
             claim = None if s.episode is None else unscored_claim(view, s.episode)
             score = None if claim is None or s.episode is None else score_hint(
-                s.episode, claim, len(s.episode.receipts) >= ws.config.round_cap)
+                s.episode, claim, s.episode.spent(ws.config.round_cap))
             try:
                 plans.append(_decide(s, slice_id, base, resume,
                                      _scope_changed(view, slice_id, s), score))
