@@ -1,8 +1,11 @@
 """Typed views of dulwich's object ids and ref names (dulwich types them as NewTypes over
-bytes); one boundary for the conversion instead of casts scattered through the code."""
+bytes); one boundary for the conversion instead of casts scattered through the code. And an
+object's size read from its header, before anything inflates it."""
 
 from __future__ import annotations
 
+import os
+import zlib
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
@@ -45,3 +48,70 @@ class GitRepo(Protocol):
     def parents_provider(self) -> Any: ...
 
     def close(self) -> None: ...
+
+
+_OFS_DELTA, _REF_DELTA = 6, 7
+_HEADER_READ = 4096  # bytes of a pack entry read: its header and the start of its zlib stream
+
+
+def object_size(store: DiskObjectStore, sha: bytes) -> int | None:
+    """The size of object ``sha`` (hex) as git counts it, read from its header without
+    inflating the object (issue 18 F9: 300 MB of zeros travel as 300 KB); None when the
+    store and its alternates do not hold it. Looked up in dulwich's order: packs, loose,
+    alternates."""
+    from dulwich.objects import hex_to_filename, hex_to_sha
+
+    raw = hex_to_sha(oid(sha))
+    for pack in store.packs:
+        try:
+            offset = pack.index.object_offset(raw)
+        except KeyError:
+            continue
+        return _packed_size(os.path.join(store.pack_dir, pack.data.filename), offset)
+    try:
+        with open(hex_to_filename(os.fspath(store.path), oid(sha)), "rb") as fh:
+            head = zlib.decompressobj().decompress(fh.read(_HEADER_READ), 64)
+    except FileNotFoundError:
+        pass
+    else:  # "blob 12345\0..."
+        return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
+    for alternate in store.alternates:
+        found = object_size(alternate, sha)  # type: ignore[arg-type]
+        if found is not None:
+            return found
+    return None
+
+
+def _packed_size(path: str, offset: int) -> int:
+    """A pack entry's size: in its header, or for a delta, the result size that opens the
+    delta's own (deflated) data."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(_HEADER_READ)
+    kind = (data[0] >> 4) & 7
+    size, pos = data[0] & 0x0F, 1
+    shift = 4
+    while data[pos - 1] & 0x80:
+        size |= (data[pos] & 0x7F) << shift
+        shift, pos = shift + 7, pos + 1
+    if kind == _OFS_DELTA:
+        while data[pos] & 0x80:
+            pos += 1
+        pos += 1
+    elif kind == _REF_DELTA:
+        pos += 20
+    else:
+        return size
+    delta = zlib.decompressobj().decompress(data[pos:], 32)
+    _source, at = _varint(delta, 0)
+    return _varint(delta, at)[0]
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        shift, pos = shift + 7, pos + 1
+        if not byte & 0x80:
+            return value, pos

@@ -11,7 +11,6 @@ from leapgit.errors import LeapError
 from leapgit.ledger import layout
 from leapgit.records.types import ABSENT, Checkpoint, Receipt, ThrowRecord
 from leapgit.rules.context import PushContext, RefUpdate
-from leapgit.rules.objects import oid
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,
         return Refusal("L8", ref, sha, path, f"mode {mode:o} is not a plain file",
                        "records are plain YAML files")
     try:
-        raw = yamlio.loads(ctx.objects.store[oid(blob)].as_raw_string(), path)
+        raw = yamlio.loads(ctx.objects.capped(blob, path, yamlio.MAX_BYTES), path)
         fifth = _fifth_round(ctx, ref, sha, path, raw)
         if fifth is not None:
             return fifth

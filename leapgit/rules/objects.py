@@ -108,6 +108,17 @@ class Objects:
             return None
         return None if mode == _TREE_MODE else sha
 
+    def capped(self, sha: str | bytes, source: str, cap: int) -> bytes:
+        """The bytes of blob ``sha``; one over ``cap`` is refused from its object header,
+        never inflated to find out (issue 18 F9)."""
+        from leapgit.errors import InvalidRecord
+        from leapgit.gitobj import object_size
+
+        size = object_size(self.store, oid(sha))
+        if size is not None and size > cap:
+            raise InvalidRecord(f"larger than the {cap} byte cap ({size} bytes)", file=source)
+        return self.store[oid(sha)].as_raw_string()
+
     def read_at(self, tree: bytes, path: str) -> bytes | None:
         sha = self.blob_id_at(tree, path)
         return None if sha is None else self.store[oid(sha)].as_raw_string()

@@ -1,0 +1,118 @@
+"""A ledger record over the 1 MiB cap is refused from its object header, never inflated
+(issue 18 F9): 128 MiB of zeros travel as ~130 KB, and reading them whole cost the hook
+hundreds of MB of memory before the cap refused them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from leapgit.gitobj import object_size
+from tests.hooks.world import World, remote_refs
+from tests.support import git, make_repo
+
+BIG = 128 << 20  # bytes of zeros in the record
+
+
+def write_zeros(repo: Path, size: int, tail: bytes = b"") -> str:
+    """A blob of ``size`` zero bytes (then ``tail``), streamed into git: never in memory."""
+    proc = subprocess.Popen(["git", "hash-object", "-w", "--stdin"], cwd=repo,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    chunk = bytes(1 << 20)
+    for _ in range(size >> 20):
+        proc.stdin.write(chunk)
+    proc.stdin.write(tail)
+    proc.stdin.close()
+    sha = proc.stdout.read().decode().strip()
+    assert proc.wait() == 0
+    return sha
+
+
+def ledger_commit_adding(repo: Path, blob: str, name: str = "huge.yaml") -> str:
+    tip = git("rev-parse", "leap/ledger", cwd=repo)
+    listing = git("ls-tree", tip, cwd=repo)
+    tree = git("mktree", cwd=repo, input=f"{listing}\n100644 blob {blob}\t{name}\n".encode())
+    return git("commit-tree", "-p", tip, "-m", "a huge record", tree, cwd=repo)
+
+
+@pytest.fixture
+def big(world: World) -> Iterator[tuple[World, str]]:
+    blob = write_zeros(world.work, BIG)
+    before = remote_refs(world.bare)
+    yield world, ledger_commit_adding(world.work, blob)
+    git("update-ref", "-d", "refs/heads/parking", cwd=world.bare, check=False)
+    assert remote_refs(world.bare) == before
+
+
+def test_a_huge_record_is_refused_by_the_server(big: tuple[World, str]) -> None:
+    w, commit = big
+    git("update-ref", "refs/heads/huge-ledger", commit, cwd=w.work)
+    result = w.push("refs/heads/huge-ledger:refs/heads/leap/ledger")
+    assert result.returncode != 0, result.stderr
+    assert "[L8] refs/heads/leap/ledger" in result.stderr, result.stderr
+    assert f"huge.yaml: not a valid record: huge.yaml: larger than the {1 << 20} byte cap " \
+        f"({BIG} bytes)" in result.stderr, result.stderr
+
+
+def _hook_peak_rss(bare: Path, stdin: bytes) -> tuple[int, str]:
+    """Peak RSS (bytes) of one pre-receive run, measured by a parent that has no other
+    child; and its stderr."""
+    probe = ("import resource, subprocess, sys\n"
+             "p = subprocess.run([sys.executable, '-m', 'leapgit.hookimpl.pre_receive'], "
+             "input=sys.stdin.buffer.read(), capture_output=True)\n"
+             "sys.stderr.write(p.stderr.decode('utf-8', 'replace'))\n"
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=bare, input=stdin,
+                          capture_output=True, check=True,
+                          env={**os.environ, "GIT_DIR": str(bare)})
+    return int(proc.stdout) * 1024, proc.stderr.decode()
+
+
+@pytest.mark.parametrize("stored", ["loose", "packed"])
+def test_the_hook_reads_a_huge_record_from_its_header(big: tuple[World, str],
+                                                      stored: str) -> None:
+    w, commit = big
+    git("update-ref", "refs/heads/parking", commit, cwd=w.work)
+    assert w.push("refs/heads/parking").returncode == 0  # the objects reach the server
+    if stored == "packed":
+        git("repack", "-a", "-d", "-q", cwd=w.bare)
+    tip = git("rev-parse", "leap/ledger", cwd=w.bare)
+    rss, err = _hook_peak_rss(w.bare, f"{tip} {commit} refs/heads/leap/ledger\n".encode())
+    assert rss < 100 << 20, f"the hook peaked at {rss >> 20} MiB"
+    assert f"larger than the {1 << 20} byte cap ({BIG} bytes)" in err, err
+
+
+@pytest.mark.parametrize("layout", ["loose", "packed", "ofs-delta", "ref-delta"])
+def test_object_size_agrees_with_git(tmp_path: Path, layout: str) -> None:
+    from dulwich.repo import Repo
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    text = "".join(f"line {i} of a record that git can delta\n" for i in range(20000))
+    first = git("hash-object", "-w", "--stdin", cwd=repo, input=text.encode())
+    second = git("hash-object", "-w", "--stdin", cwd=repo, input=(text + "a tail\n").encode())
+    small = git("hash-object", "-w", "--stdin", cwd=repo, input=b"small\n")
+    if layout != "loose":
+        flags = {"packed": ["--window=0"], "ofs-delta": ["--delta-base-offset"],
+                 "ref-delta": []}[layout]
+        pack = git("pack-objects", "-q", *flags, str(repo / ".git/objects/pack/pack"),
+                   cwd=repo, input=f"{first}\n{second}\n{small}\n".encode())
+        assert pack
+        for sha in (first, second, small):
+            os.unlink(repo / ".git/objects" / sha[:2] / sha[2:])
+        verify = git("verify-pack", "-v", str(repo / f".git/objects/pack/pack-{pack}.idx"),
+                     cwd=repo)
+        # a delta's line names its depth and base; git deltas the smaller against the larger
+        deltas = [line for line in verify.splitlines()
+                  if line[:40] in (first, second) and len(line.split()) > 5]
+        assert bool(deltas) == (layout != "packed"), verify
+    with Repo(str(repo)) as r:
+        for sha in (first, second, small):
+            assert object_size(r.object_store, sha.encode()) == \
+                int(git("cat-file", "-s", sha, cwd=repo)), (layout, sha)
+        assert object_size(r.object_store, b"1" * 40) is None
