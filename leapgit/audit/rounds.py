@@ -1,7 +1,7 @@
 """The audit's round count of a pass (L6), re-derived with plain git: the candidate's
 commits since its base, the red test aside, against the receipts of its episode. The same
-count as the ball branch's rule (``hookimpl.rules.balls.check_round_count``): the receipts
-plus the commits no receipt records, commits of earlier episodes aside. A ball branch holds
+count as the ball branch's rule (``rules.balls.count_rounds``): the receipts plus the
+commits no receipt records, commits of earlier episodes aside. A ball branch holds
 no merge (L9), so the candidate's history is a line walked parent by parent through one
 `git cat-file --batch` process for the whole audit."""
 
@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import IO
 
 from leapgit import git
-from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import ScoreRecord
 from leapgit.records.types import Config
+from leapgit.rules.balls import count_rounds, recorded_rounds
 
 _MAX_LINE = 10_000  # a longer "line of rounds" is no ball branch
 
@@ -76,19 +76,15 @@ def round_problems(parents: Parents, view: LedgerView, config: Config, s: ScoreR
         return [(s.commit, f"the candidate's history since its base {s.base[:12]} is no "
                  "line of rounds (a merge, or another base): its rounds cannot be counted")]
     rounds = line[:line.index(red)] if red in line else line
-    receipts = query.receipts(view, s.slice, s.ball, s.episode)
-    earlier = {r.commit for n in query.episodes(view, s.slice, s.ball) if n < s.episode
-               for r in query.receipts(view, s.slice, s.ball, n) if r.commit}
-    known = {r.commit for r in receipts if r.commit} | earlier
-    unrecorded = [c for c in rounds if c not in known]
+    recorded = recorded_rounds(view, s.slice, s.ball, s.episode)
+    count = count_rounds(reversed(rounds), recorded)  # the branch rule's own count
     out = []
-    last = next((r for r in reversed(receipts) if r.round == s.rounds), None)
+    last = next((r for r in reversed(recorded.receipts) if r.round == s.rounds), None)
     if last is not None and last.commit and last.commit != s.commit:
         out.append((s.commit, f"the scored commit is not {last.commit[:12]}, the commit of "
                     f"its last receipt (round {last.round})"))
-    used = len(receipts) + len(unrecorded)
-    if unrecorded and used > config.round_cap:
-        out.append((s.commit, f"{used} rounds: {len(receipts)} receipt(s) and "
-                    f"{len(unrecorded)} commit(s) since the base that no receipt records; "
+    if count.over(config.round_cap):
+        out.append((s.commit, f"{count.used} rounds: {count.recorded} receipt(s) and "
+                    f"{len(count.unrecorded)} commit(s) since the base that no receipt records; "
                     "no fifth round"))
     return out

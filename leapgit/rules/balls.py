@@ -7,7 +7,7 @@ commits no receipt records (L6), each commit carrying its receipt trailers."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import LeapError
@@ -109,44 +109,69 @@ def red_commits(objects: Objects, red: RedRecord | None, base: str, head: str) -
 
 
 class Rounds(NamedTuple):
-    """The ledger's account of a ball's current episode (L6)."""
+    """The ledger's account of a ball's episode (L6)."""
 
-    receipts: tuple[Receipt, ...] = ()  # the current episode's receipts
+    receipts: tuple[Receipt, ...] = ()  # the episode's receipts
     earlier: frozenset[str] = frozenset()  # commits recorded as rounds of earlier episodes
 
 
-def recorded_rounds(view: LedgerView, slice_id: str, ball_id: str) -> Rounds:
+def recorded_rounds(view: LedgerView, slice_id: str, ball_id: str,
+                    episode: int | None = None) -> Rounds:
+    """The rounds the ledger records of ``episode``; None: of the current one (the latest
+    thrown), none when the ball was never thrown."""
     from leapgit.ledger import query
 
     numbers = query.episodes(view, slice_id, ball_id)
-    current = next((n for n in reversed(numbers)
-                    if query.throw(view, slice_id, ball_id, n) is not None), None)
-    if current is None:
-        return Rounds()
-    earlier = frozenset(r.commit for n in numbers if n < current
+    if episode is None:
+        episode = next((n for n in reversed(numbers)
+                        if query.throw(view, slice_id, ball_id, n) is not None), None)
+        if episode is None:
+            return Rounds()
+    earlier = frozenset(r.commit for n in numbers if n < episode
                         for r in query.receipts(view, slice_id, ball_id, n) if r.commit)
-    return Rounds(tuple(query.receipts(view, slice_id, ball_id, current)), earlier)
+    return Rounds(tuple(query.receipts(view, slice_id, ball_id, episode)), earlier)
 
 
 NONE_RECORDED = Rounds()
 
 
+class RoundCount(NamedTuple):
+    """L6: an episode's rounds are its receipts in the ledger plus the round commits since
+    the base that no receipt records, so rewriting or re-creating a ball branch cannot give
+    a builder a fifth round."""
+
+    recorded: int  # the episode's receipts
+    unrecorded: tuple[str, ...]  # round commits no receipt records, oldest first
+
+    @property
+    def used(self) -> int:
+        return self.recorded + len(self.unrecorded)
+
+    def over(self, round_cap: int) -> bool:
+        """A commit made a round past the cap: round four cannot create round five."""
+        return bool(self.unrecorded) and self.used > round_cap
+
+    def extra(self, round_cap: int) -> str:
+        """The commit that made round ``round_cap + 1`` (when ``over``)."""
+        return self.unrecorded[min(max(round_cap - self.recorded, 0), len(self.unrecorded) - 1)]
+
+
+def count_rounds(commits: Iterable[str], recorded: Rounds) -> RoundCount:
+    """``commits``: the round commits since the base (the red test aside), oldest first."""
+    known = {r.commit for r in recorded.receipts if r.commit} | recorded.earlier
+    return RoundCount(len(recorded.receipts), tuple(c for c in commits if c not in known))
+
+
 def check_round_count(ref: str, commits: Sequence[Commit], round_cap: int,
                       recorded: Rounds = NONE_RECORDED) -> list[Refusal]:
-    """L6: the rounds of an episode are its receipts in the ledger plus the round commits
-    since the base that no receipt records, so rewriting or re-creating a ball branch
-    cannot give a builder a fifth round."""
-    limit = round_cap
-    known = {r.commit for r in recorded.receipts if r.commit} | recorded.earlier
-    unrecorded = [c for c in commits if c.id.decode() not in known]
-    used = len(recorded.receipts) + len(unrecorded)
-    if used <= limit or not unrecorded:
+    """L6 over the round commits since the base (``count_rounds``)."""
+    count = count_rounds((c.id.decode() for c in commits), recorded)
+    if not count.over(round_cap):
         return []
-    extra = unrecorded[min(max(limit - len(recorded.receipts), 0), len(unrecorded) - 1)]
-    return [Refusal("L6", ref, extra.id.decode(), None,
-                    f"{used} rounds in this episode ({len(recorded.receipts)} recorded in the "
-                    f"ledger, {len(unrecorded)} round commit(s) since the base that no receipt "
-                    f"records); round {limit} cannot create round {limit + 1}",
+    return [Refusal("L6", ref, count.extra(round_cap), None,
+                    f"{count.used} rounds in this episode ({count.recorded} recorded in the "
+                    f"ledger, {len(count.unrecorded)} round commit(s) since the base that no "
+                    f"receipt records); round {round_cap} cannot create round {round_cap + 1}",
                     "checkpoint and resume in a new episode")]
 
 
