@@ -1,5 +1,6 @@
-"""The post-commit work in a ball worktree: check the commit (scope and round count, the
-same rule code ``pre-receive`` runs) and record the round through ``record_round``."""
+"""The post-commit work in a ball worktree: check the commit (``rules.commits.check_commit``
+and the round count, the same rule code ``pre-receive`` and `leap round` run) and record
+the round through ``record_round``."""
 
 from __future__ import annotations
 
@@ -7,13 +8,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError, UsageError, printable
-from leapgit.rules.balls import (
-    check_ball_commit,
-    check_frozen,
-    check_round_count,
-    recorded_rounds,
-    red_commits,
-)
+from leapgit.rules.balls import check_round_count, recorded_rounds, red_commits
+from leapgit.rules.commits import BREACH, check_commit
 from leapgit.rules.objects import Objects
 
 if TYPE_CHECKING:
@@ -106,15 +102,15 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
 
         commit = objects.commit(head)
         base = episode.throw.base
-        red = history.latest_red(view, slice_id, ball_id)
-        pre = red_commits(objects, red, base, head)
+        reds = history.reds(view, slice_id, ball_id) \
+            if history.has(view, slice_id, ball_id, "reds") else []  # mostly none: no import
+        pre = red_commits(objects, reds[-1] if reds else None, base, head)
         rounds_here = [c for c in objects.new_commits(head, [base]) if c.id.decode() not in pre]
-        problems = check_ball_commit(objects, ref, ball, commit, config.round_cap)
-        if head not in pre:
-            problems += check_frozen(objects, ref, red, commit)
+        # the same judgment as pre-receive's and `leap round`'s (issue 13)
+        problems = check_commit(objects, ref, ball, commit, config.round_cap, reds, head in pre)
         problems += check_round_count(ref, rounds_here, config.round_cap,
                                       recorded_rounds(view, slice_id, ball_id))
-        scope = [r for r in problems if r.rule in ("L2", "L4", "L9", "T7.1")]
+        scope = [r for r in problems if r.rule in BREACH]
         trailers = parse_round_trailers(commit.message)
         tree = commit.tree.decode()
         try:

@@ -1,8 +1,8 @@
 """Ball-branch rules: ``<prefix>/<slice>/<ball>`` descends from the ball's recorded base,
-touches only the ball's scope (L4, L9: default deny; a rename or deletion touches both
-paths), holds no merge (candidate bytes merge only on the spine, L9), moves forward only,
-and reaches at most four rounds an episode, counting the ledger's receipts with the round
-commits no receipt records (L6), each commit carrying its receipt trailers."""
+moves forward only, each of its commits passes ``rules.commits.check_commit`` (no merge,
+only scope files, its receipt trailers, the frozen red tests), and it reaches at most four
+rounds an episode, counting the ledger's receipts with the round commits no receipt
+records (L6)."""
 
 from __future__ import annotations
 
@@ -53,52 +53,6 @@ def recorded_base(view: LedgerView, slice_id: str, ball_id: str) -> Base:
             return Base(thrown.base, f"the base of throw episode {episode}")
     rec = query.load_slice(view, slice_id)
     return Base(rec.base, "the slice's base (no throw recorded yet)")
-
-
-def rollback_hint(ball: BallRecord) -> str:
-    return f"undo the change (the ball's rollback: {ball.rollback}) and commit only scope files"
-
-
-def check_ball_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit,
-                      round_cap: int) -> list[Refusal]:
-    """Scope and receipt of one round commit: the same check in post-commit and pre-receive."""
-    from leapgit.rules.episodes import parse_round_trailers
-    from leapgit.slices.diff import escapes, out_of_scope, touched_paths
-
-    sha = commit.id.decode()
-    if len(commit.parents) > 1:
-        return [Refusal("L9", ref, sha, None, "a merge commit on a ball branch: candidate bytes "
-                        "merge only on the spine", "rebuild the round as a plain commit")]
-    parent_tree = objects.commit(commit.parents[0].decode()).tree if commit.parents else None
-    touched = touched_paths(objects.store, parent_tree, commit.tree)
-    out = [Refusal("L4", ref, sha, path, f"outside the scope of ball {ball.slice}/{ball.ball}",
-                   rollback_hint(ball))
-           for path in out_of_scope(touched, ball)]
-    # L2: a scope path is a file; a link must not carry the ball's reach past its scope.
-    out.extend(Refusal("L4" if e.in_repo else "L2", ref, sha, e.path, e.message,
-                       rollback_hint(ball) + "; a scope path is a plain file")
-               for e in escapes(objects.repo, commit.tree, touched, ball))
-    trailers = parse_round_trailers(commit.message)
-    limit = round_cap
-    if trailers.round is None or trailers.outcome is None:
-        out.append(Refusal("L6", ref, sha, None, "a round commit without its receipt trailers",
-                           "end the message with `Leap-Round: N` and `Leap-Outcome: -1|0|1`"))
-    elif not 1 <= trailers.round <= limit:
-        out.append(Refusal("L6", ref, sha, None, f"Leap-Round: {trailers.round} is outside "
-                           f"1..{limit}: no fifth round", "resume in a new episode"))
-    return out
-
-
-def check_frozen(objects: Objects, ref: str, red: RedRecord | None, commit: Commit
-                 ) -> list[Refusal]:
-    """T7.1, T9: a round after red leaves the red commit's test files as they were."""
-    if red is None:
-        return []
-    changed = red.frozen_changes(lambda p: (lambda b: b.decode() if b else None)(
-        objects.blob_id_at(commit.tree, p)))
-    return [Refusal("T7.1", ref, commit.id.decode(), path, "a frozen test file of the red "
-                    f"commit {red.commit[:12]} was edited (T9: never weaken the failing test)",
-                    f"restore it as at {red.commit[:12]}") for path in changed]
 
 
 def red_commits(objects: Objects, red: RedRecord | None, base: str, head: str) -> set[str]:
@@ -219,24 +173,24 @@ def round_commits(objects: Objects, reds: Sequence[RedRecord], base: str, head: 
 def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head: str,
                   reds: Sequence[RedRecord], round_cap: int, recorded: Rounds,
                   each_commit: bool = True) -> list[Refusal]:
-    """The ball-branch rules over the commits base..head: merge-free (L9), every red's
-    frozen tests (T7.1: the frozen set only grows), the round count (L6) and, with
-    ``each_commit``, each commit's scope and receipt trailers. The ball branch's push and
-    the spine's integration of its candidate (whose merged bytes are scope-checked there)
-    ask it."""
+    """The ball-branch rules over the commits base..head: each commit (``check_commit``)
+    and the round count (L6). The ball branch's push asks it; so does the spine's
+    integration of its candidate, without ``each_commit``: its merged bytes are
+    scope-checked there, and only merges (L9) and every red's frozen tests (T7.1: the
+    frozen set only grows) are asked of each commit."""
+    from leapgit.rules.commits import check_commit, check_frozen, check_merge
+
     commits, pre = round_commits(objects, reds, base, head)
     out: list[Refusal] = []
     for commit in commits:
-        checked = check_ball_commit(objects, ref, ball, commit, round_cap) \
-            if each_commit or len(commit.parents) > 1 else []
-        if not each_commit:
-            checked = [r for r in checked if r.rule == "L9"][:1]
-        if commit.id.decode() in pre:  # the red test: scope-checked, but no round
-            out.extend(r for r in checked if r.rule != "L6")
+        red_test = commit.id.decode() in pre  # the red test: scope-checked, but no round
+        if each_commit:
+            out.extend(check_commit(objects, ref, ball, commit, round_cap, reds, red_test))
             continue
-        out.extend(checked)
-        for red in reds:
-            out.extend(check_frozen(objects, ref, red, commit))
+        out.extend(check_merge(ref, commit))
+        if not red_test:
+            for red in reds:
+                out.extend(check_frozen(objects, ref, red, commit))
     rounds = [c for c in commits if c.id.decode() not in pre]
     out.extend(check_round_count(ref, rounds, round_cap, recorded))
     return out

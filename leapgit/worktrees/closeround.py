@@ -1,10 +1,11 @@
-"""Close one round (L6): commit the ball's in-scope changes with the receipt as trailers,
-check the scope of everything the ball changed, record the receipt through ``record_round``
-(the only round accounting), and roll back on a refuse.
+"""Close one round (L6): judge what the round brings as the hooks judge it
+(``roundcheck``), commit the ball's changes with the receipt as trailers, record the
+receipt through ``record_round`` (the only round accounting), and roll back on a refuse.
 
-A change outside the scope is a breach (L9): the round is -1 whatever the builder said, the
-breach is committed on the ball's own branch as evidence, and only this ball's scope files
-are restored in its own worktree. Used by `leap round` and by `leap throw --run`.
+A breach (a change outside the scope, a scope path turned into a link, an edited frozen
+test: L4, L9, L2, T7.1) makes the round -1 whatever the builder said; the breach is
+committed on the ball's own branch as evidence, and only this ball's scope files are
+restored in its own worktree. Used by `leap round` and by `leap throw --run`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Literal
 from leapgit import git
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.git import GitFailed
-from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
@@ -30,9 +30,9 @@ from leapgit.rules.episodes import (
     current_episode,
     spent_hint,
 )
-from leapgit.slices.diff import out_of_scope, touched_paths
 from leapgit.worktrees import handoff
 from leapgit.worktrees.rollback import RolledBack, rollback
+from leapgit.worktrees.roundcheck import breach_evidence, judge_round, stage
 from leapgit.worktrees.rounds import RECORDING_ENV, RoundRecorded, record_round
 
 MAX_TRAILER = 400
@@ -67,17 +67,6 @@ def dirty_paths(worktree: Path) -> list[str]:
     raw = _git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
                   worktree).stdout
     return [item[3:].decode("utf-8", "surrogateescape") for item in raw.split(b"\0") if item]
-
-
-def committed_paths(common_dir: Path, base: str, head: str) -> set[str]:
-    if base == head:
-        return set()
-    from dulwich.repo import Repo
-
-    with Repo(str(common_dir)) as repo:
-        old = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
-        new = repo.object_store[oid(head)].tree  # type: ignore[attr-defined]
-        return touched_paths(repo.object_store, old, new)
 
 
 def admin_dir(common_dir: Path, worktree: Path) -> Path | None:
@@ -128,23 +117,6 @@ def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
     return t.base
 
 
-def _listed(paths: tuple[str, ...], most: int = 20) -> str:
-    """A receipt is a record a person reads: name the first paths, count the rest."""
-    named = ", ".join(paths[:most])
-    return named + (f" and {len(paths) - most} more" if len(paths) > most else "")
-
-
-def _frozen(view: LedgerView, episode: Episode, worktree: Path) -> list[str]:
-    from leapgit.git import is_ancestor
-    from leapgit.ledger.history import latest_red
-    from leapgit.worktrees.check import blob_of_file
-
-    red = latest_red(view, episode.throw.slice, episode.throw.ball)
-    if red is None or not is_ancestor(worktree, red.commit, "HEAD"):
-        return []  # the branch never held the red test: score's T9 check refuses it
-    return red.frozen_changes(lambda p: blob_of_file(worktree / p))
-
-
 def _one_line(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= MAX_TRAILER else line[: MAX_TRAILER - 1] + "…"
@@ -166,27 +138,18 @@ def _commit(worktree: Path, message: str) -> None:
         raise GitFailed(f"git commit in {worktree} failed: {err[-1] if err else proc.returncode}")
 
 
-def commit_round(worktree: Path, paths: list[str], ball: BallRecord, round_no: int,
-                 outcome: int, evidence: str, everything: bool = False) -> str | None:
-    """One commit with the receipt as trailers, of exactly ``paths`` (``everything``: they
-    are all the dirty paths); None if none changed."""
-    if not paths:
-        return None
-    if everything:
-        _git(["add", "-A"], worktree)  # the same paths, without matching each against each
-    else:
-        # through stdin: thousands of paths do not fit in an argument list (ARG_MAX)
-        _git(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"], worktree,
-             input=b"\0".join(f":(literal){p}".encode("utf-8", "surrogateescape")
-                               for p in paths))
-    if _git(["diff", "--cached", "--quiet"], worktree, check=False).returncode == 0:
-        return None
-    message = (
+def round_message(ball: BallRecord, round_no: int, outcome: int, evidence: str) -> str:
+    """A round commit's message: the receipt as trailers."""
+    return (
         f"leap: round {round_no} of {ball.slice}/{ball.ball} ({OUTCOME_NAMES[outcome]})\n\n"
         f"Leap-Slice: {ball.slice}\nLeap-Ball: {ball.ball}\n"
         f"{TRAILER_ROUND}: {round_no}\n{TRAILER_OUTCOME}: {outcome}\n"
         f"{TRAILER_EVIDENCE}: {_one_line(evidence)}\n"
     )
+
+
+def commit_staged(worktree: Path, message: str) -> str:
+    """Commit what ``roundcheck.stage`` staged; the new commit's id."""
     _commit(worktree, message)
     return _out(["rev-parse", "HEAD"], worktree)
 
@@ -228,23 +191,17 @@ def close_round(
         return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_cap,
                              recorded_by, log, env)
     start = start or round_start(ledger.require(), episode, worktree)
-    dirty = dirty_paths(worktree)
-    head = _out(["rev-parse", "HEAD"], worktree)
-    # L9: default deny; everything this ball changed since its base must be in scope.
-    breach = tuple(out_of_scope(set(dirty) | committed_paths(common_dir, t.base, head), ball))
-    frozen = _frozen(ledger.require(), episode, worktree)
-    if frozen:
-        outcome, claim = -1, False  # T7.1: derived by leapgit, whatever the builder said
-        evidence = (f"frozen test file(s) edited after red (T7.1): {', '.join(frozen)}; "
-                    f"builder said: {evidence}")
-        breach = tuple(sorted(set(breach) | set(frozen)))
-    elif breach:
-        outcome, claim = -1, False  # derived by leapgit, not claimed by the builder
-        evidence = (f"scope breach (L4, L9): {_listed(breach)} outside the scope of "
-                    f"{t.ball}; builder said: {evidence}")
-    to_commit = dirty if breach else [p for p in dirty if not out_of_scope([p], ball)]
-    made = commit_round(worktree, to_commit, ball, round_no, outcome, evidence,
-                        everything=bool(breach))
+    message = round_message(ball, round_no, outcome, evidence)
+    staged = stage(worktree)
+    # L4, L9 (default deny), L2, T7.1: what the round brings, judged as the hooks judge it
+    found = judge_round(ledger.require(), common_dir, worktree, ball, episode, start, staged,
+                        message, round_cap)
+    if found:
+        outcome, claim = -1, False  # derived by leapgit, whatever the builder said
+        evidence = breach_evidence(found, t.ball, evidence)
+        message = round_message(ball, round_no, outcome, evidence)
+    breach = tuple(sorted({r.path for r in found if r.path}))
+    made = commit_staged(worktree, message) if staged is not None else None
     head = made or _out(["rev-parse", "HEAD"], worktree)
     round_commit = made or (head if head != start else None)
     candidate = _out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \

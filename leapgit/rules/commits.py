@@ -1,0 +1,103 @@
+"""One commit of a ball branch, judged the same way by every judge (issue 13): the
+post-commit hook and `leap round` (and `leap throw --run`) before they record a round, and
+``pre-receive`` for every commit a ball branch brings. Client and server never disagree.
+
+A commit holds no merge (L9: candidate bytes merge only on the spine); it changes only the
+ball's scope (L4, L9: default deny; a rename or deletion touches both paths), each scope
+path a plain file: a gitlink, or a symlink that leaves the repository (L2) or the ball's
+scope (L4), would let the ball's bytes name someone else's; it carries its receipt in its
+trailers, round 1 to the cap (L6); and it leaves every red's frozen tests as they were
+(T7.1). The thrower's red test is scope-checked, but is no round."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from leapgit.rules.refusal import Refusal
+
+if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
+    from dulwich.objects import Commit
+
+    from leapgit.records.scoring import RedRecord
+    from leapgit.records.types import BallRecord
+    from leapgit.rules.objects import Objects
+
+# The refusals that make a round a breach, recorded as -1 whatever the builder said.
+BREACH = frozenset({"L2", "L4", "L9", "T7.1"})
+OUTSIDE = "out-of-scope"  # Refusal.kind of a path outside the ball's scope
+
+
+def rollback_hint(ball: BallRecord) -> str:
+    return f"undo the change (the ball's rollback: {ball.rollback}) and commit only scope files"
+
+
+def check_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit, round_cap: int,
+                 reds: Sequence[RedRecord] = (), red_test: bool = False) -> list[Refusal]:
+    """Every refusal of one ball-branch commit; ``red_test``: it is the thrower's red test
+    (base..red), which carries no receipt and may write the tests it freezes."""
+    merged = check_merge(ref, commit)
+    if merged:
+        out = merged
+    else:
+        parent = objects.commit(commit.parents[0].decode()).tree if commit.parents else None
+        out = check_scope(objects, ref, ball, commit.id.decode(), parent, commit.tree)
+        if not red_test:
+            out.extend(check_trailers(ref, commit, round_cap))
+    if not red_test:
+        for red in reds:
+            out.extend(check_frozen(objects, ref, red, commit))
+    return out
+
+
+def check_merge(ref: str, commit: Commit) -> list[Refusal]:
+    """L9: candidate bytes merge only on the spine."""
+    if len(commit.parents) <= 1:
+        return []
+    return [Refusal("L9", ref, commit.id.decode(), None, "a merge commit on a ball branch: "
+                    "candidate bytes merge only on the spine", "rebuild the round as a plain "
+                    "commit", "merge")]
+
+
+def check_scope(objects: Objects, ref: str, ball: BallRecord, sha: str, old_tree: bytes | None,
+                new_tree: bytes) -> list[Refusal]:
+    """L4, L9: default deny, every touched path in the scope; L2: each a plain file, or a
+    link that stays inside the ball's scope."""
+    from leapgit.slices.diff import escapes, out_of_scope, touched_paths
+
+    touched = touched_paths(objects.store, old_tree, new_tree)
+    out = [Refusal("L4", ref, sha, path, f"outside the scope of ball {ball.slice}/{ball.ball}",
+                   rollback_hint(ball), OUTSIDE)
+           for path in out_of_scope(touched, ball)]
+    out.extend(Refusal("L4" if e.in_repo else "L2", ref, sha, e.path, e.message,
+                       rollback_hint(ball) + "; a scope path is a plain file", "link")
+               for e in escapes(objects.repo, new_tree, touched, ball))
+    return out
+
+
+def check_trailers(ref: str, commit: Commit, round_cap: int) -> list[Refusal]:
+    """L6: a round commit carries its receipt, and no round past the cap."""
+    from leapgit.rules.episodes import parse_round_trailers
+
+    sha = commit.id.decode()
+    trailers = parse_round_trailers(commit.message)
+    if trailers.round is None or trailers.outcome is None:
+        return [Refusal("L6", ref, sha, None, "a round commit without its receipt trailers",
+                        "end the message with `Leap-Round: N` and `Leap-Outcome: -1|0|1`",
+                        "trailers")]
+    if not 1 <= trailers.round <= round_cap:
+        return [Refusal("L6", ref, sha, None, f"Leap-Round: {trailers.round} is outside "
+                        f"1..{round_cap}: no fifth round", "resume in a new episode", "trailers")]
+    return []
+
+
+def check_frozen(objects: Objects, ref: str, red: RedRecord | None, commit: Commit
+                 ) -> list[Refusal]:
+    """T7.1, T9: a round after red leaves the red commit's test files as they were."""
+    if red is None:
+        return []
+    changed = red.frozen_changes(lambda p: (lambda b: b.decode() if b else None)(
+        objects.blob_id_at(commit.tree, p)))
+    return [Refusal("T7.1", ref, commit.id.decode(), path, "a frozen test file of the red "
+                    f"commit {red.commit[:12]} was edited (T9: never weaken the failing test)",
+                    f"restore it as at {red.commit[:12]}", "frozen") for path in changed]
