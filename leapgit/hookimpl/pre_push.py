@@ -1,7 +1,9 @@
 """git ``pre-push`` (client): the checks ``pre-receive`` would run, before the network.
 
-The local ledger stands in for the remote's (a pushed ledger wins, as on the server); a
-remote tip this clone has never fetched cannot be judged here, and the server will."""
+The spine and ball branches are judged against the remote's ledger as the push names it
+(its old tip, when this clone holds it), else the local ledger standing in for it: never
+against a pushed ledger, as on the server (issue 18 F1). A remote tip this clone has never
+fetched cannot be judged here, and the server will."""
 
 from __future__ import annotations
 

@@ -1,5 +1,30 @@
 """What a push check looks at: the ref updates, the repository's objects, the config, the
-ledger as it will stand after the push, and the pusher (when the transport names one)."""
+refs as the server stores them, and the pusher (when the transport names one).
+
+Issue 18 F1: every ref is judged against the state the server STORES, never against a
+ledger or a ball tip that exists only in the push. git's receive-pack runs ``pre-receive``
+once for the whole push, then (unless the client asked for ``--atomic``) moves each ref on
+its own, each a compare-and-swap on the ``<old>`` the client sent; one update can fail while
+the others land, and a raw client may send any ``<old>``. So:
+
+- an update whose ``<old>`` is not the ref's stored tip is refused (``missing_tip``): the
+  ref's own transition is then the one judged, and git's compare-and-swap on that ``<old>``
+  refuses it if another push moved the ref in between (updates of one ref serialise);
+- the spine and the ball branches read the ledger, and the spine reads the ball branches,
+  as stored (``ledger_tip``, ``stored_tip``). What those reads grant (a full pass, the
+  lease, a throw, a recorded round) stays true whatever lands in between: the ledger only
+  grows (fast-forward, add-only, L8), so a proof read from the stored ledger is a fact of
+  its history for good; a record added meanwhile (a release, a reopen) is ordered after the
+  ref it did not see, as if that ref had landed first;
+- the ledger's own records are judged commit by commit on top of its stored tip
+  (``ledger_view(commit)``): they depend on no other pushed ref;
+- state that exists only in the push may make a judgment stricter, never looser: S4 counts
+  the rounds and the grading records a push brings (``pushed_ledger_tip``, and the pushed
+  ball tips beside the stored ones).
+
+So a push that carries the ledger records a spine merge needs (its lease, its passes) is
+refused: the ledger goes up first (`leap sync`, as `leap merge` does), then the spine.
+"""
 
 from __future__ import annotations
 
@@ -79,12 +104,28 @@ class PushContext:
     def update_of(self, ref: str) -> RefUpdate | None:
         return next((u for u in self.updates if u.ref == ref), None)
 
+    def stored_tip(self, ref: str) -> str | None:
+        """The ref as the server stores it before this push (F1: what every judgment reads).
+        On the server, the repository's own ref (a pushed ``<old>`` that differs is refused,
+        ``missing_tip``). On a client (``pre-push``), the remote's tip that the push names
+        when this clone holds it, else the local ref standing in for the remote's."""
+        if not self.authority:
+            pushed = self.update_of(ref)
+            if pushed is not None and (pushed.old is None or self.objects.has(pushed.old)):
+                return pushed.old
+        return self.objects.ref(ref)
+
     def ledger_tip(self) -> str | None:
-        """The ledger as it stands once this push lands: a pushed ledger wins."""
+        """The ledger as stored: the spine and ball rules read it, never a pushed one."""
+        return self.stored_tip(self.config.ledger_ref)
+
+    def pushed_ledger_tip(self) -> str | None:
+        """The ledger as this push would leave it. Only for checks it can make stricter,
+        never looser (S4: who built and who graded a ball)."""
         pushed = self.update_of(self.config.ledger_ref)
         if pushed is not None and pushed.new and self.objects.has(pushed.new):
             return pushed.new
-        return self.objects.ref(self.config.ledger_ref)
+        return self.ledger_tip()
 
     def ledger_view(self, commit: str | None = None) -> LedgerView:
         from leapgit.ledger.store import LedgerView
@@ -108,8 +149,11 @@ class PushContext:
         return self._policy[0]
 
     def missing_tip(self, upd: RefUpdate) -> Refusal | None:
-        """pre-receive only: the server must hold its own tip of a protected ref to judge a
-        push to it (a client may lack a remote tip it never fetched; the server judges)."""
+        """pre-receive only: a protected ref is judged from the tip the server stores (F1).
+        A ``<old>`` that is not that tip is refused: git would move the ref only from it,
+        and a judgment from another tip proves nothing (a raw client names any ``<old>``;
+        two pushes race). The server must hold its own tip too (a client may lack a remote
+        tip it never fetched; the server judges)."""
         if not self.authority:
             return None
         held = self.objects.ref(upd.ref)
@@ -117,6 +161,12 @@ class PushContext:
             why = f"the old tip {upd.old[:12]} is missing from this repository"
         elif upd.old is None and held is not None:
             why = f"git treats the ref as new, but this repository holds it at {held[:12]}"
+        elif upd.old != held:
+            return Refusal("L8", upd.ref, upd.new or upd.old, None, f"the push names its old "
+                           f"tip {str(upd.old)[:12]}, but this repository holds it at "
+                           f"{held[:12] if held else 'nothing (no such ref)'}: a push is "
+                           "judged against the refs the server stores",
+                           "fetch, build on the remote's tip and push again")
         else:
             return None
         return Refusal("L8", upd.ref, upd.new or upd.old, None, f"{why}: the push cannot be "

@@ -14,11 +14,11 @@ def check_push(ctx: PushContext) -> list[Refusal]:
     from leapgit.rules.signatures import check_signatures
     from leapgit.rules.spine import check_spine_update
 
-    out = _non_commits(ctx)
+    out = _stale(ctx) + _non_commits(ctx)
     if out:
-        return out  # nothing else can be judged on a ref that names no commit
-    # The ledger first: spine and ball checks read the ledger as this push leaves it.
-    for upd in sorted(ctx.updates, key=lambda u: u.ref != ctx.config.ledger_ref):
+        return out  # nothing else can be judged on a ref that names no commit, or no tip
+    # F1: every check reads the other refs as stored (``context``), never as pushed
+    for upd in ctx.updates:
         if upd.ref == ctx.config.ledger_ref:
             out.extend(check_ledger_update(ctx, upd))
         elif upd.ref == ctx.spine_ref:
@@ -26,7 +26,33 @@ def check_push(ctx: PushContext) -> list[Refusal]:
         elif ball_of_ref(ctx.config, upd.ref) is not None:
             out.extend(check_ball_update(ctx, upd))
     out.extend(check_signatures(ctx))  # S1-S6, only when the spine's config requires them
+    _ledger_first(ctx, out)
     return out
+
+
+def _protected(ctx: PushContext, ref: str) -> bool:
+    from leapgit.rules.balls import ball_of_ref
+
+    return ref in (ctx.config.ledger_ref, ctx.spine_ref) or \
+        ball_of_ref(ctx.config, ref) is not None
+
+
+def _stale(ctx: PushContext) -> list[Refusal]:
+    """F1 (L8): a protected ref moves only from the tip the server stores."""
+    found = (ctx.missing_tip(u) for u in ctx.updates if _protected(ctx, u.ref))
+    return [r for r in found if r is not None]
+
+
+def _ledger_first(ctx: PushContext, refusals: list[Refusal]) -> None:
+    """A push that carries the ledger and refs refused beside it: those were judged
+    against the ledger the server stores, which the pushed one is not (yet)."""
+    ledger = ctx.update_of(ctx.config.ledger_ref)
+    others = sorted({r.ref for r in refusals if r.ref != ctx.config.ledger_ref})
+    if ledger is None or ledger.new is None or not others:
+        return
+    ctx.note(f"{', '.join(others)}: judged against the ledger the server stores, never the "
+             "one this push carries (git may move each ref on its own): push the ledger "
+             "first (`leap sync`), then these refs")
 
 
 def _non_commits(ctx: PushContext) -> list[Refusal]:

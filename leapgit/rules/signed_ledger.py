@@ -126,9 +126,10 @@ def ball_actors(judge: Judge, slice_id: str, ball_id: str,
     graders: dict[str, str] = {}
     branch = f"refs/heads/{ctx.config.ball_branch(slice_id, ball_id)}"
     pushed = ctx.update_of(branch)
-    tip = pushed.new if pushed is not None and pushed.new else ctx.objects.ref(branch)
-    if tip is not None:
-        spine = ctx.objects.ref(ctx.spine_ref)
+    # the stored tip and the pushed one: rounds a push brings only make S4 stricter (F1)
+    tips = {t for t in (ctx.stored_tip(branch), pushed.new if pushed else None) if t}
+    spine = ctx.objects.ref(ctx.spine_ref)
+    for tip in sorted(tips):
         for commit in ctx.objects.new_commits(tip, [spine] if spine else []):
             fp = signer_fingerprint(commit)
             if fp:
@@ -186,9 +187,10 @@ class LedgerActors:
 
 
 def ledger_actors(ctx: PushContext) -> LedgerActors:
-    """The actors of the ledger as this push leaves it (one walk, oldest first)."""
+    """The actors of the ledger as this push leaves it (one walk, oldest first): records
+    a push brings only make S4 stricter (F1)."""
     actors = LedgerActors(ctx.objects.store)
-    tip = ctx.ledger_tip()
+    tip = ctx.pushed_ledger_tip()
     for commit in reversed(list(ledger_line(ctx.objects.store, tip))) if tip else ():
         actors.add(commit)
     return actors

@@ -83,7 +83,10 @@ def _merged_rounds(judge: Judge, upd: RefUpdate, commit: Commit) -> list[Refusal
         pushed = ctx.update_of(branch)
         tip = pushed.new if pushed is not None and pushed.new else ctx.objects.ref(branch)
         if tip is not None and ctx.objects.has(tip):
-            judged.append(tip)  # its rounds were checked when pushed, or are in this push
+            # its rounds were checked when pushed, or are in this push: a pushed ball tip
+            # counts because this run judges every round from its stored tip on (F1: an
+            # ``<old>`` other than the stored tip is refused, ``PushContext.missing_tip``)
+            judged.append(tip)
     out: list[Refusal] = []
     for parent in commit.parents[1:]:
         unjudged = {c.id for c in ctx.objects.new_commits(parent.decode(), judged)}

@@ -3,14 +3,15 @@ ball passed, for exactly the candidate its branch holds); the integrator takes t
 (a second is refused), predicts every merge in the object store and stops on a conflict,
 builds one merge commit per ball in dependency order (trailers: slice, ball, candidate
 tree, tribunal run, pass record), runs the balls' tests and the aggregate blind review on
-the merged result, pushes spine and ledger atomically to the spine's remote (whose
-pre-receive judges it), moves the local spine, writes the slice pass record and releases
-the lease. Until the push, nothing lands: on any stop before it the spine is untouched
-and the lease is given back (here and on the remote). A stop inside the push (a Ctrl-C, a
-dropped connection) asks the remote what it holds: at the planned tip the slice has
-landed, and the merge says so and keeps its planned record for `leap merge` again. After
-the push the slice has landed and is recorded even when the checkout cannot follow (a
-warning)."""
+the merged result, pushes the ledger (the lease and the passes) and then the spine to the
+spine's remote, whose pre-receive judges the spine against the ledger it stores, never one
+that exists only in the push (issue 18 F1), moves the local spine, writes the slice pass
+record and releases the lease. Until the push, nothing lands: on any stop before it the
+spine is untouched and the lease is given back (here and on the remote). A stop inside the
+push (a Ctrl-C, a dropped connection) asks the remote what it holds: at the planned tip
+the slice has landed, and the merge says so and keeps its planned record for `leap merge`
+again. After the push the slice has landed and is recorded even when the checkout cannot
+follow (a warning)."""
 
 from __future__ import annotations
 
@@ -243,14 +244,15 @@ def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
 def _lease_up(ws: Workspace, remote: str) -> None:
     from leapgit.ledger.sync import sync
 
-    sync(remote, start=ws.paths.root)  # the lease goes up first: pre-receive reads it
+    # F1: the lease and the passes go up first: pre-receive judges the spine against the
+    # ledger it stores
+    sync(remote, start=ws.paths.root)
 
 
 def _push(ws: Workspace, remote: str, tip: str) -> None:
-    with ws.ledger() as ledger:
-        ledger_tip = ledger.tip()
-    spine.push(ws.paths.root, remote, [f"{ledger_tip}:{ws.config.ledger_ref}",
-                                       f"{tip}:refs/heads/{ws.config.spine}"])
+    """The spine alone: its proof is on the remote's ledger already (``_lease_up``), and a
+    ledger that moved there since cannot refuse it."""
+    spine.push(ws.paths.root, remote, [f"{tip}:refs/heads/{ws.config.spine}"])
 
 
 def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | None = None

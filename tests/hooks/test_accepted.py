@@ -49,13 +49,17 @@ def test_integrator_merge_under_the_lease_is_accepted(fresh_world: World) -> Non
         lease = take_lease(ledger, "main", "integrator")
         assert active_lease(ledger.view(), "main") == lease
     as_mallory = {"REMOTE_USER": "mallory"}
+    # the ledger first: the server judges the spine against the ledger it stores (F1)
+    ledger = w.push("leap/ledger", url=str(w.bare), env={"REMOTE_USER": "integrator"},
+                    verify=True)
+    assert ledger.returncode == 0, ledger.stderr
     before = remote_refs(w.bare)
-    result = w.push("leap/ledger", BALL_A, "main", url=str(w.bare), env=as_mallory)
+    result = w.push(BALL_A, "main", url=str(w.bare), env=as_mallory)
     assert result.returncode != 0
-    assert "[L9] refs/heads/main" in result.stderr and "'mallory' (from REMOTE_USER)" in \
-        result.stderr
+    assert "[L9] refs/heads/main" in result.stderr and "pushed by 'mallory' (from " \
+        "REMOTE_USER), but lease 1 is held by 'integrator'" in result.stderr, result.stderr
     assert remote_refs(w.bare) == before
-    result = w.push("leap/ledger", BALL_A, "main", url=str(w.bare),
+    result = w.push(BALL_A, "main", url=str(w.bare),
                     env={"REMOTE_USER": "integrator"}, verify=True)
     assert result.returncode == 0, result.stderr
     assert remote_refs(w.bare)["refs/heads/main"] == merge

@@ -384,7 +384,8 @@ def test_ball_symlink_inside_its_own_scope_is_accepted(fresh_world: World) -> No
     assert remote_refs(w.bare)[f"refs/heads/leap/ball/{SLICE}/a"] == sha
 
 
-def test_spine_merge_of_a_candidate_with_an_escaping_symlink(w: World) -> None:
+def test_spine_merge_of_a_candidate_with_an_escaping_symlink(fresh_world: World) -> None:
+    w = fresh_world
     ball_branch(w, "a")
     from tests.support import write_pass
 
@@ -396,9 +397,12 @@ def test_spine_merge_of_a_candidate_with_an_escaping_symlink(w: World) -> None:
     git("checkout", "-q", "main", cwd=w.work)
     git("merge", "-q", "--no-ff", "-m", "integrate a\n\nLeap-Slice: s1\nLeap-Ball: a",
         f"leap/ball/{SLICE}/a", cwd=w.work)
-    result = w.push("main", "leap/ledger")
+    assert w.push("leap/ledger").returncode == 0  # the proof is stored first (F1)
+    before = remote_refs(w.bare)
+    result = w.push("main")
     refused(w, result, "L2")
     assert "refs/heads/main" in result.stderr and "src/new.py: symlink" in result.stderr
+    assert remote_refs(w.bare) == before
 
 
 # round counting survives a rewritten ball branch (L6)
@@ -450,7 +454,8 @@ def test_resumed_episode_counts_only_its_own_rounds(fresh_world: World) -> None:
                      for n, sha in enumerate(rounds, start=1)), w.checkpoint("a", 4)]))
     w.throw("a", episode=2)
     fifth = commit(w.work, {"src/a.py": "A = 5\n"}, round_message("a: episode 2", 1))
-    result = w.push("leap/ledger", f"leap/ball/{SLICE}/a")
+    assert w.push("leap/ledger").returncode == 0  # episode 2 is stored first (F1)
+    result = w.push(f"leap/ball/{SLICE}/a")
     assert result.returncode == 0, result.stderr
     assert remote_refs(w.bare)[f"refs/heads/leap/ball/{SLICE}/a"] == fifth
 

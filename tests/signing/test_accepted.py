@@ -20,7 +20,10 @@ def test_four_keys_slice_flow_is_accepted(fresh: SignedWorld) -> None:
     w.grade("b", "carol", tree_b)
     w.lease("ivan")
     merge_a, merge_b = w.merge("a", "ivan"), w.merge("b", "ivan")
-    result = w.push("leap/ledger", "main")
+    # the ledger first: the server judges the spine against the ledger it
+    # stores (F1)
+    assert w.push("leap/ledger").returncode == 0
+    result = w.push("main")
     assert result.returncode == 0, result.stderr
     w.lease("ivan", action="release")
     result = w.push("leap/ledger")
@@ -50,6 +53,9 @@ def test_an_admin_signed_policy_change_lands(fresh: SignedWorld) -> None:
     w.grade("p", "carol", tree)
     w.lease("ivan")
     merge = w.merge("p", "ivan")
-    result = w.push(f"leap/ball/{SLICE}/p", "leap/ledger", "main")
+    # the ledger first: the server judges the spine against the ledger it
+    # stores (F1)
+    assert w.push(f"leap/ball/{SLICE}/p", "leap/ledger").returncode == 0
+    result = w.push("main")
     assert result.returncode == 0, result.stderr
     assert remote_refs(w.bare)["refs/heads/main"] == merge

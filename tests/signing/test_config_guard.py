@@ -91,7 +91,10 @@ def test_a_server_holding_a_bad_config_still_judges_pushes_and_takes_the_fix(
     # the admin lands the fix through the ordinary flow (root signs the round: S6; the
     # round reaches the server through the merge, judged there: S1-S4)
     merge = _land_config(cw, CONFIG + "round_limit: 3\n")
-    result = cw.push("leap/ledger", "main")
+    # the ledger first: the server judges the spine against the ledger it
+    # stores (F1)
+    assert cw.push("leap/ledger").returncode == 0
+    result = cw.push("main")
     assert result.returncode == 0, result.stderr
     assert remote_refs(cw.bare)["refs/heads/main"] == merge
     after = cw.push("leap/ledger")
