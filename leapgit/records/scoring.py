@@ -167,6 +167,24 @@ class PassProvenance:
 
 
 @dataclass(frozen=True)
+class MetricOutcome:
+    """L7.2: keep or revert, by the fields of the champion (the base) and the candidate."""
+
+    keep: bool
+    reason: str
+    champion: dict[str, float]
+    candidate: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"keep": self.keep, "reason": self.reason, "champion": self.champion,
+                "candidate": self.candidate}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> MetricOutcome:
+        return cls(raw["keep"], raw["reason"], raw["champion"], raw["candidate"])
+
+
+@dataclass(frozen=True)
 class ScoreRecord:
     slice: str
     ball: str
@@ -184,7 +202,7 @@ class ScoreRecord:
     rule: str | None = None
     touched: tuple[FileBlob, ...] = ()
     consumers: tuple[FileBlob, ...] = ()
-    metric: dict[str, Any] | None = None
+    metric: MetricOutcome | None = None
     runs: tuple[RunEvidence, ...] = ()
     run_id: str | None = None
     provenance: PassProvenance | None = None
@@ -208,7 +226,7 @@ class ScoreRecord:
             out["source"] = {"touched": [t.to_dict() for t in self.touched],
                              "consumers": [c.to_dict() for c in self.consumers]}
         if self.metric is not None:
-            out["metric"] = self.metric
+            out["metric"] = self.metric.to_dict()
         if self.runs:
             out["runs"] = [r.to_dict() for r in self.runs]
         if self.run_id:
@@ -229,7 +247,8 @@ class ScoreRecord:
             raw["recorded_at"], raw.get("rule"),
             tuple(FileBlob.from_dict(t) for t in source.get("touched", ())),
             tuple(FileBlob.from_dict(c) for c in source.get("consumers", ())),
-            raw.get("metric"), tuple(RunEvidence.from_dict(r) for r in raw.get("runs", ())),
+            MetricOutcome.from_dict(raw["metric"]) if raw.get("metric") else None,
+            tuple(RunEvidence.from_dict(r) for r in raw.get("runs", ())),
             raw.get("run_id"), PassProvenance.from_dict(prov) if prov else None,
         )
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from leapgit.errors import LeapError
-from leapgit.records.scoring import RunEvidence, Step
+from leapgit.records.scoring import MetricOutcome, RunEvidence, Step
 from leapgit.records.types import BallRecord, Metric, ThrowRecord
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.metric import MetricUnreadable, compare, read_fields
@@ -22,7 +21,7 @@ from leapgit.scoring.proofrun import evidence
 class Kept:
     step: Step
     runs: tuple[RunEvidence, ...]
-    verdict: dict[str, Any] | None
+    verdict: MetricOutcome | None
     rolled_back: str | None = None
 
 
@@ -65,8 +64,7 @@ def keep_or_revert(root: Path, common_dir: Path, ball: BallRecord, thrown: Throw
         values[who] = fields
     verdict = compare(metric, values["champion"], values["candidate"])
     if verdict.keep:
-        return Kept(Step("metric", "ok", f"keep: {verdict.reason}"), tuple(runs),
-                    verdict.to_dict())
+        return Kept(Step("metric", "ok", f"keep: {verdict.reason}"), tuple(runs), verdict)
     worktree = Path(thrown.worktree or "")
     try:
         rolled = rollback(common_dir, worktree, ball, thrown, environment({}),
@@ -75,4 +73,4 @@ def keep_or_revert(root: Path, common_dir: Path, ball: BallRecord, thrown: Throw
     except LeapError as exc:
         rolled = f"rollback failed: {exc.lines()[0]}"
     return Kept(Step("metric", "fail", f"revert: {verdict.reason}; {rolled}", "L7.2"),
-                tuple(runs), verdict.to_dict(), rolled)
+                tuple(runs), verdict, rolled)

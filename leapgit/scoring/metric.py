@@ -5,26 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
-from typing import Any
 
+from leapgit.records.scoring import MetricOutcome
 from leapgit.records.types import Metric
 
 
 class MetricUnreadable(Exception):
     """The metric command's output is not the JSON the ball declared."""
-
-
-@dataclass(frozen=True)
-class MetricVerdict:
-    keep: bool
-    reason: str
-    champion: dict[str, float]
-    candidate: dict[str, float]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"keep": self.keep, "reason": self.reason, "champion": self.champion,
-                "candidate": self.candidate}
 
 
 def read_fields(output: str, metric: Metric, who: str) -> dict[str, float]:
@@ -59,15 +46,15 @@ def read_fields(output: str, metric: Metric, who: str) -> dict[str, float]:
 
 
 def compare(metric: Metric, champion: dict[str, float], candidate: dict[str, float]
-            ) -> MetricVerdict:
+            ) -> MetricOutcome:
     for field in metric.fields:
         old, new = champion[field.name], candidate[field.name]
         if old == new:
             continue
         better = new < old if field.better == "lower" else new > old
         verb = "improves" if better else "regresses"
-        return MetricVerdict(better, f"{field.name} {verb}: {old:g} -> {new:g} "
+        return MetricOutcome(better, f"{field.name} {verb}: {old:g} -> {new:g} "
                              f"({field.better} is better)", champion, candidate)
     names = ", ".join(f.name for f in metric.fields)
-    return MetricVerdict(False, f"tie on every field ({names}): a tie loses", champion,
+    return MetricOutcome(False, f"tie on every field ({names}): a tie loses", champion,
                          candidate)

@@ -19,6 +19,7 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.records.scoring import (
     FileBlob,
+    MetricOutcome,
     PassProvenance,
     RedRecord,
     ReopenRecord,
@@ -55,7 +56,7 @@ class _Evidence:
     runs: list[RunEvidence] = field(default_factory=list)
     touched: tuple[FileBlob, ...] = ()
     consumers: tuple[FileBlob, ...] = ()
-    metric: dict[str, Any] | None = None
+    metric: MetricOutcome | None = None
     run_id: str | None = None
     review: Reviewed | None = None
     proved: Proved | None = None

@@ -118,3 +118,23 @@ def test_a_summary_says_its_mechanical_checks_in_their_shape() -> None:
     with pytest.raises(InvalidRecord, match=r"mechanical.checks\[0\].result"):
         bad = {**checks, "checks": [{"name": "n", "result": "maybe", "detail": "d"}]}
         schema.validate_record({**head, "mechanical": bad}, "s.yaml")
+
+
+def test_a_score_says_its_metric_outcome_in_its_shape() -> None:
+    """L7.2: a score's ``metric`` is the keep-or-revert outcome, typed (``MetricOutcome``)
+    and checked by the schema in that shape; it was any mapping (issue 13)."""
+    from leapgit.records.scoring import MetricOutcome, ScoreRecord, Step
+
+    outcome = MetricOutcome(False, "p95_ms regresses: 10 -> 11 (lower is better)",
+                            {"p95_ms": 10.0}, {"p95_ms": 11.5})
+    rec = ScoreRecord("s", "a", 1, 1, 1, 1, -1, "revert", SHA, SHA, SHA,
+                      (Step("metric", "fail", "revert", "L7.2"),), "t", metric=outcome)
+    data = rec.to_dict()
+    path = layout.score_path("s", "a", 1)
+    assert schema.validate_record(data, path) == "score"
+    assert ScoreRecord.from_dict(data) == rec and data["metric"]["champion"] == {"p95_ms": 10.0}
+    with pytest.raises(InvalidRecord, match=r"metric: missing required field"):
+        schema.validate_record({**data, "metric": {"p95_ms": 10}}, path)
+    with pytest.raises(InvalidRecord, match=r"metric.candidate.p95_ms"):
+        bad = {**data["metric"], "candidate": {"p95_ms": "fast"}}
+        schema.validate_record({**data, "metric": bad}, path)
