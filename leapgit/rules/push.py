@@ -11,10 +11,12 @@ from leapgit.rules.refusal import Refusal
 def check_push(ctx: PushContext) -> list[Refusal]:
     from leapgit.rules.balls import ball_of_ref, check_ball_update
     from leapgit.rules.ledger import check_ledger_update
+    from leapgit.rules.refs import check_ref_names
     from leapgit.rules.signatures import check_signatures
     from leapgit.rules.spine import check_spine_update
 
-    out = _stale(ctx) + _non_commits(ctx)
+    out = check_ref_names(ctx)  # F2: only exact names reach a protected ref
+    out += _stale(ctx) + _non_commits(ctx)
     if out:
         return out  # nothing else can be judged on a ref that names no commit, or no tip
     # F1: every check reads the other refs as stored (``context``), never as pushed
