@@ -40,6 +40,9 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARS}
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     env["LC_ALL"] = "C"
+    # issue 18 F3: leapgit reads the objects the rules judged, never a replace ref's (dulwich
+    # reads none either); ref names are given in full where a tag could shadow a short one
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
     if extra:
         env.update(extra)
     return env

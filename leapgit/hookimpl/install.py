@@ -161,6 +161,10 @@ SERVER_SETTINGS = (
     # (git reads the first, dulwich the last) never reaches the rules; pre-receive refuses
     # one anyway (``rules/trees.py``), for a server where this is off
     ("receive.fsckObjects", "true"),
+    # issue 18 F3: the server's own git (`git show main:...`, `git archive`, mirrors) never
+    # shows a replace ref's object in place of the one the rules judged; pre-receive
+    # refuses replace refs, and this covers one planted before the hook or by hand
+    ("core.useReplaceRefs", "false"),
 )
 
 

@@ -1,4 +1,5 @@
-"""Ref names: only the exact names of the protected refs reach them (issue 18 F2).
+"""Ref names: only the exact names of the protected refs reach them (issue 18 F2), and no
+ref makes plain git show bytes no rule judged (F3).
 
 A protected ref is the spine, the ledger, or a branch under the ball prefix. On a server
 whose filesystem folds case (macOS, Windows, ext4 casefold) the loose ref
@@ -8,6 +9,14 @@ the ledger unchecked, after which the hook reads the pusher's config and signer 
 So every ref whose name, folded (NFKC, then case folding, then NFKC again: Unicode's
 caseless match), equals a protected name or starts with the folded ball prefix is refused
 unless it is that exact name. Deletions too: deleting the variant deletes the original.
+
+F3: git on the server and in every clone shows the object of a ``refs/replace/*`` ref in
+place of the one it replaces (`git show main:...`, `git archive`, `git log leap/ledger`),
+prints ``refs/notes/*`` beside commits, and resolves a short name such as ``main`` or
+``leap/ledger`` to ``refs/<name>`` and ``refs/tags/<name>`` before ``refs/heads/<name>``.
+So replace and notes refs are refused, and so is a tag or top-level ref whose short name
+(folded) is the spine's, the ledger's, or anything under ``leap/`` or the ball prefix.
+Deleting one is accepted: that removes the mask.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ def fold(name: str) -> str:
 def check_ref_names(ctx: PushContext) -> list[Refusal]:
     out = []
     for upd in ctx.updates:
-        found = _folded_onto(ctx, upd)
+        found = _folded_onto(ctx, upd) or _masking(ctx, upd)
         if found is not None:
             out.append(found)
     return out
@@ -52,3 +61,48 @@ def _refusal(rule: str, upd: RefUpdate, protected: str) -> Refusal:
                    f"protected {protected} (case folding, Unicode normalisation): on a "
                    "server whose filesystem folds case it is that ref", FOLD_HINT,
                    "folded-name")
+
+
+MASKING = {
+    "refs/replace/": ("a replace ref: git would show its object in place of the one it "
+                      "replaces, bytes no rule judged", "replace objects are not accepted "
+                      "here; bring the change through the ball, ledger and spine rules"),
+    "refs/notes/": ("a notes ref: git prints notes beside commits (`git log`), and no rule "
+                    "judges them", "keep notes local; the ledger holds the records"),
+}
+# where git's short-name lookup finds nothing before refs/heads/ (refs/<name>, then
+# refs/tags/<name>, come first; refs/remotes/ comes after)
+UNSHADOWING = ("refs/heads/", "refs/remotes/")
+
+
+def _masking(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
+    if upd.new is None or upd.ref in (ctx.spine_ref, ctx.config.ledger_ref):
+        return None  # a deletion removes the mask
+    for prefix, (why, hint) in MASKING.items():
+        if upd.ref.startswith(prefix):
+            return Refusal("L8", upd.ref, upd.new, None, why, hint, "masking-ref")
+    if upd.ref.startswith(UNSHADOWING):
+        return None
+    short = upd.ref.removeprefix("refs/tags/") if upd.ref.startswith("refs/tags/") \
+        else upd.ref.removeprefix("refs/")
+    shadowed = _shadowed(ctx, short)
+    if shadowed is None:
+        return None
+    return Refusal("L8", upd.ref, upd.new, None, f"its short name {short!r} shadows "
+                   f"{shadowed}: git resolves `{short}` to this ref first, on the server and "
+                   "in every clone", "name tags and refs so that no short name of the spine, "
+                   "the ledger or leap/ resolves to them", "masking-ref")
+
+
+def _shadowed(ctx: PushContext, short: str) -> str | None:
+    folded = fold(short)
+    ledger = ctx.config.ledger_ref
+    for name, ref in ((ctx.config.spine, ctx.spine_ref),
+                      (ledger.removeprefix("refs/heads/") if ledger.startswith("refs/heads/")
+                       else ledger.removeprefix("refs/"), ledger)):
+        if folded == fold(name):
+            return ref
+    for prefix in ("leap/", f"{ctx.config.ball_branch_prefix}/"):
+        if folded.startswith(fold(prefix)):
+            return f"the refs under refs/heads/{prefix}"
+    return None

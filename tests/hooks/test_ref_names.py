@@ -79,3 +79,71 @@ def test_ordinary_branches_beside_the_protected_ones_are_accepted(w: World) -> N
         result = w.push(f"{w.base}:{ref}")
         assert result.returncode == 0, result.stderr
         assert w.push(f":{ref}").returncode == 0
+
+
+# F3: refs that make plain git show bytes no rule judged
+
+
+def forged_readme(w: World) -> str:
+    """A commit like the spine's tip, with other README bytes: what a replace ref would
+    make `git show main:README.md` serve."""
+    blob = git("hash-object", "-w", "--stdin", cwd=w.work, input=b"# forged\n")
+    tree = git("mktree", cwd=w.work, input="".join(
+        (f"100644 blob {blob}\tREADME.md\n" if line.endswith("\tREADME.md") else line + "\n")
+        for line in git("ls-tree", w.base, cwd=w.work).splitlines()).encode())
+    return git("commit-tree", tree, "-p", f"{w.base}^", "-m", "leap: config", cwd=w.work)
+
+
+def test_replace_and_notes_refs_are_refused(w: World) -> None:
+    forged = forged_readme(w)
+    refused(w, f"refs/replace/{w.base}", "L8", "replace", forged)
+    refused(w, "refs/notes/commits", "L8", "notes", forged)
+    refused(w, "refs/notes/leap", "L8", "notes", forged)
+
+
+@pytest.mark.parametrize("ref", [
+    "refs/tags/main", "refs/tags/MAIN", "refs/tags/leap/ledger",
+    f"refs/tags/leap/ball/{SLICE}/a", "refs/tags/leap/anything", "refs/main",
+    "refs/leap/ledger", f"refs/leap/ball/{SLICE}/a",
+])
+def test_a_ref_whose_short_name_shadows_the_protected_refs_is_refused(w: World, ref: str
+                                                                     ) -> None:
+    refused(w, ref, "L8", "shadows")
+
+
+def test_ordinary_tags_are_accepted(w: World) -> None:
+    for ref in ("refs/tags/v1.0", "refs/tags/mainline", "refs/tags/releases/leap"):
+        result = w.push(f"{w.base}:{ref}")
+        assert result.returncode == 0, result.stderr
+        assert w.push(f":{ref}").returncode == 0
+
+
+def test_the_server_ignores_replace_refs(fresh_world: World) -> None:
+    """A replace ref already on the server (planted before the hook, or by hand) never
+    changes what the server's git shows: install --server sets core.useReplaceRefs=false."""
+    w = fresh_world
+    forged = forged_readme(w)
+    assert w.push(f"{forged}:refs/heads/by-hand").returncode == 0  # the objects get there
+    git("update-ref", f"refs/replace/{w.base}", forged, cwd=w.bare)
+    assert git("config", "--get", "core.useReplaceRefs", cwd=w.bare) == "false"
+    assert git("show", "main:README.md", cwd=w.bare) == "# sample"
+
+
+def test_leapgit_reads_no_replace_objects(fresh_world: World) -> None:
+    """A clone that fetched a replace ref (or made one): `git log leap/ledger` would show
+    its forged subject; `leap log` (and every git call leapgit makes) shows the ledger."""
+    from tests.support import leap
+
+    w = fresh_world
+    tip = w.tip("leap/ledger")
+    real = git("log", "-1", "--format=%s", tip, cwd=w.work)
+    forged = git("commit-tree", f"{tip}^{{tree}}", "-p", f"{tip}^", "-m", "score s1/a: pass",
+                 cwd=w.work)
+    git("replace", tip, forged, cwd=w.work)
+    try:
+        assert git("log", "-1", "--format=%s", "leap/ledger", cwd=w.work) == "score s1/a: pass"
+        shown = leap("log", "-n", "1", cwd=w.work)
+        assert shown.code == 0, shown
+        assert real in shown.out and "score s1/a: pass" not in shown.out, shown.out
+    finally:
+        git("replace", "-d", tip, cwd=w.work)
