@@ -4,18 +4,15 @@ the push, audit, and the git log that shows it."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from tests.support import git, leap
 
 
 def test_quickstart_lands_the_slice_and_audits_it(tmp_path: Path) -> None:
-    started = time.monotonic()
+    # how long it takes is a benchmark's question, never a pass/fail timer here
     r = leap("quickstart", "--dir", str(tmp_path), cwd=tmp_path)
-    took = time.monotonic() - started
     assert r.code == 0, r
-    assert took < 30, took  # about 10 s on an idle 2-core machine
     for step in ("$ leap red calc-positions lexer", "$ leap throw calc-positions --run",
                  "$ leap score calc-positions parser", "$ leap merge calc-positions",
                  "$ leap audit", "$ git log --graph"):
