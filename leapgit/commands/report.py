@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from leapgit.commands.init import InitResult
-from leapgit.commands.log import LogEntry
-from leapgit.commands.slice import CutResult
-from leapgit.commands.status import Status
 from leapgit.records.types import OUTCOME_NAMES
-from leapgit.slices.check import CheckedSlice
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
     from leapgit.audit.signatures import Presence
     from leapgit.commands.audit_signatures import SignatureAudit
+    from leapgit.commands.init import InitResult
+    from leapgit.commands.log import LogEntry
+    from leapgit.commands.slice import CutResult
+    from leapgit.commands.status import Status
     from leapgit.rules.readiness import BallStanding
+    from leapgit.slices.check import CheckedSlice
     from leapgit.worktrees.check import CheckResult
     from leapgit.worktrees.closeround import RoundClosed
     from leapgit.worktrees.prune import PruneLine

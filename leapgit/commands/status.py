@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from leapgit.audit.signatures import Presence, signature_presence
 from leapgit.ledger import query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import SliceRecord
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.scoring import reopen
 from leapgit.scoring.reopen import SpineHit
+
+if TYPE_CHECKING:
+    from leapgit.audit.signatures import Presence
 
 
 @dataclass(frozen=True)
@@ -111,5 +113,7 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
         for hit in reopen.spine_hits(ws.paths.root, ws.config.spine, watched):
             found = next(s for s in out if s.record.slice == hit.passed.slice)
             found.reopens[hit.passed.ball] = hit
+        from leapgit.audit.signatures import signature_presence
+
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)
