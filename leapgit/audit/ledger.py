@@ -11,9 +11,9 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.audit.model import AuditReport, Violation
+from leapgit.records import trailers
 
 _RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
-_RECORD_TRAILER = re.compile(r"^Leap-Record: (.+)$", re.MULTILINE)
 
 
 Change = tuple[str, str, str]  # (status, path, new blob id)
@@ -73,7 +73,7 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
             added.add(path)
             report.records += 1
             _round(path, sha, round_cap, report)
-        named = set(_RECORD_TRAILER.findall(body))
+        named = set(trailers.parse(body).all(trailers.RECORD))
         if added != named:
             extra = sorted(added - named) or sorted(named - added)
             report.add(Violation("ledger-written-by-leapgit", "ledger", "the commit's records "

@@ -10,6 +10,7 @@ from typing import Any
 from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.ledger.workspace import open_workspace
+from leapgit.records import trailers as tr
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
@@ -42,7 +43,7 @@ def log(limit: int | None = None, slice_id: str | None = None,
     if limit:
         args.insert(1, f"-n{limit}")
     if slice_id:
-        args[1:1] = ["--fixed-strings", f"--grep=Leap-Slice: {slice_id}"]
+        args[1:1] = ["--fixed-strings", f"--grep={tr.SLICE}: {slice_id}"]
     proc = git.run(args, ws.paths.root, check=False)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()
@@ -57,7 +58,7 @@ def log(limit: int | None = None, slice_id: str | None = None,
             (k.strip(), v.strip())
             for k, _, v in (line.partition(":") for line in trailer_text.splitlines() if line)
         )
-        if slice_id and ("Leap-Slice", slice_id) not in trailers:
+        if slice_id and (tr.SLICE, slice_id) not in trailers:
             continue  # the grep matched a longer id with the same start
         entries.append(LogEntry(commit, date, subject, trailers))
     return entries

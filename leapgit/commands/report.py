@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from leapgit.records import trailers as tr
 from leapgit.records.types import OUTCOME_NAMES
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
@@ -133,8 +134,8 @@ def log_lines(entries: list[LogEntry]) -> list[str]:
     out = []
     for e in entries:
         out.append(f"{e.commit[:12]}  {e.date}  {e.subject}")
-        shown = [f"{k}: {v}" for k, v in e.trailers if k != "Leap-Record"]
-        records = [v for k, v in e.trailers if k == "Leap-Record"]
+        shown = [f"{k}: {v}" for k, v in e.trailers if k != tr.RECORD]
+        records = [v for k, v in e.trailers if k == tr.RECORD]
         if shown:
             out.append("    " + "  ".join(shown))
         if records:

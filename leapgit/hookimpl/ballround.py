@@ -72,7 +72,8 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
     from leapgit.ledger.store import Ledger
     from leapgit.records.cache import RecordCache
     from leapgit.records.config import load_config
-    from leapgit.rules.episodes import current_episode, parse_round_trailers
+    from leapgit.records.trailers import round_trailers
+    from leapgit.rules.episodes import current_episode
     from leapgit.worktrees.rounds import record_round
 
     if top is None or common_dir is None:
@@ -111,7 +112,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         problems += check_round_count(ref, rounds_here, config.round_cap,
                                       recorded_rounds(view, slice_id, ball_id))
         scope = [r for r in problems if r.rule in BREACH]
-        trailers = parse_round_trailers(commit.message)
+        trailers = round_trailers(commit.message)
         tree = commit.tree.decode()
         try:
             if scope:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import UsageError
@@ -25,19 +24,6 @@ def _ident(value: str | None) -> str:
     """A name or email git accepts in a commit header: no angle brackets, no control
     characters (a newline there would forge header lines; git fsck refuses the commit)."""
     return "".join(c for c in (value or "") if c not in "<>" and c >= " ").strip()
-
-
-def _clean_trailer(value: str) -> str:
-    return " ".join(str(value).split())
-
-
-def format_message(subject: str, trailers: Sequence[tuple[str, str]], body: str = "") -> bytes:
-    text = _clean_trailer(subject) + "\n"
-    if body.strip():
-        text += "\n" + body.strip() + "\n"
-    if trailers:
-        text += "\n" + "".join(f"{k}: {_clean_trailer(v)}\n" for k, v in trailers)
-    return text.encode("utf-8")
 
 
 def pinned_date(value: str | None) -> tuple[int, int] | None:

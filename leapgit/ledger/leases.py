@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from leapgit.errors import LedgerConflict, RuleViolation
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, LedgerView
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.leases import LeaseRecord
 from leapgit.timeutil import now_iso
@@ -94,7 +95,7 @@ def take_lease(ledger: Ledger, spine: str, holder: str, reason: str | None = Non
     path = layout.lease_path(spine, number, "take")
     try:
         ledger.append({path: yamlio.dumps(record.to_dict())}, f"lease {number} on {spine}: "
-                      f"taken by {holder}", [("Leap-Spine", spine), ("Leap-Lease", str(number))])
+                      f"taken by {holder}", [(tr.SPINE, spine), (tr.LEASE, str(number))])
     except LedgerConflict:
         raise RuleViolation(f"another integrator took lease {number} on {spine!r} first",
                             file=path, rule=RULE, hint="wait for its release") from None
@@ -116,5 +117,5 @@ def release_lease(ledger: Ledger, spine: str, holder: str, reason: str | None = 
     path = layout.lease_path(spine, current.number, "release")
     ledger.append({path: yamlio.dumps(record.to_dict())},
                   f"lease {current.number} on {spine}: released by {holder}",
-                  [("Leap-Spine", spine), ("Leap-Lease", str(current.number))])
+                  [(tr.SPINE, spine), (tr.LEASE, str(current.number))])
     return Lease(spine, current.number, current.take, record)

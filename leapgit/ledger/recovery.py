@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from leapgit.errors import LedgerBusy
 from leapgit.gitobj import oid
 from leapgit.ledger.lock import LockTimeout, WriterLock
+from leapgit.records.trailers import RECORD, parse
 
 if TYPE_CHECKING:
     from leapgit.gitobj import GitRepo
@@ -100,4 +101,4 @@ def _leapgit_lock(repo: GitRepo, lock: Path) -> bool:
         obj = repo.object_store[oid(content)]
     except (KeyError, ValueError):
         return False
-    return b"\nLeap-Record: " in getattr(obj, "message", b"")
+    return parse(getattr(obj, "message", b"")).get(RECORD) is not None

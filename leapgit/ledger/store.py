@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError, UsageError
 from leapgit.gitobj import refname
-from leapgit.ledger.commits import Committer, format_message
+from leapgit.ledger.commits import Committer
 from leapgit.ledger.layout import ROOT_RECORD
 from leapgit.ledger.recovery import WRITING_MARKER, locked
 from leapgit.ledger.view import (
@@ -30,6 +30,7 @@ from leapgit.ledger.view import (
     cached_tree_in,
 )
 from leapgit.ledger.writer import Written, write
+from leapgit.records.trailers import RECORD, format_message
 
 if TYPE_CHECKING:
     from leapgit.ledger.replay import Replayed
@@ -134,7 +135,7 @@ class Ledger(AbstractContextManager["Ledger"]):
             return current, False
         written = self._write(
             {ROOT_RECORD: root_record}, "leap: start the ledger",
-            [("Leap-Record", ROOT_RECORD)], "", root=True,
+            [(RECORD, ROOT_RECORD)], "", root=True,
         )
         return written.commit, written.attempts > 0
 
@@ -151,7 +152,7 @@ class Ledger(AbstractContextManager["Ledger"]):
         unless ``identical_ok`` and the bytes are the same (then that path is skipped)."""
         if not records:
             raise LeapError("nothing to write")
-        trailer_list = list(trailers) + [("Leap-Record", p) for p in sorted(records)]
+        trailer_list = list(trailers) + [(RECORD, p) for p in sorted(records)]
         return self._write(dict(records), subject, trailer_list, body, identical_ok=identical_ok)
 
     def replay_onto(self, base: str) -> Replayed:

@@ -77,10 +77,10 @@ def check_scope(objects: Objects, ref: str, ball: BallRecord, sha: str, old_tree
 
 def check_trailers(ref: str, commit: Commit, round_cap: int) -> list[Refusal]:
     """L6: a round commit carries its receipt, and no round past the cap."""
-    from leapgit.rules.episodes import parse_round_trailers
+    from leapgit.records.trailers import round_trailers
 
     sha = commit.id.decode()
-    trailers = parse_round_trailers(commit.message)
+    trailers = round_trailers(commit.message)
     if trailers.round is None or trailers.outcome is None:
         return [Refusal("L6", ref, sha, None, "a round commit without its receipt trailers",
                         "end the message with `Leap-Round: N` and `Leap-Outcome: -1|0|1`",

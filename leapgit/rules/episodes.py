@@ -1,40 +1,15 @@
-"""Episodes and round receipts, read back (L6): an episode is a throw and its receipts; a
-round commit carries its receipt in ``Leap-*`` trailers; what to do once an episode is
-closed or spent. The write half is ``worktrees.rounds.record_round``."""
+"""Episodes and round receipts, read back (L6): an episode is a throw and its receipts (a
+round commit carries its receipt in ``Leap-*`` trailers: ``records.trailers``); what to do
+once an episode is closed or spent. The write half is ``worktrees.rounds.record_round``."""
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 from leapgit.errors import UsageError
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
-
-TRAILER_ROUND = "Leap-Round"
-TRAILER_OUTCOME = "Leap-Outcome"
-TRAILER_EVIDENCE = "Leap-Evidence"
-
-
-class RoundTrailers(NamedTuple):
-    round: int | None
-    outcome: Literal[-1, 0, 1] | None
-    evidence: str | None
-
-
-def parse_round_trailers(message: bytes) -> RoundTrailers:
-    """The receipt a round commit carries in its trailers (missing values are None)."""
-    from dulwich.trailers import parse_trailers
-
-    _, trailers = parse_trailers(message)
-    found = {t.key.lower(): t.value.strip() for t in trailers}
-    round_no = found.get(TRAILER_ROUND.lower())
-    outcome = found.get(TRAILER_OUTCOME.lower())
-    return RoundTrailers(
-        round=int(round_no) if round_no and round_no.isdigit() else None,
-        outcome=int(outcome) if outcome in ("-1", "0", "1") else None,  # type: ignore[arg-type]
-        evidence=found.get(TRAILER_EVIDENCE.lower()),
-    )
 
 
 class Episode(NamedTuple):

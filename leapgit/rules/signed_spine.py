@@ -57,10 +57,10 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
 
 def merge_ball(commit: Commit) -> tuple[str, str] | None:
     """(slice, ball) an integration merge names in its trailers, or None."""
-    from dulwich.trailers import parse_trailers
+    from leapgit.records.trailers import parse
 
-    trailers = {t.key.lower(): t.value.strip() for t in parse_trailers(commit.message)[1]}
-    slice_id, ball_id = trailers.get("leap-slice"), trailers.get("leap-ball")
+    named = parse(commit.message)
+    slice_id, ball_id = named.slice, named.ball
     return (slice_id, ball_id) if slice_id and ball_id else None
 
 

@@ -97,9 +97,8 @@ def _check_lease(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
 
 def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:
     """One spine commit: a merge of exactly one fully passed ball candidate."""
-    from dulwich.trailers import parse_trailers
-
     from leapgit.ledger import query
+    from leapgit.records.trailers import parse
     from leapgit.rules import passes
     from leapgit.slices.diff import escapes, out_of_scope, touched_paths
 
@@ -107,8 +106,8 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     if len(commit.parents) != 2:
         return [Refusal("L8", ref, sha, None, "not an integration merge (a commit on the spine "
                         "must merge one passed ball)", MERGE_HINT)]
-    trailers = {t.key.lower(): t.value.strip() for t in parse_trailers(commit.message)[1]}
-    slice_id, ball_id = trailers.get("leap-slice"), trailers.get("leap-ball")
+    named = parse(commit.message)
+    slice_id, ball_id = named.slice, named.ball
     if not slice_id or not ball_id:
         return [Refusal("L8", ref, sha, None, "the merge names no ball (Leap-Slice, Leap-Ball "
                         "trailers)", MERGE_HINT)]

@@ -25,6 +25,7 @@ from leapgit.git import is_ancestor
 from leapgit.ledger import history, layout, leases, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.ledger.workspace import Workspace
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
@@ -129,9 +130,9 @@ def _not_candidate(root: Path, tree: str, passed: ScoreRecord) -> list[str]:
 
 def write_merge(ledger: Ledger, record: MergeRecord) -> Written:
     """The one ledger write of a slice pass record (signing, when added, goes here)."""
-    trailers = [("Leap-Slice", record.slice), ("Leap-Merge", str(record.number)),
-                ("Leap-Spine", record.spine), ("Leap-Outcome", "1"), ("Leap-Tip", record.tip),
-                ("Leap-Run", record.aggregate_run)]
+    trailers = [(tr.SLICE, record.slice), (tr.MERGE, str(record.number)),
+                (tr.SPINE, record.spine), (tr.OUTCOME, "1"), (tr.TIP, record.tip),
+                (tr.RUN, record.aggregate_run)]
     again = f" (re-merge {record.number})" if record.number > 1 else ""
     return ledger.append({layout.merge_path(record.slice, record.number):
                           yamlio.dumps(record.to_dict())},

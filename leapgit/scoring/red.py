@@ -14,6 +14,7 @@ from leapgit.git import blob_at, changed_files, is_ancestor
 from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import LedgerView
 from leapgit.ledger.workspace import Workspace
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
 from leapgit.scoring.commands import run_command
@@ -80,5 +81,5 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         written = ledger.append(
             {layout.red_path(slice_id, ball_id, number): yamlio.dumps(record.to_dict())},
             f"red {number} of {slice_id}/{ball_id}: {len(tests)} frozen test file(s)",
-            [("Leap-Slice", slice_id), ("Leap-Ball", ball_id), ("Leap-Red", commit)])
+            [(tr.SLICE, slice_id), (tr.BALL, ball_id), (tr.RED, commit)])
     return RedResult(record, written.commit)

@@ -15,6 +15,7 @@ from typing import Literal
 from leapgit import git
 from leapgit.ledger import history, layout
 from leapgit.ledger.store import Ledger, LedgerView
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import ReopenRecord, ScoreRecord
 from leapgit.records.types import Config, SliceRecord
@@ -30,8 +31,8 @@ def write_reopen(ledger: Ledger, rec: ScoreRecord, found: str | None, where: Whe
     number = history.next_number(view, folder)
     reopen = ReopenRecord(rec.slice, rec.ball, number, rec.score, rec.candidate, found, where,
                           commit, reason, now_iso())
-    trailers = [("Leap-Slice", rec.slice), ("Leap-Ball", rec.ball),
-                ("Leap-Candidate", rec.candidate), ("Leap-Outcome", "reopen")]
+    trailers = [(tr.SLICE, rec.slice), (tr.BALL, rec.ball),
+                (tr.CANDIDATE, rec.candidate), (tr.OUTCOME, "reopen")]
     ledger.append({layout.reopen_path(rec.slice, rec.ball, number):
                    yamlio.dumps(reopen.to_dict())},
                   f"reopen {rec.slice}/{rec.ball}: {reason}", trailers)
@@ -125,7 +126,7 @@ def _line_since(root: Path, spine: str, tips: set[str]) -> list[tuple[str, bool]
     of ``tips``, newest first, ending with that oldest tip (never judged itself)."""
     proc = git.run(["merge-base", "--octopus", *sorted(tips)], root, check=False)
     oldest = proc.stdout.decode().strip() if proc.returncode == 0 else ""
-    fmt = "%x01%H %P%x00%(trailers:key=Leap-Slice,valueonly)"
+    fmt = f"%x01%H %P%x00%(trailers:key={tr.SLICE},valueonly)"
     span = f"{oldest}..refs/heads/{spine}" if oldest else f"refs/heads/{spine}"
     out = git.run(["log", "--first-parent", f"--format={fmt}", span], root,
                   check=False).stdout.decode("utf-8", "replace")

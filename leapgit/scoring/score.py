@@ -16,6 +16,7 @@ from leapgit.errors import Hold, RuleViolation, UsageError
 from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import Ledger, Written
 from leapgit.ledger.workspace import Workspace
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import (
     FileBlob,
@@ -230,11 +231,11 @@ def _record(ledger: Ledger, ball: BallRecord, ep: Episode, commit: str, tree: st
 def write_score(ledger: Ledger, record: ScoreRecord) -> Written:
     """The one ledger write of a scoring (signing, when added, goes here)."""
     name = {1: "pass", 0: "hold", -1: "refuse"}[record.outcome]
-    trailers = [("Leap-Slice", record.slice), ("Leap-Ball", record.ball),
-                ("Leap-Score", str(record.score)), ("Leap-Outcome", str(record.outcome)),
-                ("Leap-Candidate", record.candidate)]
+    trailers = [(tr.SLICE, record.slice), (tr.BALL, record.ball),
+                (tr.SCORE, str(record.score)), (tr.OUTCOME, str(record.outcome)),
+                (tr.CANDIDATE, record.candidate)]
     if record.run_id:
-        trailers.append(("Leap-Run", record.run_id))
+        trailers.append((tr.RUN, record.run_id))
     return ledger.append({layout.score_path(record.slice, record.ball, record.score):
                           yamlio.dumps(record.to_dict())},
                          f"score {record.score} of {record.slice}/{record.ball}: {name}"

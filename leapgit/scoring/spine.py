@@ -9,8 +9,9 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import RuleViolation, UsageError
+from leapgit.records import trailers as tr
 
-MERGE_TRAILERS = ("Leap-Slice", "Leap-Ball", "Leap-Candidate", "Leap-Tribunal", "Leap-Score")
+MERGE_TRAILERS = (tr.SLICE, tr.BALL, tr.CANDIDATE, tr.TRIBUNAL, tr.SCORE)
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,8 @@ def predict(root: Path, tip: str, candidate_commit: str) -> Predicted:
 
 def merge_message(slice_id: str, ball: str, candidate: str, run_id: str, score: int) -> str:
     values = (slice_id, ball, candidate, run_id, str(score))
-    trailers = "".join(f"{k}: {v}\n" for k, v in zip(MERGE_TRAILERS, values, strict=True))
-    return f"leap: integrate {slice_id}/{ball} (candidate {candidate[:12]})\n\n{trailers}"
+    return tr.format_message(f"leap: integrate {slice_id}/{ball} (candidate {candidate[:12]})",
+                             list(zip(MERGE_TRAILERS, values, strict=True))).decode()
 
 
 def merge_commit(root: Path, tip: str, candidate_commit: str, tree: str, message: str) -> str:

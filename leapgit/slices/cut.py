@@ -5,6 +5,7 @@ from __future__ import annotations
 from leapgit.errors import RuleViolation
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, Written
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, SliceRecord
 from leapgit.slices.check import CheckedSlice
@@ -36,7 +37,7 @@ def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceR
     written = ledger.append(
         files,
         f"cut slice {draft.slice}: {len(draft.balls)} balls in {len(checked.waves)} waves",
-        [("Leap-Slice", draft.slice), ("Leap-Base", base), ("Leap-Spine", draft.spine)]
-        + [("Leap-Ball", b.id) for b in draft.balls],
+        [(tr.SLICE, draft.slice), (tr.BASE, base), (tr.SPINE, draft.spine)]
+        + [(tr.BALL, b.id) for b in draft.balls],
     )
     return rec, written

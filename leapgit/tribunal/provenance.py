@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, LedgerView, Written
+from leapgit.records import trailers as tr
 from leapgit.records.tribunal_run import SummaryRecord
 from leapgit.tribunal.convergence import PastRound
 from leapgit.tribunal.ledger_records import RunInfo
@@ -13,13 +14,13 @@ from leapgit.tribunal.ledger_records import RunInfo
 
 def commit(ledger: Ledger, info: RunInfo, files: dict[str, bytes], outcome: str) -> Written:
     """``files``: ledger path -> the bytes of a record, validated when it was made."""
-    trailers = [("Leap-Run", info.run_id), ("Leap-Round", str(info.round)),
-                ("Leap-Outcome", outcome), ("Leap-Candidate", info.candidate),
-                ("Leap-Envelope", info.envelope_hash)]
+    trailers = [(tr.RUN, info.run_id), (tr.ROUND, str(info.round)),
+                (tr.OUTCOME, outcome), (tr.CANDIDATE, info.candidate),
+                (tr.ENVELOPE, info.envelope_hash)]
     if info.slice:
-        trailers.append(("Leap-Slice", info.slice))
+        trailers.append((tr.SLICE, info.slice))
     if info.ball:
-        trailers.append(("Leap-Ball", info.ball))
+        trailers.append((tr.BALL, info.ball))
     subject = f"tribunal {info.run_id} round {info.round}: {outcome}"
     return ledger.append(files, subject, trailers)
 

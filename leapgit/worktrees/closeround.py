@@ -21,15 +21,9 @@ from leapgit.errors import LeapError, RuleViolation
 from leapgit.git import GitFailed
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
+from leapgit.records import trailers as tr
 from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
-from leapgit.rules.episodes import (
-    TRAILER_EVIDENCE,
-    TRAILER_OUTCOME,
-    TRAILER_ROUND,
-    Episode,
-    current_episode,
-    spent_hint,
-)
+from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.worktrees import handoff
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.roundcheck import breach_evidence, judge_round, stage
@@ -140,12 +134,10 @@ def _commit(worktree: Path, message: str) -> None:
 
 def round_message(ball: BallRecord, round_no: int, outcome: int, evidence: str) -> str:
     """A round commit's message: the receipt as trailers."""
-    return (
-        f"leap: round {round_no} of {ball.slice}/{ball.ball} ({OUTCOME_NAMES[outcome]})\n\n"
-        f"Leap-Slice: {ball.slice}\nLeap-Ball: {ball.ball}\n"
-        f"{TRAILER_ROUND}: {round_no}\n{TRAILER_OUTCOME}: {outcome}\n"
-        f"{TRAILER_EVIDENCE}: {_one_line(evidence)}\n"
-    )
+    return tr.format_message(
+        f"leap: round {round_no} of {ball.slice}/{ball.ball} ({OUTCOME_NAMES[outcome]})",
+        [(tr.SLICE, ball.slice), (tr.BALL, ball.ball), (tr.ROUND, str(round_no)),
+         (tr.OUTCOME, str(outcome)), (tr.EVIDENCE, _one_line(evidence))]).decode()
 
 
 def commit_staged(worktree: Path, message: str) -> str:

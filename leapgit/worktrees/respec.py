@@ -15,6 +15,7 @@ from leapgit.ledger import layout, query
 from leapgit.ledger.store import Written
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import schema, yamlio
+from leapgit.records import trailers as tr
 from leapgit.records.drafts import BallDraft, ScopeEntry, SliceDraft
 from leapgit.records.types import BallRecord, StampedScope
 from leapgit.rules.readiness import assess
@@ -101,8 +102,8 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
         written = ledger.append(
             {path: yamlio.dumps(new.to_dict())},
             f"respec {slice_id}/{ball_id}: spec version {new.spec_version}",
-            [("Leap-Slice", slice_id), ("Leap-Ball", ball_id),
-             ("Leap-Spec-Version", str(new.spec_version))],
+            [(tr.SLICE, slice_id), (tr.BALL, ball_id),
+             (tr.SPEC_VERSION, str(new.spec_version))],
         )
     return Respecced(new, current.spec_version, written)
 

@@ -18,15 +18,10 @@ from leapgit.errors import (
 )
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, Written
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt
-from leapgit.rules.episodes import (
-    TRAILER_OUTCOME,
-    TRAILER_ROUND,
-    Episode,
-    current_episode,
-    spent_hint,
-)
+from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.timeutil import now_iso
 
 # Set on a `git commit` that leapgit makes and records itself (`leap round`, `--run`): the
@@ -115,10 +110,10 @@ def _record(
     subject = (f"round {round_no} of {t.slice}/{t.ball}: {OUTCOME_NAMES[outcome]}"
                + (" (claim)" if claim and outcome == 1 else "")
                + ("; checkpoint" if checkpoint else ""))
-    trailers = [("Leap-Slice", t.slice), ("Leap-Ball", t.ball), ("Leap-Episode", str(t.episode)),
-                (TRAILER_ROUND, str(round_no)), (TRAILER_OUTCOME, str(outcome))]
+    trailers = [(tr.SLICE, t.slice), (tr.BALL, t.ball), (tr.EPISODE, str(t.episode)),
+                (tr.ROUND, str(round_no)), (tr.OUTCOME, str(outcome))]
     if candidate:
-        trailers.append(("Leap-Candidate", candidate))
+        trailers.append((tr.CANDIDATE, candidate))
     written = ledger.append(files, subject, trailers)
     if ledger.records is not None:  # the hook reads them back next round: parsed already
         from leapgit.records.cache import blob_id

@@ -23,8 +23,9 @@ from leapgit import git
 from leapgit.errors import LeapError, UsageError
 from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
+from leapgit.records.trailers import round_trailers
 from leapgit.records.types import OUTCOME_NAMES, BallRecord, Receipt, ThrowRecord
-from leapgit.rules.episodes import Episode, current_episode, parse_round_trailers
+from leapgit.rules.episodes import Episode, current_episode
 from leapgit.worktrees import handoff
 from leapgit.worktrees.builder import BuilderExit, run_builder
 from leapgit.worktrees.check import check_ball
@@ -81,7 +82,7 @@ def _builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
     head = git.out(["rev-parse", "HEAD"], worktree)
     if head != start:  # a builder that committed by itself carries its receipt as trailers
         msg = git.run(["log", "-1", "--format=%B", head], worktree).stdout
-        said = parse_round_trailers(msg)
+        said = round_trailers(msg)
         if said.outcome is not None:
             return said.outcome, said.evidence or "builder commit trailers"
     if ex.code == 0:

@@ -19,6 +19,7 @@ from leapgit.ledger import layout, query
 from leapgit.ledger.history import latest_red
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.ledger.workspace import Workspace
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, ThrowRecord
 from leapgit.rules.episodes import score_hint, unscored_claim
@@ -225,7 +226,7 @@ def _place_and_record(
         files = {layout.throw_path(slice_id, t.record.ball, t.record.episode):
                  yamlio.dumps(t.record.to_dict()) for t in thrown}
         names = ", ".join(t.record.ball for t in thrown)
-        trailers = [("Leap-Slice", slice_id)] + [("Leap-Ball", t.record.ball) for t in thrown]
+        trailers = [(tr.SLICE, slice_id)] + [(tr.BALL, t.record.ball) for t in thrown]
         written = ledger.append(files, f"throw {slice_id}: {names}", trailers)
     except BaseException:
         for path, branch in reversed(created):  # nothing half-written: undo our own worktrees
