@@ -122,7 +122,7 @@ def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
                          field="tribunal.rungs", rule="T2",
                          hint="add at least one rung (README, \"Tribunal\")")
     plans = []
-    for lens in LENSES:
+    for lens in LENSES:  # T1: eight seats, one lens each, routed by the lens's tier
         serving = [r for r in cfg.rungs if lens.tier in r.tiers]
         primary = ladder(serving, builder, tokens[lens.id], env)
         spec = cfg.verifier(lens.id)

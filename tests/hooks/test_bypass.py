@@ -210,6 +210,28 @@ def test_pass_record_without_its_linked_records(w: World) -> None:
     assert "the linked summary record" in result.stderr and "same hash" in result.stderr
 
 
+def test_pass_reviewed_only_by_the_builders_family(w: World) -> None:
+    """L7.3: at least two reviewers sit from families other than the builder's; a pass whose
+    reviewers share the builder's family is no pass, however whole its chain (L7.5)."""
+    from leapgit.records import yamlio
+    from tests.support import claimed_round, pass_files
+
+    tree, path = w.tip(f"{w.base}^{{tree}}"), layout.score_path(SLICE, "a", 1)
+    with w.ledger() as ledger:
+        files = claimed_round(ledger, SLICE, "a", tree, w.base, w.base, episode=1, rounds=1,
+                              spec_version=1)
+    files.update(pass_files(SLICE, "a", tree, w.base, w.base))
+    data = yamlio.loads(files[path], path)
+    for reviewer in data["provenance"]["reviewers"]:
+        reviewer["family"] = "BuildFam"  # the builder's family, however it is spelled
+    files[path] = yamlio.dumps(data)
+    w.append(files)
+    result = w.push("leap/ledger")
+    refused(w, result, "L7.5")
+    assert "0 reviewer(s) from families other than the builder's; at least 2 must sit " \
+        "(L7.3)" in result.stderr, result.stderr
+
+
 def test_second_concurrent_lease(w: World) -> None:
     w.append(dict([w.lease(1, "take", "alice")]))
     w.append(dict([w.lease(2, "take", "bob")]))

@@ -1,0 +1,45 @@
+"""Score step 1, the source check (L7.1): a candidate that changes nothing beyond the red
+test backs no claim; one that changes its scope does. A real repository, the real check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit.git import blob_at
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
+from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
+from leapgit.scoring.source import check_source
+from tests.scoring.world import commit_files
+from tests.support import git, leap, make_repo
+
+DRAFT = """\
+slice: src1
+spine: integrator
+balls:
+  - {id: A, goal: a is two, spec: make A two, scope: [src/a.py, tests/test_a.py],
+     proof: "true", rollback: restore-scope}
+  - {id: B, goal: b, spec: change b, scope: [src/b.py], proof: "true", rollback: restore-scope}
+"""
+TEST = "import a\n\n\ndef test_a():\n    assert a.A == 2\n"
+
+
+def test_a_candidate_that_only_holds_the_red_test_is_an_unbacked_claim(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n"})
+    assert leap("init", cwd=repo).code == 0
+    (tmp_path / "d.yaml").write_text(DRAFT)
+    assert leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=repo).code == 0
+    base = git("rev-parse", "HEAD", cwd=repo)
+    red_commit = commit_files(repo, base, {"tests/test_a.py": TEST}, "red: A")
+    red = RedRecord("src1", "A", 1, red_commit, base,
+                    (FileBlob("tests/test_a.py", blob_at(repo, red_commit, "tests/test_a.py")),),
+                    RunEvidence("red", "true", 1), "2024-01-01T00:00:00Z")
+    with Ledger(repo / ".git") as ledger:
+        ball = query.load_ball(ledger.require(), "src1", "A")
+    found = check_source(repo, base, red_commit, ball, red)
+    assert (found.step.result, found.step.rule) == ("fail", "L7.1"), found.step
+    assert "an unbacked claim: the candidate changes nothing beyond the red test" in \
+        found.step.detail
+    built = commit_files(repo, red_commit, {"src/a.py": "A = 2\n"}, "a is two")
+    found = check_source(repo, base, built, ball, red)
+    assert found.step.result == "ok" and found.step.rule is None, found.step
