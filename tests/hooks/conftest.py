@@ -1,48 +1,31 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.hooks.world import World, build_world
-from tests.support import IDENTITY, GitDaemon
+from tests.hooks.world import World, hook_world
+from tests.support import isolate as _isolate
+from tests.templates import Served
 
-
-def _isolate(mp: pytest.MonkeyPatch, home: Path) -> None:
-    mp.setenv("HOME", str(home))
-    mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    mp.setenv("XDG_STATE_HOME", str(home / ".state"))
-    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    mp.delenv("GIT_DIR", raising=False)
-    mp.delenv("GIT_WORK_TREE", raising=False)
-    for key, value in IDENTITY.items():
-        mp.setenv(key, value)
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    """One project shared by a module's tests; each test leaves the remote's refs as it
-    found them (refused pushes) or works on refs of its own."""
-    with pytest.MonkeyPatch.context() as mp:
-        _isolate(mp, tmp_path_factory.mktemp("home"))
-        base = tmp_path_factory.mktemp("world")
-        with GitDaemon(base) as daemon:
-            yield build_world(base, daemon)
+__all__ = ["_isolate"]  # the signing tests' fixtures isolate their homes with it
 
 
 @pytest.fixture
-def fresh_world(tmp_path: Path) -> Iterator[World]:
-    base = tmp_path / "served"
-    base.mkdir()
-    with GitDaemon(base) as daemon:
-        yield build_world(base, daemon)
+def world(served: Served) -> Iterator[World]:
+    """The hook project, a copy of its own for each test."""
+    with hook_world(served) as copy:
+        yield copy
 
 
 @pytest.fixture
-def master_world(tmp_path: Path) -> Iterator[World]:
+def fresh_world(served: Served) -> Iterator[World]:
+    with hook_world(served) as copy:
+        yield copy
+
+
+@pytest.fixture
+def master_world(served: Served) -> Iterator[World]:
     """A remote made by plain `git init --bare`: its HEAD names master, not the spine."""
-    base = tmp_path / "served"
-    base.mkdir()
-    with GitDaemon(base) as daemon:
-        yield build_world(base, daemon, head="master")
+    with hook_world(served, head="master") as copy:
+        yield copy

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
@@ -15,6 +17,9 @@ from leapgit.records import yamlio
 from leapgit.records.leases import LeaseRecord
 from leapgit.records.types import Checkpoint, Provenance, Receipt, ThrowRecord
 from tests.support import IDENTITY, GitDaemon, git, leap, make_repo, write_files
+
+if TYPE_CHECKING:
+    from tests.templates import Served
 
 SLICE = "s1"
 FILES = {
@@ -160,6 +165,12 @@ def build_world(base_dir: Path, daemon: GitDaemon, head: str = "main") -> World:
     pushed = world.push("main", "leap/ledger")
     assert pushed.returncode == 0, pushed.stderr
     return world
+
+
+def hook_world(served: Served, head: str = "main") -> AbstractContextManager[World]:
+    """The run's hook world whose remote's HEAD names ``head``, a copy of its own for the
+    block (built on first use)."""
+    return served.world(f"hooks-{head}", lambda folder: build_world(folder, served.daemon, head))
 
 
 def forge_ledger_commit(world: World, changes: Mapping[str, bytes | None],

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import IDENTITY
+from tests.support import isolate
 
 
 @pytest.fixture(scope="module")
@@ -13,12 +13,15 @@ def isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A module-wide home with a fixed identity and no user or system git config."""
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HOME", str(home))
-        mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-        mp.setenv("XDG_STATE_HOME", str(home / ".state"))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        mp.delenv("GIT_DIR", raising=False)
-        mp.delenv("GIT_WORK_TREE", raising=False)
-        for key, value in IDENTITY.items():
-            mp.setenv(key, value)
+        isolate(mp, home)
         yield home
+
+
+@pytest.fixture(scope="session")
+def scripted_url() -> Iterator[str]:
+    """The run's scripted juror server (the DEMO jurors): every scoring world built on it
+    keeps its URL in its config, so it serves the whole run."""
+    from leapgit.tribunal.demo import scripted_juror
+
+    with scripted_juror() as url:
+        yield url

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from leapgit.ledger import layout
-from leapgit.tribunal.demo import scripted_juror
 from tests.hooks.world import run_git
 from tests.scoring.world import SLICE, Project, build_project
-from tests.support import GitDaemon, git
+from tests.support import git
+from tests.templates import Served
 
 
 def record(p: Project, path: str) -> dict[str, Any]:
@@ -28,27 +28,27 @@ def record(p: Project, path: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def landed(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("e2e")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url)
-        passing = ("tests/test_cli.py", "import unittest\n\n\nclass T(unittest.TestCase):\n"
-                   "    def test_nothing(self):\n        pass\n")
-        p.steps = {"red cli passing": p.red("cli", test=passing)}  # type: ignore[attr-defined]
-        for name, args in [("red ops", ("red", "ops")), ("throw 1", ()), ("score ops", ()),
-                           ("red fmt", ("red", "fmt")), ("red cli", ("red", "cli")),
-                           ("throw 2", ()), ("score fmt", ()), ("score cli", ()),
-                           ("merge", ())]:
-            if name.startswith("red"):
-                res = p.red(args[1])
-            elif name.startswith("throw"):
-                res = p.leap("throw", SLICE, "--run")
-            elif name.startswith("score"):
-                res = p.leap("score", SLICE, name.split()[1])
-            else:
-                res = p.leap("merge", SLICE)
-            p.steps[name] = res  # type: ignore[attr-defined]
-        yield p
+def landed(isolated: Path, served: Served, scripted_url: str) -> Iterator[Project]:
+    base = served.folder("e2e")
+    daemon, url = served.daemon, scripted_url
+    p = build_project(base, daemon, url)
+    passing = ("tests/test_cli.py", "import unittest\n\n\nclass T(unittest.TestCase):\n"
+               "    def test_nothing(self):\n        pass\n")
+    p.steps = {"red cli passing": p.red("cli", test=passing)}  # type: ignore[attr-defined]
+    for name, args in [("red ops", ("red", "ops")), ("throw 1", ()), ("score ops", ()),
+                       ("red fmt", ("red", "fmt")), ("red cli", ("red", "cli")),
+                       ("throw 2", ()), ("score fmt", ()), ("score cli", ()),
+                       ("merge", ())]:
+        if name.startswith("red"):
+            res = p.red(args[1])
+        elif name.startswith("throw"):
+            res = p.leap("throw", SLICE, "--run")
+        elif name.startswith("score"):
+            res = p.leap("score", SLICE, name.split()[1])
+        else:
+            res = p.leap("merge", SLICE)
+        p.steps[name] = res  # type: ignore[attr-defined]
+    yield p
 
 
 def test_the_slice_lands_on_the_remote_spine(landed: Project) -> None:

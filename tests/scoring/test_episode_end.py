@@ -26,7 +26,8 @@ from leapgit.rules.passes import current_pass
 from leapgit.worktrees.handoff import private_dir
 from tests.hooks.world import run_git
 from tests.scoring.world import TESTS, Project, build_project
-from tests.support import GitDaemon, git, write_files
+from tests.support import git, write_files
+from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply, finding, verdict
 
 S = "ends"
@@ -67,9 +68,10 @@ def jurors(call: Call) -> Reply:
 
 
 @pytest.fixture(scope="module")
-def proj(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("ends")
-    with GitDaemon(base) as daemon, JurorServer("openai", jurors) as server:
+def proj(isolated: Path, served: Served) -> Iterator[Project]:
+    base = served.folder("ends")
+    daemon = served.daemon
+    with JurorServer("openai", jurors) as server:
         yield build_project(base, daemon, server.url, DRAFT, None, PLAN)
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -11,10 +12,10 @@ import pytest
 from leapgit.ledger import layout
 from leapgit.ledger.leases import release_lease, take_lease
 from leapgit.ledger.store import Ledger
-from leapgit.tribunal.demo import scripted_juror
 from tests.scoring.test_refusals import ball, unit_test
 from tests.scoring.world import Project, build_project
 from tests.support import GitDaemon, git
+from tests.templates import Served
 
 
 def draft(name: str, balls: list[tuple[str, str]]) -> str:
@@ -56,19 +57,30 @@ def two_passed(base: Path, daemon: GitDaemon, url: str, slice_id: str = "left") 
     return p
 
 
-@pytest.fixture(scope="module")
-def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("merges")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url, DRAFT, None, PLAN)
-        for slice_id, balls in (("left", "uv"), ("right", "wz")):
-            for b in balls:
-                assert p.red(b, slice_id, red_test(b)).code == 0
-            assert p.leap("throw", slice_id, "--run").code == 0
-            for b in balls:
-                res = p.leap("score", slice_id, b)
-                assert res.code == 0, res
+def two_passed_copy(served: Served, url: str, slice_id: str = "left"
+                    ) -> AbstractContextManager[Project]:
+    """The run's ``two_passed`` project of ``slice_id``, a copy of its own for the block."""
+    return served.world(f"two-passed-{slice_id}",
+                        lambda folder: two_passed(folder, served.daemon, url, slice_id))
+
+
+@pytest.fixture
+def left_passed(served: Served, scripted_url: str) -> Iterator[Project]:
+    with two_passed_copy(served, scripted_url) as p:
         yield p
+
+
+@pytest.fixture(scope="module")
+def scored(isolated: Path, served: Served, scripted_url: str) -> Project:
+    p = build_project(served.folder("merges"), served.daemon, scripted_url, DRAFT, None, PLAN)
+    for slice_id, balls in (("left", "uv"), ("right", "wz")):
+        for b in balls:
+            assert p.red(b, slice_id, red_test(b)).code == 0
+        assert p.leap("throw", slice_id, "--run").code == 0
+        for b in balls:
+            res = p.leap("score", slice_id, b)
+            assert res.code == 0, res
+    return p
 
 
 def test_a_second_integrator_is_refused(scored: Project) -> None:
@@ -149,38 +161,35 @@ def test_audit_flags_a_merged_slice_no_longer_on_the_spine(scored: Project) -> N
 
 
 def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
-        isolated: Path, tmp_path_factory: pytest.TempPathFactory,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 2: an error while recording a landed merge leaves no open lease (here or on
     the remote), and `leap merge` again writes the record of what landed."""
     from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring import merge as merging
 
-    base = tmp_path_factory.mktemp("finish")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = two_passed(base, daemon, url)
-        real = merging.write_merge
+    p = left_passed
+    real = merging.write_merge
 
-        def broken(*args: object, **kwargs: object) -> object:
-            raise KeyboardInterrupt
+    def broken(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
 
-        monkeypatch.setattr(merging, "write_merge", broken)
-        with pytest.raises(KeyboardInterrupt):
-            merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
-        monkeypatch.setattr(merging, "write_merge", real)
-        landed = p.tip("main")
-        assert p.remote_tip("refs/heads/main") == landed
-        for where in (p.work, p.bare):
-            leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
-                         cwd=where).splitlines()
-            assert sum(x.endswith("take.yaml") for x in leases) == \
-                sum(x.endswith("release.yaml") for x in leases)
-        again = p.leap("merge", "left")
-        assert again.code == 0, again
-        assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
-        record = git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
-        assert landed in record
-        assert p.leap("audit").code == 0
+    monkeypatch.setattr(merging, "write_merge", broken)
+    with pytest.raises(KeyboardInterrupt):
+        merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
+    monkeypatch.setattr(merging, "write_merge", real)
+    landed = p.tip("main")
+    assert p.remote_tip("refs/heads/main") == landed
+    for where in (p.work, p.bare):
+        leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                     cwd=where).splitlines()
+        assert sum(x.endswith("take.yaml") for x in leases) == \
+            sum(x.endswith("release.yaml") for x in leases)
+    again = p.leap("merge", "left")
+    assert again.code == 0, again
+    assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
+    record = git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+    assert landed in record
+    assert p.leap("audit").code == 0
 
 
 def test_plan_rechecks_each_branch_holds_its_passed_candidate(
@@ -232,33 +241,30 @@ def test_audit_compares_each_merge_tree_with_its_candidate(scored: Project) -> N
 
 
 def test_a_merge_stopped_between_the_push_and_the_local_move_resumes(
-        isolated: Path, tmp_path_factory: pytest.TempPathFactory,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 2: pushed, then stopped before the local spine moved: `leap merge` again
     moves it to what landed, records the merge and gives the lease back."""
     from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring import merge as merging
 
-    base = tmp_path_factory.mktemp("move")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = two_passed(base, daemon, url)
-        before = p.tip("main")
+    p = left_passed
+    before = p.tip("main")
 
-        def stopped(*args: object, **kwargs: object) -> None:
-            raise KeyboardInterrupt
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
 
-        monkeypatch.setattr(merging, "_move", stopped)
-        with pytest.raises(KeyboardInterrupt):
-            merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
-        monkeypatch.undo()
-        landed = p.remote_tip("refs/heads/main")
-        assert landed != before and p.tip("main") == before
-        again = p.leap("merge", "left")
-        assert again.code == 0, again
-        assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
-        leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
-                     cwd=p.work).splitlines()
-        assert sum(x.endswith("take.yaml") for x in leases) == \
-            sum(x.endswith("release.yaml") for x in leases)
-        assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
-        assert p.leap("audit").code == 0
+    monkeypatch.setattr(merging, "_move", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
+    monkeypatch.undo()
+    landed = p.remote_tip("refs/heads/main")
+    assert landed != before and p.tip("main") == before
+    again = p.leap("merge", "left")
+    assert again.code == 0, again
+    assert p.tip("main") == landed and p.remote_tip("refs/heads/main") == landed
+    leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                 cwd=p.work).splitlines()
+    assert sum(x.endswith("take.yaml") for x in leases) == \
+        sum(x.endswith("release.yaml") for x in leases)
+    assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+    assert p.leap("audit").code == 0

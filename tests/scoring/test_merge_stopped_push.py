@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from leapgit.ledger import layout
-from leapgit.tribunal.demo import scripted_juror
-from tests.scoring.test_merge_refusals import two_passed
+from tests.scoring.test_merge_refusals import two_passed_copy
 from tests.scoring.world import Project
-from tests.support import GitDaemon, git
+from tests.support import git
+from tests.templates import Served
 
 # The remote dies (receive-pack killed) right after it committed the spine update: the
 # refs moved, the client never hears back, and its push fails.
@@ -30,10 +30,8 @@ exit 0
 
 
 @pytest.fixture
-def scored(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("stopped")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = two_passed(base, daemon, url)
+def scored(served: Served, scripted_url: str) -> Iterator[Project]:
+    with two_passed_copy(served, scripted_url) as p:
         yield p
 
 

@@ -16,7 +16,8 @@ import pytest
 from leapgit.records import yamlio
 from tests.hooks.world import run_git
 from tests.scoring.world import TESTS, Project, build_project
-from tests.support import GitDaemon, git
+from tests.support import git
+from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply, finding, verdict
 
 S = "bad"
@@ -90,9 +91,10 @@ def jurors(call: Call) -> Reply:
 
 
 @pytest.fixture(scope="module")
-def proj(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("refusals")
-    with GitDaemon(base) as daemon, JurorServer("openai", jurors) as server:
+def proj(isolated: Path, served: Served) -> Iterator[Project]:
+    base = served.folder("refusals")
+    daemon = served.daemon
+    with JurorServer("openai", jurors) as server:
         p = build_project(base, daemon, server.url, DRAFT, FILES, PLAN)
         red = p.red("edited", S, ("tests/test_edited.py", unit_test(
             "edited", "self.assertEqual(f(), 1)", "from calc.edited import f")))

@@ -15,19 +15,17 @@ import pytest
 
 from leapgit.ledger import layout
 from leapgit.records import yamlio
-from leapgit.tribunal.demo import scripted_juror
-from tests.scoring.test_merge_refusals import two_passed
+from tests.scoring.test_merge_refusals import two_passed_copy
 from tests.scoring.world import Project
-from tests.support import GitDaemon, git
+from tests.support import git
+from tests.templates import Served
 
 SLICE = "left"
 
 
 @pytest.fixture(scope="module")
-def merged(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    base = tmp_path_factory.mktemp("remerge")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = two_passed(base, daemon, url, SLICE)
+def merged(isolated: Path, served: Served, scripted_url: str) -> Iterator[Project]:
+    with two_passed_copy(served, scripted_url, SLICE) as p:
         res = p.leap("merge", SLICE)
         assert res.code == 0, res
         yield p

@@ -21,32 +21,31 @@ from leapgit.rules.passes import current_pass
 from leapgit.scoring import spine
 from tests.hooks.world import run_git
 from tests.scoring.world import SLICE, Project, build_project, commit_files
-from tests.support import GitDaemon, git
+from tests.support import git
+from tests.templates import Served
 
 OPS = f"refs/heads/leap/ball/{SLICE}/ops"
 
 
 @pytest.fixture(scope="module")
-def passed(isolated: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+def passed(isolated: Path, served: Served, scripted_url: str) -> Iterator[Project]:
     """Every ball of the slice passed; an integrator lease is open on the remote."""
-    from leapgit.tribunal.demo import scripted_juror
-
-    base = tmp_path_factory.mktemp("history")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url)
-        assert p.red("ops").code == 0
-        assert p.leap("throw", SLICE, "--run").code == 0
-        assert p.leap("score", SLICE, "ops").code == 0
-        for ball in ("fmt", "cli"):
-            assert p.red(ball).code == 0
-        assert p.leap("throw", SLICE, "--run").code == 0
-        for ball in ("fmt", "cli"):
-            res = p.leap("score", SLICE, ball)
-            assert res.code == 0, res
-        with open_workspace(p.work).ledger() as ledger:
-            leases.take_lease(ledger, "main", "integrator", "by hand")
-        assert p.leap("sync").code == 0
-        yield p
+    base = served.folder("history")
+    daemon, url = served.daemon, scripted_url
+    p = build_project(base, daemon, url)
+    assert p.red("ops").code == 0
+    assert p.leap("throw", SLICE, "--run").code == 0
+    assert p.leap("score", SLICE, "ops").code == 0
+    for ball in ("fmt", "cli"):
+        assert p.red(ball).code == 0
+    assert p.leap("throw", SLICE, "--run").code == 0
+    for ball in ("fmt", "cli"):
+        res = p.leap("score", SLICE, ball)
+        assert res.code == 0, res
+    with open_workspace(p.work).ledger() as ledger:
+        leases.take_lease(ledger, "main", "integrator", "by hand")
+    assert p.leap("sync").code == 0
+    yield p
 
 
 def unrecorded_rounds(p: Project, n: int = 6) -> str:

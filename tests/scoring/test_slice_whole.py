@@ -22,7 +22,8 @@ from leapgit.scoring.source import check_source
 from leapgit.tribunal.target import choose
 from tests.hooks.world import run_git
 from tests.scoring.world import SLICE, Project, build_project, commit_files
-from tests.support import GitDaemon, git
+from tests.support import git
+from tests.templates import Served
 
 OPS = f"refs/heads/leap/ball/{SLICE}/ops"
 WEAK = ("import unittest\n\nfrom calc.ops import sub\n\n\nclass T(unittest.TestCase):\n"
@@ -31,21 +32,18 @@ WRONG = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return 42\n"
 
 
 @pytest.fixture(scope="module")
-def one_passed(isolated: Path, tmp_path_factory: pytest.TempPathFactory
-               ) -> Iterator[Project]:
+def one_passed(isolated: Path, served: Served, scripted_url: str) -> Iterator[Project]:
     """ops passed; fmt and cli were never built. An integrator lease is open."""
-    from leapgit.tribunal.demo import scripted_juror
-
-    base = tmp_path_factory.mktemp("whole")
-    with GitDaemon(base) as daemon, scripted_juror() as url:
-        p = build_project(base, daemon, url)
-        assert p.red("ops").code == 0
-        assert p.leap("throw", SLICE, "--run").code == 0
-        assert p.leap("score", SLICE, "ops").code == 0
-        with open_workspace(p.work).ledger() as ledger:
-            leases.take_lease(ledger, "main", "integrator", "by hand")
-        assert p.leap("sync").code == 0
-        yield p
+    base = served.folder("whole")
+    daemon, url = served.daemon, scripted_url
+    p = build_project(base, daemon, url)
+    assert p.red("ops").code == 0
+    assert p.leap("throw", SLICE, "--run").code == 0
+    assert p.leap("score", SLICE, "ops").code == 0
+    with open_workspace(p.work).ledger() as ledger:
+        leases.take_lease(ledger, "main", "integrator", "by hand")
+    assert p.leap("sync").code == 0
+    yield p
 
 
 def test_server_refuses_an_incomplete_slice_and_audit_names_it(one_passed: Project) -> None:

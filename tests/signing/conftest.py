@@ -1,31 +1,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.hooks.conftest import _isolate
-from tests.signing.world import SignedWorld, build_signed_world
-from tests.support import GitDaemon
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SignedWorld]:
-    """One signed project per module; a test that gets refused calls ``reset()``."""
-    with pytest.MonkeyPatch.context() as mp:
-        _isolate(mp, tmp_path_factory.mktemp("home"))
-        mp.delenv("LEAP_SIGNING_KEY", raising=False)
-        base = tmp_path_factory.mktemp("signed")
-        with GitDaemon(base) as daemon:
-            yield build_signed_world(base, daemon)
+from tests.signing.world import SignedWorld, signed_world
+from tests.templates import Served
 
 
 @pytest.fixture
-def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SignedWorld]:
-    _isolate(monkeypatch, tmp_path / "home")
+def world(served: Served, monkeypatch: pytest.MonkeyPatch) -> Iterator[SignedWorld]:
+    """The signed project, a copy of its own for each test; a test that gets refused may
+    still call ``reset()``."""
     monkeypatch.delenv("LEAP_SIGNING_KEY", raising=False)
-    base = tmp_path / "served"
-    base.mkdir()
-    with GitDaemon(base) as daemon:
-        yield build_signed_world(base, daemon)
+    with signed_world(served) as copy:
+        yield copy
+
+
+@pytest.fixture
+def fresh(served: Served, monkeypatch: pytest.MonkeyPatch) -> Iterator[SignedWorld]:
+    monkeypatch.delenv("LEAP_SIGNING_KEY", raising=False)
+    with signed_world(served) as copy:
+        yield copy

@@ -3,14 +3,13 @@ signed project per test, since the attacks land records in the ledger."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from leapgit.signing.policy import fingerprint
 from tests.hooks.world import remote_refs
 from tests.signing.world import PRINCIPALS, SLICE, SignedWorld
 from tests.support import git
+from tests.templates import Served
 
 
 def fp(world: SignedWorld, name: str) -> str:
@@ -126,27 +125,22 @@ def test_a_ball_round_with_a_policy_that_does_not_parse(fresh: SignedWorld) -> N
     assert f"the new policy does not parse: line {line}:" in err
 
 
-def test_no_admin_in_force_is_not_a_takeover(tmp_path: Path,
+def test_no_admin_in_force_is_not_a_takeover(served: Served,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     # the policy's only admin (root) is retired: bob must not make himself admin by writing
     # a policy whose admins then approve it.
-    from tests.hooks.conftest import _isolate
     from tests.signing.world import RETIRED, build_signed_world, policy_text
-    from tests.support import GitDaemon
 
-    _isolate(monkeypatch, tmp_path / "home")
     monkeypatch.delenv("LEAP_SIGNING_KEY", raising=False)
     monkeypatch.setitem(RETIRED, "root", "20200101Z")
-    base = tmp_path / "served"
-    base.mkdir()
-    with GitDaemon(base) as daemon:
-        w = build_signed_world(base, daemon)
-        text = policy_text(w.keys, {**PRINCIPALS, "bob": ["builder:bob", "admin:bob"]})
-        tree = w.build("p", {".leap/allowed_signers": text}, "bob")
-        w.grade("p", "carol", tree)
-        w.lease("ivan")
-        merge = w.merge("p", "ivan")
-        err = refused(w, f"leap/ball/{SLICE}/p", "leap/ledger", "main")
+    # a world of its own, built here (its policy retires root), served by the run's daemon
+    w = build_signed_world(served.folder("no-admin"), served.daemon)
+    text = policy_text(w.keys, {**PRINCIPALS, "bob": ["builder:bob", "admin:bob"]})
+    tree = w.build("p", {".leap/allowed_signers": text}, "bob")
+    w.grade("p", "carol", tree)
+    w.lease("ivan")
+    merge = w.merge("p", "ivan")
+    err = refused(w, f"leap/ball/{SLICE}/p", "leap/ledger", "main")
     assert f"[S6] refs/heads/main {merge[:12]} .leap/allowed_signers: no admin in force" in err
 
 

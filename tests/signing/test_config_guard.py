@@ -6,14 +6,13 @@ fail-closed, so an admin can land the fix."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.hooks.conftest import _isolate
 from tests.hooks.world import remote_refs
-from tests.signing.world import CONFIG, DRAFT, SLICE, SignedWorld, build_signed_world
-from tests.support import GitDaemon, git
+from tests.signing.world import CONFIG, DRAFT, SLICE, SignedWorld, signed_world
+from tests.support import git
+from tests.templates import Served
 
 BROKEN = CONFIG + "round_limit: [4\n"  # a YAML syntax error: the flow sequence never closes
 DRAFT_C = DRAFT + """\
@@ -23,14 +22,11 @@ DRAFT_C = DRAFT + """\
 
 
 @pytest.fixture
-def cw(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SignedWorld]:
+def cw(served: Served, monkeypatch: pytest.MonkeyPatch) -> Iterator[SignedWorld]:
     """A signed world whose slice has a ball ``c`` scoped to the config."""
-    _isolate(monkeypatch, tmp_path / "home")
     monkeypatch.delenv("LEAP_SIGNING_KEY", raising=False)
-    base = tmp_path / "served"
-    base.mkdir()
-    with GitDaemon(base) as daemon:
-        yield build_signed_world(base, daemon, DRAFT_C, ("a", "b", "p", "c"))
+    with signed_world(served, "signed-c", DRAFT_C, ("a", "b", "p", "c")) as copy:
+        yield copy
 
 
 def _land_config(w: SignedWorld, text: str, builder: str = "root",

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
@@ -18,6 +20,9 @@ from leapgit.signing.policy import key_line
 from leapgit.signing.sign import Signer
 from tests.hooks.world import remote_refs, round_message, run_git
 from tests.support import GitDaemon, git, leap, make_repo, write_files
+
+if TYPE_CHECKING:
+    from tests.templates import Served
 
 SLICE = "s1"
 FILES = {"src/a.py": "A = 1\n", "src/b.py": "B = 2\n", "README.md": "# sample\n"}
@@ -96,7 +101,7 @@ class SignedWorld:
 
     @property
     def url(self) -> str:
-        return self.daemon.url(self.bare.name)
+        return self.daemon.url(self.bare.relative_to(self.daemon.base).as_posix())
 
     def ledger(self, key: str | None) -> Ledger:
         return Ledger(self.work / ".git", signer=Signer(str(self.keys[key])) if key else None)
@@ -204,3 +209,11 @@ def build_signed_world(base_dir: Path, daemon: GitDaemon, draft: str = DRAFT,
     pushed = world.push("main", "leap/ledger")
     assert pushed.returncode == 0, pushed.stderr
     return world
+
+
+def signed_world(served: Served, key: str = "signed", draft: str = DRAFT,
+                 balls: tuple[str, ...] = ("a", "b", "p")) -> AbstractContextManager[SignedWorld]:
+    """The run's signed world ``key`` (built on first use from ``draft`` with ``balls``
+    thrown: one key, one draft), a copy of its own for the block."""
+    return served.world(key, lambda folder: build_signed_world(folder, served.daemon, draft,
+                                                               balls))

@@ -1,0 +1,146 @@
+"""The CLI run in the test process, as a fresh `leap` process would run it.
+
+What a process gives a command, this gives it too, and takes back afterwards: the working
+folder, the environment (``os.environ``, which every git and builder the command starts
+inherits), stdin/stdout/stderr as pipes (not terminals, no echo of the input, bytes written
+through ``.buffer`` kept), the SIGINT/SIGTERM handlers, and the product's per-process caches
+and ledger lock objects, emptied, so a call never finds what an earlier call, or the test
+itself, left in memory (a lock the test holds blocks the command as it would block a
+process). The exit code is what ``sys.exit`` was given by ``leapgit.cli.run``, the one error
+handler. A call that hangs past ``timeout`` dumps every thread's stack and ends the worker
+(a process would have been killed; a hang must fail, never wait forever).
+
+What it cannot give is a process boundary: a signal, a kill, a closed stream, the installed
+entry points. Tests of those call ``leap(..., subprocess=True)`` or start ``python -m
+leapgit`` themselves.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import io
+import os
+import signal
+import sys
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+# Module-level state a fresh process starts without: (module, attribute) of each dict.
+_PROCESS_STATE = (
+    ("leapgit.ledger.recovery", "_locks"),
+    ("leapgit.ledger.view", "_tree_caches"),
+    ("leapgit.ledger.added", "_known"),
+    ("leapgit.signing.verify", "_checked"),
+    ("leapgit.rules.signing_history", "_parsed"),
+    ("leapgit.rules.signing_history", "_added"),
+)
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def run_cli(args: list[str], *, cwd: Path | str, env: Mapping[str, str], input: str | None,
+            timeout: float) -> tuple[int, str, str]:
+    from leapgit.cli import cli, run
+
+    out, err = _pipe(), _pipe()
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
+    code: int = 0
+    with _environ(env), _cwd(cwd), _streams(stdin, out, err), _signals(), _fresh_state():
+        faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+        try:
+            run(cli, args)
+        except SystemExit as exc:
+            code = _exit_code(exc.code, err)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+    return code, _text(out), _text(err)
+
+
+def _pipe() -> io.TextIOWrapper:
+    # what a child's stdout is under C.UTF-8: utf-8 with surrogateescape, .buffer underneath
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape",
+                            write_through=True)
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    raw = stream.buffer
+    assert isinstance(raw, io.BytesIO)
+    return raw.getvalue().decode("utf-8")  # strict, as subprocess.run(text=True) reads it
+
+
+def _exit_code(code: object, err: io.TextIOWrapper) -> int:
+    """What the interpreter makes of ``sys.exit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    err.write(f"{code}\n")
+    return 1
+
+
+@contextmanager
+def _environ(env: Mapping[str, str]) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        _restore(os.environ, saved)
+
+
+def _restore(target: MutableMapping[str, str], saved: Mapping[str, str]) -> None:
+    for key in [k for k in target if k not in saved]:
+        del target[key]
+    for key, value in saved.items():
+        if target.get(key) != value:
+            target[key] = value
+
+
+@contextmanager
+def _cwd(path: Path | str) -> Iterator[None]:
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+@contextmanager
+def _streams(stdin: io.TextIOWrapper, out: io.TextIOWrapper, err: io.TextIOWrapper
+             ) -> Iterator[None]:
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = stdin, out, err
+    try:
+        yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+
+
+@contextmanager
+def _signals() -> Iterator[None]:
+    saved = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def _fresh_state() -> Iterator[None]:
+    """Empty each per-process cache for the call and put the test's own back after."""
+    found: list[tuple[dict[Any, Any], dict[Any, Any]]] = []
+    for module, name in _PROCESS_STATE:
+        state = getattr(sys.modules.get(module), name, None)
+        if isinstance(state, dict):
+            found.append((state, dict(state)))
+            state.clear()
+    try:
+        yield
+    finally:
+        for state, saved in found:
+            state.clear()
+            state.update(saved)
