@@ -38,7 +38,7 @@ from leapgit.tribunal.errors import TribunalHold
 from leapgit.tribunal.identity import Builder, parse_builder
 from leapgit.tribunal.lenses import LENSES
 from leapgit.tribunal.recorder import Recorder
-from leapgit.tribunal.redaction import Identities
+from leapgit.tribunal.redaction import FAMILY_LABEL, Identities
 
 Echo = Callable[[str], None]
 Explosions = list[tuple[str, BaseException]]
@@ -89,7 +89,8 @@ def new_run_id() -> str:
 
 
 def identities(builder: Builder, cfg: TribunalConfig, authors: list[tuple[str, str]]) -> Identities:
-    tokens = [("builder model id", builder.model), ("builder session id", builder.session)]
+    tokens = [("builder model id", builder.model), ("builder session id", builder.session),
+              (FAMILY_LABEL, builder.family)]  # F4: the family's names name the builder too
     tokens += [("configured model id", m) for m in cfg.model_ids]
     return Identities(tuple(tokens + authors))
 
