@@ -141,3 +141,28 @@ def blob_at(root: Path, commit: str, path: str) -> str:
 def is_ancestor(root: Path, older: str, newer: str) -> bool:
     return run(["merge-base", "--is-ancestor", older, newer], root,
                    check=False).returncode == 0
+
+
+def reflog_moves(root: Path, ref: str, tip: str | None) -> list[str]:
+    """The commits ``ref`` moved to, newest first, as its reflog records them (what `git
+    reflog show --format=%H` lists), less a line for a move that never happened: a writer
+    (dulwich or git) appends the line before it renames the ref's lock into place, and one
+    killed in between left it. Such a line is the last with the ref still at its old tip,
+    or the next line moves the ref from that same old tip (issue 18 F7)."""
+    where = Path(out(["rev-parse", "--git-path", f"logs/{ref}"], root))
+    try:
+        text = (where if where.is_absolute() else Path(root) / where).read_bytes()
+    except OSError:
+        return []
+    moves = []
+    for line in text.splitlines():
+        fields = line.split(b"\t", 1)[0].split(b" ")
+        if len(fields) >= 2 and len(fields[0]) == len(fields[1]) == 40:
+            moves.append((fields[0].decode(), fields[1].decode()))
+    zero = "0" * 40
+    found = []
+    for i, (old, new) in enumerate(moves):
+        after = moves[i + 1][0] if i + 1 < len(moves) else (tip or zero)
+        if new != zero and (after != old or old == new):
+            found.append(new)
+    return found[::-1]

@@ -97,8 +97,8 @@ def _reflog(root: Path, ref: str, tip: str, edited: set[str], report: AuditRepor
     """Every commit the ref ever pointed at that its history no longer holds (a `leap sync`
     replay rebuilds local commits on the remote's tip) must have every record it held still
     in the tip, byte for byte: otherwise the ledger was rewritten."""
-    proc = git.run(["reflog", "show", "--format=%H", ref, "--"], root, check=False)
-    seen = list(dict.fromkeys(s for s in proc.stdout.decode().split() if s))
+    # issue 18 F7: not a line for a move that never happened (a writer killed mid-move)
+    seen = list(dict.fromkeys(git.reflog_moves(root, ref, tip)))
     if not seen:
         return
     reachable = set(git.run(["rev-list", tip], root).stdout.decode().split())

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from leapgit.errors import LedgerBusy
-from leapgit.gitobj import oid
+from leapgit.gitobj import oid, refname
 from leapgit.ledger.lock import LockTimeout, WriterLock
 from leapgit.records.trailers import RECORD, parse
 
@@ -78,6 +78,8 @@ def recover_after_crash(repo: GitRepo, git_dir: Path, ref: str) -> None:
             removed += 1
     ref_lock = git_dir / (ref + ".lock")
     if ref_lock.exists() and _leapgit_lock(repo, ref_lock):
+        # F7: while the dead writer's lock stands, no git can move the ref or log a move
+        _drop_unmoved_reflog_line(repo, git_dir, ref, ref_lock.read_bytes().strip())
         ref_lock.unlink(missing_ok=True)
         removed += 1
     if removed:
@@ -85,6 +87,33 @@ def recover_after_crash(repo: GitRepo, git_dir: Path, ref: str) -> None:
             f"leap: warning: removed {removed} lock file(s) left in {git_dir} by a "
             "leapgit writer that died mid-write; the ledger ref was never moved by it\n"
         )
+
+
+def _drop_unmoved_reflog_line(repo: GitRepo, git_dir: Path, ref: str, held: bytes) -> None:
+    """Issue 18 F7 (L8): dulwich appends the reflog line while it holds the ref's lock, then
+    flushes and renames the lock into place. A writer killed in between left a last line
+    moving the ref from its tip to the commit the dead writer built (the one the lock
+    holds, when its bytes got there), a move that never happened (the audit would read it
+    as a rewrite of the ledger): drop that line, as if the write had never begun."""
+    log = git_dir / "logs" / ref
+    try:
+        data = log.read_bytes()
+    except OSError:
+        return
+    lines = data.splitlines(keepends=True)
+    fields = lines[-1].split(b"\t", 1)[0].split(b" ") if lines else []
+    tip: bytes
+    try:
+        tip = repo.refs[refname(ref.encode())]
+    except KeyError:
+        tip = b"0" * 40
+    if len(fields) < 2 or fields[0] != tip or fields[1] == tip or \
+            (held and fields[1] != held) or oid(fields[1]) not in repo.object_store:
+        return
+    keep = b"".join(lines[:-1])
+    tmp = log.with_name(log.name + ".leap-tmp")
+    tmp.write_bytes(keep)
+    tmp.replace(log)
 
 
 def _leapgit_lock(repo: GitRepo, lock: Path) -> bool:
