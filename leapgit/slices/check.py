@@ -45,7 +45,9 @@ def parse_draft(raw: Any, source: str) -> SliceDraft:
     spine = raw.get("spine")
     if isinstance(spine, list):
         errors.append(RuleViolation(
-            f"names {len(spine)} write spines; exactly one is allowed", file=source,
+            f"names {len(spine)} write spines ({', '.join(repr(str(s)) for s in spine[:4])}"
+            f"{', ...' if len(spine) > 4 else ''}); "
+            "a slice has exactly one write spine", file=source,
             field="spine", rule="L4", hint="name one ball id, or \"integrator\"",
         ))
     balls = raw.get("balls")

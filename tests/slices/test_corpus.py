@@ -171,3 +171,12 @@ def test_every_problem_of_a_draft_is_reported_at_once(corpus_repo: Path, tmp_pat
     assert any("balls[1].scope[0]" in line and "[L2]" in line for line in lines), lines
     assert any("balls[1].scope[1]" in line and "[L4]" in line for line in lines), lines
     assert any("ghost" in line and "[L4]" in line for line in lines), lines
+
+
+def test_two_write_spines_are_named_as_such(corpus_repo: Path, tmp_path: Path) -> None:
+    # L4: the message says what the rule is, not only that the draft broke one
+    path = write(tmp_path / "draft.yaml", mutated(spine=["a", "b"]))
+    result = leap_inproc("slice", "check", str(path), cwd=corpus_repo)
+    assert result.code == RULE, result
+    assert f"leap: {path}: spine: names 2 write spines ('a', 'b'); a slice has exactly one " \
+        "write spine [L4]; name one ball id, or \"integrator\"" in result.err, result.err

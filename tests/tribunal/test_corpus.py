@@ -212,6 +212,23 @@ def test_builder_family_as_the_only_rung_holds_and_sends_nothing(repo: Repo) -> 
                for line in repo.lines)
 
 
+def test_a_rung_resuming_the_builders_session_is_skipped_and_sends_nothing(repo: Repo) -> None:
+    # T4: the builder's own session (declared sess-0042) never sits, however cheap; a rung
+    # with another session does
+    with JurorServer("openai") as mine, JurorServer("openai") as fresh:
+        repo.config([rung("mine", "openai", mine.url, session="sess-0042", cost=0),
+                     rung("fresh", "openai", fresh.url, session="sess-9999", cost=1)])
+        result = repo.convene()
+        assert mine.calls == []  # refused before any dispatch
+        assert len(fresh.chats()) == 8
+    for plan in result.routing.plans:
+        skip = plan.primary.skipped[0]
+        assert (skip.rung, skip.kind) == ("mine", "builder")
+        assert skip.reason == "resumes the builder's session (T4)"
+    assert {r.primary.rung.id for r in result.results} == {"fresh"}
+    assert any("skip mine: resumes the builder's session (T4)" in line for line in repo.lines)
+
+
 @pytest.mark.parametrize("spelling", ["Builder-Model-7", "builder-model-7:latest",
                                       "acme/builder-model-7", "ACME/Builder-Model-7:q4_K_M"])
 def test_the_builders_model_is_excluded_however_it_is_spelled(repo: Repo, spelling: str) -> None:

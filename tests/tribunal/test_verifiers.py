@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import free_port
-from tests.tribunal.conftest import Repo, rung
+from tests.support import commit_all, free_port, write_files
+from tests.tribunal.conftest import HEAD_FILES, Repo, rung
 from tests.tribunal.jurors import JurorServer, Reply, load, verdict
 
 
@@ -96,6 +96,25 @@ def test_ollama_request_and_last_holder_unload(repo: Repo) -> None:
     assert body["stream"] is False and body["truncate"] is False
     assert body["format"]["properties"]["lens"]["enum"] == [a.chats()[0].lens]
     assert 1024 <= body["options"]["num_ctx"] <= 100000
+
+
+def test_ollama_num_ctx_holds_a_long_envelope_and_its_answer(repo: Repo) -> None:
+    # T8: past Ollama's default of 4,096 tokens, num_ctx is sized to the prompt estimate
+    # (3 chars a token, the cautious end) plus the answer budget; never the default
+    long = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(1200))
+    write_files(repo.root, {"src/calc.py": HEAD_FILES["src/calc.py"] + long})
+    head = commit_all(repo.root, "long")
+    with JurorServer("ollama") as server:
+        repo.config([rung("big", "ollama", server.url, context_tokens=200000,
+                          max_output_tokens=3000)])
+        result = repo.convene(head=head)
+        chats = server.chats()
+    assert len(chats) == 8 and {r.outcome for r in result.results} == {"pass"}
+    for call in chats:
+        system, user = (m["content"] for m in call.body["messages"])
+        estimate = len(f"{system}\n\n{user}") // 3 + 1
+        assert estimate > 4096, estimate
+        assert call.body["options"]["num_ctx"] >= estimate + 3000, (call.lens, estimate)
 
 
 def test_seats_run_concurrently(repo: Repo) -> None:
