@@ -9,16 +9,14 @@ from tests.support import isolate, make_repo
 from tests.templates import Served
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests of a module that share a module-scoped fixture (one world, used in the
-    module's order) run on one xdist worker, in that order, and build it once
-    (``--dist loadgroup``); every other test goes wherever a worker is free."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = info.name2fixturedefs.values() if info else ()
-        if any(d and d[-1].scope == "module" for d in defs):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """``-n N`` distributes whole modules (``--dist loadscope``), not single tests: the
+    tests of a module that share a module-scoped world run on one worker, in the module's
+    order, and it is built once. (``--dist loadgroup`` cannot say which: pytest 9 ignores
+    the node id it renames.)"""
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadscope"
 
 
 @pytest.fixture(autouse=True)
