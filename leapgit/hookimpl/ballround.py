@@ -4,6 +4,7 @@ the round through ``record_round``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -74,7 +75,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
     from leapgit.records.config import load_config
     from leapgit.records.trailers import round_trailers
     from leapgit.rules.episodes import current_episode
-    from leapgit.worktrees.rounds import record_round
+    from leapgit.worktrees.rounds import FOLDING_ENV, record_round
 
     if top is None or common_dir is None:
         from leapgit.git import discover
@@ -102,6 +103,10 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         from leapgit.ledger import history
 
         commit = objects.commit(head)
+        if os.environ.get(FOLDING_ENV) and round_trailers(commit.message).round is None:
+            say(f"{slice_id}/{ball_id}: `leap throw --run` folds this commit into the round "
+                "it closes, and judges their sum")
+            return
         base = episode.throw.base
         reds = history.reds(view, slice_id, ball_id) \
             if history.has(view, slice_id, ball_id, "reds") else []  # mostly none: no import

@@ -19,12 +19,12 @@ from typing import Literal
 from leapgit import git
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.git import GitFailed
-from leapgit.ledger import query
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import trailers as tr
 from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
 from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.worktrees import handoff
+from leapgit.worktrees.fold import fold
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.roundcheck import breach_evidence, judge_round, stage
 from leapgit.worktrees.rounds import RECORDING_ENV, RoundRecorded, record_round
@@ -94,21 +94,6 @@ def worktree_problem(common_dir: Path, worktree: Path, branch: str) -> str | Non
     if ref != f"refs/heads/{branch}":
         return f"its HEAD is {ref or '(detached)'}, expected refs/heads/{branch}"
     return None
-
-
-def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
-    """The commit the next round starts from: the last recorded round commit of this episode,
-    else of the episode it resumed (when the branch still holds it), else the throw base."""
-    t = episode.throw
-    for receipt in reversed(episode.receipts):
-        if receipt.commit:
-            return receipt.commit
-    if t.resumed_from is not None:
-        for receipt in reversed(query.receipts(view, t.slice, t.ball, t.resumed_from)):
-            if receipt.commit and _git(["merge-base", "--is-ancestor", receipt.commit,
-                                           "HEAD"], worktree, check=False).returncode == 0:
-                return receipt.commit
-    return t.base
 
 
 def _one_line(text: str) -> str:
@@ -182,7 +167,10 @@ def close_round(
     if moved is not None:
         return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_cap,
                              recorded_by, log, env)
-    start = start or round_start(ledger.require(), episode, worktree)
+    # L6: one commit a round; commits the builder made itself are folded into it, and the
+    # rules below judge their sum
+    folded = fold(ledger.require(), episode, worktree, log)
+    start = start or _out(["rev-parse", "HEAD"], worktree)
     message = round_message(ball, round_no, outcome, evidence)
     staged = stage(worktree)
     # L4, L9 (default deny), L2, T7.1: what the round brings, judged as the hooks judge it
@@ -195,7 +183,8 @@ def close_round(
     breach = tuple(sorted({r.path for r in found if r.path}))
     made = commit_staged(worktree, message) if staged is not None else None
     head = made or _out(["rev-parse", "HEAD"], worktree)
-    round_commit = made or (head if head != start else None)
+    # a commit the post-commit hook recorded while the builder ran is this round's
+    round_commit = made or (head if head != start and folded is None else None)
     candidate = _out(["rev-parse", f"{round_commit}^{{tree}}"], worktree) \
         if round_commit else None
     recorded = record_round(

@@ -27,6 +27,10 @@ from leapgit.timeutil import now_iso
 # Set on a `git commit` that leapgit makes and records itself (`leap round`, `--run`): the
 # post-commit hook then leaves the round to it, so each round is recorded once, with its log.
 RECORDING_ENV = "LEAP_RECORDS_ROUND"
+# Set in a builder's environment by `leap throw --run`, which folds the builder's own commits
+# without round trailers into the round it closes and judges their sum (issue 14): the
+# post-commit hook leaves such a commit to it.
+FOLDING_ENV = "LEAP_FOLDS_COMMITS"
 _CONFLICT_RETRIES = 5
 
 

@@ -31,7 +31,7 @@ from leapgit.worktrees.builder import BuilderExit, run_builder
 from leapgit.worktrees.check import check_ball
 from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.progress import Progress
-from leapgit.worktrees.rounds import record_round
+from leapgit.worktrees.rounds import FOLDING_ENV, record_round
 from leapgit.worktrees.watch import Watch
 
 
@@ -168,8 +168,8 @@ class _Driver:
         log = log_path(self.ws, t, round_no)
         self.progress.update(t.ball, round_no, "building")
         watched = self.watch.snapshot(worktree)
-        ex = run_builder(self.command, worktree, env, log, self.ws.config.builder_timeout,
-                         self.stop)
+        ex = run_builder(self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
+                         self.ws.config.builder_timeout, self.stop)
         run.interrupted = ex.interrupted
         try:
             outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
