@@ -7,6 +7,7 @@ no receipt names a fifth round (L6)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from leapgit import git
@@ -41,18 +42,36 @@ def _commits(root: Path, ref: str) -> list[tuple[str, list[str], str, list[Chang
     return found
 
 
+@dataclass
+class LedgerHistory:
+    """The ledger's history as git diffed it, read once: what each commit added (path,
+    blob id), for the signature audit (``ledger.added.known``) and the record reads, and
+    the commit before each (the ledger as a record found it, ``adder``)."""
+
+    added: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    parent: dict[str, str | None] = field(default_factory=dict)
+    _adder: dict[str, str] = field(default_factory=dict)
+
+    def adder(self, path: str) -> str | None:
+        """The commit that added ``path`` (the first, should a rewrite have added it twice)."""
+        if not self._adder:
+            for sha, files in reversed(self.added.items()):
+                self._adder.update((p, sha) for p, _ in files)
+        return self._adder.get(path)
+
+
 def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
-                  ) -> dict[str, list[tuple[str, str]]]:
-    """Returns what each commit added, (path, blob id): git's diff, for the signature audit
-    (``ledger.added.known``) to read instead of diffing every commit again."""
+                  ) -> LedgerHistory:
     tip = report.ledger_tip
+    found = LedgerHistory()
     if tip is None:
-        return {}
+        return found
     commits = _commits(root, ref)
-    added_by: dict[str, list[tuple[str, str]]] = {}
+    added_by = found.added
     report.commits = len(commits)
     edited: set[str] = set()
     for sha, parents, body, changes in commits:
+        found.parent[sha] = parents[0] if parents else None
         report.count("ledger-append-only")
         report.count("ledger-written-by-leapgit")
         if len(parents) > 1:
@@ -80,7 +99,7 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
                                  "do not match its Leap-Record trailers (written behind "
                                  f"leapgit's back): {', '.join(extra[:5])}", sha))
     _reflog(root, ref, tip, edited, report)
-    return added_by
+    return found
 
 
 def _round(path: str, sha: str, round_cap: int, report: AuditReport) -> None:

@@ -37,12 +37,14 @@ from leapgit.signing.policy import Policy
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
+    from leapgit.audit.graph import Graph
     from leapgit.gitobj import GitRepo
     from leapgit.records.types import Config
     from leapgit.rules.refusal import Refusal
     from leapgit.rules.signed_ledger import LedgerActors
 
 LEDGER, SPINE, ROUND = "ledger", "spine", "round"
+_MAX_LINE = 10_000  # a longer line of rounds is no ball branch: walk it
 
 
 class AsOf(Objects):
@@ -77,6 +79,7 @@ class Replay:
     config: Config
     timeline: Timeline
     actors: LedgerActors
+    graph: Graph | None = None  # git's commit graph, when the caller has read it
 
     @property
     def spine_ref(self) -> str:
@@ -187,10 +190,11 @@ class Replay:
     def _ball_rounds(self, ledger_tip: str | None) -> list[Judged]:
         objects = Objects(self.repo)
         spine = self.timeline.spine[-1].commit if self.timeline.spine else None
+        on_spine = self.graph.reachable(spine) if self.graph is not None else None
         out: list[Judged] = []
         judged: set[tuple[str, bytes]] = set()  # a round two tips of one branch share
         for branch, tip in self._ball_tips():
-            rounds = objects.new_commits(tip, [spine] if spine else [])
+            rounds = _off_spine(objects, tip, spine, on_spine)
             fork = self._fork(rounds[0]) if rounds else None
             for rnd in rounds:
                 if (branch, rnd.id) in judged:
@@ -285,13 +289,38 @@ class Replay:
             return None, None
         return self.timeline.spine[max(found)], self._held(max(found))
 
+    @cached_property
+    def _first_in_force(self) -> PolicyEpoch | None:
+        """The spine's first policy (one scan, not one per judged commit)."""
+        return next((e for e in self.timeline.spine if _in_force(e)), None)
+
     def _policy(self, epoch: PolicyEpoch | None) -> Policy:
         if epoch is None or not _in_force(epoch):
-            first = next((e for e in self.timeline.spine if _in_force(e)), None)
+            first = self._first_in_force
             epoch = first if first is not None and first.problem is None else epoch
         if epoch is not None and epoch.policy is not None:
             return epoch.policy
         return Policy(source="(no policy in force on the spine at the time)")
+
+
+def _off_spine(objects: Objects, tip: str, spine: str | None,
+               on_spine: frozenset[str] | None) -> list[Commit]:
+    """The rounds of a ball branch not on the spine, parents first: ``new_commits(tip,
+    [spine])``, read as the line back to the first commit the spine reaches (a ball branch
+    holds no merge, L9), not as a walk of the spine's history per branch. A merge, a root
+    or no graph takes the walk."""
+    exclude = [spine] if spine else []
+    if on_spine is None:
+        return objects.new_commits(tip, exclude)
+    line: list[Commit] = []
+    sha = tip
+    while sha not in on_spine:
+        commit = objects.commit(sha)
+        if len(commit.parents) != 1 or len(line) >= _MAX_LINE:
+            return objects.new_commits(tip, exclude)
+        line.append(commit)
+        sha = commit.parents[0].decode()
+    return line[::-1]
 
 
 def _in_force(epoch: PolicyEpoch) -> bool:
@@ -315,7 +344,7 @@ def _rest_on_first(judged: list[Judged], found: list[Refusal]) -> list[Judged]:
     return judged
 
 
-def replay(repo: GitRepo, config: Config) -> list[Judged]:
+def replay(repo: GitRepo, config: Config, graph: Graph | None = None) -> list[Judged]:
     from leapgit.gitobj import refname
     from leapgit.rules.signed_ledger import LedgerActors
     from leapgit.signing.verify import check_many
@@ -330,4 +359,4 @@ def replay(repo: GitRepo, config: Config) -> list[Judged]:
                      tip(config.ledger_ref), config.spine)
     check_many([s.commit for s in timeline.ledger] +
                [repo[oid(e.commit)] for e in timeline.spine])  # type: ignore[misc]
-    return Replay(repo, config, timeline, LedgerActors(repo.object_store)).run()
+    return Replay(repo, config, timeline, LedgerActors(repo.object_store), graph).run()

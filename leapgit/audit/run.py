@@ -5,6 +5,8 @@ pass record and every spine commit. Read-only; exit 1 on any violation."""
 from __future__ import annotations
 
 from leapgit import git
+from leapgit.audit.context import AuditContext
+from leapgit.audit.graph import Graph
 from leapgit.audit.ledger import audit_history
 from leapgit.audit.model import AuditReport
 from leapgit.audit.slices import SliceAuditor
@@ -17,23 +19,29 @@ def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
     spine_ref = f"refs/heads/{config.spine}"
     with ws.ledger() as ledger:
         view = ledger.require()
-        report = AuditReport(config.ledger_ref, view.commit, spine_ref,
-                             git.rev_parse(spine_ref, root))
-        added = audit_history(root, config.ledger_ref, config.round_cap, report)
-        SliceAuditor(root, view, config, report).run()
-        with known(added):  # git already diffed every ledger commit: no second diff
-            _audit_signatures(ledger.repo, ws, require_signatures or config.signing_required,
-                              report)
+        spine_tip = git.rev_parse(spine_ref, root)
+        report = AuditReport(config.ledger_ref, view.commit, spine_ref, spine_tip)
+        history = audit_history(root, config.ledger_ref, config.round_cap, report)
+        ctx = AuditContext.open(root, config, ledger.repo, history, view.commit)
+        try:
+            ctx.graph.load([spine_tip] if spine_tip else [])  # the spine, read once
+            SliceAuditor(ctx, report).run()
+            with known(history.added):  # git already diffed every ledger commit
+                _audit_signatures(ctx.git, ws, require_signatures or
+                                  config.signing_required, report, ctx.graph)
+        finally:
+            ctx.close()
     return report
 
 
-def _audit_signatures(repo: object, ws: Workspace, require: bool, report: AuditReport) -> None:
+def _audit_signatures(repo: object, ws: Workspace, require: bool, report: AuditReport,
+                      graph: Graph) -> None:
     """Issue 7: every signature judged by the policy of its time; unsigned records are
     named plainly, and fail only when signatures are required."""
     from leapgit.audit.model import Violation
     from leapgit.audit.signatures import audit_signatures
 
-    findings = audit_signatures(repo, ws.config)  # type: ignore[arg-type]
+    findings = audit_signatures(repo, ws.config, graph=graph)  # type: ignore[arg-type]
     report.count("signatures", len(findings))
     unsigned = [f for f in findings if f.unsigned]
     if unsigned:

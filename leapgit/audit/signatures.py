@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from leapgit.rules.signing_history import added_records
 
 if TYPE_CHECKING:
+    from leapgit.audit.graph import Graph
     from leapgit.audit.replay import Judged
     from leapgit.gitobj import GitRepo
     from leapgit.records.types import Config
@@ -68,12 +69,13 @@ def _tip(repo: GitRepo, ref: str) -> str | None:
 
 
 def audit_signatures(repo: GitRepo, config: Config, now: int | None = None,
-                     ) -> list[SignatureFinding]:
-    """Findings for every judged commit (ledger, spine, rounds) in the order they landed."""
+                     graph: Graph | None = None) -> list[SignatureFinding]:
+    """Findings for every judged commit (ledger, spine, rounds) in the order they landed;
+    ``graph``: git's commit graph of the spine, when the caller has read it."""
     from leapgit.audit.replay import replay
 
     clock = int(time.time()) if now is None else now
-    judged = replay(repo, config)
+    judged = replay(repo, config, graph)
     out: list[SignatureFinding] = []
     for j in judged:
         out.extend(_findings(j))

@@ -1,36 +1,25 @@
 """Every pass and every merge, re-derived from the ledger's records and the spine's commits
-(plain git: object lookups go through one `git cat-file --batch-check` and one `git log`
-each, so the audit stays linear in the ledger's size). The pass rule is the one in
-``hookimpl.rules.passes``: the audit asks the same function as readiness and pre-receive."""
+(one read of each: the records are parsed once, object lookups go through one
+`git cat-file --batch-check`, the commit graph is git's one listing, ``audit.graph``), so
+the audit stays linear in the ledger's size. The pass rule is ``rules.passes``: the audit
+asks the same function as readiness and pre-receive."""
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from leapgit import git
+from leapgit.audit.graph import batch_check
 from leapgit.audit.model import AuditReport, BallAudit, SliceAudit, Violation
+from leapgit.audit.spine import unreadable
 from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
-from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import MergeRecord, ReopenRecord, ScoreRecord
-from leapgit.records.types import Config, SliceRecord
+from leapgit.records.types import SliceRecord
 from leapgit.rules.passes import pass_problems, standing
 from leapgit.scoring.reopen import Watched, spine_hits
 
-
-def batch_check(root: Path, names: Iterable[str]) -> dict[str, str | None]:
-    """Object id of each name (``sha^{tree}``, ``sha:path``), None when missing: one process."""
-    todo = list(dict.fromkeys(names))
-    if not todo:
-        return {}
-    proc = subprocess.run(["git", "cat-file", "--batch-check=%(objectname)"], cwd=root,
-                          input="\n".join(todo).encode() + b"\n", capture_output=True,
-                          env=git.scrubbed_env())
-    lines = proc.stdout.decode().splitlines()
-    return {name: (line if not line.endswith(" missing") and " " not in line else None)
-            for name, line in zip(todo, lines, strict=False)}
+if TYPE_CHECKING:
+    from leapgit.audit.context import AuditContext
 
 
 def _slice_state(balls: list[BallAudit], merged: bool, landed: set[str] | None = None
@@ -57,8 +46,10 @@ def _state(scores: list[ScoreRecord], reopens: list[ReopenRecord], merged: bool,
 
 
 class SliceAuditor:
-    def __init__(self, root: Path, view: LedgerView, config: Config, report: AuditReport):
-        self.root, self.view, self.config, self.report = root, view, config, report
+    def __init__(self, ctx: AuditContext, report: AuditReport):
+        self.ctx, self.report = ctx, report
+        self.root, self.config = ctx.root, ctx.config
+        self.view = ctx.view_at(report.ledger_tip)
         self.trees: list[tuple[ScoreRecord, str]] = []  # (pass, its commit)
         self.reds: list[tuple[ScoreRecord, str, str, str]] = []  # pass, red commit, path, blob
         self.merges: list[MergeRecord] = []
@@ -73,8 +64,7 @@ class SliceAuditor:
             try:
                 self._slice(slice_id)
             except LeapError as exc:
-                self.report.add(Violation("pass-provenance", slice_id,
-                                          f"unreadable record: {exc.lines()[0]}"))
+                self.report.add(Violation("pass-provenance", slice_id, unreadable(exc)))
         self._reopens()
         for slice_id, balls, merged in self.found:
             self.report.slices.append(SliceAudit(
@@ -171,10 +161,12 @@ class SliceAuditor:
             self.rounds.append((s, red.commit))
 
     def _candidates(self) -> None:
-        found = batch_check(self.root, (f"{c}^{{tree}}" for _, c in self.trees))
+        graph = self.ctx.graph
+        graph.load(c for _, c in self.trees)  # a pass not merged: its branch, or no ref
         for s, commit in self.trees:
             self.report.count("pass-candidate")
-            tree = found.get(f"{commit}^{{tree}}")
+            node = graph.node(commit)
+            tree = node.tree if node is not None else None
             if tree is None:
                 self.report.notes.append(f"{s.slice}/{s.ball}: candidate commit "
                                          f"{commit[:12]} is not in this repository")
@@ -202,27 +194,25 @@ class SliceAuditor:
     def _rounds(self) -> None:
         """L6: the scored commit is the last receipt's, and its commits since the base (the
         red test aside) are no more rounds than the limit, counted against its receipts."""
-        from leapgit.audit.rounds import Parents, round_problems
+        from leapgit.audit.rounds import round_problems
 
-        if not self.rounds:
-            return
-        parents = Parents(self.root)
-        try:
-            for s, red in self.rounds:
-                self.report.count("no-fifth-round")
-                for commit, why in round_problems(parents, self.view, self.config, s, red):
-                    self.report.add(Violation("no-fifth-round", f"{s.slice}/{s.ball} score "
-                                              f"{s.score}", why, commit,
-                                              layout.score_path(s.slice, s.ball, s.score)))
-        finally:
-            parents.close()
+        for s, red in self.rounds:
+            self.report.count("no-fifth-round")
+            subject, path = f"{s.slice}/{s.ball} score {s.score}", \
+                layout.score_path(s.slice, s.ball, s.score)
+            try:
+                found = round_problems(self.ctx.graph, self.view, self.config, s, red)
+            except LeapError as exc:  # a receipt no writer of leapgit's would write
+                found = [(s.commit, f"its rounds cannot be counted: {unreadable(exc)}")]
+            for commit, why in found:
+                self.report.add(Violation("no-fifth-round", subject, why, commit, path))
 
     def _merges(self) -> None:
         from leapgit.audit.spine import check_merges
 
-        check_merges(self.root, self.view, self.merges, self.report)
+        check_merges(self.ctx, self.merges, self.report)
 
     def _spine(self) -> None:
         from leapgit.audit.spine import check_spine
 
-        check_spine(self.root, self.view, self.config, self.bases, self.merges, self.report)
+        check_spine(self.ctx, self.bases, self.merges, self.report)

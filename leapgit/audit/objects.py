@@ -1,0 +1,161 @@
+"""The objects the audit hands the rules (``rules.objects.Objects``), each read and parsed
+once for the whole audit: in-process through the repository's own object store, and in bulk
+through one `git cat-file --batch` stream where the audit knows up front what it will read
+(every record's blob, every folder of the ledger's tip, every ledger commit). Like every
+git leapgit runs (issue 18 F3), the stream ignores replace refs: the audit judges the objects
+themselves, as dulwich reads them. Ancestry and lines of commits come from the commit graph
+git listed once (``audit.graph``), never from a walk per question."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dulwich.object_store import MemoryObjectStore
+from dulwich.objects import ShaFile
+
+from leapgit import git
+from leapgit.gitobj import oid
+from leapgit.rules.objects import Objects
+
+if TYPE_CHECKING:
+    from dulwich.config import ConfigFile, StackedConfig
+    from dulwich.objects import Commit, ObjectID, RawObjectID
+    from dulwich.refs import RefsContainer
+
+    from leapgit.audit.graph import Graph
+    from leapgit.gitobj import GitRepo
+
+_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+_CACHE_MAX = 200_000  # parsed objects kept; the oldest half goes when full
+
+
+class ReadStore(MemoryObjectStore):
+    """The repository's objects, each parsed once."""
+
+    def __init__(self, root: Path, repo: GitRepo) -> None:
+        super().__init__()
+        self.root = root
+        self._disk = repo.object_store
+
+    def __getitem__(self, sha: ObjectID | RawObjectID) -> ShaFile:
+        key = oid(sha if len(sha) == 40 else sha.hex())
+        found = self._data.get(key)
+        if found is not None:
+            return found
+        type_num, raw = self._disk.get_raw(key)
+        return self._keep(key, type_num, raw)
+
+    def __contains__(self, sha: object) -> bool:
+        try:
+            self[sha]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+    def contains_loose(self, sha: ObjectID | RawObjectID) -> bool:
+        return sha in self
+
+    def prefetch(self, shas: Iterable[str]) -> None:
+        """Read many objects (ids, or names such as ``<commit>^{tree}``) in one `git cat-file
+        --batch` stream, at git's own speed (the blobs of every ledger record)."""
+        todo = [s.encode() for s in dict.fromkeys(shas) if oid(s) not in self._data]
+        if not todo:
+            return
+        proc = subprocess.run(["git", "cat-file", "--batch"], cwd=self.root,
+                              input=b"\n".join(todo) + b"\n", capture_output=True,
+                              env=git.scrubbed_env(), check=False)
+        data, at = proc.stdout, 0
+        for _ in todo:
+            end = data.find(b"\n", at)
+            if end < 0:
+                break
+            header = data[at:end].split()  # <id> <type> <size>, or <name> missing
+            at = end + 1
+            if len(header) != 3 or header[1] not in _TYPES:
+                continue  # missing: a later read says so
+            size = int(header[2])
+            self._keep(oid(header[0]), _TYPES[header[1]], data[at:at + size])
+            at += size + 1
+
+    def _keep(self, sha: ObjectID, type_num: int, raw: bytes) -> ShaFile:
+        obj = ShaFile.from_raw_string(type_num, raw, sha)
+        if len(self._data) >= _CACHE_MAX:
+            for old in list(self._data)[:_CACHE_MAX // 2]:
+                del self._data[old]
+        self._data[sha] = obj
+        return obj
+
+
+class _Parents:
+    """dulwich's parents provider over a ``ReadStore`` (``dulwich.graph`` asks for one)."""
+
+    def __init__(self, store: ReadStore) -> None:
+        self.store = store
+
+    def get_parents(self, commit_id: ObjectID, commit: Commit | None = None
+                    ) -> list[ObjectID]:
+        found = commit if commit is not None else self.store[commit_id]
+        return list(found.parents)  # type: ignore[attr-defined]
+
+
+class GitRepoView:
+    """A repository as the rules and ledger views open it (``gitobj.GitRepo``), its objects
+    read through a ``ReadStore``; refs and config are the repository's own."""
+
+    def __init__(self, repo: GitRepo, store: ReadStore) -> None:
+        self._repo = repo
+        self.object_store = store
+
+    @property
+    def refs(self) -> RefsContainer:
+        return self._repo.refs
+
+    def __getitem__(self, sha: ObjectID) -> ShaFile:
+        return self.object_store[sha]
+
+    def get_config(self) -> ConfigFile:
+        return self._repo.get_config()
+
+    def get_config_stack(self) -> StackedConfig:
+        return self._repo.get_config_stack()
+
+    def parents_provider(self) -> _Parents:
+        return _Parents(self.object_store)
+
+    def close(self) -> None:
+        """The audit closes the store and the repository it came from."""
+
+
+class AuditObjects(Objects):
+    """``Objects`` over a ``ReadStore``, with the refs as the audit says they stood (a ref
+    not named did not exist), and ancestry and lines from the commit graph."""
+
+    def __init__(self, repo: GitRepo, store: ReadStore, graph: Graph,
+                 refs: Mapping[str, str | None]) -> None:
+        super().__init__(repo)
+        self.store = store  # type: ignore[assignment]
+        self.graph = graph
+        self.refs = dict(refs)
+
+    def ref(self, name: str) -> str | None:
+        return self.refs.get(name)
+
+    def at(self, refs: Mapping[str, str | None]) -> AuditObjects:
+        """The same objects, with the refs as they stood elsewhere in the history."""
+        return AuditObjects(self.repo, self.store, self.graph, refs)  # type: ignore[arg-type]
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        found = self.graph.is_ancestor(older, newer)
+        return super().is_ancestor(older, newer) if found is None else found
+
+    def new_commits(self, include: str, exclude: Sequence[str] = ()) -> list[Commit]:
+        """A line back to the one excluded commit is read from the graph (a ball branch
+        holds no merge, L9); anything else is walked."""
+        if len(exclude) == 1 and include != exclude[0]:
+            line = self.graph.line_since(include, exclude[0])
+            if line is not None:
+                return [self.commit(sha) for sha in reversed(line)]
+        return super().new_commits(include, exclude)
