@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 _LENS = re.compile(r"one lens: ([a-z_]+)\.")
-_FIRST_LINE = re.compile(r"----- BEGIN FILE (\S+) [^\n]*\n([^\n]+)")
+# a file's fence line (the token is fresh per envelope, issue 18 F4) and its first line
+_FIRST_LINE = re.compile(r"^===== \S+ BEGIN FILE (\S+) [^\n]*\n([^\n]+)", re.MULTILINE)
 
 
 def canned(prompt: str) -> dict[str, Any]:
