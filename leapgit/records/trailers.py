@@ -1,11 +1,17 @@
 """The ``Leap-*`` commit trailers, read and written in one place. Every ledger commit, round
 commit and spine merge names what it records in trailers, so that `git log`,
 `git log --grep` and `git interpret-trailers` make a complete audit (SPEC, "How it maps
-onto git"). Parsing is ``dulwich.trailers``, the syntax git reads: the last paragraph of
-``Key: value`` lines; keys compare case-insensitively."""
+onto git"). Parsing follows git's own trailer.c, so that leapgit reads exactly what
+`git interpret-trailers --parse` reads (issue 18 F9: ``dulwich.trailers`` read a block with
+a comment line, a ``Key : value``, a Signed-off-by among prose or an old ``Conflicts:``
+list otherwise): a ``---`` line ends the message, trailing comments are ignored, the
+trailer block is the last paragraph after the title when it is all trailers, or a quarter
+trailers with one git writes itself; keys compare case-insensitively. Writing is
+``dulwich.trailers``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
@@ -56,10 +62,149 @@ class Trailers(NamedTuple):
 
 
 def parse(message: bytes | str) -> Trailers:
-    from dulwich.trailers import parse_trailers
+    text = message.decode("utf-8", "surrogateescape") if isinstance(message, bytes) else message
+    text = text.split("\0", 1)[0]  # git reads a message as a C string
+    lines = _starts(text)
+    end = _trailer_end(text, lines, _patch_start(text))
+    start = _trailer_start(text, [at for at in lines if at < end], end)
+    pairs = []
+    for item in _items(text[start:end]):
+        if item.startswith(_COMMENT):
+            continue
+        at = _separator(item)
+        if at >= 1:
+            pairs.append((item[:at].strip(_SPACE), _unfold(item[at + 1:].strip(_SPACE))))
+    return Trailers(tuple(pairs))
 
-    raw = message.encode("utf-8", "surrogateescape") if isinstance(message, str) else message
-    return Trailers(tuple((t.key, t.value.strip()) for t in parse_trailers(raw)[1]))
+
+# git's trailer.c, one function each (git 2.39): comment char "#", separator ":"
+_COMMENT = "#"
+_SPACE = " \t\n\r"  # git's isspace
+_GIT_WRITES = ("Signed-off-by: ", "(cherry picked from commit ")
+_SCISSORS = "# ------------------------ >8 ------------------------\n"
+_DIVIDER = re.compile(r"^---[ \t\n\r]", re.MULTILINE)
+
+
+def _starts(text: str, end: int | None = None) -> list[int]:
+    """The offset of every line of ``text[:end]``."""
+    end = len(text) if end is None else end
+    out, at = [], 0
+    while at < end:
+        out.append(at)
+        nl = text.find("\n", at, end)
+        at = end if nl == -1 else nl + 1
+    return out
+
+
+def _line(text: str, at: int, end: int) -> str:
+    nl = text.find("\n", at, end)
+    return text[at:end if nl == -1 else nl + 1]
+
+
+def _blank(text: str, at: int) -> bool:
+    while at < len(text) and text[at] != "\n" and text[at] in _SPACE:
+        at += 1
+    return at >= len(text) or text[at] == "\n"
+
+
+def _patch_start(text: str) -> int:
+    """A line ``---`` followed by whitespace starts the patch: the message ends there."""
+    found = _DIVIDER.search(text)
+    return found.start() if found else len(text)
+
+
+def _trailer_end(text: str, lines: list[int], end: int) -> int:
+    """``end`` less trailing comments, blank lines and an old ``Conflicts:`` list."""
+    cut = text.find("\n" + _SCISSORS, 0, end)
+    cutoff = 0 if text.startswith(_SCISSORS) else (cut + 1 if cut != -1 else end)
+    first, in_conflicts = 0, False
+    for at in lines:
+        if at >= cutoff:
+            break
+        if text[at] in (_COMMENT, "\n"):
+            first = first or at
+        elif text.startswith("Conflicts:\n", at):
+            in_conflicts, first = True, first or at
+        elif in_conflicts and text[at] == "\t":
+            pass
+        elif first:
+            first, in_conflicts = 0, False
+    return first if first else cutoff
+
+
+def _separator(line: str) -> int:
+    spaced = False
+    for i, c in enumerate(line):
+        if c == ":":
+            return i
+        if not spaced and (c == "-" or (c.isascii() and c.isalnum())):
+            continue
+        if i and c in " \t":
+            spaced = True
+            continue
+        break
+    return -1
+
+
+def _trailer_start(text: str, lines: list[int], end: int) -> int:
+    """Where the trailer block starts in ``text[:end]`` (``lines``: its line offsets);
+    ``end`` when there is none."""
+    title = next((at for at in lines if text[at] != _COMMENT and _blank(text, at)), end)
+    only_spaces, recognized, trailers, others, maybe = True, False, 0, 0, 0
+    for at in reversed([a for a in lines if a >= title]):
+        if text[at] == _COMMENT:
+            others, maybe = others + maybe, 0
+            continue
+        if _blank(text, at):
+            if only_spaces:
+                continue
+            others += maybe
+            nl = text.find("\n", at, end)
+            after = end if nl == -1 else nl + 1
+            if (recognized and trailers * 3 >= others) or (trailers and not others):
+                return after
+            return end
+        only_spaces = False
+        if text.startswith(_GIT_WRITES, at):
+            trailers, maybe, recognized = trailers + 1, 0, True
+        elif _separator(_line(text, at, end)) >= 1 and text[at] not in _SPACE:
+            trailers, maybe = trailers + 1, 0
+        elif text[at] in _SPACE:
+            maybe += 1
+        else:
+            others, maybe = others + maybe + 1, 0
+    return end
+
+
+def _items(block: str) -> list[str]:
+    """The block's lines, a line that starts with whitespace folded into the trailer
+    before it."""
+    out: list[str] = []
+    last: int | None = None
+    for at in _starts(block):  # lines end at "\n" only, as git splits them
+        line = _line(block, at, len(block))
+        if last is not None and line[0] in _SPACE:
+            out[last] += line
+            continue
+        out.append(line)
+        last = len(out) - 1 if _separator(line) >= 1 else None
+    return out
+
+
+def _unfold(value: str) -> str:
+    if "\n" not in value:
+        return value
+    out, i = [], 0
+    while i < len(value):
+        c = value[i]
+        i += 1
+        if c == "\n":
+            while i < len(value) and value[i] in _SPACE:
+                i += 1
+            out.append(" ")
+        else:
+            out.append(c)
+    return "".join(out).strip(_SPACE)
 
 
 class RoundTrailers(NamedTuple):
