@@ -99,7 +99,19 @@ class LedgerView:
         entry = self._entry(path)
         if entry is None or entry[0] == TREE_MODE:
             return None
-        return self._repo.object_store[oid(entry[1])].as_raw_string()
+        return self._blob(entry[1], path)
+
+    def _blob(self, sha: bytes, path: str) -> bytes:
+        """A record's bytes; one over the records' cap is refused from its object header,
+        never inflated (issue 18 F9: 300 MB of zeros travel as 300 KB)."""
+        from leapgit.gitobj import object_size
+        from leapgit.records.yamlio import MAX_BYTES
+
+        size = object_size(self._repo.object_store, sha)
+        if size is not None and size > MAX_BYTES:
+            raise InvalidRecord(f"larger than the {MAX_BYTES} byte cap ({size} bytes)",
+                                file=f"{self.commit and self.commit[:12]}:{path}")
+        return self._repo.object_store[oid(sha)].as_raw_string()
 
     def record(self, path: str, record_type: type[R]) -> R | None:
         """The record at ``path`` as ``record_type``, or None: parsed and validated against
@@ -134,8 +146,7 @@ class LedgerView:
                 return hit
         from leapgit.records import schema, yamlio
 
-        data = self._repo.object_store[oid(entry[1])].as_raw_string()
-        raw = yamlio.loads(data, f"{self.commit and self.commit[:12]}:{path}")
+        raw = yamlio.loads(self._blob(entry[1], path), f"{self.commit and self.commit[:12]}:{path}")
         schema.validate_record(raw, path)
         if self.records is not None:
             self.records.put(blob, raw)

@@ -116,3 +116,31 @@ def test_object_size_agrees_with_git(tmp_path: Path, layout: str) -> None:
             assert object_size(r.object_store, sha.encode()) == \
                 int(git("cat-file", "-s", sha, cwd=repo)), (layout, sha)
         assert object_size(r.object_store, b"1" * 40) is None
+
+
+def test_a_ledger_view_refuses_a_huge_record_from_its_header(tmp_path: Path) -> None:
+    # every rule reads records through a LedgerView (spine, balls, passes): the same cap,
+    # read from the header, whichever ledger tip it views
+    import tracemalloc
+
+    from leapgit.errors import InvalidRecord
+    from leapgit.ledger.view import LedgerView
+    from leapgit.records.types import SliceRecord
+    from tests.support import leap
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    assert leap("init", cwd=repo).code == 0
+    commit = ledger_commit_adding(repo, write_zeros(repo, BIG), "huge.yaml")
+    from dulwich.repo import Repo
+
+    with Repo(str(repo)) as r:
+        view = LedgerView(r, commit)
+        tracemalloc.start()
+        with pytest.raises(InvalidRecord, match=rf"huge.yaml: larger than the {1 << 20} byte "
+                           rf"cap \({BIG} bytes\)"):
+            view.record("huge.yaml", SliceRecord)
+        with pytest.raises(InvalidRecord, match="byte cap"):
+            view.read("huge.yaml")
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{peak >> 20} MiB"
