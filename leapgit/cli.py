@@ -248,7 +248,7 @@ def _throw() -> click.Command:
         from leapgit.commands import report
         from leapgit.commands.throw import drive_builders, run_exit_code, throw
 
-        thrown = throw(slice_id, balls, resume)
+        thrown = throw(slice_id, balls, resume, run=drive)
         _emit(report.throw_lines(thrown.result))
         if drive:
             result = drive_builders(thrown, jobs, sys.stdout)

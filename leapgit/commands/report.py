@@ -148,19 +148,25 @@ def log_lines(entries: list[LogEntry]) -> list[str]:
 
 
 def throw_lines(r: ThrowResult) -> list[str]:
-    out = [f"threw {len(r.thrown)} ball(s) of {r.slice} from base {r.base[:12]}"]
+    new = [t for t in r.thrown if t.continues_at is None]
+    out = [f"threw {len(new)} ball(s) of {r.slice} from base {r.base[:12]}"] if new else []
+    if len(new) < len(r.thrown):
+        out.append(f"continuing {len(r.thrown) - len(new)} ball(s) in flight of {r.slice}")
     width = max(len(t.record.ball) for t in r.thrown)
     for t in r.thrown:
         rec = t.record
         how = "new worktree" if t.created else "same worktree"
         if rec.resumed_from:
             how += f", after episode {rec.resumed_from}"
+        if t.continues_at is not None:
+            how += f", continues at round {t.continues_at}"
         out.append(f"  {rec.ball:<{width}}  wave {rec.wave}  episode {rec.episode}  "
                    f"spec v{rec.spec_version}  {rec.branch}  ({how})")
         out.append(f"  {'':<{width}}  {rec.worktree}")
     for s in r.skipped:
         out.append(f"  not thrown: {s.ball}: {s.error.lines()[0]}")
-    out.append(f"ledger commit {r.ledger_commit[:12]}")
+    if r.ledger_commit:
+        out.append(f"ledger commit {r.ledger_commit[:12]}")
     return out
 
 

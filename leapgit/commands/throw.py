@@ -24,9 +24,10 @@ class Thrown:
 
 
 def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
-          start: Path | str = ".") -> Thrown:
+          start: Path | str = ".", run: bool = False) -> Thrown:
+    """``run``: the builders are driven next (`--run`): a ball in flight carries on."""
     ws = open_workspace(start)
-    return Thrown(ws, throw_balls(ws, slice_id, balls, resume))
+    return Thrown(ws, throw_balls(ws, slice_id, balls, resume, run=run))
 
 
 def drive_builders(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None = None,

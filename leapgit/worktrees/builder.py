@@ -11,6 +11,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,27 +41,42 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
-                timeout: float, stop: threading.Event) -> BuilderExit:
+                timeout: float, stop: threading.Event, *, lock_fd: int | None = None,
+                started: Callable[[int], None] | None = None,
+                beat: Callable[[float], None] | None = None,
+                every: float = 15.0) -> BuilderExit:
+    """``lock_fd`` (the ball's drive lock) is inherited by the builder; ``started`` is told
+    its process group; ``beat`` is called with the seconds elapsed every ``every`` seconds
+    while it runs."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
+    started_at = time.monotonic()
     with open(log, "wb") as out:
         out.write(f"$ {command}\n".encode())
         out.flush()
         proc = subprocess.Popen(
             command, shell=True, cwd=worktree, env=env, stdin=subprocess.DEVNULL,
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            pass_fds=() if lock_fd is None else (lock_fd,),
         )
-        deadline = started + timeout
+        if started is not None:
+            started(proc.pid)  # its own session: the process group is its pid
+        deadline = started_at + timeout
+        next_beat = started_at + every
         while True:
             try:
                 code = proc.wait(POLL)
-                return BuilderExit(code, seconds=time.monotonic() - started)
+                return BuilderExit(code, seconds=time.monotonic() - started_at)
             except subprocess.TimeoutExpired:
                 pass
-            if stop.is_set() or time.monotonic() > deadline:
+            now = time.monotonic()
+            if beat is not None and now >= next_beat:
+                beat(now - started_at)
+                next_beat = now + every
+            if stop.is_set() or now > deadline:
                 _stop_group(proc)
                 why = "interrupted" if stop.is_set() else f"timed out after {timeout:g} s"
                 out.write(f"\n[leap] builder stopped: {why}\n".encode())
                 return BuilderExit(proc.returncode, timed_out=not stop.is_set(),
                                    interrupted=stop.is_set(),
-                                   seconds=time.monotonic() - started)
+                                   seconds=time.monotonic() - started_at)
+

@@ -28,8 +28,16 @@ from leapgit.records.types import OUTCOME_NAMES, BallRecord, Receipt, ThrowRecor
 from leapgit.rules.episodes import Episode, current_episode
 from leapgit.worktrees import handoff
 from leapgit.worktrees.builder import BuilderExit, run_builder
+from leapgit.worktrees.carry import close_killed_round
 from leapgit.worktrees.check import check_ball
-from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
+from leapgit.worktrees.closeround import (
+    RoundClosed,
+    admin_dir,
+    close_round,
+    roll_back,
+    worktree_problem,
+)
+from leapgit.worktrees.drivelock import DriveLock
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.rounds import FOLDING_ENV, record_round
 from leapgit.worktrees.watch import Watch
@@ -44,6 +52,7 @@ class BallRun:
     rolled_back: str | None = None
     error: LeapError | None = None
     interrupted: bool = False
+    lock: DriveLock | None = None
 
     @property
     def last(self) -> Receipt | None:
@@ -100,27 +109,48 @@ class _Driver:
     def drive(self, slice_id: str, ball_id: str, wave: int) -> BallRun:
         run = BallRun(ball_id, wave)
         try:
-            for closed in self._rounds(slice_id, ball_id, run):
-                r = closed.recorded.receipt
-                run.receipts.append(r)
-                run.checkpoint = closed.recorded.checkpoint is not None
-                if closed.rolled_back:
-                    run.rolled_back = closed.rolled_back.summary()
-                if closed.rollback_failed:
-                    run.error = closed.rollback_failed
-                state = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1
-                                                   else "")
-                if run.checkpoint:
-                    state += ", checkpoint"
-                if closed.rolled_back:
-                    state += ", rolled back"
-                self.progress.update(ball_id, r.round, state)
+            with self._lock(slice_id, ball_id) as run.lock:
+                self._drive(slice_id, ball_id, run)
         except LeapError as exc:
             run.error = exc
             self.progress.update(ball_id, len(run.receipts), f"error: {exc.lines()[0]}")
         return run
 
+    def _lock(self, slice_id: str, ball_id: str) -> DriveLock:
+        """L3: one driver, and one builder, a worktree (``drivelock``)."""
+        ep, _ = _episode(self.ws, slice_id, ball_id)
+        worktree = Path(ep.throw.worktree or "")
+        admin = admin_dir(self.ws.paths.common_dir, worktree)
+        return DriveLock(admin / "leap" if admin else None, worktree, f"{slice_id}/{ball_id}")
+
+    def _drive(self, slice_id: str, ball_id: str, run: BallRun) -> None:
+        for closed in self._rounds(slice_id, ball_id, run):
+            r = closed.recorded.receipt
+            run.receipts.append(r)
+            run.checkpoint = closed.recorded.checkpoint is not None
+            if closed.rolled_back:
+                run.rolled_back = closed.rolled_back.summary()
+            if closed.rollback_failed:
+                run.error = closed.rollback_failed
+            state = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1
+                                               else "")
+            if run.checkpoint:
+                state += ", checkpoint"
+            if closed.rolled_back:
+                state += ", rolled back"
+            self.progress.update(ball_id, r.round, state)
+
     def _rounds(self, slice_id: str, ball_id: str, run: BallRun) -> Iterator[RoundClosed]:
+        lock = run.lock
+        if lock is not None and lock.unclosed is not None:  # L6: a killed run's round first
+            ep, _ = _episode(self.ws, slice_id, ball_id)
+            left = close_killed_round(self.ws, slice_id, ball_id, lock.unclosed,
+                                      log_path(self.ws, ep.throw, lock.unclosed))
+            lock.closed()
+            if left is not None:
+                yield left
+                if left.recorded.checkpoint:
+                    return
         while not self.stop.is_set():
             ep, ball = _episode(self.ws, slice_id, ball_id)
             if ep.closed or ep.spent(self.limit):
@@ -135,9 +165,12 @@ class _Driver:
         worktree = Path(ep.throw.worktree or "")
         self.watch.enter(worktree)
         try:
-            return self._round_in(ep, ball, run, worktree)
+            closed = self._round_in(ep, ball, run, worktree)
         finally:
             self.watch.leave(worktree)
+        if run.lock is not None:
+            run.lock.closed()
+        return closed
 
     def _round_in(self, ep: Episode, ball: BallRecord, run: BallRun,
                   worktree: Path) -> RoundClosed:
@@ -168,8 +201,12 @@ class _Driver:
         log = log_path(self.ws, t, round_no)
         self.progress.update(t.ball, round_no, "building")
         watched = self.watch.snapshot(worktree)
+        lock = run.lock
         ex = run_builder(self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
-                         self.ws.config.builder_timeout, self.stop)
+                         self.ws.config.builder_timeout, self.stop,
+                         lock_fd=lock.fd if lock else None,
+                         started=(lambda group: lock.started(group, round_no)) if lock
+                         else None)
         run.interrupted = ex.interrupted
         try:
             outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,

@@ -26,6 +26,7 @@ from leapgit.rules.episodes import score_hint, unscored_claim
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
+from leapgit.worktrees.carry import carries_on, carry_on
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Thrown:
     record: ThrowRecord
     ball: BallRecord
     created: bool  # a new worktree (False: the episode resumed in the existing one)
+    continues_at: int | None = None  # --run carries an in-flight episode on at this round
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class ThrowResult:
     base: str
     thrown: tuple[Thrown, ...]
     skipped: tuple[Skipped, ...]
-    ledger_commit: str
+    ledger_commit: str  # "" when nothing was thrown (every ball carried on)
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.own == "in-flight":
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
                             "is refused", rule="L3",
-                            hint=score or "close its rounds (`leap round`), or wait for its "
-                            "receipt")
+                            hint=score or f"continue it with `leap throw {slice_id} --ball "
+                            f"{s.ball} --run`, or close its rounds (`leap round`)")
     if s.own == "pass":
         raise RuleViolation(f"{slice_id}/{s.ball} already passed (1)", rule="L8")
     respecced = s.spec_version > ep.throw.spec_version
@@ -129,7 +131,8 @@ def _worst(errors: list[LeapError]) -> LeapError:
 
 
 def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
-          resume: bool = False) -> ThrowResult:
+          resume: bool = False, run: bool = False) -> ThrowResult:
+    """``run``: the builders are driven next, so a ball in flight carries on (``carry``)."""
     with ws.ledger() as ledger:
         view = ledger.require()
         rec = query.load_slice(view, slice_id)
@@ -140,12 +143,19 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         standing = assess(view, rec, ws.config.round_cap)
         base = spine_tip(ws)  # L5: one base for every ball of this throw
         plans: list[_Plan] = []
+        carried: list[Thrown] = []
         skipped: list[Skipped] = []
         for ball in balls or rec.balls:
             s = standing[ball]
             claim = None if s.episode is None else unscored_claim(view, s.episode)
             score = None if claim is None or s.episode is None else score_hint(
                 s.episode, claim, s.episode.spent(ws.config.round_cap))
+            if carries_on(s, run, score):
+                try:  # L3, L6: the episode goes on at its next round; nothing is thrown
+                    carried.append(_carried(ws, view, s))
+                except LeapError as exc:
+                    skipped.append(Skipped(ball, exc))
+                continue
             try:
                 plans.append(_decide(s, slice_id, base, resume,
                                      _scope_changed(view, slice_id, s), score))
@@ -153,12 +163,21 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
                 skipped.append(Skipped(ball, exc))
         if balls and skipped:
             raise _worst([s.error for s in skipped])
-        if not plans:
+        if not plans and not carried:
             raise Hold(f"nothing to throw in slice {slice_id}", rule="L5",
                        problems=[p for s in skipped for p in s.error.problems])
-        thrown, commit = _place_and_record(ws, ledger, rec.slice, plans)
+        thrown, commit = _place_and_record(ws, ledger, rec.slice, plans) if plans else ([], "")
     _warm_hook_cache(ws, slice_id, thrown)
-    return ThrowResult(slice_id, base, tuple(thrown), tuple(skipped), commit)
+    order = {b: i for i, b in enumerate(rec.balls)}
+    every = sorted(carried + thrown, key=lambda t: order[t.record.ball])
+    return ThrowResult(slice_id, base, tuple(every), tuple(skipped), commit)
+
+
+def _carried(ws: Workspace, view: LedgerView, s: BallStanding) -> Thrown:
+    assert s.episode is not None
+    t = carry_on(ws, s)
+    ball = query.load_ball_version(view, t.slice, t.ball, t.spec_version)
+    return Thrown(t, ball, False, continues_at=len(s.episode.receipts) + 1)
 
 
 def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None:

@@ -1,0 +1,65 @@
+"""`leap throw --run` on a ball in flight (issue 14; L3, L6): after a round closed by hand,
+a Ctrl-C, a crash of the run or of its builder, or a hold that did not end the episode, the
+episode goes on at its next round in its own worktree, with the configured builder. No new
+throw record is written and no round is repeated or skipped: the driver counts rounds from
+the ledger, so round four still cannot create round five.
+
+Checked before the throw changes anything: the ball's worktree must still be its own, and no
+other run (or a builder a killed run left behind) may be driving it. A round a killed run
+never recorded is recorded first, at 0, with what its builder left.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit.errors import Hold
+from leapgit.ledger import query
+from leapgit.ledger.workspace import Workspace
+from leapgit.records.types import ThrowRecord
+from leapgit.rules.episodes import current_episode
+from leapgit.rules.readiness import BallStanding
+from leapgit.worktrees import handoff, place
+from leapgit.worktrees.closeround import RoundClosed, admin_dir, close_round
+from leapgit.worktrees.drivelock import check_free
+
+
+def carries_on(s: BallStanding, run: bool, score: str | None) -> bool:
+    """A throw with --run continues the ball's episode: it is in flight, and its last round
+    is no claim that waits for `leap score` (``score``: that hint)."""
+    return run and s.own == "in-flight" and s.episode is not None and score is None
+
+
+def carry_on(ws: Workspace, s: BallStanding) -> ThrowRecord:
+    """The throw record of the episode that goes on, once nothing stands in its way."""
+    assert s.episode is not None
+    t = s.episode.throw
+    path = Path(t.worktree or "")
+    if not t.worktree or place.registered(ws, path) is None:
+        raise Hold(f"the worktree of {t.slice}/{t.ball} is gone: {path}", rule="L5",
+                   hint=f"recreate it on its branch (`git worktree add {path} {t.branch}`), "
+                   "then run again")
+    admin = admin_dir(ws.paths.common_dir, path)
+    check_free(admin / "leap" if admin else None, path, f"{t.slice}/{t.ball}")  # L3
+    return t
+
+
+def close_killed_round(ws: Workspace, slice_id: str, ball_id: str, round_no: int,
+                       log: Path) -> RoundClosed | None:
+    """L6: a round always ends in a receipt. The run that drove ``round_no`` was killed
+    before it recorded the round (the drive lock still names it): the round is recorded now,
+    at 0, with what its builder left in the worktree (folded and scope-checked as any round),
+    before the episode goes on; never a second builder on top of unrecorded work."""
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        ep = current_episode(view, slice_id, ball_id)
+        if ep.closed or len(ep.receipts) + 1 != round_no:
+            return None  # recorded after all (the run died after the receipt), or ended
+        ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
+        return close_round(
+            ledger, ws.paths.common_dir, ball, ep, outcome=0, claim=False,
+            evidence=(f"the `leap throw --run` that drove round {round_no} ended before it "
+                      "recorded the round (it was killed); leapgit recorded it at 0 with "
+                      "what its builder left when the ball was continued"),
+            round_cap=ws.config.round_cap, recorded_by="leap throw --run",
+            log=str(log) if log.exists() else None, env=handoff.environment({}))

@@ -1,0 +1,113 @@
+"""One driver a ball at a time (L3): never two builders in one worktree.
+
+`leap throw --run` holds an advisory ``flock`` on ``<worktree's git dir>/leap/drive.lock``
+while it drives a ball, and hands the lock's descriptor to the builder it starts. The kernel
+drops the lock when its last holder is gone, so a run killed by SIGKILL frees the ball at
+once, unless its builder (in a session of its own) is still running: then that builder
+keeps the ball until it ends, and a new run is told which process group to stop. The file
+names the driver's pid and, while a round runs, the builder's process group and the round:
+a round the file still names when the next driver takes the lock was never closed by its
+own (the run was killed), and that driver closes it first (``carry.close_killed_round``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from leapgit.errors import Hold
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock, as before
+    fcntl = None  # type: ignore[assignment]
+
+NAME = "drive.lock"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _busy(path: Path, worktree: Path, ball: str) -> Hold:
+    try:
+        said = path.read_text(encoding="utf-8").split()
+    except OSError:
+        said = []
+    driver = int(said[0]) if said and said[0].isdigit() else None
+    group = int(said[1]) if len(said) > 1 and said[1].isdigit() else None
+    if driver is not None and driver != os.getpid() and _alive(driver):
+        return Hold(f"{ball} is being driven by another `leap throw --run` (pid {driver}) in "
+                    f"{worktree}", rule="L3", hint="wait for that run to end, or stop it "
+                    f"(`kill {driver}`), then run again")
+    stop = f"`kill -- -{group}`" if group is not None else "stop it"
+    return Hold(f"a builder is still running in {worktree} (process group {group or '?'}, "
+                f"left by a `leap throw --run` that is gone)", rule="L3",
+                hint=f"wait for it to end, or stop it ({stop}), then run again")
+
+
+class DriveLock:
+    """``with DriveLock(folder, worktree, ball) as lock:`` while driving; ``lock.fd`` goes to
+    the builder (``pass_fds``), ``lock.started(pgid)`` names its process group."""
+
+    def __init__(self, folder: Path | None, worktree: Path, ball: str) -> None:
+        self.path = folder / NAME if folder is not None else None  # None: no lock to take
+        self.worktree, self.ball = worktree, ball
+        self.fd: int | None = None
+        self.unclosed: int | None = None
+
+    def take(self) -> int | None:
+        """The locked descriptor, or the Hold that says who holds the ball."""
+        if fcntl is None or self.path is None:
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise _busy(self.path, self.worktree, self.ball) from None
+        return fd
+
+    def __enter__(self) -> DriveLock:
+        fd = self.take()
+        if fd is None:
+            return self
+        self.fd = fd
+        said = os.pread(fd, 200, 0).split()
+        # a round the last driver started and never closed (it was killed)
+        self.unclosed = int(said[2]) if len(said) > 2 and said[2].isdigit() else None
+        self._say(f"{os.getpid()}\n")
+        return self
+
+    def started(self, group: int, round_no: int) -> None:
+        self._say(f"{os.getpid()} {group} {round_no}\n")
+
+    def closed(self) -> None:
+        """The round is recorded: nothing is left to close."""
+        self.unclosed = None
+        self._say(f"{os.getpid()}\n")
+
+    def _say(self, text: str) -> None:
+        if self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, text.encode(), 0)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def check_free(folder: Path | None, worktree: Path, ball: str) -> None:
+    """Raise the Hold a driver would meet now (the throw asks before it changes anything);
+    what the file says is left for the driver."""
+    fd = DriveLock(folder, worktree, ball).take()
+    if fd is not None:
+        os.close(fd)

@@ -1,0 +1,185 @@
+"""`leap throw --ball B --run` continues an in-flight episode at its next round (issue 14
+item 4; L3, L6): after a round closed by hand, after Ctrl-C, after a crash of the run or of
+its builder. No round is repeated or skipped, and the round limit holds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
+from leapgit.records.types import Receipt
+from tests.support import IDENTITY, git, leap
+from tests.worktrees.conftest import set_config, worktree_of
+
+Builder = Callable[..., str]
+
+# Each round writes its number into src/a.py and says what it saw; $HOLD_ON lists rounds
+# that report 0; a round named in $SLEEP_ON writes its process group to $PIDS and sleeps.
+ROUNDS = """
+import json
+r = os.environ["LEAP_ROUND"]
+hand = pathlib.Path(os.environ["LEAP_HANDOFF"]).read_text()
+print("round", r, "previous:", [ln for ln in hand.splitlines() if "round:" in ln])
+pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
+if r in os.environ.get("SLEEP_ON", "").split(","):
+    pathlib.Path(os.environ["PIDS"], r).write_text(str(os.getpgrp()))
+    time.sleep(60)
+outcome = 0 if r in os.environ.get("HOLD_ON", "").split(",") else 1
+pathlib.Path(os.environ["LEAP_REPORT"]).write_text(f"outcome: {outcome}\\nevidence: round {r}\\n")
+"""
+
+
+def _receipts(repo: Path) -> list[Receipt]:
+    with Ledger(repo / ".git") as ledger:
+        return query.receipts(ledger.require(), "dia", "A", 1)
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str] | None = None) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert time.monotonic() < deadline, proc.communicate(timeout=5) if proc else path
+        time.sleep(0.02)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def _run(repo: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "leapgit", "throw", "dia", "--ball", "A",
+                             "--run"], cwd=repo, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **IDENTITY, **env})
+
+
+def _branch_is_its_receipts(repo: Path) -> None:
+    """Every commit on the ball branch is a recorded round, once (the server's L6 count)."""
+    on_branch = git("rev-list", "--reverse", "main..leap/ball/dia/A", cwd=repo).split()
+    assert on_branch == [r.commit for r in _receipts(repo) if r.commit]
+
+
+def test_a_round_held_by_hand_then_run_continues_at_round_two_up_to_the_limit(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder(ROUNDS), round_limit=2)
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "src/a.py").write_text("A = 'by hand'\n")
+    r = leap("round", "dia", "A", "--outcome", "0", "--evidence", "half way", cwd=wt)
+    assert r.code == 3, r
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond, env={"HOLD_ON": "2"})
+    assert r.code == 3, r  # round 2 held: the limit of 2 ends the episode with a checkpoint
+    assert "A  wave 0  episode 1" in r.out and "continues at round 2" in r.out, r
+    got = _receipts(diamond)
+    assert [(x.round, x.outcome, x.recorded_by) for x in got] == [
+        (1, 0, "leap round"), (2, 0, "leap throw --run")]
+    assert "round 2 previous: ['round: 2', '  round: 1']" in Path(got[1].log or "").read_text()
+    assert "A: 1 round(s), last hold: round 2" in r.out and "checkpoint written" in r.out
+    _branch_is_its_receipts(diamond)
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)  # L6: no third round
+    assert r.code == 3 and "ended episode 1 at 0 with a checkpoint" in r.err, r
+    assert len(_receipts(diamond)) == 2
+
+
+def test_after_ctrl_c_run_continues_with_the_next_round(diamond: Path, builder: Builder,
+                                                         tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    set_config(diamond, builder=builder(ROUNDS))
+    proc = _run(diamond, {"SLEEP_ON": "1", "PIDS": str(pids)})
+    _wait_for(pids / "1", proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond, env={"PIDS": str(pids)})
+    assert r.code == 0, r
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0), (2, 1)]
+    assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 2\n"
+    _branch_is_its_receipts(diamond)
+
+
+def test_a_killed_run_continues_without_repeating_a_recorded_round(
+        diamond: Path, builder: Builder, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    set_config(diamond, builder=builder(ROUNDS))
+    proc = _run(diamond, {"HOLD_ON": "1", "SLEEP_ON": "2", "PIDS": str(pids)})
+    _wait_for(pids / "2", proc)  # round 1 is recorded; round 2's builder runs
+    proc.kill()  # SIGKILL of `leap throw --run`: nothing of round 2 is recorded
+    proc.communicate(timeout=30)
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
+    orphan = int((pids / "2").read_text())
+    assert not _gone(orphan)  # the builder has a session of its own: it outlives the run
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 3, r  # never two builders in one worktree (L3)
+    assert f"a builder is still running in {worktree_of(diamond, 'A')}" in r.err, r
+    assert f"`kill -- -{orphan}`" in r.err
+    assert len(_receipts(diamond)) == 1
+    os.killpg(orphan, signal.SIGKILL)  # what the hint says to do
+    deadline = time.monotonic() + 10
+    while not _gone(orphan) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond, env={"PIDS": str(pids)})
+    assert r.code == 0, r
+    got = _receipts(diamond)  # L6: the killed round is recorded, with what it left; no
+    # round is repeated or skipped
+    assert [(x.round, x.outcome, x.claim) for x in got] == [(1, 0, True), (2, 0, False),
+                                                            (3, 1, True)]
+    assert "drove round 2 ended before it recorded the round (it was killed)" in \
+        got[1].evidence
+    assert git("show", f"{got[1].commit}:src/a.py", cwd=diamond) == "A = 2"  # its work kept
+    assert "round 3 previous: ['round: 3', '  round: 2']" in Path(got[2].log or "").read_text()
+    assert "A: 2 round(s), last pass (claim): round 3" in r.out
+    _branch_is_its_receipts(diamond)
+
+
+def test_a_killed_builder_group_ends_its_round_at_zero_and_the_run_goes_on(
+        diamond: Path, builder: Builder, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    set_config(diamond, builder=builder(ROUNDS))
+    proc = _run(diamond, {"SLEEP_ON": "1", "PIDS": str(pids)})
+    _wait_for(pids / "1", proc)
+    os.killpg(int((pids / "1").read_text()), signal.SIGKILL)  # the builder and its children
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, (out, err)
+    got = _receipts(diamond)
+    assert [(x.round, x.outcome) for x in got] == [(1, 0), (2, 1)], got
+    assert "exited -9" in got[0].evidence
+    _branch_is_its_receipts(diamond)
+
+
+def test_a_claim_waiting_for_its_score_is_not_continued(diamond: Path,
+                                                        builder: Builder) -> None:
+    set_config(diamond, builder=builder(ROUNDS))
+    assert leap("throw", "dia", "--ball", "A", "--run", cwd=diamond).code == 0
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 1 and "`leap score dia A` grades round 1's claim" in r.err, r
+    assert len(_receipts(diamond)) == 1
+
+
+def test_a_continued_ball_whose_worktree_is_gone_is_refused_before_any_round(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder(ROUNDS))
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    git("worktree", "remove", "--force", str(wt), cwd=diamond)
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 3 and f"the worktree of dia/A is gone: {wt}" in r.err, r
+    assert _receipts(diamond) == []
+    git("worktree", "add", "-q", str(wt), "leap/ball/dia/A", cwd=diamond)  # the hint's command
+    assert f"`git worktree add {wt} leap/ball/dia/A`" in r.err
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 0, r
+    assert [x.round for x in _receipts(diamond)] == [1]
