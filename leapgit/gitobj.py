@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     from dulwich.config import ConfigFile, StackedConfig
-    from dulwich.object_store import DiskObjectStore
+    from dulwich.object_store import BaseObjectStore, DiskObjectStore
     from dulwich.objects import ObjectID, ShaFile
     from dulwich.refs import Ref, RefsContainer
 
@@ -54,13 +54,16 @@ _OFS_DELTA, _REF_DELTA = 6, 7
 _HEADER_READ = 4096  # bytes of a pack entry read: its header and the start of its zlib stream
 
 
-def object_size(store: DiskObjectStore, sha: bytes) -> int | None:
+def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
     """The size of object ``sha`` (hex) as git counts it, read from its header without
     inflating the object (issue 18 F9: 300 MB of zeros travel as 300 KB); None when the
-    store and its alternates do not hold it. Looked up in dulwich's order: packs, loose,
-    alternates."""
+    store and its alternates do not hold it, or it is no store on disk. Looked up in
+    dulwich's order: packs, loose, alternates."""
+    from dulwich.object_store import DiskObjectStore
     from dulwich.objects import hex_to_filename, hex_to_sha
 
+    if not isinstance(store, DiskObjectStore):
+        return None  # a store over others (the audit's parsed cache) knows no header
     raw = hex_to_sha(oid(sha))
     for pack in store.packs:
         try:
@@ -76,7 +79,7 @@ def object_size(store: DiskObjectStore, sha: bytes) -> int | None:
     else:  # "blob 12345\0..."
         return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
     for alternate in store.alternates:
-        found = object_size(alternate, sha)  # type: ignore[arg-type]
+        found = object_size(alternate, sha)
         if found is not None:
             return found
     return None

@@ -226,7 +226,8 @@ def all_quoted(value: Any) -> bool:
 
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_BLOCK_SAFE = re.compile(r"^[^\x00-\x09\x0b-\x1f\x7f\u0085\u2028\u2029\ufeff]*$")
+# what YAML reads raw in a literal block: no C0/C1 control (U+0080 is refused), no BOM
+_BLOCK_SAFE = re.compile(r"^[^\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*$")
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -116,6 +116,9 @@ def test_object_size_agrees_with_git(tmp_path: Path, layout: str) -> None:
             assert object_size(r.object_store, sha.encode()) == \
                 int(git("cat-file", "-s", sha, cwd=repo)), (layout, sha)
         assert object_size(r.object_store, b"1" * 40) is None
+    from dulwich.object_store import MemoryObjectStore
+
+    assert object_size(MemoryObjectStore(), first.encode()) is None  # no header to read
 
 
 def test_a_ledger_view_refuses_a_huge_record_from_its_header(tmp_path: Path) -> None:
