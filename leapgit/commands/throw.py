@@ -9,8 +9,9 @@ from typing import TextIO
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
 from leapgit.ledger.workspace import Workspace, open_workspace
+from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.progress import Progress
-from leapgit.worktrees.run import RunResult, run_balls
+from leapgit.worktrees.run import HEARTBEAT, RunResult, run_balls
 from leapgit.worktrees.throw import ThrowResult
 from leapgit.worktrees.throw import throw as throw_balls
 
@@ -27,15 +28,18 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
           start: Path | str = ".", run: bool = False) -> Thrown:
     """``run``: the builders are driven next (`--run`): a ball in flight carries on."""
     ws = open_workspace(start)
+    if run:  # before any worktree, branch or round: a builder that cannot start
+        require_program(ws.config.builder_command, ws.paths.root)
     return Thrown(ws, throw_balls(ws, slice_id, balls, resume, run=run))
 
 
 def drive_builders(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None = None,
-        builder: str | None = None) -> RunResult:
+                   builder: str | None = None, heartbeat: float = HEARTBEAT) -> RunResult:
+    """``heartbeat``: seconds between the lines that show a running builder is alive."""
     ws, result = thrown.workspace, thrown.result
     balls = [(t.record.ball, t.record.wave or 0) for t in result.thrown]
     progress = Progress(stream, result.slice, balls, ws.config.round_cap, live)
-    return run_balls(ws, result.slice, balls, jobs, progress, builder)
+    return run_balls(ws, result.slice, balls, jobs, progress, builder, heartbeat)
 
 
 def run_exit_code(r: RunResult) -> int:

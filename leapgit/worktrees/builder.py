@@ -7,6 +7,7 @@ reaches leapgit, which decides, rather than every child at once.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -15,8 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from leapgit.errors import UsageError
+from leapgit.worktrees.check import command_words, is_builtin
+
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 POLL = 0.02
+CONFIG, FIELD = ".leap/config.yaml", "builder.command"
 
 
 @dataclass(frozen=True)
@@ -80,3 +85,35 @@ def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
                                    interrupted=stop.is_set(),
                                    seconds=time.monotonic() - started_at)
 
+
+def _unresolved(program: str, root: Path) -> str | None:
+    """Why ``program`` would not start, or None. A relative path is read in the worktree,
+    which holds the repository's tracked files (``root``: the checkout standing in for it)."""
+    if "$" in program or "`" in program or is_builtin(program):
+        return None  # the shell decides: nothing to resolve before it runs
+    if "/" not in program:
+        return None if shutil.which(program) else "is not on PATH"
+    path = Path(os.path.expanduser(program))
+    path = path if path.is_absolute() else root / path
+    if not path.is_file():
+        return f"does not exist ({path})"
+    return None if os.access(path, os.X_OK) else f"is not executable ({path})"
+
+
+def require_program(command: str | None, root: Path) -> str:
+    """L3 (issue 14): a builder that cannot start would spend every round of an episode in a
+    fraction of a second; refuse the throw before any worktree or round instead."""
+    if not command:
+        raise UsageError("no builder command; no ball was thrown", file=CONFIG,
+                         field=FIELD, hint="set builder.command, e.g. a script")
+    try:
+        words = command_words(command)
+    except ValueError as exc:
+        raise UsageError(f"{command!r} does not read as a command line ({exc}); no ball was "
+                         "thrown", file=CONFIG, field=FIELD, hint="close its quotes") from None
+    problem = _unresolved(words[0], root) if words else "is missing"
+    if problem is not None:
+        raise UsageError(f"its program {words[0] if words else ''!r} {problem}; no ball was "
+                         "thrown", file=CONFIG, field=FIELD, hint="name a program on PATH or the "
+                         "path of an executable")
+    return command

@@ -112,15 +112,25 @@ def _check_entry(path: str, stamp: str, at_base: TreeResolver, at_head: TreeReso
     return []
 
 
+def command_words(command: str) -> list[str]:
+    """A command line's words, less its ``VAR=value`` prefixes and shell operators; raises
+    ValueError when it does not split (an unclosed quote)."""
+    words = [w for w in shlex.split(command) if w not in ("&&", "||", ";", "|")]
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words.pop(0)  # VAR=value prefixes
+    return words
+
+
+def is_builtin(word: str) -> bool:
+    return word in _SHELL_BUILTINS
+
+
 def _dependencies(ball: BallRecord, worktree: Path) -> list[Finding]:
     """L2: a missing dependency is a hold, not a refuse."""
     try:
-        words = shlex.split(ball.proof)
+        words = command_words(ball.proof)
     except ValueError:
         return []
-    words = [w for w in words if w not in ("&&", "||", ";", "|")]
-    while words and "=" in words[0] and not words[0].startswith("="):
-        words.pop(0)  # VAR=value prefixes
     if not words:
         return []
     found: list[Finding] = []
@@ -128,7 +138,7 @@ def _dependencies(ball: BallRecord, worktree: Path) -> list[Finding]:
     if "/" in tool:
         if not (worktree / tool).exists() and not Path(tool).is_absolute():
             found.append(Finding(0, tool, "the proof's program does not exist in the worktree"))
-    elif tool not in _SHELL_BUILTINS and shutil.which(tool) is None:
+    elif not is_builtin(tool) and shutil.which(tool) is None:
         found.append(Finding(0, tool, "the proof needs this tool, which is not installed"))
     scoped = set(ball.paths) | {s.resolved for s in ball.scope if s.resolved}
     for word in words[1:]:

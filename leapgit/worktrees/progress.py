@@ -6,10 +6,16 @@ change is one plain line, so nothing is lost and nothing needs a terminal to rea
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
+
+from leapgit.errors import printable
+
+_LINE = 120  # characters of a log line shown in a heartbeat
 
 
 @dataclass
@@ -68,3 +74,22 @@ class Progress:
             self._out.write("\x1b[2K" + line + "\n")
         self._drawn = len(lines)
         self._out.flush()
+
+
+def last_line(log: Path) -> str:
+    """The last line a builder wrote to its log, shown escaped (it is the builder's text),
+    or what stands in for it. Reads only the log's end."""
+    try:
+        with open(log, "rb") as fh:
+            start = max(0, os.fstat(fh.fileno()).st_size - 4096)
+            fh.seek(start)
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return "(no log yet)"
+    if lines and (start > 0 or lines[0].startswith("$ ")):
+        lines = lines[1:]  # a line cut in half, or the command leapgit wrote first
+    said = [ln.strip() for ln in lines if ln.strip()]
+    if not said:
+        return "(no output yet)"
+    line = printable(said[-1])
+    return line if len(line) <= _LINE else line[: _LINE - 1] + "…"

@@ -1,0 +1,188 @@
+"""One round of one ball under `leap throw --run` (L2, L3, L6): the L2 check of the map, the
+handoff, the builder in the ball's worktree (the round's log path shown as it starts, a
+heartbeat with the log's last line while it runs), what the builder says its round came to,
+then ``close_round`` (fold, commit, scope check, receipt, rollback on -1).
+
+A builder that failed and changed nothing, the same way as in the round before (the same exit
+code, the worktree as it was), would fail the same way in every round left: that round is
+recorded at 0 saying so, and the run stops driving the ball, which keeps its remaining rounds
+for `leap throw --run` once the builder is repaired.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from leapgit import git
+from leapgit.errors import LeapError
+from leapgit.ledger import query
+from leapgit.ledger.workspace import Workspace
+from leapgit.records.trailers import round_trailers
+from leapgit.records.types import BallRecord, ThrowRecord
+from leapgit.rules.episodes import Episode
+from leapgit.worktrees import handoff
+from leapgit.worktrees.builder import BuilderExit, run_builder
+from leapgit.worktrees.check import check_ball
+from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
+from leapgit.worktrees.drivelock import DriveLock
+from leapgit.worktrees.progress import Progress, last_line
+from leapgit.worktrees.rounds import FOLDING_ENV, record_round
+from leapgit.worktrees.watch import Watch, tree_state
+
+HEARTBEAT = 15.0  # seconds between the lines that show a running builder is alive
+
+
+@dataclass(frozen=True)
+class Played:
+    closed: RoundClosed
+    interrupted: bool = False
+    failure: int | None = None  # the exit code of a builder that failed and changed nothing
+    stuck: bool = False  # it failed that way in the round before too: stop driving the ball
+
+
+def log_path(ws: Workspace, t: ThrowRecord, round_no: int) -> Path:
+    return (ws.paths.common_dir / "leap" / "logs" / t.slice / t.ball
+            / f"episode-{t.episode}-round-{round_no}.log")
+
+
+def _builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
+                  worktree: Path, start: str, timeout: float) -> tuple[Literal[-1, 0, 1], str]:
+    """What the builder says its round came to. Interrupt and timeout end the round at 0."""
+    if ex.interrupted:
+        return 0, "interrupted (SIGINT): leap stopped the builder; the round ended at 0"
+    if ex.timed_out:
+        return 0, f"the builder timed out after {timeout:g} s; the round ended at 0"
+    if report is not None:
+        return report
+    head = git.out(["rev-parse", "HEAD"], worktree)
+    if head != start:  # a builder that committed by itself carries its receipt as trailers
+        msg = git.run(["log", "-1", "--format=%B", head], worktree).stdout
+        said = round_trailers(msg)
+        if said.outcome is not None:
+            return said.outcome, said.evidence or "builder commit trailers"
+    if ex.code == 0:
+        return 1, "the builder exited 0 without a report (a claim, never a pass)"
+    return 0, f"the builder exited {ex.code} without a report"
+
+
+def _stuck_evidence(t: ThrowRecord, code: int, round_no: int, said: str) -> str:
+    return (f"the builder failed the same way twice in a row (exit {code}, no change in the "
+            f"worktree): leap stopped driving it rather than spend the rounds left (L6); "
+            f"repair the builder, then `leap throw {t.slice} --ball {t.ball} --run` continues "
+            f"at round {round_no + 1}; builder said: {said}")
+
+
+class RoundPlayer:
+    def __init__(self, ws: Workspace, command: str, progress: Progress,
+                 stop: threading.Event, watch: Watch, heartbeat: float = HEARTBEAT) -> None:
+        self.ws, self.command, self.progress, self.stop = ws, command, progress, stop
+        self.watch, self.heartbeat = watch, heartbeat
+        self.limit = ws.config.round_cap
+
+    def play(self, ep: Episode, ball: BallRecord, lock: DriveLock | None,
+             failed_before: int | None) -> Played:
+        """``failed_before``: the ``failure`` of this ball's round before, in this run."""
+        t = ep.throw
+        worktree = Path(t.worktree or "")
+        round_no = len(ep.receipts) + 1
+        moved = worktree_problem(self.ws.paths.common_dir, worktree, t.branch)
+        if moved is not None:  # never hand a builder a tree that is not the ball's own
+            return Played(self._close(ep, ball, -1, "checked before the round", None, {},
+                                      claim=False))
+        self.progress.update(t.ball, round_no, "checking map (L2)")
+        checked = check_ball(self.ws.paths.common_dir, worktree, ball, t)
+        if checked.outcome != 1:  # L2: wrong map -1, missing dependency 0; no build
+            return Played(self._close(ep, ball, checked.outcome, checked.evidence(), None, {},
+                                      claim=False))
+        hand = self._handoff(ep, ball, worktree, round_no)
+        env = handoff.environment(hand.env)
+        start = git.out(["rev-parse", "HEAD"], worktree)
+        log = log_path(self.ws, t, round_no)
+        self.progress.update(t.ball, round_no, f"building; log {log}")
+        watched = self.watch.snapshot(worktree)
+        before = tree_state(worktree)
+        ex = run_builder(
+            self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
+            self.ws.config.builder_timeout, self.stop, lock_fd=lock.fd if lock else None,
+            started=(lambda group: lock.started(group, round_no)) if lock else None,
+            beat=lambda seconds: self.progress.update(
+                t.ball, round_no, f"building for {seconds:.1f} s: {last_line(log)}"),
+            every=self.heartbeat)
+        try:
+            outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
+                                              start, self.ws.config.builder_timeout)
+            failure = ex.code if (outcome == 0 and ex.code and not ex.interrupted
+                                  and not ex.timed_out and tree_state(worktree) == before) \
+                else None
+            stuck = failure is not None and failure == failed_before
+            if stuck:
+                evidence = _stuck_evidence(t, ex.code or 0, round_no, evidence)
+            claim = not (ex.interrupted or ex.timed_out)
+            foreign = self.watch.changed(watched)
+            if foreign:  # a hold, derived: the work may be fine, but it reached elsewhere
+                outcome = min(outcome, 0)
+                claim = claim and outcome == -1
+                evidence = (f"{', '.join(foreign)} changed while the builder of {t.ball} ran "
+                            f"(L5, L9: a tree that is not the ball's own); builder said: "
+                            f"{evidence}")
+            closed = self._close(ep, ball, outcome, evidence, log, env, start=start,
+                                 claim=claim)
+            return Played(closed, ex.interrupted, failure, stuck)
+        except Exception as exc:  # noqa: BLE001 -- the cause becomes the round's evidence
+            return Played(self._failed(ep, ball, exc, log, env), ex.interrupted)
+
+    def _handoff(self, ep: Episode, ball: BallRecord, worktree: Path,
+                 round_no: int) -> handoff.Handoff:
+        t = ep.throw
+        previous = ep.receipts[-1] if ep.receipts else None
+        checkpoint = None
+        if t.resumed_from is not None and not ep.receipts:
+            with self.ws.ledger() as ledger:
+                view = ledger.require()
+                checkpoint = query.checkpoint(view, t.slice, t.ball, t.resumed_from)
+                if checkpoint is None:  # its score ended it (a held last round): what that
+                    # round tried is its receipt
+                    done = query.receipts(view, t.slice, t.ball, t.resumed_from)
+                    previous = done[-1] if done else None
+        return handoff.write(worktree, ball, t, round_no, self.limit, previous, checkpoint)
+
+    def _failed(self, ep: Episode, ball: BallRecord, exc: Exception, log: Path,
+                env: dict[str, str]) -> RoundClosed:
+        """L6: a round that started always ends in a receipt. When closing it failed (the
+        builder broke its worktree, git failed, a bug), leapgit records a derived -1 with the
+        cause, the traceback going to the round's log, and rolls back what it can."""
+        t = ep.throw
+        if isinstance(exc, LeapError):
+            cause = exc.lines()[0]
+        else:
+            cause = f"{type(exc).__name__}: {exc}"
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write("\n[leap] closing the round failed:\n")
+                traceback.print_exception(exc, file=fh)
+        evidence = f"leapgit could not close the round: {cause}"
+        with self.ws.ledger() as ledger:
+            try:
+                recorded = record_round(ledger, t.slice, t.ball, outcome=-1, evidence=evidence,
+                                        round_cap=self.limit, claim=False, log=str(log),
+                                        recorded_by="leap throw --run")
+            except LeapError as again:
+                raise LeapError(f"{evidence}; the round was not recorded either: "
+                                f"{again.lines()[0]}") from exc
+            view = ledger.require()
+        rolled, failed = roll_back(view, self.ws.paths.common_dir, Path(t.worktree or ""), ball,
+                                   t, env)
+        return RoundClosed(recorded, None, (), rolled, failed)
+
+    def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],
+               evidence: str, log: Path | None, env: dict[str, str], *,
+               start: str | None = None, claim: bool = True) -> RoundClosed:
+        with self.ws.ledger() as ledger:
+            return close_round(
+                ledger, self.ws.paths.common_dir, ball, ep, outcome=outcome, evidence=evidence,
+                round_cap=self.limit, recorded_by="leap throw --run", start=start,
+                log=str(log) if log else None, env=env, claim=claim,
+            )

@@ -1,0 +1,123 @@
+"""Builders that fail fast, and show life (issue 14 item 9; L3, L6): a builder whose program
+does not resolve is refused before any worktree or round; two rounds that fail the same way
+stop the run instead of burning the rest; a running builder shows a heartbeat with the last
+line of its log, whose path is shown when the round starts."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from leapgit.commands.throw import drive_builders, throw
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
+from leapgit.records.types import Receipt
+from tests.support import IDENTITY, git, leap
+from tests.worktrees.conftest import set_config, worktree_of
+
+Builder = Callable[..., str]
+
+
+def _receipts(repo: Path) -> list[Receipt]:
+    with Ledger(repo / ".git") as ledger:
+        return query.receipts(ledger.require(), "dia", "A", 1)
+
+
+@pytest.mark.parametrize("command", ["my-agnet --task \"$LEAP_HANDOFF\"",
+                                     "LEVEL=3 /nowhere/agent run", "./scripts/agent.sh"])
+def test_a_builder_program_that_does_not_resolve_is_refused_before_any_worktree(
+        diamond: Path, command: str) -> None:
+    set_config(diamond, builder=command)
+    branches = git("for-each-ref", "--format=%(refname)", cwd=diamond)
+    worktrees = git("worktree", "list", "--porcelain", cwd=diamond)
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 2, r
+    program = command.split()[1] if command.startswith("LEVEL") else command.split()[0]
+    assert f"builder.command: its program {program!r} " in r.err, r
+    assert ".leap/config.yaml" in r.err and "no ball was thrown" in r.err
+    assert git("for-each-ref", "--format=%(refname)", cwd=diamond) == branches  # no branch
+    assert git("worktree", "list", "--porcelain", cwd=diamond) == worktrees  # no worktree
+    with Ledger(diamond / ".git") as ledger:
+        assert query.episodes(ledger.require(), "dia", "A") == []  # no throw, no round
+
+
+def test_a_builder_on_path_or_by_path_passes_the_check(diamond: Path, tmp_path: Path) -> None:
+    script = tmp_path / "bin" / "my-agent"
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\nimport os, pathlib\n"
+                      "pathlib.Path(os.environ['LEAP_REPORT']).write_text("
+                      "'outcome: 1\\nevidence: ran\\n')\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    set_config(diamond, builder="LEVEL=3 my-agent --task \"$LEAP_HANDOFF\"")
+    path = f"{script.parent}{os.pathsep}{os.environ['PATH']}"
+    r = leap("throw", "dia", "--run", cwd=diamond, env={"PATH": path})
+    assert r.code == 0 and "A: 1 round(s), last pass (claim): ran" in r.out, r
+
+
+def test_two_rounds_that_fail_the_same_way_stop_the_run_and_it_continues_later(
+        diamond: Path, builder: Builder, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.write_text("")
+    set_config(diamond, builder=builder(f"""
+        if pathlib.Path("{broken}").exists():
+            print("error: no API key")
+            sys.exit(4)
+        pathlib.Path("src/a.py").write_text("A = 2\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: built\\n")
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 3, r
+    got = _receipts(diamond)
+    assert [(x.round, x.outcome) for x in got] == [(1, 0), (2, 0)]  # not four: two are left
+    assert "failed the same way twice in a row (exit 4, no change in the worktree)" in \
+        got[1].evidence
+    assert "`leap throw dia --ball A --run` continues at round 3" in got[1].evidence
+    assert "A: 2 round(s), last hold" in r.out and "checkpoint" not in r.out
+    broken.unlink()  # the builder is repaired; the hint's command goes on
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 0, r
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0), (2, 0), (3, 1)]
+
+
+def test_failures_that_change_the_worktree_are_not_the_same_failure(
+        diamond: Path, builder: Builder) -> None:
+    set_config(diamond, builder=builder("""
+        r = os.environ["LEAP_ROUND"]
+        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
+        sys.exit(4)
+    """))
+    r = leap("throw", "dia", "--run", cwd=diamond)
+    assert r.code == 3 and "checkpoint written" in r.out, r
+    assert [x.round for x in _receipts(diamond)] == [1, 2, 3, 4]
+
+
+def test_a_running_builder_shows_a_heartbeat_and_its_log_path(
+        diamond: Path, builder: Builder, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    set_config(diamond, builder=builder("""
+        print("reading the handoff", flush=True)
+        time.sleep(0.5)
+        print("running the proof", flush=True)
+        time.sleep(0.8)
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    thrown = throw("dia", ["A"], start=diamond, run=True)
+    out = io.StringIO()
+    result = drive_builders(thrown, 1, out, live=False, heartbeat=0.2)
+    assert result.balls[0].last is not None and result.balls[0].last.outcome == 1
+    lines = out.getvalue().splitlines()
+    log = _receipts(diamond)[0].log
+    assert any(f"building; log {log}" in ln for ln in lines), lines  # at the round's start
+    beats = [ln for ln in lines if "building for" in ln]
+    assert len(beats) >= 4, lines  # at least one every 0.2 s of a 1.3 s build
+    assert any(re.search(r"building for 0\.\d s: reading the handoff$", ln) for ln in beats)
+    assert any(re.search(r"building for 1\.\d s: running the proof$", ln) for ln in beats)
+    assert (worktree_of(diamond, "A") / "src/a.py").exists()
