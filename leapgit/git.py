@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from leapgit.errors import LeapError, UsageError
 from leapgit.records.types import ABSENT
@@ -82,8 +82,7 @@ def out(args: Sequence[str], cwd: Path | str) -> str:
     return run(args, cwd).stdout.decode().strip()
 
 
-@dataclass(frozen=True)
-class RepoPaths:
+class RepoPaths(NamedTuple):
     """Where a repository lives: its work tree (None when bare) and its git dirs."""
 
     top: Path | None

@@ -56,8 +56,19 @@ def test_status_imports_only_what_status_needs(repo: Path) -> None:
     names, proc = imported("status", cwd=repo)
     assert proc.returncode == 0 and "wave 0" in proc.stdout, proc.stderr[-2000:]
     for package in ("httpx", "importlib.metadata", "dulwich.porcelain", "leapgit.tribunal",
-                    "leapgit.worktrees.throw", "leapgit.scoring.merge", "leapgit.hookimpl"):
+                    "leapgit.worktrees.throw", "leapgit.scoring.merge", "leapgit.hookimpl",
+                    # the schemas are found by path (records.schema.schema_text)
+                    "importlib.resources", "tempfile", "zipfile", "bz2", "lzma"):
         assert not under(names, package), f"leap status imports {sorted(under(names, package))}"
+    # issue 13 (7): once the records were read, the record cache answers for them; and for a
+    # slice never thrown nor merged no scoring record, pass rule or signature policy is built
+    warm, again = imported("status", cwd=repo)
+    assert again.returncode == 0 and again.stdout == proc.stdout, again.stderr[-2000:]
+    for package in ("ruamel", "fastjsonschema", "decimal", "leapgit.records.tribunal_config",
+                    "leapgit.records.scoring", "leapgit.rules.passes", "leapgit.signing",
+                    "leapgit.rules.signing_history", "leapgit.audit.signatures",
+                    "dulwich.walk", "dulwich.diff_tree", "dulwich.repo"):
+        assert not under(warm, package), f"leap status imports {sorted(under(warm, package))}"
 
 
 def listing(group: click.Group, width: int) -> str:

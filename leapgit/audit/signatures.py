@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from leapgit.rules.signing_history import added_records
-
 if TYPE_CHECKING:
     from leapgit.audit.graph import Graph
     from leapgit.audit.replay import Judged
@@ -163,28 +161,3 @@ def _span(seconds: int) -> str:
     if seconds >= 7200:
         return f"{seconds // 3600} h"
     return f"{seconds // 60} min" if seconds >= 120 else f"{seconds} s"
-
-
-@dataclass(frozen=True)
-class Presence:
-    """Which ledger commits carry a signature at all (no crypto: for `leap status`)."""
-
-    commits: int
-    unsigned_records: tuple[str, ...]
-    unsigned_commits: int
-
-
-def signature_presence(repo: GitRepo, ledger_ref: str) -> Presence:
-    from dulwich.walk import Walker
-
-    tip = _tip(repo, ledger_ref)
-    commits, unsigned = 0, 0
-    paths: list[str] = []
-    if tip is not None:
-        for entry in Walker(repo.object_store, [tip.encode()]):  # type: ignore[list-item]
-            commits += 1
-            if not entry.commit.gpgsig:
-                unsigned += 1
-                paths.extend(p for p, _ in added_records(repo.object_store, entry.commit,
-                                                          lambda _d, _p: None))
-    return Presence(commits, tuple(sorted(paths)), unsigned)

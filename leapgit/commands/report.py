@@ -8,7 +8,7 @@ from leapgit.records import trailers as tr
 from leapgit.records.types import OUTCOME_NAMES
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
-    from leapgit.audit.signatures import Presence
+    from leapgit.audit.presence import Presence
     from leapgit.commands.audit_signatures import SignatureAudit
     from leapgit.commands.init import InitResult
     from leapgit.commands.log import LogEntry

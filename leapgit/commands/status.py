@@ -3,9 +3,8 @@ merged ball a spine commit outside an integration reopened (L8) before a merge r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from leapgit.ledger import query
 from leapgit.ledger.workspace import open_workspace
@@ -15,17 +14,18 @@ from leapgit.scoring import reopen
 from leapgit.scoring.reopen import SpineHit
 
 if TYPE_CHECKING:
-    from leapgit.audit.signatures import Presence
+    from leapgit.audit.presence import Presence
 
 
-@dataclass(frozen=True)
-class SliceStatus:
+# NamedTuples, as records.types: a frozen dataclass compiles its methods as it is defined
+# (~0.5 ms a class, paid on every `leap status`, issue 13 item 7)
+class SliceStatus(NamedTuple):
     record: SliceRecord
     balls: tuple[query.BallState, ...]
     depends: dict[str, tuple[str, ...]]
-    standing: dict[str, BallStanding] = field(default_factory=dict)
+    standing: dict[str, BallStanding]
     # L8: merged balls a spine commit outside an integration changed, not yet recorded
-    reopens: dict[str, SpineHit] = field(default_factory=dict)
+    reopens: dict[str, SpineHit]
 
     def to_json(self, round_limit: int) -> dict[str, Any]:
         return {
@@ -75,8 +75,7 @@ class SliceStatus:
         return out
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     ledger_ref: str
     ledger_commit: str | None
     round_limit: int
@@ -95,8 +94,10 @@ class Status:
 
 
 def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
-    ws = open_workspace(start)
-    with ws.ledger() as ledger:
+    # records parsed and validated once are read back from the record cache (the hook's):
+    # a warm run loads no YAML parser and no schema validator (~30 ms of start-up)
+    ws = open_workspace(start, cache=True)
+    with ws.ledger(cache_records=True) as ledger:
         view = ledger.require()
         ids = [slice_id] if slice_id else query.slice_ids(view)
         out = []
@@ -106,14 +107,14 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
             out.append(SliceStatus(rec, balls, depends,
-                                   assess(view, rec, ws.config.round_cap)))
+                                   assess(view, rec, ws.config.round_cap), {}))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen
         for hit in reopen.spine_hits(ws.paths.root, ws.config.spine, watched):
             found = next(s for s in out if s.record.slice == hit.passed.slice)
             found.reopens[hit.passed.ball] = hit
-        from leapgit.audit.signatures import signature_presence
+        from leapgit.audit.presence import signature_presence
 
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)

@@ -80,9 +80,11 @@ def next_number(view: LedgerView, folder: str) -> int:
 def merge_records(view: LedgerView, slice_id: str) -> list[MergeRecord]:
     """The slice's merge records in number order: ``merge.yaml`` (1), then every re-merge
     after a reopen (``merges/<n>.yaml``, L8)."""
+    numbers = [1, *(n for n in _numbers(view, f"{layout.slice_dir(slice_id)}/merges") if n > 1)]
+    if numbers == [1] and not view.exists(layout.merge_path(slice_id, 1)):
+        return []  # never merged: nothing to build (`leap status` imports no scoring record)
     from leapgit.records.scoring import MergeRecord
 
-    numbers = [1, *(n for n in _numbers(view, f"{layout.slice_dir(slice_id)}/merges") if n > 1)]
     out = []
     for n in numbers:
         rec = view.record(layout.merge_path(slice_id, n), MergeRecord)

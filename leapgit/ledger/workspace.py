@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from leapgit.git import RepoPaths, discover
 from leapgit.ledger.store import Ledger
@@ -11,13 +11,13 @@ from leapgit.records.config import CONFIG_PATH, load_config
 from leapgit.records.types import Config
 
 
-@dataclass(frozen=True)
-class Workspace:
+class Workspace(NamedTuple):
     paths: RepoPaths
     config: Config
 
-    def ledger(self) -> Ledger:
-        return Ledger(self.paths.common_dir, self.config.ledger_ref)
+    def ledger(self, cache_records: bool = False) -> Ledger:
+        return Ledger(self.paths.common_dir, self.config.ledger_ref,
+                      cache_records=cache_records)
 
     @property
     def main_top(self) -> Path | None:
@@ -31,7 +31,9 @@ def main_top(paths: RepoPaths) -> Path | None:
     return paths.top if paths.top is not None and paths.git_dir == paths.common_dir else None
 
 
-def open_workspace(start: Path | str = ".") -> Workspace:
+def open_workspace(start: Path | str = ".", cache: bool = False) -> Workspace:
+    """``cache``: read the config through the record cache, as the hooks do (bytes found
+    valid once are not parsed or checked again)."""
     paths = discover(start)
     top = paths.top
     main = main_top(paths)
@@ -39,4 +41,9 @@ def open_workspace(start: Path | str = ".") -> Workspace:
     # the user's checkout holds the config every worktree of the repository obeys.
     if main is not None and (top is None or not (top / CONFIG_PATH).exists()):
         top = main
-    return Workspace(paths=paths, config=load_config(top))
+    records = None
+    if cache:
+        from leapgit.records.cache import RecordCache
+
+        records = RecordCache(paths.common_dir, "config")
+    return Workspace(paths=paths, config=load_config(top, records))

@@ -35,7 +35,7 @@ def schemas_stamp(where: str | None = None) -> str:
     if where is None:
         global _stamp
         if _stamp is None:
-            found = _schemas_dir()
+            found = schemas_dir()
             _stamp = schemas_stamp(found) if found else "unknown"
         return _stamp
     parts = []
@@ -49,9 +49,10 @@ def schemas_stamp(where: str | None = None) -> str:
     return hashlib.sha1("\n".join(parts).encode(), usedforsecurity=False).hexdigest()[:12]
 
 
-def _schemas_dir() -> str | None:
+def schemas_dir() -> str | None:
     """Where the schema files are: in the package when installed, beside it when it is an
-    editable checkout (``schemas/`` is shipped as ``leapgit._schemas``)."""
+    editable checkout (``schemas/`` is shipped as ``leapgit._schemas``); what
+    ``schema.schema_text`` reads, so the stamp names the files that validated."""
     import leapgit
 
     package = os.path.dirname(os.path.abspath(leapgit.__file__))

@@ -77,11 +77,11 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
     """(passed, refused, held): what ``leap score`` made of the ball. A score of this
     episode's last round refuses it with a -1; with a 0 it holds it once that round was the
     last the limit allows (before that, the builder goes on with its next round)."""
+    if episode is None:  # a ball never thrown: `leap status` imports no pass rule for it
+        return False, False, False
     from leapgit.ledger.history import graded_last
     from leapgit.rules.passes import current_pass
 
-    if episode is None:
-        return False, False, False
     if current_pass(view, slice_id, ball) is not None:
         return True, False, False
     last = graded_last(view, slice_id, ball, episode.throw.episode, len(episode.receipts))

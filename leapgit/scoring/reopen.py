@@ -8,24 +8,28 @@ the server's pre-receive refuses the spine commit itself."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from leapgit import git
 from leapgit.ledger import history, layout
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
-from leapgit.records.scoring import ReopenRecord, ScoreRecord
 from leapgit.records.types import Config, SliceRecord
 from leapgit.timeutil import now_iso
+
+if TYPE_CHECKING:  # imported where built: `leap status` reads no scoring record of an
+    # unmerged slice, and records.scoring's frozen dataclasses cost it ~6 ms to define
+    from leapgit.records.scoring import ReopenRecord, ScoreRecord
 
 Where = Literal["ball-branch", "spine"]
 
 
 def write_reopen(ledger: Ledger, rec: ScoreRecord, found: str | None, where: Where,
                  commit: str | None, reason: str) -> ReopenRecord:
+    from leapgit.records.scoring import ReopenRecord
+
     view = ledger.require()
     folder = f"{layout.ball_dir(rec.slice, rec.ball)}/reopens"
     number = history.next_number(view, folder)
@@ -52,8 +56,7 @@ def reopen_if_moved(ledger: Ledger, slice_id: str, ball_id: str, tree: str,
                         f"{rec.candidate[:12]} (a byte change)")
 
 
-@dataclass(frozen=True)
-class Watched:
+class Watched(NamedTuple):
     """A merged ball whose standing pass landed: its bytes on the spine since ``since`` (the
     slice's latest merge tip) must stay the candidate's."""
 
@@ -65,8 +68,7 @@ class Watched:
         return {t.path for t in self.passed.touched}
 
 
-@dataclass(frozen=True)
-class SpineHit:
+class SpineHit(NamedTuple):
     """A spine commit outside an integration that changes files of a merged ball (L8): a
     reopen, whether or not the ledger records it yet."""
 
@@ -81,11 +83,11 @@ class SpineHit:
 
 def watched(view: LedgerView, rec: SliceRecord) -> list[Watched]:
     """The balls of ``rec`` whose standing pass is on the spine (none when unmerged)."""
-    from leapgit.rules.passes import standing_pass
-
     records = history.merge_records(view, rec.slice)
     if not records:
         return []
+    from leapgit.rules.passes import standing_pass
+
     landed = history.merged_scores(records)
     out = []
     for ball in rec.balls:

@@ -26,9 +26,9 @@ from tests.benchmarks.common import arguments, git, median_ms, report
 BIN = Path(sys.executable).parent
 DRAFT = ("slice: s1\nspine: integrator\nballs:\n"
          "  - {id: b0, goal: g, spec: s, scope: [src/a.py], proof: 'true', "
-         "rollback: restore-scope}\n"
+         "tests: 'true', rollback: restore-scope}\n"
          "  - {id: b1, goal: g, spec: s, scope: [src/b.py], proof: 'true', "
-         "rollback: restore-scope}\n")
+         "tests: 'true', rollback: restore-scope}\n")
 
 
 def _repo(root: Path, env: dict[str, str]) -> Path:

@@ -1,0 +1,48 @@
+"""Which ledger commits carry a signature at all (no crypto: for `leap status`).
+
+Kept apart from ``audit.signatures``: presence needs no policy, no verification and no
+history replay, and `leap status` imports it on every run (the signature modules it no
+longer loads, ``signing.policy`` and ``rules.signing_history`` with ``dulwich.walk``, cost
+it ~14 ms of start-up under load, issue 13 item 7)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from leapgit.gitobj import oid, refname
+from leapgit.ledger.added import added_files
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit
+
+    from leapgit.gitobj import GitRepo
+
+
+class Presence(NamedTuple):
+    commits: int
+    unsigned_records: tuple[str, ...]
+    unsigned_commits: int
+
+
+def signature_presence(repo: GitRepo, ledger_ref: str) -> Presence:
+    """Every commit the ledger ref reaches, counted once; the records each unsigned one
+    added to its first parent's tree."""
+    try:
+        tip: bytes | None = repo.refs[refname(ledger_ref)]
+    except KeyError:
+        tip = None
+    commits, unsigned = 0, 0
+    paths: list[str] = []
+    todo, seen = ([tip] if tip is not None else []), set()
+    while todo:
+        sha = todo.pop()
+        if sha in seen:
+            continue
+        seen.add(sha)
+        commit: Commit = repo.object_store[oid(sha)]  # type: ignore[assignment]
+        commits += 1
+        if not commit.gpgsig:
+            unsigned += 1
+            paths.extend(p for p, _ in added_files(repo.object_store, commit))
+        todo.extend(commit.parents)
+    return Presence(commits, tuple(sorted(paths)), unsigned)
