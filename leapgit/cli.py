@@ -257,13 +257,25 @@ def _throw() -> click.Command:
     return throw_cmd
 
 
-@lazy("ball", "Check a ball's file map, or give a stuck ball a repaired spec.")
+@lazy("ball", "Check a ball's file map, print its base, or give a stuck ball a repaired "
+              "spec.")
 def _ball() -> click.Command:
     from pathlib import Path
 
     @click.group("ball")
     def ball_group() -> None:
-        """Check a ball's file map, or give a stuck ball a repaired spec."""
+        """Check a ball's file map, print its base, or give a stuck ball a repaired spec."""
+
+    @ball_group.command("base")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.argument("ball_id", metavar="BALL")
+    def ball_base_cmd(slice_id: str, ball_id: str) -> None:
+        """L5: print the commit the ball's red is built on (first line), and name it
+        refs/leap/bases/SLICE/BALL; a dependent ball's is its stack base, which holds its
+        dependencies' passed candidates (exit 3 until they passed)."""
+        from leapgit.commands.ball import base, base_lines
+
+        _emit(base_lines(slice_id, ball_id, base(slice_id, ball_id)))
 
     @ball_group.command("check")
     @click.argument("slice_id", metavar="SLICE")

@@ -1,4 +1,5 @@
-"""`leap ball check SLICE BALL` (L2) and `leap ball respec SLICE BALL FILE` (L3)."""
+"""`leap ball check SLICE BALL` (L2), `leap ball base SLICE BALL` (L5) and
+`leap ball respec SLICE BALL FILE` (L3)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,25 @@ from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.check import CheckResult, check_ball
 from leapgit.worktrees.respec import Respecced
 from leapgit.worktrees.respec import respec as respec_ball
+from leapgit.worktrees.stack import BASE_REF, BallBase, ball_base
+
+
+def base(slice_id: str, ball_id: str, start: Path | str = ".") -> BallBase:
+    """L5: the commit the ball's red is built on (a dependent ball's stack base), named by
+    ``refs/leap/bases/<slice>/<ball>``."""
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        return ball_base(ws.paths.root, ledger.require(), slice_id, ball_id)
+
+
+def base_lines(slice_id: str, ball_id: str, found: BallBase) -> list[str]:
+    ref = BASE_REF.format(slice=slice_id, ball=ball_id)
+    out = [found.commit, f"  {slice_id}/{ball_id} builds on {found.source}"]
+    out += [f"  + {e.ball}: score {e.score}, candidate {e.candidate[:12]} (commit "
+            f"{e.commit[:12]})" for e in found.stack]
+    out.append(f"  ref {ref}: build the red on it (`git worktree add PATH {ref}`), commit "
+               f"the failing test, then `leap red {slice_id} {ball_id} COMMIT`")
+    return out
 
 
 def check(slice_id: str, ball_id: str, start: Path | str = ".") -> CheckResult:

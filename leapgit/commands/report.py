@@ -98,23 +98,27 @@ def status_lines(s: Status) -> list[str]:
                 if hit is not None:
                     out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
                                f"(`leap merge {rec.slice}` records it)")
-                out.extend(_throw_detail(sl.standing.get(b.ball)))
+                out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice))
     out.extend(signed)
     return out
 
 
-def _throw_detail(s: BallStanding | None) -> list[str]:
+def _throw_detail(s: BallStanding | None, slice_id: str) -> list[str]:
     """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint."""
     if s is None:
         return []
     pad = " " * 6
+    if s.verdict == "ready" and s.depends_on:  # L5: its red builds on its dependencies' code
+        return [f"{pad}ready to throw (L5); its red is built on its stack base: "
+                f"`leap ball base {slice_id} {s.ball}`"]
     if s.verdict in ("blocked", "held", "waiting", "ready"):
         return [f"{pad}{s.why() if s.verdict != 'ready' else 'ready to throw (L5)'}"]
     ep = s.episode
     if ep is None:
         return []
     t = ep.throw
-    out = [f"{pad}{t.branch} at {t.worktree} (base {t.base[:12]}, spec v{t.spec_version})"]
+    based = "stack base" if t.stack else "base"  # L5: on its dependencies' candidates
+    out = [f"{pad}{t.branch} at {t.worktree} ({based} {t.base[:12]}, spec v{t.spec_version})"]
     if ep.receipts:
         r = ep.receipts[-1]
         word = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1 else "")
@@ -163,6 +167,10 @@ def throw_lines(r: ThrowResult) -> list[str]:
         out.append(f"  {rec.ball:<{width}}  wave {rec.wave}  episode {rec.episode}  "
                    f"spec v{rec.spec_version}  {rec.branch}  ({how})")
         out.append(f"  {'':<{width}}  {rec.worktree}")
+        if rec.stack:  # L5: built on its dependencies' passed candidates
+            on = ", ".join(f"{e.ball} (score {e.score}, candidate {e.candidate[:12]})"
+                           for e in rec.stack)
+            out.append(f"  {'':<{width}}  stack base {rec.base[:12]}: the slice's base + {on}")
     for s in r.skipped:
         out.append(f"  not thrown: {s.ball}: {s.error.lines()[0]}")
     if r.ledger_commit:

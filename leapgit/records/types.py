@@ -172,8 +172,27 @@ class BallRecord(NamedTuple):
         )
 
 
+class StackEntry(NamedTuple):
+    """One passed dependency under a stacked base (L5): the pass record (score number) and
+    the candidate it contributed, a parent of the base."""
+
+    ball: str
+    score: int
+    candidate: str  # the candidate tree
+    commit: str  # the candidate commit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ball": self.ball, "score": self.score, "candidate": self.candidate,
+                "commit": self.commit}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> StackEntry:
+        return cls(raw["ball"], raw["score"], raw["candidate"], raw["commit"])
+
+
 class ThrowRecord(NamedTuple):
-    """One throw of a ball: an episode's base and branch (L5)."""
+    """One throw of a ball: an episode's base and branch (L5). A dependent ball's base is a
+    stack: the slice's base with each dependency's passed candidate merged in (``stack``)."""
 
     slice: str
     ball: str
@@ -185,6 +204,7 @@ class ThrowRecord(NamedTuple):
     worktree: str | None = None
     wave: int | None = None
     resumed_from: int | None = None
+    stack: tuple[StackEntry, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -196,6 +216,8 @@ class ThrowRecord(NamedTuple):
             out["wave"] = self.wave
         if self.resumed_from is not None:
             out["resumed_from"] = self.resumed_from
+        if self.stack:
+            out["stack"] = [e.to_dict() for e in self.stack]
         out["thrown_at"] = self.thrown_at
         return out
 
@@ -206,6 +228,7 @@ class ThrowRecord(NamedTuple):
             spec_version=raw["spec_version"], base=raw["base"], branch=raw["branch"],
             thrown_at=raw["thrown_at"], worktree=raw.get("worktree"), wave=raw.get("wave"),
             resumed_from=raw.get("resumed_from"),
+            stack=tuple(StackEntry.from_dict(e) for e in raw.get("stack", ())),
         )
 
 
@@ -330,6 +353,7 @@ class Config(NamedTuple):
     round_limit: int = 4
     ball_branch_prefix: str = "leap/ball"
     worktree_root: str | None = None
+    worktree_setup: str | None = None  # run in each fresh worktree before anything else
     builder_command: str | None = None
     builder_timeout: float = 1800.0
     builder_identity: str | None = None
@@ -346,6 +370,7 @@ class Config(NamedTuple):
             round_limit=raw.get("round_limit", 4),
             ball_branch_prefix=raw.get("ball_branch_prefix", "leap/ball"),
             worktree_root=(raw.get("worktrees") or {}).get("root"),
+            worktree_setup=(raw.get("worktrees") or {}).get("setup"),
             builder_command=builder.get("command"),
             builder_timeout=builder.get("timeout", 1800.0),
             builder_identity=builder.get("identity"),

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
 
     from leapgit.ledger.store import LedgerView
     from leapgit.records.scoring import RedRecord
-    from leapgit.records.types import BallRecord, Config, Receipt
+    from leapgit.records.types import BallRecord, Config, Receipt, ThrowRecord
     from leapgit.rules.context import PushContext, RefUpdate
     from leapgit.rules.objects import Objects
 
@@ -41,6 +41,7 @@ def ball_of_ref(config: Config, ref: str) -> tuple[str, str] | None:
 class Base(NamedTuple):
     commit: str
     source: str  # where the base came from, for messages
+    thrown: ThrowRecord | None = None  # the throw that recorded it
 
 
 def recorded_base(view: LedgerView, slice_id: str, ball_id: str) -> Base:
@@ -50,7 +51,8 @@ def recorded_base(view: LedgerView, slice_id: str, ball_id: str) -> Base:
     for episode in reversed(query.episodes(view, slice_id, ball_id)):
         thrown = query.throw(view, slice_id, ball_id, episode)
         if thrown is not None:
-            return Base(thrown.base, f"the base of throw episode {episode}")
+            what = "stack base" if thrown.stack else "base"
+            return Base(thrown.base, f"the {what} of throw episode {episode}", thrown)
     rec = query.load_slice(view, slice_id)
     return Base(rec.base, "the slice's base (no throw recorded yet)")
 
@@ -147,11 +149,14 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
         return [Refusal("L4", upd.ref, upd.new, None, f"no ball {slice_id}/{ball_id} in the "
                         f"ledger ({exc.lines()[0]})", "push the ledger (`leap sync`) with or "
                         "before the ball branch")]
-    if not base.source.startswith("the base of throw"):
+    if base.thrown is None:
         ctx.note(f"{upd.ref}: checked against {base.source}")
     if not ctx.objects.has(base.commit) or not ctx.objects.is_ancestor(base.commit, upd.new):
         return [Refusal("L5", upd.ref, upd.new, None, f"does not descend from {base.source}, "
                         f"{base.commit[:12]}", f"rebuild the ball on {base.commit[:12]}")]
+    forged = check_stack(ctx.objects, view, upd.ref, upd.new, ball, base)
+    if forged:
+        return forged
     forced = _force_push(ctx, upd, base)
     if forced is not None:
         return [forced]
@@ -160,6 +165,23 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new,
                          reds(view, slice_id, ball_id), ctx.config.round_cap,
                          recorded_rounds(view, slice_id, ball_id))
+
+
+def check_stack(objects: Objects, view: LedgerView, ref: str, sha: str, ball: BallRecord,
+                base: Base) -> list[Refusal]:
+    """L5: a ball built on a recorded stack base builds on its dependencies' passed
+    candidates and nothing else (``rules.stack``); a forged stack is refused."""
+    if base.thrown is None or not base.thrown.stack:
+        return []
+    from leapgit.ledger import query
+    from leapgit.rules.stack import stack_problems
+
+    slice_base = query.load_slice(view, ball.slice).base
+    return [Refusal("L5", ref, sha, None, f"{base.source} {base.commit[:12]} is no stack of "
+                    f"the passed candidates of its dependencies: {why}", "throw the ball with "
+                    "`leap throw`, which builds its stack base from the ledger's passes")
+            for why in stack_problems(objects, view, slice_base, ball, base.commit,
+                                      base.thrown.stack)]
 
 
 def round_commits(objects: Objects, reds: Sequence[RedRecord], base: str, head: str

@@ -122,7 +122,8 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
         return [Refusal(rule, ref, sha, None, f"{exc.problems[0].message} (candidate tree "
                         f"{candidate[:12]})", "score the ball to a full pass first; a "
                         "trailer is not a record")]
-    history = _candidate_history(ctx, ref, sha, candidate_commit, passed.base, ball)
+    history = _candidate_history(ctx, ref, sha, candidate_commit, passed.base, ball,
+                                 passed.episode)
     if history:
         return history
     first = ctx.objects.commit(commit.parents[0].decode())
@@ -149,18 +150,26 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
 
 
 def _candidate_history(ctx: PushContext, ref: str, sha: str, candidate: Commit, base: str,
-                       ball: BallRecord) -> list[Refusal]:
+                       ball: BallRecord, episode: int) -> list[Refusal]:
     """L6, T7.1, L9: the candidate's own history (base..candidate) obeys every ball-branch
     rule, the same check its branch's push gets: a spine push cannot carry a fifth round,
-    an edited red test or a merge that no ball branch would have taken."""
+    an edited red test or a merge that no ball branch would have taken; L5: a stacked base
+    is a true stack of its dependencies' passed candidates."""
+    from leapgit.ledger import query
     from leapgit.ledger.history import reds
-    from leapgit.rules.balls import check_history, recorded_rounds
+    from leapgit.rules.balls import Base, check_history, check_stack, recorded_rounds
 
     head = candidate.id.decode()
     if not ctx.objects.has(base) or not ctx.objects.is_ancestor(base, head):
         return [Refusal("L5", ref, sha, None, f"the candidate {head[:12]} does not descend "
                         f"from its recorded base {base[:12]}", "merge the scored candidate")]
     view = ctx.ledger_view()
+    thrown = query.throw(view, ball.slice, ball.ball, episode)
+    if thrown is not None and thrown.base == base:
+        forged = check_stack(ctx.objects, view, ref, sha, ball,
+                             Base(base, f"the stack base of throw episode {episode}", thrown))
+        if forged:
+            return forged
     found = check_history(ctx.objects, ref, ball, base, head,
                           reds(view, ball.slice, ball.ball), ctx.config.round_cap,
                           recorded_rounds(view, ball.slice, ball.ball), each_commit=False)

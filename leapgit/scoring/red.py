@@ -30,10 +30,12 @@ class RedResult:
     ledger_commit: str
 
 
-def _base(view: LedgerView, slice_id: str, ball_id: str) -> str:
-    from leapgit.rules.balls import recorded_base
+def _base(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
+    """L5: the base the red adds to: a dependent ball's is its stack base, which holds its
+    dependencies' passed candidates (`leap ball base` names it; a hold until they pass)."""
+    from leapgit.worktrees.stack import ball_base
 
-    return recorded_base(view, slice_id, ball_id).commit
+    return ball_base(ws.paths.root, view, slice_id, ball_id).commit
 
 
 def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
@@ -47,7 +49,7 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         commit = git.rev_parse(rev, root)
         if commit is None:
             raise UsageError(f"no commit {rev!r}", field="COMMIT")
-        base = _base(view, slice_id, ball_id)
+        base = _base(ws, view, slice_id, ball_id)
         if any(query.receipts(view, slice_id, ball_id, e)
                for e in query.episodes(view, slice_id, ball_id)):
             raise RuleViolation(f"{slice_id}/{ball_id} already has rounds: red comes first, "
@@ -56,7 +58,8 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         if not is_ancestor(root, base, commit) or commit == base:
             raise RuleViolation(f"red commit {commit[:12]} does not add to the ball's base "
                                 f"{base[:12]}", field="COMMIT", rule=RULE,
-                                hint="commit the failing test on top of the ball's base")
+                                hint="commit the failing test on top of the ball's base "
+                                f"(`leap ball base {slice_id} {ball_id}` names it)")
         tests = changed_files(root, base, commit)
         outside = out_of_scope(tests, ball)
         if outside:

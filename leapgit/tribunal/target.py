@@ -27,12 +27,19 @@ class Target:
 
 
 def ball_base(view: LedgerView, slice_id: str, ball_id: str) -> str:
-    """The commit a ball was thrown from. Today: the slice's base (a later issue may record a
-    per-throw base; this is the one place to change)."""
+    """The commit a ball was thrown from: its latest throw's base (L5: a dependent ball's
+    stack base holds its dependencies' candidates, which are not its change); the slice's
+    base before a throw."""
+    from leapgit.ledger import query
+
     record = load_slice(view, slice_id)
     if ball_id not in record.balls:
         raise UsageError(f"slice {slice_id!r} has no ball {ball_id!r} "
                          f"(balls: {', '.join(record.balls)})", field="--ball")
+    for episode in reversed(query.episodes(view, slice_id, ball_id)):
+        thrown = query.throw(view, slice_id, ball_id, episode)
+        if thrown is not None:
+            return thrown.base
     return record.base
 
 

@@ -1,5 +1,7 @@
-"""Throw ready balls (L5): one isolated worktree per ball on its own branch, all from one base
-(the spine tip, which holds the merged dependencies), and one throw record per ball.
+"""Throw ready balls (L5): one isolated worktree per ball on its own branch and one throw
+record per ball. A ball with no dependencies is thrown from the spine's tip; a ball whose
+dependencies passed, from its stack base: the slice's base with each dependency's passed
+candidate merged in (``worktrees.stack``), named in its throw record.
 
 Worktrees are created first and the throw records are written after, in one ledger commit;
 if anything fails on the way, the worktrees this call created are removed again, so a
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit import git
@@ -21,7 +23,7 @@ from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
-from leapgit.records.types import BallRecord, ThrowRecord
+from leapgit.records.types import BallRecord, SliceRecord, StackEntry, ThrowRecord
 from leapgit.rules.episodes import score_hint, unscored_claim
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
@@ -59,6 +61,7 @@ class _Plan:
     base: str
     resumed_from: int | None
     fresh: bool  # a new branch from the base (False: continue the existing ball branch)
+    stack: tuple[StackEntry, ...] = ()  # L5: the passed dependencies the base holds
 
 
 def spine_tip(ws: Workspace) -> str:
@@ -98,7 +101,7 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
         return _Plan(s, number + 1, base, number, True)
     if s.own == "hold" and (resume or respecced):
         # L6: a fresh episode from the checkpoint, with a new round budget; never round five.
-        return _Plan(s, number + 1, ep.throw.base, number, False)
+        return _Plan(s, number + 1, ep.throw.base, number, False, ep.throw.stack)
     if s.own == "hold":
         how = "with a checkpoint" if ep.checkpoint is not None else "(its last round scored 0)"
         raise Hold(f"{slice_id}/{s.ball} ended episode {number} at 0 {how}",
@@ -118,6 +121,18 @@ def _scope_changed(view: LedgerView, slice_id: str, s: BallStanding) -> bool:
         return False
     thrown = query.load_ball_version(view, slice_id, s.ball, s.episode.throw.spec_version)
     return set(thrown.paths) != set(query.load_ball(view, slice_id, s.ball).paths)
+
+
+def _stacked(ws: Workspace, view: LedgerView, rec: SliceRecord, plan: _Plan) -> _Plan:
+    """L5: a fresh branch of a dependent ball starts from its stack base, which holds its
+    dependencies' passed candidates (a resumed episode keeps its throw's base)."""
+    if not plan.fresh or not plan.standing.depends_on:
+        return plan
+    from leapgit.worktrees.stack import stack_base
+
+    found = stack_base(ws.paths.root, view, rec,
+                       query.load_ball(view, rec.slice, plan.standing.ball))
+    return replace(plan, base=found.commit, stack=found.stack)
 
 
 def _worst(errors: list[LeapError]) -> LeapError:
@@ -141,7 +156,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             raise UsageError(f"slice {slice_id!r} has no ball {unknown[0]!r} "
                              f"(balls: {', '.join(rec.balls)})")
         standing = assess(view, rec, ws.config.round_cap)
-        base = spine_tip(ws)  # L5: one base for every ball of this throw
+        base = spine_tip(ws)  # L5: the base of every ball of this throw without dependencies
         plans: list[_Plan] = []
         carried: list[Thrown] = []
         skipped: list[Skipped] = []
@@ -157,8 +172,8 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
                     skipped.append(Skipped(ball, exc))
                 continue
             try:
-                plans.append(_decide(s, slice_id, base, resume,
-                                     _scope_changed(view, slice_id, s), score))
+                plans.append(_stacked(ws, view, rec, _decide(
+                    s, slice_id, base, resume, _scope_changed(view, slice_id, s), score)))
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
         if balls and skipped:
@@ -240,6 +255,7 @@ def _place_and_record(
                 spec_version=ball.spec_version, base=plan.base,
                 branch=ws.config.ball_branch(slice_id, ball.ball), thrown_at=at,
                 worktree=str(path), wave=plan.standing.wave, resumed_from=plan.resumed_from,
+                stack=plan.stack,
             )
             thrown.append(Thrown(record, ball, made))
         files = {layout.throw_path(slice_id, t.record.ball, t.record.episode):

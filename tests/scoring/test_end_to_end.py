@@ -34,12 +34,16 @@ def landed(isolated: Path, served: Served, scripted_url: str) -> Iterator[Projec
     p = build_project(base, daemon, url)
     passing = ("tests/test_cli.py", "import unittest\n\n\nclass T(unittest.TestCase):\n"
                "    def test_nothing(self):\n        pass\n")
-    p.steps = {"red cli passing": p.red("cli", test=passing)}  # type: ignore[attr-defined]
+    p.steps = {}  # type: ignore[attr-defined]
+    # L5: a dependent ball's red is built on its stack base, once its dependency passed
     for name, args in [("red ops", ("red", "ops")), ("throw 1", ()), ("score ops", ()),
+                       ("red cli passing", ("red", "cli")),
                        ("red fmt", ("red", "fmt")), ("red cli", ("red", "cli")),
                        ("throw 2", ()), ("score fmt", ()), ("score cli", ()),
                        ("merge", ())]:
-        if name.startswith("red"):
+        if name == "red cli passing":
+            res = p.red("cli", test=passing)
+        elif name.startswith("red"):
             res = p.red(args[1])
         elif name.startswith("throw"):
             res = p.leap("throw", SLICE, "--run")

@@ -132,8 +132,15 @@ class Project:
     def red(self, ball: str, slice_id: str = SLICE, test: tuple[str, str] | None = None
             ) -> Result:
         path, text = test or RED_TESTS[ball]
-        sha = commit_files(self.work, self.base, {path: text}, f"red: {ball}")
+        sha = commit_files(self.work, self.red_base(ball, slice_id), {path: text},
+                           f"red: {ball}")
         return self.leap("red", slice_id, ball, sha)
+
+    def red_base(self, ball: str, slice_id: str = SLICE) -> str:
+        """The commit the ball's red is built on, as `leap ball base` names it (L5: a
+        dependent ball's stack base); the slice's base when it names none yet."""
+        res = self.leap("ball", "base", slice_id, ball)
+        return res.out.split()[0] if res.code == 0 else self.base
 
 
 def config(juror_url: str, builder: str, tests_timeout: float = 60) -> bytes:

@@ -79,12 +79,15 @@ def builder(tmp_path: Path) -> Callable[[str], str]:
 
 def mark_passed(repo: Path, ball: str, slice_id: str = "dia") -> RoundRecorded:
     """A claimed round and the pass record `leap score` would write for it: what lets
-    descendants go (L5, L7)."""
-    from tests.support import write_pass
+    descendants go (L5, L7). Its candidate is the ball branch's tip, when the ball was
+    thrown: a dependent ball's stack base is built on it (issue 14)."""
+    from tests.support import ref, write_pass
 
+    tip = ref(repo, f"refs/heads/leap/ball/{slice_id}/{ball}")
     with Ledger(repo / ".git") as ledger:
         done = record_round(ledger, slice_id, ball, outcome=1, evidence="built in a test",
-                            round_cap=4, recorded_by="test")
+                            round_cap=4, recorded_by="test", commit=tip,
+                            candidate=ref(repo, f"{tip}^{{tree}}") if tip else None)
         fake = "0" * 40
         write_pass(ledger, slice_id, ball, done.receipt.candidate or fake,
                    done.receipt.commit or fake, fake, episode=done.receipt.episode,

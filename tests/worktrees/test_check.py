@@ -22,17 +22,17 @@ def test_clean_map_is_ok(diamond: Path) -> None:
 
 
 def test_stale_map_names_file_expected_and_actual(diamond: Path) -> None:
-    stamped = _blob(diamond, "HEAD:src/b.py")
-    leap("throw", "dia", cwd=diamond)
-    mark_passed(diamond, "A")
-    write_files(diamond, {"src/b.py": "B = 'changed after the cut'\n"})
-    commit_all(diamond, "someone edits b.py on the spine")
-    actual = _blob(diamond, "HEAD:src/b.py")
-    assert leap("throw", "dia", "--ball", "B", cwd=diamond).code == 0
-    r = leap("ball", "check", "dia", "B", cwd=diamond)
+    # A, with no dependency, is thrown from the spine's tip (a dependent ball builds on its
+    # stack base, the slice's base with its dependencies' candidates: issue 14, L5)
+    stamped = _blob(diamond, "HEAD:src/a.py")
+    write_files(diamond, {"src/a.py": "A = 'changed after the cut'\n"})
+    commit_all(diamond, "someone edits a.py on the spine")
+    actual = _blob(diamond, "HEAD:src/a.py")
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    r = leap("ball", "check", "dia", "A", cwd=diamond)
     assert r.code == 1, r
-    assert (f"leap: src/b.py: stale map: expected {stamped} (stamped at the cut), "
-            f"actual {actual} at the throw base src/b.py [L2]") in r.err
+    assert (f"leap: src/a.py: stale map: expected {stamped} (stamped at the cut), "
+            f"actual {actual} at the throw base src/a.py [L2]") in r.err
 
 
 def test_file_changed_in_the_worktree_and_absent_must_stay_absent(diamond: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
+from tests.reds import red_of, shell_red
 from tests.support import (
     commit_all,
     git,
@@ -41,14 +42,18 @@ def test_first_wave_only_then_b_and_c_from_one_base(diamond: Path) -> None:
     record(diamond, "A", 1)
     assert leap("throw", "dia", "--ball", "B", cwd=diamond).code == 3
 
-    mark_passed(diamond, "A")
-    write_files(diamond, {"src/a.py": "A = 2\n"})  # the spine holds A's merged work
-    tip = commit_all(diamond, "merge A")
+    passed = mark_passed(diamond, "A")
+    write_files(diamond, {"src/a.py": "A = 2\n"})  # the spine moves on
+    tip = commit_all(diamond, "a spine commit")
     r = leap("throw", "dia", cwd=diamond)
     assert r.code == 0, r
     b, c = _throw_record(diamond, "B"), _throw_record(diamond, "C")
     assert b is not None and c is not None
-    assert b.base == c.base == tip and b.wave == c.wave == 1  # one base per wave
+    assert b.base == c.base != tip and b.wave == c.wave == 1  # one base per wave
+    # L5 (issue 14): a dependent ball builds on its stack base, which holds A's passed
+    # candidate, not on whatever the spine's tip holds
+    assert [(e.ball, e.commit) for e in b.stack] == [("A", passed.receipt.commit)]
+    assert b.stack == c.stack
     assert "D is waiting" in r.out
 
 
@@ -156,9 +161,12 @@ def test_a_worktree_whose_config_the_hook_cannot_read_is_named_at_throw(
     config.write_text(good)
     (tmp_path / "one.yaml").write_text(
         "slice: one\nspine: integrator\nballs:\n"
-        + "".join(f"  - {{id: {b.upper()}, goal: {b}, spec: change {b}, scope: [src/{b}.py], "
-                  "proof: \"true\", rollback: restore-scope}\n" for b in "ab"))
+        + "".join(f"  - {{id: {b.upper()}, goal: {b}, spec: change {b}, "
+                  f"scope: [src/{b}.py, tests/{b}.sh], proof: sh tests/{b}.sh, tests: 'true', "
+                  "rollback: restore-scope}\n" for b in "ab"))
     assert leap("slice", "cut", str(tmp_path / "one.yaml"), cwd=repo).code == 0
+    for b in "AB":  # T7.1: red first
+        red_of(repo, "one", b, shell_red(b, f"src/{b.lower()}.py", f"{b} = 2"))
     r = leap("throw", "one", cwd=repo)
     assert r.code == 0, r.err
     assert ref(repo, "leap/ball/one/A") is not None
