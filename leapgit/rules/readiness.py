@@ -19,7 +19,7 @@ from typing import Literal
 
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
-from leapgit.records.types import SliceRecord
+from leapgit.records.types import SliceRecord, StackEntry
 from leapgit.rules.episodes import Episode, current_episode
 
 Own = Literal["cut", "in-flight", "pass", "refuse", "hold"]
@@ -38,6 +38,7 @@ class BallStanding:
     verdict: Verdict
     by: str | None = None  # the ancestor that blocks or holds it, or the dependency it awaits
     by_checkpoint: bool = False  # a holding ancestor ended at a checkpoint (else by its score)
+    reopened: StackEntry | None = None  # the stacked dependency reopened after its throw (L8)
 
     @property
     def stuck(self) -> bool:
@@ -46,6 +47,10 @@ class BallStanding:
     def why(self) -> str:
         if self.verdict == "blocked":
             return f"blocked: its ancestor {self.by} was refused (-1)"
+        if self.verdict == "held" and self.reopened is not None:
+            from leapgit.rules.stack import stale_reason
+
+            return f"held: {stale_reason(self.ball, self.reopened)}"
         if self.verdict == "held":
             how = "with a checkpoint" if self.by_checkpoint else "(its last round scored 0)"
             return f"held: its ancestor {self.by} ended at 0 {how}"
@@ -121,11 +126,25 @@ def assess(view: LedgerView, rec: SliceRecord, round_cap: int = 4
     for ball in rec.balls:
         wave = next((i for i, w in enumerate(rec.waves) if ball in w), 0)
         state, episode = own[ball]
-        verdict, by = _verdict(ball, state, deps, own)
+        reopened = _reopened(view, state, episode)
+        verdict, by = ("held", reopened.ball) if reopened is not None else \
+            _verdict(ball, state, deps, own)
         held = own[by][1] if verdict == "held" and by is not None else None
         out[ball] = BallStanding(ball, wave, deps[ball], versions[ball], state, episode,
-                                 verdict, by, held is not None and held.checkpoint is not None)
+                                 verdict, by, held is not None and held.checkpoint is not None,
+                                 reopened)
     return out
+
+
+def _reopened(view: LedgerView, state: Own, episode: Episode | None) -> StackEntry | None:
+    """L8 over L5: a dependency reopened after the ball was thrown on its candidate holds
+    the ball (in flight, passed or at a checkpoint) until that candidate passes again: its
+    work stands on bytes that no longer stand. A refused ball is refused anyway."""
+    if episode is None or not episode.throw.stack or state in ("cut", "refuse"):
+        return None
+    from leapgit.rules.stack import stale
+
+    return stale(view, episode.throw)
 
 
 def _verdict(

@@ -30,6 +30,7 @@ from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.rules.passes import current_pass
+from leapgit.rules.stack import current_stale, stale_reason
 from leapgit.scoring import reopen, spine
 from leapgit.scoring.aggregate import Aggregate, review_merged
 from leapgit.timeutil import now_iso
@@ -80,6 +81,10 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
             continue
         if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
             missing.append(f"{ball} (branch moved off its passed candidate)")
+            continue
+        stale = current_stale(view, slice_id, ball)
+        if stale is not None:  # L5, L8: its stack's dependency no longer stands
+            missing.append(f"{ball} (held: {stale_reason(ball, stale)})")
             continue
         planned.append(Planned(ball, passed, tip))
     if missing:

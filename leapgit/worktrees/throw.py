@@ -82,6 +82,10 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.verdict == "blocked":
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}", rule="L5",
                             hint=f"repair {s.by} (`leap ball respec`) and throw it again")
+    if s.verdict in ("held", "waiting") and s.reopened is not None:
+        raise Hold(f"{slice_id}/{s.ball} is {s.why()}", rule="L5",
+                   hint=f"its work stands on that candidate: score {s.by} again once its "
+                   f"branch holds it (`leap score {slice_id} {s.by}`)")
     if s.verdict in ("held", "waiting"):
         raise Hold(f"{slice_id}/{s.ball} is {s.why()}", rule="L5")
     assert ep is not None
@@ -165,7 +169,8 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             claim = None if s.episode is None else unscored_claim(view, s.episode)
             score = None if claim is None or s.episode is None else score_hint(
                 s.episode, claim, s.episode.spent(ws.config.round_cap))
-            if carries_on(s, run, score):
+            # L5, L8: a ball whose stacked dependency was reopened holds; it never carries on
+            if s.reopened is None and carries_on(s, run, score):
                 try:  # L3, L6: the episode goes on at its next round; nothing is thrown
                     carried.append(_carried(ws, view, s))
                 except LeapError as exc:

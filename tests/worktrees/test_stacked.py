@@ -304,3 +304,42 @@ def test_a_forged_stack_base_is_refused_by_the_server(ops_world: Project, how: s
     assert p.remote_tip("refs/heads/leap/ball/calc/fmt") is None
 
 
+def test_a_dependency_reopened_after_the_throw_holds_the_dependent(fmt_world: Project) -> None:
+    p = fmt_world
+    first_tree = p.tip("leap/ball/calc/ops^{tree}")
+    wt = p.worktree("ops")
+    target = wt / "calc" / "ops.py"
+    passed_bytes = target.read_text()
+    target.write_text(passed_bytes + "# one more byte\n")
+    git("commit", "-qam", "ops: one more byte\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
+
+    status = json.loads(ok(p, "status", SLICE, "--json"))
+    fmt = next(b for w in status["slices"][0]["waves"] for b in w if b["ball"] == "fmt")
+    assert (fmt["readiness"], fmt["by"]) == ("held", "ops")
+    why = (f"its dependency ops was reopened (L8) after fmt was thrown on its candidate "
+           f"{first_tree[:12]} (score 1)")
+    assert f"held: {why}" in ok(p, "status", SLICE)
+    thrown = p.leap("throw", SLICE, "--ball", "fmt")
+    assert thrown.code == 3, thrown
+    assert f"calc/fmt is held: {why} [L5]" in thrown.err
+    assert f"`leap score {SLICE} ops`" in thrown.err
+
+    # ops passes again with other bytes: fmt still stands on the old ones, nothing lands
+    assert "score 2 of calc/ops: 1 (pass)" in ok(p, "score", SLICE, "ops")
+    held = p.leap("merge", SLICE)
+    assert held.code == 3, held
+    assert f"fmt (held: {why})" in held.err and "nothing lands" in held.err
+    assert p.tip("main") == p.base
+
+    # the hint leads on: ops's branch holds its first candidate's bytes again, score it
+    target.write_text(passed_bytes)
+    git("commit", "-qam", "ops: back to the passed bytes\n\nLeap-Round: 3\nLeap-Outcome: 1",
+        cwd=wt)
+    assert p.tip("leap/ball/calc/ops^{tree}") == first_tree
+    assert "score 3 of calc/ops: 1 (pass)" in ok(p, "score", SLICE, "ops")
+    status = json.loads(ok(p, "status", SLICE, "--json"))
+    fmt = next(b for w in status["slices"][0]["waves"] for b in w if b["ball"] == "fmt")
+    assert fmt["readiness"] == "passed"
+    merged = p.leap("merge", SLICE)
+    assert merged.code == 0, merged
+    assert p.remote_tip("refs/heads/main") == p.tip("main") != p.base
