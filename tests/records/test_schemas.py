@@ -31,6 +31,21 @@ def test_every_schema_file_is_valid_json_with_an_id() -> None:
         assert data["$id"].startswith("leapgit:")
 
 
+def test_the_schemas_read_are_the_packaged_files() -> None:
+    """schema_text finds the files by path (issue 13 (7): no importlib.resources at start-up);
+    they are the ones the package ships as leapgit._schemas, and the ones the record cache
+    stamps."""
+    from importlib import resources
+
+    from leapgit.records.cache import schemas_dir
+
+    packaged = resources.files("leapgit._schemas")
+    assert schemas_dir() is not None and Path(str(packaged)) == Path(schemas_dir() or "")
+    for name in ("slice", "config", *(f"records/{k}" for k in schema.RECORD_KINDS)):
+        text = packaged.joinpath(f"{name}.schema.json").read_text("utf-8")
+        assert schema.schema_text(name) == text, name
+
+
 def test_every_record_kind_has_a_schema() -> None:
     for kind in schema.RECORD_KINDS:
         assert schema.schema(f"records/{kind}")["properties"]["kind"]["const"] == kind
