@@ -6,9 +6,10 @@ inherits), stdin/stdout/stderr as pipes (not terminals, no echo of the input, by
 through ``.buffer`` kept), the SIGINT/SIGTERM handlers, and the product's per-process caches
 and ledger lock objects, emptied, so a call never finds what an earlier call, or the test
 itself, left in memory (a lock the test holds blocks the command as it would block a
-process). The exit code is what ``sys.exit`` was given by ``leapgit.cli.run``, the one error
-handler. A call that hangs past ``timeout`` dumps every thread's stack and ends the worker
-(a process would have been killed; a hang must fail, never wait forever).
+process; the dicts are found by name, see ``_process_state``). The exit code is what
+``sys.exit`` was given by ``leapgit.cli.run``, the one error handler. A call that hangs
+past ``timeout`` dumps every thread's stack and ends the worker (a process would have been
+killed; a hang must fail, never wait forever).
 
 What it cannot give is a process boundary: a signal, a kill, a closed stream, the installed
 entry points. Tests of those call ``leap(..., subprocess=True)`` or start ``python -m
@@ -27,15 +28,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-# Module-level state a fresh process starts without: (module, attribute) of each dict.
-_PROCESS_STATE = (
-    ("leapgit.ledger.recovery", "_locks"),
-    ("leapgit.ledger.view", "_tree_caches"),
-    ("leapgit.ledger.added", "_known"),
-    ("leapgit.signing.verify", "_checked"),
-    ("leapgit.rules.signing_history", "_parsed"),
-    ("leapgit.rules.signing_history", "_added"),
-)
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -132,15 +124,27 @@ def _signals() -> Iterator[None]:
 @contextmanager
 def _fresh_state() -> Iterator[None]:
     """Empty each per-process cache for the call and put the test's own back after."""
-    found: list[tuple[dict[Any, Any], dict[Any, Any]]] = []
-    for module, name in _PROCESS_STATE:
-        state = getattr(sys.modules.get(module), name, None)
-        if isinstance(state, dict):
-            found.append((state, dict(state)))
-            state.clear()
+    found = [(state, dict(state)) for state in _process_state()]
+    for state, _ in found:
+        state.clear()
     try:
         yield
     finally:
         for state, saved in found:
             state.clear()
             state.update(saved)
+
+
+def _process_state() -> list[dict[Any, Any]]:
+    """The module-level dicts a fresh process starts without: leapgit keeps its per-process
+    state (ledger lock objects, parsed trees, checked signatures, ...) in private
+    lower-case module globals (``_locks``, ``_tree_caches``); upper-case ones are tables."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if name != "leapgit" and not name.startswith("leapgit."):
+            continue
+        for attr, value in list(vars(module).items()):
+            if (type(value) is dict and attr.startswith("_") and not attr.startswith("__")
+                    and attr[1:].islower()):
+                found.append(value)
+    return found

@@ -46,8 +46,10 @@ DRAFT = """\
 slice: s1
 spine: integrator
 balls:
-  - {id: a, goal: a, spec: set A, scope: [src/a.py], proof: "true", rollback: restore-scope}
-  - {id: b, goal: b, spec: set B, scope: [src/b.py], proof: "true", rollback: restore-scope}
+  - {id: a, goal: a, spec: set A, scope: [src/a.py], proof: "true", tests: "true",
+     rollback: restore-scope}
+  - {id: b, goal: b, spec: set B, scope: [src/b.py], proof: "true", tests: "true",
+     rollback: restore-scope}
 """
 
 
@@ -113,3 +115,17 @@ def test_a_world_has_one_copy_at_a_time(served: Served) -> None:
     with hook_world(served), pytest.raises(RuntimeError, match="one copy of a world"):
         with hook_world(served):
             pass
+
+
+def test_in_process_a_ledger_lock_the_test_holds_blocks_the_command(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As another process's would: the command gets a lock object of its own (the ones
+    this process holds are not lent to it), waits, and gives up."""
+    from leapgit.ledger import recovery
+
+    (tmp_path / "d.yaml").write_text(DRAFT)
+    monkeypatch.setattr(recovery, "LOCK_TIMEOUT", 0.5)
+    with recovery._writer_lock(recovery.lock_path(project / ".git")):
+        held = leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=project)
+    assert held.code != 0 and "held the ledger lock for 0 s" in held.err, held
+    assert leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=project).code == 0
