@@ -19,6 +19,10 @@ def merge_slice(slice_id: str, holder: str = INTEGRATOR, builder: str | None = N
 def lines(result: MergeResult) -> list[str]:
     r = result.record
     out = [f"reopened {o.slice}/{o.ball} (L8): {o.reason}" for o in result.reopened]
+    if result.already:
+        return [*out, f"slice {r.slice} is already merged: every ball's pass is on "
+                f"{r.spine}, last at {r.tip[:12]} ({layout.merge_path(r.slice, r.number)}); "
+                "nothing to do"]
     out.append(f"lease {r.lease} on {r.spine} taken by {r.holder}")
     for m in r.merges:
         out.append(f"  merged {r.slice}/{m.ball}: {m.commit[:12]} (candidate "

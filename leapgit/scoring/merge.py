@@ -52,6 +52,7 @@ class MergeResult:
     reopened: tuple[ReopenRecord, ...]
     remote: str | None
     ledger_commit: str
+    already: bool = False  # the slice was merged already: nothing landed, nothing to land
 
 
 def order(rec: SliceRecord) -> list[str]:
@@ -92,9 +93,6 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         raise Hold(f"slice {slice_id} is not complete, nothing lands: not passed: "
                    f"{', '.join(missing)}" + (f"; {reason}" if reason else ""), rule="L8",
                    hint="score every ball (`leap score`) first")
-    if not planned:
-        raise UsageError(f"slice {slice_id!r} is already merged "
-                         f"({layout.merge_path(slice_id, records[-1].number)})")
     return planned, reopened
 
 
@@ -167,6 +165,8 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         planned, reopened = plan(ws, ledger, slice_id)
         rec = query.load_slice(ledger.require(), slice_id)
         landed = history.merge_records(ledger.require(), slice_id)
+        if not planned:  # every pass is on the spine: nothing to do, and that is no error
+            return MergeResult(landed[-1], reopened, None, ledger.tip() or "", already=True)
         lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
     temp = TEMP_REF.format(slice=slice_id)
     remote = spine.spine_remote(root, name)

@@ -260,6 +260,18 @@ def test_a_dependent_ball_builds_on_its_dependencys_candidate_and_lands(
     assert audit.code == 0 and "all holds" in audit.out, audit
 
 
+def test_merging_a_merged_slice_says_so_and_exits_0(fmt_world: Project) -> None:
+    """Issue 14 item 11: `leap merge` of a slice already merged is no error."""
+    p = fmt_world
+    assert p.leap("merge", SLICE).code == 0
+    tip, ledger = p.tip("main"), p.tip("leap/ledger")
+    again = p.leap("merge", SLICE)
+    assert again.code == 0, again
+    assert again.out.strip() == (f"slice {SLICE} is already merged: every ball's pass is on "
+                                 f"main, last at {tip[:12]} ({layout.merge_path(SLICE)}); "
+                                 "nothing to do")
+    assert (p.tip("main"), p.tip("leap/ledger")) == (tip, ledger)  # no lease, no record
+
 
 def forged_base(p: Project, how: str) -> tuple[str, StackEntry]:
     """A stack base for fmt that is not the stack of ops's pass, and the entry its throw
