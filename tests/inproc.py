@@ -3,13 +3,13 @@
 What a process gives a command, this gives it too, and takes back afterwards: the working
 folder, the environment (``os.environ``, which every git and builder the command starts
 inherits), stdin/stdout/stderr as pipes (not terminals, no echo of the input, bytes written
-through ``.buffer`` kept), the SIGINT/SIGTERM handlers, and the product's per-process caches
+through ``.buffer`` kept), the SIGINT/SIGTERM/SIGALRM handlers, and the product's per-process caches
 and ledger lock objects, emptied, so a call never finds what an earlier call, or the test
 itself, left in memory (a lock the test holds blocks the command as it would block a
 process; the dicts are found by name, see ``_process_state``). The exit code is what
-``sys.exit`` was given by ``leapgit.cli.run``, the one error handler. A call that hangs
-past ``timeout`` dumps every thread's stack and ends the worker (a process would have been
-killed; a hang must fail, never wait forever).
+``sys.exit`` was given by ``leapgit.cli.run``, the one error handler. A call still running
+at ``timeout`` is stopped by SIGALRM (every thread's stack goes to the real stderr) and
+fails the test, as the process's TimeoutExpired did.
 
 What it cannot give is a process boundary: a signal, a kill, a closed stream, the installed
 entry points. Tests of those call ``leap(..., subprocess=True)`` or start ``python -m
@@ -28,7 +28,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+
+
+class Timeout(BaseException):
+    """A call still running at its timeout. A BaseException, as KeyboardInterrupt is: the
+    product's own ``except Exception`` never swallows it, its ``finally`` blocks run."""
 
 
 def run_cli(args: list[str], *, cwd: Path | str, env: Mapping[str, str], input: str | None,
@@ -39,14 +44,24 @@ def run_cli(args: list[str], *, cwd: Path | str, env: Mapping[str, str], input: 
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
     code: int = 0
     with _environ(env), _cwd(cwd), _streams(stdin, out, err), _signals(), _fresh_state():
-        faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+        signal.signal(signal.SIGALRM, _time_out)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
             run(cli, args)
         except SystemExit as exc:
             code = _exit_code(exc.code, err)
+        except Timeout:
+            raise AssertionError(f"leap {' '.join(args)} still ran after {timeout:g} s "
+                                 f"(stacks on stderr); its output so far:\n{_text(out)}"
+                                 f"{_text(err)}") from None
         finally:
-            faulthandler.cancel_dump_traceback_later()
+            signal.setitimer(signal.ITIMER_REAL, 0)
     return code, _text(out), _text(err)
+
+
+def _time_out(signum: int, frame: object) -> None:
+    faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
+    raise Timeout
 
 
 def _pipe() -> io.TextIOWrapper:

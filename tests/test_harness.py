@@ -129,3 +129,17 @@ def test_in_process_a_ledger_lock_the_test_holds_blocks_the_command(
         held = leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=project)
     assert held.code != 0 and "held the ledger lock for 0 s" in held.err, held
     assert leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=project).code == 0
+
+
+def test_in_process_a_command_past_its_timeout_fails_the_test(
+        project: Path, tmp_path: Path) -> None:
+    """A hang must fail, as the process's TimeoutExpired did, never wait for ever: the
+    command waits up to a minute for the ledger lock this test holds."""
+    from leapgit.ledger import recovery
+
+    (tmp_path / "d.yaml").write_text(DRAFT)
+    with recovery._writer_lock(recovery.lock_path(project / ".git")), \
+            pytest.raises(AssertionError, match=r"leap slice cut .* still ran after 1 s"):
+        leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=project, timeout=1)
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+    assert leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=project).code == 0
