@@ -70,7 +70,11 @@ def _remote(root: Path, echo: Echo, step: Step) -> Path:
 
 
 def _red(root: Path, echo: Echo, step: Step, ball: str) -> None:
-    base = git.out(["rev-parse", "main"], root)
+    from leapgit.commands.ball import base as ball_base
+
+    # L5: a dependent ball's red is built on its stack base (`leap ball base`), which holds
+    # its dependencies' passed candidates
+    base = ball_base(SLICE, ball, root).commit
     sha = commit_files(root, base, RED_TESTS[ball], f"red: the contract test of {ball}")
     step(echo, f"red first: the failing contract test of {ball}, recorded before the build",
          f"leap red {SLICE} {ball} {sha[:12]}", red.lines(red.red(SLICE, ball, sha, root)))
