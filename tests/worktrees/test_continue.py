@@ -42,8 +42,9 @@ def _receipts(repo: Path) -> list[Receipt]:
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[str] | None = None) -> None:
+    """Until ``path`` holds something (the builder writes it while we look)."""
     deadline = time.monotonic() + 30
-    while not path.exists():
+    while not (path.exists() and path.read_text().strip()):
         assert time.monotonic() < deadline, proc.communicate(timeout=5) if proc else path
         time.sleep(0.02)
 
