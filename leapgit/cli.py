@@ -159,13 +159,13 @@ def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
                          name=str(name), roles=roles, require=require)
 
 
-@lazy("slice", "Validate and cut slices.")
+@lazy("slice", "Validate, cut and abandon slices.")
 def _slice() -> click.Command:
     from pathlib import Path
 
     @click.group("slice")
     def slice_group() -> None:
-        """Validate and cut slices."""
+        """Validate, cut and abandon slices."""
 
     @slice_group.command("check")
     @click.argument("file", type=click.Path(path_type=Path))
@@ -188,6 +188,16 @@ def _slice() -> click.Command:
         from leapgit.commands.slice import cut
 
         _emit(report.cut_lines(cut(file, base)))
+
+    @slice_group.command("abandon")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.option("--reason", required=True, help="why the slice is given up (recorded)")
+    def slice_abandon_cmd(slice_id: str, reason: str) -> None:
+        """Give up a slice that never merged: its balls are thrown no more (L3), its
+        worktrees become prunable, its files are free for another slice (L4)."""
+        from leapgit.commands.abandon import abandon, abandon_lines
+
+        _emit(abandon_lines(abandon(slice_id, reason)))
     return slice_group
 
 

@@ -73,7 +73,7 @@ class BallAudit:
 @dataclass(frozen=True)
 class SliceAudit:
     slice: str
-    state: str  # open | complete | merged | reopened (a ball to re-score or re-merge)
+    state: str  # open | complete | merged | reopened (a ball to re-score or re-merge) | abandoned
     balls: tuple[BallAudit, ...]
 
     def to_json(self) -> dict[str, Any]:

@@ -22,10 +22,13 @@ if TYPE_CHECKING:
     from leapgit.audit.context import AuditContext
 
 
-def _slice_state(balls: list[BallAudit], merged: bool, landed: set[str] | None = None
-                 ) -> str:
+def _slice_state(balls: list[BallAudit], merged: bool, landed: set[str] | None = None,
+                 abandoned: bool = False) -> str:
     """Derived from every ball of slice.yaml: a slice whose merges left a ball out never
-    landed whole (L8), whatever its merge records say."""
+    landed whole (L8), whatever its merge records say. An abandon record ends a slice that
+    never merged (L3)."""
+    if abandoned and not merged:
+        return "abandoned"
     states = {b.state for b in balls}
     if merged and landed is not None and any(b.ball not in landed for b in balls):
         return "open"
@@ -58,6 +61,7 @@ class SliceAuditor:
         self.landed: dict[str, set[str]] = {}  # slice -> every ball any merge record names
         self.watched: list[Watched] = []  # merged balls whose bytes the spine must keep
         self.rounds: list[tuple[ScoreRecord, str]] = []  # pass, its red commit
+        self.abandoned: set[str] = set()  # slices an abandon record ended
 
     def run(self) -> None:
         for slice_id in query.slice_ids(self.view):
@@ -68,7 +72,8 @@ class SliceAuditor:
         self._reopens()
         for slice_id, balls, merged in self.found:
             self.report.slices.append(SliceAudit(
-                slice_id, _slice_state(balls, merged, self.landed.get(slice_id)), tuple(balls)))
+                slice_id, _slice_state(balls, merged, self.landed.get(slice_id),
+                                       slice_id in self.abandoned), tuple(balls)))
         self._candidates()
         self._red()
         self._rounds()
@@ -77,6 +82,8 @@ class SliceAuditor:
 
     def _slice(self, slice_id: str) -> None:
         rec = query.load_slice(self.view, slice_id)
+        if query.abandoned(self.view, slice_id) is not None:
+            self.abandoned.add(slice_id)
         self.bases.append(rec.base)
         records = history.merge_records(self.view, slice_id)
         self.merges.extend(records)

@@ -73,8 +73,11 @@ def status_lines(s: Status) -> list[str]:
         rec = sl.record
         out.append(
             f"slice {rec.slice}  spine {rec.spine}  base {rec.base[:12]}  "
-            f"{len(rec.balls)} balls"
+            f"{len(rec.balls)} balls" + ("  ABANDONED" if sl.abandoned else "")
         )
+        if sl.abandoned is not None:  # L3: thrown no more; its worktrees are prunable
+            out.append(f"  abandoned at {sl.abandoned.abandoned_at}: {sl.abandoned.reason} "
+                       f"(`leap worktree prune {rec.slice}` removes its worktrees)")
         width = max(len(b.ball) for b in sl.balls)
         for i in range(len(rec.waves)):
             out.append(f"  wave {i}")

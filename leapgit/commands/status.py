@@ -15,6 +15,7 @@ from leapgit.scoring.reopen import SpineHit
 
 if TYPE_CHECKING:
     from leapgit.audit.presence import Presence
+    from leapgit.records.abandon import AbandonRecord
 
 
 # NamedTuples, as records.types: a frozen dataclass compiles its methods as it is defined
@@ -26,6 +27,7 @@ class SliceStatus(NamedTuple):
     standing: dict[str, BallStanding]
     # L8: merged balls a spine commit outside an integration changed, not yet recorded
     reopens: dict[str, SpineHit]
+    abandoned: AbandonRecord | None = None  # the slice was given up (L3, L4)
 
     def to_json(self, round_limit: int) -> dict[str, Any]:
         return {
@@ -33,6 +35,8 @@ class SliceStatus(NamedTuple):
             "spine": self.record.spine,
             "base": self.record.base,
             "cut_at": self.record.cut_at,
+            "abandoned": None if self.abandoned is None else {
+                "reason": self.abandoned.reason, "at": self.abandoned.abandoned_at},
             "waves": [
                 [self._ball_json(b, round_limit) for b in self.balls if b.wave == i]
                 for i in range(len(self.record.waves))
@@ -107,7 +111,8 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
             out.append(SliceStatus(rec, balls, depends,
-                                   assess(view, rec, ws.config.round_cap), {}))
+                                   assess(view, rec, ws.config.round_cap), {},
+                                   abandoned=query.abandoned(view, sid)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen

@@ -5,6 +5,7 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/slice.yaml
     slices/<slice>/merge.yaml                                   slice pass record 1 (L8)
     slices/<slice>/merges/<n>.yaml                              re-merge n > 1 after a reopen
+    slices/<slice>/abandon.yaml                                 the slice given up (L3, L4)
     slices/<slice>/balls/<ball>/ball.yaml                       spec version 1
     slices/<slice>/balls/<ball>/specs/<v>.yaml                  spec version v > 1 (L3)
     slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
@@ -35,6 +36,10 @@ def slice_dir(slice_id: str) -> str:
 
 def slice_path(slice_id: str) -> str:
     return f"{slice_dir(slice_id)}/slice.yaml"
+
+
+def abandon_path(slice_id: str) -> str:
+    return f"{slice_dir(slice_id)}/abandon.yaml"
 
 
 def ball_dir(slice_id: str, ball_id: str) -> str:
@@ -105,6 +110,8 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return ROOT_RECORD
     if kind == "slice":
         return slice_path(record["slice"])
+    if kind == "abandon":
+        return abandon_path(record["slice"])
     if kind == "ball":
         return ball_path(record["slice"], record["ball"], record["spec_version"])
     if kind == "throw":

@@ -8,6 +8,7 @@ from typing import NamedTuple
 from leapgit.errors import UsageError
 from leapgit.ledger import layout
 from leapgit.ledger.store import LedgerView
+from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import BallRecord, Checkpoint, Receipt, SliceRecord, ThrowRecord
 
 
@@ -22,6 +23,17 @@ def load_slice(view: LedgerView, slice_id: str) -> SliceRecord:
         raise UsageError(f"unknown slice {slice_id!r} (known: {known})",
                          hint="see `leap status` for the slices the ledger holds")
     return rec
+
+
+def abandoned(view: LedgerView, slice_id: str) -> AbandonRecord | None:
+    """The slice's abandon record, or None while it is not given up."""
+    return view.record(layout.abandon_path(slice_id), AbandonRecord)
+
+
+def open_slice(view: LedgerView, slice_id: str) -> bool:
+    """L4: an open slice owns its scope files: neither merged nor abandoned."""
+    return not view.exists(layout.merge_path(slice_id)) and \
+        not view.exists(layout.abandon_path(slice_id))
 
 
 def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:

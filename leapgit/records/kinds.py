@@ -32,6 +32,7 @@ TYPE_OF_KIND = {
     "score": "leapgit.records.scoring:ScoreRecord",
     "reopen": "leapgit.records.scoring:ReopenRecord",
     "merge": "leapgit.records.scoring:MergeRecord",
+    "abandon": "leapgit.records.abandon:AbandonRecord",
 }
 _KIND_OF_TYPE = {name: kind for kind, name in TYPE_OF_KIND.items()}
 

@@ -117,7 +117,11 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     if kind == "receipt":
         return _check_receipt(ctx, ref, sha, path, Receipt.from_dict(raw), view)
     if kind == "throw":
-        return _check_throw(ctx, ref, sha, path, ThrowRecord.from_dict(raw), view)
+        thrown = ThrowRecord.from_dict(raw)
+        return _thrown_abandoned(ref, sha, path, thrown.slice, view) + \
+            _check_throw(ctx, ref, sha, path, thrown, view)
+    if kind == "abandon":
+        return _check_abandon(ref, sha, path, str(raw["slice"]), view)
     if kind == "checkpoint":
         return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
     if kind == "score":
@@ -287,3 +291,25 @@ def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
                            "grows", hint)
                    for test in r.tests if now.get(test.path, ABSENT) != test.blob)
     return out
+
+
+def _check_abandon(ref: str, sha: str, path: str, slice_id: str, view: LedgerView
+                   ) -> list[Refusal]:
+    """An abandon record ends a cut slice that never merged (L8: a merged slice is written
+    truth on the spine)."""
+    if not view.exists(layout.slice_path(slice_id)):
+        return [Refusal("L8", ref, sha, path, f"abandons slice {slice_id}, which was never cut",
+                        "abandon a cut slice with `leap slice abandon`")]
+    if view.exists(layout.merge_path(slice_id)):
+        return [Refusal("L8", ref, sha, path, f"abandons slice {slice_id}, which is merged",
+                        "change its files in a new slice")]
+    return []
+
+
+def _thrown_abandoned(ref: str, sha: str, path: str, slice_id: str, view: LedgerView
+                      ) -> list[Refusal]:
+    """L3: the balls of an abandoned slice are thrown no more."""
+    if not view.exists(layout.abandon_path(slice_id)):
+        return []
+    return [Refusal("L3", ref, sha, path, f"a throw of slice {slice_id}, which is abandoned "
+                    f"({layout.abandon_path(slice_id)})", "cut a new slice for the work")]

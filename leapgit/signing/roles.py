@@ -24,6 +24,7 @@ BUILDER, SCORER, INTEGRATOR, ADMIN = "builder", "scorer", "integrator", "admin"
 RECORD_ROLES: Mapping[str, frozenset[str]] = {
     "ledger": frozenset({INTEGRATOR, ADMIN}),
     "slice": frozenset({INTEGRATOR, ADMIN}),
+    "abandon": frozenset({INTEGRATOR, ADMIN}),  # who cuts a slice may give it up
     "ball": frozenset({INTEGRATOR, ADMIN}),
     "throw": frozenset({INTEGRATOR, ADMIN}),
     "receipt:claim": frozenset({BUILDER}),

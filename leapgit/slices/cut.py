@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from leapgit.errors import RuleViolation
-from leapgit.ledger import layout
-from leapgit.ledger.store import Ledger, Written
+from leapgit.errors import RuleViolation, combine
+from leapgit.ledger import layout, query
+from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, SliceRecord
@@ -20,6 +20,9 @@ def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceR
             f"slice {draft.slice!r} is already cut", file=draft.source, field="slice",
             rule="L8", hint="records are never rewritten: choose a new slice id",
         )
+    claimed = combine(_claimed_elsewhere(view, checked))
+    if claimed is not None:
+        raise claimed
     at = now_iso()
     rec = SliceRecord(
         slice=draft.slice, spine=draft.spine, base=base, balls=tuple(b.id for b in draft.balls),
@@ -41,3 +44,28 @@ def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceR
         + [(tr.BALL, b.id) for b in draft.balls],
     )
     return rec, written
+
+
+def _claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
+    """L4: an open slice (neither merged nor abandoned) owns its balls' scope files; a new
+    slice may not claim one of them. Every clash is named, with the slice that owns it."""
+    owner: dict[str, tuple[str, str]] = {}  # file -> (slice, ball), every open slice
+    for sid in query.slice_ids(view):
+        if sid == checked.draft.slice or not query.open_slice(view, sid):
+            continue
+        for ball_id in query.load_slice(view, sid).balls:
+            for entry in query.load_ball(view, sid, ball_id).scope:
+                for key in {entry.path, entry.real}:
+                    owner.setdefault(key, (sid, ball_id))
+    out: list[RuleViolation] = []
+    draft = checked.draft
+    for i, ball in enumerate(draft.balls):
+        for j, entry in enumerate(checked.scopes[ball.id]):
+            other = owner.get(entry.path) or owner.get(entry.real)
+            if other is not None:
+                out.append(RuleViolation(
+                    f"{entry.path!r} belongs to ball {other[1]!r} of open slice "
+                    f"{other[0]!r}", file=draft.source, field=f"balls[{i}].scope[{j}]",
+                    rule="L4", hint=f"merge slice {other[0]} first, or give it up with "
+                    f"`leap slice abandon {other[0]} --reason TEXT`"))
+    return out

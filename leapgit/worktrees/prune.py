@@ -1,6 +1,7 @@
 """`leap worktree prune [SLICE]`: remove the worktrees and branches of finished balls only.
 
-Finished means merged onto the spine, or refused (-1) and rolled back. A ball in flight or
+Finished means merged onto the spine, refused (-1) and rolled back, or of an abandoned
+slice. A ball in flight or
 held at a checkpoint keeps its worktree (a fresh episode resumes there). A worktree with
 uncommitted work is never removed unless forced; the files a rollback restored to their base
 blobs do not count as work.
@@ -16,6 +17,7 @@ from leapgit.errors import UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
+from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees import place
@@ -72,8 +74,11 @@ def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
                for path, blob in _base_blobs(ws, ball, t.base).items())
 
 
-def finished(ws: Workspace, s: BallStanding, ball: BallRecord) -> tuple[bool, str]:
+def finished(ws: Workspace, s: BallStanding, ball: BallRecord,
+             abandoned: AbandonRecord | None = None) -> tuple[bool, str]:
     assert s.episode is not None
+    if abandoned is not None:  # its slice is given up: no episode of it goes on
+        return True, f"slice abandoned ({abandoned.reason})"
     t = s.episode.throw
     tip = git.rev_parse(f"refs/heads/{t.branch}", ws.paths.root)
     spine = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
@@ -113,23 +118,24 @@ def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> li
         todo = []
         for sid in ids:
             rec = query.load_slice(view, sid)
+            gone = query.abandoned(view, sid)
             for ball_id, s in assess(view, rec, ws.config.round_cap).items():
                 if s.episode is not None:
                     todo.append((sid, s, query.load_ball_version(
-                        view, sid, ball_id, s.episode.throw.spec_version)))
-    for sid, s, ball in todo:
-        lines.append(_prune_one(ws, sid, s, ball, force))
+                        view, sid, ball_id, s.episode.throw.spec_version), gone))
+    for sid, s, ball, gone in todo:
+        lines.append(_prune_one(ws, sid, s, ball, force, gone))
     return [line for line in lines if line.why]
 
 
 def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
-               force: bool) -> PruneLine:
+               force: bool, abandoned: AbandonRecord | None = None) -> PruneLine:
     assert s.episode is not None
     t = s.episode.throw
     path = Path(t.worktree or place.target(ws, sid, s.ball))
     if place.registered(ws, path) is None and not place.branch_exists(ws, t.branch):
         return PruneLine(sid, s.ball, False, "")  # already gone: nothing to say
-    done, why = finished(ws, s, ball)
+    done, why = finished(ws, s, ball, abandoned)
     if not done:
         return PruneLine(sid, s.ball, False, f"kept: {why}", str(path))
     dirty = uncommitted_work(ws, ball, t)
