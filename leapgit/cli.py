@@ -257,13 +257,16 @@ def _throw() -> click.Command:
         """Throw every ready ball (L5) into its own worktree; with --run, drive the builders."""
         from leapgit.commands import report
         from leapgit.commands.throw import drive_builders, run_exit_code, throw
+        from leapgit.errors import EXIT_HOLD
 
         thrown = throw(slice_id, balls, resume, run=drive)
-        _emit(report.throw_lines(thrown.result))
+        _emit(report.throw_lines(thrown.result) + thrown.setup_lines())
         if drive:
             result = drive_builders(thrown, jobs, sys.stdout)
             _emit(report.run_lines(result))
             ctx.exit(run_exit_code(result))
+        if thrown.setup_failed:  # L2: the thrown worktree lacks what its proof needs
+            ctx.exit(EXIT_HOLD)
     return throw_cmd
 
 

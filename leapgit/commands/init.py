@@ -48,6 +48,9 @@ ball_branch_prefix: leap/ball
 # Where ball worktrees are created (default: a folder beside this checkout).
 worktrees:
   # root: ../my-repo.leap-worktrees
+  # A command run in each fresh worktree (ball, red, score) before anything else, for
+  # generated or ignored files the proof needs: its output goes to the round's log.
+  # setup: cp "$LEAP_REPO_ROOT/.env" . && make generated-files
 
 # The builder: any command, run in the ball's worktree once per round.
 builder:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE, printable
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.progress import Progress
@@ -15,22 +15,69 @@ from leapgit.worktrees.run import HEARTBEAT, RunResult, run_balls
 from leapgit.worktrees.throw import ThrowResult
 from leapgit.worktrees.throw import throw as throw_balls
 
+if TYPE_CHECKING:
+    from leapgit.tribunal.worktree import SetupRun
+
 EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """``worktrees.setup`` in a worktree a plain throw created (--run: its first round)."""
+
+    ball: str
+    run: SetupRun
+    log: Path
 
 
 @dataclass(frozen=True)
 class Thrown:
     workspace: Workspace
     result: ThrowResult
+    setups: tuple[SetUp, ...] = ()
+
+    @property
+    def setup_failed(self) -> bool:
+        return any(not s.run.ok for s in self.setups)
+
+    def setup_lines(self) -> list[str]:
+        out = []
+        for s in self.setups:
+            if s.run.ok:
+                out.append(f"  setup in {s.ball}: ok ({s.run.seconds:.1f} s); log {s.log}")
+                continue
+            out.append(f"  setup in {s.ball}: hold (0): {s.run.describe()}; log {s.log}")
+            out += [f"    {printable(line)}" for line in s.run.shown()]
+            out.append(f"    fix worktrees.setup in .leap/config.yaml; `leap throw "
+                       f"{self.result.slice} --ball {s.ball} --run` runs it again first")
+        return out
 
 
 def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
           start: Path | str = ".", run: bool = False) -> Thrown:
-    """``run``: the builders are driven next (`--run`): a ball in flight carries on."""
+    """``run``: the builders are driven next (`--run`): a ball in flight carries on, and
+    each round sets up its fresh worktree itself."""
     ws = open_workspace(start)
     if run:  # before any worktree, branch or round: a builder that cannot start
         require_program(ws.config.builder_command, ws.paths.root)
-    return Thrown(ws, throw_balls(ws, slice_id, balls, resume, run=run))
+    result = throw_balls(ws, slice_id, balls, resume, run=run)
+    return Thrown(ws, result, () if run else _set_up(ws, result))
+
+
+def _set_up(ws: Workspace, result: ThrowResult) -> tuple[SetUp, ...]:
+    from leapgit.worktrees.setup import set_up
+
+    out = []
+    for t in result.thrown:
+        rec = t.record
+        if not t.created or not rec.worktree:
+            continue
+        log = (ws.paths.common_dir / "leap" / "logs" / rec.slice / rec.ball
+               / f"episode-{rec.episode}-setup.log")
+        done = set_up(ws, Path(rec.worktree), log)
+        if done is not None:
+            out.append(SetUp(rec.ball, done, log))
+    return tuple(out)
 
 
 def drive_builders(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None = None,

@@ -1,20 +1,116 @@
 """Throwaway trees of one commit (T5, T8): jurors and test runs never sit in the tree being
 graded. A test run gets a writable worktree (tests write caches); a command juror gets a
 plain read-only export with no ``.git`` (no history, authors or ledger to read), hashed
-before and after it sits so a write under the seat is seen."""
+before and after it sits so a write under the seat is seen.
+
+A fresh worktree holds only tracked files. ``worktrees.setup`` (``.leap/config.yaml``) is
+the command that makes what the project needs beyond them (generated files, an ``.env``
+copy, an install): ``run_setup`` runs it in each fresh worktree before anything else, the
+throwaway ones here (red, score, metric, mechanical checks, the merged result) and every
+ball worktree (``worktrees.setup``). Its failure holds (0): a missing dependency (L2)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
+import signal
 import stat
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit import git
+from leapgit.errors import Hold
+
+SETUP_FIELD = "worktrees.setup"
+_TAIL = 4000  # characters of the setup's output kept
+_SHOWN = 10  # of its lines shown under a hold
+
+
+@dataclass(frozen=True)
+class SetupRun:
+    command: str
+    exit_code: int | None  # None: it timed out
+    seconds: float
+    output_tail: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def describe(self) -> str:
+        how = "timed out" if self.exit_code is None else f"exited {self.exit_code}"
+        return f"the worktree setup `{self.command}` {how}"
+
+    def shown(self) -> list[str]:
+        lines = self.output_tail.rstrip("\n").splitlines()[-_SHOWN:]
+        if not lines:
+            return ["the worktree setup printed nothing"]
+        return [f"the worktree setup, the last {len(lines)} line(s) it printed:",
+                *(f"| {line}" for line in lines)]
+
+    def tail(self, count: int = 5) -> str:
+        """Its last lines on one line, for a receipt or an error line."""
+        lines = [ln.strip() for ln in self.output_tail.strip().splitlines()[-count:]]
+        return " | ".join(ln for ln in lines if ln) or "(no output)"
+
+
+class SetupFailed(Hold):
+    """L2: what the proof needs is missing from the fresh worktree; nothing ran there."""
+
+    def __init__(self, run: SetupRun, where: str) -> None:
+        super().__init__(f"{run.describe()} in {where}; nothing ran there; it printed: "
+                         f"{run.tail()}", rule="L2", file=".leap/config.yaml",
+                         field=SETUP_FIELD, hint=f"fix {SETUP_FIELD} (it runs in each fresh "
+                         "worktree before anything else), then run again")
+        self.run = run
+
+
+def run_setup(tree: Path, command: str, repo_root: Path, timeout: float,
+              log: Path | None = None) -> SetupRun:
+    """Run the setup in ``tree`` through the shell, in its own process group (a timeout
+    stops everything it started), with ``$LEAP_WORKTREE`` and ``$LEAP_REPO_ROOT`` (the
+    checkout leapgit runs from, e.g. to copy an ``.env``); its output is appended to
+    ``log`` when given."""
+    env = git.scrubbed_env({"LEAP_WORKTREE": str(tree), "LEAP_REPO_ROOT": str(repo_root)})
+    env.pop("LC_ALL", None)  # the user's locale, not the C one leapgit's git runs under
+    if "LC_ALL" in os.environ:
+        env["LC_ALL"] = os.environ["LC_ALL"]
+    started = time.monotonic()
+    proc = subprocess.Popen(command, shell=True, cwd=tree, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        code = None
+    text = out.decode("utf-8", "replace")
+    run = SetupRun(command, code, time.monotonic() - started, text[-_TAIL:])
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"[leap] worktree setup ({SETUP_FIELD}): $ {command}\n")
+            fh.write(text if not text or text.endswith("\n") else text + "\n")
+            fh.write(f"[leap] {run.describe()} after {run.seconds:.1f} s\n")
+    return run
+
+
+def _set_up(repo_root: Path, tree: Path, commit: str) -> None:
+    from leapgit.records.config import load_config
+
+    config = load_config(repo_root)
+    if config.worktree_setup:
+        run = run_setup(tree, config.worktree_setup, repo_root, config.builder_timeout)
+        if not run.ok:
+            raise SetupFailed(run, f"a fresh worktree of {commit[:12]}")
 
 
 def _chmod_tree(root: Path, writable: bool) -> None:
@@ -35,6 +131,7 @@ def temporary(repo_root: Path, commit: str, *, prefix: str = "leap-tree-") -> It
     tree = parent / "tree"
     git.run(["worktree", "add", "--detach", "--quiet", str(tree), commit], repo_root)
     try:
+        _set_up(repo_root, tree, commit)  # before anything else runs there
         yield tree
     finally:
         git.run(["worktree", "remove", "--force", str(tree)], repo_root, check=False)

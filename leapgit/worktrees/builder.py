@@ -55,7 +55,7 @@ def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
     while it runs."""
     log.parent.mkdir(parents=True, exist_ok=True)
     started_at = time.monotonic()
-    with open(log, "wb") as out:
+    with open(log, "ab") as out:  # after the worktree's setup, when it ran this round
         out.write(f"$ {command}\n".encode())
         out.flush()
         proc = subprocess.Popen(

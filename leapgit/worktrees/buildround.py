@@ -31,6 +31,7 @@ from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, wo
 from leapgit.worktrees.drivelock import DriveLock
 from leapgit.worktrees.progress import Progress, last_line
 from leapgit.worktrees.rounds import FOLDING_ENV, record_round
+from leapgit.worktrees.setup import set_up, setup_evidence
 from leapgit.worktrees.watch import Watch, tree_state
 
 HEARTBEAT = 15.0  # seconds between the lines that show a running builder is alive
@@ -69,11 +70,18 @@ def _builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
     return 0, f"the builder exited {ex.code} without a report"
 
 
-def _stuck_evidence(t: ThrowRecord, code: int, round_no: int, said: str) -> str:
+def next_step(t: ThrowRecord, round_no: int, round_cap: int) -> str:
+    """What leads on after this round held and the run stopped driving the ball."""
+    if round_no < round_cap:
+        return f"`leap throw {t.slice} --ball {t.ball} --run` continues at round {round_no + 1}"
+    return (f"`leap throw {t.slice} --ball {t.ball} --resume --run` starts a new episode from "
+            "its checkpoint")
+
+
+def _stuck_evidence(code: int, then: str, said: str) -> str:
     return (f"the builder failed the same way twice in a row (exit {code}, no change in the "
             f"worktree): leap stopped driving it rather than spend the rounds left (L6); "
-            f"repair the builder, then `leap throw {t.slice} --ball {t.ball} --run` continues "
-            f"at round {round_no + 1}; builder said: {said}")
+            f"repair the builder, then {then}; builder said: {said}")
 
 
 class RoundPlayer:
@@ -93,6 +101,11 @@ class RoundPlayer:
         if moved is not None:  # never hand a builder a tree that is not the ball's own
             return Played(self._close(ep, ball, -1, "checked before the round", None, {},
                                       claim=False))
+        log = log_path(self.ws, t, round_no)
+        setup = set_up(self.ws, worktree, log)  # a fresh worktree: before anything else
+        if setup is not None and not setup.ok:
+            evidence = setup_evidence(setup, next_step(t, round_no, self.limit))
+            return Played(self._held(ep, evidence, log), stuck=True)
         self.progress.update(t.ball, round_no, "checking map (L2)")
         checked = check_ball(self.ws.paths.common_dir, worktree, ball, t)
         if checked.outcome != 1:  # L2: wrong map -1, missing dependency 0; no build
@@ -101,7 +114,6 @@ class RoundPlayer:
         hand = self._handoff(ep, ball, worktree, round_no)
         env = handoff.environment(hand.env)
         start = git.out(["rev-parse", "HEAD"], worktree)
-        log = log_path(self.ws, t, round_no)
         self.progress.update(t.ball, round_no, f"building; log {log}")
         watched = self.watch.snapshot(worktree)
         before = tree_state(worktree)
@@ -120,7 +132,8 @@ class RoundPlayer:
                 else None
             stuck = failure is not None and failure == failed_before
             if stuck:
-                evidence = _stuck_evidence(t, ex.code or 0, round_no, evidence)
+                evidence = _stuck_evidence(ex.code or 0, next_step(t, round_no, self.limit),
+                                           evidence)
             claim = not (ex.interrupted or ex.timed_out)
             foreign = self.watch.changed(watched)
             if foreign:  # a hold, derived: the work may be fine, but it reached elsewhere
@@ -149,6 +162,17 @@ class RoundPlayer:
                     done = query.receipts(view, t.slice, t.ball, t.resumed_from)
                     previous = done[-1] if done else None
         return handoff.write(worktree, ball, t, round_no, self.limit, previous, checkpoint)
+
+    def _held(self, ep: Episode, evidence: str, log: Path) -> RoundClosed:
+        """A 0 leapgit derived before the builder ran, recorded without a commit: nothing in
+        the worktree is the round's work."""
+        t = ep.throw
+        with self.ws.ledger() as ledger:
+            recorded = record_round(ledger, t.slice, t.ball, outcome=0, evidence=evidence,
+                                    round_cap=self.limit, claim=False, log=str(log),
+                                    recorded_by="leap throw --run",
+                                    expect_round=len(ep.receipts) + 1)
+        return RoundClosed(recorded, None, (), None)
 
     def _failed(self, ep: Episode, ball: BallRecord, exc: Exception, log: Path,
                 env: dict[str, str]) -> RoundClosed:
