@@ -93,21 +93,37 @@ def finished(ws: Workspace, s: BallStanding, ball: BallRecord,
     return False, f"not finished ({s.verdict})"
 
 
-def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch: str) -> None:
-    """Before a refused ball (or a held one whose scope a respec changed) is thrown again
-    from a fresh branch (L3), its old worktree and branch go."""
+def check_droppable(ws: Workspace, slice_id: str, ball_id: str, path: Path) -> None:
+    """Refuse, before anything moves, to drop an old worktree that holds work: a throw checks
+    this for every ball before it removes or creates any worktree or branch."""
     with ws.ledger() as ledger:
         view = ledger.require()
         ep = query.episodes(view, slice_id, ball_id)
         t = query.throw(view, slice_id, ball_id, ep[-1]) if ep else None
         ball = query.load_ball(view, slice_id, ball_id)
-    if t is not None:
-        dirty = uncommitted_work(ws, ball, t)
-        if dirty:
-            raise UsageError(f"the refused worktree {path} still holds uncommitted work: "
-                             f"{', '.join(dirty)}",
-                             hint="`leap worktree prune --force` removes it")
+    if t is None or place.registered(ws, path) is None:
+        return  # no worktree of the ball there: nothing to drop (a stray folder is placed's)
+    dirty = uncommitted_work(ws, ball, t)
+    if dirty:
+        raise UsageError(f"the old worktree of {slice_id}/{ball_id} still holds uncommitted "
+                         f"work: {', '.join(dirty)} ({path})",
+                         hint=f"`leap worktree prune {slice_id} --force` removes it")
+
+
+def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch: str) -> None:
+    """Before a refused ball (or a held one whose scope a respec changed) is thrown again
+    from a fresh branch (L3), its old worktree and branch go."""
+    check_droppable(ws, slice_id, ball_id, path)
     place.remove(ws, path, branch, force=True)
+
+
+def restarts(s: BallStanding, thrown: BallRecord, current: BallRecord) -> bool:
+    """L3: the ball's next throw starts afresh from a new branch and drops this worktree
+    (``drop_refused``): it was refused, or held and respecced to another scope, and a respec
+    came since."""
+    if current.spec_version <= thrown.spec_version:
+        return False
+    return s.own == "refuse" or (s.own == "hold" and set(thrown.paths) != set(current.paths))
 
 
 def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> list[PruneLine]:
@@ -121,21 +137,26 @@ def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> li
             gone = query.abandoned(view, sid)
             for ball_id, s in assess(view, rec, ws.config.round_cap).items():
                 if s.episode is not None:
-                    todo.append((sid, s, query.load_ball_version(
-                        view, sid, ball_id, s.episode.throw.spec_version), gone))
-    for sid, s, ball, gone in todo:
-        lines.append(_prune_one(ws, sid, s, ball, force, gone))
+                    thrown = query.load_ball_version(
+                        view, sid, ball_id, s.episode.throw.spec_version)
+                    fresh = restarts(s, thrown, query.load_ball(view, sid, ball_id))
+                    todo.append((sid, s, thrown, gone, fresh))
+    for sid, s, ball, gone, fresh in todo:
+        lines.append(_prune_one(ws, sid, s, ball, force, gone, fresh))
     return [line for line in lines if line.why]
 
 
 def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
-               force: bool, abandoned: AbandonRecord | None = None) -> PruneLine:
+               force: bool, abandoned: AbandonRecord | None = None,
+               fresh: bool = False) -> PruneLine:
     assert s.episode is not None
     t = s.episode.throw
     path = Path(t.worktree or place.target(ws, sid, s.ball))
     if place.registered(ws, path) is None and not place.branch_exists(ws, t.branch):
         return PruneLine(sid, s.ball, False, "")  # already gone: nothing to say
     done, why = finished(ws, s, ball, abandoned)
+    if not done and fresh and force:  # what the throw's hint promises: the throw drops it
+        done, why = True, "respecced: its next throw starts afresh from a new branch (L3)"
     if not done:
         return PruneLine(sid, s.ball, False, f"kept: {why}", str(path))
     dirty = uncommitted_work(ws, ball, t)

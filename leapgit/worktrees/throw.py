@@ -250,6 +250,7 @@ def _place_and_record(
     ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan]
 ) -> tuple[list[Thrown], str]:
     view = ledger.require()
+    _check_all(ws, slice_id, plans)  # all or nothing: before any worktree or branch moves
     created: list[tuple[Path, str | None]] = []
     thrown: list[Thrown] = []
     at = now_iso()
@@ -279,6 +280,32 @@ def _place_and_record(
             place.remove(ws, path, branch, force=True)
         raise
     return thrown, written.commit
+
+
+def _check_all(ws: Workspace, slice_id: str, plans: list[_Plan]) -> None:
+    """Every check a placement makes, for every ball of the throw, before any worktree or
+    branch of any ball is removed or made (L5): a refused throw changes none."""
+    from leapgit.worktrees.prune import check_droppable
+
+    errors: list[LeapError] = []
+    for plan in plans:
+        ball = plan.standing.ball
+        path, branch = place.target(ws, slice_id, ball), ws.config.ball_branch(slice_id, ball)
+        try:
+            place.check_placement(ws, path)
+            mine = place.registered(ws, path) is not None
+            if plan.fresh and plan.resumed_from is not None:
+                check_droppable(ws, slice_id, ball, path)
+            elif plan.fresh and (mine or place.branch_exists(ws, branch)):
+                raise UsageError(f"branch {branch} or worktree {path} already exists",
+                                 hint="`leap worktree prune` removes finished balls' worktrees")
+            if not mine and path.exists() and any(path.iterdir()):
+                raise UsageError(f"{path} already exists and is not a worktree of this ball",
+                                 hint="move it away")
+        except LeapError as exc:
+            errors.append(exc)
+    if errors:
+        raise combine(errors) or errors[0]
 
 
 def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
