@@ -184,3 +184,34 @@ def test_a_continued_ball_whose_worktree_is_gone_is_refused_before_any_round(
     r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
     assert r.code == 0, r
     assert [x.round for x in _receipts(diamond)] == [1]
+
+
+def test_the_in_flight_refusal_names_the_run_that_continues(diamond: Path,
+                                                            builder: Builder) -> None:
+    set_config(diamond, builder=builder(ROUNDS))
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    r = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert r.code == 1 and "re-throwing a ball in flight is refused [L3]" in r.err, r
+    assert "continue it with `leap throw dia --ball A --run`" in r.err
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)  # the hint's command
+    assert r.code == 0 and [x.round for x in _receipts(diamond)] == [1], r
+
+
+def test_a_second_run_of_a_ball_being_driven_holds_until_the_first_is_stopped(
+        diamond: Path, builder: Builder, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    set_config(diamond, builder=builder(ROUNDS))
+    proc = _run(diamond, {"SLEEP_ON": "1", "PIDS": str(pids)})
+    _wait_for(pids / "1", proc)
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 3, r  # L3: never two builders in one worktree
+    assert f"dia/A is being driven by another `leap throw --run` (pid {proc.pid})" in r.err
+    assert f"`kill {proc.pid}`" in r.err
+    os.kill(proc.pid, signal.SIGTERM)  # the hint's command: the run records its round, at 0
+    proc.communicate(timeout=30)
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond, env={"PIDS": str(pids)})
+    assert r.code == 0, r
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0), (2, 1)]
+    _branch_is_its_receipts(diamond)
