@@ -299,7 +299,7 @@ def _check_abandon(ref: str, sha: str, path: str, slice_id: str, view: LedgerVie
     truth on the spine)."""
     if not view.exists(layout.slice_path(slice_id)):
         return [Refusal("L8", ref, sha, path, f"abandons slice {slice_id}, which was never cut",
-                        "abandon a cut slice with `leap slice abandon`")]
+                        "only a slice the ledger holds can be abandoned")]
     if view.exists(layout.merge_path(slice_id)):
         return [Refusal("L8", ref, sha, path, f"abandons slice {slice_id}, which is merged",
                         "change its files in a new slice")]

@@ -72,6 +72,11 @@ def test_abandon_names_an_unknown_slice_and_an_empty_reason(diamond: Path) -> No
     assert r.code == 2 and "--reason" in r.err, r
     with Ledger(diamond / ".git") as ledger:
         assert not ledger.require().exists(layout.abandon_path("dia"))
+    # the hint of the empty reason, with a reason: it is recorded
+    r = leap("slice", "abandon", "dia", "--reason", "TEXT", cwd=diamond)
+    assert r.code == 0 and "slice dia abandoned: TEXT" in r.out, r
+    with Ledger(diamond / ".git") as ledger:
+        assert ledger.require().exists(layout.abandon_path("dia"))
 
 
 def test_an_open_slice_owns_its_files_until_it_is_abandoned(
