@@ -69,7 +69,8 @@ class SliceStatus(NamedTuple):
             t = ep.throw
             out["throw"] = {"episode": t.episode, "base": t.base, "branch": t.branch,
                             "worktree": t.worktree, "spec_version": t.spec_version,
-                            "resumed_from": t.resumed_from}
+                            "resumed_from": t.resumed_from,
+                            "stack": [e.to_dict() for e in t.stack]}  # L5: its stacked base
             out["receipts"] = [{"round": r.round, "outcome": r.outcome, "claim": r.claim,
                                 "evidence": r.evidence, "commit": r.commit, "log": r.log}
                                for r in ep.receipts]

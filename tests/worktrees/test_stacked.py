@@ -328,6 +328,9 @@ def test_a_dependency_reopened_after_the_throw_holds_the_dependent(fmt_world: Pr
     status = json.loads(ok(p, "status", SLICE, "--json"))
     fmt = next(b for w in status["slices"][0]["waves"] for b in w if b["ball"] == "fmt")
     assert (fmt["readiness"], fmt["by"]) == ("held", "ops")
+    assert fmt["throw"]["stack"] == [{"ball": "ops", "score": 1, "candidate": first_tree,
+                                      "commit": git("rev-parse", f"{fmt['throw']['base']}^2",
+                                                    cwd=p.work)}]
     why = (f"its dependency ops was reopened (L8) after fmt was thrown on its candidate "
            f"{first_tree[:12]} (score 1)")
     assert f"held: {why}" in ok(p, "status", SLICE)
