@@ -21,6 +21,7 @@ Deleting one is accepted: that removes the mask.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from leapgit.rules.context import PushContext, RefUpdate
@@ -30,15 +31,21 @@ FOLD_HINT = "push to the protected ref by its exact name; name other branches so
     "no protected ref folds onto them"
 
 
+# code points HFS+ (and ext4 casefold before Linux 6.15) ignore in a name: zero-width
+# characters, bidi controls, the byte-order mark, the soft hyphen (blind review r1 F4)
+_IGNORED = re.compile("[\u00ad\u034f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
 def fold(name: str) -> str:
     """A ref name as a case-folding, normalising filesystem may store it."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    once = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return _IGNORED.sub("", once)
 
 
 def check_ref_names(ctx: PushContext) -> list[Refusal]:
     out = []
     for upd in ctx.updates:
-        found = _folded_onto(ctx, upd) or _masking(ctx, upd)
+        found = _folded_onto(ctx, upd) or _in_the_way(ctx, upd) or _masking(ctx, upd)
         if found is not None:
             out.append(found)
     return out
@@ -53,6 +60,30 @@ def _folded_onto(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     prefix = f"refs/heads/{ctx.config.ball_branch_prefix}/"
     if folded.startswith(fold(prefix)) and not name.startswith(prefix):
         return _refusal("L4", upd, prefix)  # L4: a ball branch is named by the prefix
+    return None
+
+
+def _in_the_way(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
+    """Blind review r1 F6: a ref that is a folder of a protected name, or sits inside one,
+    makes git refuse to create that protected ref (`'refs/heads/leap/ball' exists; cannot
+    create ...`): every ball branch, or the ledger, denied. A deletion clears the way."""
+    if upd.new is None:
+        return None
+    folded = fold(upd.ref)
+    ball_dir = f"refs/heads/{ctx.config.ball_branch_prefix}"
+    for protected in (ctx.spine_ref, ctx.config.ledger_ref, ball_dir):
+        target = fold(protected)
+        if folded == target and protected != ball_dir:
+            continue  # the spine or the ledger itself: judged by its own rule
+        # the ball folder itself, a folder above a protected name, or a ref inside the
+        # spine's or the ledger's name (under the ball folder live the ball branches)
+        if folded == target or target.startswith(folded + "/") or (
+                folded.startswith(target + "/") and protected != ball_dir):
+            # L8: protected refs are written only through their own rules, never blocked
+            return Refusal("L8", upd.ref, upd.new, None, f"it is in the way of {protected}: "
+                           "git cannot hold both a ref and a ref folder of one name",
+                           "name the branch so that it is neither a folder of a protected "
+                           "ref nor inside one", "ref-in-the-way")
     return None
 
 
@@ -78,12 +109,14 @@ UNSHADOWING = ("refs/heads/", "refs/remotes/")
 def _masking(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     if upd.new is None or upd.ref in (ctx.spine_ref, ctx.config.ledger_ref):
         return None  # a deletion removes the mask
+    # folded: on a case-folding server `refs/TAGS/main` is `refs/tags/main` (review r1 F3)
+    folded = fold(upd.ref)
     for prefix, (why, hint) in MASKING.items():
-        if upd.ref.startswith(prefix):
+        if folded.startswith(prefix):
             return Refusal("L8", upd.ref, upd.new, None, why, hint, "masking-ref")
-    if upd.ref.startswith(UNSHADOWING):
+    if folded.startswith(UNSHADOWING):
         return None
-    short = upd.ref.removeprefix("refs/tags/") if upd.ref.startswith("refs/tags/") \
+    short = upd.ref[len("refs/tags/"):] if folded.startswith("refs/tags/") \
         else upd.ref.removeprefix("refs/")
     shadowed = _shadowed(ctx, short)
     if shadowed is None:

@@ -147,3 +147,38 @@ def test_leapgit_reads_no_replace_objects(fresh_world: World) -> None:
         assert real in shown.out and "score s1/a: pass" not in shown.out, shown.out
     finally:
         git("replace", "-d", tip, cwd=w.work)
+
+
+# blind review r1 (defect lens) of issue 18: what the name checks still let through
+
+
+@pytest.mark.parametrize("ref", [
+    "refs/TAGS/main", "refs/Tags/leap/ledger", "refs/NOTES/commits",
+])
+def test_a_case_variant_of_a_masking_prefix_is_refused(w: World, ref: str) -> None:
+    """Review F3: on a case-folding server `refs/TAGS/main` is the file `refs/tags/main`."""
+    refused(w, ref, "L8", "", None)
+
+
+def test_a_case_variant_of_the_replace_prefix_is_refused(w: World) -> None:
+    refused(w, f"refs/REPLACE/{w.base}", "L8", "replace", forged_readme(w))
+
+
+@pytest.mark.parametrize("ref", [
+    "refs/heads/ma\u200cin", "refs/heads/leap/ledger\u200d", "refs/heads/m\ufeffain",
+    f"refs/heads/leap/ba\ufeffll/{SLICE}/a",
+])
+def test_a_name_with_characters_a_filesystem_ignores_is_refused(w: World, ref: str) -> None:
+    """Review F4: HFS+ (and ext4 casefold before 2025) ignore zero-width characters and
+    the byte-order mark in a name, so `ma<ZWNJ>in` is the file `main`."""
+    refused(w, ref, "L4" if "/ba" in ref else "L8", "folds onto the protected")
+
+
+@pytest.mark.parametrize("ref", [
+    "refs/heads/leap/ball", "refs/heads/leap", "refs/heads/main/x",
+    "refs/heads/leap/ledger/x",
+])
+def test_a_ref_that_blocks_a_protected_one_by_its_path_is_refused(w: World, ref: str) -> None:
+    """Review F6: `refs/heads/leap/ball` as a branch makes every ball branch impossible
+    (`'refs/heads/leap/ball' exists; cannot create ...`): a denial of the protocol."""
+    refused(w, ref, "L8", "in the way")
