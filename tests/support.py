@@ -186,13 +186,40 @@ def write_pass(ledger: object, slice_id: str, ball_id: str, candidate: str, comm
     summary and two verdicts naming the same candidate), for tests that need a passed ball
     without scoring one. The round it grades is recorded first when the ledger lacks it (a
     claim of ``commit``, after holds, in an episode thrown from ``base``), as the server
-    wants a pass to grade a recorded claim (L7). Every record is schema-checked; returns the
-    ledger commit."""
+    wants a pass to grade a recorded claim (L7), and so is a red (``red_files``) when the
+    ball has none (T7.1: a pass names a red the ledger holds; recorded before the rounds
+    when the ledger holds none yet). Every record is schema-checked; returns the ledger
+    commit."""
+    from leapgit.ledger import history, query
+
+    view = ledger.require()  # type: ignore[attr-defined]
+    red = {} if history.reds(view, slice_id, ball_id) else red_files(slice_id, ball_id, base)
+    if red and not query.receipts(view, slice_id, ball_id, episode):
+        ledger.append(red, f"test: red of {slice_id}/{ball_id}")  # type: ignore[attr-defined]
+        red = {}  # T7.1: red first, before the rounds the pass grades
     files = claimed_round(ledger, slice_id, ball_id, candidate, commit, base, episode=episode,
                           rounds=rounds, spec_version=spec_version)
+    files.update(red)  # rounds were recorded already: only a local ledger takes a late red
     files.update(pass_files(slice_id, ball_id, candidate, commit, base, episode=episode,
                             rounds=rounds, spec_version=spec_version, run_id=run_id))
     return str(ledger.append(files, f"test: {slice_id}/{ball_id} passes").commit)  # type: ignore[attr-defined]
+
+
+def red_files(slice_id: str, ball_id: str, base: str, number: int = 1) -> dict[str, bytes]:
+    """Red ``number`` of a ball (T7.1), for tests that need a pass without running `leap
+    red`: a red record, schema-checked, that changes no rule's view of the branch (its
+    commit is the base, so no commit is its red test; the one test it freezes is absent,
+    and stays so). A pass names a red the ledger holds."""
+    from leapgit.ledger import layout
+    from leapgit.records import schema, yamlio
+    from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
+
+    rec = RedRecord(slice_id, ball_id, number, base, base,
+                    (FileBlob(f"tests/test_{ball_id}_red_placeholder.py", "absent"),),
+                    RunEvidence("red", "false", 1), "2024-01-01T00:00:00Z")
+    path = layout.red_path(slice_id, ball_id, number)
+    schema.validate_record(rec.to_dict(), path)
+    return {path: yamlio.dumps(rec.to_dict())}
 
 
 def claimed_round(ledger: object, slice_id: str, ball_id: str, candidate: str, commit: str,

@@ -56,6 +56,16 @@ def load_ball_version(view: LedgerView, slice_id: str, ball_id: str, version: in
     return rec
 
 
+def load_thrown_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
+    """The spec version the ball's current episode was thrown with (its rounds build that
+    version, L3; a later respec waits for the next throw); the newest before any throw."""
+    for episode in reversed(episodes(view, slice_id, ball_id)):
+        thrown = throw(view, slice_id, ball_id, episode)
+        if thrown is not None:
+            return load_ball_version(view, slice_id, ball_id, thrown.spec_version)
+    return load_ball(view, slice_id, ball_id)
+
+
 def episodes(view: LedgerView, slice_id: str, ball_id: str) -> list[int]:
     names = view.list(f"{layout.ball_dir(slice_id, ball_id)}/episodes")
     return sorted(int(n) for n in names if n.isdigit())

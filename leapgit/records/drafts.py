@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from leapgit.records.types import Metric
+from leapgit.records.types import BallRecord, Metric
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,15 @@ class BallDraft:
             metric=Metric.from_dict(raw["metric"]) if raw.get("metric") else None,
             tests=raw.get("tests"), live_proof=raw.get("live_proof"),
         )
+
+    @classmethod
+    def from_record(cls, rec: BallRecord) -> BallDraft:
+        """A recorded spec version as the draft it was cut or respecced from (its stamps
+        dropped: a check stamps them anew)."""
+        return cls(id=rec.ball, goal=rec.goal, spec=rec.spec,
+                   scope=tuple(ScopeEntry(s.path, s.symbols, s.lines) for s in rec.scope),
+                   proof=rec.proof, rollback=rec.rollback, depends_on=rec.depends_on,
+                   metric=rec.metric, tests=rec.tests, live_proof=rec.live_proof)
 
 
 @dataclass(frozen=True)

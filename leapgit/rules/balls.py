@@ -143,7 +143,7 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     slice_id, ball_id = found
     view = ctx.ledger_view()
     try:
-        ball = query.load_ball(view, slice_id, ball_id)
+        ball = query.load_thrown_ball(view, slice_id, ball_id)  # F5: the version thrown
         base = recorded_base(view, slice_id, ball_id)
     except LeapError as exc:
         return [Refusal("L4", upd.ref, upd.new, None, f"no ball {slice_id}/{ball_id} in the "
@@ -194,28 +194,62 @@ def round_commits(objects: Objects, reds: Sequence[RedRecord], base: str, head: 
 
 def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head: str,
                   reds: Sequence[RedRecord], round_cap: int, recorded: Rounds,
-                  each_commit: bool = True) -> list[Refusal]:
-    """The ball-branch rules over the commits base..head: each commit (``check_commit``)
-    and the round count (L6). The ball branch's push asks it; so does the spine's
-    integration of its candidate, without ``each_commit``: its merged bytes are
-    scope-checked there, and only merges (L9) and every red's frozen tests (T7.1: the
-    frozen set only grows) are asked of each commit."""
-    from leapgit.rules.commits import check_commit, check_frozen, check_merge
+                  landed: str | None = None) -> list[Refusal]:
+    """The ball-branch rules over the commits base..head: each commit (``check_commit``),
+    the red before every round and the round count (L6). The ball branch's push asks it;
+    so does the spine, of each candidate it merges (issue 18 F5: a commit outside the
+    scope that a later one reverts is refused there as on the branch), where ``landed``
+    is the spine's tip before the merge: a commit it holds already was judged when it
+    landed, and only the commits the merge brings are judged one by one."""
+    from leapgit.rules.commits import check_commit
 
     commits, pre = round_commits(objects, reds, base, head)
+    brought = None if landed is None else \
+        {c.id for c in objects.new_commits(head, [base, landed])}
     out: list[Refusal] = []
     for commit in commits:
-        red_test = commit.id.decode() in pre  # the red test: scope-checked, but no round
-        if each_commit:
-            out.extend(check_commit(objects, ref, ball, commit, round_cap, reds, red_test))
+        if brought is not None and commit.id not in brought:
             continue
-        out.extend(check_merge(ref, commit))
-        if not red_test:
-            for red in reds:
-                out.extend(check_frozen(objects, ref, red, commit))
+        red_test = commit.id.decode() in pre  # the red test: scope-checked, but no round
+        out.extend(check_commit(objects, ref, ball, commit, round_cap, reds, red_test))
+    out.extend(check_red_first(ref, commits, pre, reds[-1] if reds else None, recorded))
     rounds = [c for c in commits if c.id.decode() not in pre]
     out.extend(check_round_count(ref, rounds, round_cap, recorded))
     return out
+
+
+def hidden_rounds(commits: Iterable[Commit], recorded: Rounds, ball_id: str | None = None
+                  ) -> list[tuple[str, str]]:
+    """(commit, what makes it a round) of ``commits`` that are rounds: they carry a
+    ``Leap-Round`` trailer (a round's receipt), or a receipt records them. ``ball_id``:
+    a round that names another ball (``Leap-Ball``) is not one of this ball's (a
+    dependency's candidate, below a red recorded before a stacked throw)."""
+    from leapgit.records.trailers import BALL, ROUND, parse
+
+    known = {r.commit for r in recorded.receipts if r.commit} | recorded.earlier
+    out = []
+    for commit in commits:
+        found = parse(commit.message)
+        sha, number, named = commit.id.decode(), found.get(ROUND), found.get(BALL)
+        if number is not None and (ball_id is None or named in (None, ball_id)):
+            out.append((sha, f"Leap-Round: {number}"))
+        elif sha in known:
+            out.append((sha, "a round the ledger records"))
+    return out
+
+
+def check_red_first(ref: str, commits: Sequence[Commit], pre: set[str], red: RedRecord | None,
+                    recorded: Rounds) -> list[Refusal]:
+    """L6, T7.1: a red precedes every round of its episode. The commits base..red are the
+    thrower's red test, no rounds; a round among them (a red naming the builder's fifth
+    commit) would stop counting, and the builder would get rounds past the cap."""
+    if red is None:
+        return []
+    return [Refusal("L6", ref, sha, None, f"a round commit ({what}) before red {red.red} at "
+                    f"{red.commit[:12]}: a red precedes every round of its episode, so its "
+                    "commits are no red test", "record red before the build; the rounds "
+                    "count from the base") for sha, what in
+            hidden_rounds((c for c in commits if c.id.decode() in pre), recorded)]
 
 
 def _force_push(ctx: PushContext, upd: RefUpdate, base: Base) -> Refusal | None:

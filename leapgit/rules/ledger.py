@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
-from leapgit.records.types import ABSENT, Checkpoint, Receipt, ThrowRecord
+from leapgit.records.types import ABSENT, BallRecord, Checkpoint, Receipt, ThrowRecord
 from leapgit.rules.context import PushContext, RefUpdate
 from leapgit.rules.refusal import Refusal
 
@@ -130,10 +130,12 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
 
         rec = ScoreRecord.from_dict(raw)
         if rec.outcome == 1:
+            red = passes.red_problems(view, rec)  # T7.1: a red the ledger holds
             return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades "
                             "a recorded claim") for why in passes.round_problems(view, rec)] + [
-                Refusal("L7.5", ref, sha, path, why, "score with `leap score`, which writes "
-                        "the whole chain") for why in passes.pass_problems(view, rec)]
+                Refusal("T7.1" if why in red else "L7.5", ref, sha, path, why, "score with "
+                        "`leap score`, which writes the whole chain")
+                for why in passes.pass_problems(view, rec)]
         return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades the "
                         "last recorded round") for why in passes.grade_problems(view, rec)]
     if kind == "merge":
@@ -146,7 +148,15 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     if kind == "red":
         from leapgit.records.scoring import RedRecord
 
-        return _check_red(ctx, ref, sha, path, RedRecord.from_dict(raw), view)
+        red_rec = RedRecord.from_dict(raw)
+        return _check_red(ctx, ref, sha, path, red_rec, view) + \
+            _red_first(ctx, ref, sha, path, red_rec, view)
+    if kind == "ball":
+        from leapgit.rules.respec import check_respec
+
+        parents = ctx.objects.commit(sha).parents
+        before = ctx.ledger_view(parents[0].decode()) if parents else view
+        return check_respec(ctx, ref, sha, path, BallRecord.from_dict(raw), view, before)
     if kind == "lease":
         from leapgit.ledger.leases import lease_problems
 
@@ -313,3 +323,23 @@ def _thrown_abandoned(ref: str, sha: str, path: str, slice_id: str, view: Ledger
         return []
     return [Refusal("L3", ref, sha, path, f"a throw of slice {slice_id}, which is abandoned "
                     f"({layout.abandon_path(slice_id)})", "cut a new slice for the work")]
+
+
+def _red_first(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
+               view: LedgerView) -> list[Refusal]:
+    """T7.1, L6: red comes before the build, also when no receipt records the build yet:
+    the commits base..red are the red test, and none of them is a round (a red naming the
+    builder's fifth commit would make its rounds stop counting). A red whose commit the
+    server does not hold yet is judged again with the ball branch that brings it
+    (``balls.check_red_first``)."""
+    from leapgit.rules.balls import hidden_rounds, recorded_base, recorded_rounds
+
+    if not ctx.objects.has(rec.commit):
+        return []
+    base = recorded_base(view, rec.slice, rec.ball).commit
+    ahead = ctx.objects.new_commits(rec.commit, [base])
+    return [Refusal("T7.1", ref, sha, path, f"the round commit {commit[:12]} ({what}) comes "
+                    f"before red {rec.red} at {rec.commit[:12]}: red comes first, before the "
+                    "build", "record red before the build; the rounds count from the base")
+            for commit, what in hidden_rounds(ahead, recorded_rounds(view, rec.slice,
+                                                                     rec.ball), rec.ball)]

@@ -99,6 +99,13 @@ class Objects:
         return [entry.commit for entry in walker]
 
     def blob_id_at(self, tree: bytes, path: str) -> bytes | None:
+        entry = self.entry_at(tree, path)
+        return None if entry is None else entry[1]
+
+    def entry_at(self, tree: bytes, path: str) -> tuple[int, bytes] | None:
+        """(mode, id) of the file at ``path``: its bytes and how git checks it out (a
+        mode flip, 100644 to 100755, changes the file as much as its bytes); None when no
+        file is there (absent, or a tree)."""
         from dulwich.errors import NotTreeError
         from dulwich.object_store import tree_lookup_path
 
@@ -106,7 +113,7 @@ class Objects:
             mode, sha = tree_lookup_path(self.store.__getitem__, oid(tree), path.encode())
         except (KeyError, NotTreeError):
             return None
-        return None if mode == _TREE_MODE else sha
+        return None if mode == _TREE_MODE else (mode, sha)
 
     def capped(self, sha: str | bytes, source: str, cap: int) -> bytes:
         """The bytes of blob ``sha``; one over ``cap`` is refused from its object header,

@@ -99,9 +99,7 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     if prov.spec_version != rec.spec_version:
         problems.append(f"provenance names spec version {prov.spec_version}, the pass "
                         f"{rec.spec_version}")
-    if prov.red is None:
-        problems.append("the pass names no red commit: the failing contract test comes first "
-                        "(T7.1, `leap red`)")
+    problems.extend(red_problems(view, rec))
     family = _family(prov.builder)
     if family is None:
         problems.append(f"the builder {prov.builder!r} is not declared in full (T4)")
@@ -135,6 +133,24 @@ def pass_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
         elif ball.live_proof:
             problems.append("the ball declares a live proof, and the pass holds none (L7.4)")
     return problems
+
+
+def red_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
+    """T7.1: a pass names the red its tests were frozen by, one the ledger holds and that
+    still counts (a red replaced before the first round does not)."""
+    from leapgit.ledger import history
+
+    prov = rec.provenance
+    if prov is None:
+        return []
+    if prov.red is None:
+        return ["the pass names no red commit: the failing contract test comes first "
+                "(T7.1, `leap red`)"]
+    if all(r.red != prov.red for r in history.reds(view, rec.slice, rec.ball)):
+        return [f"the pass names red {prov.red}, which the ledger does not hold for "
+                f"{rec.slice}/{rec.ball} (T7.1: the failing contract test comes first, "
+                "`leap red`)"]
+    return []
 
 
 def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:

@@ -116,13 +116,14 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     view = ctx.ledger_view()
     try:
         passed = passes.full_pass(view, slice_id, ball_id, candidate)
-        ball = query.load_ball(view, slice_id, ball_id)
+        # F5: the spec version that passed, never a later respec's
+        ball = query.load_ball_version(view, slice_id, ball_id, passed.spec_version)
     except LeapError as exc:
         rule = exc.problems[0].rule if exc.problems and exc.problems[0].rule else "L7"
         return [Refusal(rule, ref, sha, None, f"{exc.problems[0].message} (candidate tree "
                         f"{candidate[:12]})", "score the ball to a full pass first; a "
                         "trailer is not a record")]
-    history = _candidate_history(ctx, ref, sha, candidate_commit, passed.base, ball,
+    history = _candidate_history(ctx, ref, commit, candidate_commit, passed.base, ball,
                                  passed.episode)
     if history:
         return history
@@ -135,31 +136,48 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     out.extend(Refusal("L9" if e.in_repo else "L2", ref, sha, e.path, e.message,
                        "merge only plain scope files; re-cut a ball that needs a link")
                for e in escapes(ctx.objects.repo, commit.tree, touched, ball))
-    # L8: every path the merge changed, and every path the candidate changed since its
-    # base, holds the candidate's bytes: the whole candidate arrives, and only it
     base_tree = ctx.objects.commit(passed.base).tree
     brought = touched_paths(ctx.objects.store, base_tree, candidate_commit.tree)
-    for path in sorted((touched - set(outside)) | brought):
-        if ctx.objects.blob_id_at(commit.tree, path) != \
-                ctx.objects.blob_id_at(candidate_commit.tree, path):
-            why = "differ from" if path in touched else "do not carry the change of"
-            out.append(Refusal("L8", ref, sha, path, f"the merge's bytes {why} the passed "
-                               f"candidate {candidate[:12]}", "merge the candidate unchanged "
-                               "and whole; a changed candidate is re-scored"))
+    out.extend(_candidate_bytes(ctx, ref, commit, candidate_commit,
+                                sorted((touched - set(outside)) | brought), touched))
     return out
 
 
-def _candidate_history(ctx: PushContext, ref: str, sha: str, candidate: Commit, base: str,
-                       ball: BallRecord, episode: int) -> list[Refusal]:
-    """L6, T7.1, L9: the candidate's own history (base..candidate) obeys every ball-branch
-    rule, the same check its branch's push gets: a spine push cannot carry a fifth round,
-    an edited red test or a merge that no ball branch would have taken; L5: a stacked base
-    is a true stack of its dependencies' passed candidates."""
+def _candidate_bytes(ctx: PushContext, ref: str, merge: Commit, candidate: Commit,
+                     paths: list[str], touched: set[str]) -> list[Refusal]:
+    """L8: every path the merge changed, and every path the candidate changed since its
+    base, holds the candidate's file: the whole candidate arrives, and only it. A file is
+    its bytes and its mode (F5: a flip to 100755 is a change no one scored)."""
+    sha, tree = merge.id.decode(), candidate.tree.decode()
+    out = []
+    for path in paths:
+        held = ctx.objects.entry_at(merge.tree, path)
+        passed = ctx.objects.entry_at(candidate.tree, path)
+        if held == passed:
+            continue
+        if held is not None and passed is not None and held[1] == passed[1]:
+            what = f"the merge holds it as mode {held[0]:o}, the passed candidate {tree[:12]} " \
+                f"as {passed[0]:o}"
+        else:
+            why = "differ from" if path in touched else "do not carry the change of"
+            what = f"the merge's bytes {why} the passed candidate {tree[:12]}"
+        out.append(Refusal("L8", ref, sha, path, what, "merge the candidate unchanged and "
+                           "whole; a changed candidate is re-scored"))
+    return out
+
+
+def _candidate_history(ctx: PushContext, ref: str, merge: Commit, candidate: Commit,
+                       base: str, ball: BallRecord, episode: int) -> list[Refusal]:
+    """L6, T7.1, L9, L4: the candidate's own history (base..candidate) obeys every
+    ball-branch rule, commit by commit, the same check its branch's push gets: a spine push
+    cannot carry a fifth round, an edited red test, a merge or a file outside the scope
+    (even one a later commit puts back) that no ball branch would have taken; L5: a stacked
+    base is a true stack of its dependencies' passed candidates."""
     from leapgit.ledger import query
     from leapgit.ledger.history import reds
     from leapgit.rules.balls import Base, check_history, check_stack, recorded_rounds
 
-    head = candidate.id.decode()
+    sha, head = merge.id.decode(), candidate.id.decode()
     if not ctx.objects.has(base) or not ctx.objects.is_ancestor(base, head):
         return [Refusal("L5", ref, sha, None, f"the candidate {head[:12]} does not descend "
                         f"from its recorded base {base[:12]}", "merge the scored candidate")]
@@ -172,6 +190,7 @@ def _candidate_history(ctx: PushContext, ref: str, sha: str, candidate: Commit, 
             return forged
     found = check_history(ctx.objects, ref, ball, base, head,
                           reds(view, ball.slice, ball.ball), ctx.config.round_cap,
-                          recorded_rounds(view, ball.slice, ball.ball), each_commit=False)
+                          recorded_rounds(view, ball.slice, ball.ball),
+                          landed=merge.parents[0].decode())
     return [r._replace(message=f"{r.message} (in the history of candidate {head[:12]} of "
                        f"{ball.slice}/{ball.ball})") for r in found]

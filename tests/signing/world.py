@@ -146,6 +146,7 @@ class SignedWorld:
 
     def receipt(self, ball: str, key: str | None, *, claim: bool, candidate: str | None = None,
                 round_no: int = 1, outcome: int = 1) -> str:
+        self.red(ball)
         prov = None if claim or candidate is None else Provenance(
             "alice", 1, ("carol",), ("tribunal/r1",), "pytest ok", "curl ok", candidate)
         tip = run_git("rev-parse", "-q", "--verify", f"refs/heads/leap/ball/{SLICE}/{ball}",
@@ -154,6 +155,18 @@ class SignedWorld:
                       candidate=candidate, provenance=prov, commit=tip or None)
         path = layout.receipt_path(SLICE, ball, 1, round_no)
         return self.append({path: yamlio.dumps(rec.to_dict())}, key, f"receipt {ball}")
+
+    def red(self, ball: str, key: str = "carol") -> None:
+        """The ball's red (``tests.support.red_files``), signed by a scorer, before its
+        first round is recorded (T7.1: red first; a pass names a red the ledger holds)."""
+        from tests.support import red_files
+
+        with self.ledger(None) as ledger:
+            view = ledger.require()
+            if view.exists(layout.red_path(SLICE, ball, 1)) or \
+                    view.list(f"{layout.episode_dir(SLICE, ball, 1)}/receipts"):
+                return
+        self.append(red_files(SLICE, ball, self.base), key, f"red {ball}")
 
     def grade(self, ball: str, key: str | None, candidate: str, round_no: int = 1) -> str:
         """A whole pass record set for ``ball`` (score, summary, verdicts), signed by ``key``:

@@ -1,0 +1,275 @@
+"""Issue 18 F5, F6: rules the server claims, held on their own. Each attack is pushed past
+the client (`--no-verify`) to a real bare remote with `leap hooks install --server` behind
+`git daemon`, refused by its `pre-receive` with the rule id, and leaves the remote's refs
+as they were; where an honest step sits next to the attack, it still lands."""
+
+from __future__ import annotations
+
+import subprocess
+
+from leapgit.ledger import layout
+from leapgit.ledger.leases import take_lease
+from leapgit.records import yamlio
+from leapgit.records.types import BallRecord, StampedScope, ThrowRecord
+from tests.hooks.world import NOW, SLICE, World, commit, remote_refs, round_message
+from tests.support import git, write_pass
+
+BALL_A = f"leap/ball/{SLICE}/a"
+MERGE_A = "integrate s1/a\n\nLeap-Slice: s1\nLeap-Ball: a"
+
+
+def refused(w: World, result: subprocess.CompletedProcess[str], before: dict[str, str],
+            rule: str, *says: str) -> None:
+    """The push failed with a ``[rule]`` line holding every one of ``says``; no ref moved."""
+    assert result.returncode != 0, result.stdout + result.stderr
+    lines = [ln for ln in result.stderr.splitlines() if f"leap pre-receive:   [{rule}]" in ln]
+    assert any(all(s in ln for s in says) for ln in lines), result.stderr
+    assert remote_refs(w.bare) == before
+
+
+def red_record(w: World, ball: str, number: int, red_commit: str, tests: dict[str, str]
+               ) -> dict[str, bytes]:
+    """A red record as `leap red` writes it (T7.1), freezing ``tests`` (path -> blob)."""
+    rec = {"kind": "red", "format": 1, "slice": SLICE, "ball": ball, "red": number,
+           "commit": red_commit, "base": w.base,
+           "tests": [{"path": p, "blob": b} for p, b in tests.items()],
+           "proof": {"type": "red", "command": "false", "exit_code": 1},
+           "recorded_at": NOW}
+    return {layout.red_path(SLICE, ball, number): yamlio.dumps(rec)}
+
+
+def blob(w: World, rev: str, path: str) -> str:
+    return git("rev-parse", f"{rev}:{path}", cwd=w.work)
+
+
+def rounds_on_a(w: World, count: int, start: int = 1) -> list[str]:
+    """``count`` round commits on ball a's branch from its base, ``Leap-Round`` numbered
+    from ``start`` (the branch is left checked out)."""
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    return [commit(w.work, {"src/a.py": f"A = {n}\n"}, round_message(f"a {n}", n))
+            for n in range(start, start + count)]
+
+
+# F5.1 (L6, T7.1): a red precedes every round of the episode it belongs to
+
+
+def test_a_red_naming_the_builders_fifth_commit_does_not_make_rounds_vanish(
+        fresh_world: World) -> None:
+    """Six commits, one with ``Leap-Round: 5``: a red record naming the fifth (which the
+    server did not hold when the red landed) would make the first five "the red test", so
+    the sixth were round one. The ball branch refuses the rounds the red would hide."""
+    w = fresh_world
+    made = rounds_on_a(w, 5)
+    sixth = commit(w.work, {"src/a.py": "A = 6\n"}, round_message("a 6", 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    w.append(red_record(w, "a", 1, made[4], {"tests/test_a.py": blob(w, made[4],
+                                                                     "tests/test_a.py")}))
+    assert w.push("leap/ledger").returncode == 0  # the red's commit is not on the server
+    before = remote_refs(w.bare)
+    result = w.push(f"{sixth}:refs/heads/{BALL_A}")
+    refused(w, result, before, "L6", made[0][:12], "Leap-Round: 1",
+            f"red 1 at {made[4][:12]}", "a red precedes every round of its episode")
+
+
+def test_a_red_after_round_commits_the_server_holds_is_refused(fresh_world: World) -> None:
+    """The four rounds are on the server's ball branch (no receipt records them): a red on
+    top of them comes after the build (T7.1)."""
+    w = fresh_world
+    made = rounds_on_a(w, 4)
+    git("checkout", "-q", "main", cwd=w.work)
+    assert w.push(BALL_A).returncode == 0
+    before = remote_refs(w.bare)
+    w.append(red_record(w, "a", 1, made[3], {"src/a.py": blob(w, made[3], "src/a.py")}))
+    result = w.push("leap/ledger")
+    refused(w, result, before, "T7.1", layout.red_path(SLICE, "a", 1), made[0][:12],
+            "Leap-Round: 1", "red comes first")
+
+
+def test_an_honest_red_before_the_rounds_lands(fresh_world: World) -> None:
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    red = commit(w.work, {"tests/test_a.py": "def test_a():\n    assert A == 10\n"}, "red: a")
+    w.append(red_record(w, "a", 1, red, {"tests/test_a.py": blob(w, red, "tests/test_a.py")}))
+    rounds = [commit(w.work, {"src/a.py": f"A = {n}\n"}, round_message(f"a {n}", n))
+              for n in range(1, 5)]
+    git("checkout", "-q", "main", cwd=w.work)
+    assert w.push("leap/ledger").returncode == 0
+    pushed = w.push(BALL_A)
+    assert pushed.returncode == 0, pushed.stderr
+    assert remote_refs(w.bare)[f"refs/heads/{BALL_A}"] == rounds[-1]
+
+
+# F5.2 (L2, L3, L4): the spec version thrown and passed, and respecs checked
+
+
+def respec_record(w: World, ball: str, version: int, extra: tuple[str, ...]) -> dict[str, bytes]:
+    """Spec version ``version`` of ``ball``: its first version's scope plus ``extra``, each
+    stamped at the spine's tip, as `leap ball respec` writes it."""
+    with w.ledger() as ledger:
+        first = ledger.require().record(layout.ball_path(SLICE, ball), BallRecord)
+    assert first is not None
+    added = tuple(StampedScope(p, blob(w, "main", p) if p.startswith("src/") else "absent")
+                  for p in extra)
+    rec = first._replace(spec_version=version, scope=first.scope + added,
+                         reason="repaired spec (L3)", recorded_at=NOW)
+    return {layout.ball_path(SLICE, ball, version): yamlio.dumps(rec.to_dict())}
+
+
+def refuse_round_one(w: World, ball: str = "a", episode: int = 1) -> None:
+    """Round one of ``ball`` refused (-1): the ball is stuck, it may be respecced (L3)."""
+    w.append(dict([w.receipt(ball, 1, -1, claim=True, episode=episode)]), f"{ball}: -1")
+
+
+def test_a_respec_of_a_ball_in_flight_is_refused(fresh_world: World) -> None:
+    w = fresh_world
+    before = remote_refs(w.bare)
+    w.append(respec_record(w, "a", 2, ("src/c.py",)))
+    result = w.push("leap/ledger")
+    refused(w, result, before, "L3", layout.ball_path(SLICE, "a", 2),
+            "only a stuck ball gets a repaired spec")
+
+
+def test_a_respec_that_takes_another_balls_file_is_refused(fresh_world: World) -> None:
+    w = fresh_world
+    refuse_round_one(w)
+    assert w.push("leap/ledger").returncode == 0
+    before = remote_refs(w.bare)
+    w.append(respec_record(w, "a", 2, ("src/b.py",)))
+    result = w.push("leap/ledger")
+    refused(w, result, before, "L4", layout.ball_path(SLICE, "a", 2), "'src/b.py'",
+            "of ball 'b'")
+    w.reset_ledger()
+    w.append(respec_record(w, "a", 2, ("../outside.py",)))
+    refused(w, w.push("leap/ledger"), before, "L2", "walks out of the repository")
+
+
+def test_the_ball_branch_is_judged_by_the_spec_version_thrown(fresh_world: World) -> None:
+    """A respec (here an honest one: the ball is stuck) widens the scope of spec version
+    2; episode 1 was thrown with version 1, and its branch keeps version 1's scope."""
+    w = fresh_world
+    refuse_round_one(w)
+    w.append(respec_record(w, "a", 2, ("src/c.py",)))
+    landed = w.push("leap/ledger")
+    assert landed.returncode == 0, landed.stderr
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    sha = commit(w.work, {"src/c.py": "C = 30\n"}, round_message("a: c too", 2))
+    git("checkout", "-q", "main", cwd=w.work)
+    before = remote_refs(w.bare)
+    result = w.push(BALL_A)
+    refused(w, result, before, "L4", sha[:12], "src/c.py", "outside the scope of ball s1/a")
+
+
+def test_the_spine_is_judged_by_the_spec_version_passed(fresh_world: World) -> None:
+    """Episode 2 is thrown with spec version 1 and passes under it; spec version 2 (which
+    landed while the ball was stuck) adds src/c.py. A merge bringing src/c.py is judged by
+    the version that passed."""
+    w = fresh_world
+    refuse_round_one(w)
+    w.append(respec_record(w, "a", 2, ("src/c.py",)))
+    thrown = ThrowRecord(SLICE, "a", 2, 1, w.base, BALL_A, NOW)
+    w.append({layout.throw_path(SLICE, "a", 2): yamlio.dumps(thrown.to_dict())}, "throw a 2")
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    head = commit(w.work, {"src/a.py": "A = 10\n", "src/c.py": "C = 30\n"},
+                  round_message("a: ten, and c", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    tree = w.tip(f"{head}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, head, w.base, episode=2, spec_version=1)
+        take_lease(ledger, "main", "integrator")
+    landed = w.push("leap/ledger")
+    assert landed.returncode == 0, landed.stderr
+    merge = git("commit-tree", tree, "-p", w.base, "-p", head, "-m", MERGE_A, cwd=w.work)
+    before = remote_refs(w.bare)
+    result = w.push(f"{merge}:refs/heads/main")
+    refused(w, result, before, "L4", "src/c.py", "outside the scope of ball s1/a",
+            f"in the history of candidate {head[:12]}")
+
+
+# F5.3 (T7.1): a pass names a red the ledger holds
+
+
+def test_a_pass_naming_a_red_that_does_not_exist_is_refused(fresh_world: World) -> None:
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    head = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    tree = w.tip(f"{head}^{{tree}}")
+    from tests.support import claimed_round, pass_files
+
+    with w.ledger() as ledger:
+        files = claimed_round(ledger, SLICE, "a", tree, head, w.base, episode=1, rounds=1,
+                              spec_version=1)
+    files.update(pass_files(SLICE, "a", tree, head, w.base, red=7))
+    w.append(files, "a passes, naming red 7")
+    before = remote_refs(w.bare)
+    result = w.push("leap/ledger")
+    refused(w, result, before, "T7.1", layout.score_path(SLICE, "a", 1),
+            "names red 7, which the ledger does not hold")
+
+
+# F5.4 (L4, L9): the spine judges each commit the merge brings from the ball's line
+
+
+def test_an_out_of_scope_commit_reverted_later_cannot_reach_the_spine(fresh_world: World
+                                                                       ) -> None:
+    """Round one changes src/c.py (outside the scope), round two puts it back: the final
+    tree is in scope, the history is not. Its ball branch refuses that history; so does
+    the spine."""
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    stray = commit(w.work, {"src/a.py": "A = 10\n", "src/c.py": "C = 99\n"},
+                   round_message("a: ten, and c", 1))
+    head = commit(w.work, {"src/c.py": "C = 3\n"}, round_message("a: c back", 2, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    tree = w.tip(f"{head}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, head, w.base, rounds=2)
+        take_lease(ledger, "main", "integrator")
+    assert w.push("leap/ledger").returncode == 0
+    before = remote_refs(w.bare)
+    refused(w, w.push(BALL_A), before, "L4", stray[:12], "src/c.py")
+    merge = git("commit-tree", tree, "-p", w.base, "-p", head, "-m", MERGE_A, cwd=w.work)
+    result = w.push(f"{merge}:refs/heads/main")
+    refused(w, result, before, "L4", stray[:12], "src/c.py", "outside the scope of ball s1/a",
+            f"in the history of candidate {head[:12]}")
+
+
+# F5.5 (L8): the spine compares a scope file's mode as well as its bytes
+
+
+def _with_mode(w: World, tree: str, path: str, mode: str) -> str:
+    """``tree`` with ``path``'s mode set to ``mode`` (same blob)."""
+    import os
+
+    index = w.base_dir / "mode.index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    git("read-tree", tree, cwd=w.work, env=env)
+    git("update-index", "--cacheinfo", f"{mode},{blob(w, tree, path)},{path}", cwd=w.work,
+        env=env)
+    out = git("write-tree", cwd=w.work, env=env)
+    os.unlink(index)
+    return out
+
+
+def test_a_merge_that_flips_a_scope_files_mode_is_refused(fresh_world: World) -> None:
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    head = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    tree = w.tip(f"{head}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, head, w.base)
+        take_lease(ledger, "main", "integrator")
+    assert w.push("leap/ledger").returncode == 0
+    before = remote_refs(w.bare)
+    for path in ("src/a.py", "tests/test_a.py"):  # changed by the candidate, or not
+        flipped = _with_mode(w, tree, path, "100755")
+        merge = git("commit-tree", flipped, "-p", w.base, "-p", head, "-m", MERGE_A,
+                    cwd=w.work)
+        result = w.push(f"{merge}:refs/heads/main")
+        refused(w, result, before, "L8", path, "100755", "100644",
+                f"the passed candidate {tree[:12]}")
+    honest = git("commit-tree", tree, "-p", w.base, "-p", head, "-m", MERGE_A, cwd=w.work)
+    landed = w.push(f"{honest}:refs/heads/main")
+    assert landed.returncode == 0, landed.stderr
+
