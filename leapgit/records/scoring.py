@@ -265,18 +265,20 @@ class ReopenRecord:
     commit: str | None
     reason: str
     recorded_at: str
+    paths: tuple[str, ...] = ()  # a spine reopen: the ball's files the commit changed
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "reopen", "format": 1, "slice": self.slice, "ball": self.ball,
                 "reopen": self.reopen, "score": self.score, "candidate": self.candidate,
                 "found": self.found, "where": self.where, "commit": self.commit,
-                "reason": self.reason, "recorded_at": self.recorded_at}
+                "reason": self.reason, "recorded_at": self.recorded_at,
+                **({"paths": list(self.paths)} if self.paths else {})}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ReopenRecord:
         return cls(raw["slice"], raw["ball"], raw["reopen"], raw["score"], raw["candidate"],
                    raw.get("found"), raw["where"], raw.get("commit"), raw["reason"],
-                   raw["recorded_at"])
+                   raw["recorded_at"], tuple(raw.get("paths", ())))
 
 
 @dataclass(frozen=True)

@@ -151,6 +151,11 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         red_rec = RedRecord.from_dict(raw)
         return _check_red(ctx, ref, sha, path, red_rec, view) + \
             _red_first(ctx, ref, sha, path, red_rec, view)
+    if kind == "reopen":
+        from leapgit.records.scoring import ReopenRecord
+        from leapgit.rules.reopens import check_reopen
+
+        return check_reopen(ctx, ref, sha, path, ReopenRecord.from_dict(raw), view)
     if kind == "ball":
         from leapgit.rules.respec import check_respec
 

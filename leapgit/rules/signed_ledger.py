@@ -66,7 +66,27 @@ def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
                 out.extend(_linked_graders(judge, ref, commit, path, raw, ball))
         if raw.get("kind") == "lease" and raw.get("action") == "release":
             out.extend(_release_by_taker(judge, ref, commit, who, path, raw))
+        if raw.get("kind") == "reopen":
+            out.extend(_reopen_role(judge, ref, commit, who, path, raw))
     return out
+
+
+def _reopen_role(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
+                 raw: dict[str, Any]) -> list[Refusal]:
+    """S3 (L8; issue 18 F6): a reopen takes a ball's pass away. A scorer or the integrator
+    reopens any ball; a builder only a ball it built, on its branch's account (the
+    post-commit hook's reopen when its own round moves the branch), never another's."""
+    if who.roles & {roles.SCORER, roles.INTEGRATOR}:
+        return []
+    slice_id, ball_id = str(raw.get("slice")), str(raw.get("ball"))
+    builders, _graders = ball_actors(judge, slice_id, ball_id)
+    if raw.get("where") == "ball-branch" and judge.acted(builders, who.fingerprint):
+        return []
+    return [Refusal("S3", ref, commit.id.decode(), path, f"a reopen of {slice_id}/{ball_id} "
+                    f"signed by {who.who()}, which built no round of it: a builder reopens "
+                    "only a ball it built, on its branch's account", "a scorer (`leap score`) "
+                    "or the integrator (`leap merge`) records a reopen they find",
+                    "missing-role")]
 
 
 def builds_and_grades(judge: Judge, ref: str, sha: str, who: Standing, path: str | None,

@@ -27,14 +27,15 @@ Where = Literal["ball-branch", "spine"]
 
 
 def write_reopen(ledger: Ledger, rec: ScoreRecord, found: str | None, where: Where,
-                 commit: str | None, reason: str) -> ReopenRecord:
+                 commit: str | None, reason: str, paths: tuple[str, ...] = ()
+                 ) -> ReopenRecord:
     from leapgit.records.scoring import ReopenRecord
 
     view = ledger.require()
     folder = f"{layout.ball_dir(rec.slice, rec.ball)}/reopens"
     number = history.next_number(view, folder)
     reopen = ReopenRecord(rec.slice, rec.ball, number, rec.score, rec.candidate, found, where,
-                          commit, reason, now_iso())
+                          commit, reason, now_iso(), paths)
     trailers = [(tr.SLICE, rec.slice), (tr.BALL, rec.ball),
                 (tr.CANDIDATE, rec.candidate), (tr.OUTCOME, "reopen")]
     ledger.append({layout.reopen_path(rec.slice, rec.ball, number):
@@ -177,6 +178,32 @@ def scan(ledger: Ledger, root: Path, config: Config, rec: SliceRecord) -> list[R
             found = reopen_if_moved(ledger, rec.slice, ball, tree, tip)
             if found:
                 out.append(found)
-    for hit in pending(ledger.require(), root, config, rec):
-        out.append(write_reopen(ledger, hit.passed, None, "spine", hit.commit, hit.reason()))
+    hits = pending(ledger.require(), root, config, rec)
+    _published(root, config.spine, hits)
+    for hit in hits:
+        out.append(write_reopen(ledger, hit.passed, None, "spine", hit.commit, hit.reason(),
+                                hit.paths))
     return out
+
+
+def _published(root: Path, spine: str, hits: list[SpineHit]) -> None:
+    """L8 (issue 18 F6): the server takes a spine reopen only for a byte change on the
+    spine it stores. A spine commit only this clone holds changes no merged candidate
+    there: never recorded, and nothing lands over it (``Hold``) until it is dropped. The
+    spine's remote as last fetched or pushed stands in for the server; a spine with no
+    remote is its own authority."""
+    from leapgit.errors import Hold
+    from leapgit.scoring.spine import spine_remote
+
+    remote = spine_remote(root, spine)
+    tracked = git.rev_parse(f"refs/remotes/{remote}/{spine}", root) if remote else None
+    local = [h for h in hits if remote is not None and
+             (tracked is None or not git.is_ancestor(root, h.commit, tracked))]
+    if local:
+        hit = local[0]
+        raise Hold(f"spine commit {hit.commit[:12]}, which only this clone holds, changes "
+                   f"{', '.join(hit.paths)} of merged ball {hit.passed.slice}/"
+                   f"{hit.passed.ball} outside an integration: the spine on {remote} holds "
+                   "the merged candidate, and the server refuses that commit", rule="L8",
+                   hint=f"drop it (`git reset --keep {remote}/{spine}` on {spine}), then "
+                   "merge again")

@@ -273,3 +273,103 @@ def test_a_merge_that_flips_a_scope_files_mode_is_refused(fresh_world: World) ->
     landed = w.push(f"{honest}:refs/heads/main")
     assert landed.returncode == 0, landed.stderr
 
+
+# F6 (L8, S3): a reopen names a real byte change; in signed mode, by a role that may
+
+
+def _merged(w: World) -> dict[str, str]:
+    """Balls a and b passed and merged (the lease, both merges, the slice pass record),
+    all on the server; returns the candidate commits and the spine tip (``main``)."""
+    from leapgit.records.scoring import Merged, MergeRecord
+
+    heads = {}
+    for ball, path, text in (("a", "src/a.py", "A = 10\n"), ("b", "src/b.py", "B = 20\n")):
+        git("checkout", "-q", "-B", f"leap/ball/{SLICE}/{ball}", w.base, cwd=w.work)
+        heads[ball] = commit(w.work, {path: text}, round_message(ball, 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    trees = {b: w.tip(f"{h}^{{tree}}") for b, h in heads.items()}
+    with w.ledger() as ledger:
+        for ball, head in heads.items():
+            write_pass(ledger, SLICE, ball, trees[ball], head, w.base)
+        take_lease(ledger, "main", "integrator")
+    assert w.push("leap/ledger").returncode == 0
+    first = git("commit-tree", trees["a"], "-p", w.base, "-p", heads["a"], "-m", MERGE_A,
+                cwd=w.work)
+    both = git("merge-tree", "--write-tree", first, heads["b"], cwd=w.work)
+    second = git("commit-tree", both, "-p", first, "-p", heads["b"], "-m",
+                 MERGE_A.replace("Ball: a", "Ball: b").replace("s1/a", "s1/b"), cwd=w.work)
+    landed = w.push(f"{second}:refs/heads/main")
+    assert landed.returncode == 0, landed.stderr
+    git("fetch", "-q", str(w.bare), "main", cwd=w.work)
+    git("reset", "-q", "--hard", second, cwd=w.work)
+    rec = MergeRecord(SLICE, "main", 1, "integrator", w.base, second,
+                      (Merged("a", first, trees["a"], heads["a"], "t-test-pass", 1),
+                       Merged("b", second, trees["b"], heads["b"], "t-test-pass", 1)),
+                      "t-aggregate", both, NOW)
+    w.append({layout.merge_path(SLICE): yamlio.dumps(rec.to_dict())}, "merge s1")
+    recorded = w.push("leap/ledger")
+    assert recorded.returncode == 0, recorded.stderr
+    return {**heads, "main": second, **{f"tree-{b}": t for b, t in trees.items()}}
+
+
+def by_hand(w: World, files: dict[str, str]) -> str:
+    """A commit on the spine made by the server's admin (moved there by hand: the hook
+    never judged it), and the local spine with it."""
+    hand = commit(w.work, files, "by hand")
+    git("push", "-q", str(w.bare), f"{hand}:refs/heads/hand", cwd=w.work)
+    git("update-ref", "refs/heads/main", hand, cwd=w.bare)
+    git("update-ref", "-d", "refs/heads/hand", cwd=w.bare)
+    return hand
+
+
+def reopen_record(ball: str, candidate: str, where: str, commit: str | None,
+                  found: str | None = None, paths: tuple[str, ...] = ()) -> dict[str, bytes]:
+    from leapgit.records.scoring import ReopenRecord
+
+    rec = ReopenRecord(SLICE, ball, 1, 1, candidate, found, where,  # type: ignore[arg-type]
+                       commit, "a byte change", NOW, paths)
+    return {layout.reopen_path(SLICE, ball, 1): yamlio.dumps(rec.to_dict())}
+
+
+def test_a_reopen_that_names_no_byte_change_is_refused(fresh_world: World) -> None:
+    """A builder of ball b voids ball a's pass: on the spine's account, naming the spine's
+    own tip (which holds a's candidate bytes), a commit that is not on the spine, or a
+    path outside a's scope; on the ball branch's, naming the passed candidate itself."""
+    w = fresh_world
+    at = _merged(w)
+    readme = by_hand(w, {"README.md": "# by hand\n"})  # on the spine, none of a's files
+    before = remote_refs(w.bare)
+    attempts = [
+        (reopen_record("a", at["tree-a"], "spine", readme, paths=("src/a.py",)),
+         "holds the merged candidate's bytes of src/a.py: no byte change"),
+        (reopen_record("a", at["tree-a"], "spine", readme),
+         "holds the merged candidate's bytes of src/a.py, src/new.py, tests/test_a.py"),
+        (reopen_record("a", at["tree-a"], "spine", at["main"], paths=("src/a.py",)),
+         f"after the slice's merge {at['main'][:12]}"),
+        (reopen_record("a", at["tree-a"], "spine", at["b"], paths=("src/a.py",)),
+         f"spine commit {at['b'][:12]} is not on the spine the server stores"),
+        (reopen_record("a", at["tree-a"], "spine", "1" * 40, paths=("src/a.py",)),
+         "a change only in a clone, or before the merge, reopens nothing there"),
+        (reopen_record("a", at["tree-a"], "spine", readme, paths=("src/b.py",)),
+         "names src/b.py, no file of the scope of s1/a"),
+        (reopen_record("a", at["tree-a"], "ball-branch", at["a"], found=at["tree-a"]),
+         "no tree other than the passed candidate"),
+        (reopen_record("a", at["tree-b"], "ball-branch", at["b"], found=at["tree-b"]),
+         f"voids score 1 of s1/a, which is no pass of candidate {at['tree-b'][:12]}"),
+    ]
+    for record, says in attempts:
+        w.append(record, "reopen a")
+        refused(w, w.push("leap/ledger"), before, "L8", layout.reopen_path(SLICE, "a", 1),
+                says)
+        w.reset_ledger()
+
+
+def test_a_reopen_naming_a_real_byte_change_on_the_spine_lands(fresh_world: World) -> None:
+    """The server's admin changed src/a.py on the spine by hand (the hook never saw it):
+    a reopen naming that commit and path is a real byte change, and lands."""
+    w = fresh_world
+    at = _merged(w)
+    hand = by_hand(w, {"src/a.py": "A = 11\n"})
+    w.append(reopen_record("a", at["tree-a"], "spine", hand, paths=("src/a.py",)), "reopen a")
+    landed = w.push("leap/ledger")
+    assert landed.returncode == 0, landed.stderr

@@ -2,8 +2,9 @@
 goes on to the end against the real remote behind `git daemon` (its pre-receive judging):
 re-score, then `leap merge` lands the new candidate as the slice's next, numbered merge
 record (the ledger stays add-only), and `leap audit` re-derives both merges. A spine commit
-outside an integration that changes a merged ball's files is reported by `leap status` and
-`leap audit` before any merge records it."""
+outside an integration that changes a merged ball's files only in a clone is reported by
+`leap status` and `leap audit`, and `leap merge` lands nothing over it (the server takes a
+reopen only for a byte change on the spine it stores)."""
 
 from __future__ import annotations
 
@@ -89,10 +90,13 @@ def test_a_reopened_ball_is_rescored_and_remerged(merged: Project) -> None:
     assert tips == [before, tip]
 
 
-def test_a_local_spine_commit_on_merged_files_is_reported_then_recorded(
+def test_a_local_spine_commit_on_merged_files_is_reported_then_refused(
         merged: Project) -> None:
     """Gap 3: not pushed, so no pre-receive sees it; `leap status` and `leap audit` report
-    the reopen (read-only), `leap merge` records it, and re-scoring re-merges the ball."""
+    it (read-only). The spine the server stores still holds the merged candidate, and the
+    server takes a reopen only for a byte change there (issue 18 F6, L8): `leap merge`
+    records none, lands nothing over the local commit and says to drop it; dropped, the
+    slice stands merged."""
     p = merged
     merged_tip = p.tip("main")
     target = p.work / "calc" / "v.py"
@@ -117,18 +121,19 @@ def test_a_local_spine_commit_on_merged_files_is_reported_then_recorded(
     assert states(audit_json(p)) == ("reopened", {"u": "merged", "v": "reopened"})
     assert p.tip("leap/ledger") == ledger  # status and audit only read
 
-    held = p.leap("merge", SLICE)  # records the reopen; v has no pass now: nothing lands
+    held = p.leap("merge", SLICE)  # the server would refuse that reopen: none is recorded
     assert held.code == 3, held
-    assert "reopened left/v" in held.out + held.err or "v reopened" in held.err
-    assert layout.reopen_path(SLICE, "v", 1) in ledger_files(p, f"slices/{SLICE}")
+    assert f"spine commit {hotfix[:12]}, which only this clone holds, changes calc/v.py " \
+        "of merged ball left/v" in held.err and "[L8]" in held.err, held
+    assert "`git reset --keep origin/main` on main" in held.err, held
+    assert layout.reopen_path(SLICE, "v", 1) not in ledger_files(p, f"slices/{SLICE}")
+    assert p.tip("leap/ledger") == ledger
     assert p.tip("main") == hotfix and p.remote_tip("refs/heads/main") == merged_tip
 
-    git("reset", "-q", "--hard", merged_tip, cwd=p.work)  # drop the hotfix (never pushed)
-    assert p.leap("score", SLICE, "v").code == 0
-    res = p.leap("merge", SLICE)
-    assert res.code == 0, res
-    assert p.remote_tip("refs/heads/main") == p.tip("main")
-    assert layout.merge_path(SLICE, 3) in ledger_files(p, f"slices/{SLICE}")
+    git("reset", "-q", "--keep", "origin/main", cwd=p.work)  # the hint, as given
+    assert p.tip("main") == merged_tip
+    again = p.leap("merge", SLICE)
+    assert again.code == 0 and "already merged" in again.out, again
     data = audit_json(p)
     assert data["ok"] is True, data["violations"]
     assert states(data) == ("merged", {"u": "merged", "v": "merged"})
