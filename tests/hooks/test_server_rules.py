@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from leapgit.ledger import layout
 from leapgit.ledger.leases import take_lease
 from leapgit.records import yamlio
@@ -272,6 +274,24 @@ def test_a_merge_that_flips_a_scope_files_mode_is_refused(fresh_world: World) ->
     honest = git("commit-tree", tree, "-p", w.base, "-p", head, "-m", MERGE_A, cwd=w.work)
     landed = w.push(f"{honest}:refs/heads/main")
     assert landed.returncode == 0, landed.stderr
+
+
+# Issue 18, gaps in the tests (L6): the round trailer's range on a single commit
+
+
+@pytest.mark.parametrize("number", [5, 0])
+def test_a_single_round_commit_outside_one_to_four_is_refused(fresh_world: World,
+                                                              number: int) -> None:
+    """One commit is one round of four: the count cannot catch it, the range must."""
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    sha = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a", number))
+    git("checkout", "-q", "main", cwd=w.work)
+    before = remote_refs(w.bare)
+    refused(w, w.push(BALL_A), before, "L6", sha[:12], f"Leap-Round: {number} is outside 1..4")
+    one = git("commit-tree", f"{sha}^{{tree}}", "-p", w.base, "-m", round_message("a", 1),
+              cwd=w.work)
+    assert w.push(f"{one}:refs/heads/{BALL_A}").returncode == 0  # the same bytes, round 1
 
 
 # F6 (L8, S3): a reopen names a real byte change; in signed mode, by a role that may
