@@ -5,6 +5,7 @@ how it ended, the tail of what it said). Nothing here decides an outcome."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -16,6 +17,20 @@ from typing import Any, Literal
 CommandType = Literal["proof", "tests", "live_proof", "metric", "red"]
 TAIL = 4000  # characters of output kept as evidence
 DEFAULT_TIMEOUT = 900.0
+# ANSI/ECMA-48 escapes a test runner writes for a terminal: CSI (ESC [ or 8-bit 0x9b,
+# parameters, intermediates, one final byte: colours, cursor moves, erasing); the string
+# controls OSC, DCS, PM and APC (ESC ] P ^ _ or 8-bit, up to BEL or ST: titles, hyperlinks);
+# every other escape (ESC, intermediates, one final byte: charsets, cursor save).
+_ANSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+                   r"|(?:\x1b[\]P^_]|[\x90\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+                   r"|\x1b[ -/]*[0-~]")
+
+
+def clean_tail(output: str) -> str:
+    """The tail of a command's output as it is recorded: the last ``TAIL`` characters of
+    what it said, with ANSI escapes removed first. A recorded tail is evidence for a reader
+    (``leap red``, score records, the audit), not bytes to replay on a terminal."""
+    return _ANSI.sub("", output)[-TAIL:]
 
 
 @dataclass(frozen=True)
@@ -69,4 +84,5 @@ def run_command(
         out, _ = proc.communicate()
         code = None
     text = out.decode("utf-8", "replace")
-    return CommandRun(kind, command, str(cwd), code, time.monotonic() - start, text[-TAIL:], text)
+    return CommandRun(kind, command, str(cwd), code, time.monotonic() - start, clean_tail(text),
+                      text)
