@@ -96,6 +96,7 @@ class PushContext:
     notes: list[str] = field(default_factory=list)
     _views: dict[str | None, LedgerView] = field(default_factory=dict)
     _policy: list[Policy] = field(default_factory=list)
+    _tips: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def spine_ref(self) -> str:
@@ -113,7 +114,11 @@ class PushContext:
             pushed = self.update_of(ref)
             if pushed is not None and (pushed.old is None or self.objects.has(pushed.old)):
                 return pushed.old
-        return self.objects.ref(ref)
+        # one snapshot per run (blind review r1 F1): a ledger push that lands between two
+        # reads must not get one merge judged half against each ledger
+        if ref not in self._tips:
+            self._tips[ref] = self.objects.ref(ref)
+        return self._tips[ref]
 
     def ledger_tip(self) -> str | None:
         """The ledger as stored: the spine and ball rules read it, never a pushed one."""
@@ -156,21 +161,22 @@ class PushContext:
         tip it never fetched; the server judges)."""
         if not self.authority:
             return None
-        held = self.objects.ref(upd.ref)
-        if upd.old is not None and not self.objects.has(upd.old):
-            why = f"the old tip {upd.old[:12]} is missing from this repository"
-        elif upd.old is None and held is not None:
-            why = f"git treats the ref as new, but this repository holds it at {held[:12]}"
-        elif upd.old != held:
+        held = self.stored_tip(upd.ref)
+        if held is not None and not self.objects.has(held):
+            return Refusal("L8", upd.ref, upd.new or upd.old, None, f"this repository holds "
+                           f"the ref at {held[:12]}, which is missing from it: the push cannot "
+                           "be judged", "repair the server's repository (`git fsck`), then "
+                           "push again")
+        if upd.old != held:
+            # a stale or forged <old>: all zeros for a ref the server holds, or a commit it
+            # never had, is the client's claim, never the server's damage (review r1 F8)
             return Refusal("L8", upd.ref, upd.new or upd.old, None, f"the push names its old "
-                           f"tip {str(upd.old)[:12]}, but this repository holds it at "
+                           f"tip {str(upd.old)[:12] if upd.old else 'nothing (a new ref)'}, "
+                           f"but this repository holds it at "
                            f"{held[:12] if held else 'nothing (no such ref)'}: a push is "
                            "judged against the refs the server stores",
                            "fetch, build on the remote's tip and push again")
-        else:
-            return None
-        return Refusal("L8", upd.ref, upd.new or upd.old, None, f"{why}: the push cannot be "
-                       "judged", "repair the server's repository (`git fsck`), then push again")
+        return None
 
     def note(self, text: str) -> None:
         if text not in self.notes:

@@ -199,3 +199,56 @@ def test_merge_lands_with_the_ledger_first(fresh_world: World) -> None:
     result = w.push(f"{forged.merge}:{SPINE}", verify=True)
     assert result.returncode == 0, result.stderr
     assert proven(w.bare, forged.merge)
+
+
+def test_one_run_judges_against_one_stored_ledger(fresh_world: World) -> None:
+    """Blind review r1 F1: one pre-receive run reads the stored ledger several times (the
+    lease, the pass, the history); a legitimate ledger push landing between two reads made
+    the spine judged half against L0 (lease open, no pass) and half against L1 (pass, lease
+    released), and accepted, though neither ledger proves the merge. Every read of one run
+    is served from one snapshot of the stored tips. The concurrent push is played in at the
+    exact moment between the lease read and the pass read."""
+    from dulwich.repo import Repo
+
+    import leapgit.rules.spine as spine_rule
+    from leapgit.ledger.leases import release_lease
+    from leapgit.rules.context import PushContext, RefUpdate, server_config
+    from leapgit.rules.objects import Objects
+    from leapgit.rules.push import check_push
+
+    w = fresh_world
+    with w.ledger() as ledger:
+        take_lease(ledger, "main", "integrator")
+    assert w.push("leap/ledger").returncode == 0
+    l0 = w.tip("leap/ledger")
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    tree = w.tip(f"{BALL_A}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, w.tip(BALL_A), w.base)
+        release_lease(ledger, "main", "integrator")
+    l1 = w.tip("leap/ledger")
+    merge = git("commit-tree", tree, "-p", w.base, "-p", w.tip(BALL_A),
+                "-m", "integrate s1/a\n\nLeap-Slice: s1\nLeap-Ball: a", cwd=w.work)
+    # the objects reach the server; its ledger stays at l0
+    assert w.push(f"{l1}:refs/heads/carrier", f"{merge}:refs/heads/carrier2").returncode == 0
+
+    real = spine_rule._check_lease
+
+    def lease_then_a_ledger_push_lands(ctx: object, upd: object) -> object:
+        out = real(ctx, upd)  # type: ignore[arg-type]
+        git("update-ref", LEDGER, l1, l0, cwd=w.bare)  # a concurrent ledger push lands
+        return out
+
+    spine_rule._check_lease = lease_then_a_ledger_push_lands  # type: ignore[assignment]
+    try:
+        with Repo(str(w.bare)) as repo:
+            objects = Objects(repo)
+            ctx = PushContext(objects, server_config(objects),
+                              (RefUpdate(SPINE, w.base, merge),), authority=True)
+            lines = [r.line() for r in check_push(ctx)]
+    finally:
+        spine_rule._check_lease = real  # type: ignore[assignment]
+    assert lines, "judged against a mix of two ledgers, the merge was accepted"
+    assert any("[L7]" in line and "no pass" in line for line in lines), lines
