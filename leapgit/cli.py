@@ -606,6 +606,8 @@ def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
     except LeapError as exc:
         for line in exc.lines():
             click.echo(f"leap: {line}", err=True)
+        for line in exc.detail_lines():
+            click.echo(f"leap:   {line}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("leap: interrupted", err=True)

@@ -76,15 +76,22 @@ class LeapError(Exception):
         rule: str | None = None,
         hint: str | None = None,
         problems: Iterable[Problem] = (),
+        details: Iterable[str] = (),
     ) -> None:
         found = list(problems)
         if message:
             found.insert(0, Problem(message, file, field, rule, hint))
         self.problems: tuple[Problem, ...] = tuple(found)
+        # what the user needs to see under the problem lines to act on them, e.g. the tail
+        # of a command's output; shown by the CLI's error printer, one escaped line each
+        self.details: tuple[str, ...] = tuple(details)
         super().__init__("\n".join(p.line() for p in self.problems))
 
     def lines(self) -> list[str]:
         return [p.line() for p in self.problems]
+
+    def detail_lines(self) -> list[str]:
+        return [printable(d) for d in self.details]
 
 
 class UsageError(LeapError):

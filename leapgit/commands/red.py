@@ -16,6 +16,9 @@ def lines(result: RedResult) -> list[str]:
     r = result.record
     out = [f"red {r.red} of {r.slice}/{r.ball}: commit {r.commit[:12]}, the proof fails there "
            f"(`{r.proof.command}` exited {r.proof.exit_code}) [T7.1]"]
+    if r.replaces is not None:
+        out.append(f"  replaces red {r.replaces}: no round was built on it, so the newest red "
+                   "before the first round is the one that counts")
     out += [f"  frozen: {t.path} {t.blob[:12]}" for t in r.tests]
     out.append(f"recorded in the ledger at {result.ledger_commit[:12]}")
     return out

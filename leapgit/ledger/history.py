@@ -38,9 +38,14 @@ def has(view: LedgerView, slice_id: str, ball_id: str, folder: str) -> bool:
 
 
 def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
+    """The reds that count, in order (T7.1): a red recorded before the ball's first round
+    replaces the reds before it (``replaces``), so the newest red before the first round
+    is the first that counts; a red after that only adds to the frozen set."""
     from leapgit.records.scoring import RedRecord
 
-    return _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
+    found = _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
+    replaced = max((r.replaces for r in found if r.replaces is not None), default=0)
+    return [r for r in found if r.red > replaced]
 
 
 def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | None:

@@ -65,6 +65,9 @@ class RedRecord:
     tests: tuple[FileBlob, ...]
     proof: RunEvidence
     recorded_at: str
+    # T7.1: recorded before the ball's first round, this red replaces red ``replaces`` and
+    # every red before it: they no longer count (``ledger.history.reds``)
+    replaces: int | None = None
 
     def frozen(self) -> dict[str, str]:
         return {t.path: t.blob for t in self.tests}
@@ -78,13 +81,15 @@ class RedRecord:
         return {"kind": "red", "format": 1, "slice": self.slice, "ball": self.ball,
                 "red": self.red, "commit": self.commit, "base": self.base,
                 "tests": [t.to_dict() for t in self.tests], "proof": self.proof.to_dict(),
-                "recorded_at": self.recorded_at}
+                "recorded_at": self.recorded_at,
+                **({"replaces": self.replaces} if self.replaces is not None else {})}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> RedRecord:
         return cls(raw["slice"], raw["ball"], raw["red"], raw["commit"], raw["base"],
                    tuple(FileBlob.from_dict(t) for t in raw["tests"]),
-                   RunEvidence.from_dict(raw["proof"]), raw["recorded_at"])
+                   RunEvidence.from_dict(raw["proof"]), raw["recorded_at"],
+                   raw.get("replaces"))
 
 
 @dataclass(frozen=True)

@@ -291,6 +291,8 @@ def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
         out.append(Refusal("T7.1", ref, sha, path, f"{rec.slice}/{rec.ball} already has "
                            f"{len(rounds)} round(s) in its current episode: red comes "
                            "first, before the build", hint))
+    if rec.replaces is not None:
+        return out + _check_replacing(ref, sha, path, rec, view)
     earlier = [r for r in reds(view, rec.slice, rec.ball) if r.red < rec.red]
     if not earlier:
         return out
@@ -306,6 +308,27 @@ def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
                            "grows", hint)
                    for test in r.tests if now.get(test.path, ABSENT) != test.blob)
     return out
+
+
+def _check_replacing(ref: str, sha: str, path: str, rec: RedRecord, view: LedgerView
+                     ) -> list[Refusal]:
+    """T7.1: a red replaces the reds before it only while nothing was built on them: the
+    one just before it, and no round recorded in any episode of the ball."""
+    from leapgit.ledger import query
+
+    name = f"{rec.slice}/{rec.ball}"
+    if rec.replaces != rec.red - 1:
+        return [Refusal("T7.1", ref, sha, path, f"red {rec.red} of {name} replaces red "
+                        f"{rec.replaces}: a red replaces the one just before it",
+                        "name the red just before it in `replaces`")]
+    built = [e for e in query.episodes(view, rec.slice, rec.ball)
+             if query.receipts(view, rec.slice, rec.ball, e)]
+    if built:
+        return [Refusal("T7.1", ref, sha, path, f"red {rec.red} of {name} replaces red "
+                        f"{rec.replaces}, but episode {built[0]} already built rounds on "
+                        "it: a red is replaced only before the first round",
+                        "a weaker test is a respec, never a new red")]
+    return []
 
 
 def _check_abandon(ref: str, sha: str, path: str, slice_id: str, view: LedgerView

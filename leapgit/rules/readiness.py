@@ -44,6 +44,12 @@ class BallStanding:
     def stuck(self) -> bool:
         return self.own in ("hold", "refuse")
 
+    @property
+    def repairable(self) -> bool:
+        """L3: a stuck ball gets a repaired spec; so does one never thrown, which has no
+        round yet (T7.1: its spec and its red can be redone before the build)."""
+        return self.stuck or self.own == "cut"
+
     def why(self) -> str:
         if self.verdict == "blocked":
             return f"blocked: its ancestor {self.by} was refused (-1)"

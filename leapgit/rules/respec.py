@@ -1,7 +1,8 @@
 """A respec on the ledger (L3, L2, L4): spec version ``v > 1`` of a ball
 (``balls/<b>/specs/<v>.yaml``), judged on the server as `leap ball respec` judges it
 before writing one (issue 18 F5). Only a stuck ball is repaired (ended at 0 or refused
--1; never one in flight, never one that passed, whose candidate the spine may hold); the
+-1; never one in flight, never one that passed, whose candidate the spine may hold), or one
+never thrown (no round yet, T7.1: its spec and red can be redone before the build); the
 versions follow each other; dependencies are fixed at the cut; and the whole slice, the
 repaired ball among the other balls' current specs, passes the cut's own L2 and L4 check
 (every path inside the repository, scopes disjoint) at the spine's tip as stored. So a
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
     from leapgit.records.types import BallRecord
     from leapgit.rules.context import PushContext
 
-HINT = "respec only a stuck ball, with `leap ball respec`, which checks the whole slice"
+HINT = ("respec only a stuck ball or one not thrown yet, with `leap ball respec`, which "
+        "checks the whole slice")
 
 
 def check_respec(ctx: PushContext, ref: str, sha: str, path: str, rec: BallRecord,
@@ -43,9 +45,10 @@ def check_respec(ctx: PushContext, ref: str, sha: str, path: str, rec: BallRecor
         return [Refusal("L4", ref, sha, path, f"slice {rec.slice} has no ball {rec.ball}",
                         HINT)]
     standing = assess(before, slice_rec, ctx.config.round_cap)[rec.ball]
-    if not standing.stuck:
+    if not standing.repairable:
         return [Refusal("L3", ref, sha, path, f"{name} is {standing.verdict}: only a stuck "
-                        "ball gets a repaired spec (ended at 0, or refused -1)", HINT)]
+                        "ball (ended at 0, or refused -1) or one not thrown yet gets a "
+                        "repaired spec", HINT)]
     out = []
     if rec.depends_on != previous.depends_on:
         out.append(Refusal("L4", ref, sha, path, f"depends_on {list(rec.depends_on)}, spec "

@@ -17,6 +17,7 @@ from typing import Any, Literal
 CommandType = Literal["proof", "tests", "live_proof", "metric", "red"]
 TAIL = 4000  # characters of output kept as evidence
 DEFAULT_TIMEOUT = 900.0
+SHOWN = 20  # lines of a refused run's tail shown on the terminal
 # ANSI/ECMA-48 escapes a test runner writes for a terminal: CSI (ESC [ or 8-bit 0x9b,
 # parameters, intermediates, one final byte: colours, cursor moves, erasing); the string
 # controls OSC, DCS, PM and APC (ESC ] P ^ _ or 8-bit, up to BEL or ST: titles, hyperlinks);
@@ -61,6 +62,15 @@ class CommandRun:
         if self.timed_out:
             return f"{self.type} `{self.command}` timed out after {self.seconds:.0f} s"
         return f"{self.type} `{self.command}` exited {self.exit_code}"
+
+    def shown(self, what: str, count: int = SHOWN) -> list[str]:
+        """The last ``count`` lines of the recorded tail, for the terminal under a refusal
+        (``LeapError.details``): what the user needs to see to fix the command."""
+        lines = self.output_tail.rstrip("\n").splitlines()[-count:]
+        if not lines:
+            return [f"{what} printed nothing"]
+        return [f"{what}, the last {len(lines)} line(s) it printed:",
+                *(f"| {line}" for line in lines)]
 
 
 def run_command(

@@ -1,9 +1,11 @@
 """Score steps 2 and 3 run typed commands in clean throwaway worktrees of one commit.
 
-Tests and live proof (L7.4): the proof, the declared tests and the live proof run as typed
-commands in a clean worktree of the candidate; after each the candidate is re-hashed (the
-worktree's tracked files and any new file inside the scope, written to a throwaway index)
-and a test that changed any byte is refused. A timeout is a hold, never a pass.
+Tests and live proof (L7.4): first the declared tests run at the base, where they must be
+cleanly green (T9: else the harness is INVALID, a hold); then the proof, the declared tests
+and the live proof run as typed commands in a clean worktree of the candidate; after each
+the candidate is re-hashed (the worktree's tracked files and any new file inside the scope,
+written to a throwaway index) and a test that changed any byte is refused. A timeout is a
+hold, never a pass.
 """
 
 from __future__ import annotations
@@ -62,10 +64,31 @@ def commands_of(ball: BallRecord) -> list[tuple[CommandType, str]]:
     return out
 
 
-def run_proofs(root: Path, commit: str, candidate: str, ball: BallRecord,
+def harness(root: Path, base: str, ball: BallRecord, timeout: float) -> Proved | None:
+    """T9: the ball's `tests` at the base, before any candidate is judged by them. A base
+    that is not cleanly green there (the command is wrong, or names the red test, which is
+    not there yet) makes the harness INVALID: a hold, never a -1 charged to the builder."""
+    from leapgit.tribunal.worktree import temporary
+
+    if not ball.tests:
+        return None
+    with temporary(root, base, prefix="leap-score-base-") as tree:
+        run = run_command("tests", ball.tests, tree, timeout=timeout)
+    if run.ok:
+        return None
+    return Proved(Step("tests", "hold", f"the harness is INVALID: {run.describe()} at the base "
+                       f"{base[:12]}, so no candidate can be judged by it: the ball's `tests` "
+                       "need repair, the candidate is not charged", "T9"),
+                  (evidence(run, f"clean worktree of the base {base[:12]}"),), (), None)
+
+
+def run_proofs(root: Path, base: str, commit: str, candidate: str, ball: BallRecord,
                timeout: float) -> Proved:
     from leapgit.tribunal.worktree import temporary
 
+    invalid = harness(root, base, ball, timeout)
+    if invalid is not None:
+        return invalid
     runs: list[RunEvidence] = []
     where = f"clean worktree of {commit[:12]}"
     with temporary(root, commit, prefix="leap-score-") as tree:

@@ -1,12 +1,17 @@
 """Red first (T7.1): record the commit holding the failing contract test before the build,
-after checking, in a throwaway worktree, that the ball's proof really fails there. From then
-on the test files it adds are frozen for the builder (T9: never weaken or edit the failing
-tests): ``RedRecord.frozen_changes`` is the one check, used by rounds, hooks, score and
-audit."""
+after checking, in throwaway worktrees, that the ball's `tests` are green at its base (else
+every mechanical check would be INVALID, T9) and that its proof really fails at the red
+commit, for the right reason: a test ran and failed (``scoring.runner``). From then on the
+test files it adds are frozen for the builder (T9: never weaken or edit the failing tests):
+``RedRecord.frozen_changes`` is the one check, used by rounds, hooks, score and audit.
+
+While the ball has no round and is not in flight, a red can be redone: the new red replaces
+the earlier ones (``replaces``; ``ledger.history.reds`` reads only the reds that count)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
@@ -17,7 +22,9 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
-from leapgit.scoring.commands import run_command
+from leapgit.records.types import BallRecord
+from leapgit.scoring.commands import CommandRun, run_command
+from leapgit.scoring.runner import before_tests
 from leapgit.slices.diff import out_of_scope
 from leapgit.timeutil import now_iso
 
@@ -40,9 +47,8 @@ def _base(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
 
 def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
                timeout: float | None = None) -> RedResult:
-    from leapgit.tribunal.worktree import temporary
-
     root = ws.paths.root
+    limit = timeout or ws.config.tribunal.test_timeout
     with ws.ledger() as ledger:
         view = ledger.require()
         ball = query.load_ball(view, slice_id, ball_id)
@@ -50,11 +56,7 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         if commit is None:
             raise UsageError(f"no commit {rev!r}", field="COMMIT")
         base = _base(ws, view, slice_id, ball_id)
-        if any(query.receipts(view, slice_id, ball_id, e)
-               for e in query.episodes(view, slice_id, ball_id)):
-            raise RuleViolation(f"{slice_id}/{ball_id} already has rounds: red comes first, "
-                                "before the build", rule=RULE,
-                                hint="respec the ball and record red before re-throwing it")
+        replaced = _replaceable(view, slice_id, ball_id)
         if not is_ancestor(root, base, commit) or commit == base:
             raise RuleViolation(f"red commit {commit[:12]} does not add to the ball's base "
                                 f"{base[:12]}", field="COMMIT", rule=RULE,
@@ -65,24 +67,89 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         if outside:
             raise RuleViolation(f"the red commit changes files outside the ball's scope: "
                                 f"{', '.join(outside)}", field="COMMIT", rule="L4")
-        with temporary(root, commit, prefix="leap-red-") as tree:
-            run = run_command("red", ball.proof, tree,
-                              timeout=timeout or ws.config.tribunal.test_timeout)
+        _green_at_base(root, ball, base, limit)
+        run = _fails_at_red(root, ball, commit, limit)
+        number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         evidence = RunEvidence("red", run.command, run.exit_code, run.seconds,
                                run.output_tail, f"red {commit[:12]}")
-        if run.timed_out:
-            raise Hold(f"the proof timed out at the red commit {commit[:12]}: not a red",
-                       rule=RULE)
-        if run.ok:
-            raise RuleViolation(f"the proof `{ball.proof}` passes at {commit[:12]}: a red test "
-                                "that passes is refused", rule=RULE,
-                                hint="commit a test that fails for the missing behaviour")
-        number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         record = RedRecord(slice_id, ball_id, number, commit, base,
                            tuple(FileBlob(p, blob_at(root, commit, p)) for p in tests),
-                           evidence, now_iso())
+                           evidence, now_iso(), replaced[-1].red if replaced else None)
         written = ledger.append(
             {layout.red_path(slice_id, ball_id, number): yamlio.dumps(record.to_dict())},
             f"red {number} of {slice_id}/{ball_id}: {len(tests)} frozen test file(s)",
             [(tr.SLICE, slice_id), (tr.BALL, ball_id), (tr.RED, commit)])
     return RedResult(record, written.commit)
+
+
+def _replaceable(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
+    """The reds a new red replaces (T7.1: red comes first). Once a round was built on the
+    frozen tests, or the ball is in flight from its red, no red is recorded any more."""
+    name = f"{slice_id}/{ball_id}"
+    episodes = query.episodes(view, slice_id, ball_id)
+    reds = history.reds(view, slice_id, ball_id) \
+        if history.has(view, slice_id, ball_id, "reds") else []
+    stands = (f"its red {reds[-1].red} ({reds[-1].commit[:12]}) stands" if reds else
+              "it was built without a red test, so it can never pass: cut the work again "
+              "as a new slice")
+    for episode in reversed(episodes):
+        rounds = query.receipts(view, slice_id, ball_id, episode)
+        if rounds:
+            raise RuleViolation(f"{name} already has {len(rounds)} round(s) in episode "
+                                f"{episode}: red comes first, before the build, and no red "
+                                "is redone once a round was built", rule=RULE,
+                                hint=f"{stands}; a different test is a different ball")
+    if episodes:
+        raise RuleViolation(f"{name} is in flight (episode {episodes[-1]}, no round yet): "
+                            "its branch starts at the red it was thrown with, so a new red "
+                            "comes before the throw", rule=RULE, hint=stands)
+    return reds
+
+
+def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float) -> None:
+    """T9: the mechanical checks run the ball's `tests` at the base; a base that is not
+    cleanly green there makes every verdict INVALID, so the red is refused now."""
+    from leapgit.tribunal.worktree import temporary
+
+    name = f"{ball.slice}/{ball.ball}"
+    if not ball.tests:
+        raise RuleViolation(f"{name} declares no `tests` command: the mechanical checks "
+                            "cannot run and `leap score` can never pass it", field="tests",
+                            rule="L1", hint=f"give it one with `leap ball respec {ball.slice} "
+                            f"{ball.ball} FILE` (it has no round yet), then record red")
+    with temporary(root, base, prefix="leap-red-base-") as tree:
+        run = run_command("tests", ball.tests, tree, timeout=timeout)
+    if not run.ok:
+        raise RuleViolation(f"the ball's tests `{ball.tests}` are not green at its base "
+                            f"{base[:12]} ({run.describe()}): every mechanical check would "
+                            "be INVALID, and no candidate could pass", rule="T9",
+                            hint=f"make the tests pass at the base, or repair the command "
+                            f"with `leap ball respec {ball.slice} {ball.ball} FILE`",
+                            details=run.shown("the tests at the base"))
+
+
+def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float) -> CommandRun:
+    """T7.1: the proof runs at the red commit and fails there, because a test ran and
+    failed; a passing proof, or one that stopped before any test ran, is no red."""
+    from leapgit.tribunal.worktree import temporary
+
+    with temporary(root, commit, prefix="leap-red-") as tree:
+        run = run_command("red", ball.proof, tree, timeout=timeout)
+    shown = run.shown("the proof at the red commit")
+    again = (f"then `leap red {ball.slice} {ball.ball} COMMIT` again (a proof that is wrong "
+             f"is repaired with `leap ball respec {ball.slice} {ball.ball} FILE` before the "
+             "first round)")
+    if run.ok:
+        raise RuleViolation(f"the proof `{ball.proof}` passes at {commit[:12]}: a red test "
+                            "that passes is refused", rule=RULE,
+                            hint=f"commit a test that fails for the missing behaviour, {again}",
+                            details=shown)
+    why = before_tests(run)
+    if why is not None:
+        cls = Hold if run.timed_out else RuleViolation
+        raise cls(f"the proof `{ball.proof}` stopped before any test ran at the red commit "
+                  f"{commit[:12]} ({why}): not a red, which is a test that runs and fails for "
+                  "the missing behaviour", rule=RULE,
+                  hint=f"make the proof run its test (see its output below), {again}",
+                  details=shown)
+    return run

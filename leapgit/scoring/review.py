@@ -65,6 +65,11 @@ def convene_ball(root: Path, ball: BallRecord, builder: Builder, builder_text: s
         return Reviewed(step, run_id, done.info.tree, reviewers, verdicts, summary)
 
     outcome, reason = done.decision.outcome, done.decision.reason
+    if done.mechanical is not None and done.mechanical.invalid:
+        # T9: a harness that cannot judge refuses every verdict, but the candidate is not
+        # at fault: a hold, never a -1 charged to the builder
+        return said(Step("tribunal", "hold", f"run {run_id}: the harness is INVALID: "
+                         f"{done.mechanical.reason}", "T9"))
     if outcome == "refuse":
         return said(Step("tribunal", "fail", f"run {run_id}: {reason}",
                          "T7" if "mechanical" in reason else "T6"))

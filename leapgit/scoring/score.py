@@ -14,7 +14,7 @@ from typing import Any
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
 from leapgit.ledger import history, layout, query
-from leapgit.ledger.store import Ledger, Written
+from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
@@ -80,12 +80,17 @@ def declared_builder(ws: Workspace, builder: str | None) -> tuple[Builder, str]:
     return parse_builder(text), text
 
 
-def _candidate(ws: Workspace, slice_id: str, ball_id: str) -> str:
+def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
     branch = ws.config.ball_branch(slice_id, ball_id)
     tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
     if tip is None:
+        # T7.1: a ball is thrown only after its red
+        first = (f"`leap throw {slice_id} --ball {ball_id}`"
+                 if history.latest_red(view, slice_id, ball_id) is not None else
+                 f"record its red (`leap red {slice_id} {ball_id} COMMIT`), then `leap throw "
+                 f"{slice_id} --ball {ball_id}`")
         raise UsageError(f"the ball's branch {branch} does not exist",
-                         hint=f"throw it first: `leap throw {slice_id} --ball {ball_id}`")
+                         hint=f"throw it first: {first}")
     return tip
 
 
@@ -111,7 +116,7 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
     root = ws.paths.root
     with ws.ledger() as ledger:
         query.load_slice(ledger.require(), slice_id)
-        commit = _candidate(ws, slice_id, ball_id)
+        commit = _candidate(ws, ledger.require(), slice_id, ball_id)
         tree = git.out(["rev-parse", f"{commit}^{{tree}}"], root)
         found = reopen_if_moved(ledger, slice_id, ball_id, tree, commit)
         reopened = (found,) if found else ()
@@ -178,7 +183,7 @@ def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str,
     ev.metric = kept.verdict
     if ev.stopped():
         return
-    proved = run_proofs(root, commit, source.candidate, ball, timeout)
+    proved = run_proofs(root, ep.throw.base, commit, source.candidate, ball, timeout)
     ev.steps.append(proved.step)
     ev.runs.extend(proved.runs)
     if ev.stopped():

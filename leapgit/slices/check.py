@@ -78,8 +78,23 @@ def parse_draft(raw: Any, source: str) -> SliceDraft:
     )
 
 
+def tests_missing(ball: BallDraft, source: str, field: str) -> InvalidRecord | None:
+    """L1: every ball declares `tests`, the suite its candidate must keep green: the
+    mechanical checks (T7) run it at the base and at the candidate, and without it `leap
+    score` can never pass the ball. Only read here: nothing runs at the cut."""
+    if ball.tests:
+        return None
+    return InvalidRecord(f"ball {ball.id!r} declares no `tests` command (the suite a candidate "
+                         "must keep green; without it no score can pass the ball)",
+                         file=source, field=field, rule="L1",
+                         hint="add e.g. `tests: python -m pytest -q`")
+
+
 def _ball_shape(ball: BallDraft, i: int, source: str) -> list[LeapError]:
     errors: list[LeapError] = []
+    missing = tests_missing(ball, source, f"balls[{i}].tests")
+    if missing is not None:
+        errors.append(missing)
     seen: set[str] = set()
     for j, entry in enumerate(ball.scope):
         field = f"balls[{i}].scope[{j}]"

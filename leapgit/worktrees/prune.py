@@ -57,7 +57,7 @@ def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[st
     worktree = Path(t.worktree or "")
     if not worktree.is_dir():
         return []
-    restored = {p: blob for p, blob in _base_blobs(ws, ball, t.base).items()
+    restored = {p: blob for p, blob in _base_blobs(ws, ball, restore_point(ws, t)).items()
                 if blob_of_file(worktree / p) == blob}
     # a file a rollback put back where the builder had left a folder: the folder's
     # (committed) content shows as deleted beneath it, and is not work either
@@ -71,7 +71,19 @@ def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
         return True
     return all((blob_of_file(worktree / path) == blob) or (blob == ABSENT and
                not (worktree / path).exists())
-               for path, blob in _base_blobs(ws, ball, t.base).items())
+               for path, blob in _base_blobs(ws, ball, restore_point(ws, t)).items())
+
+
+def restore_point(ws: Workspace, t: ThrowRecord) -> str:
+    """Where a rollback puts the ball's scope back (``worktrees.rollback``): its red commit
+    when that descends from the base (T7.1: the frozen failing test stays), else the base."""
+    from leapgit.ledger.history import latest_red
+
+    with ws.ledger() as ledger:
+        red = latest_red(ledger.require(), t.slice, t.ball)
+    if red is not None and git.is_ancestor(ws.paths.root, t.base, red.commit):
+        return red.commit
+    return t.base
 
 
 def finished(ws: Workspace, s: BallStanding, ball: BallRecord,

@@ -1,5 +1,6 @@
-"""`leap ball respec SLICE BALL FILE` (L3): a stuck ball gets a repaired spec, recorded as a
-new spec version, then can be thrown again. Its scope is stamped anew at the spine tip and may
+"""`leap ball respec SLICE BALL FILE` (L3): a stuck ball, or one not thrown yet (T7.1: its
+spec and red can be redone before any round), gets a repaired spec, recorded as a new spec
+version, then can be thrown again. Its scope is stamped anew at the spine tip and may
 not grow into another ball's files: the whole slice is re-checked with the cut's own L2/L4
 check. Dependencies are fixed at the cut (changing them is a re-cut).
 """
@@ -19,7 +20,7 @@ from leapgit.records import trailers as tr
 from leapgit.records.drafts import BallDraft, ScopeEntry, SliceDraft
 from leapgit.records.types import BallRecord, StampedScope
 from leapgit.rules.readiness import assess
-from leapgit.slices.check import check_slice
+from leapgit.slices.check import check_slice, tests_missing
 from leapgit.slices.scope import TreeResolver
 from leapgit.timeutil import now_iso
 from leapgit.worktrees.throw import spine_tip
@@ -56,7 +57,11 @@ def load_repair(file: Path, ball_id: str) -> tuple[BallDraft, str | None, bool]:
         raise InvalidRecord(f"names ball {raw['id']!r}, not {ball_id!r}", file=source,
                             field="id", rule="L3")
     schema.validate(raw, "slice", source, rule="L1", definition="ball")
-    return BallDraft.from_dict(raw), reason, "depends_on" in raw
+    draft = BallDraft.from_dict(raw)
+    missing = tests_missing(draft, source, "tests")
+    if missing is not None:
+        raise missing
+    return draft, reason, "depends_on" in raw
 
 
 def _own_fields(exc: LeapError, index: int, source: str) -> LeapError:
@@ -76,11 +81,11 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
         if ball_id not in rec.balls:
             raise InvalidRecord(f"slice {slice_id!r} has no ball {ball_id!r}")
         standing = assess(view, rec, ws.config.round_cap)[ball_id]
-        if not standing.stuck:
+        if not standing.repairable:  # L3: stuck, or never thrown (T7.1: no round yet)
             raise RuleViolation(
                 f"{slice_id}/{ball_id} is {standing.verdict}; only a stuck ball (ended at 0: a "
-                "checkpoint, or a last round its score held; or refused -1) gets a repaired spec",
-                rule="L3")
+                "checkpoint, or a last round its score held; or refused -1) or one not thrown "
+                "yet gets a repaired spec", rule="L3")
         current = query.load_ball(view, slice_id, ball_id)
         if names_deps and draft.depends_on != current.depends_on:
             raise RuleViolation("dependencies are fixed when the slice is cut", file=str(file),

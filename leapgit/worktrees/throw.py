@@ -139,6 +139,15 @@ def _stacked(ws: Workspace, view: LedgerView, rec: SliceRecord, plan: _Plan) -> 
     return replace(plan, base=found.commit, stack=found.stack)
 
 
+def _no_red(slice_id: str, ball_id: str) -> RuleViolation:
+    """T7.1: a ball thrown without its failing contract test can never pass (`leap score`
+    holds for the missing red), so it is not thrown."""
+    return RuleViolation(f"{slice_id}/{ball_id} has no red: a ball thrown without its failing "
+                         "contract test can never pass", rule="T7.1",
+                         hint="commit the failing test on top of the ball's base and record "
+                         f"it: `leap red {slice_id} {ball_id} COMMIT`")
+
+
 def _worst(errors: list[LeapError]) -> LeapError:
     """A refusal outranks a hold; bad input outranks both."""
     problems = [p for e in errors for p in e.problems]
@@ -187,6 +196,9 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
                     s, slice_id, base, resume, _scope_changed(view, slice_id, s), score)))
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
+        unred = [p for p in plans if latest_red(view, slice_id, p.standing.ball) is None]
+        plans = [p for p in plans if p not in unred]  # T7.1: red first
+        skipped += [Skipped(p.standing.ball, _no_red(slice_id, p.standing.ball)) for p in unred]
         if balls and skipped:
             raise _worst([s.error for s in skipped])
         if not plans and not carried:

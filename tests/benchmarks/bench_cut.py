@@ -32,7 +32,7 @@ def _repo(root: Path, files: int) -> list[str]:
 
 def _draft(path: Path, slice_id: str, names: list[str]) -> None:
     share = len(names) // BALLS
-    balls = [{"id": f"b{b}", "goal": "g", "spec": "s", "proof": "true",
+    balls = [{"id": f"b{b}", "goal": "g", "spec": "s", "proof": "true", "tests": "true",
               "rollback": "restore-scope", "scope": names[b * share:(b + 1) * share]}
              for b in range(BALLS)]
     path.write_bytes(yamlio.dumps({"slice": slice_id, "spine": "integrator", "balls": balls}))

@@ -65,7 +65,7 @@ def slice_draft(balls: int) -> str:
     out = "slice: s1\nspine: integrator\nballs:\n"
     for i in range(balls):
         out += (f"  - id: b{i}\n    goal: g\n    spec: s\n    scope: [src/f{i}.py]\n"
-                f"    proof: \"true\"\n    rollback: restore-scope\n")
+                f"    proof: \"true\"\n    tests: \"true\"\n    rollback: restore-scope\n")
     return out
 
 

@@ -43,7 +43,7 @@ os.environ.pop("LEAP_SIGNING_KEY", None)
 
 def draft(balls: list[str]) -> str:
     listed = "".join(f"  - {{id: {b}, goal: g, spec: s, scope: [src/{b}.py], proof: 'true', "
-                     "rollback: restore-scope}\n" for b in balls)
+                     "tests: 'true', rollback: restore-scope}\n" for b in balls)
     return f"slice: {SLICE}\nspine: integrator\nballs:\n{listed}"
 
 

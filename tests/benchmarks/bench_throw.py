@@ -56,11 +56,32 @@ def make_repo(root: Path, files: int, balls: int, builder: str | None = None) ->
             f"  command: {builder}"))
     lines = ["slice: bench", "spine: integrator", "balls:"]
     for b in range(balls):
-        lines.append(f"  - {{id: b{b}, goal: g, spec: s, scope: [src/d{b}/f{b}.py], "
-                     "proof: 'true', rollback: restore-scope}")
+        lines.append(f"  - {{id: b{b}, goal: g, spec: s, scope: [src/d{b}/f{b}.py, "
+                     f"tests/b{b}.sh], proof: sh tests/b{b}.sh, tests: 'true', "
+                     "rollback: restore-scope}")
     (root / "slice.yaml").write_text("\n".join(lines) + "\n")
     leap("slice", "cut", str(root / "slice.yaml"), cwd=repo)
+    reds(repo, "bench", [f"b{b}" for b in range(balls)])
     return repo
+
+
+def reds(repo: Path, slice_id: str, balls: list[str], prefix: str = "") -> None:
+    """T7.1: a ball is thrown after its red: a failing shell test, committed on main with
+    plumbing, recorded with `leap red` (not timed)."""
+    main = sh("git", "rev-parse", "main", cwd=repo).strip()
+    for ball in balls:
+        blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, env=ENV,
+                              input=b"exit 1\n", check=True, capture_output=True
+                              ).stdout.decode().strip()
+        index = {**ENV, "GIT_INDEX_FILE": str(repo / ".git" / "bench-red.index")}
+        for args in (["read-tree", main],
+                     ["update-index", "--add", "--cacheinfo",
+                      f"100644,{blob},tests/{prefix}{ball}.sh"]):
+            subprocess.run(["git", *args], cwd=repo, env=index, check=True, capture_output=True)
+        tree = subprocess.run(["git", "write-tree"], cwd=repo, env=index, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        commit = sh("git", "commit-tree", tree, "-p", main, "-m", f"red: {ball}", cwd=repo)
+        leap("red", slice_id, ball, commit.strip(), cwd=repo)
 
 
 def bench_throw(files: int = 5000, balls: int = 8) -> None:
@@ -101,8 +122,10 @@ def bench_run(balls: int = 8, sleep: float = 1.0) -> None:
         text = (root / "slice.yaml").read_text().replace("slice: bench", "slice: again")
         for b in range(balls):
             text = text.replace(f"src/d{b}/f{b}.py", f"src/d{b + 10}/f{b + 10}.py")
+            text = text.replace(f"tests/b{b}.sh", f"tests/again-b{b}.sh")
         (root / "again.yaml").write_text(text)
         leap("slice", "cut", str(root / "again.yaml"), cwd=repo)
+        reds(repo, "again", [f"b{b}" for b in range(balls)], "again-")
         whole = leap("throw", "again", "--run", "--jobs", str(balls), cwd=repo)
     print(f"run {balls} builders sleeping {sleep:g} s, --jobs {balls}: builder fan-out "
           f"{fan_out:.3f} s = {fan_out / sleep:.2f}x one builder's sleep (target < 1.6x; serial "

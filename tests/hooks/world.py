@@ -38,12 +38,14 @@ balls:
     spec: set A to 10
     scope: [src/a.py, tests/test_a.py, src/new.py]
     proof: "true"
+    tests: "true"
     rollback: restore-scope
   - id: b
     goal: b is 20
     spec: set B to 20
     scope: [src/b.py]
     proof: "true"
+    tests: "true"
     rollback: restore-scope
 """
 NOW = "2024-01-01T00:00:00Z"

@@ -48,10 +48,13 @@ def ball(name: str, after: str | None = None) -> str:
 
 DRAFT = (f"slice: {S}\nspine: integrator\nballs:\n" + ball("late") + ball("refused")
          + ball("good") + ball("after", "late") + ball("idle"))
-IDLE_TEST = unit_test("idle", "self.assertEqual(i(), 1)", "from calc.idle import i")
-REFUSED_TEST = unit_test("refused", "self.assertEqual(h(4, 2), 2)",
-                         "from calc.refused import h")
-GOOD_TEST = unit_test("good", "self.assertEqual(g(), 2)", "from calc.good import g")
+# T7.1: each red test imports what it tests inside the test, so at the red commit it runs and
+# fails for the missing behaviour (an import error of the runner would be no red)
+IDLE_TEST = unit_test("idle", "from calc.idle import i\nself.assertEqual(i(), 1)", "")
+REFUSED_TEST = unit_test("refused", "from calc.refused import h\nself.assertEqual(h(4, 2), 2)",
+                         "")
+GOOD_TEST = unit_test("good", "from calc.good import g\nself.assertEqual(g(), 2)", "")
+LATE_TEST = unit_test("late", "from calc import late\nself.assertEqual(late.X, 4)", "")
 PLAN = {"refused": {"calc/refused.py": "def h(a, b):\n    return a / b  # REFUSE-ME\n",
                     "tests/test_refused.py": REFUSED_TEST},
         "good": {"calc/good.py": "def g():\n    return 2\n", "tests/test_good.py": GOOD_TEST}}
@@ -59,6 +62,8 @@ PLAN = {"refused": {"calc/refused.py": "def h(a, b):\n    return a / b  # REFUSE
 
 def jurors(call: Call) -> Reply:
     text = json.dumps(call.body.get("messages", []))
+    if "HOLD-ME" in text:  # the late ball: no juror answers (HTTP 503), so the tribunal holds
+        return Reply("", status=503)
     if "REFUSE-ME" in text and call.lens == "defect":
         return Reply(verdict("defect", "refuse", [finding("major")]))
     if "return 2" in text:  # the good ball: a pass that quotes its candidate (T6)
@@ -82,11 +87,14 @@ def remote_has(p: Project, path: str) -> bool:
 
 def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project) -> None:
     p = proj
+    res = p.leap("throw", S, "--ball", "late")  # T7.1: no red, no throw
+    assert res.code == 1 and f"`leap red {S} late COMMIT`" in res.err, res
+    assert p.red("late", S, ("tests/test_late.py", LATE_TEST)).code == 0
     res = p.leap("throw", S, "--ball", "late")
     assert res.code == 0, res
     wt = p.worktree("late", S)
     for n in range(1, 5):  # four rounds through the post-commit hook: 2 and 4 claim a pass
-        write_files(wt, {"calc/late.py": f"X = {n}\n"})
+        write_files(wt, {"calc/late.py": f"X = {n}  # HOLD-ME\n"})
         git("add", "-A", cwd=wt)
         git("commit", "-q", "-m", f"late {n}\n\nLeap-Round: {n}\nLeap-Outcome: "
             f"{1 if n in (2, 4) else 0}", cwd=wt)
@@ -115,8 +123,8 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     assert f"a hold then resumes with `leap throw {S} --ball late --resume`" in early.err, early
     fifth = p.leap("round", S, "late", "--outcome", "0", "--evidence", "a fifth")
     assert fifth.code == 1 and f"`leap score {S} late`" in fifth.err, fifth
-    scored = p.leap("score", S, "late")  # no red test recorded: a hold (T7.1), never a pass
-    assert scored.code == 3, scored
+    scored = p.leap("score", S, "late")  # no juror answers: a hold (T6), never a pass
+    assert scored.code == 3 and "tribunal   hold" in scored.out, scored
     status = json.loads(p.leap("status", S, "--json").out)
     [late] = [b for wave in status["slices"][0]["waves"] for b in wave if b["ball"] == "late"]
     # held by its score, its rounds spent: a hold, with no checkpoint record to name

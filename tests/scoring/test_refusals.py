@@ -24,8 +24,11 @@ S = "bad"
 
 
 def unit_test(name: str, body: str, imports: str) -> str:
-    return (f"import unittest\n\n{imports}\n\n\nclass T(unittest.TestCase):\n"
-            f"    def test_{name}(self):\n" + textwrap.indent(body, "        ") + "\n")
+    """A unittest module whose test imports what it tests: at the red commit it runs and
+    fails for the missing behaviour (T7.1: an import error of the runner is no red)."""
+    return ("import unittest\n\n\nclass T(unittest.TestCase):\n"
+            f"    def test_{name}(self):\n" + textwrap.indent(f"{imports}\n{body}".strip(),
+                                                           "        ") + "\n")
 
 
 METRIC = "python tools/metric.py"
@@ -128,12 +131,13 @@ def test_tests_edited_after_red(proj: Project) -> None:
 
 
 def test_red_comes_before_the_build(proj: Project) -> None:
-    res = proj.red("fakegreen", S, ("tests/test_fakegreen.py", unit_test(
-        "fakegreen", "self.assertEqual(X, 2)", "from calc.fakegreen import X")))
+    res = proj.red("edited", S, ("tests/test_edited.py", unit_test(
+        "edited", "self.assertEqual(f(), 2)", "from calc.edited import f")))
     assert res.code == 1
-    assert "already has rounds: red comes first, before the build [T7.1]" in res.err
-    assert "reds" not in git("ls-tree", "-r", "--name-only", "leap/ledger",
-                             f"slices/{S}/balls/fakegreen", cwd=proj.work)
+    assert ("already has 1 round(s) in episode 1: red comes first, before the build, and no "
+            "red is redone once a round was built [T7.1]") in res.err
+    assert git("ls-tree", "--name-only", "leap/ledger", f"slices/{S}/balls/edited/reds/",
+               cwd=proj.work).split() == [f"slices/{S}/balls/edited/reds/1.yaml"]
 
 
 def test_tests_that_modify_a_source_file(proj: Project) -> None:
@@ -161,13 +165,24 @@ def test_a_metric_regression_loses(proj: Project) -> None:
     assert test.read_text() == PLAN["regress"]["tests/test_regress.py"]
 
 
-def test_a_ball_without_red_holds(proj: Project) -> None:
-    """No red, no pass (T7.1), however green its own tests (here a fake green, which the
-    mechanical check would refuse: tests/tribunal/test_mechanical.py)."""
-    code, data, out = score(proj, "fakegreen")
-    assert data["outcome"] == 0 and data["rule"] == "T7.1", out
-    assert "record the failing contract test with `leap red` first" in data["reason"]
-    assert "provenance" not in data
+def test_a_ball_without_red_is_not_thrown_and_a_fake_green_red_is_refused(
+        proj: Project) -> None:
+    """No red, no throw (T7.1): a ball thrown without its failing test could never pass.
+    The hinted `leap red` refuses a fake green (a test that passes before the build), and a
+    real red lets the throw go on."""
+    out = proj.thrown.out + proj.thrown.err  # type: ignore[attr-defined]
+    assert f"fakegreen: {S}/fakegreen has no red" in out and \
+        f"`leap red {S} fakegreen COMMIT`" in out, out
+    res = proj.leap("score", S, "fakegreen")
+    assert res.code == 2 and f"`leap red {S} fakegreen COMMIT`" in res.err, res
+    fake = proj.red("fakegreen", S, ("tests/test_fakegreen.py", unit_test(
+        "fakegreen", "self.assertTrue(True)", "")))
+    assert fake.code == 1 and "a red test that passes is refused [T7.1]" in fake.err, fake
+    real = proj.red("fakegreen", S, ("tests/test_fakegreen.py", unit_test(
+        "fakegreen", "self.assertEqual(X, 2)", "from calc.fakegreen import X")))
+    assert real.code == 0, real
+    thrown = proj.leap("throw", S, "--ball", "fakegreen")
+    assert thrown.code == 0 and "fakegreen" in thrown.out, thrown
 
 
 def test_a_tribunal_with_one_refuse(proj: Project) -> None:

@@ -18,8 +18,9 @@ slice: src1
 spine: integrator
 balls:
   - {id: A, goal: a is two, spec: make A two, scope: [src/a.py, tests/test_a.py],
-     proof: "true", rollback: restore-scope}
-  - {id: B, goal: b, spec: change b, scope: [src/b.py], proof: "true", rollback: restore-scope}
+     proof: "true", tests: "true", rollback: restore-scope}
+  - {id: B, goal: b, spec: change b, scope: [src/b.py], proof: "true", tests: "true",
+     rollback: restore-scope}
 """
 TEST = "import a\n\n\ndef test_a():\n    assert a.A == 2\n"
 

@@ -54,15 +54,15 @@ SLICE_DRAFT = (f"slice: {SLICE}\nspine: integrator\ndescription: subtraction, sh
                + ball_yaml("cli", ["calc/cli.py", "tests/test_cli.py"], "test_cli", ("ops",)))
 
 RED_TESTS = {
-    "ops": ("tests/test_sub.py", "import unittest\n\nfrom calc.ops import sub\n\n\n"
+    "ops": ("tests/test_sub.py", "import unittest\n\nfrom calc import ops\n\n\n"
             "class T(unittest.TestCase):\n    def test_sub(self):\n"
-            "        self.assertEqual(sub(3, 1), 2)\n"),
+            "        self.assertEqual(ops.sub(3, 1), 2)\n"),
     "fmt": ("tests/test_fmt.py", "import unittest\n\nfrom calc.fmt import show\n\n\n"
             "class T(unittest.TestCase):\n    def test_show(self):\n"
             "        self.assertEqual(show(2), '= 2')\n"),
-    "cli": ("tests/test_cli.py", "import unittest\n\nfrom calc.cli import version\n\n\n"
+    "cli": ("tests/test_cli.py", "import unittest\n\nfrom calc import cli\n\n\n"
             "class T(unittest.TestCase):\n    def test_version(self):\n"
-            "        self.assertEqual(version(), '1')\n"),
+            "        self.assertEqual(cli.version(), '1')\n"),
 }
 
 # A real builder process: what it writes is chosen by the ball and $LEAP_MODE_<ball>.

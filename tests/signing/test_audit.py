@@ -69,9 +69,9 @@ def history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict
     assert leap("init", cwd=repo, env={**env, "LEAP_SIGNING_KEY": str(keys["root"])}).code == 0
     (repo / "slice.yaml").write_text("slice: s1\nspine: integrator\nballs:\n"
                                      "  - {id: a, goal: g, spec: s, scope: [src/a.py], "
-                                     "proof: 'true', rollback: restore-scope}\n"
+                                     "proof: 'true', tests: 'true', rollback: restore-scope}\n"
                                      "  - {id: b, goal: g, spec: s, scope: [src/b.py], "
-                                     "proof: 'true', rollback: restore-scope}\n")
+                                     "proof: 'true', tests: 'true', rollback: restore-scope}\n")
     env = _at(monkeypatch, t0 + 1200)
     assert leap("slice", "cut", "slice.yaml", cwd=repo,
                 env={**env, "LEAP_SIGNING_KEY": str(keys["ivan"])}).code == 0

@@ -17,7 +17,7 @@ from tests.templates import Served
 BROKEN = CONFIG + "round_limit: [4\n"  # a YAML syntax error: the flow sequence never closes
 DRAFT_C = DRAFT + """\
   - {id: c, goal: config, spec: change the config, scope: [.leap/config.yaml], proof: "true",
-      rollback: restore-scope}
+      tests: "true", rollback: restore-scope}
 """
 
 

@@ -30,10 +30,12 @@ DRAFT = f"""\
 slice: {SLICE}
 spine: integrator
 balls:
-  - {{id: a, goal: a is 10, spec: set A, scope: [src/a.py], proof: "true", rollback: restore-scope}}
-  - {{id: b, goal: b is 20, spec: set B, scope: [src/b.py], proof: "true", rollback: restore-scope}}
-  - {{id: p, goal: policy, spec: change the policy, scope: [.leap/allowed_signers], proof: "true",
+  - {{id: a, goal: a is 10, spec: set A, scope: [src/a.py], proof: "true", tests: "true",
       rollback: restore-scope}}
+  - {{id: b, goal: b is 20, spec: set B, scope: [src/b.py], proof: "true", tests: "true",
+      rollback: restore-scope}}
+  - {{id: p, goal: policy, spec: change the policy, scope: [.leap/allowed_signers], proof: "true",
+      tests: "true", rollback: restore-scope}}
 """
 CONFIG = """\
 version: 1

@@ -48,9 +48,10 @@ def base_draft() -> dict[str, Any]:
         "spine": "integrator",
         "balls": [
             {"id": "a", "goal": "g", "spec": "s", "scope": ["src/a.py", "tests/test_a.py"],
-             "proof": "true", "rollback": "restore-scope"},
+             "proof": "true", "tests": "true", "rollback": "restore-scope"},
             {"id": "b", "goal": "g", "spec": "s", "scope": ["src/b.py", "src/new.py"],
-             "proof": "true", "rollback": "restore-scope", "depends_on": ["a"]},
+             "proof": "true", "tests": "true", "rollback": "restore-scope",
+             "depends_on": ["a"]},
         ],
     }
 

@@ -13,20 +13,24 @@ import pytest
 
 from leapgit.ledger.store import Ledger
 from leapgit.worktrees.rounds import RoundRecorded, record_round
+from tests.reds import red_ready, shell_red
 from tests.support import leap, make_repo
 
 DIAMOND = """\
 slice: dia
 spine: integrator
 balls:
-  - {id: A, goal: a, spec: change a, scope: [src/a.py], proof: "true", rollback: restore-scope}
-  - {id: B, goal: b, spec: change b, scope: [src/b.py, src/b_new.py], proof: "true",
-     rollback: restore-scope, depends_on: [A]}
-  - {id: C, goal: c, spec: change c, scope: [src/c.py], proof: "true", rollback: restore-scope,
-     depends_on: [A]}
-  - {id: D, goal: d, spec: change d, scope: [src/d.py], proof: "true", rollback: restore-scope,
-     depends_on: [B, C]}
+  - {id: A, goal: a, spec: change a, scope: [src/a.py, tests/a.sh], proof: sh tests/a.sh,
+     tests: "true", rollback: restore-scope}
+  - {id: B, goal: b, spec: change b, scope: [src/b.py, src/b_new.py, tests/b.sh],
+     proof: sh tests/b.sh, tests: "true", rollback: restore-scope, depends_on: [A]}
+  - {id: C, goal: c, spec: change c, scope: [src/c.py, tests/c.sh], proof: sh tests/c.sh,
+     tests: "true", rollback: restore-scope, depends_on: [A]}
+  - {id: D, goal: d, spec: change d, scope: [src/d.py, tests/d.sh], proof: sh tests/d.sh,
+     tests: "true", rollback: restore-scope, depends_on: [B, C]}
 """
+# T7.1: each ball's red, a shell test that fails until the builder changed its file
+DIAMOND_REDS = {b: shell_red(b, f"src/{b.lower()}.py", f"{b} = 2") for b in "ABCD"}
 
 
 def set_config(repo: Path, builder: str | None = None, timeout: float | None = None,
@@ -46,7 +50,7 @@ def set_config(repo: Path, builder: str | None = None, timeout: float | None = N
 
 
 def make_diamond(root: Path) -> Path:
-    """``root/repo``: initialised, with the diamond slice cut."""
+    """``root/repo``: initialised, with the diamond slice cut and A's red recorded."""
     repo = make_repo(root / "repo", {
         "src/a.py": "A = 1\n", "src/b.py": "B = 1\n", "src/c.py": "C = 1\n",
         "src/d.py": "D = 1\n", "README.md": "# demo\n",
@@ -55,6 +59,7 @@ def make_diamond(root: Path) -> Path:
     (root / "dia.yaml").write_text(DIAMOND)
     cut = leap("slice", "cut", str(root / "dia.yaml"), cwd=repo)
     assert cut.code == 0, cut
+    red_ready(repo, "dia", DIAMOND_REDS)  # T7.1: A's red (B, C, D's: once they are ready)
     return repo
 
 
@@ -92,7 +97,8 @@ def mark_passed(repo: Path, ball: str, slice_id: str = "dia") -> RoundRecorded:
         write_pass(ledger, slice_id, ball, done.receipt.candidate or fake,
                    done.receipt.commit or fake, fake, episode=done.receipt.episode,
                    rounds=done.receipt.round)
-        return done
+    red_ready(repo, slice_id, DIAMOND_REDS)  # T7.1: the balls it readied get their red
+    return done
 
 
 def record(repo: Path, ball: str, outcome: int, slice_id: str = "dia") -> RoundRecorded:

@@ -10,6 +10,7 @@ from pathlib import Path
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from tests.hooks.world import run_git
+from tests.reds import red_commit
 from tests.support import git, leap
 from tests.worktrees.conftest import set_config, worktree_of
 
@@ -47,7 +48,8 @@ def test_two_trailer_less_commits_are_one_round_commit_the_server_accepts(
     with Ledger(diamond / ".git") as ledger:
         got = query.receipts(ledger.require(), "dia", "A", 1)
     assert len(got) == 1 and got[0].commit, got
-    on_branch = git("rev-list", "--reverse", "main..leap/ball/dia/A", cwd=diamond).split()
+    red = red_commit(diamond, "dia", "A")  # T7.1: the branch starts at the red commit
+    on_branch = git("rev-list", "--reverse", f"{red}..leap/ball/dia/A", cwd=diamond).split()
     assert on_branch == [got[0].commit]  # two builder commits, one round commit
     body = git("log", "-1", "--format=%B", got[0].commit, cwd=diamond)
     assert "Leap-Round: 1" in body and "Leap-Outcome: 1" in body
@@ -78,7 +80,8 @@ pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\
     with Ledger(diamond / ".git") as ledger:
         got = query.receipts(ledger.require(), "dia", "A", 1)
     assert len(got) == 1 and got[0].outcome == -1 and got[0].commit
-    assert git("rev-list", "main..leap/ball/dia/A", cwd=diamond).split() == [got[0].commit]
+    red = red_commit(diamond, "dia", "A")  # T7.1: the branch starts at the red commit
+    assert git("rev-list", f"{red}..leap/ball/dia/A", cwd=diamond).split() == [got[0].commit]
     touched = git("diff-tree", "-r", "--name-only", "--no-commit-id", got[0].commit,
                   cwd=diamond).split()
     assert touched == ["src/a.py", "src/c.py"]  # the sum, kept as evidence
@@ -98,6 +101,7 @@ def test_leap_round_folds_a_persons_trailer_less_commits(diamond: Path) -> None:
     assert r.code == 3, r
     with Ledger(diamond / ".git") as ledger:
         got = query.receipts(ledger.require(), "dia", "A", 1)
-    assert git("rev-list", "main..leap/ball/dia/A", cwd=diamond).split() == [got[0].commit]
+    red = red_commit(diamond, "dia", "A")  # T7.1: the branch starts at the red commit
+    assert git("rev-list", f"{red}..leap/ball/dia/A", cwd=diamond).split() == [got[0].commit]
     assert "Leap-Round: 1" in git("log", "-1", "--format=%B", cwd=wt)
     assert (wt / "src/a.py").read_text() == "A = 3\n"

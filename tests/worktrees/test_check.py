@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from leapgit.records.types import BallRecord
+from tests.scoring.world import commit_files
 from tests.support import commit_all, git, leap, make_repo, write_files
 from tests.worktrees.conftest import mark_passed, worktree_of
 
@@ -63,10 +64,20 @@ def test_missing_tool_and_missing_file_are_holds(tmp_path: Path) -> None:
     leap("init", cwd=repo)
     (tmp_path / "s.yaml").write_text(
         "slice: s\nspine: integrator\nballs:\n"
-        "  - {id: x, goal: g, spec: s, scope: [x.py], rollback: restore-scope,\n"
-        "     proof: 'no-such-tool-leap --check tests/needed.py'}\n"
-        "  - {id: y, goal: g, spec: s, scope: [y.py], proof: 'true', rollback: restore-scope}\n")
+        "  - {id: x, goal: g, spec: s, scope: [x.py, tests/x.sh], rollback: restore-scope,\n"
+        "     proof: 'no-such-tool-leap --check tests/needed.py', tests: 'true'}\n"
+        "  - {id: y, goal: g, spec: s, scope: [y.py], proof: 'true', tests: 'true',\n"
+        "     rollback: restore-scope}\n")
     assert leap("slice", "cut", str(tmp_path / "s.yaml"), cwd=repo).code == 0
+    # T7.1: the red was recorded where the tool was installed (it ran, and failed)
+    tool = tmp_path / "bin" / "no-such-tool-leap"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\nexit 1\n")
+    tool.chmod(0o755)
+    red = commit_files(repo, git("rev-parse", "HEAD", cwd=repo), {"tests/x.sh": "exit 1\n"},
+                       "red: x")
+    path = f"{tool.parent}{os.pathsep}{os.environ['PATH']}"
+    assert leap("red", "s", "x", red, cwd=repo, env={"PATH": path}).code == 0
     assert leap("throw", "s", cwd=repo).code == 0
     r = leap("ball", "check", "s", "x", cwd=repo)
     assert r.code == 3, r

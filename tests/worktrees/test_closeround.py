@@ -10,6 +10,7 @@ import pytest
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from leapgit.rules.episodes import current_episode
+from tests.reds import red_commit
 from tests.support import IDENTITY, git, leap
 from tests.worktrees.conftest import set_config, tree_hash, worktree_of
 
@@ -38,9 +39,10 @@ def test_a_worktree_moved_off_its_ball_branch_is_refused_without_a_git_write(
     assert git("rev-parse", "main", cwd=diamond) == spine  # nothing committed on the spine
     assert git("status", "--porcelain", cwd=diamond) == status  # the user's index untouched
     assert tree_hash(diamond) == user
-    assert git("rev-parse", "leap/ball/dia/A", cwd=diamond) == spine  # nor on the ball
+    red = red_commit(diamond, "dia", "A")  # T7.1: the branch starts at the red commit
+    assert git("rev-parse", "leap/ball/dia/A", cwd=diamond) == red  # nor on the ball
     if how == "own-branch":
-        assert git("rev-parse", "agent-feature", cwd=diamond) == spine
+        assert git("rev-parse", "agent-feature", cwd=diamond) == red
     with Ledger(diamond / ".git") as ledger:
         view = ledger.require()
         got = query.receipts(view, "dia", "A", 1)
@@ -68,7 +70,8 @@ def test_a_builder_that_commits_a_round_and_leaves_more_edits_gets_the_next_roun
     assert [(x.round, x.outcome, x.recorded_by) for x in got] == [
         (1, 0, "post-commit"), (2, 1, "leap throw --run")]
     wt = worktree_of(diamond, "A")
-    on_branch = git("rev-list", "--reverse", "main..leap/ball/dia/A", cwd=diamond).split()
+    red = red_commit(diamond, "dia", "A")  # T7.1: the branch starts at the red commit
+    on_branch = git("rev-list", "--reverse", f"{red}..leap/ball/dia/A", cwd=diamond).split()
     assert on_branch == [x.commit for x in got]  # every commit on the branch is a recorded round
     assert git("status", "--porcelain", cwd=wt) == ""
     assert git("show", "leap/ball/dia/A:src/a.py", cwd=diamond) == "A = 3"
@@ -87,7 +90,8 @@ def test_a_builder_commit_that_ends_the_episode_is_that_rounds_receipt(
     r = leap("throw", "dia", "--run", cwd=diamond, env=IDENTITY)
     assert r.code == 1 and "error" not in r.out, r
     assert "A: 1 round(s), last refuse: wrong idea" in r.out
-    assert git("rev-list", "--count", "main..leap/ball/dia/A", cwd=diamond) == "1"
+    red = red_commit(diamond, "dia", "A")  # T7.1: the branch starts at the red commit
+    assert git("rev-list", "--count", f"{red}..leap/ball/dia/A", cwd=diamond) == "1"
     assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 1\n"  # rolled back
 
 

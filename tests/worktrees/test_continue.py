@@ -15,6 +15,7 @@ from pathlib import Path
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from leapgit.records.types import Receipt
+from tests.reds import red_commit
 from tests.support import IDENTITY, git, leap
 from tests.worktrees.conftest import set_config, worktree_of
 
@@ -66,7 +67,8 @@ def _run(repo: Path, env: dict[str, str]) -> subprocess.Popen[str]:
 
 def _branch_is_its_receipts(repo: Path) -> None:
     """Every commit on the ball branch is a recorded round, once (the server's L6 count)."""
-    on_branch = git("rev-list", "--reverse", "main..leap/ball/dia/A", cwd=repo).split()
+    red = red_commit(repo, "dia", "A")  # T7.1: the branch starts at the red commit
+    on_branch = git("rev-list", "--reverse", f"{red}..leap/ball/dia/A", cwd=repo).split()
     assert on_branch == [r.commit for r in _receipts(repo) if r.commit]
 
 

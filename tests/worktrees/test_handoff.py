@@ -13,6 +13,7 @@ from leapgit.errors import InvalidRecord
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.worktrees.rounds import record_round
+from tests.reds import red_commit
 from tests.support import git, leap
 from tests.worktrees.conftest import set_config, worktree_of
 
@@ -39,17 +40,19 @@ def test_builder_gets_the_ball_by_file_and_env(diamond: Path, tmp_path: Path,
     assert data["git_dir_env"] is None  # git's location variables are scrubbed
     assert data["LEAP_SLICE"] == "dia" and data["LEAP_BALL"] == "A"
     assert data["LEAP_ROUND"] == "1" and data["LEAP_EPISODE"] == "1"
-    assert data["LEAP_SPEC"] == "change a" and data["LEAP_SCOPE"] == "src/a.py"
+    assert data["LEAP_SPEC"] == "change a" and data["LEAP_SCOPE"] == "src/a.py\ntests/a.sh"
     handoff = Path(data["LEAP_HANDOFF"])
     assert not handoff.is_relative_to(wt) and not handoff.is_relative_to(diamond / "src")
     content = yamlio.loads(data["handoff_text"].encode(), "handoff")
     assert content["ball"] == "A" and content["scope"][0]["path"] == "src/a.py"
     assert content["previous_receipt"] is None and "B" not in json.dumps(content["scope"])
     tracked = git("ls-tree", "-r", "--name-only", "leap/ball/dia/A", cwd=diamond).split()
-    assert sorted(tracked) == ["README.md", "src/a.py", "src/b.py", "src/c.py", "src/d.py"]
+    assert sorted(tracked) == ["README.md", "src/a.py", "src/b.py", "src/c.py", "src/d.py",
+                               "tests/a.sh"]  # T7.1: the red commit's test, frozen
     assert r.code == 0, r
     # issue 14 item 5: the builder's own commit is folded into the round's one commit
-    assert git("log", "--format=%s", "main..leap/ball/dia/A", cwd=diamond) == \
+    red = red_commit(diamond, "dia", "A")  # the branch starts at the red commit
+    assert git("log", "--format=%s", f"{red}..leap/ball/dia/A", cwd=diamond) == \
         "leap: round 1 of dia/A (pass)"
 
 

@@ -15,6 +15,7 @@ goal: a, better
 spec: change a, and add a helper
 scope: [src/a.py, {extra}]
 proof: "true"
+tests: "true"
 rollback: restore-scope
 reason: the helper was missing
 """
@@ -93,7 +94,9 @@ def test_a_held_ball_respecced_to_another_scope_starts_afresh_from_the_spine(
         (wt / "src/a.py").write_text(f"A = {n + 2}\n")
         assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
     repair = tmp_path / "repair.yaml"
-    repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]", "scope: [src/a_helper.py]"))
+    # another scope (src/a.py dropped), which keeps the red's frozen test (T7.1)
+    repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]",
+                                     "scope: [src/a_helper.py, tests/a.sh]"))
     assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
     set_config(diamond, builder=builder("""
         pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.reds import red_of, shell_red
 from tests.scoring.world import commit_files
 from tests.support import git, leap, make_repo
 from tests.worktrees.conftest import set_config, worktree_of
@@ -67,11 +68,12 @@ def test_a_declared_rollback_runs_after_the_receipt_without_the_ledger_lock(
         "    out.write_text('held')\n")
     (tmp_path / "two.yaml").write_text(
         "slice: two\nspine: integrator\nballs:\n"
-        f"  - {{id: b, goal: g, spec: s, scope: [src/f.py], proof: 'true',"
-        f" rollback: '{sys.executable} {probe}'}}\n"
-        "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true',"
+        f"  - {{id: b, goal: g, spec: s, scope: [src/f.py, tests/b.sh], proof: sh tests/b.sh,"
+        f" tests: 'true', rollback: '{sys.executable} {probe}'}}\n"
+        "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true', tests: 'true',"
         " rollback: restore-scope}\n")
     assert leap("slice", "cut", str(tmp_path / "two.yaml"), cwd=repo).code == 0
+    red_of(repo, "two", "b", shell_red("b", "src/f.py", "X = 2"))  # T7.1: red first
     assert leap("throw", "two", "--ball", "b", cwd=repo).code == 0
     wt = repo.parent / "repo.leap-worktrees" / "two" / "b"
     r = leap("round", "two", "b", "--outcome", "-1", "--evidence", "wrong", cwd=wt)
@@ -85,8 +87,9 @@ spine: integrator
 balls:
   - {id: A, goal: a is two, spec: make A two, scope: [src/a.py, tests/test_a.py],
      proof: "python -c 'import sys; sys.path[:0] = [\\"src\\"]; import a; assert a.A == 2'",
+     tests: "true", rollback: restore-scope}
+  - {id: B, goal: b, spec: change b, scope: [src/b.py], proof: "true", tests: "true",
      rollback: restore-scope}
-  - {id: B, goal: b, spec: change b, scope: [src/b.py], proof: "true", rollback: restore-scope}
 """
 RED_TEST = "from a import A\n\n\ndef test_a():\n    assert A == 2\n"
 

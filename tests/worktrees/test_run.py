@@ -19,6 +19,7 @@ from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.rounds import record_round
+from tests.reds import red_of, shell_red
 from tests.support import IDENTITY, git, leap
 from tests.worktrees.conftest import mark_passed, set_config, tree_hash, worktree_of
 
@@ -173,10 +174,13 @@ def test_sigint_stops_four_builders_and_records_their_rounds(tmp_path: Path,
 
     repo = make_repo(tmp_path / "repo", {f"src/f{i}.py": f"X = {i}\n" for i in range(4)})
     assert leap("init", cwd=repo).code == 0
-    balls = "\n".join(f"  - {{id: b{i}, goal: g, spec: s, scope: [src/f{i}.py], proof: 'true',"
-                      f" rollback: restore-scope}}" for i in range(4))
+    balls = "\n".join(f"  - {{id: b{i}, goal: g, spec: s, scope: [src/f{i}.py, tests/b{i}.sh],"
+                      f" proof: sh tests/b{i}.sh, tests: 'true', rollback: restore-scope}}"
+                      for i in range(4))
     (tmp_path / "four.yaml").write_text(f"slice: four\nspine: integrator\nballs:\n{balls}\n")
     assert leap("slice", "cut", str(tmp_path / "four.yaml"), cwd=repo).code == 0
+    for i in range(4):  # T7.1: red first
+        red_of(repo, "four", f"b{i}", shell_red(f"b{i}", f"src/f{i}.py", "done"))
     pids = tmp_path / "pids"
     pids.mkdir()
     set_config(repo, builder=builder(f"""
@@ -221,11 +225,13 @@ def test_sigint_to_the_process_group_never_kills_leaps_own_commit_or_rollback(
                     f"pathlib.Path('{marks}', sys.argv[1] + '-done').write_text('')\n")
     (tmp_path / "one.yaml").write_text(
         "slice: one\nspine: integrator\nballs:\n"
-        "  - {id: b, goal: g, spec: s, scope: [src/f.py], proof: 'true',\n"
-        f"     rollback: '{sys.executable} {slow} rollback && echo X = 1 > src/f.py'}}\n"
-        "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true',"
+        "  - {id: b, goal: g, spec: s, scope: [src/f.py, tests/b.sh], proof: sh tests/b.sh,\n"
+        f"     tests: 'true', rollback: '{sys.executable} {slow} rollback && echo X = 1 > "
+        "src/f.py'}\n"
+        "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true', tests: 'true',"
         " rollback: restore-scope}\n")
     assert leap("slice", "cut", str(tmp_path / "one.yaml"), cwd=repo).code == 0
+    red_of(repo, "one", "b", shell_red("b", "src/f.py", "X = 2"))  # T7.1: red first
     hook = repo / ".git" / "hooks" / "pre-commit"  # runs as a child of leap's `git commit`
     hook.write_text(f"#!/bin/sh\nexec {sys.executable} {slow} commit\n")
     hook.chmod(0o755)
