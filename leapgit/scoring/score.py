@@ -115,7 +115,10 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
                          file=".leap/config.yaml", field="tribunal.rungs", rule="T2")
     root = ws.paths.root
     with ws.ledger() as ledger:
-        query.load_slice(ledger.require(), slice_id)
+        rec = query.load_slice(ledger.require(), slice_id)
+        if ball_id not in rec.balls:
+            raise UsageError(f"slice {slice_id!r} has no ball {ball_id!r} (balls: "
+                             f"{', '.join(rec.balls)})")
         commit = _candidate(ws, ledger.require(), slice_id, ball_id)
         tree = git.out(["rev-parse", f"{commit}^{{tree}}"], root)
         found = reopen_if_moved(ledger, slice_id, ball_id, tree, commit)
