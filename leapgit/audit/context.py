@@ -1,19 +1,20 @@
 """What every check of one audit reads, opened once: the ledger at any of its commits with
-each record parsed and validated once (``ParsedRecords``), the ledger's history as git
-diffed it (``audit.ledger``), the commit graph (``audit.graph``) and the objects as git reads
-them (``audit.objects``), handed to the rules as ``rules.objects.Objects``."""
+each record parsed and validated once (``AuditView``), the ledger's history as git diffed
+it (``audit.ledger``), the commit graph (``audit.graph``) and the objects, each read once
+(``audit.objects``), handed to the rules as ``rules.objects.Objects``."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from leapgit import git
 from leapgit.audit.graph import Graph
 from leapgit.audit.objects import AuditObjects, GitRepoView, ReadStore
 from leapgit.ledger.store import LedgerView
-from leapgit.records.cache import RecordCache
 
 R = TypeVar("R", bound="Loadable")
 
@@ -25,28 +26,15 @@ if TYPE_CHECKING:
     from leapgit.rules.context import PushContext, RefUpdate
 
 
-class ParsedRecords(RecordCache):
-    """The records one audit parsed and validated, by blob id, in memory (nothing is
-    written): a record read by several checks, or at several ledger commits, is parsed once.
-    The same bytes parse and validate the same way, so an entry never goes stale."""
-
-    def __init__(self) -> None:  # no folder: RecordCache's disk is never touched
-        self._found: dict[str, dict[str, Any]] = {}
-
-    def get(self, blob: str) -> dict[str, Any] | None:
-        return self._found.get(blob)
-
-    def put(self, blob: str, record: dict[str, Any]) -> None:
-        self._found[blob] = record
-
-
 class AuditView(LedgerView):
-    """A ledger view whose typed records are built once per blob for the whole audit (a
-    record type is frozen: views at several commits share what they built)."""
+    """A ledger view whose records are parsed, validated and built into their type once per
+    blob for the whole audit, however many checks read them (a record type is frozen:
+    views at several ledger commits share what they built; the same bytes parse and
+    validate the same way, so an entry never goes stale)."""
 
-    def __init__(self, repo: GitRepo, commit: str | None, records: ParsedRecords,
+    def __init__(self, repo: GitRepo, commit: str | None,
                  built: dict[tuple[str, type], Any]) -> None:
-        super().__init__(repo, commit, records)
+        super().__init__(repo, commit)
         self._built = built
 
     def record(self, path: str, record_type: type[R]) -> R | None:
@@ -67,7 +55,6 @@ class AuditContext:
     history: LedgerHistory
     graph: Graph
     store: ReadStore
-    records: ParsedRecords = field(default_factory=ParsedRecords)
     _views: dict[str | None, LedgerView] = field(default_factory=dict)
     _built: dict[tuple[str, type], Any] = field(default_factory=dict)
 
@@ -75,10 +62,11 @@ class AuditContext:
     def open(cls, root: Path, config: Config, repo: GitRepo, history: LedgerHistory,
              tip: str | None) -> AuditContext:
         store = ReadStore(root, repo)
-        # every record's blob and every folder of the ledger's tip: the checks read them all
-        store.prefetch(blob for added in history.added.values() for _, blob in added)
-        store.prefetch(_trees(root, tip))
-        store.prefetch(history.parent)  # the ledger's commits: the signature audit reads all
+        # what the checks read all of: every record's blob, every folder of the ledger's
+        # tip, every ledger commit (the signature audit judges each)
+        store.prefetch(itertools.chain(
+            (blob for added in history.added.values() for _, blob in added),
+            _trees(root, tip), history.parent))
         return cls(root, config, repo, history, Graph(root), store)
 
     @property
@@ -94,7 +82,7 @@ class AuditContext:
     def view_at(self, commit: str | None) -> LedgerView:
         """The ledger as it stood at ``commit`` (None: before its first commit)."""
         if commit not in self._views:
-            self._views[commit] = AuditView(self.git, commit, self.records, self._built)
+            self._views[commit] = AuditView(self.git, commit, self._built)
         return self._views[commit]
 
     def objects(self, refs: Mapping[str, str | None]) -> AuditObjects:
@@ -103,7 +91,7 @@ class AuditContext:
 
     def push(self, upd: RefUpdate, refs: Mapping[str, str | None]) -> PushContext:
         """One landed ref update as ``pre-receive`` judged it: the refs as they stood, the
-        ledger read through this audit's parsed records."""
+        ledger read through this audit's views."""
         from leapgit.rules.context import PushContext
 
         ledger = refs.get(self.config.ledger_ref)
@@ -118,9 +106,10 @@ def _trees(root: Path, commit: str | None) -> list[str]:
     """The ids of every tree of ``commit`` (its root tree included): one `git ls-tree`."""
     if commit is None:
         return []
-    from leapgit import git
-
-    out = git.run(["ls-tree", "-r", "-t", "-z", "--format=%(objecttype) %(objectname)",
-                   commit], root, check=False).stdout
-    found = [line[5:].decode() for line in out.split(b"\0") if line.startswith(b"tree ")]
+    out = git.run(["ls-tree", "-r", "-t", "-z", commit], root, check=False).stdout
+    found = []
+    for entry in out.split(b"\0"):
+        meta = entry.partition(b"\t")[0].split()  # <mode> <type> <id>
+        if len(meta) == 3 and meta[1] == b"tree":
+            found.append(meta[2].decode())
     return [f"{commit}^{{tree}}", *found]

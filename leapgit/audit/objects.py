@@ -29,24 +29,33 @@ if TYPE_CHECKING:
     from leapgit.gitobj import GitRepo
 
 _TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
-_CACHE_MAX = 200_000  # parsed objects kept; the oldest half goes when full
+# Objects read one by one (code trees and commits: each merge reads its own, and its
+# neighbours') are kept while recent; what was read in bulk is kept for the whole audit.
+_RECENT_MAX = 50_000
 
 
 class ReadStore(MemoryObjectStore):
-    """The repository's objects, each parsed once."""
+    """The repository's objects, each parsed once: what ``prefetch`` read for the whole
+    audit, what a miss read while it is recent."""
 
     def __init__(self, root: Path, repo: GitRepo) -> None:
         super().__init__()
         self.root = root
-        self._disk = repo.object_store
+        self.disk = repo.object_store  # the repository's own: where a miss is read
+        self._recent: dict[ObjectID, ShaFile] = {}  # what misses read, most recent last
 
     def __getitem__(self, sha: ObjectID | RawObjectID) -> ShaFile:
         key = oid(sha if len(sha) == 40 else sha.hex())
         found = self._data.get(key)
-        if found is not None:
-            return found
-        type_num, raw = self._disk.get_raw(key)
-        return self._keep(key, type_num, raw)
+        if found is None:
+            found = self._recent.pop(key, None)
+            if found is None:
+                type_num, raw = self.disk.get_raw(key)
+                found = _parsed(key, type_num, raw)
+            if len(self._recent) >= _RECENT_MAX:
+                del self._recent[next(iter(self._recent))]  # the least recently read
+            self._recent[key] = found
+        return found
 
     def __contains__(self, sha: object) -> bool:
         try:
@@ -58,35 +67,41 @@ class ReadStore(MemoryObjectStore):
     def contains_loose(self, sha: ObjectID | RawObjectID) -> bool:
         return sha in self
 
-    def prefetch(self, shas: Iterable[str]) -> None:
+    def prefetch(self, names: Iterable[str]) -> None:
         """Read many objects (ids, or names such as ``<commit>^{tree}``) in one `git cat-file
-        --batch` stream, at git's own speed (the blobs of every ledger record)."""
-        todo = [s.encode() for s in dict.fromkeys(shas) if oid(s) not in self._data]
-        if not todo:
-            return
-        proc = subprocess.run(["git", "cat-file", "--batch"], cwd=self.root,
-                              input=b"\n".join(todo) + b"\n", capture_output=True,
-                              env=git.scrubbed_env(), check=False)
-        data, at = proc.stdout, 0
+        --batch` stream, at git's own speed (the blobs of every ledger record). A blob over
+        the records' cap is left to the reader that refuses it from its header (issue 18
+        F9: a small pack entry may inflate to hundreds of megabytes)."""
+        from leapgit.records.yamlio import MAX_BYTES
+
+        listed = _cat_file(self.root, "--batch-check=%(objectname) %(objecttype) "
+                           "%(objectsize)", [n.encode() for n in dict.fromkeys(names)])
+        todo = list(dict.fromkeys(
+            sha for sha, kind, size in (line.split() for line in listed.splitlines()
+                                        if line.count(b" ") == 2)
+            if kind in _TYPES and not (kind == b"blob" and int(size) > MAX_BYTES)
+            and oid(sha) not in self._data))
+        data, at = _cat_file(self.root, "--batch", todo), 0
         for _ in todo:
             end = data.find(b"\n", at)
-            if end < 0:
+            header = data[at:end].split()  # <id> <type> <size>
+            if end < 0 or len(header) != 3:
                 break
-            header = data[at:end].split()  # <id> <type> <size>, or <name> missing
-            at = end + 1
-            if len(header) != 3 or header[1] not in _TYPES:
-                continue  # missing: a later read says so
-            size = int(header[2])
-            self._keep(oid(header[0]), _TYPES[header[1]], data[at:at + size])
+            at, size = end + 1, int(header[2])
+            sha = oid(header[0])
+            self._data[sha] = _parsed(sha, _TYPES[header[1]], data[at:at + size])
             at += size + 1
 
-    def _keep(self, sha: ObjectID, type_num: int, raw: bytes) -> ShaFile:
-        obj = ShaFile.from_raw_string(type_num, raw, sha)
-        if len(self._data) >= _CACHE_MAX:
-            for old in list(self._data)[:_CACHE_MAX // 2]:
-                del self._data[old]
-        self._data[sha] = obj
-        return obj
+
+def _parsed(sha: ObjectID, type_num: int, raw: bytes) -> ShaFile:
+    return ShaFile.from_raw_string(type_num, raw, verify_sha=sha)  # checked, as dulwich does
+
+
+def _cat_file(root: Path, mode: str, names: list[bytes]) -> bytes:
+    if not names:
+        return b""
+    return subprocess.run(["git", "cat-file", mode], cwd=root, input=b"\n".join(names) + b"\n",
+                          capture_output=True, env=git.scrubbed_env(), check=False).stdout
 
 
 class _Parents:

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.benchmarks.common import arguments, git, median_ms, timed
+from tests.benchmarks.common import arguments, git
 
 NOW = "2024-01-01T00:00:00Z"
 EPOCH = 1_704_067_200  # NOW as a committer time
@@ -321,28 +324,43 @@ def leap_audit(root: Path) -> subprocess.CompletedProcess[bytes]:
                           capture_output=True, check=False)
 
 
-def git_log_raw(root: Path) -> None:
-    subprocess.run(["git", "log", "--raw", "--no-abbrev", LEDGER_REF], cwd=root,
-                   stdout=subprocess.DEVNULL, check=True)
+def git_log_raw(root: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "log", "--raw", "--no-abbrev", LEDGER_REF], cwd=root,
+                          stdout=subprocess.DEVNULL, check=True)
+
+
+def timed_process(run: Callable[[], subprocess.CompletedProcess[bytes]], runs: int
+                  ) -> tuple[float, float]:
+    """(median wall seconds, median CPU seconds of the process) over ``runs`` runs; each
+    run must succeed. CPU time is the steadier figure on a shared, loaded machine."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        done = run()
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        if done.returncode != 0:
+            raise SystemExit(f"{done.args} failed on the benchmark ledger:\n"
+                             f"{(done.stdout or b'').decode()[-3000:]}"
+                             f"{(done.stderr or b'').decode()[-3000:]}")
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def measure(tmp: Path, balls: int, runs: int) -> tuple[float, float]:
-    import time
-
+    """(leap audit, git log --raw) in CPU seconds, over a fresh ledger of ``balls``."""
     started = time.perf_counter()
     root = build(tmp / f"r{balls}", balls)
     built = time.perf_counter() - started
-    first = leap_audit(root)
-    if first.returncode != 0:
-        raise SystemExit(f"leap audit failed on the benchmark ledger:\n"
-                         f"{first.stdout.decode()[-3000:]}{first.stderr.decode()[-3000:]}")
-    audit_ms = median_ms(timed(lambda: leap_audit(root), runs, warmup=0))
-    log_ms = median_ms(timed(lambda: git_log_raw(root), max(runs, 3)))
+    audit_wall, audit_cpu = timed_process(lambda: leap_audit(root), runs)
+    log_wall, log_cpu = timed_process(lambda: git_log_raw(root), max(runs, 3))
     commits = git("rev-list", "--count", LEDGER_REF, cwd=root)
-    print(f"{balls:>6} balls ({commits} ledger commits, built in {built:.1f} s): "
-          f"leap audit {audit_ms / 1000:7.2f} s   git log --raw {log_ms / 1000:6.3f} s   "
-          f"{audit_ms / log_ms:6.2f}x git log --raw", flush=True)
-    return audit_ms, log_ms
+    print(f"{balls:>6} balls ({commits} ledger commits, built in {built:.1f} s): leap audit "
+          f"{audit_wall:7.2f} s ({audit_cpu:6.2f} s CPU); git log --raw {log_wall:6.3f} s "
+          f"({log_cpu:5.3f} s CPU); {audit_cpu / log_cpu:6.2f}x git log --raw (CPU)",
+          flush=True)
+    return audit_cpu, log_cpu
 
 
 def main() -> None:
@@ -361,9 +379,10 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     growth = big / small
-    print(f"growth: {growth:.0f}x the balls took {a1 / a0:.2f}x the time: linearity "
+    print(f"growth: {growth:.0f}x the balls took {a1 / a0:.2f}x the CPU time: linearity "
           f"{a1 / a0 / growth:.2f}x (1.00x is linear; git log --raw {g1 / g0 / growth:.2f}x)")
-    print(f"against git log --raw: {a0 / g0:.2f}x at {small} balls, {a1 / g1:.2f}x at {big}")
+    print(f"against git log --raw (CPU): {a0 / g0:.2f}x at {small} balls, {a1 / g1:.2f}x at "
+          f"{big}")
 
 
 if __name__ == "__main__":
