@@ -72,7 +72,9 @@ def prepare(base: Path, daemon: GitDaemon, merged: int, extra: int
         w.merge(b, "ivan")
     ledger = git("rev-list", f"{old_ledger}..leap/ledger", cwd=w.work).split()
     merges = git("rev-list", "--first-parent", f"{old_main}..main", cwd=w.work).split()
-    expected = (2 * merged + 3 * extra + 1, merged)  # receipt and grade a merged ball, a lease
+    # a merged ball: its receipt, its red (a pass names a red that exists, T7.1) and its
+    # grade; an extra ball: its red (before its first receipt), its throw and two rounds; a lease
+    expected = (3 * merged + 4 * extra + 1, merged)
     assert (len(ledger), len(merges)) == expected, (len(ledger), len(merges))
     # the objects reach the remote under refs the rules ignore; the refs under test stay put
     pushed = w.push("leap/ledger:refs/bench/ledger", "main:refs/bench/main")

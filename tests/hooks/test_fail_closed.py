@@ -69,7 +69,8 @@ def test_missing_old_tip_refuses_in_pre_receive(tmp_path: Path) -> None:
         proc = run_hook(bare, f"{missing} {new} {ref}\n".encode())
         err = proc.stderr.decode()
         assert proc.returncode == 1, err
-        assert f"[L8] {ref} {new[:12]}: the old tip {missing[:12]} is missing" in err, err
+        assert f"[L8] {ref} {new[:12]}: the push names its old tip {missing[:12]}, but this " \
+            "repository holds it at" in err, err
 
 
 def test_spine_tip_lost_from_the_server_refuses_a_real_push(tmp_path: Path) -> None:
