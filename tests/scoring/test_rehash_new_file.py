@@ -20,6 +20,11 @@ FILES = {
     "pkg/__init__.py": "",
     "pkg/calc.py": "def add(a, b):\n    return a + b\n",
     "tests/__init__.py": "",
+    # the regression suite the ball's `tests` run: green at the base (issue 14 item 3: a
+    # `tests` command that needs the red test fails there, a harness error, never a round)
+    "tests/test_add.py": "import unittest\n\nfrom pkg import calc\n\n\n"
+                         "class T(unittest.TestCase):\n    def test_add(self):\n"
+                         "        self.assertEqual(calc.add(1, 2), 3)\n",
     "README.md": "# gen\n",
 }
 SUB_TEST = textwrap.dedent("""\
@@ -40,7 +45,7 @@ BUILDER = textwrap.dedent("""\
     """)
 # The suite passes, and leaves a file behind inside the scope: pkg/generated.py.
 WRITES = (f"{PY} -c \"import pathlib; pathlib.Path('pkg/generated.py').write_text('X = 1')\""
-          f" && {PY} -m unittest -q tests.test_sub")
+          f" && {PY} -m unittest -q tests.test_add")
 
 
 def _project(root: Path, tests: str) -> Path:
