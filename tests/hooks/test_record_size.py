@@ -147,3 +147,81 @@ def test_a_ledger_view_refuses_a_huge_record_from_its_header(tmp_path: Path) -> 
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     assert peak < 16 << 20, f"{peak >> 20} MiB"
+
+
+@pytest.mark.parametrize("layout", ["loose", "packed", "ofs-delta", "ref-delta"])
+def test_object_type_agrees_with_git(tmp_path: Path, layout: str) -> None:
+    """Blind review r1 F2: the type is read from the header (a delta's from its base)."""
+    from dulwich.repo import Repo
+
+    from leapgit.gitobj import object_type
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    text = "".join(f"line {i} of a file that git can delta\n" for i in range(20000))
+    first = git("hash-object", "-w", "--stdin", cwd=repo, input=text.encode())
+    second = git("hash-object", "-w", "--stdin", cwd=repo, input=(text + "tail\n").encode())
+    tree, commit = git("rev-parse", "HEAD^{tree}", cwd=repo), git("rev-parse", "HEAD", cwd=repo)
+    shas = (first, second, tree, commit)
+    if layout != "loose":
+        flags = {"packed": ["--window=0"], "ofs-delta": ["--delta-base-offset"],
+                 "ref-delta": []}[layout]
+        git("pack-objects", "-q", *flags, str(repo / ".git/objects/pack/pack"), cwd=repo,
+            input="".join(f"{s}\n" for s in shas).encode())
+        for sha in shas:
+            loose = repo / ".git/objects" / sha[:2] / sha[2:]
+            if loose.exists():
+                os.unlink(loose)
+    names = {"commit": 1, "tree": 2, "blob": 3}
+    with Repo(str(repo)) as r:
+        for sha in shas:
+            assert object_type(r.object_store, sha.encode()) == \
+                names[git("cat-file", "-t", sha, cwd=repo)], (layout, sha)
+        assert object_type(r.object_store, b"1" * 40) is None
+
+
+def test_the_tree_check_never_inflates_a_pushed_blob(world: World) -> None:
+    """Blind review r1 F2: the hook's tree check read every object of the push's quarantine
+    whole, blobs included: a 128 MiB zero blob pushed to any branch cost it ~300 MiB. The
+    quarantine is laid out as git's receive-pack lays it (objects of the push only, the
+    repository's as alternates)."""
+    bare = world.bare
+    quarantine = bare / "objects" / "incoming-test"
+    quarantine.mkdir()
+    env = {**os.environ, "GIT_OBJECT_DIRECTORY": str(quarantine),
+           "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(bare / "objects")}
+    try:
+        proc = subprocess.Popen(["git", "hash-object", "-w", "--stdin"], cwd=bare, env=env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None
+        chunk = bytes(1 << 20)
+        for _ in range(BIG >> 20):
+            proc.stdin.write(chunk)
+        proc.stdin.close()
+        blob = proc.stdout.read().decode().strip()
+        assert proc.wait() == 0
+        tree = subprocess.run(["git", "mktree"], cwd=bare, env=env, check=True,
+                              input=f"100644 blob {blob}\tbig.bin\n".encode(),
+                              capture_output=True).stdout.decode().strip()
+        main = git("rev-parse", "main", cwd=bare)
+        commit = subprocess.run(["git", "commit-tree", tree, "-p", main, "-m", "big"], cwd=bare,
+                                env={**env, **IDENTITY_ENV}, check=True,
+                                capture_output=True).stdout.decode().strip()
+        probe = ("import resource, subprocess, sys\n"
+                 "p = subprocess.run([sys.executable, '-m', 'leapgit.hookimpl.pre_receive'], "
+                 "input=sys.stdin.buffer.read(), capture_output=True)\n"
+                 "sys.stderr.write(p.stderr.decode('utf-8', 'replace'))\n"
+                 "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+        run = subprocess.run([sys.executable, "-c", probe], cwd=bare, capture_output=True,
+                             input=f"{'0' * 40} {commit} refs/heads/feature\n".encode(),
+                             env={**env, "GIT_DIR": str(bare),
+                                  "GIT_QUARANTINE_PATH": str(quarantine)}, check=True)
+        rss = int(run.stdout) * 1024
+        assert rss < 100 << 20, f"the hook peaked at {rss >> 20} MiB: {run.stderr.decode()}"
+    finally:
+        import shutil
+
+        shutil.rmtree(quarantine)
+
+
+IDENTITY_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
