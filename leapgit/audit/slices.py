@@ -13,7 +13,7 @@ from leapgit.audit.model import AuditReport, BallAudit, SliceAudit, Violation
 from leapgit.audit.spine import unreadable
 from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
-from leapgit.records.scoring import MergeRecord, ReopenRecord, ScoreRecord
+from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import SliceRecord
 from leapgit.rules.passes import pass_problems, standing
 from leapgit.scoring.reopen import Watched, spine_hits
@@ -54,7 +54,7 @@ class SliceAuditor:
         self.root, self.config = ctx.root, ctx.config
         self.view = ctx.view_at(report.ledger_tip)
         self.trees: list[tuple[ScoreRecord, str]] = []  # (pass, its commit)
-        self.reds: list[tuple[ScoreRecord, str, str, str]] = []  # pass, red commit, path, blob
+        self.reds: list[tuple[ScoreRecord, RedRecord]] = []  # a pass, each red it must keep
         self.merges: list[MergeRecord] = []
         self.bases: list[str] = []
         self.found: list[tuple[str, list[BallAudit], bool]] = []  # slice, balls, merged
@@ -163,8 +163,7 @@ class SliceAuditor:
                                           path=path))
                 return
             # T7.1: every red's frozen tests hold, not only the latest's (the set only grows)
-            self.reds += [(s, r.commit, t.path, t.blob) for r in reds if r.red <= red.red
-                          for t in r.tests]
+            self.reds += [(s, r) for r in reds if r.red <= red.red]
             self.rounds.append((s, red.commit))
 
     def _candidates(self) -> None:
@@ -184,19 +183,23 @@ class SliceAuditor:
                                           commit))
 
     def _red(self) -> None:
-        names = [n for s, _, p, _ in self.reds for n in (f"{s.commit}^{{tree}}",
-                                                          f"{s.commit}:{p}")]
+        """T7.1: each red's frozen tests at the candidate, by the one check every judge asks
+        (``RedRecord.frozen_changes``), with the blobs read in one process."""
+        names = [n for s, r in self.reds for n in (f"{s.commit}^{{tree}}", *(
+            f"{s.commit}:{t.path}" for t in r.tests))]
         found = batch_check(self.root, names)
-        for s, red, path, blob in self.reds:
-            self.report.count("red-unchanged")
+        for s, red in self.reds:
+            self.report.count("red-unchanged", len(red.tests))
             if found.get(f"{s.commit}^{{tree}}") is None:
                 continue  # the candidate is not here: noted by the candidate check
-            now = found.get(f"{s.commit}:{path}") or "absent"
-            if now != blob:
+            held = {t.path: t.blob for t in red.tests}
+            at = {t.path: found.get(f"{s.commit}:{t.path}") for t in red.tests}
+            for path in red.frozen_changes(at.__getitem__):
+                now = at[path] or "absent"
                 self.report.add(Violation("red-unchanged", f"{s.slice}/{s.ball} score "
                                           f"{s.score}", f"{path} is {now[:12]} at the "
-                                          f"candidate, {blob[:12]} at red {red[:12]}",
-                                          s.commit, path))
+                                          f"candidate, {held[path][:12]} at red "
+                                          f"{red.commit[:12]}", s.commit, path))
 
     def _rounds(self) -> None:
         """L6: the scored commit is the last receipt's, and its commits since the base (the

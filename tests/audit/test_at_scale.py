@@ -164,3 +164,35 @@ def test_a_merge_that_does_not_carry_its_candidate_is_named_by_the_integration_r
     named = next(v for v in report["violations"] if v["subject"] == "s12/b5")
     assert named["path"] == src and src in named["message"] and \
         "bytes differ from the passed candidate" in named["message"], named
+
+
+def test_a_pass_whose_candidate_edits_a_frozen_test_is_named(repo: Path) -> None:
+    """T7.1: a second pass of s5/b2 on a commit that edits the red commit's test file (the
+    candidate, one commit further) is named by red-unchanged with the file and both blobs."""
+    from dataclasses import replace
+
+    from leapgit.ledger.store import Ledger
+    from leapgit.records.scoring import ScoreRecord
+
+    first = layout.score_path("s5", "b2", 1)
+    passed = ScoreRecord.from_dict(yamlio.loads(
+        git("show", f"{LEDGER_REF}:{first}", cwd=repo).encode(), first))
+    test = "tests/g0/s5/test_b2.py"
+    red_blob = git("rev-parse", f"{passed.commit}:{test}", cwd=repo)
+    index = {"GIT_INDEX_FILE": str(repo / ".git" / "tamper-index")}
+    git("read-tree", passed.commit, cwd=repo, env=index)
+    blob = git("hash-object", "-w", "--stdin", cwd=repo, input=b"def test_b2():\n    pass\n")
+    git("update-index", "--cacheinfo", f"100644,{blob},{test}", cwd=repo, env=index)
+    weakened = git("commit-tree", git("write-tree", cwd=repo, env=index), "-p",
+                   passed.commit, "-m", "round 2\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=repo)
+    tree = git("rev-parse", f"{weakened}^{{tree}}", cwd=repo)
+    again = replace(passed, score=2, commit=weakened, candidate=tree)
+    with Ledger(repo / ".git") as ledger:
+        ledger.append({layout.score_path("s5", "b2", 2): yamlio.dumps(again.to_dict())},
+                      "score 2 of s5/b2: pass", [("Leap-Slice", "s5"), ("Leap-Ball", "b2")])
+    code, report = audit(repo)
+    assert code == 1
+    red = [v for v in report["violations"] if v["check"] == "red-unchanged"]
+    assert [(v["subject"], v["path"], v["commit"]) for v in red] == [
+        ("s5/b2 score 2", test, weakened)], red
+    assert blob[:12] in red[0]["message"] and red_blob[:12] in red[0]["message"]
