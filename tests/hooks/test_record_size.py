@@ -60,7 +60,8 @@ def test_a_huge_record_is_refused_by_the_server(big: tuple[World, str]) -> None:
         f"({BIG} bytes)" in result.stderr, result.stderr
 
 
-def _hook_peak_rss(bare: Path, stdin: bytes) -> tuple[int, str]:
+def _hook_peak_rss(bare: Path, stdin: bytes, env: dict[str, str] | None = None
+                   ) -> tuple[int, str]:
     """Peak RSS (bytes) of one pre-receive run, measured by a parent that has no other
     child; and its stderr."""
     probe = ("import resource, subprocess, sys\n"
@@ -70,7 +71,7 @@ def _hook_peak_rss(bare: Path, stdin: bytes) -> tuple[int, str]:
              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=bare, input=stdin,
                           capture_output=True, check=True,
-                          env={**os.environ, "GIT_DIR": str(bare)})
+                          env={**(env or os.environ), "GIT_DIR": str(bare)})
     return int(proc.stdout) * 1024, proc.stderr.decode()
 
 
@@ -206,17 +207,9 @@ def test_the_tree_check_never_inflates_a_pushed_blob(world: World) -> None:
         commit = subprocess.run(["git", "commit-tree", tree, "-p", main, "-m", "big"], cwd=bare,
                                 env={**env, **IDENTITY_ENV}, check=True,
                                 capture_output=True).stdout.decode().strip()
-        probe = ("import resource, subprocess, sys\n"
-                 "p = subprocess.run([sys.executable, '-m', 'leapgit.hookimpl.pre_receive'], "
-                 "input=sys.stdin.buffer.read(), capture_output=True)\n"
-                 "sys.stderr.write(p.stderr.decode('utf-8', 'replace'))\n"
-                 "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-        run = subprocess.run([sys.executable, "-c", probe], cwd=bare, capture_output=True,
-                             input=f"{'0' * 40} {commit} refs/heads/feature\n".encode(),
-                             env={**env, "GIT_DIR": str(bare),
-                                  "GIT_QUARANTINE_PATH": str(quarantine)}, check=True)
-        rss = int(run.stdout) * 1024
-        assert rss < 100 << 20, f"the hook peaked at {rss >> 20} MiB: {run.stderr.decode()}"
+        rss, err = _hook_peak_rss(bare, f"{'0' * 40} {commit} refs/heads/feature\n".encode(),
+                                  {**env, "GIT_QUARANTINE_PATH": str(quarantine)})
+        assert rss < 100 << 20, f"the hook peaked at {rss >> 20} MiB: {err}"
     finally:
         import shutil
 
