@@ -69,6 +69,7 @@ class SliceDraft:
     spine: str
     balls: tuple[BallDraft, ...]
     description: str | None = None
+    live_proof: str | None = None  # the landed slice's own proof (T9), run by `leap run`
 
     def ball(self, ball_id: str) -> BallDraft:
         return next(b for b in self.balls if b.id == ball_id)

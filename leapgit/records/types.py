@@ -100,6 +100,7 @@ class SliceRecord(NamedTuple):
     waves: tuple[tuple[str, ...], ...]
     cut_at: str
     description: str | None = None
+    live_proof: str | None = None  # T9: proved live on the landed spine tip (`leap run`)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -111,6 +112,8 @@ class SliceRecord(NamedTuple):
             base=self.base, balls=list(self.balls), waves=[list(w) for w in self.waves],
             cut_at=self.cut_at,
         )
+        if self.live_proof:
+            out["live_proof"] = self.live_proof
         return out
 
     @classmethod
@@ -118,7 +121,7 @@ class SliceRecord(NamedTuple):
         return cls(
             slice=raw["slice"], spine=raw["spine"], base=raw["base"], balls=tuple(raw["balls"]),
             waves=tuple(tuple(w) for w in raw.get("waves", ())), cut_at=raw["cut_at"],
-            description=raw.get("description"),
+            description=raw.get("description"), live_proof=raw.get("live_proof"),
         )
 
 
@@ -357,6 +360,9 @@ class Config(NamedTuple):
     builder_command: str | None = None
     builder_timeout: float = 1800.0
     builder_identity: str | None = None
+    red_command: str | None = None  # the test author `leap run` asks for reds (T7.1, T7.6)
+    red_timeout: float = 1800.0
+    red_identity: str | None = None
     signing_required: bool = False  # S1-S6, enforced by the server's pre-receive
     # the validated ``tribunal:`` mapping; ``tribunal`` builds it when asked, so a run that
     # never convenes (the post-commit hook) never defines the tribunal's record types
@@ -365,6 +371,7 @@ class Config(NamedTuple):
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Config:
         builder = raw.get("builder") or {}
+        red = raw.get("red") or {}
         return cls(
             spine=raw["spine"], ledger_ref=raw["ledger_ref"],
             round_limit=raw.get("round_limit", 4),
@@ -374,6 +381,8 @@ class Config(NamedTuple):
             builder_command=builder.get("command"),
             builder_timeout=builder.get("timeout", 1800.0),
             builder_identity=builder.get("identity"),
+            red_command=red.get("command"), red_timeout=red.get("timeout", 1800.0),
+            red_identity=red.get("identity"),
             signing_required=bool((raw.get("signing") or {}).get("require", False)),
             tribunal_source=raw.get("tribunal"),
         )

@@ -74,7 +74,7 @@ def parse_draft(raw: Any, source: str) -> SliceDraft:
         raise combine(errors)  # type: ignore[misc]
     return SliceDraft(
         source=source, slice=raw["slice"], spine=spine, balls=tuple(good),  # type: ignore[arg-type]
-        description=raw.get("description"),
+        description=raw.get("description"), live_proof=raw.get("live_proof"),
     )
 
 

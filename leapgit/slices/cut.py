@@ -27,6 +27,7 @@ def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceR
     rec = SliceRecord(
         slice=draft.slice, spine=draft.spine, base=base, balls=tuple(b.id for b in draft.balls),
         waves=checked.waves, cut_at=at, description=draft.description,
+        live_proof=draft.live_proof,
     )
     files = {layout.slice_path(draft.slice): yamlio.dumps(rec.to_dict())}
     for ball in draft.balls:
