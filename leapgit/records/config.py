@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from leapgit.errors import InvalidRecord
+from leapgit.errors import InvalidRecord, Problem
 from leapgit.gitobj import refname
 from leapgit.records import schema, yamlio
 from leapgit.records.types import Config
@@ -31,8 +31,13 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
             return config
     raw = _validated(data, source)
     config = Config.from_dict(raw)
-    check_refs(config, source)
-    config.tribunal  # noqa: B018 -- its rungs are checked here, when the config is read
+    found = ref_problems(config.ledger_ref, config.spine, source)
+    try:
+        config.tribunal  # noqa: B018 -- its rungs are checked here, when the config is read
+    except InvalidRecord as exc:
+        found.extend(exc.problems)
+    if found:  # every problem at once (issue 14)
+        raise InvalidRecord(problems=found)
     if cache is not None and blob is not None:
         cache.put(blob, raw)
     return config
@@ -42,21 +47,35 @@ def _validated(data: bytes, source: str) -> dict[str, Any]:
     raw = yamlio.loads(data, source)
     if raw is None:
         raw = {}
-    schema.validate(raw, "config", source, rule="config")
+    try:
+        schema.validate(raw, "config", source, rule="config")
+    except InvalidRecord as exc:  # with the ref rules a schema cannot say, all at once
+        ledger, spine = raw.get("ledger_ref"), raw.get("spine")
+        more = (ref_problems(ledger, spine, source)
+                if isinstance(ledger, str) and isinstance(spine, str) else [])
+        named = {p.field for p in exc.problems}
+        raise InvalidRecord(problems=[*exc.problems, *(p for p in more if p.field not in named)],
+                            ) from None
     return raw
 
 
 def check_refs(config: Config, source: str) -> None:
+    found = ref_problems(config.ledger_ref, config.spine, source)
+    if found:
+        raise InvalidRecord(problems=found)
+
+
+def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
     from dulwich.refs import check_ref_format
 
-    if not check_ref_format(refname(config.ledger_ref)):
-        raise InvalidRecord(f"{config.ledger_ref!r} is not a valid git ref name", file=source,
-                            field="ledger_ref", rule="config",
-                            hint="use a name like refs/heads/leap/ledger")
-    if config.ledger_ref == f"refs/heads/{config.spine}":
-        raise InvalidRecord("the ledger cannot live on the spine branch", file=source,
-                            field="ledger_ref", rule="config",
-                            hint="the ledger is an orphan branch of its own")
+    found: list[Problem] = []
+    if not check_ref_format(refname(ledger_ref)):
+        found.append(Problem(f"{ledger_ref!r} is not a valid git ref name", source,
+                             "ledger_ref", "config", "use a name like refs/heads/leap/ledger"))
+    if ledger_ref == f"refs/heads/{spine}":
+        found.append(Problem("the ledger cannot live on the spine branch", source,
+                             "ledger_ref", "config", "the ledger is an orphan branch of its own"))
+    return found
 
 
 def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:

@@ -175,29 +175,49 @@ def validate_shallow(
 ) -> None:
     """Like ``validate``, without looking inside the items of the array ``items_of``
     (the caller checks each item on its own, to report every bad item at once)."""
-    _run(_shallow_validator(name, items_of), data, source, rule, "")
+    _run(_shallow_validator(name, items_of), data, name, (), source, rule, "", items_of)
 
 
 def validate(
     data: Any, name: str, source: str, *, rule: str | None = None, prefix: str = "",
     definition: str | None = None,
 ) -> None:
-    """Raise ``InvalidRecord`` naming the file and field where ``data`` breaks schema ``name``."""
+    """Raise ``InvalidRecord`` naming the file and every field where ``data`` breaks schema
+    ``name``, one problem each."""
     check = _subvalidator(name, definition) if definition else _validator(name)
-    _run(check, data, source, rule, prefix)
+    start = ("definitions", definition) if definition else ()
+    _run(check, data, name, start, source, rule, prefix)
 
 
 def _run(
-    check: Callable[[Any], Any], data: Any, source: str, rule: str | None, prefix: str
+    check: Callable[[Any], Any], data: Any, name: str, start: tuple[str, ...], source: str,
+    rule: str | None, prefix: str, shallow: str | None = None,
 ) -> None:
     import fastjsonschema
 
     try:
         check(data)
     except fastjsonschema.JsonSchemaValueException as exc:
+        # the compiled validator stops at the first problem; the walk finds them all
+        from leapgit.records.schemawalk import Walk
+
+        walk = Walk(schema(name), lambda at, drop: _node_validator(name, at, drop), _plain,
+                    lambda path: field_name(path, prefix), source, rule, shallow)
+        walk.node(start, data, [])
+        if walk.found:
+            raise InvalidRecord(problems=walk.found) from None
         field = field_name(list(exc.path or ["data"]), prefix)
         message = exc.message.removeprefix(f"{exc.name} ")
         raise InvalidRecord(_plain(message, exc), file=source, field=field, rule=rule) from None
+
+
+@cache
+def _node_validator(
+    name: str, pointer: tuple[str, ...], drop: frozenset[str]
+) -> Callable[[Any], Any]:
+    from leapgit.records.schemawalk import subschema
+
+    return _compile(subschema(schema(name), pointer, drop))
 
 
 def _plain(message: str, exc: Any) -> str:

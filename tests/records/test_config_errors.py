@@ -1,0 +1,85 @@
+"""Issue 14 item 11: an unknown field is named with a "did you mean", together with any
+missing field, and every problem of a config or a slice draft is reported at once: one line
+each (file, field, rule id), the documented exit code 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.slices.drafts import DELETE, base_draft, with_ball, write
+from tests.support import leap_inproc, ref
+
+BAD_INPUT = 2
+
+
+def _lines(err: str) -> list[str]:
+    return [line for line in err.strip().splitlines() if line.startswith("leap: ")]
+
+
+def test_every_config_problem_is_named_at_once_with_a_close_match(
+    repo: Path, tmp_path: Path
+) -> None:
+    assert leap_inproc("init", cwd=repo).code == 0
+    before = ref(repo, "leap/ledger")
+    (repo / ".leap" / "config.yaml").write_text(
+        "version: 1\nspine: main\nledger_ref: refs/heads/main\n"
+        "round_limt: 3\n"                      # a typo of round_limit
+        "builder:\n  comand: ./build.sh\n"     # a typo inside a section
+        "worktrees:\n  root: ''\n"             # a bad value beside them
+        "tribunal:\n  timeout: -1\n")          # and one more in another section
+    draft = write(tmp_path / "d.yaml", base_draft())
+    result = leap_inproc("slice", "cut", str(draft), cwd=repo)
+    assert result.code == BAD_INPUT, result
+    assert "Traceback" not in result.err
+    lines = _lines(result.err)
+    assert ("leap: .leap/config.yaml: round_limt: unknown field [config]; "
+            "did you mean `round_limit`?") in lines, lines
+    assert ("leap: .leap/config.yaml: builder.comand: unknown field [config]; "
+            "did you mean `command`?") in lines, lines
+    assert any(line.startswith("leap: .leap/config.yaml: worktrees.root: ")
+               and line.endswith("[config]") for line in lines), lines
+    assert any(line.startswith("leap: .leap/config.yaml: tribunal.timeout: ")
+               and "[config]" in line for line in lines), lines
+    # the rule a schema cannot say, in the same report
+    assert any("ledger_ref: the ledger cannot live on the spine branch [config]" in line
+               for line in lines), lines
+    assert len(lines) == 5, lines
+    assert ref(repo, "leap/ledger") == before  # nothing half-written
+    assert "s1" not in leap_inproc("log", cwd=repo).out
+
+
+def test_an_unknown_field_without_a_close_match_lists_the_known_ones(repo: Path) -> None:
+    assert leap_inproc("init", cwd=repo).code == 0
+    (repo / ".leap" / "config.yaml").write_text(
+        "version: 1\nspine: main\nledger_ref: refs/heads/leap/ledger\n"
+        "worktrees:\n  zzz: 1\n")
+    result = leap_inproc("status", cwd=repo)
+    assert result.code == BAD_INPUT, result
+    assert _lines(result.err) == [
+        "leap: .leap/config.yaml: worktrees.zzz: unknown field [config]; "
+        "known fields: root, setup"], result.err
+
+
+def test_a_misspelt_ball_field_is_named_with_the_missing_one(repo: Path, tmp_path: Path) -> None:
+    assert leap_inproc("init", cwd=repo).code == 0
+    before = ref(repo, "leap/ledger")
+    d = with_ball(0, goal=DELETE, gaol="one outcome")
+    d["balls"][1]["sepc"] = "typo"          # a second ball's problems in the same report
+    d["balls"][1]["proof"] = ""
+    d["descripton"] = "top-level typo"
+    path = write(tmp_path / "d.yaml", d)
+    for command in ("check", "cut"):
+        result = leap_inproc("slice", command, str(path), cwd=repo)
+        assert result.code == BAD_INPUT, result
+        lines = _lines(result.err)
+        assert f"leap: {path}: balls[0]: missing required field(s): goal [L1]" in lines, lines
+        assert (f"leap: {path}: balls[0].gaol: unknown field [L1]; did you mean `goal`?"
+                in lines), lines
+        assert (f"leap: {path}: balls[1].sepc: unknown field [L1]; did you mean `spec`?"
+                in lines), lines
+        assert any(line.startswith(f"leap: {path}: balls[1].proof: ") and "[L1]" in line
+                   for line in lines), lines
+        assert (f"leap: {path}: descripton: unknown field [L1]; did you mean `description`?"
+                in lines), lines
+        assert len(lines) == 5, lines
+        assert ref(repo, "leap/ledger") == before
