@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.records import trailers as tr
-from leapgit.records.types import OUTCOME_NAMES
+from leapgit.records.types import ABSENT, OUTCOME_NAMES
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
     from leapgit.audit.presence import Presence
@@ -48,13 +48,20 @@ def _signing_setup_lines(r: InitResult) -> list[str]:
 
 def check_lines(c: CheckedSlice) -> list[str]:
     files = sum(len(s) for s in c.scopes.values())
-    absent = sum(1 for s in c.scopes.values() for e in s if e.blob == "absent")
+    absent = sum(1 for s in c.scopes.values() for e in s if e.blob == ABSENT)
     out = [
         f"slice {c.draft.slice}: ok ({len(c.draft.balls)} balls, {files} scope files, "
         f"{absent} to be created, spine {c.draft.spine})",
     ]
     for i, wave in enumerate(c.waves):
         out.append(f"  wave {i}: {', '.join(wave)}")
+    for ball in c.draft.balls:  # files to be created apart, so a mistyped path shows
+        stamped = c.scopes.get(ball.id, ())
+        there = [e.path for e in stamped if e.blob != ABSENT]
+        new = [e.path for e in stamped if e.blob == ABSENT]
+        out.append(f"  ball {ball.id}: " + "; ".join(
+            [*([f"exists: {', '.join(there)}"] if there else []),
+             *([f"to be created: {', '.join(new)}"] if new else [])]))
     return out
 
 
