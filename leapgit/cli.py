@@ -469,8 +469,9 @@ def _tribunal() -> click.Command:
                   help="who built the candidate (T4)")
     @click.option("--out", type=click.Path(path_type=Path),
                   help="output folder (stamped, 0600)")
-    @click.option("--round", "round_no", type=click.IntRange(min=1), default=1,
-                  show_default=True)
+    @click.option("--round", "round_no", type=click.IntRange(min=1), default=None,
+                  help="the round of the series (default: the next, one past the last "
+                       "recorded summary; T9 measures NEW findings across rounds)")
     @click.option("--tests", metavar="COMMAND",
                   help="test command for the mechanical checks (T7)")
     @click.option("--red", metavar="REV", help="the red commit holding the contract tests (T7)")

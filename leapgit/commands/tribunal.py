@@ -18,7 +18,8 @@ def read_criteria(value: str) -> str:
 
 def convene_command(*, intent: str, criteria: str, builder: str, base: str | None = None,
                     head: str | None = None, slice_id: str | None = None,
-                    ball_id: str | None = None, out: Path | None = None, round_no: int = 1,
+                    ball_id: str | None = None, out: Path | None = None,
+                    round_no: int | None = None,
                     tests: str | None = None, red: str | None = None,
                     start: Path | str = ".", echo: Echo = print) -> Convened:
     request = Request(intent=intent, criteria=read_criteria(criteria), builder=builder,

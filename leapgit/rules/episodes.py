@@ -4,12 +4,30 @@ once an episode is closed or spent. The write half is ``worktrees.rounds.record_
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import UsageError
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
 from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
+
+if TYPE_CHECKING:
+    from leapgit.records.scoring import ScoreRecord
+
+
+def answers_findings(score: ScoreRecord) -> bool:
+    """T7.6: the tribunal refused the candidate on its findings (or its mechanical checks):
+    the builder's next round answers them, so the episode goes on as after a hold. Every
+    other -1 (source check, keep-or-revert, tests, provenance) ends the episode (L6, L7)."""
+    last = score.steps[-1] if score.steps else None
+    return score.outcome == -1 and last is not None and last.step == "tribunal" \
+        and last.result == "fail"
+
+
+def ends_episode(score: ScoreRecord | None) -> bool:
+    """The score refused its round (-1) for a reason the builder cannot answer in a next
+    round: the ball is respecced and thrown again (L3, L6)."""
+    return score is not None and score.outcome == -1 and not answers_findings(score)
 
 
 class Episode(NamedTuple):
@@ -116,6 +134,6 @@ def _refused_by(view: LedgerView, slice_id: str, ball_id: str, episode: int, rou
     from leapgit.ledger import history
 
     last = history.graded_last(view, slice_id, ball_id, episode, rounds)
-    return last.score if last is not None and last.outcome == -1 else None
+    return last.score if last is not None and ends_episode(last) else None
 
 

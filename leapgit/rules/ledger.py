@@ -216,9 +216,10 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
         out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
                            f"{rec.slice}/{rec.ball} ended with a refuse (-1)", resume))
     from leapgit.ledger import history
+    from leapgit.rules.episodes import ends_episode
 
     graded = history.graded_last(view, rec.slice, rec.ball, rec.episode, rec.round - 1)
-    if graded is not None and graded.outcome == -1:
+    if graded is not None and ends_episode(graded):  # T7.6: findings go back to the builder
         out.append(Refusal("L6", ref, sha, path, f"score {graded.score} refused round "
                            f"{rec.round - 1} of episode {rec.episode} of {rec.slice}/{rec.ball}"
                            " (-1): the builder's next round cannot undo the grade",

@@ -55,7 +55,7 @@ class Request:
     slice: str | None = None
     ball: str | None = None
     out: Path | None = None
-    round: int = 1
+    round: int | None = None  # None: the next round of the target's series (T7, T9)
     tests: str | None = None
     red: str | None = None
 
@@ -111,7 +111,8 @@ def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
     prompts = {lens.id: prompt.build(run_id, lens, env.body) for lens in LENSES}
     tokens = {k: envelope.estimate_tokens(p.text) for k, p in prompts.items()}
     plan = routing.plan(cfg, builder, tokens, os.environ)
-    info = ledger_records.RunInfo(run_id, req.round, tgt.series, tgt.base, tgt.head, change.tree,
+    round_no = req.round or provenance.next_round(view, tgt.series, tgt.slice, tgt.ball)
+    info = ledger_records.RunInfo(run_id, round_no, tgt.series, tgt.base, tgt.head, change.tree,
                            env.hash, builder, tgt.slice, tgt.ball)
     return Prepared(tgt, change, env, prompts, plan, info)
 
@@ -180,7 +181,8 @@ def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.Le
     decision = tally.decide(results, checks.outcome if checks else None,
                             checks.reason if checks else "")
     prints = [f.fingerprint for r in results for f in ledger_records.findings_of(r)]
-    past = provenance.past_rounds(view, p.target.series, req.round, p.target.slice, p.target.ball)
+    past = provenance.past_rounds(view, p.target.series, p.info.round, p.target.slice,
+                                  p.target.ball)
     progress = convergence.progress(prints, past, decision.outcome == "pass")
     if progress.escalate:  # T9: stop and escalate to a person
         named = ", ".join(progress.oscillating or progress.new) or "none"

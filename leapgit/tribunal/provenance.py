@@ -29,6 +29,15 @@ def _series_root(slice_id: str | None, ball_id: str | None) -> str:
     return layout.tribunal_dir("x", slice_id, ball_id).rsplit("/", 1)[0]
 
 
+def next_round(view: LedgerView, series: str, slice_id: str | None, ball_id: str | None
+               ) -> int:
+    """The round a new convening of ``series`` is: one past the last whose summary was
+    written (a convening killed before its summary never happened, T2), so each scoring of
+    a ball is the next round of its series and T9's convergence runs across scorings."""
+    past = past_rounds(view, series, 1 << 30, slice_id, ball_id)
+    return past[-1].round + 1 if past else 1
+
+
 def past_rounds(view: LedgerView, series: str, round_no: int, slice_id: str | None,
                 ball_id: str | None) -> list[PastRound]:
     """The latest summary of every earlier round of ``series``."""

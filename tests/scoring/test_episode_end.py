@@ -47,16 +47,22 @@ def ball(name: str, after: str | None = None) -> str:
 
 
 DRAFT = (f"slice: {S}\nspine: integrator\nballs:\n" + ball("late") + ball("refused")
-         + ball("good") + ball("after", "late") + ball("idle"))
+         + ball("good") + ball("after", "late") + ball("idle") + ball("answered"))
 # T7.1: each red test imports what it tests inside the test, so at the red commit it runs and
 # fails for the missing behaviour (an import error of the runner would be no red)
 IDLE_TEST = unit_test("idle", "from calc.idle import i\nself.assertEqual(i(), 1)", "")
 REFUSED_TEST = unit_test("refused", "from calc.refused import h\nself.assertEqual(h(4, 2), 2)",
                          "")
+ANSWERED_TEST = unit_test("answered", "from calc.answered import h\n"
+                          "self.assertEqual(h(4, 2), 2)", "")
 GOOD_TEST = unit_test("good", "from calc.good import g\nself.assertEqual(g(), 2)", "")
 LATE_TEST = unit_test("late", "from calc import late\nself.assertEqual(late.X, 4)", "")
-PLAN = {"refused": {"calc/refused.py": "def h(a, b):\n    return a / b  # REFUSE-ME\n",
+# the refused ball's candidate fails its own proof: a -1 of the score's tests step (L7.4),
+# which no next round can answer; the answered ball's is refused by a juror's finding (T6)
+PLAN = {"refused": {"calc/refused.py": "def h(a, b):\n    return a + b\n",
                     "tests/test_refused.py": REFUSED_TEST},
+        "answered": {"calc/answered.py": "def h(a, b):\n    return a / b  # REFUSE-ME\n",
+                     "tests/test_answered.py": ANSWERED_TEST},
         "good": {"calc/good.py": "def g():\n    return 2\n", "tests/test_good.py": GOOD_TEST}}
 
 
@@ -66,6 +72,9 @@ def jurors(call: Call) -> Reply:
         return Reply("", status=503)
     if "REFUSE-ME" in text and call.lens == "defect":
         return Reply(verdict("defect", "refuse", [finding("major")]))
+    if "return a // b" in text:  # the answered ball's second round: the finding is fixed
+        seen = {**finding("info", "floor division", "return a // b"), "file": "calc/answered.py"}
+        return Reply(verdict(call.lens or "?", "pass", [seen]))
     if "return 2" in text:  # the good ball: a pass that quotes its candidate (T6)
         seen = {**finding("info", "g returns two", "return 2"), "file": "calc/good.py"}
         return Reply(verdict(call.lens or "?", "pass", [seen]))
@@ -175,7 +184,7 @@ def test_a_refuse_by_the_score_is_respecced_and_thrown_again(proj: Project) -> N
     res = p.leap("throw", S, "--ball", "refused", "--run")
     assert res.code == 0, res
     scored = p.leap("score", S, "refused")
-    assert scored.code == 1 and "T6" in scored.out + scored.err, scored
+    assert scored.code == 1 and "L7.4" in scored.out + scored.err, scored
     # the builder's next round cannot undo the scorer's -1: not the hook, not the server
     wt = p.worktree("refused", S)
     write_files(wt, {"calc/refused.py": "def h(a, b):\n    return a // b\n"})
@@ -201,6 +210,25 @@ def test_a_refuse_by_the_score_is_respecced_and_thrown_again(proj: Project) -> N
     synced = p.leap("sync")
     assert synced.code == 0, synced
     assert remote_has(p, f"slices/{S}/balls/refused/episodes/2/throw.yaml")
+
+
+def test_a_refuse_on_the_tribunals_findings_goes_back_to_the_builder(proj: Project) -> None:
+    """T7.6: a juror's refusal is answered by the builder's next round, not by a respec: the
+    hook records that round, and the next score convenes round 2 of the ball's series."""
+    p = proj
+    assert p.red("answered", S, ("tests/test_answered.py", ANSWERED_TEST)).code == 0
+    assert p.leap("throw", S, "--ball", "answered", "--run").code == 0
+    scored = p.leap("score", S, "answered")
+    assert scored.code == 1 and "T6" in scored.out and "round 1" in scored.out, scored
+    wt = p.worktree("answered", S)
+    write_files(wt, {"calc/answered.py": "def h(a, b):\n    return a // b\n"})
+    git("add", "-A", cwd=wt)
+    hooked = run_git("commit", "-q", "-m", "answer\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
+    assert "recorded round 2 of ends/answered: outcome 1 (a claim)" in hooked.stderr, hooked
+    again = p.leap("score", S, "answered")
+    assert again.code == 0 and "round 2" in again.out, again
+    assert p.leap("sync").code == 0  # the server takes the answered round and its pass
+    assert remote_has(p, f"slices/{S}/balls/answered/episodes/1/receipts/2.yaml")
 
 
 def forged_push(p: Project, records: dict[str, dict[str, object]]) -> str:
