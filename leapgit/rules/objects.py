@@ -71,11 +71,23 @@ class Objects:
             return None
 
     def symref_target(self, name: str = "HEAD") -> str | None:
+        """The ref a symbolic ref ends at, through a chain (``refs/heads/trunk`` ->
+        ``refs/heads/main``): git's receive-pack moves that one when ``name`` is pushed.
+        None when ``name`` is no symbolic ref here; ``name`` itself for a loop (git moves
+        nothing then)."""
+        from dulwich.refs import SymrefLoop
+
         try:
-            target = self.repo.refs.get_symrefs().get(oid(name))
+            chain, _sha = self.repo.refs.follow(oid(name))
+        except SymrefLoop:
+            return name
         except KeyError:
             return None
-        return target.decode() if target else None
+        return chain[-1].decode("utf-8", "surrogateescape") if len(chain) > 1 else None
+
+    def ref_names(self) -> list[str]:
+        """Every ref the repository stores (loose and packed, symbolic ones included)."""
+        return [n.decode("utf-8", "surrogateescape") for n in self.repo.refs.allkeys()]
 
     def is_ancestor(self, older: str, newer: str) -> bool:
         from dulwich.graph import can_fast_forward

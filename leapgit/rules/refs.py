@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from leapgit.errors import printable
 from leapgit.rules.context import PushContext, RefUpdate
 from leapgit.rules.refusal import Refusal
 
@@ -45,10 +46,35 @@ def fold(name: str) -> str:
 def check_ref_names(ctx: PushContext) -> list[Refusal]:
     out = []
     for upd in ctx.updates:
-        found = _folded_onto(ctx, upd) or _in_the_way(ctx, upd) or _masking(ctx, upd)
+        found = _symbolic(ctx, upd) or _folded_onto(ctx, upd) or _folded_ball(ctx, upd) \
+            or _in_the_way(ctx, upd) or _masking(ctx, upd)
         if found is not None:
             out.append(found)
     return out
+
+
+def _symbolic(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
+    """Blind review r2: a symbolic ref on the server (`git symbolic-ref refs/heads/trunk
+    refs/heads/main`): receive-pack moves (or deletes) the ref it ends at, which the rules
+    would judge under the symbolic name, that is, not at all. A push through one to a
+    protected ref, or to a name the checks below refuse, is refused; the target is pushed
+    by its own name."""
+    from leapgit.rules.balls import ball_of_ref
+
+    target = ctx.objects.symref_target(upd.ref)
+    if target is None:
+        return None
+    aliased = RefUpdate(target, upd.old, upd.new)
+    protected = target in (ctx.spine_ref, ctx.config.ledger_ref) or \
+        ball_of_ref(ctx.config, target) is not None
+    if not protected and not (_folded_onto(ctx, aliased) or _in_the_way(ctx, aliased)
+                              or _masking(ctx, aliased)):
+        return None
+    rule = "L4" if ball_of_ref(ctx.config, target) is not None else "L8"
+    # L8: the spine and the ledger move only by their own names, under their own rules
+    return Refusal(rule, upd.ref, upd.new or upd.old, None, f"a symbolic ref to {target} on "
+                   f"this server: git would move {target} through it, judged by no rule",
+                   f"push to {target} by its own name", "symbolic-ref")
 
 
 def _folded_onto(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
@@ -61,6 +87,45 @@ def _folded_onto(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     if folded.startswith(fold(prefix)) and not name.startswith(prefix):
         return _refusal("L4", upd, prefix)  # L4: a ball branch is named by the prefix
     return None
+
+
+def _folded_ball(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
+    """Blind review r2: ball ids that differ only by case (``S1/a``, ``s1/a``) name one
+    branch on a case-folding server. A ball ref is refused when it folds onto a ref the
+    server stores, another ref of this push, or a recorded ball's branch, of another exact
+    name (a deletion too: it deletes that branch)."""
+    prefix = f"refs/heads/{ctx.config.ball_branch_prefix}/"
+    found = tuple(upd.ref.removeprefix(prefix).split("/"))
+    if not upd.ref.startswith(prefix) or len(found) != 2:
+        return None  # no ball branch, or one the ball rules refuse by its shape (L4)
+    folded = fold(upd.ref)
+    others = [*ctx.objects.ref_names(), *(u.ref for u in ctx.updates)]
+    other = next((o for o in others if o != upd.ref and fold(o) == folded), None)
+    if other is not None:  # L4: one ball, one branch
+        return _refusal("L4", upd, other)
+    recorded = next((b for b in _recorded_balls(ctx, found[0])
+                     if b != found and fold("/".join(b)) == fold("/".join(found))), None)
+    if recorded is None:
+        return None
+    branch = prefix + "/".join(recorded)
+    return Refusal("L4", upd.ref, upd.new or upd.old, None, f"the name folds onto "
+                   f"{branch}, the branch of recorded ball {'/'.join(recorded)} (case "
+                   "folding, Unicode normalisation): on a server whose filesystem folds "
+                   "case they are one branch", "push the ball's branch by its recorded "
+                   "name; a slice whose ball ids differ only by case is re-cut",
+                   "folded-name")
+
+
+def _recorded_balls(ctx: PushContext, slice_id: str) -> list[tuple[str, ...]]:
+    """The recorded (slice, ball) pairs whose slice id folds onto ``slice_id``."""
+    from leapgit.ledger import layout
+
+    view = ctx.ledger_view()
+    out: list[tuple[str, ...]] = []
+    for slice_ in view.list("slices"):
+        if fold(slice_) == fold(slice_id):
+            out.extend((slice_, b) for b in view.list(f"{layout.slice_dir(slice_)}/balls"))
+    return out
 
 
 def _in_the_way(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
@@ -121,7 +186,9 @@ def _masking(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     shadowed = _shadowed(ctx, short)
     if shadowed is None:
         return None
-    return Refusal("L8", upd.ref, upd.new, None, f"its short name {short!r} shadows "
+    # review r2: the name as printable text, never a repr (a byte that is not UTF-8 shows
+    # as that byte, \\xff, not as Python's surrogate \\udcff)
+    return Refusal("L8", upd.ref, upd.new, None, f"its short name `{printable(short)}` shadows "
                    f"{shadowed}: git resolves `{short}` to this ref first, on the server and "
                    "in every clone", "name tags and refs so that no short name of the spine, "
                    "the ledger or leap/ resolves to them", "masking-ref")

@@ -182,3 +182,46 @@ def test_a_ref_that_blocks_a_protected_one_by_its_path_is_refused(w: World, ref:
     """Review F6: `refs/heads/leap/ball` as a branch makes every ball branch impossible
     (`'refs/heads/leap/ball' exists; cannot create ...`): a denial of the protocol."""
     refused(w, ref, "L8", "in the way")
+
+
+# blind review r2 of issue 18: ball ids that fold together
+
+
+@pytest.mark.parametrize("ref", [
+    "refs/heads/leap/ball/S1/a", f"refs/heads/leap/ball/{SLICE}/A",
+    f"refs/heads/leap/ball/{SLICE.upper()}/\uff41",  # fullwidth a: NFKC
+])
+def test_a_ball_ref_that_folds_onto_a_recorded_ball_is_refused(w: World, ref: str) -> None:
+    """On a case-folding server `leap/ball/S1/a` is the file of ball s1/a's branch: a push
+    to it would be judged as ball S1/a (or refused as unknown) and land on s1/a's."""
+    says = refused(w, ref, "L4", f"folds onto refs/heads/leap/ball/{SLICE}/a, the branch "
+                   f"of recorded ball {SLICE}/a")
+    assert "no ball" not in says, says
+
+
+def test_deleting_a_case_variant_of_a_ball_branch_is_refused(w: World) -> None:
+    """Emulated as the case-folding server would show it: the branch of ball s1/a and its
+    variant, both made by the admin; deleting the variant deletes s1/a's branch."""
+    branch, variant = f"refs/heads/leap/ball/{SLICE}/a", "refs/heads/leap/ball/S1/a"
+    for ref in (branch, variant):
+        git("update-ref", ref, w.base, cwd=w.bare)
+    try:
+        before = remote_refs(w.bare)
+        result = w.push(f":{variant}")
+        assert result.returncode != 0, result.stderr
+        assert f"[L4] {variant}" in result.stderr, result.stderr
+        assert f"folds onto the protected {branch}" in result.stderr, result.stderr
+        assert remote_refs(w.bare) == before
+    finally:
+        for ref in (branch, variant):
+            git("update-ref", "-d", ref, cwd=w.bare)
+
+
+def test_two_ball_refs_of_one_push_that_fold_together_are_refused(w: World) -> None:
+    ref = f"refs/heads/leap/ball/{SLICE}/b"
+    before = remote_refs(w.bare)
+    result = w.push(f"{w.base}:{ref}", f"{w.base}:refs/heads/leap/ball/{SLICE}/B")
+    assert result.returncode != 0, result.stderr
+    assert f"[L4] refs/heads/leap/ball/{SLICE}/B" in result.stderr, result.stderr
+    assert f"folds onto the protected {ref}" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
