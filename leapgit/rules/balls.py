@@ -147,7 +147,7 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
         base = recorded_base(view, slice_id, ball_id)
     except LeapError as exc:
         return [Refusal("L4", upd.ref, upd.new, None, f"no ball {slice_id}/{ball_id} in the "
-                        f"ledger ({exc.lines()[0]})", "push the ledger (`leap sync`) with or "
+                        f"ledger ({exc.lines()[0]})", "push the ledger (`leap sync`) "
                         "before the ball branch")]
     if base.thrown is None:
         ctx.note(f"{upd.ref}: checked against {base.source}")

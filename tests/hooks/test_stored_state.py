@@ -252,3 +252,44 @@ def test_one_run_judges_against_one_stored_ledger(fresh_world: World) -> None:
         spine_rule._check_lease = real  # type: ignore[assignment]
     assert lines, "judged against a mix of two ledgers, the merge was accepted"
     assert any("[L7]" in line and "no pass" in line for line in lines), lines
+
+
+def test_a_ball_unknown_to_the_stored_ledger_says_push_the_ledger_before_it(
+        fresh_world: World) -> None:
+    """Blind review r2: the hint said "with or before", but a ball branch pushed with the
+    ledger that records it is judged against the ledger the server stores, and refused;
+    the hint says "before", and `leap sync`, which it names, leads on."""
+    from leapgit.ledger import layout
+    from leapgit.records import yamlio
+    from leapgit.records.types import ThrowRecord
+    from tests.hooks.world import NOW
+    from tests.support import leap
+
+    w = fresh_world
+    (w.work / "s2.yaml").write_text(
+        "slice: s2\nspine: integrator\nballs:\n  - id: c\n    goal: c is 30\n"
+        "    spec: set C to 30\n    scope: [src/c.py]\n    proof: \"true\"\n"
+        "    tests: \"true\"\n    rollback: restore-scope\n  - id: d\n    goal: d\n"
+        "    spec: a readme\n    scope: [README.md]\n    proof: \"true\"\n"
+        "    tests: \"true\"\n    rollback: restore-scope\n")
+    cut = leap("slice", "cut", "s2.yaml", cwd=w.work)
+    assert cut.code == 0, cut
+    rec = ThrowRecord(slice="s2", ball="c", episode=1, spec_version=1, base=w.base,
+                      branch="leap/ball/s2/c", thrown_at=NOW)
+    w.append({layout.throw_path("s2", "c", 1): yamlio.dumps(rec.to_dict())}, "throw c")
+    git("checkout", "-q", "-B", "leap/ball/s2/c", w.base, cwd=w.work)
+    commit(w.work, {"src/c.py": "C = 30\n"}, round_message("c: thirty", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    before = remote_refs(w.bare)
+    both = w.push("leap/ledger", "leap/ball/s2/c")
+    assert both.returncode != 0, both.stderr
+    assert "[L4] refs/heads/leap/ball/s2/c" in both.stderr, both.stderr
+    assert "no ball s2/c in the ledger" in both.stderr, both.stderr
+    assert "push the ledger (`leap sync`) before the ball branch" in both.stderr, both.stderr
+    assert "with or" not in both.stderr, both.stderr
+    assert remote_refs(w.bare) == before
+    synced = leap("sync", cwd=w.work)
+    assert synced.code == 0, synced
+    then = w.push("leap/ball/s2/c")
+    assert then.returncode == 0, then.stderr
+    assert remote_refs(w.bare)["refs/heads/leap/ball/s2/c"] == w.tip("leap/ball/s2/c")

@@ -93,3 +93,23 @@ def test_record_text_the_cli_prints_is_escaped(w: World) -> None:
     assert result.code == 0, result
     assert "\x1b" not in result.out and "\x07" not in result.out, result.out
     assert "evil\\x1b]0;owned\\x07 subject" in result.out, result.out
+
+
+def test_the_shadow_refusal_prints_the_name_escaped_never_as_a_repr(w: World) -> None:
+    """Blind review r2: the short name a masking tag shadows was printed as Python's repr
+    ('...\\udcff' for a byte that is not UTF-8, quotes and all); it is printed as the
+    printable name, the byte as itself."""
+    name = b"refs/tags/leap/x\xc2\x9b31m\xff"  # a C1 CSI and a byte that is not UTF-8
+    head = git("rev-parse", "main", cwd=w.work).encode()
+    subprocess.run([b"git", b"update-ref", name, head], cwd=w.work, check=True)
+    try:
+        result = subprocess.run([b"git", b"push", b"--no-verify", str(w.bare).encode(),
+                                 name + b":" + name], cwd=w.work, capture_output=True)
+    finally:
+        subprocess.run([b"git", b"update-ref", b"-d", name], cwd=w.work, check=True)
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode != 0, err
+    ours = "\n".join(line for line in err.splitlines() if line.startswith("remote:"))
+    assert "\x9b" not in ours and "udcff" not in ours, err  # git's own lines are git's
+    assert "[L8] refs/tags/leap/x\\x9b31m\\xff" in err, err
+    assert "its short name `leap/x\\x9b31m\\xff` shadows" in err, err
