@@ -40,15 +40,22 @@ def blobs(root: Path, commit: str, paths: list[str]) -> dict[str, str]:
 
 
 def _patterns(path: str) -> list[str]:
-    if path.endswith(".py"):
-        module = path[:-3].removesuffix("/__init__").replace("/", ".")
-        parent, _, name = module.rpartition(".")
-        out = [rf"(from|import)[[:space:]]+{re.escape(module)}([^A-Za-z0-9_]|$)"]
-        if parent:
-            out.append(rf"from[[:space:]]+{re.escape(parent)}[[:space:]]+import.*[^A-Za-z0-9_]"
-                       rf"{name}([^A-Za-z0-9_]|$)")
-        return out
-    return [re.escape(path)]
+    if not path.endswith(".py"):
+        return [re.escape(path)]
+    module = path[:-3].removesuffix("/__init__").replace("/", ".")
+    out = _import_patterns(module)
+    if module.startswith("src."):  # the src layout: src/pkg/mod.py is imported as pkg.mod
+        out += _import_patterns(module.removeprefix("src."))
+    return out
+
+
+def _import_patterns(module: str) -> list[str]:
+    parent, _, name = module.rpartition(".")
+    out = [rf"(from|import)[[:space:]]+{re.escape(module)}([^A-Za-z0-9_]|$)"]
+    if parent:
+        out.append(rf"from[[:space:]]+{re.escape(parent)}[[:space:]]+import.*[^A-Za-z0-9_]"
+                   rf"{name}([^A-Za-z0-9_]|$)")
+    return out
 
 
 def consumers(root: Path, commit: str, touched: list[str]) -> list[str]:
