@@ -22,5 +22,5 @@ def lines(result: HooksResult) -> list[str]:
     return [f"{a.hook:<12} {a.action} ({a.path})" for a in result.actions] + \
         [f"{'pinned':<12} {key} = {value} (the refs this server protects)"
          for key, value in result.pinned] + \
-        [f"{'set':<12} {key} = {value} (git checks every pushed object)"
-         for key, value in result.settings]
+        [f"{'set':<12} {s.key} = {s.value} in this server's git config ({s.why})"
+         for s in result.settings]

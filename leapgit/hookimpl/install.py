@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 from leapgit import git
 from leapgit.errors import UsageError
@@ -35,12 +36,20 @@ class HookAction:
     action: str
 
 
+class Setting(NamedTuple):
+    """One of git's own settings a server install turns on, and what it is for."""
+
+    key: str
+    value: str
+    why: str
+
+
 @dataclass(frozen=True)
 class HooksResult:
     hooks_dir: Path
     actions: tuple[HookAction, ...]
     pinned: tuple[tuple[str, str], ...] = ()  # (git config key, value) set on a server
-    settings: tuple[tuple[str, str], ...] = ()  # git's own checks switched on on a server
+    settings: tuple[Setting, ...] = ()  # git's own settings a server install sets
 
 
 def render(hook: str, python: str | None = None) -> bytes:
@@ -160,17 +169,19 @@ SERVER_SETTINGS = (
     # git checks every pushed object before pre-receive runs: a tree naming an entry twice
     # (git reads the first, dulwich the last) never reaches the rules; pre-receive refuses
     # one anyway (``rules/trees.py``), for a server where this is off
-    ("receive.fsckObjects", "true"),
+    Setting("receive.fsckObjects", "true", "git checks every pushed object before the "
+            "hook runs"),
     # issue 18 F3: the server's own git (`git show main:...`, `git archive`, mirrors) never
     # shows a replace ref's object in place of the one the rules judged; pre-receive
     # refuses replace refs, and this covers one planted before the hook or by hand
-    ("core.useReplaceRefs", "false"),
+    Setting("core.useReplaceRefs", "false", "so git show, git archive and mirrors on the "
+            "server never show a refs/replace/ object in place of the one the rules judged"),
 )
 
 
-def server_settings(paths: git.RepoPaths) -> tuple[tuple[str, str], ...]:
-    for key, value in SERVER_SETTINGS:
-        git.run(["config", "--local", key, value], paths.git_dir)
+def server_settings(paths: git.RepoPaths) -> tuple[Setting, ...]:
+    for setting in SERVER_SETTINGS:
+        git.run(["config", "--local", setting.key, setting.value], paths.git_dir)
     return SERVER_SETTINGS
 
 

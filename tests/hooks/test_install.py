@@ -96,6 +96,23 @@ def test_server_install_turns_on_gits_object_checks(tmp_path: Path) -> None:
     assert run_git("config", "--get", "receive.fsckObjects", cwd=repo).returncode == 1
 
 
+def test_server_install_says_it_turns_replace_refs_off_and_why(tmp_path: Path) -> None:
+    """Blind review r2: the line for core.useReplaceRefs said "git checks every pushed
+    object", which is receive.fsckObjects' reason; each setting says what it does."""
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    lines = {line.split()[1]: line for line in res.out.splitlines() if line.startswith("set ")}
+    assert set(lines) == {"receive.fsckObjects", "core.useReplaceRefs"}, res.out
+    replace = lines["core.useReplaceRefs"]
+    assert "core.useReplaceRefs = false in this server's git config" in replace, replace
+    assert "git checks every pushed object" not in replace, replace
+    assert "refs/replace/" in replace and "the rules judged" in replace, replace
+    assert "git checks every pushed object" in lines["receive.fsckObjects"], res.out
+    assert git("config", "--get", "core.useReplaceRefs", cwd=bare) == "false"
+
+
 def test_core_hooks_path_is_refused_unless_forced(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     git("config", "core.hooksPath", ".githooks", cwd=repo)
