@@ -19,6 +19,8 @@ DEFAULT_TEST_TIMEOUT = 900.0
 DEFAULT_MAX_OUTPUT = 2048
 
 Provider = Literal["ollama", "openai", "anthropic", "command"]
+ResponseFormat = Literal["json_schema", "json_object", "none"]
+_ADDS_V1 = ("openai", "anthropic")  # providers whose paths start with /v1 themselves
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,11 @@ class Rung:
     api_key_env: str | None = None
     max_output_tokens: int = DEFAULT_MAX_OUTPUT
     timeout: float = DEFAULT_TIMEOUT
+    # issue 15 item 9: declared prices, dollars per million tokens; None: cost unknown
+    usd_per_mtok_in: float | None = None
+    usd_per_mtok_out: float | None = None
+    response_format: ResponseFormat = "json_schema"  # the openai rung's, for the verdict
+    warning: str | None = None  # what loading changed in what the user wrote, and why
 
     @property
     def label(self) -> str:
@@ -48,16 +55,46 @@ class Rung:
     def from_dict(cls, raw: dict[str, Any], timeout: float,
                   field: str = "tribunal.rungs[]") -> Rung:
         command = parse_command(raw["command"], f"{field}.command") if "command" in raw else ()
+        endpoint, warning = _endpoint(raw, field)
         return cls(
             id=raw["id"], provider=raw["provider"], family=raw["family"],
             tiers=tuple(raw["tiers"]), context_tokens=raw["context_tokens"],
-            cost=float(raw["cost"]), model=raw.get("model"),
-            endpoint=(raw.get("endpoint") or "").rstrip("/") or None,
+            cost=float(raw["cost"]), model=raw.get("model"), endpoint=endpoint,
             command=tuple(command), session=raw.get("session"),
             cost_source=raw.get("cost_source", "declared"), api_key_env=raw.get("api_key_env"),
             max_output_tokens=raw.get("max_output_tokens", DEFAULT_MAX_OUTPUT),
             timeout=float(raw.get("timeout", timeout)),
+            usd_per_mtok_in=_price(raw, "usd_per_mtok_in"),
+            usd_per_mtok_out=_price(raw, "usd_per_mtok_out"),
+            response_format=_response_format(raw, field), warning=warning,
         )
+
+
+def _price(raw: dict[str, Any], key: str) -> float | None:
+    return float(raw[key]) if raw.get(key) is not None else None
+
+
+def _endpoint(raw: dict[str, Any], field: str) -> tuple[str | None, str | None]:
+    """The base URL without a trailing slash; a ``/v1`` the provider adds itself is taken
+    off, with a warning (``http://host/v1`` would have called ``/v1/v1/...``)."""
+    given = raw.get("endpoint") or ""
+    endpoint = given.rstrip("/")
+    if raw["provider"] not in _ADDS_V1 or not endpoint.endswith("/v1"):
+        return endpoint or None, None
+    endpoint = endpoint.removesuffix("/v1")
+    return endpoint, (f"{CONFIG_SOURCE}: {field}.endpoint {given!r} ends in /v1, which the "
+                      f"{raw['provider']} rung adds itself: using {endpoint!r} (it would "
+                      "have called /v1/v1/...)")
+
+
+def _response_format(raw: dict[str, Any], field: str) -> ResponseFormat:
+    value: ResponseFormat = raw.get("response_format", "json_schema")
+    if "response_format" in raw and raw["provider"] != "openai":
+        raise InvalidRecord(f"response_format is read by the openai provider only, not by "
+                            f"{raw['provider']!r}", file=CONFIG_SOURCE,
+                            field=f"{field}.response_format", rule="config",
+                            hint="remove it, or set provider: openai")
+    return value
 
 
 def parse_command(value: str | list[str], field: str) -> tuple[str, ...]:

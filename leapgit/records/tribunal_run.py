@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from leapgit.records.usage import UNMEASURED, Usage, total
+
 if TYPE_CHECKING:
     from typing import Protocol
 
@@ -203,8 +205,13 @@ class FindingRecord(NamedTuple):
                    raw["evidence"], raw["supported"], raw.get("seat"), raw.get("status"))
 
 
+# a juror that answered, well or badly, was paid for; one that never answered reported nothing
+_REPLIED = frozenset({"answered", "bad_answer", "off_lens"})
+
+
 class AttemptRecord(NamedTuple):
-    """One rung a seat tried, and what came of it (T6, T8: a bounded tail of a bad answer)."""
+    """One rung a seat tried, and what came of it (T6, T8: a bounded tail of a bad answer);
+    ``usage``: the tokens its provider reported, priced at the rung's declared prices."""
 
     rung: str
     result: str  # answered | bad_answer | never_answered | capacity | off_lens | annulled
@@ -212,6 +219,15 @@ class AttemptRecord(NamedTuple):
     seconds: float | None = None
     answered_lens: str | None = None
     raw_tail: str | None = None
+    usage: Usage | None = None
+
+    @property
+    def spent(self) -> Usage | None:
+        """What this call cost as far as anyone knows: its reported usage; a reply without
+        one (a command rung) is an unmeasured call, never 0 tokens as if measured."""
+        if self.usage is not None:
+            return self.usage
+        return UNMEASURED if self.result in _REPLIED else None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rung": self.rung, "result": self.result, "detail": self.detail}
@@ -221,12 +237,16 @@ class AttemptRecord(NamedTuple):
             out["answered_lens"] = self.answered_lens
         if self.raw_tail:
             out["raw_tail"] = self.raw_tail
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> AttemptRecord:
+        usage = raw.get("usage")
         return cls(raw["rung"], raw["result"], raw["detail"], raw.get("seconds"),
-                   raw.get("answered_lens"), raw.get("raw_tail"))
+                   raw.get("answered_lens"), raw.get("raw_tail"),
+                   Usage.from_dict(usage) if usage else None)
 
 
 class SeatRecord(NamedTuple):
@@ -257,6 +277,10 @@ class SeatRecord(NamedTuple):
                    raw.get("provider"), raw.get("family"), raw.get("model"), raw.get("said"),
                    raw.get("bare"))
 
+    @property
+    def spent(self) -> Usage | None:
+        return total(a.spent for a in self.attempts)
+
 
 class VerdictRecord(NamedTuple):
     """T6: one lens's verdict (``verdicts/<lens>.yaml``)."""
@@ -278,6 +302,7 @@ class VerdictRecord(NamedTuple):
     bare: bool = False
     slice: str | None = None
     ball: str | None = None
+    usage: Usage | None = None  # issue 15 item 9: every call of both seats, summed
 
     def to_dict(self) -> dict[str, Any]:
         out = {**_head("verdict", self), "lens": self.lens, "outcome": self.outcome,
@@ -286,6 +311,8 @@ class VerdictRecord(NamedTuple):
                "findings": [f.to_dict() for f in self.findings]}
         if self.verifier is not None:
             out["verifier"] = self.verifier.to_dict()
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
         out["recorded_at"] = self.recorded_at
         return out
 
@@ -298,7 +325,7 @@ class VerdictRecord(NamedTuple):
                    recorded_at=raw["recorded_at"],
                    verifier=SeatRecord.from_dict(verifier) if verifier else None,
                    unverified=raw.get("unverified", False), halted=raw.get("halted", False),
-                   bare=raw.get("bare", False))
+                   bare=raw.get("bare", False), usage=_usage(raw))
 
 
 class CheckRecord(NamedTuple):
@@ -369,6 +396,7 @@ class SummaryRecord(NamedTuple):
     mechanical: MechanicalRecord | None = None
     slice: str | None = None
     ball: str | None = None
+    usage: Usage | None = None  # issue 15 item 9: every verdict's, summed
 
     def to_dict(self) -> dict[str, Any]:
         out = {**_head("summary", self), "series": self.series, "base": self.base,
@@ -383,8 +411,10 @@ class SummaryRecord(NamedTuple):
             new_count=self.new_count, resolved=list(self.resolved),
             new_counts=list(self.new_counts), oscillating=list(self.oscillating),
             mechanical=self.mechanical.to_dict() if self.mechanical else None,
-            recorded_at=self.recorded_at,
         )
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+        out["recorded_at"] = self.recorded_at
         return out
 
     @classmethod
@@ -403,7 +433,13 @@ class SummaryRecord(NamedTuple):
             new_counts=tuple(raw.get("new_counts", ())),
             oscillating=tuple(raw.get("oscillating", ())),
             mechanical=MechanicalRecord.from_dict(mechanical) if mechanical else None,
+            usage=_usage(raw),
         )
+
+
+def _usage(raw: dict[str, Any]) -> Usage | None:
+    usage = raw.get("usage")
+    return Usage.from_dict(usage) if usage else None
 
 
 TribunalRecord = EnvelopeRecord | RoutingRecord | VerdictRecord | SummaryRecord

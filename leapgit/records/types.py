@@ -346,6 +346,8 @@ class Checkpoint(NamedTuple):
         )
 
 
+def _number(value: float | None) -> float | None:
+    return float(value) if value is not None else None
 
 
 class Config(NamedTuple):
@@ -364,6 +366,7 @@ class Config(NamedTuple):
     red_timeout: float = 1800.0
     red_identity: str | None = None
     signing_required: bool = False  # S1-S6, enforced by the server's pre-receive
+    run_max_usd: float | None = None  # `leap run` stops before the slice's spend passes it
     # the validated ``tribunal:`` mapping; ``tribunal`` builds it when asked, so a run that
     # never convenes (the post-commit hook) never defines the tribunal's record types
     tribunal_source: dict[str, Any] | None = None
@@ -384,6 +387,7 @@ class Config(NamedTuple):
             red_command=red.get("command"), red_timeout=red.get("timeout", 1800.0),
             red_identity=red.get("identity"),
             signing_required=bool((raw.get("signing") or {}).get("require", False)),
+            run_max_usd=_number((raw.get("run") or {}).get("max_usd")),
             tribunal_source=raw.get("tribunal"),
         )
 

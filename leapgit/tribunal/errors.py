@@ -7,7 +7,12 @@ failure never reaches the terminal on its own: ``seating`` records it per lens.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
+
+if TYPE_CHECKING:
+    from leapgit.records.usage import Usage
 
 
 class JurorError(LeapError):
@@ -27,14 +32,16 @@ class TribunalHold(Hold, JurorError):
 
 
 class SeatFailure(JurorError):
-    """One call to one rung went wrong; ``kind`` says how, and so what the walk does."""
+    """One call to one rung went wrong; ``kind`` says how, and so what the walk does.
+    ``usage``: the tokens the provider reported for a reply it still charged for."""
 
     kind = "failed"
 
-    def __init__(self, message: str, raw_tail: str = "") -> None:
+    def __init__(self, message: str, raw_tail: str = "", usage: Usage | None = None) -> None:
         super().__init__(message)
         self.detail = message
         self.raw_tail = raw_tail
+        self.usage = usage
 
 
 class NeverAnswered(SeatFailure):

@@ -23,6 +23,7 @@ from leapgit.records.tribunal_run import (
     SummaryRecord,
     VerdictRecord,
 )
+from leapgit.records.usage import Usage, total
 from leapgit.tribunal.convergence import Progress, fingerprint
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.identity import Builder
@@ -86,7 +87,7 @@ def findings_of(result: LensResult) -> list[FindingRecord]:
 
 def _seat(seat: Seat) -> SeatRecord:
     attempts = tuple(AttemptRecord(a.rung, a.result, a.detail, round(a.seconds, 3),
-                                   a.answered_lens, a.raw_tail) for a in seat.attempts)
+                                   a.answered_lens, a.raw_tail, a.usage) for a in seat.attempts)
     rung, verdict = seat.rung, seat.verdict
     return SeatRecord(
         seat.outcome, seat.reason, rung.id if rung else None, attempts,
@@ -96,6 +97,12 @@ def _seat(seat: Seat) -> SeatRecord:
     )
 
 
+def usage_of(result: LensResult) -> Usage | None:
+    """Issue 15 item 9: what one lens's calls cost, both seats, every rung tried."""
+    seats = [_seat(s) for s in (result.primary, result.verifier) if s is not None]
+    return total(s.spent for s in seats)
+
+
 def verdict_record(info: RunInfo, result: LensResult, recorded_at: str) -> VerdictRecord:
     return VerdictRecord(
         *info.head, lens=result.lens, outcome=result.outcome, reason=result.reason,
@@ -103,7 +110,7 @@ def verdict_record(info: RunInfo, result: LensResult, recorded_at: str) -> Verdi
         recorded_at=recorded_at,
         verifier=_seat(result.verifier) if result.verifier is not None else None,
         unverified=result.unverified, halted=result.halted, bare=result.bare,
-        slice=info.slice, ball=info.ball,
+        slice=info.slice, ball=info.ball, usage=usage_of(result),
     )
 
 
@@ -129,5 +136,5 @@ def summary_record(info: RunInfo, decision: Decision, results: list[LensResult],
         resolved=tuple(progress.resolved), new_counts=tuple(progress.new_counts),
         oscillating=tuple(progress.oscillating),
         mechanical=_mechanical(mechanical) if mechanical else None,
-        slice=info.slice, ball=info.ball,
+        slice=info.slice, ball=info.ball, usage=total(usage_of(r) for r in results),
     )

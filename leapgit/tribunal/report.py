@@ -35,10 +35,18 @@ def _ladder(ladder: Ladder) -> str:
     return f"{seated}" + (f"   [{skipped}]" if skipped else "")
 
 
+def _warnings(routing: Routing) -> list[str]:
+    """What loading the config changed in a rung that sits (an endpoint's extra ``/v1``)."""
+    ladders = [p.primary for p in routing.plans] + [p.verifier for p in routing.plans
+                                                    if p.verifier is not None]
+    return list(dict.fromkeys(r.warning for lad in ladders for r in lad.rungs if r.warning))
+
+
 def routing_lines(info: RunInfo, routing: Routing) -> list[str]:
     out = [f"tribunal {info.run_id} round {info.round}: candidate {info.candidate[:12]} "
            f"tree {info.tree[:12]} envelope {info.envelope_hash[:16]}",
            f"builder family {info.builder.family} (its rungs never sit, T4)"]
+    out.extend(f"warning: {w}" for w in _warnings(routing))
     if routing.single_rung:
         out.append("single-rung configuration: recorded as provenance (T3)")
     out.append("routing (lens -> ladder, cheapest first):")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from leapgit.records.tribunal_config import Rung
+from leapgit.records.usage import Usage
 from leapgit.tribunal import verdict as rules
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
@@ -28,6 +29,7 @@ class Attempt:
     seconds: float
     answered_lens: str | None = None
     raw_tail: str | None = None
+    usage: Usage | None = None  # what the provider reported it charged, at the rung's prices
 
 
 @dataclass(frozen=True)
@@ -66,30 +68,37 @@ def _hold_reason(attempts: list[Attempt]) -> str:
     return f"no rung gave a verdict ({len(attempts)} tried: {kinds}): hold (T6)"
 
 
+def _priced(rung: Rung, usage: Usage | None) -> Usage | None:
+    return usage.priced(rung.usd_per_mtok_in, rung.usd_per_mtok_out) if usage else None
+
+
 async def walk(ladder: Ladder, prompt: Prompt, envelope: Envelope, ctx: SeatContext) -> Seat:
     attempts: list[Attempt] = []
     for rung in ladder.rungs:
         started = time.monotonic()
-        answer_detail = ""
+        answer_detail, spent = "", None
         try:
             answer = await asker(rung.provider)(rung, prompt, ctx)
-            answer_detail = answer.detail
+            answer_detail, spent = answer.detail, _priced(rung, answer.usage)
             found = rules.parse(answer.text, prompt.lens, envelope)
         except OffLens as exc:
             attempts.append(Attempt(rung.id, exc.kind, exc.detail, time.monotonic() - started,
-                                    exc.answered_lens, exc.raw_tail))
+                                    exc.answered_lens, exc.raw_tail, spent))
             continue
         except BadAnswer as exc:
             # T6: a juror that answered badly is a valid refuse; its one shot is spent
             detail = f"{exc.detail}; {answer_detail}" if answer_detail else exc.detail
             attempts.append(Attempt(rung.id, exc.kind, detail, time.monotonic() - started,
-                                    raw_tail=exc.raw_tail or None))
+                                    raw_tail=exc.raw_tail or None,
+                                    usage=spent or _priced(rung, exc.usage)))
             return Seat("refuse", f"answered badly: {detail} (T6)", rung, None, tuple(attempts))
         except SeatFailure as exc:
             attempts.append(Attempt(rung.id, exc.kind, exc.detail, time.monotonic() - started,
-                                    raw_tail=exc.raw_tail or None))
+                                    raw_tail=exc.raw_tail or None,
+                                    usage=_priced(rung, exc.usage)))
             continue
-        attempts.append(Attempt(rung.id, "answered", answer_detail, time.monotonic() - started))
+        attempts.append(Attempt(rung.id, "answered", answer_detail, time.monotonic() - started,
+                                usage=spent))
         return Seat(found.outcome, found.reason, rung, found, tuple(attempts))
     return Seat("hold", _hold_reason(attempts), None, None, tuple(attempts))
 

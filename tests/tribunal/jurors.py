@@ -39,6 +39,8 @@ class Reply:
     prompt_eval_count: int | None | str = "auto"
     finish: str | None = None  # finish_reason / stop_reason / done_reason
     refusal: str | None = None
+    # the (in, out) token counts the reply reports in its provider's fields; None: none
+    usage: tuple[int, int] | None | str = "auto"
 
 
 @dataclass
@@ -68,26 +70,46 @@ def prompt_chars(body: dict[str, Any]) -> int:
     return len(text)
 
 
-def _wrap(provider: str, call: Call, reply: Reply) -> bytes:
+def _counts(call: Call, reply: Reply) -> tuple[int, int] | None:
+    if reply.usage != "auto":
+        return reply.usage  # type: ignore[return-value]
+    return prompt_chars(call.body) // 4, len(reply.text or "") // 4 + 1
+
+
+def _wrap(provider: str, call: Call, reply: Reply, counts: tuple[int, int] | None) -> bytes:
     text = reply.text or ""
     if provider == "ollama":
         count = reply.prompt_eval_count
         if count == "auto":
-            count = prompt_chars(call.body) // 4
+            count = counts[0] if counts else prompt_chars(call.body) // 4
         out: dict[str, Any] = {"model": call.body.get("model"), "done": True,
                                "message": {"role": "assistant", "content": text},
                                "done_reason": reply.finish or "stop"}
         if count is not None:
             out["prompt_eval_count"] = count
+        if counts is not None:
+            out["eval_count"] = counts[1]
         return json.dumps(out).encode()
     if provider == "openai":
         message = {"role": "assistant", "content": text or None, "refusal": reply.refusal}
+        usage = ({"prompt_tokens": counts[0], "completion_tokens": counts[1],
+                  "total_tokens": sum(counts)} if counts else None)
         return json.dumps({"id": "x", "object": "chat.completion", "choices": [
             {"index": 0, "message": message, "finish_reason": reply.finish or "stop"}],
-            "usage": {"prompt_tokens": 1}}).encode()
+            **({"usage": usage} if usage else {})}).encode()
     content = [{"type": "text", "text": text}] if text else []
+    usage = {"input_tokens": counts[0], "output_tokens": counts[1]} if counts else {}
     return json.dumps({"id": "msg", "type": "message", "role": "assistant", "content": content,
-                       "stop_reason": reply.finish or "end_turn", "usage": {}}).encode()
+                       "stop_reason": reply.finish or "end_turn", "usage": usage}).encode()
+
+
+def reported(provider: str, call: Call, reply: Reply) -> tuple[int, int] | None:
+    """The (in, out) counts the wrapped reply reports, as leapgit should read them."""
+    counts = _counts(call, reply)
+    if provider == "ollama" and counts is not None and reply.prompt_eval_count != "auto":
+        count = reply.prompt_eval_count
+        return (count, counts[1]) if isinstance(count, int) else None
+    return counts
 
 
 class _Server(ThreadingHTTPServer):
@@ -102,6 +124,7 @@ class JurorServer:
         self.provider = provider
         self.script = script
         self.calls: list[Call] = []
+        self.sent: list[tuple[int, int]] = []  # the usage each wrapped reply reported
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -111,6 +134,10 @@ class JurorServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def spent(self) -> tuple[int, int]:
+        """The tokens in and out every reply so far reported, summed."""
+        return sum(n for n, _ in self.sent), sum(n for _, n in self.sent)
 
     def chats(self) -> list[Call]:
         return [c for c in self.calls if c.body.get("messages")]
@@ -147,8 +174,14 @@ class JurorServer:
                 time.sleep(reply.delay)
                 if reply.endless or reply.trickle:
                     return self._stream(reply)
-                data = reply.raw if reply.raw is not None else _wrap(owner.provider, call, reply)
-                self._send(reply.status, data)
+                if reply.raw is not None:
+                    return self._send(reply.status, reply.raw)
+                counts = reported(owner.provider, call, reply)
+                if counts is not None and reply.status < 400:
+                    with owner._lock:
+                        owner.sent.append(counts)
+                self._send(reply.status, _wrap(owner.provider, call, reply,
+                                               _counts(call, reply)))
 
             def _send(self, status: int, data: bytes) -> None:
                 self.send_response(status)

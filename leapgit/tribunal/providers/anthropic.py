@@ -5,9 +5,17 @@ output fail the seat; ``model_context_window_exceeded`` is a capacity rejection 
 from __future__ import annotations
 
 from leapgit.records.tribunal_config import Rung
+from leapgit.records.usage import counted
 from leapgit.tribunal.errors import BadAnswer, CapacityRejected
 from leapgit.tribunal.prompt import Prompt
-from leapgit.tribunal.providers.base import Answer, SeatContext, api_key, post, reply_json
+from leapgit.tribunal.providers.base import (
+    Answer,
+    SeatContext,
+    api_key,
+    dig,
+    post,
+    reply_json,
+)
 from leapgit.tribunal.verdict import tail
 
 API_VERSION = "2023-06-01"
@@ -36,10 +44,12 @@ def read_message(reply: dict[str, object]) -> Answer:
     texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"] \
         if isinstance(blocks, list) else []
     text = "".join(t for t in texts if isinstance(t, str))
+    usage = counted(dig(reply, "usage", "input_tokens"), dig(reply, "usage", "output_tokens"))
     if stop == "model_context_window_exceeded":
-        raise CapacityRejected("stop_reason model_context_window_exceeded (T6)", tail(text))
+        raise CapacityRejected("stop_reason model_context_window_exceeded (T6)", tail(text),
+                               usage)
     if stop == "refusal":
-        raise BadAnswer("stop_reason refusal", tail(text))
+        raise BadAnswer("stop_reason refusal", tail(text), usage)
     if not text.strip():
-        raise BadAnswer(f"no output (stop_reason {stop!r}): failed seat (T8)")
-    return Answer(text, f"stop_reason {stop}, usage {reply.get('usage')}")
+        raise BadAnswer(f"no output (stop_reason {stop!r}): failed seat (T8)", usage=usage)
+    return Answer(text, f"stop_reason {stop}, usage {reply.get('usage')}", usage)

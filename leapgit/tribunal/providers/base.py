@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from leapgit.records.tribunal_config import Rung
+from leapgit.records.usage import Usage
 from leapgit.tribunal.errors import BadAnswer, NeverAnswered
 from leapgit.tribunal.verdict import RAW_TAIL, tail
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 class Answer:
     text: str
     detail: str = ""  # what the provider told us about the call (tokens, stop reason)
+    usage: Usage | None = None  # the tokens it reported; None when it reported none
 
 
 @dataclass

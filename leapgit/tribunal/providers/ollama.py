@@ -6,6 +6,7 @@ truncated, never graded. Only the last seat holding the model unloads it."""
 from __future__ import annotations
 
 from leapgit.records.tribunal_config import Rung
+from leapgit.records.usage import Usage, counted
 from leapgit.tribunal.envelope import estimate_tokens
 from leapgit.tribunal.errors import BadAnswer, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema
@@ -28,14 +29,15 @@ def _capacity_error(status: int, text: str) -> bool:
     return status == 400 and any(w in lowered for w in ("context", "truncat", "too long"))
 
 
-def check_read_whole(evaluated: object, prompt: Prompt, ctx_size: int) -> None:
+def check_read_whole(evaluated: object, prompt: Prompt, ctx_size: int,
+                     usage: Usage | None = None) -> None:
     floor = prompt.chars // TRUNCATION_CHARS_PER_TOKEN
     if not isinstance(evaluated, int):
         raise CapacityRejected("no prompt_eval_count: cannot prove the whole envelope was read")
     if evaluated < floor or evaluated >= ctx_size:
         raise CapacityRejected(
             f"truncated: prompt_eval_count {evaluated} for a prompt of {prompt.chars} chars "
-            f"(expected {floor}..{ctx_size - 1}) (T2)")
+            f"(expected {floor}..{ctx_size - 1}) (T2)", usage=usage)
 
 
 async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
@@ -62,13 +64,16 @@ async def _chat(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
         raise CapacityRejected("HTTP 400: the server refused the prompt as too long (T6)",
                                tail(data.decode("utf-8", "replace")))
     reply = reply_json(status, data, url)
-    check_read_whole(reply.get("prompt_eval_count"), prompt, size)
+    # what the server charged: prompt tokens evaluated, tokens generated
+    usage = counted(reply.get("prompt_eval_count"), reply.get("eval_count"))
+    check_read_whole(reply.get("prompt_eval_count"), prompt, size, usage)
     text = dig(reply, "message", "content")
     if not isinstance(text, str) or not text.strip():
         reason = reply.get("done_reason")
-        raise BadAnswer(f"no answer text (done_reason {reason!r}): failed seat (T8)")
+        raise BadAnswer(f"no answer text (done_reason {reason!r}): failed seat (T8)",
+                        usage=usage)
     return Answer(text, f"num_ctx {size}, prompt_eval_count {reply.get('prompt_eval_count')}, "
-                        f"done_reason {reply.get('done_reason')}")
+                        f"done_reason {reply.get('done_reason')}", usage)
 
 
 async def _unload(rung: Rung, ctx: SeatContext) -> None:

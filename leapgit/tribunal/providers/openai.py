@@ -1,14 +1,28 @@
-"""Any OpenAI-compatible server's ``/v1/chat/completions`` with a strict JSON-schema
-``response_format``. A refusal, or ``finish_reason: length`` with no usable output, is a
-failed seat recorded as such (T8)."""
+"""Any OpenAI-compatible server's ``/v1/chat/completions``. The rung's ``response_format``
+asks for a strict JSON schema (the default), any JSON object, or nothing (servers that
+reject the field; the prompt still asks for JSON and the verdict rules still judge it). A
+refusal, or ``finish_reason: length`` with no usable output, is a failed seat recorded as
+such (T8)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from leapgit.records.tribunal_config import Rung
+from leapgit.records.usage import counted
 from leapgit.tribunal.errors import BadAnswer, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema
 from leapgit.tribunal.providers.base import Answer, SeatContext, api_key, dig, post, reply_json
 from leapgit.tribunal.verdict import tail
+
+
+def response_format(rung: Rung, lens: str) -> dict[str, Any] | None:
+    if rung.response_format == "none":
+        return None
+    if rung.response_format == "json_object":
+        return {"type": "json_object"}
+    return {"type": "json_schema", "json_schema": {
+        "name": "verdict", "strict": True, "schema": wire_schema(lens)}}
 
 
 async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
@@ -17,13 +31,14 @@ async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
     key = api_key(rung, ctx.env)
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    body = {
+    body: dict[str, Any] = {
         "model": rung.model, "temperature": 0, "max_tokens": rung.max_output_tokens,
         "messages": [{"role": "system", "content": prompt.system},
                      {"role": "user", "content": prompt.user}],
-        "response_format": {"type": "json_schema", "json_schema": {
-            "name": "verdict", "strict": True, "schema": wire_schema(prompt.lens)}},
     }
+    wanted = response_format(rung, prompt.lens)
+    if wanted is not None:
+        body["response_format"] = wanted
     status, data = await post(ctx, rung, url, body, headers)
     text = data.decode("utf-8", "replace")
     if status == 400 and "context_length_exceeded" in text:
@@ -35,12 +50,14 @@ async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
 def read_choice(reply: dict[str, object]) -> Answer:
     message = dig(reply, "choices", 0, "message")
     finish = dig(reply, "choices", 0, "finish_reason")
+    usage = counted(dig(reply, "usage", "prompt_tokens"), dig(reply, "usage",
+                                                              "completion_tokens"))
     if not isinstance(message, dict):
-        raise BadAnswer("no choices[0].message in the reply", tail(str(reply)))
+        raise BadAnswer("no choices[0].message in the reply", tail(str(reply)), usage)
     refusal = message.get("refusal")
     if refusal:
-        raise BadAnswer(f"refusal: {str(refusal)[:200]}", tail(str(refusal)))
+        raise BadAnswer(f"refusal: {str(refusal)[:200]}", tail(str(refusal)), usage)
     content = message.get("content")
     if not isinstance(content, str) or not content.strip():
-        raise BadAnswer(f"no output (finish_reason {finish!r}): failed seat (T8)")
-    return Answer(content, f"finish_reason {finish}, usage {reply.get('usage')}")
+        raise BadAnswer(f"no output (finish_reason {finish!r}): failed seat (T8)", usage=usage)
+    return Answer(content, f"finish_reason {finish}, usage {reply.get('usage')}", usage)
