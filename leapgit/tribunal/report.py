@@ -63,7 +63,20 @@ def routing_lines(info: RunInfo, routing: Routing) -> list[str]:
 
 def result_line(r: LensResult) -> str:
     rung = r.primary.rung.id if r.primary.rung else "-"
-    return printable(f"  {r.outcome:<6} {r.lens:<20} via {rung}: {r.reason}")
+    return printable(f"  {r.outcome:<6} {r.lens:<20} via {rung}: {r.reason}{_causes(r)}")
+
+
+def _causes(r: LensResult) -> str:
+    """Why each rung that gave no verdict gave none (T6: connection refused, a timeout, an
+    HTTP status), on the terminal and not only in the verdict file; a bad answer's cause is
+    the reason itself."""
+    seats = [s for s in (r.primary, r.verifier) if s is not None]
+    causes = [f"{a.rung} {a.result.replace('_', ' ')}: {a.detail[:_CAUSE]}"
+              for s in seats for a in s.attempts if a.result not in ("answered", "bad_answer")]
+    return "".join(f"; {c}" for c in causes)
+
+
+_CAUSE = 240  # characters of one rung's cause: a line per lens stays readable
 
 
 def outcome_lines(c: Convened) -> list[str]:
