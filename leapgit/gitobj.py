@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import zlib
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 if TYPE_CHECKING:
     from dulwich.config import ConfigFile, StackedConfig
@@ -60,7 +60,7 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
     store and its alternates do not hold it, or it is no store on disk. Looked up in
     dulwich's order: packs, loose, alternates."""
     from dulwich.object_store import DiskObjectStore
-    from dulwich.objects import hex_to_filename, hex_to_sha
+    from dulwich.objects import hex_to_sha
 
     if not isinstance(store, DiskObjectStore):
         return None  # a store over others (the audit's parsed cache) knows no header
@@ -72,12 +72,12 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
             continue
         return _packed_size(os.path.join(store.pack_dir, pack.data.filename), offset)
     try:
-        with open(hex_to_filename(os.fspath(store.path), oid(sha)), "rb") as fh:
-            head = zlib.decompressobj().decompress(fh.read(_HEADER_READ), 64)
+        head = _loose_header(store, sha)
     except FileNotFoundError:
         pass
-    else:  # "blob 12345\0..."
-        return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
+    else:  # "blob 12345"
+        size = head.partition(b" ")[2]
+        return int(size) if size.isdigit() else None
     for alternate in store.alternates:
         found = object_size(alternate, sha)
         if found is not None:
@@ -85,29 +85,61 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
     return None
 
 
-def _packed_size(path: str, offset: int) -> int:
+def _packed_size(path: str, offset: int) -> int | None:
     """A pack entry's size: in its header, or for a delta, the result size that opens the
-    delta's own (deflated) data."""
+    delta's own (deflated) data; None when that data ends before it says."""
     with open(path, "rb") as fh:
         fh.seek(offset)
-        data = fh.read(_HEADER_READ)
-    kind = (data[0] >> 4) & 7
-    size, pos = data[0] & 0x0F, 1
-    shift = 4
-    while data[pos - 1] & 0x80:
-        size |= (data[pos] & 0x7F) << shift
-        shift, pos = shift + 7, pos + 1
-    if kind == _OFS_DELTA:
-        while data[pos] & 0x80:
+        data = fh.read(64)  # the entry header, and a delta's base offset or id
+        kind = (data[0] >> 4) & 7
+        size, pos = data[0] & 0x0F, 1
+        shift = 4
+        while data[pos - 1] & 0x80:
+            size |= (data[pos] & 0x7F) << shift
+            shift, pos = shift + 7, pos + 1
+        if kind == _OFS_DELTA:
+            while data[pos] & 0x80:
+                pos += 1
             pos += 1
-        pos += 1
-    elif kind == _REF_DELTA:
-        pos += 20
-    else:
-        return size
-    delta = zlib.decompressobj().decompress(data[pos:], 32)
-    _source, at = _varint(delta, 0)
-    return _varint(delta, at)[0]
+        elif kind == _REF_DELTA:
+            pos += 20
+        else:
+            return size
+        fh.seek(offset + pos)
+        delta = _inflated_start(fh, 2 * _VARINT_MAX)
+    try:
+        _source, at = _varint(delta, 0)
+        return _varint(delta, at)[0]
+    except IndexError:
+        return None  # the delta's data ends inside its own header: corrupt
+
+
+_VARINT_MAX = 10  # bytes of a size varint (64 bits, 7 a byte)
+
+
+def _inflated_start(fh: BinaryIO, need: int) -> bytes:
+    """The first ``need`` bytes the zlib stream at ``fh``'s position inflates to. The
+    stream is read on in chunks until they arrive (blind review r2: empty stored blocks,
+    5 bytes each, inflate to nothing, so no fixed read is enough); the input read is
+    bounded by the file, and the output by ``need``, never by what the object inflates to."""
+    inflater = zlib.decompressobj()
+    out = b""
+    while len(out) < need and not inflater.eof:
+        chunk = inflater.unconsumed_tail or fh.read(_HEADER_READ)
+        if not chunk:
+            break
+        out += inflater.decompress(chunk, need - len(out))
+    return out
+
+
+def _loose_header(store: DiskObjectStore, sha: bytes) -> bytes:
+    """A loose object's header, ``blob 12345``; raises FileNotFoundError when the store
+    holds no such loose object; what it holds when the stream ends before a NUL."""
+    from dulwich.objects import hex_to_filename
+
+    with open(hex_to_filename(os.fspath(store.path), oid(sha)), "rb") as fh:
+        head = _inflated_start(fh, 64)
+    return head.partition(b"\0")[0] if b"\0" in head else b""
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -128,7 +160,7 @@ def object_type(store: DiskObjectStore, sha: bytes, depth: int = 0) -> int | Non
     (blind review r1 F2: the tree check of a push inflated every object, blobs included);
     a delta's type is its base's, followed by offset or id. None when the store does not
     hold it, or the chain is absurdly deep (a caller then reads the object itself)."""
-    from dulwich.objects import hex_to_filename, hex_to_sha
+    from dulwich.objects import hex_to_sha
 
     if depth > 64:
         return None
@@ -141,11 +173,10 @@ def object_type(store: DiskObjectStore, sha: bytes, depth: int = 0) -> int | Non
         return _packed_type(store, os.path.join(store.pack_dir, pack.data.filename), offset,
                             depth)
     try:
-        with open(hex_to_filename(os.fspath(store.path), oid(sha)), "rb") as fh:
-            head = zlib.decompressobj().decompress(fh.read(_HEADER_READ), 64)
+        head = _loose_header(store, sha)
     except FileNotFoundError:
         return None
-    return _TYPE_NAMES.get(head.split(b" ", 1)[0])
+    return _TYPE_NAMES.get(head.partition(b" ")[0])
 
 
 def _packed_type(store: DiskObjectStore, path: str, offset: int, depth: int) -> int | None:
