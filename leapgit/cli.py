@@ -254,7 +254,39 @@ def _throw() -> click.Command:
     @click.pass_context
     def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume: bool,
                   drive: bool, jobs: int) -> None:
-        """Throw every ready ball (L5) into its own worktree; with --run, drive the builders."""
+        """Throw every ready ball (L5) into its own worktree; with --run, drive the builders.
+
+        \b
+        The builder (builder.command in .leap/config.yaml), with --run, once a round:
+        run by `sh -c` with cwd: the ball's worktree, stdin /dev/null, stdout and stderr
+        into the round's log (.git/leap/logs/SLICE/BALL/episode-E-round-R.log), in a
+        process group of its own, stopped after builder.timeout seconds (default 1800).
+        Its environment is leap's, without git's location variables (GIT_DIR,
+        GIT_INDEX_FILE, GIT_WORK_TREE ...), plus:
+          LEAP_HANDOFF        the handoff file (YAML): goal, spec, scope with blob ids,
+                              proof, rollback, base, previous_receipt, checkpoint,
+                              findings (reference data, L2: check it against the files)
+          LEAP_REPORT         where it writes its receipt
+          LEAP_SLICE, LEAP_BALL, LEAP_EPISODE, LEAP_ROUND, LEAP_ROUND_LIMIT,
+          LEAP_BASE, LEAP_WORKTREE, LEAP_GOAL, LEAP_SPEC, LEAP_SPEC_VERSION, LEAP_PROOF
+          LEAP_SCOPE          the scope's paths, one a line
+          LEAP_FINDINGS       after a tribunal refusal: how many findings to answer
+          LEAP_FOLDS_COMMITS  set to 1: commits it makes are folded into the round's one
+                              commit, which leap makes with the receipt as trailers
+
+        \b
+        Its receipt: it writes YAML to $LEAP_REPORT: `outcome: -1|0|1` and `evidence: TEXT`;
+        without that file, the Leap-Outcome and Leap-Evidence trailers of a commit it made;
+        else exit 0 without a report is a claim of 1 (never a pass: `leap score` decides),
+        any other exit a 0. A timeout or Ctrl-C ends the round at 0. A change outside the
+        scope is refused (-1) and rolled back (L6, L9).
+
+        \b
+        Exit codes: 0 thrown (with --run: every ball's last round a 1, a claim);
+        1 a rule refused the throw, or a round ended at -1; 2 bad input (the config, an
+        unknown slice or ball); 3 a hold (a round ended at 0, the ledger was busy, or a
+        worktree's setup failed); 130 interrupted (Ctrl-C).
+        """
         from leapgit.commands import report
         from leapgit.commands.throw import drive_builders, run_exit_code, throw
         from leapgit.errors import EXIT_HOLD
