@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from leapgit.records import trailers as tr
 from leapgit.records.types import ABSENT, OUTCOME_NAMES
+from leapgit.records.usage import show as show_usage
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
     from leapgit.audit.presence import Presence
@@ -82,6 +83,9 @@ def status_lines(s: Status) -> list[str]:
             f"slice {rec.slice}  spine {rec.spine}  base {rec.base[:12]}  "
             f"{len(rec.balls)} balls" + ("  ABANDONED" if sl.abandoned else "")
         )
+        spent = sl.spent
+        if spent is not None:  # issue 15 item 9: every scoring of every ball, summed
+            out.append(f"  spent on jurors: {show_usage(spent)}")
         if sl.abandoned is not None:  # L3: thrown no more; its worktrees are prunable
             out.append(f"  abandoned at {sl.abandoned.abandoned_at}: {sl.abandoned.reason} "
                        f"(`leap worktree prune {rec.slice}` removes its worktrees)")
@@ -109,6 +113,11 @@ def status_lines(s: Status) -> list[str]:
                     out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
                                f"(`leap merge {rec.slice}` records it)")
                 out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice))
+                scored = sl.scores.get(b.ball)
+                if scored is not None:
+                    out.append(f"      score {scored.score}: {OUTCOME_NAMES[scored.outcome]}: "
+                               f"{scored.reason}")
+                    out.append(f"      spent on jurors: {show_usage(scored.spent)}")
     out.extend(signed)
     return out
 

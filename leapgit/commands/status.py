@@ -1,12 +1,14 @@
-"""`leap status [SLICE]`: each slice's balls in waves, with state and rounds used, and any
-merged ball a spine commit outside an integration reopened (L8) before a merge records it."""
+"""`leap status [SLICE]`: each slice's balls in waves, with state and rounds used, each
+thrown ball's last score and what its scorings spent on jurors, and any merged ball a spine
+commit outside an integration reopened (L8) before a merge records it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from leapgit.ledger import query
+from leapgit.ledger import history, query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import SliceRecord
 from leapgit.rules.readiness import BallStanding, assess
@@ -15,7 +17,22 @@ from leapgit.scoring.reopen import SpineHit
 
 if TYPE_CHECKING:
     from leapgit.audit.presence import Presence
+    from leapgit.ledger.store import LedgerView
     from leapgit.records.abandon import AbandonRecord
+    from leapgit.records.usage import Usage
+
+
+class BallScore(NamedTuple):
+    """A thrown ball's last score (issue 14 item 11) and what every scoring of it spent on
+    jurors, refused rounds too (issue 15 item 9)."""
+
+    score: int
+    outcome: int
+    reason: str
+    spent: Usage
+
+    def to_json(self) -> dict[str, Any]:
+        return {"score": self.score, "outcome": self.outcome, "reason": self.reason}
 
 
 # NamedTuples, as records.types: a frozen dataclass compiles its methods as it is defined
@@ -28,8 +45,17 @@ class SliceStatus(NamedTuple):
     # L8: merged balls a spine commit outside an integration changed, not yet recorded
     reopens: dict[str, SpineHit]
     abandoned: AbandonRecord | None = None  # the slice was given up (L3, L4)
+    scores: Mapping[str, BallScore] = {}  # thrown balls that were scored (never mutated)
+
+    @property
+    def spent(self) -> Usage | None:
+        """Every scored ball's spend, summed; None while no ball was scored."""
+        from leapgit.records.usage import total
+
+        return total(s.spent for s in self.scores.values()) if self.scores else None
 
     def to_json(self, round_limit: int) -> dict[str, Any]:
+        spent = self.spent
         return {
             "slice": self.record.slice,
             "spine": self.record.spine,
@@ -37,6 +63,7 @@ class SliceStatus(NamedTuple):
             "cut_at": self.record.cut_at,
             "abandoned": None if self.abandoned is None else {
                 "reason": self.abandoned.reason, "at": self.abandoned.abandoned_at},
+            "spent": None if spent is None else spent.to_dict(),
             "waves": [
                 [self._ball_json(b, round_limit) for b in self.balls if b.wave == i]
                 for i in range(len(self.record.waves))
@@ -44,11 +71,14 @@ class SliceStatus(NamedTuple):
         }
 
     def _ball_json(self, b: query.BallState, round_limit: int) -> dict[str, Any]:
+        scored = self.scores.get(b.ball)
         return {
             "ball": b.ball, "state": b.state, "episode": b.episode,
             "rounds_used": b.rounds_used, "round_limit": round_limit,
             "depends_on": list(self.depends.get(b.ball, ())),
             "last_outcome": b.last.outcome if b.last else None,
+            "last_score": scored.to_json() if scored else None,
+            "spent": scored.spent.to_dict() if scored else None,
             **self._throw_json(b.ball), **self._reopen_json(b.ball),
         }
 
@@ -113,7 +143,8 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
             out.append(SliceStatus(rec, balls, depends,
                                    assess(view, rec, ws.config.round_cap), {},
-                                   abandoned=query.abandoned(view, sid)))
+                                   abandoned=query.abandoned(view, sid),
+                                   scores=ball_scores(view, sid, balls)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen
@@ -124,3 +155,22 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
 
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)
+
+
+def ball_scores(view: LedgerView, slice_id: str, balls: tuple[query.BallState, ...]
+                ) -> dict[str, BallScore]:
+    """The last score and the spend of each thrown ball; a ball never thrown has no score,
+    and its records are never read (`leap status` is benchmarked on a cut slice)."""
+    out = {}
+    for b in balls:
+        if b.episode == 0 or not history.has(view, slice_id, b.ball, "scores"):
+            continue
+        found = history.scores(view, slice_id, b.ball)
+        if not found:
+            continue
+        from leapgit.records.usage import NOTHING, total
+
+        last = found[-1]
+        spent = total(history.score_spend(s) for s in found) or NOTHING
+        out[b.ball] = BallScore(last.score, last.outcome, last.reason, spent)
+    return out

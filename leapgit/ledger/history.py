@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # imported where read: the post-commit hook mostly finds no s
     from leapgit.ledger.store import LedgerView
     from leapgit.records.kinds import Loadable
     from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
+    from leapgit.records.usage import Usage
 
 T = TypeVar("T", bound="Loadable")
 
@@ -110,3 +111,43 @@ def merged_scores(records: list[MergeRecord]) -> dict[str, set[int]]:
         for m in rec.merges:
             out.setdefault(m.ball, set()).add(m.score)
     return out
+
+
+def run_usage(view: LedgerView, slice_id: str, ball_id: str, run_id: str) -> Usage | None:
+    """What a ball's tribunal run cost, as its summary sums every verdict (issue 15 item 9);
+    None when the run wrote no summary or recorded no usage."""
+    from leapgit.records.tribunal_run import SummaryRecord
+
+    path = f"{layout.tribunal_dir(run_id, slice_id, ball_id)}/summary.yaml"
+    summary = view.record(path, SummaryRecord) if view.exists(path) else None
+    return summary.usage if summary is not None else None
+
+
+def score_spend(record: ScoreRecord) -> Usage:
+    """What one scoring spent on jurors: its recorded usage; a scoring that convened a
+    tribunal without recording one (written before usage was) spent an unknown amount;
+    one that stopped before the tribunal spent nothing."""
+    from leapgit.records.usage import NOTHING, UNMEASURED
+
+    if record.usage is not None:
+        return record.usage
+    return UNMEASURED if record.run_id else NOTHING
+
+
+def ball_spent(view: LedgerView, slice_id: str, ball_id: str) -> Usage:
+    """Issue 15 item 9: every scoring of the ball, each episode, pass or not (money spent
+    on a refused round is spent), summed; ``usd`` None when any part's cost is unknown."""
+    from leapgit.records.usage import NOTHING, total
+
+    if not has(view, slice_id, ball_id, "scores"):
+        return NOTHING
+    return total(score_spend(s) for s in scores(view, slice_id, ball_id)) or NOTHING
+
+
+def spent(view: LedgerView, slice_id: str) -> Usage:
+    """Every ball's spend (``ball_spent``) of the slice, summed: what `run.max_usd` caps."""
+    from leapgit.records.usage import NOTHING, total
+
+    folder = f"{layout.slice_dir(slice_id)}/balls"
+    balls = [name for name in view.list(folder) if not name.endswith(".yaml")]
+    return total(ball_spent(view, slice_id, b) for b in balls) or NOTHING

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from leapgit.records.types import ABSENT
+from leapgit.records.usage import Usage
 
 Outcome = Literal[-1, 0, 1]
 
@@ -211,6 +212,7 @@ class ScoreRecord:
     runs: tuple[RunEvidence, ...] = ()
     run_id: str | None = None
     provenance: PassProvenance | None = None
+    usage: Usage | None = None  # issue 15 item 9: what the scoring's tribunal run cost
 
     @property
     def is_pass(self) -> bool:
@@ -238,6 +240,8 @@ class ScoreRecord:
             out["run_id"] = self.run_id
         if self.provenance is not None:
             out["provenance"] = self.provenance.to_dict()
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
         out["recorded_at"] = self.recorded_at
         return out
 
@@ -255,6 +259,7 @@ class ScoreRecord:
             MetricOutcome.from_dict(raw["metric"]) if raw.get("metric") else None,
             tuple(RunEvidence.from_dict(r) for r in raw.get("runs", ())),
             raw.get("run_id"), PassProvenance.from_dict(prov) if prov else None,
+            Usage.from_dict(raw["usage"]) if raw.get("usage") else None,
         )
 
 

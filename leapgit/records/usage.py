@@ -48,6 +48,7 @@ class Usage(NamedTuple):
 
 
 UNMEASURED = Usage(0, 0, None, 1)  # one call that answered with no counts reported
+NOTHING = Usage(0, 0, 0.0)  # no call was made: nothing was spent, and that is known
 
 
 def total(usages: Iterable[Usage | None]) -> Usage | None:
@@ -68,9 +69,9 @@ def counted(tokens_in: object, tokens_out: object) -> Usage | None:
 
 
 def show(usage: Usage | None) -> str:
-    """``1234 in, 56 out, $0.0012`` for people; ``-`` when nothing was recorded."""
+    """``1234 in, 56 out, $0.001234`` for people (``$?``: unknown); ``-``: none recorded."""
     if usage is None:
         return "-"
-    cost = "$?" if usage.usd is None else f"${usage.usd:.4f}"
+    cost = "$?" if usage.usd is None else f"${usage.usd:.6f}"
     extra = f", {usage.unmeasured} unmeasured" if usage.unmeasured else ""
     return f"{usage.tokens_in} in, {usage.tokens_out} out, {cost}{extra}"

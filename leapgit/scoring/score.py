@@ -214,13 +214,15 @@ def _record(ledger: Ledger, ball: BallRecord, ep: Episode, commit: str, tree: st
             reviewed.reviewers, reviewed.verdicts, reviewed.summary or "", reviewed.run_id or "",
             proved.tests, proved.live_proof, red.red if red else None, tree)
     outcome, reason, rule = 1, "all five steps hold (L7)", None
+    # issue 15 item 9: what the jurors cost, as the run's summary on the ledger sums it
+    usage = history.run_usage(view, ball.slice, ball.ball, ev.run_id) if ev.run_id else None
 
     def record(outcome: int, reason: str, rule: str | None,
                prov: PassProvenance | None) -> ScoreRecord:
         return ScoreRecord(ball.slice, ball.ball, number, ep.throw.episode, len(ep.receipts),
                            ball.spec_version, outcome, reason, tree, commit,  # type: ignore[arg-type]
                            ep.throw.base, tuple(ev.steps), now_iso(), rule, ev.touched,
-                           ev.consumers, ev.metric, tuple(ev.runs), ev.run_id, prov)
+                           ev.consumers, ev.metric, tuple(ev.runs), ev.run_id, prov, usage)
 
     if prov is None:
         last = ev.last
