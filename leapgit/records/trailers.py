@@ -82,7 +82,7 @@ _COMMENT = "#"
 _SPACE = " \t\n\r"  # git's isspace
 _GIT_WRITES = ("Signed-off-by: ", "(cherry picked from commit ")
 _SCISSORS = "# ------------------------ >8 ------------------------\n"
-_DIVIDER = re.compile(r"^---[ \t\n\r]", re.MULTILINE)
+_DIVIDER = re.compile(r"^---(?=[ \t\n\r])", re.MULTILINE)
 
 
 def _starts(text: str, end: int | None = None) -> list[int]:
@@ -105,6 +105,15 @@ def _blank(text: str, at: int) -> bool:
     while at < len(text) and text[at] != "\n" and text[at] in _SPACE:
         at += 1
     return at >= len(text) or text[at] == "\n"
+
+
+def has_divider(message: bytes | str) -> bool:
+    """Whether the message holds a ``---`` divider line (``---`` then whitespace), where
+    `git interpret-trailers` (and ``parse``) ends the message and `git log
+    --format=%(trailers)` reads on: git's two readers disagree on its trailers."""
+    text = message.decode("utf-8", "surrogateescape") if isinstance(message, bytes) else message
+    text = text.split("\0", 1)[0]
+    return _patch_start(text) < len(text)
 
 
 def _patch_start(text: str) -> int:
@@ -236,7 +245,9 @@ def format_message(subject: str, trailers: Sequence[Pair], body: str = "") -> by
 
     text = one_line(subject) + "\n"
     if body.strip():
-        text += "\n" + body.strip() + "\n"
+        # a body line read as the divider would end the message for git interpret-trailers
+        # and not for git log (``has_divider``): it is shifted off the line's start
+        text += "\n" + _DIVIDER.sub(" ---", body.strip() + "\n")
     if trailers:
         text += "\n" + format_trailers([Trailer(k, one_line(v)) for k, v in trailers]).decode()
     return text.encode("utf-8")

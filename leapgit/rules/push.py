@@ -4,7 +4,7 @@ shared by ``pre-receive`` (the authority), ``pre-push`` (early, on the client) a
 from __future__ import annotations
 
 from leapgit.errors import printable
-from leapgit.rules.context import PushContext
+from leapgit.rules.context import PushContext, RefUpdate
 from leapgit.rules.refusal import Refusal
 
 
@@ -22,7 +22,7 @@ def check_push(ctx: PushContext) -> list[Refusal]:
     # F1: every check reads the other refs as stored (``context``), never as pushed
     for upd in ctx.updates:
         if upd.ref == ctx.config.ledger_ref:
-            out.extend(check_ledger_update(ctx, upd))
+            out.extend(check_ledger_update(ctx, upd) or _ledger_messages(ctx, upd))
         elif upd.ref == ctx.spine_ref:
             out.extend(check_spine_update(ctx, upd))
         elif ball_of_ref(ctx.config, upd.ref) is not None:
@@ -30,6 +30,16 @@ def check_push(ctx: PushContext) -> list[Refusal]:
     out.extend(check_signatures(ctx))  # S1-S6, only when the spine's config requires them
     _ledger_first(ctx, out)
     return out
+
+
+def _ledger_messages(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
+    """L8: a ledger commit's trailers read one way to every reader (``check_message``)."""
+    from leapgit.rules.commits import check_message
+
+    if upd.new is None:
+        return []
+    return [r for c in ctx.objects.new_commits(upd.new, [upd.old] if upd.old else [])
+            for r in check_message(upd.ref, c, "L8")]
 
 
 def _protected(ctx: PushContext, ref: str) -> bool:

@@ -100,12 +100,16 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     from leapgit.ledger import query
     from leapgit.records.trailers import parse
     from leapgit.rules import passes
+    from leapgit.rules.commits import check_message
     from leapgit.slices.diff import escapes, out_of_scope, touched_paths
 
     sha = commit.id.decode()
     if len(commit.parents) != 2:
         return [Refusal("L8", ref, sha, None, "not an integration merge (a commit on the spine "
                         "must merge one passed ball)", MERGE_HINT)]
+    divided = check_message(ref, commit, "L8")  # which ball it names, read one way only
+    if divided:
+        return divided
     named = parse(commit.message)
     slice_id, ball_id = named.slice, named.ball
     if not slice_id or not ball_id:
