@@ -100,9 +100,11 @@ def _replaceable(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecor
                                 "is redone once a round was built", rule=RULE,
                                 hint=f"{stands}; a different test is a different ball")
     if episodes:
+        build = (f"; `leap throw {slice_id} --ball {ball_id} --run` builds on it" if reds
+                 else "")  # what leads on: the episode in flight continues (issue 14)
         raise RuleViolation(f"{name} is in flight (episode {episodes[-1]}, no round yet): "
                             "its branch starts at the red it was thrown with, so a new red "
-                            "comes before the throw", rule=RULE, hint=stands)
+                            "comes before the throw", rule=RULE, hint=stands + build)
     return reds
 
 

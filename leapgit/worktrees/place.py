@@ -77,7 +77,8 @@ def add(ws: Workspace, path: Path, branch: str, base: str, *, new_branch: bool) 
     if path.exists() and any(path.iterdir()):
         raise UsageError(
             f"{path} already exists and is not a worktree of this ball",
-            hint="move it away, or run `leap worktree prune`",
+            # no command: `leap worktree prune` removes only worktrees leapgit made
+            hint="move it away; leapgit never removes a folder it did not make",
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     args = ["worktree", "add", "--quiet"]

@@ -4,11 +4,14 @@ Finished means merged onto the spine, refused (-1) and rolled back, or of an aba
 slice. A ball in flight or
 held at a checkpoint keeps its worktree (a fresh episode resumes there). A worktree with
 uncommitted work is never removed unless forced; the files a rollback restored to their base
-blobs do not count as work.
+blobs do not count as work. A branch or worktree of a ball the ledger never saw thrown (what a
+throw killed before its record leaves) goes too, when it holds nothing beyond where a throw
+starts the ball (its red, the slice base, the spine) and no uncommitted work, or when forced.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +19,7 @@ from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger import query
+from leapgit.ledger.store import LedgerView
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
@@ -140,10 +144,11 @@ def restarts(s: BallStanding, thrown: BallRecord, current: BallRecord) -> bool:
 
 def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> list[PruneLine]:
     lines: list[PruneLine] = []
+    present = _present(ws)
     with ws.ledger() as ledger:
         view = ledger.require()
         ids = [slice_id] if slice_id else query.slice_ids(view)
-        todo = []
+        todo, never = [], []
         for sid in ids:
             rec = query.load_slice(view, sid)
             gone = query.abandoned(view, sid)
@@ -153,9 +158,68 @@ def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> li
                         view, sid, ball_id, s.episode.throw.spec_version)
                     fresh = restarts(s, thrown, query.load_ball(view, sid, ball_id))
                     todo.append((sid, s, thrown, gone, fresh))
+                elif (sid, ball_id) in present:
+                    never.append((sid, ball_id, _safe_tips(view, ws, sid, ball_id, rec.base)))
     for sid, s, ball, gone, fresh in todo:
         lines.append(_prune_one(ws, sid, s, ball, force, gone, fresh))
+    lines.extend(_prune_leftover(ws, sid, ball_id, safe, force) for sid, ball_id, safe in never)
     return [line for line in lines if line.why]
+
+
+def _present(ws: Workspace) -> set[tuple[str, str]]:
+    """(slice, ball) of every ball branch and every worktree in a ball's place, two git
+    calls for the whole repository."""
+    prefix = f"refs/heads/{ws.config.ball_branch_prefix}/"
+    refs = git.run(["for-each-ref", "--format=%(refname)", prefix], ws.paths.root).stdout
+    found: set[tuple[str, str]] = set()
+    for name in refs.decode().split():
+        sid, _, ball_id = name.removeprefix(prefix).partition("/")
+        if ball_id and "/" not in ball_id:
+            found.add((sid, ball_id))
+    root = os.path.realpath(place.worktree_root(ws))
+    for wt in place.list_worktrees(ws):
+        real = Path(os.path.realpath(wt.path))
+        if str(real.parent.parent) == root:
+            found.add((real.parent.name, real.name))
+    return found
+
+
+def _safe_tips(view: LedgerView, ws: Workspace, sid: str, ball_id: str, base: str
+               ) -> tuple[str, ...]:
+    """Where a throw of a never-thrown ball starts its branch (its reds, the slice base):
+    a leftover branch at or behind one of these holds nothing that removing it loses."""
+    from leapgit.ledger.history import has, reds
+
+    red_commits = tuple(r.commit for r in reds(view, sid, ball_id)) \
+        if has(view, sid, ball_id, "reds") else ()
+    spine = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
+    return (*red_commits, base, *((spine,) if spine else ()))
+
+
+def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...],
+                    force: bool) -> PruneLine:
+    """A ball the ledger never saw thrown whose branch or worktree exists: what a throw
+    killed before its record left (its refusal's hint, `leap worktree prune`, leads here).
+    Removed when it holds nothing beyond its start point and no uncommitted work, or with
+    ``force``; a worktree there that is not on the ball's branch is never touched."""
+    path = place.target(ws, sid, ball_id)
+    branch = ws.config.ball_branch(sid, ball_id)
+    found = place.registered(ws, path)
+    tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
+    if found is not None and found.branch != f"refs/heads/{branch}":
+        return PruneLine(sid, ball_id, False, "")  # someone's own worktree: not ours
+    if found is None and tip is None:
+        return PruneLine(sid, ball_id, False, "")
+    why = ""
+    if tip is not None and not any(git.is_ancestor(ws.paths.root, tip, s) for s in safe):
+        why = "its branch holds commits no throw recorded"
+    elif found is not None and dirty_paths(path):
+        why = f"uncommitted work ({', '.join(dirty_paths(path))})"
+    if why and not force:
+        return PruneLine(sid, ball_id, False, f"kept: {why}; --force removes it", str(path))
+    place.remove(ws, path, branch, force=True)
+    return PruneLine(sid, ball_id, True, "removed: left over by a throw that never recorded "
+                     "one (the ledger holds no throw of the ball)", str(path))
 
 
 def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
