@@ -88,13 +88,45 @@ def _merged_rounds(judge: Judge, upd: RefUpdate, commit: Commit) -> list[Refusal
             # ``<old>`` other than the stored tip is refused, ``PushContext.missing_tip``)
             judged.append(tip)
     out: list[Refusal] = []
+    stacked = stack_commits(judge, ball)
     for parent in commit.parents[1:]:
         unjudged = {c.id for c in ctx.objects.new_commits(parent.decode(), judged)}
         for rnd in ctx.objects.new_commits(parent.decode(), judged[:1]):
+            if rnd.id in stacked:
+                continue  # L5: the throw's stack base, no round of the ball (review r2)
             if rnd.id in unjudged:
                 out.extend(check_round(judge, upd.ref, rnd, ball))
             elif ball is not None:
                 out.extend(_built_by_a_grader(judge, upd.ref, rnd, commit, ball))
+    return out
+
+
+def stack_commits(judge: Judge, ball: tuple[str, str] | None) -> set[bytes]:
+    """The commits of the ball's recorded stack bases that hold their stack (``leap
+    throw`` builds each, signed by no one: the slice's base with the dependencies' passed
+    candidates merged in, L5, ``rules.stack``): none is a round of the ball. The
+    dependencies' own commits below them are not among them: they are judged as theirs."""
+    from leapgit.errors import LeapError
+    from leapgit.ledger import query
+    from leapgit.rules.stack import stack_problems
+
+    if ball is None:
+        return set()
+    objects, view = judge.ctx.objects, judge.ctx.ledger_view()
+    out: set[bytes] = set()
+    try:
+        slice_base = query.load_slice(view, ball[0]).base
+        for episode in query.episodes(view, *ball):
+            thrown = query.throw(view, *ball, episode)
+            if thrown is None or not thrown.stack:
+                continue
+            rec = query.load_ball_version(view, *ball, thrown.spec_version)
+            if stack_problems(objects, view, slice_base, rec, thrown.base, thrown.stack):
+                continue  # a forged stack is no base: its commits count (and L5 refuses it)
+            below = [slice_base, *(e.commit for e in thrown.stack)]
+            out.update(c.id for c in objects.new_commits(thrown.base, below))
+    except LeapError:
+        return out  # what cannot be read proves no base: the commits count as rounds
     return out
 
 
