@@ -23,7 +23,7 @@ from leapgit.records.tribunal_run import (
     SummaryRecord,
     VerdictRecord,
 )
-from leapgit.records.usage import Usage, total
+from leapgit.records.usage import NOTHING, Usage, total
 from leapgit.tribunal.convergence import Progress, fingerprint
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.identity import Builder
@@ -136,5 +136,7 @@ def summary_record(info: RunInfo, decision: Decision, results: list[LensResult],
         resolved=tuple(progress.resolved), new_counts=tuple(progress.new_counts),
         oscillating=tuple(progress.oscillating),
         mechanical=_mechanical(mechanical) if mechanical else None,
-        slice=info.slice, ball=info.ball, usage=total(usage_of(r) for r in results),
+        # always written: no call that answered is a known 0 (a HALT sent nothing)
+        slice=info.slice, ball=info.ball,
+        usage=total(usage_of(r) for r in results) or NOTHING,
     )

@@ -6,7 +6,8 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING
 
-from leapgit.tribunal.ledger_records import RunInfo
+from leapgit.records.usage import NOTHING, show, total
+from leapgit.tribunal.ledger_records import RunInfo, usage_of
 from leapgit.tribunal.routing import Ladder, Routing
 from leapgit.tribunal.seating import LensResult
 
@@ -95,6 +96,8 @@ def outcome_lines(c: Convened) -> list[str]:
     unverified = [r.lens for r in c.results if r.unverified]
     if unverified:
         out.append(f"UNVERIFIED: {', '.join(unverified)} (optional verifier did not answer, T2)")
+    spent = total(usage_of(r) for r in c.results) or NOTHING  # as the summary records it
+    out.append(f"spent on jurors: {show(spent)}")
     out.append(f"outcome: {c.decision.outcome} ({c.decision.reason})")
     out.append(f"written: {c.out} (0600); ledger commit {c.ledger_commit[:12]}")
     return [printable(line) for line in out]

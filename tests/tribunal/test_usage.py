@@ -137,3 +137,54 @@ def test_usage_reads_back_typed(repo: Repo) -> None:
     typed = VerdictRecord.from_dict(one)
     assert typed.usage is not None and typed.seat.attempts[0].usage == typed.usage
     assert typed.to_dict() == one
+
+
+def test_a_convening_that_sent_nothing_records_a_known_zero(repo: Repo) -> None:
+    # T2: a HALT before dispatch sent no prompt; its summary says nothing was spent (a
+    # known 0), so a slice's spend stays known; its verdicts made no call to record
+    with JurorServer("openai") as primary:
+        repo.config([rung("main", "openai", primary.url),
+                     rung("check", "anthropic", primary.url, family="buildfam")],
+                    verifiers=[{"lens": "telemetry", "rungs": ["check"]}],
+                    required_verifiers=["telemetry"])
+        result = repo.convene()
+        assert primary.calls == []
+    assert result.decision.halted
+    verdicts, summary = lens_records(repo)
+    assert not any("usage" in v for v in verdicts)
+    assert summary["usage"] == {"tokens_in": 0, "tokens_out": 0, "usd": 0.0}
+
+
+def test_a_seat_that_never_answered_reported_nothing_and_is_not_counted(repo: Repo) -> None:
+    with JurorServer("openai", lambda c: Reply(raw=b"down", status=503)) as down, \
+            JurorServer("openai", numbered) as up:
+        repo.config([rung("down", "openai", down.url, cost=0, usd_per_mtok_in=1,
+                          usd_per_mtok_out=1),
+                     rung("up", "openai", up.url, cost=2, usd_per_mtok_in=1,
+                          usd_per_mtok_out=1)])
+        repo.convene()
+    verdicts, summary = lens_records(repo)
+    for v in verdicts:
+        first, second = v["seat"]["attempts"]
+        assert first["result"] == "never_answered" and "usage" not in first
+        assert v["usage"] == second["usage"]
+    tokens_in, tokens_out = up.spent()
+    assert summary["usage"] == {"tokens_in": tokens_in, "tokens_out": tokens_out,
+                                "usd": pytest.approx((tokens_in + tokens_out) / 1e6)}
+
+
+def test_the_convene_command_prints_what_the_seats_spent(repo: Repo) -> None:
+    from tests.support import leap
+    from tests.tribunal.conftest import BUILDER
+
+    with JurorServer("openai", numbered) as server:
+        repo.config([rung("r1", "openai", server.url, usd_per_mtok_in=2, usd_per_mtok_out=8)])
+        result = leap("tribunal", "convene", "--base", repo.base, "--head", repo.head,
+                      "--intent", "add integer division", "--criteria", "div divides",
+                      "--builder", BUILDER, "--out", str(repo.root.parent / "cli-out"),
+                      cwd=repo.root)
+    assert result.code == 0, result
+    tokens_in, tokens_out = server.spent()
+    usd = (tokens_in * 2 + tokens_out * 8) / 1e6
+    assert f"spent on jurors: {tokens_in} in, {tokens_out} out, ${usd:.6f}" in \
+        result.out.splitlines()
