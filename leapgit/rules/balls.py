@@ -135,8 +135,10 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     from leapgit.ledger import query
 
     found = ball_of_ref(ctx.config, upd.ref)
-    if upd.new is None or found is None:
-        return []  # deleting a ball branch loses no record: the ledger keeps the rounds
+    if found is None:
+        return []
+    if upd.new is None:
+        return [] if found == MALFORMED else check_deletion(ctx, upd, *found)
     if found == MALFORMED:
         return [Refusal("L4", upd.ref, upd.new, None, "a ball branch must be named "
                         f"{ctx.config.ball_branch_prefix}/<slice>/<ball>", "rename the branch")]
@@ -165,6 +167,37 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new,
                          reds(view, slice_id, ball_id), ctx.config.round_cap,
                          recorded_rounds(view, slice_id, ball_id))
+
+
+def check_deletion(ctx: PushContext, upd: RefUpdate, slice_id: str, ball_id: str
+                   ) -> list[Refusal]:
+    """L6 (blind review r2): deleting a ball branch loses no record while the ledger keeps
+    its rounds; one whose tip holds round commits of the current episode that no receipt
+    records would forget them, and a branch created again would count its rounds afresh
+    (a force-push by two pushes). Refused until the ledger records them."""
+    from leapgit.ledger.history import reds
+
+    old = upd.old
+    if old is None or not ctx.objects.has(old):
+        return []
+    view = ctx.ledger_view()
+    try:
+        base = recorded_base(view, slice_id, ball_id)
+        found = reds(view, slice_id, ball_id)
+    except LeapError:
+        return []  # no ball the ledger knows: no round of it to forget
+    if not ctx.objects.has(base.commit) or not ctx.objects.is_ancestor(base.commit, old):
+        return []  # an earlier episode's branch: its rounds are that episode's
+    commits, pre = round_commits(ctx.objects, found, base.commit, old)
+    count = count_rounds((c.id.decode() for c in commits if c.id.decode() not in pre),
+                         recorded_rounds(view, slice_id, ball_id))
+    if not count.unrecorded:
+        return []
+    return [Refusal("L6", upd.ref, old, None, f"deleting the branch would forget "
+                    f"{len(count.unrecorded)} round commit(s) no receipt records (the oldest "
+                    f"{count.unrecorded[0][:12]}): rounds count whether or not a branch keeps "
+                    "them", "push the ledger that records them (`leap sync`), then delete "
+                    "the branch; or keep it and add the next round on top")]
 
 
 def check_stack(objects: Objects, view: LedgerView, ref: str, sha: str, ball: BallRecord,

@@ -469,6 +469,31 @@ def test_ball_branch_deleted_and_recreated_to_reset_its_rounds(fresh_world: Worl
     assert again.returncode == 0, again.stderr
 
 
+def test_ball_branch_with_unrecorded_rounds_deleted_to_reset_them(fresh_world: World
+                                                                   ) -> None:
+    """Blind review r2 (reversibility): the force-push above is refused, but deleting the
+    branch and creating it again did the same: the four rounds no receipt records were
+    forgotten with the branch, and four new ones landed (eight in one episode). Deleting a
+    ball branch that holds rounds the ledger does not record is refused; once the ledger
+    that records them is pushed (`leap sync`, as the hint says), the deletion loses nothing."""
+    from tests.support import leap
+
+    w = fresh_world
+    rounds = four_rounds(w)
+    assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
+    before = remote_refs(w.bare)
+    result = w.push(f":refs/heads/leap/ball/{SLICE}/a")
+    refused(w, result, "L6")
+    assert "4 round commit(s) no receipt records" in result.stderr, result.stderr
+    assert "push the ledger that records them (`leap sync`)" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
+    w.append(dict(w.receipt("a", n, 0, claim=True, commit=sha)
+                  for n, sha in enumerate(rounds, start=1)))
+    synced = leap("sync", cwd=w.work)
+    assert synced.code == 0, synced
+    assert w.push(f":refs/heads/leap/ball/{SLICE}/a").returncode == 0
+
+
 def test_resumed_episode_counts_only_its_own_rounds(fresh_world: World) -> None:
     w = fresh_world
     rounds = four_rounds(w)
