@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from leapgit.records import trailers as tr
 from leapgit.records.types import ABSENT, OUTCOME_NAMES
-from leapgit.records.usage import show as show_usage
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
     from leapgit.audit.presence import Presence
@@ -14,7 +13,7 @@ if TYPE_CHECKING:  # annotations only: a command pays for no other command's mod
     from leapgit.commands.init import InitResult
     from leapgit.commands.log import LogEntry
     from leapgit.commands.slice import CutResult
-    from leapgit.commands.status import Status
+    from leapgit.commands.status import BallScore, Status
     from leapgit.rules.readiness import BallStanding
     from leapgit.slices.check import CheckedSlice
     from leapgit.worktrees.check import CheckResult
@@ -85,6 +84,8 @@ def status_lines(s: Status) -> list[str]:
         )
         spent = sl.spent
         if spent is not None:  # issue 15 item 9: every scoring of every ball, summed
+            from leapgit.records.usage import show as show_usage  # only once a ball scored
+
             out.append(f"  spent on jurors: {show_usage(spent)}")
         if sl.abandoned is not None:  # L3: thrown no more; its worktrees are prunable
             out.append(f"  abandoned at {sl.abandoned.abandoned_at}: {sl.abandoned.reason} "
@@ -113,13 +114,20 @@ def status_lines(s: Status) -> list[str]:
                     out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
                                f"(`leap merge {rec.slice}` records it)")
                 out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice))
-                scored = sl.scores.get(b.ball)
-                if scored is not None:
-                    out.append(f"      score {scored.score}: {OUTCOME_NAMES[scored.outcome]}: "
-                               f"{scored.reason}")
-                    out.append(f"      spent on jurors: {show_usage(scored.spent)}")
+                out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out
+
+
+def _score_detail(scored: BallScore | None) -> list[str]:
+    """Under a thrown ball: its last score (issue 14 item 11) and what every scoring of it
+    spent on jurors (issue 15 item 9)."""
+    if scored is None:
+        return []
+    from leapgit.records.usage import show
+
+    return [f"      score {scored.score}: {OUTCOME_NAMES[scored.outcome]}: {scored.reason}",
+            f"      spent on jurors: {show(scored.spent)}"]
 
 
 def _throw_detail(s: BallStanding | None, slice_id: str) -> list[str]:

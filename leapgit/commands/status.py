@@ -50,9 +50,11 @@ class SliceStatus(NamedTuple):
     @property
     def spent(self) -> Usage | None:
         """Every scored ball's spend, summed; None while no ball was scored."""
+        if not self.scores:
+            return None  # imports nothing: `leap status` of a cut slice is benchmarked
         from leapgit.records.usage import total
 
-        return total(s.spent for s in self.scores.values()) if self.scores else None
+        return total(s.spent for s in self.scores.values())
 
     def to_json(self, round_limit: int) -> dict[str, Any]:
         spent = self.spent
