@@ -1,7 +1,7 @@
 """Install and uninstall leapgit's hooks, the way the pre-commit framework does: a small
 templated script pinning the interpreter that installed leapgit, an id line so leapgit
 knows its own files, a foreign hook moved aside and chained (it runs first), and restored
-byte for byte, mode and all, on uninstall (it is renamed, never copied)."""
+byte for byte, mode and all, on uninstall (it is linked and renamed, never copied)."""
 
 from __future__ import annotations
 
@@ -105,11 +105,21 @@ def hooks_dir(paths: git.RepoPaths, force: bool) -> Path:
     return effective
 
 
-def _write(path: Path, data: bytes) -> None:
+def _staged(path: Path, data: bytes) -> Path:
+    """``data`` written beside ``path``, executable, ready to take its place in one rename."""
     tmp = path.with_name(path.name + ".leap-tmp")
     tmp.write_bytes(data)
     tmp.chmod(0o755)
-    os.replace(tmp, path)
+    return tmp
+
+
+def _write(path: Path, data: bytes) -> None:
+    os.replace(_staged(path, data), path)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    one, two = os.lstat(a), os.lstat(b)
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
 
 
 def install_one(folder: Path, hook: str) -> HookAction:
@@ -124,14 +134,24 @@ def install_one(folder: Path, hook: str) -> HookAction:
             return HookAction(hook, target, "already installed")
         _write(target, data)
         return HookAction(hook, target, "updated")
-    if legacy.exists() or legacy.is_symlink():
+    interrupted = (legacy.exists() or legacy.is_symlink()) and _same_file(target, legacy)
+    if (legacy.exists() or legacy.is_symlink()) and not interrupted:
         raise UsageError(
             f"both {target.name} and {legacy.name} are foreign hooks", file=str(target),
             hint=f"merge them by hand into {legacy.name}, remove {target.name}, and install "
                  "again; leapgit never overwrites a hook it did not write",
         )
-    os.replace(target, legacy)
-    _write(target, data)
+    # blind review r2 (reversibility): the foreign hook stays at its place until leapgit's
+    # takes it in one rename; moved aside first, a failure in between left a server with
+    # no pre-receive. A hard link is the same file under the legacy name, not a copy; one
+    # left by an install that died before the rename is that install's (``interrupted``)
+    staged = _staged(target, data)
+    if not interrupted:
+        try:
+            os.link(target, legacy, follow_symlinks=False)
+        except OSError:  # a filesystem without hard links: two renames, a moment apart
+            os.replace(target, legacy)
+    os.replace(staged, target)
     return HookAction(hook, target, f"installed; the existing hook runs first, from {legacy.name}")
 
 

@@ -193,3 +193,49 @@ def test_hooks_dir_linked_into_the_work_tree_needs_force(tmp_path: Path) -> None
     assert sorted(p.name for p in (repo / "tools" / "hooks").iterdir()) == ["README"]
     assert leap("hooks", "install", "--force", cwd=repo).code == 0
     assert (repo / "tools" / "hooks" / "post-commit").exists()
+
+
+def test_an_install_that_fails_midway_leaves_the_foreign_server_hook_in_place(
+        tmp_path: Path) -> None:
+    """Blind review r2 (reversibility): the foreign hook was moved aside before leapgit's
+    was written, so an install that failed there (here: its temporary file cannot be
+    written) left the server with no pre-receive at all, every push unchecked. The foreign
+    hook stays at its place until leapgit's replaces it in one rename; the next install,
+    once the cause is gone, chains it as usual."""
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_bytes(FOREIGN)
+    hook.chmod(0o750)
+    blocker = hook.with_name("pre-receive.leap-tmp")
+    blocker.mkdir()  # the temporary file cannot be written
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code != 0, res
+    assert hook.read_bytes() == FOREIGN, "the server lost its pre-receive"
+    assert stat.S_IMODE(hook.stat().st_mode) == 0o750
+    blocker.rmdir()
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    assert "the existing hook runs first, from pre-receive.leap-legacy" in res.out, res.out
+    assert hook.with_name("pre-receive.leap-legacy").read_bytes() == FOREIGN
+    assert b"leapgit-hook-id" in hook.read_bytes()
+    assert leap("hooks", "uninstall", cwd=bare).code == 0
+    assert hook.read_bytes() == FOREIGN
+    assert not hook.with_name("pre-receive.leap-legacy").exists()
+
+
+def test_an_install_that_died_after_linking_the_foreign_hook_goes_on(tmp_path: Path) -> None:
+    """The state an install killed between its link and its rename leaves: the foreign hook
+    under both names, one file. The next install takes it up; the foreign one still runs."""
+    import os
+
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_bytes(FOREIGN)
+    hook.chmod(0o750)
+    os.link(hook, hook.with_name("pre-receive.leap-legacy"))
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    assert hook.with_name("pre-receive.leap-legacy").read_bytes() == FOREIGN
+    assert b"leapgit-hook-id" in hook.read_bytes()
