@@ -350,6 +350,56 @@ def _ball() -> click.Command:
     return ball_group
 
 
+@lazy("run", "Drive a slice from its cut to the spine: reds, waves, scores, the merge, the "
+             "live proof.")
+def _run() -> click.Command:
+    @click.command("run")
+    @click.argument("slice_id", metavar="SLICE")
+    @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
+                  help="steps at once (builders, scorings, test authors)")
+    @click.option("--max-minutes", type=click.FloatRange(min=0, min_open=True),
+                  help="stop with a hold after this long; running rounds are recorded as 0")
+    @click.option("--resume-holds", is_flag=True,
+                  help="resume, once, a ball whose episode ended at 0 (a checkpoint)")
+    @click.option("--json", "as_json", is_flag=True,
+                  help="one JSON object per event per line (schemas/run-event.schema.json)")
+    @click.option("--heartbeat", type=click.FloatRange(min=0), default=None, hidden=True,
+                  help="seconds between heartbeat events (0: none)")
+    @click.pass_context
+    def run_cmd(ctx: click.Context, slice_id: str, jobs: int, max_minutes: float | None,
+                resume_holds: bool, as_json: bool, heartbeat: float | None) -> None:
+        """Drive a slice from its cut to the spine: reds, waves, scores, the merge, the
+        live proof.
+
+        \b
+        Each turn reads the ledger and takes every ball one step on: a red from the test
+        author (red.command) when it has none, a throw once its dependencies passed (L5),
+        its builder's rounds (as `leap throw --run`), a score of each claim (`leap score`).
+        A tribunal refusal goes back to the builder with its findings (T7.6); NEW findings
+        flat or rising two rounds in a row stop the ball (T9). Any other -1 stops the ball
+        with its respec command (L3). When every ball passed: `leap merge`, then the
+        slice's live_proof on the landed spine tip (T9), recorded against the merge.
+        Nothing is kept but the ledger: after Ctrl-C, kill -9 or a reboot, `leap run SLICE`
+        again goes on where the ledger says. One run of a slice at a time.
+
+        \b
+        Exit codes: 0 merged and its live proof held (or none declared: said so);
+        1 a ball was refused, or the live proof failed; 2 bad input (config, unknown
+        slice); 3 a hold (a ball stopped at 0, a T9 escalation, out of time).
+        """
+        from leapgit.commands.run import run_slice, table_lines
+        from leapgit.loop.drive import Options
+        from leapgit.worktrees.buildround import HEARTBEAT
+
+        options = Options(jobs, max_minutes, resume_holds,
+                          HEARTBEAT if heartbeat is None else heartbeat)
+        end = run_slice(slice_id, sys.stdout, options, as_json)
+        if not as_json:
+            _emit(table_lines(end))
+        ctx.exit(end.exit_code)
+    return run_cmd
+
+
 @lazy("round", "Close a round explicitly: commit the in-scope changes with the receipt (L6).")
 def _round() -> click.Command:
     @click.command("round")

@@ -6,6 +6,7 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/merge.yaml                                   slice pass record 1 (L8)
     slices/<slice>/merges/<n>.yaml                              re-merge n > 1 after a reopen
     slices/<slice>/abandon.yaml                                 the slice given up (L3, L4)
+    slices/<slice>/live/<n>.yaml                                merge n's live proof (T9)
     slices/<slice>/balls/<ball>/ball.yaml                       spec version 1
     slices/<slice>/balls/<ball>/specs/<v>.yaml                  spec version v > 1 (L3)
     slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
@@ -94,6 +95,10 @@ def merge_path(slice_id: str, number: int = 1) -> str:
     return f"{slice_dir(slice_id)}/merges/{number}.yaml"
 
 
+def live_path(slice_id: str, merge: int) -> str:
+    return f"{slice_dir(slice_id)}/live/{merge}.yaml"
+
+
 def leases_dir(spine: str) -> str:
     return f"spines/{spine}/leases"
 
@@ -128,6 +133,8 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return score_path(record["slice"], record["ball"], record["score"])
     if kind == "reopen":
         return reopen_path(record["slice"], record["ball"], record["reopen"])
+    if kind == "live_proof":
+        return live_path(record["slice"], record["merge"])
     if kind == "merge" and s:
         return merge_path(s, record.get("merge", 1))
     if kind in ("envelope", "routing", "summary") and record.get("run_id"):

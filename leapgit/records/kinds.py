@@ -33,6 +33,7 @@ TYPE_OF_KIND = {
     "reopen": "leapgit.records.scoring:ReopenRecord",
     "merge": "leapgit.records.scoring:MergeRecord",
     "abandon": "leapgit.records.abandon:AbandonRecord",
+    "live_proof": "leapgit.records.live:LiveProofRecord",
 }
 _KIND_OF_TYPE = {name: kind for kind, name in TYPE_OF_KIND.items()}
 

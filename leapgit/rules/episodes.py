@@ -30,6 +30,49 @@ def ends_episode(score: ScoreRecord | None) -> bool:
     return score is not None and score.outcome == -1 and not answers_findings(score)
 
 
+class Findings(NamedTuple):
+    """What the tribunal's refusal hands the builder's next round (T7.6): the findings of
+    the refusing run, each with its status against the round before; and the fingerprints
+    that round resolved. ``unsupported``: findings whose quoted evidence the envelope never
+    held (T9): reported as such, never handed over as fact."""
+
+    score: int
+    run_id: str
+    round: int
+    findings: tuple[dict[str, object], ...]
+    unsupported: tuple[dict[str, object], ...]
+    resolved: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"score": self.score, "tribunal_run": self.run_id,
+                "tribunal_round": self.round, "open": list(self.findings),
+                "unsupported": list(self.unsupported), "resolved": list(self.resolved)}
+
+
+def findings_to_answer(view: LedgerView, slice_id: str, ball_id: str) -> Findings | None:
+    """The ball's latest score, when it refused on the tribunal's findings, as the next
+    round must answer them (T7.6); None otherwise (a pass, a hold, or no score)."""
+    from leapgit.ledger import history, layout
+    from leapgit.records.tribunal_run import SummaryRecord
+
+    if not history.has(view, slice_id, ball_id, "scores"):
+        return None
+    score = history.scores(view, slice_id, ball_id)[-1]
+    if not answers_findings(score) or not score.run_id:
+        return None
+    summary = view.record(f"{layout.tribunal_dir(score.run_id, slice_id, ball_id)}"
+                          "/summary.yaml", SummaryRecord)
+    if summary is None:
+        return None
+    # T7.6: blocker, major and minor findings are answered; an info note is not a finding
+    # to fix (a passing juror's observation)
+    asked = [f for f in summary.findings if f.severity != "info"]
+    told = [f.to_dict() for f in asked if f.supported]
+    unsupported = [f.to_dict() for f in asked if not f.supported]
+    return Findings(score.score, score.run_id, summary.round, tuple(told), tuple(unsupported),
+                    summary.resolved)
+
+
 class Episode(NamedTuple):
     throw: ThrowRecord
     receipts: tuple[Receipt, ...]

@@ -145,6 +145,8 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         return [Refusal("L8", ref, sha, path, why, "merge the whole slice with `leap merge`, "
                         "once every ball holds a full pass") for why in
                 passes.merge_problems(view, MergeRecord.from_dict(raw))]
+    if kind == "live_proof":
+        return _check_live(ref, sha, path, raw, view)
     if kind == "red":
         from leapgit.records.scoring import RedRecord
 
@@ -169,6 +171,27 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
             Refusal("L9", ref, sha, where, what, "one integrator at a time: release the open "
                     "lease before taking the next") for where, what in
             lease_problems(view, str(raw["spine"])) if where == path]
+    return []
+
+
+def _check_live(ref: str, sha: str, path: str, raw: dict[str, object], view: LedgerView
+                ) -> list[Refusal]:
+    """T9: a live proof proves a landed merge: the merge it names is recorded, and it ran on
+    that merge's spine tip."""
+    from leapgit.ledger import layout
+    from leapgit.records.live import LiveProofRecord
+    from leapgit.records.scoring import MergeRecord
+
+    rec = LiveProofRecord.from_dict(raw)
+    merged = view.record(layout.merge_path(rec.slice, rec.merge), MergeRecord)
+    if merged is None:
+        return [Refusal("T9", ref, sha, path, f"a live proof of merge {rec.merge} of slice "
+                        f"{rec.slice}, which is not recorded", "`leap run` proves a slice "
+                        "live once its merge is recorded")]
+    if merged.tip != rec.tip:
+        return [Refusal("T9", ref, sha, path, f"the live proof ran on {rec.tip[:12]}, not on "
+                        f"{merged.tip[:12]}, the spine tip merge {rec.merge} left",
+                        "prove the landed tip, as `leap run` does")]
     return []
 
 

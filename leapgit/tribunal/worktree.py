@@ -18,6 +18,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,15 @@ from leapgit import git
 from leapgit.errors import Hold
 
 SETUP_FIELD = "worktrees.setup"
+_IN_USE: set[str] = set()  # the throwaway worktrees this process has open now
+_IN_USE_LOCK = threading.Lock()
+
+
+def in_use() -> frozenset[str]:
+    """The real paths of the throwaway worktrees this process holds now: leapgit's own
+    test, red and merge runs write there, so no builder's round is held for it (L5, L9)."""
+    with _IN_USE_LOCK:
+        return frozenset(_IN_USE)
 _TAIL = 4000  # characters of the setup's output kept
 _SHOWN = 10  # of its lines shown under a hold
 
@@ -129,12 +139,17 @@ def _chmod_tree(root: Path, writable: bool) -> None:
 def temporary(repo_root: Path, commit: str, *, prefix: str = "leap-tree-") -> Iterator[Path]:
     parent = Path(tempfile.mkdtemp(prefix=prefix))
     tree = parent / "tree"
+    key = os.path.realpath(tree)
+    with _IN_USE_LOCK:
+        _IN_USE.add(key)
     git.run(["worktree", "add", "--detach", "--quiet", str(tree), commit], repo_root)
     try:
         _set_up(repo_root, tree, commit)  # before anything else runs there
         yield tree
     finally:
         git.run(["worktree", "remove", "--force", str(tree)], repo_root, check=False)
+        with _IN_USE_LOCK:
+            _IN_USE.discard(key)
         shutil.rmtree(parent, ignore_errors=True)
         git.run(["worktree", "prune"], repo_root, check=False)
 

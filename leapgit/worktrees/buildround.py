@@ -121,8 +121,7 @@ class RoundPlayer:
             self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
             self.ws.config.builder_timeout, self.stop, lock_fd=lock.fd if lock else None,
             started=(lambda group: lock.started(group, round_no)) if lock else None,
-            beat=lambda seconds: self.progress.update(
-                t.ball, round_no, f"building for {seconds:.1f} s: {last_line(log)}"),
+            beat=lambda seconds: self.progress.beat(t.ball, round_no, seconds, last_line(log)),
             every=self.heartbeat)
         try:
             outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
@@ -150,18 +149,22 @@ class RoundPlayer:
 
     def _handoff(self, ep: Episode, ball: BallRecord, worktree: Path,
                  round_no: int) -> handoff.Handoff:
+        from leapgit.rules.episodes import findings_to_answer
+
         t = ep.throw
         previous = ep.receipts[-1] if ep.receipts else None
         checkpoint = None
-        if t.resumed_from is not None and not ep.receipts:
-            with self.ws.ledger() as ledger:
-                view = ledger.require()
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            if t.resumed_from is not None and not ep.receipts:
                 checkpoint = query.checkpoint(view, t.slice, t.ball, t.resumed_from)
                 if checkpoint is None:  # its score ended it (a held last round): what that
                     # round tried is its receipt
                     done = query.receipts(view, t.slice, t.ball, t.resumed_from)
                     previous = done[-1] if done else None
-        return handoff.write(worktree, ball, t, round_no, self.limit, previous, checkpoint)
+            findings = findings_to_answer(view, t.slice, t.ball)  # T7.6
+        return handoff.write(worktree, ball, t, round_no, self.limit, previous, checkpoint,
+                             findings)
 
     def _held(self, ep: Episode, evidence: str, log: Path) -> RoundClosed:
         """A 0 leapgit derived before the builder ran, recorded without a commit: nothing in

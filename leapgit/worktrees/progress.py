@@ -51,6 +51,10 @@ class Progress:
                 self._out.write(self._line(row) + "\n")
                 self._out.flush()
 
+    def beat(self, ball: str, round_no: int, seconds: float, line: str) -> None:
+        """A running builder is alive: ``line`` is the last its log shows."""
+        self.update(ball, round_no, f"building for {seconds:.1f} s: {line}")
+
     def note(self, text: str) -> None:
         with self._lock:
             if self._live:

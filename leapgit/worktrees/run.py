@@ -65,10 +65,11 @@ def _episode(ws: Workspace, slice_id: str, ball_id: str) -> tuple[Episode, BallR
 
 class _Driver:
     def __init__(self, ws: Workspace, command: str, progress: Progress,
-                 stop: threading.Event, heartbeat: float = HEARTBEAT) -> None:
+                 stop: threading.Event, heartbeat: float = HEARTBEAT,
+                 watch: Watch | None = None) -> None:
         self.ws, self.progress, self.stop = ws, progress, stop
         self.limit = ws.config.round_cap
-        self.player = RoundPlayer(ws, command, progress, stop, Watch(ws), heartbeat)
+        self.player = RoundPlayer(ws, command, progress, stop, watch or Watch(ws), heartbeat)
 
     def drive(self, slice_id: str, ball_id: str, wave: int) -> BallRun:
         run = BallRun(ball_id, wave)
@@ -144,13 +145,18 @@ class _Driver:
 
 def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: int,
               progress: Progress, command: str | None = None,
-              heartbeat: float = HEARTBEAT) -> RunResult:
+              heartbeat: float = HEARTBEAT, stop: threading.Event | None = None,
+              watch: Watch | None = None) -> RunResult:
+    """``stop``: set from outside (`leap run` on Ctrl-C or its time limit), it stops every
+    builder as Ctrl-C does here: each running round is recorded as 0 with the reason.
+    ``watch``: one for every builder of the caller's run (`leap run` drives each ball with
+    a call of its own): a tree a concurrent round works in is that round's, not foreign."""
     command = command or ws.config.builder_command
     if not command:
         raise UsageError("no builder command", file=".leap/config.yaml",
                          field="builder.command", hint="set builder.command, e.g. a script")
-    stop = threading.Event()
-    driver = _Driver(ws, command, progress, stop, heartbeat)
+    stop = stop or threading.Event()
+    driver = _Driver(ws, command, progress, stop, heartbeat, watch)
     interrupted = False
     restore = _sigterm_as_interrupt()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="leap-ball")

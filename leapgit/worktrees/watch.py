@@ -59,13 +59,17 @@ class Watch:
         self._mark(tree, -1)
 
     def snapshot(self, own: Path) -> dict[str, tuple[int, tuple[str, ...]]]:
+        from leapgit.tribunal.worktree import in_use
+
         mine = os.path.realpath(own)
         trees = [str(w.path) for w in place.list_worktrees(self.ws)]
+        leapgits = in_use()  # leapgit's own throwaway trees: its test runs write there
         found = {}
         for tree in trees:
             key = os.path.realpath(tree)
             with self._lock:
-                if key == mine or self._busy.get(key, 0) or not os.path.isdir(key):
+                if key == mine or self._busy.get(key, 0) or not os.path.isdir(key) \
+                        or key in leapgits:
                     continue
                 turn = self._turns.get(key, 0)
             found[tree] = (turn, tree_state(Path(tree)))
@@ -78,6 +82,8 @@ class Watch:
             with self._lock:
                 if self._busy.get(key, 0) or self._turns.get(key, 0) != turn:
                     continue  # a round of this run worked there meanwhile
+            if not os.path.isdir(key):
+                continue  # removed meanwhile (a throwaway tree): nobody writes there now
             if tree_state(Path(tree)) != state:
                 out.append(tree)
         return out

@@ -1,0 +1,33 @@
+"""`leap run SLICE [--jobs N] [--max-minutes M] [--resume-holds] [--json]`: drive the slice
+from its cut to the spine (``loop.drive``); the events go to ``stream`` as lines, or as one
+JSON object per line (``schemas/run-event.schema.json``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from leapgit.ledger.workspace import open_workspace
+from leapgit.loop.drive import Options, RunEnd, SliceRun
+from leapgit.loop.events import Events
+
+
+def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = False,
+              start: Path | str = ".") -> RunEnd:
+    ws = open_workspace(start)
+    return SliceRun(ws, slice_id, Events(stream, slice_id, as_json), options).run()
+
+
+def table_lines(end: RunEnd) -> list[str]:
+    """The final table, for a person (the ``table`` event carries the same for a program)."""
+    width = max((len(b.ball) for b in end.balls), default=4)
+    out = [f"{'ball':<{width}}  wave  state    episode  rounds  last score  reason"]
+    for b in end.balls:
+        out.append(f"{b.ball:<{width}}  {b.wave:>4}  {b.state:<7}  {b.episode:>7}  "
+                   f"{b.rounds:>6}  {b.score or '-':<10}  {b.reason or ''}")
+        if b.hint:
+            out.append(f"{'':<{width}}  next: {b.hint}")
+    tip = f" at {end.merged_tip[:12]}" if end.merged_tip else ""
+    out.append(f"slice {end.slice}: {end.outcome}{tip}"
+               + (f"; stopped: {end.stopped}" if end.stopped else ""))
+    return out

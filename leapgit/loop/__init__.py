@@ -1,0 +1,1 @@
+"""`leap run`: the loop that drives a slice from its cut to the spine (issue 15)."""

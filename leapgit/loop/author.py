@@ -1,0 +1,107 @@
+"""The test author (T7.1): a role distinct from the builder that writes a ball's failing
+contract test before the build, as the thrower writes the contract.
+
+`leap run` asks it once per ball that has no red: ``red.command`` runs in a throwaway
+worktree detached at the ball's base (L5: a dependent ball's stack base, which holds its
+dependencies' passed code), with a handoff naming the goal, the spec, the scope, the proof
+and the tests. It must commit the failing test inside the ball's scope; that commit is then
+recorded exactly as `leap red` records one (red for the right reason: the tests green at the
+base, the proof failing at the red because a test ran and failed). The author never sees
+the builder's conversation, and the builder never writes its own contract.
+
+The worktree is thrown away only after the red is recorded (nothing unrecorded is lost: a
+run killed meanwhile leaves it, and the next run asks the author again)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import Hold, UsageError
+from leapgit.ledger import query
+from leapgit.ledger.workspace import Workspace
+from leapgit.records import yamlio
+from leapgit.scoring.red import RedResult, record_red
+from leapgit.worktrees.handoff import environment
+
+CONFIG = ".leap/config.yaml"
+NOTE = ("You are the test author (T7.1). Commit, in this worktree, a test that fails for the "
+        "missing behaviour the goal and spec describe, inside the scope, and nothing else. "
+        "Run the proof: it must run that test and fail. Do not implement the behaviour.")
+
+
+@dataclass(frozen=True)
+class Authored:
+    red: RedResult
+    seconds: float
+    log: Path
+
+
+def check_author(ws: Workspace) -> None:
+    """The author is a role of its own (T4, T7.1): never the builder's own session."""
+    cfg = ws.config
+    if cfg.red_command and cfg.red_identity and cfg.red_identity == cfg.builder_identity:
+        raise UsageError("the test author is declared as the builder itself: the one who "
+                         "writes the contract cannot be the one who meets it", file=CONFIG,
+                         field="red.identity", rule="T7.1",
+                         hint="give the test author an identity of its own (another session)")
+
+
+def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
+    from leapgit.tribunal.worktree import temporary
+    from leapgit.worktrees.stack import ball_base
+
+    command = ws.config.red_command
+    if not command:
+        raise UsageError("no test author is configured", file=CONFIG, field="red.command",
+                         rule="T7.1", hint="set red.command, or record a red by hand with "
+                         f"`leap red {slice_id} {ball_id} COMMIT`")
+    root = ws.paths.root
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        ball = query.load_ball(view, slice_id, ball_id)
+        base = ball_base(root, view, slice_id, ball_id).commit
+    log = ws.paths.common_dir / "leap" / "logs" / slice_id / ball_id / "red-author.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    with temporary(root, base, prefix="leap-red-author-") as tree:
+        handoff = tree.parent / "handoff.yaml"
+        handoff.write_bytes(yamlio.dumps({
+            "kind": "red-handoff", "note": NOTE, "slice": slice_id, "ball": ball_id,
+            "goal": ball.goal, "spec": ball.spec, "scope": list(ball.paths),
+            "proof": ball.proof, "tests": ball.tests, "base": base}))
+        env = environment({
+            "LEAP_SLICE": slice_id, "LEAP_BALL": ball_id, "LEAP_GOAL": ball.goal,
+            "LEAP_SPEC": ball.spec, "LEAP_PROOF": ball.proof, "LEAP_SCOPE": "\n".join(ball.paths),
+            "LEAP_BASE": base, "LEAP_HANDOFF": str(handoff), "LEAP_WORKTREE": str(tree),
+            "LEAP_ROLE": "test-author"})
+        _run(command, tree, env, log, ws.config.red_timeout)
+        head = git.out(["rev-parse", "HEAD"], tree)
+        if head == base:
+            raise Hold(f"the test author made no commit for {slice_id}/{ball_id} (see {log})",
+                       rule="T7.1", hint=f"fix red.command, then `leap run {slice_id}` asks "
+                       "it again")
+        recorded = record_red(ws, slice_id, ball_id, head)
+    return Authored(recorded, time.monotonic() - start, log)
+
+
+def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> None:
+    with open(log, "ab") as out:
+        out.write(f"$ {command}\n".encode())
+        out.flush()
+        try:
+            proc = subprocess.run(command, shell=True, cwd=cwd, env=env, stdout=out,
+                                  stderr=subprocess.STDOUT, timeout=timeout,
+                                  start_new_session=True, check=False)
+        except subprocess.TimeoutExpired:
+            raise Hold(f"the test author timed out after {timeout:.0f} s (see {log})",
+                       rule="T7.1", hint="raise red.timeout or fix red.command") from None
+        except OSError as exc:
+            raise Hold(f"the test author could not start: {exc}", rule="T7.1",
+                       hint="fix red.command") from exc
+    if proc.returncode != 0:
+        raise Hold(f"the test author exited {proc.returncode} (see {log})", rule="T7.1",
+                   hint="fix red.command; `leap run` asks it again")

@@ -1,0 +1,390 @@
+"""`leap run SLICE`: drive a slice from its cut to the spine (L3, L5-L9, T7, T9).
+
+The run is a loop over the ledger. Each turn it reads where every ball stands and asks
+``steps.next_step`` for each ball's next step; it hands up to ``jobs`` steps at once to worker
+threads (a red by the test author, a throw, a builder's rounds, a scoring), and reads the
+ledger again when one ends. A ball it cannot move on is stopped with the reason (a refuse,
+a hold, a T9 escalation); the others go on. Once every ball passed it merges the slice as
+the one integrator (`leap merge`), proves it live on the landed spine tip (``live``) and
+shares the ledger with the spine's remote.
+
+It keeps no state of its own (L8): a run killed at any moment is continued by the next
+`leap run` of the slice from the ledger and git, which the building blocks already recover
+(a builder's killed round is closed by its drive lock, a merge stopped after its push is
+recorded from its intent). One run of a slice at a time (``lease``)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE, Hold, LeapError, UsageError
+from leapgit.ledger import history, query
+from leapgit.ledger.workspace import Workspace
+from leapgit.loop.events import Events, Heartbeat
+from leapgit.loop.lease import RunLease
+from leapgit.loop.live import Proved
+from leapgit.loop.steps import Step, next_step
+from leapgit.rules.readiness import BallStanding, assess
+from leapgit.worktrees.buildround import HEARTBEAT
+
+OUTCOME = {1: "pass", 0: "hold", -1: "refuse"}
+
+
+@dataclass
+class BallEnd:
+    ball: str
+    wave: int
+    state: str  # passed | stopped | waiting
+    reason: str = ""
+    exit_code: int = EXIT_OK
+    hint: str | None = None
+    rounds: int = 0
+    episode: int = 0
+    score: str | None = None
+
+
+@dataclass
+class RunEnd:
+    slice: str
+    balls: list[BallEnd] = field(default_factory=list)
+    merged_tip: str | None = None
+    merge_number: int | None = None
+    live: Proved | None = None
+    stopped: str | None = None  # why the run stopped before the spine (time, money, a stop)
+    exit_code: int = EXIT_OK
+
+    @property
+    def outcome(self) -> str:
+        if self.merged_tip is None:
+            return "not merged"
+        if self.live is None or self.live.record is None:
+            return "landed, live proof not declared"
+        return "landed, live proof held" if self.live.record.outcome == 1 else \
+            "landed, live proof FAILED"
+
+
+@dataclass(frozen=True)
+class Options:
+    jobs: int = 2
+    max_minutes: float | None = None
+    resume_holds: bool = False
+    heartbeat: float = HEARTBEAT
+
+
+class SliceRun:
+    def __init__(self, ws: Workspace, slice_id: str, events: Events, options: Options) -> None:
+        self.ws, self.slice, self.events, self.opt = ws, slice_id, events, options
+        self.stop = threading.Event()  # Ctrl-C, SIGTERM, or time: builders stop their round
+        self.busy: dict[str, str] = {}
+        self.stopped: dict[str, Step] = {}
+        self.idle_builds: dict[str, int] = {}
+        from leapgit.worktrees.watch import Watch
+
+        self.watch = Watch(ws)  # L5, L9: one for every builder of the run
+        self._deadline = (time.monotonic() + options.max_minutes * 60
+                          if options.max_minutes else None)
+
+    # -- the loop ----------------------------------------------------------------------
+    def run(self) -> RunEnd:
+        self._preflight()
+        with RunLease(self.ws.paths.common_dir, self.slice):
+            self.events.emit("start", jobs=self.opt.jobs, resume_holds=self.opt.resume_holds,
+                             max_minutes=self.opt.max_minutes)
+            end = RunEnd(self.slice)
+            with Heartbeat(self.events, self.opt.heartbeat,
+                           lambda: [f"{b}:{s}" for b, s in sorted(self.busy.items())]):
+                end.stopped = self._balls()
+                standings = self._standings()
+                if end.stopped is None and all(s.verdict == "passed"
+                                               for s in standings.values()):
+                    self._land(end)
+            end.balls = self._ends(self._standings())
+            end.exit_code = self._exit_code(end)
+            self._table(end)
+        return end
+
+    def _balls(self) -> str | None:
+        pool = ThreadPoolExecutor(max_workers=max(1, self.opt.jobs),
+                                  thread_name_prefix="leap-run")
+        running: dict[Future[None], Step] = {}
+        why: str | None = None
+        try:
+            while True:
+                why = why or self._over()
+                if why is None:
+                    for step in self._next_steps(set(s.ball for s in running.values())):
+                        if len(running) >= self.opt.jobs:
+                            break
+                        self.busy[step.ball] = step.kind
+                        running[pool.submit(self._perform, step)] = step
+                if not running:
+                    return why
+                done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    step = running.pop(fut)
+                    self.busy.pop(step.ball, None)
+                    self._settle(step, fut)
+        except KeyboardInterrupt:
+            self.stop.set()
+            why = "interrupted: every builder stops and its round is recorded"
+            self.events.emit("stop", reason=why)
+            _drain(running)
+            return why
+        finally:
+            pool.shutdown(wait=True)
+
+    def _over(self) -> str | None:
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            self.stop.set()
+            return f"--max-minutes {self.opt.max_minutes:g} reached: a hold, nothing lost"
+        return None
+
+    def _standings(self) -> dict[str, BallStanding]:
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            return assess(view, query.load_slice(view, self.slice), self.ws.config.round_cap)
+
+    def _next_steps(self, running: set[str]) -> list[Step]:
+        out: list[Step] = []
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            rec = query.load_slice(view, self.slice)
+            standings = assess(view, rec, self.ws.config.round_cap)
+            for ball, s in standings.items():
+                if ball in running or ball in self.stopped:
+                    continue
+                step = next_step(view, self.slice, s, self.ws.config.round_cap,
+                                 bool(self.ws.config.red_command), self.opt.resume_holds)
+                if step.kind == "stop" and s.verdict in ("blocked", "held") \
+                        and s.by not in self.stopped:
+                    continue  # L5: its ancestor is still at work; it waits, it is not stopped
+                if step.kind == "stop":
+                    self._stop(step)
+                elif step.kind not in ("done", "wait"):
+                    out.append(step)
+        return out
+
+    def _stop(self, step: Step) -> None:
+        self.stopped[step.ball] = step
+        self.events.emit("stop", step.ball, step.wave, reason=step.reason, hint=step.hint,
+                         exit_code=step.exit_code, escalated=step.escalated or None)
+
+    def _settle(self, step: Step, fut: Future[None]) -> None:
+        exc = fut.exception()
+        if exc is None:
+            return
+        if isinstance(exc, LeapError):
+            self._stop(step._replace(kind="stop", reason=f"{step.kind}: {exc.lines()[0]}",
+                                     exit_code=exc.exit_code, hint=None))
+            return
+        raise exc
+
+    # -- one step of one ball ---------------------------------------------------------
+    def _perform(self, step: Step) -> None:
+        getattr(self, f"_do_{step.kind}")(step)
+
+    def _do_red(self, step: Step) -> None:
+        from leapgit.loop.author import author_red
+
+        self.events.emit("red", step.ball, step.wave, step="author", detail=step.reason)
+        done = author_red(self.ws, self.slice, step.ball)
+        r = done.red.record
+        self.events.emit("red", step.ball, step.wave, step="recorded", red=r.red,
+                         commit=r.commit[:12], frozen=[t.path for t in r.tests],
+                         seconds=round(done.seconds, 2))
+
+    def _do_throw(self, step: Step, resume: bool = False) -> None:
+        from leapgit.worktrees.throw import throw
+
+        result = throw(self.ws, self.slice, [step.ball], resume, run=True)
+        for skipped in result.skipped:
+            raise skipped.error
+        for t in result.thrown:
+            self.events.emit("throw", step.ball, step.wave, episode=t.record.episode,
+                             base=t.record.base[:12], resumed=resume or None,
+                             detail=step.reason)
+
+    def _do_resume(self, step: Step) -> None:
+        self._do_throw(step, resume=True)
+
+    def _do_build(self, step: Step) -> None:
+        from leapgit.loop.progress import EventProgress
+        from leapgit.worktrees.run import run_balls
+
+        before = self._rounds(step.ball)
+        progress = EventProgress(self.events, self.slice, [(step.ball, step.wave)],
+                                 self.ws.config.round_cap)
+        done = run_balls(self.ws, self.slice, [(step.ball, step.wave)], 1, progress,
+                         heartbeat=self.opt.heartbeat, stop=self.stop, watch=self.watch)
+        ran = done.balls[0]
+        if ran.error is not None:
+            raise ran.error
+        if ran.stuck:
+            raise Hold(f"its builder failed the same way twice in a row "
+                       f"({ran.last.evidence if ran.last else 'no receipt'})", rule="L6",
+                       hint=f"fix builder.command, then `leap run {self.slice}` goes on")
+        if self._rounds(step.ball) == before and not self.stop.is_set():
+            self.idle_builds[step.ball] = self.idle_builds.get(step.ball, 0) + 1
+            if self.idle_builds[step.ball] >= 2:
+                raise Hold("its builder ran twice without recording a round", rule="L6")
+
+    def _do_score(self, step: Step) -> None:
+        from leapgit.scoring.score import score
+
+        self.events.emit("score", step.ball, step.wave, step="convening",
+                         detail=step.reason)
+        scored = score(self.ws, self.slice, step.ball, None,
+                       lambda line: self.events.emit("log", step.ball, line=line))
+        r = scored.record
+        self.events.emit("score", step.ball, step.wave, step=f"score {r.score}",
+                         outcome=OUTCOME[r.outcome], rule=r.rule, run=r.run_id,
+                         candidate=r.candidate[:12], detail=r.reason)
+        self._findings(step)
+
+    def _findings(self, step: Step) -> None:
+        from leapgit.rules.episodes import findings_to_answer
+
+        with self.ws.ledger() as ledger:
+            found = findings_to_answer(ledger.require(), self.slice, step.ball)
+        if found is None:
+            return
+        self.events.emit("findings", step.ball, step.wave, run=found.run_id,
+                         round=found.round, open=len(found.findings),
+                         unsupported=len(found.unsupported), resolved=len(found.resolved),
+                         findings=[{k: f.get(k) for k in ("lens", "severity", "file",
+                                                          "claim", "status")}
+                                   for f in found.findings],
+                         detail="the builder's next round answers them (T7.6)")
+
+    def _rounds(self, ball: str) -> int:
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            eps = query.episodes(view, self.slice, ball)
+            return sum(len(query.receipts(view, self.slice, ball, e)) for e in eps)
+
+    # -- the spine ----------------------------------------------------------------------
+    def _land(self, end: RunEnd) -> None:
+        from leapgit.loop.live import prove_live
+        from leapgit.scoring.merge import merge
+
+        self.busy["slice"] = "merge"
+        try:
+            merged = merge(self.ws, self.slice,
+                           echo=lambda line: self.events.emit("log", line=line))
+        except LeapError as exc:
+            end.stopped = f"merge: {exc.lines()[0]}"
+            end.exit_code = exc.exit_code
+            self.events.emit("stop", reason=end.stopped)
+            return
+        finally:
+            self.busy.pop("slice", None)
+        rec = merged.record
+        end.merged_tip, end.merge_number = rec.tip, rec.number
+        self.events.emit("merge", step="already merged" if merged.already else "merged",
+                         tip=rec.tip[:12], spine=rec.spine, remote=merged.remote,
+                         balls=[m.ball for m in rec.merges])
+        self.busy["slice"] = "live proof"
+        try:
+            end.live = prove_live(self.ws, self.slice)
+        finally:
+            self.busy.pop("slice", None)
+        live = end.live.record
+        self.events.emit("live_proof", outcome=None if live is None else OUTCOME[live.outcome],
+                         step="not declared" if live is None else
+                         ("ran" if end.live.ran else "recorded already"),
+                         exit_code=None if live is None else live.exit_code)
+        self._share()
+
+    def _share(self) -> None:
+        from leapgit.ledger.sync import sync
+        from leapgit.scoring.spine import spine_remote
+
+        remote = spine_remote(self.ws.paths.root, self.ws.config.spine)
+        if remote is None:
+            return
+        try:
+            sync(remote, start=self.ws.paths.root)
+        except LeapError as exc:
+            self.events.emit("log", line=f"warning: the ledger did not reach {remote}: "
+                                         f"{exc.lines()[0]}; `leap sync {remote}` carries it")
+
+    # -- the end ------------------------------------------------------------------------
+    def _ends(self, standings: dict[str, BallStanding]) -> list[BallEnd]:
+        out = []
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            for ball, s in standings.items():
+                ep = s.episode
+                last = history.scores(view, self.slice, ball)[-1] \
+                    if history.has(view, self.slice, ball, "scores") else None
+                shown = None if last is None else f"{last.score}: {OUTCOME[last.outcome]}"
+                rounds = len(ep.receipts) if ep else 0
+                number = ep.throw.episode if ep else 0
+                stop = self.stopped.get(ball)
+                if s.verdict == "passed":
+                    out.append(BallEnd(ball, s.wave, "passed", "", EXIT_OK, None, rounds,
+                                       number, shown))
+                elif stop is not None:
+                    out.append(BallEnd(ball, s.wave, "stopped", stop.reason, stop.exit_code,
+                                       stop.hint, rounds, number, shown))
+                else:
+                    out.append(BallEnd(ball, s.wave, "waiting", s.why(), EXIT_HOLD, None,
+                                       rounds, number, shown))
+        return out
+
+    def _exit_code(self, end: RunEnd) -> int:
+        if end.live is not None and end.live.record is not None and \
+                end.live.record.outcome == -1:
+            return EXIT_RULE
+        if end.merged_tip is not None:
+            return EXIT_OK
+        if end.exit_code not in (EXIT_OK,):
+            return end.exit_code
+        codes = [b.exit_code for b in end.balls if b.state != "passed"]
+        if any(c == EXIT_RULE for c in codes):
+            return EXIT_RULE
+        return EXIT_HOLD if codes or end.stopped else EXIT_OK
+
+    def _table(self, end: RunEnd) -> None:
+        rows: list[dict[str, Any]] = [
+            {"ball": b.ball, "wave": b.wave, "state": b.state, "episode": b.episode,
+             "rounds": b.rounds, "score": b.score, "reason": b.reason or None,
+             "hint": b.hint} for b in end.balls]
+        self.events.emit("table", balls=rows, outcome=end.outcome,
+                         tip=end.merged_tip[:12] if end.merged_tip else None,
+                         stopped=end.stopped)
+        self.events.emit("end", outcome=end.outcome, exit_code=end.exit_code)
+
+    def _preflight(self) -> None:
+        """What would stop every ball: refused before anything is thrown."""
+        from leapgit.loop.author import check_author
+        from leapgit.scoring.score import declared_builder
+        from leapgit.worktrees.builder import require_program
+
+        cfg = self.ws.config
+        require_program(cfg.builder_command, self.ws.paths.root)
+        declared_builder(self.ws, None)
+        if not cfg.tribunal.rungs:
+            raise UsageError("no rungs are configured, so no juror can sit",
+                             file=".leap/config.yaml", field="tribunal.rungs", rule="T2")
+        check_author(self.ws)
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            query.load_slice(view, self.slice)  # an unknown slice is bad input
+            gone = query.abandoned(view, self.slice)
+            if gone is not None:
+                raise UsageError(f"slice {self.slice} was abandoned at {gone.abandoned_at}: "
+                                 "its balls are thrown no more", rule="L3")
+
+
+def _drain(running: dict[Future[None], Step]) -> None:
+    while running:
+        try:
+            wait(list(running))
+            running.clear()
+        except KeyboardInterrupt:
+            continue  # a second Ctrl-C must not leave a round half-recorded

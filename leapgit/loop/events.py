@@ -1,0 +1,101 @@
+"""What `leap run` says while it works: one event per state change per ball, a heartbeat
+while builders or jurors work, and the final table. For a person each event is one plain
+line; with ``--json`` it is one JSON object per line (``schemas/run-event.schema.json``), so
+an orchestrating agent can follow the run without parsing prose.
+
+Every event carries ``event`` (its kind), ``slice``, ``elapsed`` (seconds since the run
+began) and ``at`` (UTC); a ball's events add ``ball`` and ``wave``; the rest is per kind.
+Text from builders, jurors or records is made printable before it reaches a terminal."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from leapgit.errors import printable
+from leapgit.timeutil import now_iso
+
+KINDS = ("start", "red", "throw", "round", "score", "findings", "stop", "heartbeat", "merge",
+         "live_proof", "log", "table", "end")
+
+
+class Events:
+    def __init__(self, stream: TextIO, slice_id: str, as_json: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._out, self._slice, self._json = stream, slice_id, as_json
+        self._clock = clock
+        self._started = clock()
+        self._lock = threading.Lock()
+
+    @property
+    def elapsed(self) -> float:
+        return self._clock() - self._started
+
+    def emit(self, event: str, ball: str | None = None, wave: int | None = None,
+             **fields: Any) -> None:
+        assert event in KINDS, event
+        data: dict[str, Any] = {"event": event, "slice": self._slice,
+                                "elapsed": round(self.elapsed, 3), "at": now_iso()}
+        if ball is not None:
+            data["ball"] = ball
+        if wave is not None:
+            data["wave"] = wave
+        data.update({k: v for k, v in fields.items() if v is not None})
+        line = json.dumps(data, sort_keys=False) if self._json else self._text(data)
+        with self._lock:
+            self._out.write(line + "\n")
+            self._out.flush()
+
+    def _text(self, data: dict[str, Any]) -> str:
+        head = f"[{data['elapsed']:7.1f}s]"
+        if data["event"] == "log":
+            return f"{head}   {printable(str(data.get('line', '')))}"
+        where = f"{self._slice}/{data['ball']}" if "ball" in data else self._slice
+        wave = f"wave {data['wave']} " if "wave" in data else ""
+        shown = {k: v for k, v in data.items()
+                 if k not in ("event", "slice", "elapsed", "at", "ball", "wave", "step",
+                              "outcome", "detail")}
+        parts = [f"{head} {wave}{where}", data["event"]]
+        if "step" in data:
+            parts.append(str(data["step"]))
+        if "outcome" in data:
+            parts.append(f"-> {data['outcome']}")
+        parts += [f"{k}={_short(v)}" for k, v in shown.items()]
+        if data.get("detail"):
+            parts.append(f"({printable(str(data['detail']))})")
+        return "  ".join(parts)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(printable(str(v)) for v in value) or "-"
+    return printable(str(value))
+
+
+class Heartbeat:
+    """A line every ``every`` seconds while something works (``busy()`` says what)."""
+
+    def __init__(self, events: Events, every: float, busy: Callable[[], list[str]]) -> None:
+        self._events, self._every, self._busy = events, every, busy
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="leap-run-heartbeat",
+                                        daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        if self._every > 0:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._every):
+            busy = self._busy()
+            if busy:
+                self._events.emit("heartbeat", working=busy)

@@ -1,0 +1,54 @@
+"""Land, then prove it live (T9): the slice's own ``live_proof`` runs on the spine tip its
+merge left, in a clean worktree of that commit, and its result is recorded against the merge
+(``records.live``). A proof already recorded for the merge is read back, never run twice."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from leapgit.ledger import history, layout, query
+from leapgit.ledger.workspace import Workspace
+from leapgit.records import trailers as tr
+from leapgit.records import yamlio
+from leapgit.records.live import LiveProofRecord
+from leapgit.timeutil import now_iso
+
+
+class Proved(NamedTuple):
+    record: LiveProofRecord | None  # None: the slice declares no live proof
+    ran: bool  # False: read back from the ledger
+
+
+def prove_live(ws: Workspace, slice_id: str) -> Proved:
+    from leapgit.scoring.commands import run_command
+    from leapgit.tribunal.worktree import temporary
+
+    root = ws.paths.root
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        rec = query.load_slice(view, slice_id)
+        merges = history.merge_records(view, slice_id)
+        if not rec.live_proof or not merges:
+            return Proved(None, False)
+        merged = merges[-1]
+        number = merged.number
+        done = view.record(layout.live_path(slice_id, number), LiveProofRecord)
+        if done is not None:
+            return Proved(done, False)
+    with temporary(root, merged.tip, prefix="leap-live-") as tree:
+        run = run_command("live_proof", rec.live_proof, tree,
+                          timeout=ws.config.tribunal.test_timeout)
+    record = LiveProofRecord(slice_id, number, merged.tip, rec.live_proof, run.exit_code,
+                             run.seconds, run.output_tail[-8000:], 1 if run.ok else -1,
+                             now_iso())
+    with ws.ledger() as ledger:
+        path = layout.live_path(slice_id, number)
+        if ledger.require().exists(path):  # a run killed after its write, or a twin
+            found = ledger.require().record(path, LiveProofRecord)
+            return Proved(found, False)
+        ledger.append({path: yamlio.dumps(record.to_dict())},
+                      f"live proof of {slice_id} at {merged.tip[:12]}: "
+                      f"{'held' if run.ok else 'failed'}",
+                      [(tr.SLICE, slice_id), (tr.OUTCOME, str(record.outcome)),
+                       (tr.CANDIDATE, merged.tip)])
+    return Proved(record, True)

@@ -1,0 +1,121 @@
+"""The next step of each ball, read from the ledger alone (L8: written truth only).
+
+``next_step`` looks at where a ball stands (``rules.readiness``), at its reds, its current
+episode and its latest score, and names the one thing `leap run` does next for it: record a
+red, throw it, let its builder work, score its claim, resume it, or stop on it with the
+reason and the command a person runs. It keeps nothing: after a crash the same ledger gives
+the same step, so no recorded step is repeated and no round is spent twice."""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from leapgit.errors import EXIT_HOLD, EXIT_RULE
+from leapgit.ledger import history, layout
+from leapgit.ledger.store import LedgerView
+from leapgit.records.tribunal_run import SummaryRecord
+from leapgit.rules.episodes import unscored_claim
+from leapgit.rules.readiness import BallStanding
+
+Kind = Literal["done", "wait", "red", "throw", "build", "score", "resume", "stop"]
+
+
+class Step(NamedTuple):
+    kind: Kind
+    ball: str
+    wave: int
+    reason: str = ""
+    exit_code: int = 0  # a stop: EXIT_RULE (a refuse) or EXIT_HOLD (a hold, an escalation)
+    hint: str | None = None
+    escalated: bool = False
+
+
+def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
+              has_author: bool, resume_holds: bool) -> Step:
+    ball, wave = s.ball, s.wave
+    v = s.verdict
+    if v == "passed":
+        return Step("done", ball, wave, "passed")
+    if v == "waiting":
+        return Step("wait", ball, wave, s.why())
+    if v in ("blocked", "held"):
+        return Step("stop", ball, wave, s.why(), EXIT_HOLD if v == "held" else EXIT_RULE)
+    if v == "refused":
+        ep = s.episode
+        if ep is not None and s.spec_version > ep.throw.spec_version:
+            return Step("throw", ball, wave, f"respecced to version {s.spec_version} after "
+                        "its refusal: a new episode")
+        return Step("stop", ball, wave, _refused_reason(view, slice_id, s), EXIT_RULE,
+                    f"repair the spec with `leap ball respec {slice_id} {ball} FILE`, then "
+                    f"`leap run {slice_id}` throws it again")
+    if v == "ready":
+        if history.latest_red(view, slice_id, ball) is None:
+            if not has_author:
+                return Step("stop", ball, wave, "it has no red test recorded and no test "
+                            "author is configured (T7.1: red comes first)", EXIT_HOLD,
+                            f"record its red (`leap red {slice_id} {ball} COMMIT`) or set "
+                            "red.command in .leap/config.yaml, then `leap run "
+                            f"{slice_id}` again")
+            return Step("red", ball, wave, "no red recorded: the test author writes it")
+        return Step("throw", ball, wave, "ready: every dependency passed")
+    ep = s.episode
+    assert ep is not None
+    if v in ("checkpoint", "hold"):
+        if not resume_holds:
+            return Step("stop", ball, wave, f"episode {ep.throw.episode} ended at 0 ("
+                        f"{'a checkpoint' if ep.checkpoint else 'its last round held'})",
+                        EXIT_HOLD, f"`leap run {slice_id} --resume-holds` resumes it once in "
+                        "a new episode")
+        if ep.throw.resumed_from is not None:
+            return Step("stop", ball, wave, f"episode {ep.throw.episode}, itself resumed "
+                        f"from episode {ep.throw.resumed_from}, ended at 0 again: the spec "
+                        "needs repair (L3)", EXIT_HOLD,
+                        f"`leap ball respec {slice_id} {ball} FILE`, then `leap run "
+                        f"{slice_id}`")
+        return Step("resume", ball, wave, f"episode {ep.throw.episode} ended at 0: resume it "
+                    "once (--resume-holds)")
+    # in flight
+    escalated = _escalated(view, slice_id, s)
+    if escalated is not None:
+        return Step("stop", ball, wave, escalated, EXIT_HOLD,
+                    f"a person reads the findings (`leap log --slice {slice_id}`); repair the "
+                    f"spec with `leap ball respec {slice_id} {ball} FILE` once they decide",
+                    escalated=True)
+    if unscored_claim(view, ep) is not None:
+        return Step("score", ball, wave, f"round {len(ep.receipts)} claims a pass")
+    if ep.spent(round_cap):  # a spent episode without a claim ends at its checkpoint
+        return Step("stop", ball, wave, f"episode {ep.throw.episode} used its {round_cap} "
+                    "rounds without a claim", EXIT_HOLD)
+    return Step("build", ball, wave, f"round {len(ep.receipts) + 1} of episode "
+                f"{ep.throw.episode}")
+
+
+def _refused_reason(view: LedgerView, slice_id: str, s: BallStanding) -> str:
+    ep = s.episode
+    assert ep is not None
+    last = ep.receipts[-1] if ep.receipts else None
+    if last is not None and last.outcome == -1:
+        return f"round {last.round} was refused (-1): {last.evidence}"
+    if history.has(view, slice_id, s.ball, "scores"):
+        score = history.scores(view, slice_id, s.ball)[-1]
+        return f"score {score.score} refused it (-1): {score.reason}"
+    return "refused (-1)"
+
+
+def _escalated(view: LedgerView, slice_id: str, s: BallStanding) -> str | None:
+    """T9: the latest score of this round held on an escalation (NEW findings flat or
+    rising two rounds in a row): a person decides, the run does not go on."""
+    ep = s.episode
+    if ep is None or not history.has(view, slice_id, s.ball, "scores"):
+        return None
+    score = history.graded_last(view, slice_id, s.ball, ep.throw.episode, len(ep.receipts))
+    if score is None or score.outcome != 0 or not score.run_id:
+        return None
+    summary = view.record(f"{layout.tribunal_dir(score.run_id, slice_id, s.ball)}"
+                          "/summary.yaml", SummaryRecord)
+    if summary is None or not summary.escalated:
+        return None
+    counts = ", ".join(map(str, summary.new_counts)) or str(summary.new_count)
+    named = ", ".join(f"{f.lens}: {f.claim}" for f in summary.findings)[:400] or "none"
+    return (f"T9 escalation after tribunal round {summary.round}: NEW findings per round "
+            f"{counts}, flat or rising two rounds in a row; findings: {named}")

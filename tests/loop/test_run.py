@@ -1,0 +1,111 @@
+"""`leap run` (issue 15) drives a five-ball, three-wave slice from its cut to the spine: the
+test author writes every red, builders build in stacked waves, each claim is scored at once,
+the tribunal's refusal goes back to c's builder with its finding (T7.6) and the next scoring
+is round 2 of c's series (T9), every ball merges, the slice's live proof runs on the landed
+tip, and `leap audit` holds on a fresh clone of the remote."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger import history, layout
+from leapgit.ledger.store import Ledger
+from leapgit.records import schema, yamlio
+from leapgit.records.live import LiveProofRecord
+from leapgit.records.tribunal_run import SummaryRecord
+from tests.loop.world import DEPS, S, build, events, jurors
+from tests.scoring.world import Project
+from tests.support import git, leap
+from tests.templates import Served
+from tests.tribunal.jurors import JurorServer
+
+
+@pytest.fixture(scope="module")
+def ran(isolated: Path, served: Served) -> Iterator[tuple[Project, object]]:
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder("run5"), served.daemon, server.url)
+        res = p.leap("run", S, "--json", "--heartbeat", "0")
+        yield p, res
+
+
+def test_the_slice_lands_alone(ran: tuple[Project, object]) -> None:
+    p, res = ran
+    assert res.code == 0, (res.out[-3000:], res.err[-2000:])  # type: ignore[attr-defined]
+    got = events(res.out)  # type: ignore[attr-defined]
+    end = got[-1]
+    assert end["event"] == "end" and end["outcome"] == "landed, live proof held", end
+    log = git("log", "--first-parent", "--format=%s", "main", cwd=p.bare).splitlines()
+    merged = [line for line in log if line.startswith("leap: integrate five/")]
+    assert len(merged) == 5, log  # every ball's integration merge is on the remote's spine
+    # waves: no ball was thrown before every one of its dependencies passed (L5)
+    order = [e for e in got if e["event"] in ("throw", "score")]
+    passed_at = {e["ball"]: i for i, e in enumerate(order)
+                 if e["event"] == "score" and e.get("outcome") == "pass"}
+    for ball, deps in DEPS.items():
+        thrown = next(i for i, e in enumerate(order) if e["event"] == "throw"
+                      and e["ball"] == ball)
+        assert all(passed_at[d] < thrown for d in deps), (ball, order)
+
+
+def test_every_event_line_validates_against_the_schema(ran: tuple[Project, object]) -> None:
+    _, res = ran
+    lines = [json.loads(line) for line in res.out.splitlines()]  # type: ignore[attr-defined]
+    assert lines and all(line.get("event") for line in lines)
+    for line in lines:
+        schema.validate(line, "run-event", "leap run --json", rule="issue 15")
+    kinds = {line["event"] for line in lines}
+    assert {"start", "red", "throw", "round", "score", "findings", "merge", "live_proof",
+            "table", "end"} <= kinds, kinds
+
+
+def test_the_tribunal_refusal_went_back_to_the_builder(ran: tuple[Project, object]) -> None:
+    p, _ = ran
+    handoff = yamlio.loads((p.base_dir / "handoffs" / "c-1-2.yaml").read_bytes(), "handoff")
+    told = handoff["findings"]["open"]
+    assert [f["lens"] for f in told] == ["defect"] and "adds two" in told[0]["claim"], told
+    assert told[0]["status"] == "new"
+    first = yamlio.loads((p.base_dir / "handoffs" / "c-1-1.yaml").read_bytes(), "handoff")
+    assert "findings" not in first
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        scores = history.scores(view, S, "c")
+        assert [s.outcome for s in scores] == [-1, 1], scores
+        summaries = [view.record(f"{layout.tribunal_dir(s.run_id or '', S, 'c')}"
+                                 "/summary.yaml", SummaryRecord) for s in scores]
+    assert [s.round for s in summaries if s] == [1, 2]
+    assert summaries[1] is not None and summaries[1].resolved == (told[0]["fingerprint"],)
+
+
+def test_the_live_proof_is_recorded_against_the_merge(ran: tuple[Project, object]) -> None:
+    p, _ = ran
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        live = view.record(layout.live_path(S, 1), LiveProofRecord)
+        merged = history.merge_records(view, S)[-1]
+    assert live is not None and live.outcome == 1 and live.tip == merged.tip
+    assert "live: fe() is 6" in live.output_tail
+    authored = (p.base_dir / "authored.log").read_text().split()
+    assert sorted(authored) == sorted(DEPS), authored  # one red each, by the test author
+
+
+def test_the_audit_holds_on_a_fresh_clone_of_the_remote(ran: tuple[Project, object],
+                                                         tmp_path: Path) -> None:
+    p, _ = ran
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(p.bare), str(clone), cwd=tmp_path)
+    git("fetch", "-q", "origin", "refs/heads/leap/ledger:refs/heads/leap/ledger", cwd=clone)
+    listed = git("ls-tree", "-r", "--name-only", "leap/ledger", cwd=clone).splitlines()
+    assert layout.live_path(S, 1) in listed  # the server took the live proof record (T9)
+    audited = leap("audit", cwd=clone)
+    assert audited.code == 0, audited
+
+
+def test_a_second_run_finds_nothing_to_do(ran: tuple[Project, object]) -> None:
+    p, _ = ran
+    again = p.leap("run", S, "--heartbeat", "0")
+    assert again.code == 0, again
+    assert "already merged" in again.out and "landed, live proof held" in again.out, again.out
