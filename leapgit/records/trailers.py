@@ -228,7 +228,10 @@ def round_trailers(message: bytes | str) -> RoundTrailers:
     found = parse(message)
     round_no, outcome = found.get(ROUND), found.get(OUTCOME)
     return RoundTrailers(
-        round=int(round_no) if round_no and round_no.isdigit() else None,
+        # ASCII digits only (blind review r2): str.isdigit takes '²', which int() refuses,
+        # and a fullwidth '３' that int() reads as 3 but git and every reader see otherwise
+        round=int(round_no) if round_no and round_no.isascii() and round_no.isdigit()
+        else None,
         outcome=int(outcome) if outcome in ("-1", "0", "1") else None,  # type: ignore[arg-type]
         evidence=found.get(EVIDENCE),
     )

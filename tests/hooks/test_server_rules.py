@@ -295,6 +295,25 @@ def test_a_single_round_commit_outside_one_to_four_is_refused(fresh_world: World
     assert w.push(f"{one}:refs/heads/{BALL_A}").returncode == 0  # the same bytes, round 1
 
 
+# superscript 2, fullwidth 3, Arabic-Indic 3
+@pytest.mark.parametrize("number", ["\u00b2", "\uff13", "\u0663"])
+def test_a_round_number_in_other_digits_is_no_receipt(fresh_world: World, number: str
+                                                      ) -> None:
+    """Blind review r2 (boundary condition): `Leap-Round: ²` crashed the hook (Python's
+    str.isdigit takes it, int() does not: ValueError, fail closed as an internal error),
+    and a fullwidth or Arabic-Indic 3 counted as round 3 although git and every reader
+    see another text. A round number is ASCII digits; anything else is no receipt."""
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    sha = commit(w.work, {"src/a.py": "A = 10\n"},
+                 f"a\n\nLeap-Round: {number}\nLeap-Outcome: 0\n")
+    git("checkout", "-q", "main", cwd=w.work)
+    before = remote_refs(w.bare)
+    result = w.push(BALL_A)
+    assert "internal error" not in result.stderr, result.stderr
+    refused(w, result, before, "L6", sha[:12], "a round commit without its receipt trailers")
+
+
 # F6 (L8, S3): a reopen names a real byte change; in signed mode, by a role that may
 
 
