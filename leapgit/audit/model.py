@@ -6,7 +6,10 @@ added; lists are sorted so the same ledger always prints the same bytes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from leapgit.worktrees.evidence import Evidence
 
 AUDIT_FORMAT = 1
 
@@ -93,6 +96,8 @@ class AuditReport:
     violations: list[Violation] = field(default_factory=list)
     slices: list[SliceAudit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # refused commits kept under refs/leap/evidence/ (local refs, L6), against the ledger
+    evidence: list[Evidence] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -120,4 +125,5 @@ class AuditReport:
                 self.violations, key=lambda v: (list(CHECKS).index(v.check), v.subject,
                                                 v.path or "", v.commit or ""))],
             "notes": sorted(self.notes),
+            "evidence": [e.to_json() for e in sorted(self.evidence, key=lambda e: e.ref)],
         }

@@ -12,6 +12,7 @@ from leapgit.audit.model import AuditReport
 from leapgit.audit.slices import SliceAuditor
 from leapgit.ledger.added import known
 from leapgit.ledger.workspace import Workspace
+from leapgit.worktrees.evidence import listed
 
 
 def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
@@ -26,6 +27,7 @@ def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
         try:
             ctx.graph.load([spine_tip] if spine_tip else [])  # the spine, read once
             SliceAuditor(ctx, report).run()
+            report.evidence = listed(root, view)  # L6: what rollbacks kept
             with known(history.added):  # git already diffed every ledger commit
                 _audit_signatures(ctx.git, ws, require_signatures or
                                   config.signing_required, report, ctx.graph)
@@ -68,6 +70,8 @@ def lines(report: AuditReport) -> list[str]:
         out.append(f"  slice {s.slice}: {s.state} ({balls})")
     for note in sorted(report.notes):
         out.append(f"  note: {note}")
+    for e in sorted(report.evidence, key=lambda e: e.ref):
+        out.append(f"  {e.line()}")
     for v in report.violations:
         out.append(f"  violation {v.line()}")
     out.append("audit: every pass re-derived; all holds" if report.ok else

@@ -14,7 +14,7 @@ from leapgit.rules.commits import BREACH, check_commit
 from leapgit.rules.objects import Objects
 
 if TYPE_CHECKING:
-    from leapgit.records.types import BallRecord
+    from leapgit.records.types import BallRecord, Receipt
     from leapgit.rules.refusal import Refusal
 
 HOOK = "post-commit"
@@ -48,14 +48,24 @@ def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
     return out
 
 
+def _kept(repo: object, episode: int, receipt: Receipt, commit: str) -> str | None:
+    """L6: the refused commit, kept under its evidence ref before any rollback."""
+    from leapgit.worktrees.evidence import LOCAL, keep
+
+    name = keep(repo, receipt.slice, receipt.ball, episode, receipt.round, commit)
+    return f"kept as evidence: {name} ({LOCAL})" if name else None
+
+
 def _breach(objects: Objects, ball: BallRecord, base: str, sha: str,
-            found: list[Refusal], recorded: str) -> None:
+            found: list[Refusal], recorded: str, kept: str | None = None) -> None:
     paths = sorted({r.path for r in found if r.path})
     say("!" * 64)
     say(f"SCOPE BREACH in ball {ball.slice}/{ball.ball}, commit {sha[:12]}")
     for r in found:
         say(f"  [{r.rule}] {r.path or '(whole commit)'}: {r.message}")
     say(f"  {recorded}")
+    if kept:
+        say(f"  {kept}")
     say(f"  roll back (the ball's rollback: {ball.rollback}); only these paths:")
     for command in undo_commands(objects, base, paths):
         say(f"    {command}")
@@ -129,7 +139,8 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                     + ", ".join(_shown(r.path) if r.path else "merge" for r in scope),
                 )
                 _breach(objects, ball, base, head, scope,
-                        f"recorded round {done.receipt.round} as -1 (refuse) in the ledger")
+                        f"recorded round {done.receipt.round} as -1 (refuse) in the ledger",
+                        _kept(ledger.repo, episode.throw.episode, done.receipt, head))
                 return
         except LeapError as exc:  # a rule, or a ledger that kept moving: the breach is shown
             _breach(objects, ball, base, head, scope, f"not recorded: {exc.lines()[0]}")
@@ -167,6 +178,10 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         if reopened is not None:
             say(f"[L8] {slice_id}/{ball_id} had passed as {reopened.candidate[:12]}; this commit "
                 f"changes its bytes: the ball is reopened (reopen {reopened.reopen}); re-score it")
+        if done.written is not None and done.receipt.outcome == -1:
+            kept = _kept(ledger.repo, episode.throw.episode, done.receipt, head)
+            if kept:
+                say(kept)
         if done.written is not None:
             note = "; checkpoint written" if done.checkpoint else ""
             say(f"recorded round {done.receipt.round} of {slice_id}/{ball_id}: outcome "

@@ -4,15 +4,16 @@ receipt through ``record_round`` (the only round accounting), and roll back on a
 
 A breach (a change outside the scope, a scope path turned into a link, an edited frozen
 test: L4, L9, L2, T7.1) makes the round -1 whatever the builder said; the breach is
-committed on the ball's own branch as evidence, and only this ball's scope files are
-restored in its own worktree. Used by `leap round` and by `leap throw --run`.
+committed on the ball's own branch as evidence (and kept under its evidence ref, which
+outlives the branch: ``evidence``), and only this ball's scope files are restored in its own
+worktree. Used by `leap round` and by `leap throw --run`.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -24,6 +25,7 @@ from leapgit.records import trailers as tr
 from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
 from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.worktrees import handoff
+from leapgit.worktrees.evidence import keep
 from leapgit.worktrees.fold import fold
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.roundcheck import breach_evidence, judge_round, stage
@@ -195,7 +197,11 @@ def close_round(
     )
     rolled, failed = None, None
     if recorded.receipt.outcome == -1:
-        rolled, failed = roll_back(ledger.require(), common_dir, worktree, ball, t, env)
+        # L6: the refused commit is kept before anything is rolled back (evidence.py)
+        kept = keep(ledger.repo, t.slice, t.ball, t.episode, recorded.receipt.round,
+                    round_commit) if round_commit else None
+        rolled, failed = roll_back(ledger.require(), common_dir, worktree, ball, t, env,
+                                   evidence=kept)
     return RoundClosed(recorded, round_commit, breach, rolled, failed)
 
 
@@ -232,14 +238,19 @@ def _closed_by_builder(view: LedgerView, common_dir: Path, worktree: Path, ball:
             head != last.commit:
         return None
     rolled, failed = None, None
-    if last.outcome == -1:
-        rolled, failed = roll_back(view, common_dir, worktree, ball, episode.throw, env)
+    if last.outcome == -1:  # the hook kept the commit as evidence when it recorded the -1
+        from dulwich.repo import Repo
+
+        t = episode.throw
+        with Repo(str(common_dir)) as repo:
+            kept = keep(repo, t.slice, t.ball, t.episode, last.round, last.commit)
+        rolled, failed = roll_back(view, common_dir, worktree, ball, t, env, evidence=kept)
     return RoundClosed(RoundRecorded(last, episode.checkpoint, None), last.commit, (), rolled,
                        failed)
 
 
 def roll_back(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRecord,
-              t: ThrowRecord, env: dict[str, str] | None
+              t: ThrowRecord, env: dict[str, str] | None, evidence: str | None = None
               ) -> tuple[RolledBack | None, LeapError | None]:
     """L6: the -1 is recorded already; a rollback that fails is reported with it, never
     raised past it (the round must not look unrecorded). The scope goes back to the red
@@ -248,8 +259,9 @@ def roll_back(view: LedgerView, common_dir: Path, worktree: Path, ball: BallReco
 
     red = latest_red(view, t.slice, t.ball)
     try:
-        return rollback(common_dir, worktree, ball, t, handoff.environment(env or {}),
-                        red.commit if red is not None else None), None
+        done = rollback(common_dir, worktree, ball, t, handoff.environment(env or {}),
+                        red.commit if red is not None else None)
+        return replace(done, evidence=evidence), None
     except LeapError as exc:
         return None, exc
     except OSError as exc:

@@ -30,11 +30,14 @@ class RolledBack:
     method: str
     restored: tuple[str, ...]
     skipped: tuple[str, ...] = ()
+    evidence: str | None = None  # the ref the refused commit is kept under (``evidence``)
 
     def summary(self) -> str:
         text = f"rolled back ({self.method}): {len(self.restored)} scope file(s) restored"
         if self.skipped:
             text += f"; not touched: {', '.join(self.skipped)}"
+        if self.evidence:
+            text += f"; the refused commit is kept as evidence: {self.evidence} (local)"
         return text
 
 

@@ -107,7 +107,8 @@ def test_audit_passes_and_its_json_is_stable(landed: Project) -> None:
     assert first.code == 0 and first.out == second.out
     data = json.loads(first.out)
     assert list(data) == ["format", "ok", "ledger", "spine", "checks", "slices",
-                          "violations", "notes"]
+                          "violations", "notes", "evidence"]
+    assert data["evidence"] == []  # no round was refused: no refused commit kept (L6)
     assert data["format"] == 1 and data["ok"] is True
     assert [c["check"] for c in data["checks"]][:3] == [
         "ledger-append-only", "ledger-written-by-leapgit", "ledger-history-kept"]
