@@ -159,3 +159,12 @@ def test_status_json_shows_the_same(proj: Project) -> None:
     assert data["spent"]["usd"] == pytest.approx(balls["paid"]["spent"]["usd"]
                                                  + balls["refused"]["spent"]["usd"])
 
+
+
+def test_the_server_takes_the_records_and_the_audit_holds(proj: Project) -> None:
+    # the verdict, summary and score records with usage pass pre-receive's schemas
+    res = proj.leap("sync")
+    assert res.code == 0, res
+    assert proj.remote_tip("refs/heads/leap/ledger") == proj.tip("leap/ledger")
+    audit = proj.leap("audit")
+    assert audit.code == 0, audit
