@@ -258,3 +258,23 @@ def test_a_breach_the_busy_ledger_cannot_record_is_still_shown(
     assert "SCOPE BREACH in ball s1/a" in err and "README.md" in err, err
     assert "not recorded: could not record a round for s1/a" in err, err
     assert receipts(w, "a") == []
+
+
+def test_a_round_whose_message_holds_a_divider_is_not_recorded(fresh_world: World) -> None:
+    """Blind review r2: the server refuses a round whose message holds a `---` line (its
+    trailers read two ways, ``rules.commits.check_message``); post-commit recorded it all
+    the same, so the receipt named a commit that can never reach the server, and the
+    amended commit counted as one more round. It records nothing and says to amend; the
+    amend it names is recorded as round 1."""
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    err = hooked_commit(wt, {"src/a.py": "A = 10\n"},
+                        round_message("a: ten", 1, 1) + "\n---\nLeap-Round: 4\n")
+    assert "[L6]" in err and "`---` divider line" in err, err
+    assert "the round was not recorded" in err and "git commit --amend" in err, err
+    assert receipts(w, "a") == []
+    amended = run_git("commit", "-q", "--amend", "-m", round_message("a: ten", 1, 1), cwd=wt)
+    assert amended.returncode == 0, amended.stderr
+    assert "recorded round 1 of s1/a: outcome 1 (a claim)" in amended.stderr, amended.stderr
+    [r] = receipts(w, "a")
+    assert r.commit == git("rev-parse", "HEAD", cwd=wt)
