@@ -45,9 +45,10 @@ def fold(name: str) -> str:
 
 def check_ref_names(ctx: PushContext) -> list[Refusal]:
     out = []
+    folds: dict[str, list[str]] = {}  # folded name -> the stored and pushed refs, built once
     for upd in ctx.updates:
-        found = _symbolic(ctx, upd) or _folded_onto(ctx, upd) or _folded_ball(ctx, upd) \
-            or _in_the_way(ctx, upd) or _masking(ctx, upd)
+        found = _symbolic(ctx, upd) or _folded_onto(ctx, upd) or \
+            _folded_ball(ctx, upd, folds) or _in_the_way(ctx, upd) or _masking(ctx, upd)
         if found is not None:
             out.append(found)
     return out
@@ -89,7 +90,8 @@ def _folded_onto(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     return None
 
 
-def _folded_ball(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
+def _folded_ball(ctx: PushContext, upd: RefUpdate, folds: dict[str, list[str]]
+                 ) -> Refusal | None:
     """Blind review r2: ball ids that differ only by case (``S1/a``, ``s1/a``) name one
     branch on a case-folding server. A ball ref is refused when it folds onto a ref the
     server stores, another ref of this push, or a recorded ball's branch, of another exact
@@ -99,8 +101,10 @@ def _folded_ball(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     if not upd.ref.startswith(prefix) or len(found) != 2:
         return None  # no ball branch, or one the ball rules refuse by its shape (L4)
     folded = fold(upd.ref)
-    others = [*ctx.objects.ref_names(), *(u.ref for u in ctx.updates)]
-    other = next((o for o in others if o != upd.ref and fold(o) == folded), None)
+    if not folds:
+        for name in dict.fromkeys([*ctx.objects.ref_names(), *(u.ref for u in ctx.updates)]):
+            folds.setdefault(fold(name), []).append(name)
+    other = next((o for o in folds.get(folded, ()) if o != upd.ref), None)
     if other is not None:  # L4: one ball, one branch
         return _refusal("L4", upd, other)
     recorded = next((b for b in _recorded_balls(ctx, found[0])
