@@ -7,8 +7,9 @@ Schema cannot say (unique rung ids, verifiers naming known rungs).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from leapgit.errors import InvalidRecord
 
@@ -178,45 +179,69 @@ class TribunalConfig:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | None) -> TribunalConfig:
+        """Every problem at once (issue 14): each rung, mapping and reference is checked
+        on its own, and one error names them all."""
         raw = raw or {}
+        errors: list[InvalidRecord] = []
         timeout = float(raw.get("timeout", DEFAULT_TIMEOUT))
-        rungs = tuple(Rung.from_dict(r, timeout, f"tribunal.rungs[{i}]")
-                      for i, r in enumerate(raw.get("rungs") or ()))
+        rungs = tuple(r for r in (_each(errors, Rung.from_dict, r, timeout,
+                                        f"tribunal.rungs[{i}]")
+                                  for i, r in enumerate(raw.get("rungs") or ())) if r)
         verifiers = tuple(
             Verifier(v["lens"], tuple(v["rungs"]), bool(v.get("required", False)))
             for v in raw.get("verifiers") or ()
         )
         required = {v.lens for v in verifiers if v.required}
         required.update(raw.get("required_verifiers") or ())
-        cfg = cls(
+        tests = tuple(m for m in (_each(errors, _mapping, t, i)
+                                  for i, t in enumerate(raw.get("tests") or ())) if m)
+        errors.extend(_reference_errors([r["id"] for r in raw.get("rungs") or ()], verifiers))
+        if errors:
+            raise InvalidRecord(problems=[p for e in errors for p in e.problems])
+        return cls(
             rungs=rungs, verifiers=verifiers, required_verifiers=tuple(sorted(required)),
-            tests=tuple(_mapping(t, i) for i, t in enumerate(raw.get("tests") or ())),
-            timeout=timeout,
+            tests=tests, timeout=timeout,
             max_answer_bytes=raw.get("max_answer_bytes", DEFAULT_MAX_ANSWER),
             test_timeout=float(raw.get("test_timeout", DEFAULT_TEST_TIMEOUT)),
         )
-        _check_references(cfg)
-        return cfg
+
+
+T = TypeVar("T")
+
+
+def _each(errors: list[InvalidRecord], build: Callable[..., T], *args: Any) -> T | None:
+    """``build(*args)``, or None with its error kept in ``errors``."""
+    try:
+        return build(*args)
+    except InvalidRecord as exc:
+        errors.append(exc)
+        return None
 
 
 def _mapping(raw: dict[str, Any], index: int) -> TestMapping:
+    errors: list[InvalidRecord] = []
     for j, template in enumerate(raw["tests"]):
-        check_template(template, f"tribunal.tests[{index}].tests[{j}]")
+        _each(errors, check_template, template, f"tribunal.tests[{index}].tests[{j}]")
+    if errors:
+        raise InvalidRecord(problems=[p for e in errors for p in e.problems])
     return TestMapping(raw["source"], tuple(raw["tests"]))
 
 
-def _check_references(cfg: TribunalConfig) -> None:
+def _reference_errors(rung_ids: list[str], verifiers: tuple[Verifier, ...]
+                      ) -> list[InvalidRecord]:
+    out: list[InvalidRecord] = []
     seen: set[str] = set()
-    for i, rung in enumerate(cfg.rungs):
-        if rung.id in seen:
-            raise InvalidRecord(f"rung id {rung.id!r} is used twice", file=CONFIG_SOURCE,
-                                field=f"tribunal.rungs[{i}].id", rule="T2")
-        seen.add(rung.id)
-    for i, verifier in enumerate(cfg.verifiers):
+    for i, rung_id in enumerate(rung_ids):
+        if rung_id in seen:
+            out.append(InvalidRecord(f"rung id {rung_id!r} is used twice", file=CONFIG_SOURCE,
+                                     field=f"tribunal.rungs[{i}].id", rule="T2"))
+        seen.add(rung_id)
+    for i, verifier in enumerate(verifiers):
         for rung_id in verifier.rungs:
             if rung_id not in seen:
-                raise InvalidRecord(
+                out.append(InvalidRecord(
                     f"names unknown rung {rung_id!r}", file=CONFIG_SOURCE,
                     field=f"tribunal.verifiers[{i}].rungs", rule="T2",
                     hint=f"known rungs: {', '.join(sorted(seen)) or 'none'}",
-                )
+                ))
+    return out

@@ -83,3 +83,33 @@ def test_a_misspelt_ball_field_is_named_with_the_missing_one(repo: Path, tmp_pat
                 in lines), lines
         assert len(lines) == 5, lines
         assert ref(repo, "leap/ledger") == before
+
+
+def test_every_tribunal_config_problem_is_named_at_once(repo: Path) -> None:
+    assert leap_inproc("init", cwd=repo).code == 0
+    (repo / ".leap" / "config.yaml").write_text(
+        "version: 1\nspine: main\nledger_ref: refs/heads/main\n"
+        "tribunal:\n  rungs:\n"
+        "  - {id: r1, provider: command, family: f, tiers: [generalist], context_tokens: 9000,"
+        " cost: 1, command: \"juror 'unclosed\"}\n"
+        "  - {id: r2, provider: command, family: f, tiers: [generalist], context_tokens: 9000,"
+        " cost: 1, command: juror}\n"
+        "  - {id: r2, provider: command, family: f, tiers: [generalist], context_tokens: 9000,"
+        " cost: 1, command: \"   \"}\n"
+        "  verifiers:\n  - {lens: defect, rungs: [r1, ghost]}\n"
+        "  tests:\n  - {source: 'src/*.py', tests: ['t/{base}.py', 't/{stem']}\n")
+    result = leap_inproc("status", cwd=repo)
+    assert result.code == BAD_INPUT, result
+    lines = _lines(result.err)
+    expected = [
+        "ledger_ref: the ledger cannot live on the spine branch [config]",
+        "tribunal.rungs[0].command: cannot be split into words",
+        "tribunal.rungs[2].command: names no program",
+        "tribunal.rungs[2].id: rung id 'r2' is used twice [T2]",
+        "tribunal.verifiers[0].rungs: names unknown rung 'ghost' [T2]",
+        "tribunal.tests[0].tests[0]: template 't/{base}.py': unknown placeholder 'base'",
+        "tribunal.tests[0].tests[1]: template 't/{stem': cannot be filled",
+    ]
+    for text in expected:
+        assert any(f".leap/config.yaml: {text}" in line for line in lines), (text, lines)
+    assert len(lines) == len(expected), lines
