@@ -14,6 +14,14 @@ def run_chained(hook_path: str | None, args: list[str], stdin: bytes | None) -> 
     legacy = hook_path + LEGACY_SUFFIX
     if not (os.path.isfile(legacy) and os.access(legacy, os.X_OK)):
         return 0  # git, too, skips a hook file that is not executable
+    import errno
     import subprocess
 
-    return subprocess.run([legacy, *args], input=stdin, check=False).returncode
+    try:
+        return subprocess.run([legacy, *args], input=stdin, check=False).returncode
+    except OSError as exc:
+        if exc.errno != errno.ENOEXEC:
+            raise
+    # a script with no `#!` line: git runs it through the shell (run-command.c, ENOEXEC),
+    # and so does the chain (blind review r2)
+    return subprocess.run(["/bin/sh", legacy, *args], input=stdin, check=False).returncode

@@ -28,7 +28,9 @@ def hook_main(hook: str, check: Callable[[bytes], int], argv: list[str]) -> int:
     from leapgit.hookimpl.chain import run_chained
 
     data = sys.stdin.buffer.read()
-    code = run_chained(argv[1] if len(argv) > 1 else None, argv[2:], data)
+    # the chained hook inside the boundary too: one that cannot start refuses in one line
+    code = guarded(hook, lambda: run_chained(argv[1] if len(argv) > 1 else None, argv[2:],
+                                             data))
     if code != 0:
         return code
     return guarded(hook, lambda: check(data))

@@ -85,8 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 1 and os.path.exists(argv[1] + ".leap-legacy"):
         import subprocess  # not leapgit.hookimpl.chain: site-packages are not loaded yet
 
-        if os.access(argv[1] + ".leap-legacy", os.X_OK):
-            subprocess.run([argv[1] + ".leap-legacy", *argv[2:]], check=False)
+        legacy = argv[1] + ".leap-legacy"
+        if os.access(legacy, os.X_OK):
+            try:
+                subprocess.run([legacy, *argv[2:]], check=False)
+            except OSError:  # no `#!` line: git runs it through the shell (ENOEXEC), as here
+                subprocess.run(["/bin/sh", legacy, *argv[2:]], check=False)
     # leapgit made this commit and records the round itself (worktrees.rounds.RECORDING_ENV,
     # spelled out here so the hook imports nothing of leapgit before it must)
     if os.environ.get("LEAP_RECORDS_ROUND"):

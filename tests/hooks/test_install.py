@@ -239,3 +239,46 @@ def test_an_install_that_died_after_linking_the_foreign_hook_goes_on(tmp_path: P
     assert res.code == 0, res
     assert hook.with_name("pre-receive.leap-legacy").read_bytes() == FOREIGN
     assert b"leapgit-hook-id" in hook.read_bytes()
+
+
+def test_a_chained_foreign_hook_without_a_shebang_runs_as_git_runs_it(tmp_path: Path) -> None:
+    """Blind review r2 (boundary condition): git runs a hook script with no `#!` line
+    through /bin/sh (ENOEXEC); the chain ran it with exec alone, so after `install
+    --server` every push died in a raw traceback (OSError: Exec format error). It runs
+    as git ran it, first, and its refusal still stands."""
+    import os
+    import subprocess
+
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_bytes(b"echo foreign-ran >> \"$MARKER\"\nexit ${FOREIGN_EXIT:-0}\n")
+    hook.chmod(0o755)
+    assert leap("hooks", "install", "--server", cwd=bare).code == 0
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    marker = tmp_path / "marker"
+
+    def push(extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "push", "-q", str(bare), "main:refs/heads/side"],
+                              cwd=repo, text=True, capture_output=True,
+                              env={**os.environ, "MARKER": str(marker), **extra})
+
+    refused = push({"FOREIGN_EXIT": "3"})
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr, refused.stderr
+    assert marker.read_text() == "foreign-ran\n"
+    assert git("for-each-ref", cwd=bare) == ""
+    landed = push({})
+    assert landed.returncode == 0, landed.stderr
+    assert marker.read_text() == "foreign-ran\n" * 2
+
+
+def test_a_chained_post_commit_without_a_shebang_runs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    hook = repo / ".git" / "hooks" / "post-commit"
+    marker = tmp_path / "marker"
+    hook.write_bytes(f"echo foreign-ran >> {marker}\n".encode())
+    hook.chmod(0o755)
+    assert leap("hooks", "install", cwd=repo).code == 0
+    done = run_git("commit", "-q", "--allow-empty", "-m", "x", cwd=repo)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert marker.read_text() == "foreign-ran\n"
