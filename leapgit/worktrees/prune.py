@@ -206,8 +206,11 @@ def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]
     branch = ws.config.ball_branch(sid, ball_id)
     found = place.registered(ws, path)
     tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
-    if found is not None and found.branch != f"refs/heads/{branch}":
-        return PruneLine(sid, ball_id, False, "")  # someone's own worktree: not ours
+    if found is not None and found.branch != f"refs/heads/{branch}":  # not ours to remove
+        return PruneLine(sid, ball_id, False, f"kept: the worktree in the ball's place is on "
+                         f"{found.branch or 'a detached HEAD'}, not on {branch}: move it "
+                         "away with `git worktree move`; leapgit removes only its own",
+                         str(path))
     if found is None and tip is None:
         return PruneLine(sid, ball_id, False, "")
     why = ""

@@ -107,3 +107,15 @@ def test_the_in_flight_red_refusal_names_what_leads_on(diamond: Path, builder: B
     run = leap(*hinted[0].split()[1:], cwd=diamond)
     assert run.code == 0, run
     assert "A: 1 round(s), last pass (claim)" in run.out, run.out
+
+
+def test_someone_elses_worktree_in_a_balls_place_is_named_and_kept(diamond: Path) -> None:
+    path = diamond.parent / "repo.leap-worktrees" / "dia" / "A"
+    git("worktree", "add", "--quiet", "-b", "mine", str(path), "main", cwd=diamond)
+    pruned = leap("worktree", "prune", cwd=diamond)
+    assert pruned.code == 0, pruned
+    assert "dia/A: kept: the worktree in the ball's place is on refs/heads/mine, not on " \
+        "leap/ball/dia/A: move it away with `git worktree move`" in pruned.out, pruned
+    assert path.is_dir() and ref(diamond, "mine") is not None
+    git("worktree", "move", str(path), str(diamond.parent / "elsewhere"), cwd=diamond)
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
