@@ -60,6 +60,16 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         return Step("throw", ball, wave, "ready: every dependency passed")
     ep = s.episode
     assert ep is not None
+    if v in ("checkpoint", "hold") and s.spec_version > ep.throw.spec_version:
+        return Step("resume", ball, wave, f"respecced to version {s.spec_version} after "
+                    f"episode {ep.throw.episode} ended at 0: a new episode")
+    # T9 first: an escalation is a person's to decide, never resumed by the run
+    escalated = _escalated(view, slice_id, s)
+    if escalated is not None:
+        return Step("stop", ball, wave, escalated, EXIT_HOLD,
+                    f"a person reads the findings (`leap log --slice {slice_id}`); repair the "
+                    f"spec with `leap ball respec {slice_id} {ball} FILE` once they decide",
+                    escalated=True)
     if v in ("checkpoint", "hold"):
         if not resume_holds:
             return Step("stop", ball, wave, f"episode {ep.throw.episode} ended at 0 ("
@@ -75,12 +85,6 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         return Step("resume", ball, wave, f"episode {ep.throw.episode} ended at 0: resume it "
                     "once (--resume-holds)")
     # in flight
-    escalated = _escalated(view, slice_id, s)
-    if escalated is not None:
-        return Step("stop", ball, wave, escalated, EXIT_HOLD,
-                    f"a person reads the findings (`leap log --slice {slice_id}`); repair the "
-                    f"spec with `leap ball respec {slice_id} {ball} FILE` once they decide",
-                    escalated=True)
     if unscored_claim(view, ep) is not None:
         return Step("score", ball, wave, f"round {len(ep.receipts)} claims a pass")
     if ep.spent(round_cap):  # a spent episode without a claim ends at its checkpoint
@@ -108,14 +112,17 @@ def _escalated(view: LedgerView, slice_id: str, s: BallStanding) -> str | None:
     ep = s.episode
     if ep is None or not history.has(view, slice_id, s.ball, "scores"):
         return None
+    from leapgit.rules.episodes import escalated
+
     score = history.graded_last(view, slice_id, s.ball, ep.throw.episode, len(ep.receipts))
-    if score is None or score.outcome != 0 or not score.run_id:
+    if not escalated(score) or score is None or not score.run_id:
         return None
     summary = view.record(f"{layout.tribunal_dir(score.run_id, slice_id, s.ball)}"
                           "/summary.yaml", SummaryRecord)
     if summary is None or not summary.escalated:
         return None
     counts = ", ".join(map(str, summary.new_counts)) or str(summary.new_count)
-    named = ", ".join(f"{f.lens}: {f.claim}" for f in summary.findings)[:400] or "none"
+    named = ", ".join(f"{f.lens} ({f.severity}): {f.claim}" for f in summary.findings
+                      if f.severity != "info")[:400] or "none"
     return (f"T9 escalation after tribunal round {summary.round}: NEW findings per round "
             f"{counts}, flat or rising two rounds in a row; findings: {named}")

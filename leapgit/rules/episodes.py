@@ -24,6 +24,13 @@ def answers_findings(score: ScoreRecord) -> bool:
         and last.result == "fail"
 
 
+def escalated(score: ScoreRecord | None) -> bool:
+    """T9: the tribunal's NEW findings were flat or rising two rounds in a row; its score
+    held (0) with the escalation, and a person decides: the episode ends as a hold, which
+    `leap ball respec` repairs or `leap throw --resume` resumes."""
+    return score is not None and score.outcome == 0 and score.rule == "T9"
+
+
 def ends_episode(score: ScoreRecord | None) -> bool:
     """The score refused its round (-1) for a reason the builder cannot answer in a next
     round: the ball is respecced and thrown again (L3, L6)."""

@@ -98,11 +98,11 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
     last = graded_last(view, slice_id, ball, episode.throw.episode, len(episode.receipts))
     if last is None:
         return False, False, False
-    from leapgit.rules.episodes import answers_findings, ends_episode
+    from leapgit.rules.episodes import answers_findings, ends_episode, escalated
 
     # T7.6: a refusal on the tribunal's findings goes back to the builder, as a hold does
     held = last.outcome == 0 or answers_findings(last)
-    return False, ends_episode(last), held and episode.spent(round_cap)
+    return False, ends_episode(last), (held and episode.spent(round_cap)) or escalated(last)
 
 
 def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:

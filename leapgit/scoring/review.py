@@ -73,8 +73,9 @@ def convene_ball(root: Path, ball: BallRecord, builder: Builder, builder_text: s
     if outcome == "refuse":
         return said(Step("tribunal", "fail", f"run {run_id}: {reason}",
                          "T7" if "mechanical" in reason else "T6"))
-    if outcome != "pass":
-        return said(Step("tribunal", "hold", f"run {run_id}: {reason}", "T6"))
+    if outcome != "pass":  # T9: an escalation is a person's; it ends the episode as a hold
+        return said(Step("tribunal", "hold", f"run {run_id}: {reason}",
+                         "T9" if done.decision.escalated else "T6"))
     others = [r for r in reviewers if r.family.casefold() != builder.family.casefold()]
     if len(others) < MIN_SEATS:
         return said(Step("tribunal", "hold", f"run {run_id}: {len(others)} seat(s) from "

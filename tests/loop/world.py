@@ -12,6 +12,7 @@ its handoff carries the tribunal's findings) and scripted jurors on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -66,6 +67,8 @@ BUILDER = textwrap.dedent("""\
     plan = json.loads((here / "plan.json").read_text())
     key = ball + "+fixed" if os.environ.get("LEAP_FINDINGS") and ball + "+fixed" in plan else ball
     for path, text in plan[key].items():
+        if ball + "+rounds" in plan and not (here / "calm").exists():  # a candidate a round
+            text += "# ROUND-" + os.environ["LEAP_ROUND"] + "\\n"
         p = pathlib.Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(text)
     kept = here / "handoffs"; kept.mkdir(exist_ok=True)
     shutil.copy(os.environ["LEAP_HANDOFF"], kept / "{}-{}-{}.yaml".format(
@@ -75,8 +78,10 @@ BUILDER = textwrap.dedent("""\
     """)
 
 
-def plan(buggy: bool = True) -> dict[str, dict[str, str]]:
+def plan(buggy: bool = True, every_round: str | None = None) -> dict[str, dict[str, str]]:
     out = {b: {f"calc/{b}.py": CODE[b]} for b in DEPS}
+    if every_round:
+        out[every_round + "+rounds"] = {}
     if buggy:
         out["c"] = {"calc/c.py": BUGGY_C}
         out["c+fixed"] = {"calc/c.py": CODE["c"]}
@@ -87,6 +92,12 @@ def jurors(call: Call) -> Reply:
     """A pass quotes the candidate (T6: no bare pass); the defect lens refuses c's buggy
     candidate with a finding that quotes it."""
     text = json.dumps(call.body.get("messages", []))
+    rounds = re.findall(r"ROUND-(\d)", text)
+    if rounds and call.lens == "defect":  # a NEW finding every round: T9 stops the ball
+        n = rounds[0]
+        return Reply(verdict("defect", "refuse", [{
+            "severity": "major", "file": "calc/b.py", "claim": f"problem number {n} of many",
+            "evidence": f"ROUND-{n}"}]))
     if "BUG-C" in text and call.lens == "defect":
         return Reply(verdict("defect", "refuse", [{
             "severity": "major", "file": "calc/c.py", "claim": "fc adds two, not what the "
@@ -96,8 +107,10 @@ def jurors(call: Call) -> Reply:
         "evidence": "return"}]))
 
 
-def build(base_dir: Path, daemon: object, juror_url: str, buggy: bool = True) -> Project:
-    p = build_project(base_dir, daemon, juror_url, DRAFT, None, plan(buggy))  # type: ignore[arg-type]
+def build(base_dir: Path, daemon: object, juror_url: str, buggy: bool = True,
+          every_round: str | None = None) -> Project:
+    p = build_project(base_dir, daemon, juror_url, DRAFT, None,  # type: ignore[arg-type]
+                      plan(buggy, every_round))
     (base_dir / "builder.py").write_text(BUILDER)
     (base_dir / "author.py").write_text(AUTHOR)
     (base_dir / "reds.json").write_text(json.dumps(
