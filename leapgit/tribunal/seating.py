@@ -93,7 +93,8 @@ async def walk(ladder: Ladder, prompt: Prompt, envelope: Envelope, ctx: SeatCont
                                     usage=spent or _priced(rung, exc.usage)))
             return Seat("refuse", f"answered badly: {detail} (T6)", rung, None, tuple(attempts))
         except SeatFailure as exc:
-            attempts.append(Attempt(rung.id, exc.kind, exc.detail, time.monotonic() - started,
+            attempts.append(Attempt(rung.id, exc.kind, _where(rung, exc),
+                                    time.monotonic() - started,
                                     raw_tail=exc.raw_tail or None,
                                     usage=_priced(rung, exc.usage)))
             continue
@@ -101,6 +102,14 @@ async def walk(ladder: Ladder, prompt: Prompt, envelope: Envelope, ctx: SeatCont
                                 usage=spent))
         return Seat(found.outcome, found.reason, rung, found, tuple(attempts))
     return Seat("hold", _hold_reason(attempts), None, None, tuple(attempts))
+
+
+def _where(rung: Rung, exc: SeatFailure) -> str:
+    """A transport failure's cause with the endpoint it could not reach, when the cause
+    does not name it (httpx's connect errors name no URL): shown on the terminal (T6)."""
+    if exc.kind != "never_answered" or not rung.endpoint or rung.endpoint in exc.detail:
+        return exc.detail
+    return f"{exc.detail} (endpoint {rung.endpoint})"
 
 
 def _independent(primary: Seat, verifier: Seat) -> Seat:

@@ -29,6 +29,7 @@ def test_connection_refused_is_named_on_the_terminal(repo: Repo) -> None:
     assert line.startswith("  hold   defect"), line
     assert "r1 never answered: ConnectError: " in line, line
     assert "refused" in line.lower() or "connection attempts failed" in line.lower(), line
+    assert f"(endpoint {url})" in line, line  # where it could not connect
 
 
 def test_an_http_status_and_a_timeout_are_named_on_the_terminal(repo: Repo) -> None:
