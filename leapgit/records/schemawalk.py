@@ -36,7 +36,8 @@ class Walk:
 
     def node(self, pointer: Pointer, data: Any, at: list[str]) -> None:
         pointer, node = self._resolve(pointer)
-        if isinstance(data, dict) and isinstance(node.get("properties"), dict):
+        if isinstance(data, dict) and isinstance(node.get("properties"), dict) \
+                and "patternProperties" not in node:  # keys a pattern admits: checked whole
             self._mapping(pointer, node, data, at)
             self._check(pointer, node, data, at, _OBJECT)
         elif isinstance(data, list) and isinstance(node.get("items"), dict):
