@@ -246,10 +246,10 @@ def format_message(subject: str, trailers: Sequence[Pair], body: str = "") -> by
     """The message of every commit leapgit writes: subject, body, then the trailers."""
     from dulwich.trailers import Trailer, format_trailers
 
-    text = one_line(subject) + "\n"
+    text = _DIVIDER.sub(" ---", one_line(subject) + "\n")
     if body.strip():
-        # a body line read as the divider would end the message for git interpret-trailers
-        # and not for git log (``has_divider``): it is shifted off the line's start
+        # a line read as the divider (the subject's too) would end the message for git
+        # interpret-trailers and not for git log (``has_divider``): shifted off its start
         text += "\n" + _DIVIDER.sub(" ---", body.strip() + "\n")
     if trailers:
         text += "\n" + format_trailers([Trailer(k, one_line(v)) for k, v in trailers]).decode()

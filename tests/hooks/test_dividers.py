@@ -111,3 +111,5 @@ def test_leapgit_never_writes_a_divider_line() -> None:
     message = format_message("subject", [("Leap-Slice", "s1")], "a reason\n---\nmore\n--- x")
     assert not has_divider(message)
     assert parse(message).slice == "s1"
+    titled = format_message("--- a subject", [("Leap-Slice", "s1")])
+    assert not has_divider(titled) and parse(titled).slice == "s1"
