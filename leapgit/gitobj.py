@@ -175,8 +175,15 @@ def object_type(store: DiskObjectStore, sha: bytes, depth: int = 0) -> int | Non
     try:
         head = _loose_header(store, sha)
     except FileNotFoundError:
-        return None
-    return _TYPE_NAMES.get(head.partition(b" ")[0])
+        pass
+    else:
+        return _TYPE_NAMES.get(head.partition(b" ")[0])
+    for alternate in store.alternates:  # pre-receive: the quarantine borrows the repository's
+        if isinstance(alternate, type(store)):
+            found = object_type(alternate, sha, depth)
+            if found is not None:
+                return found
+    return None
 
 
 def _packed_type(store: DiskObjectStore, path: str, offset: int, depth: int) -> int | None:

@@ -218,3 +218,45 @@ def test_the_tree_check_never_inflates_a_pushed_blob(world: World) -> None:
 
 IDENTITY_ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid",
                 "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+
+
+@pytest.mark.parametrize("stored", ["loose", "packed"])
+def test_a_huge_blob_named_as_a_protected_tip_is_never_inflated(world: World,
+                                                                stored: str) -> None:
+    """Blind review r2 (boundary condition): a blob pushed as the ledger's (or the spine's)
+    new tip is refused as no commit, but its type was read by inflating it whole (both in
+    the non-commit check and the tree walk of a hook without quarantine): 128 MiB of zeros
+    peaked the hook above 128 MiB. The type comes from the object's header."""
+    w = world
+    blob = write_zeros(w.work, BIG)
+    before = remote_refs(w.bare)
+    assert w.push(f"{blob}:refs/tags/parked-blob").returncode == 0  # the blob reaches it
+    try:
+        if stored == "packed":
+            git("repack", "-a", "-d", "-q", cwd=w.bare)
+        tip = git("rev-parse", "leap/ledger", cwd=w.bare)
+        rss, err = _hook_peak_rss(w.bare, f"{tip} {blob} refs/heads/leap/ledger\n".encode())
+        assert "[L8] refs/heads/leap/ledger" in err and "points at a blob, not a commit" in \
+            err, err
+        assert rss < 100 << 20, f"the hook peaked at {rss >> 20} MiB"
+    finally:
+        git("update-ref", "-d", "refs/tags/parked-blob", cwd=w.bare)
+    assert remote_refs(w.bare) == before
+
+
+def test_object_type_reads_through_alternates(tmp_path: Path) -> None:
+    """pre-receive's store is the quarantine with the repository's objects as an
+    alternate: an object already stored is typed from its header there too."""
+    from dulwich.repo import Repo
+
+    from leapgit.gitobj import object_type
+
+    origin = make_repo(tmp_path / "origin", {"a.txt": "a\n"})
+    blob = git("rev-parse", "HEAD:a.txt", cwd=origin)
+    borrower = tmp_path / "borrower.git"
+    git("init", "-q", "--bare", str(borrower), cwd=tmp_path)
+    (borrower / "objects" / "info" / "alternates").write_text(
+        str(origin / ".git" / "objects") + "\n")
+    assert git("cat-file", "-t", blob, cwd=borrower) == "blob"
+    with Repo(str(borrower)) as r:
+        assert object_type(r.object_store, blob.encode()) == 3
