@@ -175,12 +175,15 @@ def check_deletion(ctx: PushContext, upd: RefUpdate, slice_id: str, ball_id: str
     its rounds; one whose tip holds round commits of the current episode that no receipt
     records would forget them, and a branch created again would count its rounds afresh
     (a force-push by two pushes). Refused until the ledger records them."""
+    from leapgit.ledger import query
     from leapgit.ledger.history import reds
 
     old = upd.old
     if old is None or not ctx.objects.has(old):
         return []
     view = ctx.ledger_view()
+    if not query.open_slice(view, slice_id):
+        return []  # merged or abandoned: no round of it counts any more
     try:
         base = recorded_base(view, slice_id, ball_id)
         found = reds(view, slice_id, ball_id)

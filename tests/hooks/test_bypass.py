@@ -572,3 +572,20 @@ def test_pass_record_without_a_red(w: World) -> None:
     result = w.push("leap/ledger")
     refused(w, result, "L7.5")
     assert "names no red commit" in result.stderr
+
+
+def test_ball_branch_of_an_abandoned_slice_deletes_with_unrecorded_rounds(fresh_world: World
+                                                                          ) -> None:
+    """Once the slice is given up no round of it counts: its branches may go."""
+    from tests.support import leap
+
+    w = fresh_world
+    four_rounds(w)
+    assert w.push(f"leap/ball/{SLICE}/a").returncode == 0
+    git("checkout", "-q", "main", cwd=w.work)
+    given_up = leap("slice", "abandon", SLICE, "--reason", "superseded", cwd=w.work)
+    assert given_up.code == 0, given_up
+    assert w.push("leap/ledger").returncode == 0
+    result = w.push(f":refs/heads/leap/ball/{SLICE}/a")
+    assert result.returncode == 0, result.stderr
+    assert f"refs/heads/leap/ball/{SLICE}/a" not in remote_refs(w.bare)
