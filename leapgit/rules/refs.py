@@ -62,7 +62,8 @@ def _symbolic(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     by its own name."""
     from leapgit.rules.balls import ball_of_ref
 
-    target = ctx.objects.symref_target(upd.ref)
+    # the server's own symbolic refs: a clone's alias of the same name says nothing of it
+    target = ctx.objects.symref_target(upd.ref) if ctx.authority else None
     if target is None:
         return None
     aliased = RefUpdate(target, upd.old, upd.new)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.hooks.world import SLICE, World, commit, remote_refs
-from tests.support import git
+from tests.support import git, leap
 
 
 def aliased(w: World, alias: str, target: str) -> None:
@@ -74,3 +74,16 @@ def test_an_alias_of_an_ordinary_branch_is_accepted(fresh_world: World) -> None:
     result = w.push(f"{moved}:refs/heads/feat")
     assert result.returncode == 0, result.stderr
     assert git("rev-parse", "refs/heads/feature", cwd=w.bare) == moved
+
+
+def test_a_local_symref_is_no_reason_for_pre_push_to_refuse(fresh_world: World) -> None:
+    """The symbolic ref that matters is the server's: a clone's own alias (its trunk names
+    its main) says nothing of the remote's trunk, an ordinary branch there. pre-push read
+    the clone's refs under the remote's names and refused."""
+    w = fresh_world
+    installed = leap("hooks", "install", cwd=w.work)
+    assert installed.code == 0, installed
+    git("symbolic-ref", "refs/heads/trunk", "refs/heads/main", cwd=w.work)
+    result = w.push("refs/heads/trunk:refs/heads/trunk", verify=True)
+    assert result.returncode == 0, result.stderr
+    assert remote_refs(w.bare)["refs/heads/trunk"] == w.base
