@@ -45,7 +45,7 @@ def test_help_lists_every_command_without_building_one(tmp_path: Path) -> None:
     assert not under(names, "leapgit.commands") and not under(names, "dulwich")
     listed = [line.split()[0] for line in proc.stdout.split("Commands:\n")[1].splitlines()]
     assert listed == ["audit", "audit-signatures", "ball", "hooks", "init", "lease", "log",
-                      "merge", "quickstart", "red", "round", "score", "slice", "status",
+                      "merge", "quickstart", "red", "round", "run", "score", "slice", "status",
                       "sync", "throw", "tribunal", "worktree"]
 
 

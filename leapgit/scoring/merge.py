@@ -150,6 +150,43 @@ def next_merge(view: LedgerView, slice_id: str) -> int:
 
 def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
           echo: Echo = print) -> MergeResult:
+    """L9: while it holds the spine's lease, a merge also holds this machine's merge lock,
+    which the operating system gives back when the process dies (``kill -9``): a lease this
+    machine took for the slice, with no merge running here, was left by a killed merge and
+    is given back before the next takes it."""
+    from filelock import FileLock, Timeout
+
+    folder = ws.paths.common_dir / "leap" / "merging"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / "spine.lock"), thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise Hold("another merge runs on this machine now", rule="L9",
+                   hint=f"wait for it to end, then `leap merge {slice_id}` again") from None
+    try:
+        return _merge(ws, slice_id, holder, builder, echo)
+    finally:
+        lock.release()
+
+
+def _taken_for(slice_id: str) -> str:
+    import socket
+
+    return f"merge {slice_id} on {socket.gethostname()}"
+
+
+def _left_by_a_killed_merge(ledger: Ledger, name: str, holder: str, slice_id: str) -> None:
+    active = leases.active_lease(ledger.require(), name)
+    if active is None or active.take is None or active.holder != holder \
+            or active.take.reason != _taken_for(slice_id):
+        return
+    leases.release_lease(ledger, name, holder, "its merge was killed: no merge holds this "
+                         "machine's merge lock (L9)")
+
+
+def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
+           echo: Echo) -> MergeResult:
     from leapgit.scoring.score import declared_builder
 
     root, name = ws.paths.root, ws.config.spine
@@ -167,7 +204,8 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         landed = history.merge_records(ledger.require(), slice_id)
         if not planned:  # every pass is on the spine: nothing to do, and that is no error
             return MergeResult(landed[-1], reopened, None, ledger.tip() or "", already=True)
-        lease = leases.take_lease(ledger, name, holder, f"merge {slice_id}")
+        _left_by_a_killed_merge(ledger, name, holder, slice_id)
+        lease = leases.take_lease(ledger, name, holder, _taken_for(slice_id))
     temp = TEMP_REF.format(slice=slice_id)
     remote = spine.spine_remote(root, name)
     pushing: MergeRecord | None = None

@@ -262,7 +262,7 @@ def _place_and_record(
     ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan]
 ) -> tuple[list[Thrown], str]:
     view = ledger.require()
-    _check_all(ws, slice_id, plans)  # all or nothing: before any worktree or branch moves
+    _check_all(ws, view, slice_id, plans)  # all or nothing: before any worktree or branch moves
     created: list[tuple[Path, str | None]] = []
     thrown: list[Thrown] = []
     at = now_iso()
@@ -294,7 +294,7 @@ def _place_and_record(
     return thrown, written.commit
 
 
-def _check_all(ws: Workspace, slice_id: str, plans: list[_Plan]) -> None:
+def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan]) -> None:
     """Every check a placement makes, for every ball of the throw, before any worktree or
     branch of any ball is removed or made (L5): a refused throw changes none."""
     from leapgit.worktrees.prune import check_droppable
@@ -308,9 +308,11 @@ def _check_all(ws: Workspace, slice_id: str, plans: list[_Plan]) -> None:
             mine = place.registered(ws, path) is not None
             if plan.fresh and plan.resumed_from is not None:
                 check_droppable(ws, slice_id, ball, path)
-            elif plan.fresh and (mine or place.branch_exists(ws, branch)):
+            elif plan.fresh and (mine or place.branch_exists(ws, branch)) \
+                    and not _killed_throw(ws, view, slice_id, ball, plan, path, branch):
                 raise UsageError(f"branch {branch} or worktree {path} already exists",
-                                 hint="`leap worktree prune` removes finished balls' worktrees")
+                                 hint="`leap worktree prune` removes finished balls' "
+                                      "worktrees and what a killed throw left")
             if not mine and path.exists() and any(path.iterdir()):
                 raise UsageError(f"{path} already exists and is not a worktree of this ball",
                                  hint="move it away")
@@ -334,13 +336,34 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
         from leapgit.worktrees.prune import drop_refused
 
         drop_refused(ws, slice_id, ball, path, branch)
+    if _killed_throw(ws, view, slice_id, ball, plan, path, branch):
+        place.remove(ws, path, branch, force=False)  # it holds no work: see _killed_throw
     if place.branch_exists(ws, branch) or place.registered(ws, path) is not None:
         raise UsageError(f"branch {branch} or worktree {path} already exists",
-                         hint="`leap worktree prune` removes finished balls' worktrees")
+                         hint="`leap worktree prune` removes finished balls' worktrees "
+                              "and what a killed throw left")
     # T7.1: a ball with a recorded red starts from it: the builder finds the failing test
     start = start_point(view, ws.paths.root, slice_id, ball, plan.base)
     place.add(ws, path, branch, start, new_branch=True)
     return path, True
+
+
+def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, plan: _Plan,
+                  path: Path, branch: str) -> bool:
+    """L8 (nothing lost, nothing stuck): the branch and worktree a throw made before it was
+    killed, ahead of its record: a first episode's branch still at its start point (the red,
+    or the base), checked out in the ball's own worktree with nothing changed. It holds no
+    work, so the throw makes it again; anything else is refused as before."""
+    if not plan.fresh or plan.resumed_from is not None or plan.episode != 1:
+        return False
+    found = place.registered(ws, path)
+    tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
+    if found is None or tip is None or found.branch != f"refs/heads/{branch}":
+        return False
+    if tip != start_point(view, ws.paths.root, slice_id, ball, plan.base):
+        return False
+    status = git.run(["status", "--porcelain", "--untracked-files=all"], path, check=False)
+    return status.returncode == 0 and not status.stdout.strip()
 
 
 def start_point(view: LedgerView, root: Path, slice_id: str, ball_id: str, base: str) -> str:

@@ -1,0 +1,98 @@
+"""Written truth only (L8, issue 15): `leap run` killed with SIGKILL at ten moments across one
+run of the five-ball slice (a red being written, a throw, a build, a scoring and its jurors,
+the findings, a second-wave build, the merge and its push, before the live proof), and
+started again each time, lands the slice: no episode has a fifth round, no step is recorded
+twice, and `leap audit` holds on a fresh clone of the remote."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from leapgit.ledger import history, layout, query
+from leapgit.ledger.store import Ledger
+from tests.loop.world import DEPS, S, build, jurors
+from tests.support import git, leap
+from tests.templates import Served
+from tests.tribunal.jurors import JurorServer
+
+Event = dict[str, object]
+
+
+def _is(kind: str, **want: object) -> Callable[[Event], bool]:
+    def match(e: Event) -> bool:
+        return e["event"] == kind and all(
+            str(e.get(k, "")).startswith(str(v)) for k, v in want.items())
+    return match
+
+
+# in the order a run reaches them; each restart is killed at the next one it reaches
+MOMENTS: list[tuple[str, Callable[[Event], bool]]] = [
+    ("a red being written", _is("red", step="author")),
+    ("a throw", _is("throw")),
+    ("a build", _is("round", outcome="building")),
+    ("a scoring", _is("score", step="convening")),
+    ("jurors sitting", lambda e: e["event"] == "log" and "ball" in e),
+    ("the second wave's red", _is("red", ball="c", step="author")),
+    ("c's findings", _is("findings", ball="c")),
+    ("c's second build", _is("round", ball="c", round=2, outcome="building")),
+    ("the merge and its push", lambda e: e["event"] == "log" and "ball" not in e),
+    ("before the live proof", _is("merge")),
+]
+
+
+def _run_until(work: Path, hit: Callable[[Event], bool]) -> tuple[bool, int, str]:
+    """`leap run` as a real process, killed with SIGKILL at the first event ``hit`` takes;
+    (killed, exit code, what it printed)."""
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
+                             "--heartbeat", "0"], cwd=work, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    said = []
+    for line in proc.stdout:
+        said.append(line)
+        if line.startswith("{") and hit(json.loads(line)):
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return True, -9, "".join(said)
+    return False, proc.wait(), "".join(said)
+
+
+def test_killed_at_ten_moments_the_slice_lands_once(isolated: Path, served: Served,
+                                                     tmp_path: Path) -> None:
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder("run5-kill"), served.daemon, server.url)
+        killed = []
+        for name, hit in MOMENTS:
+            was_killed, code, said = _run_until(p.work, hit)
+            assert was_killed or code == 0, (name, code, said[-4000:])
+            if was_killed:
+                killed.append(name)
+        final = p.leap("run", S, "--heartbeat", "0")
+    assert final.code == 0, final.out[-3000:]
+    assert "landed, live proof held" in final.out
+    assert len(killed) == len(MOMENTS), killed  # every moment was reached, and killed
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        for ball in DEPS:
+            for episode in query.episodes(view, S, ball):
+                rounds = query.receipts(view, S, ball, episode)
+                assert len(rounds) <= 4, (ball, episode, rounds)  # L6: no fifth round
+            assert len(history.reds(view, S, ball)) == 1, ball  # one red each
+            graded = [(s.episode, s.rounds) for s in history.scores(view, S, ball)]
+            assert len(graded) == len(set(graded)), (ball, graded)  # no round scored twice
+            assert history.scores(view, S, ball)[-1].outcome == 1
+        assert len(history.merge_records(view, S)) == 1
+        assert view.exists(layout.live_path(S, 1))
+    log = git("log", "--first-parent", "--format=%s", "main", cwd=p.bare).splitlines()
+    assert len([s for s in log if s.startswith(f"leap: integrate {S}/")]) == 5, log
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(p.bare), str(clone), cwd=tmp_path)
+    git("fetch", "-q", "origin", "refs/heads/leap/ledger:refs/heads/leap/ledger", cwd=clone)
+    audited = leap("audit", cwd=clone)
+    assert audited.code == 0, audited
