@@ -42,9 +42,10 @@ def check_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit, r
     else:
         parent = objects.commit(commit.parents[0].decode()).tree if commit.parents else None
         out = check_scope(objects, ref, ball, commit.id.decode(), parent, commit.tree)
-        if not red_test:
-            out.extend(check_message(ref, commit, "L6") or check_trailers(ref, commit,
-                                                                           round_cap))
+        divided = check_message(ref, commit, "L6")  # the red test's trailers are read too
+        out.extend(divided)
+        if not red_test and not divided:
+            out.extend(check_trailers(ref, commit, round_cap))
     if not red_test:
         for red in reds:
             out.extend(check_frozen(objects, ref, red, commit))

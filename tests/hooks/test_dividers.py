@@ -113,3 +113,25 @@ def test_leapgit_never_writes_a_divider_line() -> None:
     assert parse(message).slice == "s1"
     titled = format_message("--- a subject", [("Leap-Slice", "s1")])
     assert not has_divider(titled) and parse(titled).slice == "s1"
+
+
+def test_a_red_test_commit_whose_message_holds_a_divider_is_refused(fresh_world: World
+                                                                    ) -> None:
+    """The thrower's red test carries no receipt, but its trailers are read too (a
+    ``Leap-Round`` there is a round hidden below the red, L6): one reading only."""
+    from tests.hooks.test_server_rules import blob, red_record
+
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    red = commit(w.work, {"tests/test_a.py": "def test_a():\n    assert A == 10\n"},
+                 "red: a\n\n---\n\nLeap-Round: 1\nLeap-Outcome: 1\n")
+    w.append(red_record(w, "a", 1, red, {"tests/test_a.py": blob(w, red, "tests/test_a.py")}))
+    commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    assert w.push("leap/ledger").returncode == 0
+    before = remote_refs(w.bare)
+    result = w.push(BALL_A)
+    assert result.returncode != 0, result.stderr
+    assert f"[L6] refs/heads/{BALL_A} {red[:12]}" in result.stderr, result.stderr
+    assert "a `---` divider line" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
