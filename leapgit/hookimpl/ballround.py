@@ -149,7 +149,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         for r in problems:  # past the last round, record_round's refusal says what to do now
             say(f"[{r.rule}] {r.message}" + ("" if spent and r.rule == "L6" else
                                              f"; do: {r.hint}"))
-        divided = any(r.kind == "divider" for r in problems)  # refused by the server too
+        divided = any(r.kind == "two-readings" for r in problems)  # refused by the server too
         if trailers.round is None or trailers.outcome is None or divided:
             if spent:  # trailers would not help: there is no further round (review r9 F3)
                 from leapgit.rules.episodes import spent_hint
@@ -159,8 +159,8 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 return
             say("the round was not recorded: amend the commit with its trailers "
                 "(`git commit --amend`); the server refuses a round without them" if not
-                divided else "the round was not recorded: amend the commit without the `---` "
-                "line (`git commit --amend`); the server refuses a round with one")
+                divided else "the round was not recorded: amend the message so that git reads "
+                "its trailers one way (`git commit --amend`); the server refuses it as it is")
             return
         done = record_round(
             ledger, slice_id, ball_id, outcome=trailers.outcome, claim=True, commit=head,

@@ -36,6 +36,9 @@ SPEC_VERSION = "Leap-Spec-Version"
 ENVELOPE = "Leap-Envelope"
 
 Pair = tuple[str, str]
+KEYS = (SLICE, BASE, BALL, EPISODE, ROUND, OUTCOME, EVIDENCE, CANDIDATE, RECORD, SCORE, RUN,
+        MERGE, SPINE, TIP, TRIBUNAL, RED, LEASE, SPEC_VERSION, ENVELOPE)
+_CANONICAL = {k.lower(): k for k in KEYS}
 
 
 class Trailers(NamedTuple):
@@ -114,6 +117,15 @@ def has_divider(message: bytes | str) -> bool:
     text = message.decode("utf-8", "surrogateescape") if isinstance(message, bytes) else message
     text = text.split("\0", 1)[0]
     return _patch_start(text) < len(text)
+
+
+def respelled_keys(message: bytes | str) -> list[str]:
+    """The message's trailer keys that are a ``Leap-*`` key in another case (``leap-ball``):
+    ``parse`` reads keys case-blind, as git does, and takes the last of ``Leap-Ball: a``
+    and ``leap-ball: b``, while a reader that matches ``Leap-Ball:`` (`git log --grep`,
+    a dict of `git log --format=%(trailers)`) takes ``a``."""
+    return sorted({k for k, _v in parse(message).pairs
+                   if _CANONICAL.get(k.lower(), k) != k})
 
 
 def _patch_start(text: str) -> int:

@@ -53,19 +53,29 @@ def check_commit(objects: Objects, ref: str, ball: BallRecord, commit: Commit, r
 
 
 def check_message(ref: str, commit: Commit, rule: str) -> list[Refusal]:
-    """A message with a ``---`` divider line is refused, wherever the server judges one
-    (blind review r2): `git interpret-trailers`, and leapgit's parser with it, end the
-    message at the divider, `git log --format=%(trailers)` reads on, so one commit would
-    name one ball to the rules and another to an auditor's `git log`. ``rule``: the rule
-    of the ref (L6 a round's receipt, L8 the spine's merge or the ledger's record)."""
-    from leapgit.records.trailers import has_divider
+    """A message whose trailers git's readers read apart is refused, wherever the server
+    judges one (blind review r2): a ``---`` divider line (`git interpret-trailers`, and
+    leapgit's parser with it, end the message there, `git log --format=%(trailers)` reads
+    on), or a ``Leap-*`` key in another case. So one commit cannot name one ball to the
+    rules and another to an auditor's `git log`. ``rule``: the rule of the ref (L6 a
+    round's receipt, L8 the spine's merge or the ledger's record)."""
+    from leapgit.records.trailers import has_divider, respelled_keys
 
-    if not has_divider(commit.message):
-        return []
-    return [Refusal(rule, ref, commit.id.decode(), None, "the message holds a `---` divider "
-                    "line: git interpret-trailers ends the message there and git log "
-                    "--format=%(trailers) reads on, so git's readers disagree on its trailers",
-                    "reword the commit without a line that starts with `---`", "divider")]
+    sha = commit.id.decode()
+    if has_divider(commit.message):
+        return [Refusal(rule, ref, sha, None, "the message holds a `---` divider line: git "
+                        "interpret-trailers ends the message there and git log "
+                        "--format=%(trailers) reads on, so git's readers disagree on its "
+                        "trailers", "reword the commit without a line that starts with `---`",
+                        "two-readings")]
+    respelled = respelled_keys(commit.message)
+    if respelled:  # `leap-ball: b` after `Leap-Ball: a`: b to the rules, a to `git log --grep`
+        return [Refusal(rule, ref, sha, None, f"the trailer key {', '.join(respelled)} is a "
+                        "Leap-* key in another case: leapgit reads keys case-blind, a reader "
+                        "matching the key as written does not, so they disagree on its "
+                        "trailers", "write Leap-* trailer keys as leapgit spells them",
+                        "two-readings")]
+    return []
 
 
 def check_merge(ref: str, commit: Commit) -> list[Refusal]:

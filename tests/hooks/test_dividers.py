@@ -135,3 +135,43 @@ def test_a_red_test_commit_whose_message_holds_a_divider_is_refused(fresh_world:
     assert f"[L6] refs/heads/{BALL_A} {red[:12]}" in result.stderr, result.stderr
     assert "a `---` divider line" in result.stderr, result.stderr
     assert remote_refs(w.bare) == before
+
+
+RESPELLED = f"integrate {SLICE}/a\n\nLeap-Slice: {SLICE}\nLeap-Ball: b\nleap-ball: a\n"
+
+
+def test_git_log_and_the_parser_read_a_respelled_key_apart(fresh_world: World) -> None:
+    """`leap-ball: a` after `Leap-Ball: b`: the parser (case-blind, as git) reads a, a
+    reader of `git log` that matches the key as leapgit writes it (the audit's graph,
+    `git log --grep "Leap-Ball: b"`) reads b."""
+    from leapgit.records.trailers import respelled_keys
+
+    w = fresh_world
+    sha = git("commit-tree", f"{w.base}^{{tree}}", "-m", RESPELLED, cwd=w.work)
+    shown = dict(line.split(": ", 1) for line in log_trailers(w, sha).splitlines())
+    assert shown["Leap-Ball"] == "b" and parse(RESPELLED).ball == "a"
+    assert respelled_keys(RESPELLED) == ["leap-ball"] and respelled_keys(HONEST) == []
+
+
+def test_a_spine_merge_with_a_respelled_leap_key_is_refused(fresh_world: World) -> None:
+    w = fresh_world
+    merge = passed_merge(w, RESPELLED)
+    before = remote_refs(w.bare)
+    result = w.push(f"{merge}:refs/heads/main")
+    assert result.returncode != 0, result.stderr
+    assert f"[L8] refs/heads/main {merge[:12]}" in result.stderr, result.stderr
+    assert "the trailer key leap-ball is a Leap-* key in another case" in result.stderr, \
+        result.stderr
+    assert remote_refs(w.bare) == before
+
+
+def test_a_round_with_a_respelled_leap_key_is_refused(fresh_world: World) -> None:
+    w = fresh_world
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    commit(w.work, {"src/a.py": "A = 10\n"}, "a\n\nLeap-Round: 1\nleap-outcome: 1\n")
+    before = remote_refs(w.bare)
+    result = w.push(BALL_A)
+    assert result.returncode != 0, result.stderr
+    assert f"[L6] refs/heads/{BALL_A}" in result.stderr, result.stderr
+    assert "leap-outcome is a Leap-* key in another case" in result.stderr, result.stderr
+    assert remote_refs(w.bare) == before
