@@ -27,6 +27,10 @@ def table_lines(end: RunEnd) -> list[str]:
                    f"{b.rounds:>6}  {b.score or '-':<10}  {b.reason or ''}")
         if b.hint:
             out.append(f"{'':<{width}}  next: {b.hint}")
+    if end.usage is not None:
+        u = end.usage
+        cost = "cost unknown (unpriced)" if u.get("usd") is None else f"{u['usd']:.6f} USD"
+        out.append(f"jurors: {u['tokens_in']} tokens in, {u['tokens_out']} out, {cost}")
     tip = f" at {end.merged_tip[:12]}" if end.merged_tip else ""
     out.append(f"slice {end.slice}: {end.outcome}{tip}"
                + (f"; stopped: {end.stopped}" if end.stopped else ""))

@@ -170,9 +170,7 @@ def ball_scores(view: LedgerView, slice_id: str, balls: tuple[query.BallState, .
         found = history.scores(view, slice_id, b.ball)
         if not found:
             continue
-        from leapgit.records.usage import NOTHING, total
-
         last = found[-1]
-        spent = total(history.score_spend(s) for s in found) or NOTHING
+        spent = history.ball_spent(view, slice_id, b.ball)  # the one sum `leap run` caps
         out[b.ball] = BallScore(last.score, last.outcome, last.reason, spent)
     return out

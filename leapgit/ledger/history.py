@@ -123,31 +123,42 @@ def run_usage(view: LedgerView, slice_id: str, ball_id: str, run_id: str) -> Usa
     return summary.usage if summary is not None else None
 
 
-def score_spend(record: ScoreRecord) -> Usage:
-    """What one scoring spent on jurors: its recorded usage; a scoring that convened a
-    tribunal without recording one (written before usage was) spent an unknown amount;
-    one that stopped before the tribunal spent nothing."""
-    from leapgit.records.usage import NOTHING, UNMEASURED
+def _runs_spent(view: LedgerView, folder: str) -> Usage | None:
+    """Every tribunal run recorded under ``folder`` (``.../tribunal``), as its summary sums
+    its verdicts; a summary written before usage was recorded spent an unknown amount."""
+    from leapgit.records.tribunal_run import SummaryRecord
+    from leapgit.records.usage import UNMEASURED, total
 
-    if record.usage is not None:
-        return record.usage
-    return UNMEASURED if record.run_id else NOTHING
+    found = []
+    for run in view.list(folder):
+        summary = view.record(f"{folder}/{run}/summary.yaml", SummaryRecord)
+        if summary is not None:
+            found.append(summary.usage if summary.usage is not None else UNMEASURED)
+    return total(found)
 
 
 def ball_spent(view: LedgerView, slice_id: str, ball_id: str) -> Usage:
-    """Issue 15 item 9: every scoring of the ball, each episode, pass or not (money spent
-    on a refused round is spent), summed; ``usd`` None when any part's cost is unknown."""
-    from leapgit.records.usage import NOTHING, total
+    """Issue 15 item 9: every convening of the ball's tribunal, each episode, pass or not
+    (money spent on a refused round is spent; so is a run whose scoring was killed before
+    its score record), summed; ``usd`` None when any part's cost is unknown."""
+    from leapgit.records.usage import NOTHING
 
-    if not has(view, slice_id, ball_id, "scores"):
-        return NOTHING
-    return total(score_spend(s) for s in scores(view, slice_id, ball_id)) or NOTHING
+    return _runs_spent(view, f"{layout.ball_dir(slice_id, ball_id)}/tribunal") or NOTHING
 
 
 def spent(view: LedgerView, slice_id: str) -> Usage:
-    """Every ball's spend (``ball_spent``) of the slice, summed: what `run.max_usd` caps."""
-    from leapgit.records.usage import NOTHING, total
+    """Every ball's spend (``ball_spent``) and each merge's aggregate review (L8), summed:
+    what `run.max_usd` caps."""
+    from leapgit.records.tribunal_run import SummaryRecord
+    from leapgit.records.usage import NOTHING, UNMEASURED, total
 
     folder = f"{layout.slice_dir(slice_id)}/balls"
     balls = [name for name in view.list(folder) if not name.endswith(".yaml")]
-    return total(ball_spent(view, slice_id, b) for b in balls) or NOTHING
+    reviews = []
+    for merged in (merge_records(view, slice_id) if view.exists(layout.merge_path(slice_id))
+                   else []):
+        summary = view.record(f"{layout.tribunal_dir(merged.aggregate_run)}/summary.yaml",
+                              SummaryRecord)
+        if summary is not None:
+            reviews.append(summary.usage if summary.usage is not None else UNMEASURED)
+    return total([*(ball_spent(view, slice_id, b) for b in balls), *reviews]) or NOTHING

@@ -45,6 +45,7 @@ class BallEnd:
     rounds: int = 0
     episode: int = 0
     score: str | None = None
+    usage: dict[str, Any] | None = None  # every scoring's juror spend (issue 15 item 9)
 
 
 @dataclass
@@ -56,6 +57,7 @@ class RunEnd:
     live: Proved | None = None
     stopped: str | None = None  # why the run stopped before the spine (time, money, a stop)
     exit_code: int = EXIT_OK
+    usage: dict[str, Any] | None = None  # the slice's juror spend
 
     @property
     def outcome(self) -> str:
@@ -82,6 +84,7 @@ class SliceRun:
         self.busy: dict[str, str] = {}
         self.stopped: dict[str, Step] = {}
         self.idle_builds: dict[str, int] = {}
+        self._unpriced = False
         from leapgit.worktrees.watch import Watch
 
         self.watch = Watch(ws)  # L5, L9: one for every builder of the run
@@ -103,6 +106,8 @@ class SliceRun:
                                                for s in standings.values()):
                     self._land(end)
             end.balls = self._ends(self._standings())
+            with self.ws.ledger() as ledger:
+                end.usage = history.spent(ledger.require(), self.slice).to_dict()
             end.exit_code = self._exit_code(end)
             self._table(end)
         return end
@@ -138,9 +143,26 @@ class SliceRun:
             pool.shutdown(wait=True)
 
     def _over(self) -> str | None:
+        """Why no further step starts: time (--max-minutes), or money (run.max_usd)."""
         if self._deadline is not None and time.monotonic() >= self._deadline:
-            self.stop.set()
+            self.stop.set()  # running builders stop; each running round is recorded as 0
             return f"--max-minutes {self.opt.max_minutes:g} reached: a hold, nothing lost"
+        cap = self.ws.config.run_max_usd
+        if cap is None:
+            return None
+        with self.ws.ledger() as ledger:
+            spent = history.spent(ledger.require(), self.slice)
+        if spent.usd is None:
+            if not self._unpriced:
+                self._unpriced = True
+                self.events.emit("log", line=f"warning: run.max_usd is {cap:g} but the "
+                                 "slice's spend is not fully priced (a rung without "
+                                 "usd_per_mtok_in/out, or a command rung): the cap holds "
+                                 "only what is priced")
+            return None
+        if spent.usd >= cap:
+            return (f"run.max_usd {cap:g} reached: the slice spent {spent.usd:.6f} USD on "
+                    "jurors; a hold, nothing lost")
         return None
 
     def _standings(self) -> dict[str, BallStanding]:
@@ -242,7 +264,9 @@ class SliceRun:
         r = scored.record
         self.events.emit("score", step.ball, step.wave, step=f"score {r.score}",
                          outcome=OUTCOME[r.outcome], rule=r.rule, run=r.run_id,
-                         candidate=r.candidate[:12], detail=r.reason)
+                         candidate=r.candidate[:12],
+                         usage=r.usage.to_dict() if r.usage is not None else None,
+                         detail=r.reason)
         self._findings(step)
 
     def _findings(self, step: Step) -> None:
@@ -325,15 +349,16 @@ class SliceRun:
                 rounds = len(ep.receipts) if ep else 0
                 number = ep.throw.episode if ep else 0
                 stop = self.stopped.get(ball)
+                spend = history.ball_spent(view, self.slice, ball).to_dict()
                 if s.verdict == "passed":
                     out.append(BallEnd(ball, s.wave, "passed", "", EXIT_OK, None, rounds,
-                                       number, shown))
+                                       number, shown, spend))
                 elif stop is not None:
                     out.append(BallEnd(ball, s.wave, "stopped", stop.reason, stop.exit_code,
-                                       stop.hint, rounds, number, shown))
+                                       stop.hint, rounds, number, shown, spend))
                 else:
                     out.append(BallEnd(ball, s.wave, "waiting", s.why(), EXIT_HOLD, None,
-                                       rounds, number, shown))
+                                       rounds, number, shown, spend))
         return out
 
     def _exit_code(self, end: RunEnd) -> int:
@@ -353,8 +378,8 @@ class SliceRun:
         rows: list[dict[str, Any]] = [
             {"ball": b.ball, "wave": b.wave, "state": b.state, "episode": b.episode,
              "rounds": b.rounds, "score": b.score, "reason": b.reason or None,
-             "hint": b.hint} for b in end.balls]
-        self.events.emit("table", balls=rows, outcome=end.outcome,
+             "hint": b.hint, "usage": b.usage} for b in end.balls]
+        self.events.emit("table", balls=rows, outcome=end.outcome, usage=end.usage,
                          tip=end.merged_tip[:12] if end.merged_tip else None,
                          stopped=end.stopped)
         self.events.emit("end", outcome=end.outcome, exit_code=end.exit_code)
