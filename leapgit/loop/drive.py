@@ -241,7 +241,8 @@ class SliceRun:
         progress = EventProgress(self.events, self.slice, [(step.ball, step.wave)],
                                  self.ws.config.round_cap)
         done = run_balls(self.ws, self.slice, [(step.ball, step.wave)], 1, progress,
-                         heartbeat=self.opt.heartbeat, stop=self.stop, watch=self.watch)
+                         heartbeat=self.opt.heartbeat or float("inf"),  # 0: no heartbeat
+                         stop=self.stop, watch=self.watch)
         ran = done.balls[0]
         if ran.error is not None:
             raise ran.error

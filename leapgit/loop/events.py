@@ -55,9 +55,9 @@ class Events:
             return f"{head}   {printable(str(data.get('line', '')))}"
         where = f"{self._slice}/{data['ball']}" if "ball" in data else self._slice
         wave = f"wave {data['wave']} " if "wave" in data else ""
-        shown = {k: v for k, v in data.items()
-                 if k not in ("event", "slice", "elapsed", "at", "ball", "wave", "step",
-                              "outcome", "detail")}
+        hidden = ("event", "slice", "elapsed", "at", "ball", "wave", "step", "outcome",
+                  "detail") + (("balls", "usage") if data["event"] == "table" else ())
+        shown = {k: v for k, v in data.items() if k not in hidden}  # the table follows
         parts = [f"{head} {wave}{where}", data["event"]]
         if "step" in data:
             parts.append(str(data["step"]))
@@ -70,8 +70,16 @@ class Events:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, dict) and "tokens_in" in value:  # a spend (records.usage)
+        usd = value.get("usd")
+        return (f"{value['tokens_in']}+{value['tokens_out']} tokens, "
+                + ("cost unpriced" if usd is None else f"{usd:.6f} USD"))
+    if isinstance(value, dict) and "claim" in value:  # a finding
+        return printable(f"[{value.get('lens')}/{value.get('severity')}] {value['claim']}")
+    if isinstance(value, dict):
+        return printable(", ".join(f"{k}: {v}" for k, v in value.items()))
     if isinstance(value, (list, tuple)):
-        return ",".join(printable(str(v)) for v in value) or "-"
+        return "; ".join(_short(v) for v in value) or "-"
     return printable(str(value))
 
 
