@@ -32,6 +32,7 @@ from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees.buildround import HEARTBEAT
 
 OUTCOME = {1: "pass", 0: "hold", -1: "refuse"}
+EXIT_INTERRUPTED = 130
 
 
 @dataclass
@@ -85,6 +86,7 @@ class SliceRun:
         self.stopped: dict[str, Step] = {}
         self.idle_builds: dict[str, int] = {}
         self._unpriced = False
+        self.interrupted = False  # Ctrl-C or SIGTERM: exit 130, as `leap throw --run`
         from leapgit.worktrees.watch import Watch
 
         self.watch = Watch(ws)  # L5, L9: one for every builder of the run
@@ -113,6 +115,15 @@ class SliceRun:
         return end
 
     def _balls(self) -> str | None:
+        from leapgit.worktrees.run import sigterm_as_interrupt
+
+        restore = sigterm_as_interrupt()  # SIGTERM stops the run as Ctrl-C does
+        try:
+            return self._turns()
+        finally:
+            restore()
+
+    def _turns(self) -> str | None:
         pool = ThreadPoolExecutor(max_workers=max(1, self.opt.jobs),
                                   thread_name_prefix="leap-run")
         running: dict[Future[None], Step] = {}
@@ -135,6 +146,7 @@ class SliceRun:
                     self._settle(step, fut)
         except KeyboardInterrupt:
             self.stop.set()
+            self.interrupted = True
             why = "interrupted: every builder stops and its round is recorded"
             self.events.emit("stop", reason=why)
             _drain(running)
@@ -363,6 +375,8 @@ class SliceRun:
         return out
 
     def _exit_code(self, end: RunEnd) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
         if end.live is not None and end.live.record is not None and \
                 end.live.record.outcome == -1:
             return EXIT_RULE

@@ -158,7 +158,7 @@ def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: 
     stop = stop or threading.Event()
     driver = _Driver(ws, command, progress, stop, heartbeat, watch)
     interrupted = False
-    restore = _sigterm_as_interrupt()
+    restore = sigterm_as_interrupt()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="leap-ball")
     futures: list[Future[BallRun]] = [pool.submit(driver.drive, slice_id, b, w)
                                       for b, w in balls]
@@ -186,7 +186,7 @@ def _wait_all(futures: list[Future[BallRun]]) -> None:
         _, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
 
 
-def _sigterm_as_interrupt() -> Callable[[], object]:
+def sigterm_as_interrupt() -> Callable[[], object]:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 

@@ -46,9 +46,10 @@ MOMENTS: list[tuple[str, Callable[[Event], bool]]] = [
 ]
 
 
-def _run_until(work: Path, hit: Callable[[Event], bool]) -> tuple[bool, int, str]:
-    """`leap run` as a real process, killed with SIGKILL at the first event ``hit`` takes;
-    (killed, exit code, what it printed)."""
+def _run_until(work: Path, hit: Callable[[Event], bool], sig: int = signal.SIGKILL
+              ) -> tuple[bool, int, str]:
+    """`leap run` as a real process, sent ``sig`` at the first event ``hit`` takes;
+    (signalled, exit code, what it printed)."""
     proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
                              "--heartbeat", "0"], cwd=work, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
@@ -57,9 +58,9 @@ def _run_until(work: Path, hit: Callable[[Event], bool]) -> tuple[bool, int, str
     for line in proc.stdout:
         said.append(line)
         if line.startswith("{") and hit(json.loads(line)):
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return True, -9, "".join(said)
+            os.kill(proc.pid, sig)
+            rest = proc.stdout.read()  # a SIGINT or SIGTERM: the run records and says why
+            return True, proc.wait(), "".join(said) + rest
     return False, proc.wait(), "".join(said)
 
 
@@ -71,6 +72,10 @@ def test_killed_at_ten_moments_the_slice_lands_once(isolated: Path, served: Serv
         for name, hit in MOMENTS:
             was_killed, code, said = _run_until(p.work, hit)
             assert was_killed or code == 0, (name, code, said[-4000:])
+            if name == "a build":  # and Ctrl-C (SIGINT) at the next build: exit 130
+                stopped, code, said = _run_until(p.work, hit, signal.SIGINT)
+                assert stopped and code == 130, (code, said[-3000:])
+                assert "interrupted" in said
             if was_killed:
                 killed.append(name)
         final = p.leap("run", S, "--heartbeat", "0")
