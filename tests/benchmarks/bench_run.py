@@ -17,6 +17,7 @@ taken out twice), over the balls. Goal: `leap run` no slower than the script (ra
 and under 1 s of overhead a ball on a 2-core machine.
 
     python -m tests.benchmarks.bench_run [--smoke] [--balls 16 --waves 4] [--jobs 1,2]
+                                         [--rounds 1]
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -123,16 +125,40 @@ def measure(name: str, tmp: Path, deps: dict[str, tuple[str, ...]], jobs: int | 
     return Arm(name, ended - began, hosted, len(deps), counts)
 
 
-def show(arms: list[Arm], anchor: Arm) -> None:
+def show(arms: list[Arm], anchor: Arm, work: bool = True) -> None:
     for arm in arms:
         ratio = f"   ratio run/script {arm.wall / anchor.wall:5.2f}x" if arm is not anchor \
             else "   (the anchor)"
         print(f"   {arm.name:<18} {arm.wall:7.1f} s   {arm.per_ball:5.2f} s a ball   "
               f"hosted {arm.hosted:6.1f} s   overhead {arm.overhead:5.2f} s a ball{ratio}")
-    print("   work done by each arm (processes and juror calls): "
-          + "; ".join(f"{a.name}: " + ", ".join(f"{k} {v}" for k, v in a.counts.items())
-                      for a in arms))
-    print("   goal: leap run no slower than the script (ratio <= 1.00x) and under 1 s of "
+    if work:
+        print("   work done by each arm (processes and juror calls): "
+              + "; ".join(f"{a.name}: " + ", ".join(f"{k} {v}" for k, v in a.counts.items())
+                          for a in arms))
+
+
+def median(samples: list[Arm]) -> Arm:
+    return Arm(samples[0].name, statistics.median(a.wall for a in samples),
+               statistics.median(a.hosted for a in samples), samples[0].balls,
+               samples[0].counts)
+
+
+def rounds(tmp: Path, deps: dict[str, tuple[str, ...]], jobs: list[int], times: int) -> None:
+    """Every arm ``times`` times, in an order that turns each round, so that a load that
+    comes and goes weighs on each alike; each round's ratios, then the medians'."""
+    arms: list[tuple[str, int | None]] = [("script", None)] + \
+        [(f"leap run --jobs {j}", j) for j in jobs]
+    samples: dict[str, list[Arm]] = {name: [] for name, _ in arms}
+    for r in range(times):
+        for name, j in arms[r % len(arms):] + arms[:r % len(arms)]:
+            samples[name].append(measure(name, tmp / f"round{r}", deps, j))
+        print(f"  round {r + 1} of {times}:")
+        show([samples[name][-1] for name, _ in arms], samples["script"][-1], work=r == 0)
+    if times > 1:
+        print(f"  medians of {times} rounds:")
+        middle = [median(samples[name]) for name, _ in arms]
+        show(middle, middle[0], work=False)
+    print("  goal: leap run no slower than the script (ratio <= 1.00x) and under 1 s of "
           "overhead a ball on a 2-core machine")
 
 
@@ -148,6 +174,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--balls", type=int, default=None, help="balls (default 16)")
     parser.add_argument("--waves", type=int, default=None, help="waves (default 4)")
+    parser.add_argument("--rounds", type=int, default=1, help="times each arm runs (default 1)")
     parser.add_argument("--jobs", default=None,
                         help="`leap run --jobs` values, one run each (default 1,2)")
     args = arguments(__doc__, parser)
@@ -163,9 +190,7 @@ def main() -> None:
         print(f"leap run vs the separate commands: {balls} balls in {waves} waves of "
               f"{balls // waves}, a file remote with the server's pre-receive, every "
               "command a process of its own")
-        anchor = measure("script", tmp, deps, None)
-        arms = [anchor] + [measure(f"leap run --jobs {j}", tmp, deps, j) for j in jobs]
-        show(arms, anchor)
+        rounds(tmp, deps, jobs, args.rounds)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
