@@ -35,12 +35,13 @@ Event = dict[str, object]
 def duo(base_dir: Path, daemon: object, juror_url: str, slice_id: str, balls: tuple[str, ...],
         plan: dict[str, dict[str, str]] | None = None, live_proof: str | None = None,
         red: dict[str, object] | None = None, config: dict[str, object] | None = None,
-        builder: str | None = None) -> Project:
+        builder: str | None = None, scope: dict[str, list[str]] | None = None) -> Project:
     """A slice of some of the world's balls (``balls``, with the world's dependencies), the
     world's scripted author and builder (``builder``: a script of one's own instead)."""
     draft = (f"slice: {slice_id}\nspine: integrator\n"
              + (f"live_proof: {live_proof}\n" if live_proof else "") + "balls:\n"
-             + "".join(ball_yaml(b, [f"calc/{b}.py", f"tests/test_{b}.py"], f"test_{b}",
+             + "".join(ball_yaml(b, [f"calc/{b}.py", f"tests/test_{b}.py",
+                                     *(scope or {}).get(b, [])], f"test_{b}",
                                  tuple(d for d in DEPS[b] if d in balls)) for b in balls))
     p = build_project(base_dir, daemon, juror_url, draft, None,  # type: ignore[arg-type]
                       plan or {b: {f"calc/{b}.py": CODE[b]} for b in balls})
@@ -123,6 +124,8 @@ def test_run_max_usd_holds_the_priced_spend_when_one_seat_reports_none(
 BUGGY_GC = CODE["c"] + "\n\ndef gc():\n    return 0  # BUG-C: gc returns 0\n"
 FIXED_GC = CODE["c"] + "\n\ndef gc():\n    return 5\n"
 def _finding_author() -> str:
+    """The world's author; its second call for a ball (the tribunal's findings) adds a NEW
+    test file in the ball's scope for the finding (gc must return 5), changing no file."""
     return textwrap.dedent("""\
         import json, os, pathlib, subprocess, sys
         here = pathlib.Path(sys.argv[0]).parent
@@ -133,9 +136,10 @@ def _finding_author() -> str:
             out.write(ball + "\\n")
         path, text = json.loads((here / "reds.json").read_text())[ball]
         if calls:  # a further red: a test for the tribunal's finding (T7.6)
-            text = (pathlib.Path(path).read_text() if pathlib.Path(path).exists() else text) \\
-                + ("\\n\\nclass Finding(unittest.TestCase):\\n    def test_gc(self):\\n"
-                   "        from calc.c import gc\\n        self.assertEqual(gc(), 5)\\n")
+            path = "tests/test_c_finding.py"
+            text = ("import unittest\\n\\n\\nclass Finding(unittest.TestCase):\\n"
+                    "    def test_gc(self):\\n        from calc.c import gc\\n"
+                    "        self.assertEqual(gc(), 5)\\n")
         p = pathlib.Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(text)
         ident = ["-c", "user.name=Test Author", "-c", "user.email=author@example.invalid"]
         subprocess.run(["git", "add", path], check=True)
@@ -154,7 +158,8 @@ def test_a_tribunal_finding_becomes_a_further_red(isolated: Path, served: Served
     plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
             "c+fixed": {"calc/c.py": FIXED_GC}}
     with JurorServer("openai", jurors) as server:
-        p = duo(served.folder("rf-red"), served.daemon, server.url, "fred", ("a", "c"), plan)
+        p = duo(served.folder("rf-red"), served.daemon, server.url, "fred", ("a", "c"), plan,
+                scope={"c": ["tests/test_c_finding.py"]})
         (p.base_dir / "author.py").write_text(_finding_author())
         res = p.leap("run", "fred", "--json", "--heartbeat", "0")
     got = events(res.out)
@@ -163,9 +168,11 @@ def test_a_tribunal_finding_becomes_a_further_red(isolated: Path, served: Served
     with Ledger(p.work / ".git") as ledger:
         view = ledger.require()
         reds = history.reds(view, "fred", "c")
+        answering = getattr(history, "finding_reds", None)  # wherever a fix records them
+        further = list(answering(view, "fred", "c", 1)) if answering else reds[1:]
         rounds = query.receipts(view, "fred", "c", 1)
-    assert len(reds) == 2, (reds, res.out[-2000:])  # T7.6: the finding's red is recorded
-    assert len(rounds) >= 2 and reds[1].recorded_at <= rounds[1].recorded_at  # before round 2
+    assert further, (reds, res.out[-2000:])  # T7.6: the finding's red is recorded
+    assert len(rounds) >= 2 and further[0].recorded_at <= rounds[1].recorded_at  # before 2
 
 
 # -- finding 4 --------------------------------------------------------------------------
