@@ -454,3 +454,32 @@ def test_a_test_author_that_times_out_is_stopped_whole(isolated: Path, served: S
         for pid in pids:  # the authors this test started, by their id
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+# -- finding 9 --------------------------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="review finding 9: rules.ledger._check_live checks only "
+                   "that the merge is recorded and the tip is its tip: the server takes a live "
+                   "proof that says it held (outcome 1) with exit code 1, of a command the "
+                   "slice never declared (L9: a success without physical proof is -1)")
+def test_the_server_refuses_a_live_proof_that_claims_what_it_did_not_prove(
+        isolated: Path, served: Served) -> None:
+    from leapgit.ledger import layout
+    from leapgit.records import trailers as tr
+    from leapgit.records.live import LiveProofRecord
+
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("rf-forge"), served.daemon, server.url, "forge", ("a", "b"))
+        res = p.leap("run", "forge", "--heartbeat", "0")
+    assert res.code == 0 and "live proof not declared" in res.out, res.out[-2000:]
+    with Ledger(p.work / ".git") as ledger:
+        merged = history.merge_records(ledger.require(), "forge")[-1]
+        forged = LiveProofRecord("forge", merged.number, merged.tip, "true", 1, 0.01,
+                                 "Traceback: it failed", 1, "2026-12-02T00:00:00Z")
+        ledger.append({layout.live_path("forge", merged.number):
+                       yamlio.dumps(forged.to_dict())},
+                      f"live proof of forge at {merged.tip[:12]}: held",
+                      [(tr.SLICE, "forge"), (tr.OUTCOME, "1"), (tr.CANDIDATE, merged.tip)])
+    pushed = subprocess.run(["git", "push", "-q", "origin", "leap/ledger"], cwd=p.work,
+                            capture_output=True, text=True)
+    assert pushed.returncode != 0, "the remote took a live proof that held with exit code 1"
+    assert "live" in pushed.stderr, pushed.stderr
