@@ -483,3 +483,23 @@ def test_the_server_refuses_a_live_proof_that_claims_what_it_did_not_prove(
                             capture_output=True, text=True)
     assert pushed.returncode != 0, "the remote took a live proof that held with exit code 1"
     assert "live" in pushed.stderr, pushed.stderr
+
+
+# -- finding 10 -------------------------------------------------------------------------
+@pytest.mark.xfail(strict=True, reason="review finding 10: SliceRun._exit_code folds a step's "
+                   "bad-input error (UsageError, exit 2) into exit 3, a hold: an orchestrating "
+                   "agent is told to wait for what only a person's fix moves")
+def test_a_step_refused_as_bad_input_exits_2(isolated: Path, served: Served) -> None:
+    """A folder of another's stands where a's worktree goes: `leap throw` refuses it as bad
+    input (exit 2, `move it away`); the run stops a there and says exit 3."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("rf-exit"), served.daemon, server.url, "exit", ("a", "b"))
+        stray = p.worktree("a", "exit")
+        stray.mkdir(parents=True)
+        (stray / "notes.txt").write_text("someone's own files")
+        res = p.leap("run", "exit", "--json", "--heartbeat", "0")
+    stop = _stop_of(events(res.out), "a")
+    assert "not a worktree of this ball" in str(stop["reason"]), stop
+    assert stop["exit_code"] == 2, stop  # the ball's stop knows it is bad input
+    assert (stray / "notes.txt").exists()
+    assert res.code == 2, res.code  # UsageError's exit, as `leap throw` exits for it
