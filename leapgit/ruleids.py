@@ -38,6 +38,7 @@ class RuleId(StrEnum):
     T6 = "T6"  # the verdict
     T7 = "T7"  # the loop
     T7_1 = "T7.1"  # red first: the failing test, frozen
+    T7_6 = "T7.6"  # every finding becomes a new failing test; the builder answers it
     T8 = "T8"  # protocol hygiene
     T9 = "T9"  # hard rules
     S1 = "S1"  # signed records and merges
@@ -79,6 +80,8 @@ ENFORCED_BY: dict[RuleId, tuple[str, ...]] = {
     RuleId.T5: ("leapgit.tribunal.redaction:refuse_leaks",),
     RuleId.T6: ("leapgit.tribunal.verdict:parse",),
     RuleId.T7: ("leapgit.tribunal.mechanical:run_checks",),
+    RuleId.T7_6: ("leapgit.rules.ledger:_check_finding_red",
+                  "leapgit.rules.episodes:answers_findings"),
     RuleId.T7_1: ("leapgit.rules.commits:check_frozen", "leapgit.rules.ledger:_check_red",
                   "leapgit.rules.ledger:_red_first", "leapgit.rules.passes:red_problems"),
     RuleId.T8: ("leapgit.tribunal.seating:annul",),

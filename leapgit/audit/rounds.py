@@ -14,8 +14,10 @@ from leapgit.rules.balls import count_rounds, recorded_rounds
 
 
 def round_problems(graph: Graph, view: LedgerView, config: Config, s: ScoreRecord,
-                   red: str) -> list[tuple[str, str]]:
-    """(commit, why) for each way the pass's candidate holds rounds its receipts do not."""
+                   red: str, findings: frozenset[str] = frozenset()
+                   ) -> list[tuple[str, str]]:
+    """(commit, why) for each way the pass's candidate holds rounds its receipts do not;
+    ``findings``: the episode's findings' red commits (T7.6), red tests and no rounds."""
     if graph.node(s.commit) is None:
         return []  # the candidate is not here: the candidate check notes it
     line = graph.line_since(s.commit, s.base)
@@ -23,6 +25,7 @@ def round_problems(graph: Graph, view: LedgerView, config: Config, s: ScoreRecor
         return [(s.commit, f"the candidate's history since its base {s.base[:12]} is no "
                  "line of rounds (a merge, or another base): its rounds cannot be counted")]
     rounds = line[:line.index(red)] if red in line else line
+    rounds = [c for c in rounds if c not in findings]
     recorded = recorded_rounds(view, s.slice, s.ball, s.episode)
     count = count_rounds(reversed(rounds), recorded)  # the branch rule's own count
     out = []

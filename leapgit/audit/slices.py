@@ -60,7 +60,8 @@ class SliceAuditor:
         self.found: list[tuple[str, list[BallAudit], bool]] = []  # slice, balls, merged
         self.landed: dict[str, set[str]] = {}  # slice -> every ball any merge record names
         self.watched: list[Watched] = []  # merged balls whose bytes the spine must keep
-        self.rounds: list[tuple[ScoreRecord, str]] = []  # pass, its red commit
+        # pass, its red commit, its findings' red commits (T7.6: red tests, no rounds)
+        self.rounds: list[tuple[ScoreRecord, str, frozenset[str]]] = []
         self.abandoned: set[str] = set()  # slices an abandon record ended
 
     def run(self) -> None:
@@ -162,9 +163,11 @@ class SliceAuditor:
                                           f"{s.provenance.red}, which the ledger lacks",
                                           path=path))
                 return
-            # T7.1: every red's frozen tests hold, not only the latest's (the set only grows)
-            self.reds += [(s, r) for r in reds if r.red <= red.red]
-            self.rounds.append((s, red.commit))
+            # T7.1: every red's frozen tests hold, not only the latest's (the set only grows);
+            # T7.6: so do the tests of the episode's findings' reds
+            findings = history.finding_reds(self.view, s.slice, s.ball, s.episode)
+            self.reds += [(s, r) for r in reds if r.red <= red.red] + [(s, r) for r in findings]
+            self.rounds.append((s, red.commit, frozenset(r.commit for r in findings)))
 
     def _candidates(self) -> None:
         graph = self.ctx.graph
@@ -206,12 +209,13 @@ class SliceAuditor:
         red test aside) are no more rounds than the limit, counted against its receipts."""
         from leapgit.audit.rounds import round_problems
 
-        for s, red in self.rounds:
+        for s, red, findings in self.rounds:
             self.report.count("no-fifth-round")
             subject, path = f"{s.slice}/{s.ball} score {s.score}", \
                 layout.score_path(s.slice, s.ball, s.score)
             try:
-                found = round_problems(self.ctx.graph, self.view, self.config, s, red)
+                found = round_problems(self.ctx.graph, self.view, self.config, s, red,
+                                       findings)
             except LeapError as exc:  # a receipt no writer of leapgit's would write
                 found = [(s.commit, f"its rounds cannot be counted: {unreadable(exc)}")]
             for commit, why in found:

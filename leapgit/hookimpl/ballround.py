@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError, UsageError, printable
-from leapgit.rules.balls import check_round_count, recorded_rounds, red_commits
+from leapgit.rules.balls import check_round_count, not_rounds, recorded_rounds
 from leapgit.rules.commits import BREACH, check_commit
 from leapgit.rules.objects import Objects
 
@@ -118,9 +118,9 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 "it closes, and judges their sum")
             return
         base = episode.throw.base
-        reds = history.reds(view, slice_id, ball_id) \
+        reds = history.episode_reds(view, slice_id, ball_id, episode.throw.episode) \
             if history.has(view, slice_id, ball_id, "reds") else []  # mostly none: no import
-        pre = red_commits(objects, reds[-1] if reds else None, base, head)
+        pre = not_rounds(objects, reds, base, head)
         rounds_here = [c for c in objects.new_commits(head, [base]) if c.id.decode() not in pre]
         # the same judgment as pre-receive's and `leap round`'s (issue 13)
         problems = check_commit(objects, ref, ball, commit, config.round_cap, reds, head in pre)

@@ -46,7 +46,27 @@ def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
 
     found = _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
     replaced = max((r.replaces for r in found if r.replaces is not None), default=0)
-    return [r for r in found if r.red > replaced]
+    return [r for r in found if r.red > replaced and not r.finding]
+
+
+def finding_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int
+                 ) -> list[RedRecord]:
+    """T7.6: the reds the test author added for the tribunal's findings in ``episode``."""
+    from leapgit.records.scoring import RedRecord
+
+    if not has(view, slice_id, ball_id, "reds"):
+        return []
+    found = _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
+    return [r for r in found if r.finding and r.episode == episode]
+
+
+def episode_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int | None
+                 ) -> list[RedRecord]:
+    """The reds that hold for the rounds of ``episode`` (None: none thrown yet): the
+    contract reds (``reds``), then that episode's finding reds (T7.6). The rules find the
+    contract red in it with ``rules.balls.contract_red``."""
+    found = reds(view, slice_id, ball_id) if has(view, slice_id, ball_id, "reds") else []
+    return found + (finding_reds(view, slice_id, ball_id, episode) if episode else [])
 
 
 def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | None:

@@ -88,6 +88,56 @@ def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
     return Authored(recorded, time.monotonic() - start, log)
 
 
+FINDINGS_NOTE = (
+    "You are the test author (T7.6). The blind tribunal refused this candidate; its open "
+    "findings are below. For each finding you can check against these files, add a NEW test "
+    "file inside the scope that fails for the finding's real reason, and commit it; change "
+    "no existing file (frozen tests stay as they are), and do not fix the code. A finding "
+    "the files do not bear out gets no test (T9). Commit nothing if none can be tested.")
+
+
+def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored | None:
+    """T7.6: the open findings of the ball's latest score become new failing tests, on the
+    refused candidate, recorded as a finding's red (``scoring.findingred``); None when the
+    author committed nothing (no finding could be tested: the builder still gets them)."""
+    from leapgit.ledger import history
+    from leapgit.rules.episodes import findings_to_answer
+    from leapgit.scoring.findingred import record_finding_red
+    from leapgit.tribunal.worktree import temporary
+
+    command = ws.config.red_command
+    assert command
+    root = ws.paths.root
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        score = history.scores(view, slice_id, ball_id)[-1]
+        found = findings_to_answer(view, slice_id, ball_id)
+        ball = query.load_ball_version(view, slice_id, ball_id, score.spec_version)
+    assert found is not None
+    log = ws.paths.common_dir / "leap" / "logs" / slice_id / ball_id / \
+        f"red-author-score-{score.score}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    with temporary(root, score.commit, prefix="leap-red-findings-") as tree:
+        handoff = tree.parent / "handoff.yaml"
+        handoff.write_bytes(yamlio.dumps({
+            "kind": "red-handoff", "note": FINDINGS_NOTE, "slice": slice_id, "ball": ball_id,
+            "goal": ball.goal, "spec": ball.spec, "scope": list(ball.paths),
+            "proof": ball.proof, "tests": ball.tests, "base": score.commit,
+            "findings": found.to_dict()}))
+        env = environment({
+            "LEAP_SLICE": slice_id, "LEAP_BALL": ball_id, "LEAP_GOAL": ball.goal,
+            "LEAP_SPEC": ball.spec, "LEAP_PROOF": ball.proof, "LEAP_SCOPE": "\n".join(ball.paths),
+            "LEAP_BASE": score.commit, "LEAP_HANDOFF": str(handoff), "LEAP_WORKTREE": str(tree),
+            "LEAP_ROLE": "test-author", "LEAP_FINDINGS": str(len(found.findings))})
+        _run(command, tree, env, log, ws.config.red_timeout)
+        head = git.out(["rev-parse", "HEAD"], tree)
+        if head == score.commit:
+            return None
+        recorded = record_finding_red(ws, slice_id, ball_id, head, score.score)
+    return Authored(recorded, time.monotonic() - start, log)
+
+
 def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> None:
     with open(log, "ab") as out:
         out.write(f"$ {command}\n".encode())

@@ -87,6 +87,8 @@ class SliceRun:
         self.idle_builds: dict[str, int] = {}
         self._unpriced = False
         self.interrupted = False  # Ctrl-C or SIGTERM: exit 130, as `leap throw --run`
+        # (ball, score): findings the test author could not turn into a test
+        self.declined: set[tuple[str, int | None]] = set()
         from leapgit.worktrees.watch import Watch
 
         self.watch = Watch(ws)  # L5, L9: one for every builder of the run
@@ -193,6 +195,10 @@ class SliceRun:
                     continue
                 step = next_step(view, self.slice, s, self.ws.config.round_cap,
                                  bool(self.ws.config.red_command), self.opt.resume_holds)
+                if step.kind == "finding_red" and (ball, step.score) in self.declined:
+                    # the author found no finding it could test: the builder answers them
+                    step = next_step(view, self.slice, s, self.ws.config.round_cap, False,
+                                     self.opt.resume_holds)
                 if step.kind == "stop" and s.verdict in ("blocked", "held") \
                         and s.by not in self.stopped:
                     continue  # L5: its ancestor is still at work; it waits, it is not stopped
@@ -231,6 +237,39 @@ class SliceRun:
                          commit=r.commit[:12], frozen=[t.path for t in r.tests],
                          seconds=round(done.seconds, 2))
 
+    def _do_finding_red(self, step: Step) -> None:
+        from leapgit.loop.author import author_finding_red
+
+        self.events.emit("red", step.ball, step.wave, step="findings", detail=step.reason)
+        done = author_finding_red(self.ws, self.slice, step.ball)
+        if done is None:
+            self.declined.add((step.ball, step.score))
+            self.events.emit("red", step.ball, step.wave, step="declined",
+                             detail="the test author added no test: the builder gets the "
+                                    "findings as they are")
+            return
+        r = done.red.record
+        self.events.emit("red", step.ball, step.wave, step="recorded", red=r.red,
+                         commit=r.commit[:12], frozen=[t.path for t in r.tests],
+                         answers=r.answers, seconds=round(done.seconds, 2))
+        self._advance(step.ball)
+
+    def _advance(self, ball: str) -> None:
+        """T7.6: the ball's branch stands on its latest finding red before the next round
+        (also after a run killed between that red's record and this move)."""
+        from pathlib import Path
+
+        from leapgit.scoring.findingred import advance, pending
+
+        red = pending(self.ws, self.slice, ball)
+        if red is None:
+            return
+        with self.ws.ledger() as ledger:
+            from leapgit.rules.episodes import current_episode
+
+            worktree = current_episode(ledger.require(), self.slice, ball).throw.worktree
+        advance(self.ws, red, Path(worktree or ""))
+
     def _do_throw(self, step: Step, resume: bool = False) -> None:
         from leapgit.worktrees.throw import throw
 
@@ -249,6 +288,7 @@ class SliceRun:
         from leapgit.loop.progress import EventProgress
         from leapgit.worktrees.run import run_balls
 
+        self._advance(step.ball)
         before = self._rounds(step.ball)
         progress = EventProgress(self.events, self.slice, [(step.ball, step.wave)],
                                  self.ws.config.round_cap)

@@ -17,7 +17,8 @@ from leapgit.records.tribunal_run import SummaryRecord
 from leapgit.rules.episodes import unscored_claim
 from leapgit.rules.readiness import BallStanding
 
-Kind = Literal["done", "wait", "red", "throw", "build", "score", "resume", "stop"]
+Kind = Literal["done", "wait", "red", "finding_red", "throw", "build", "score", "resume",
+               "stop"]
 
 
 class Step(NamedTuple):
@@ -28,6 +29,7 @@ class Step(NamedTuple):
     exit_code: int = 0  # a stop: EXIT_RULE (a refuse) or EXIT_HOLD (a hold, an escalation)
     hint: str | None = None
     escalated: bool = False
+    score: int | None = None  # finding_red: the score whose findings become tests (T7.6)
 
 
 def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
@@ -85,6 +87,10 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         return Step("resume", ball, wave, f"episode {ep.throw.episode} ended at 0: resume it "
                     "once (--resume-holds)")
     # in flight
+    if has_author:
+        asked = _findings_to_test(view, slice_id, s)
+        if asked is not None:
+            return asked
     if unscored_claim(view, ep) is not None:
         return Step("score", ball, wave, f"round {len(ep.receipts)} claims a pass")
     if ep.spent(round_cap):  # a spent episode without a claim ends at its checkpoint
@@ -92,6 +98,28 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
                     "rounds without a claim", EXIT_HOLD)
     return Step("build", ball, wave, f"round {len(ep.receipts) + 1} of episode "
                 f"{ep.throw.episode}")
+
+
+def _findings_to_test(view: LedgerView, slice_id: str, s: BallStanding) -> Step | None:
+    """T7.6: the latest score refused this episode's last round on the tribunal's findings,
+    some of them open and supported, and no finding red answers it yet: the test author
+    turns them into new failing tests before the builder's next round."""
+    from leapgit.rules.episodes import answers_findings, findings_to_answer
+
+    ep = s.episode
+    assert ep is not None
+    graded = history.graded_last(view, slice_id, s.ball, ep.throw.episode, len(ep.receipts))
+    if graded is None or not answers_findings(graded):
+        return None
+    found = findings_to_answer(view, slice_id, s.ball)
+    if found is None or not found.findings:
+        return None
+    if any(r.answers == graded.score for r in history.finding_reds(
+            view, slice_id, s.ball, ep.throw.episode)):
+        return None
+    return Step("finding_red", s.ball, s.wave, f"score {graded.score} refused on "
+                f"{len(found.findings)} finding(s): the test author writes their tests",
+                score=graded.score)
 
 
 def _refused_reason(view: LedgerView, slice_id: str, s: BallStanding) -> str:
@@ -115,7 +143,7 @@ def _escalated(view: LedgerView, slice_id: str, s: BallStanding) -> str | None:
     from leapgit.rules.episodes import escalated
 
     score = history.graded_last(view, slice_id, s.ball, ep.throw.episode, len(ep.receipts))
-    if not escalated(score) or score is None or not score.run_id:
+    if not escalated(view, score) or score is None or not score.run_id:
         return None
     summary = view.record(f"{layout.tribunal_dir(score.run_id, slice_id, s.ball)}"
                           "/summary.yaml", SummaryRecord)

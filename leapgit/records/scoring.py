@@ -69,6 +69,15 @@ class RedRecord:
     # T7.1: recorded before the ball's first round, this red replaces red ``replaces`` and
     # every red before it: they no longer count (``ledger.history.reds``)
     replaces: int | None = None
+    # T7.6: a finding's red: new failing tests the test author added on the candidate of
+    # episode ``episode`` that score ``answers`` refused on the tribunal's findings; its
+    # commit is that candidate's child, and it freezes its tests for that episode's rounds
+    answers: int | None = None
+    episode: int | None = None
+
+    @property
+    def finding(self) -> bool:
+        return self.answers is not None
 
     def frozen(self) -> dict[str, str]:
         return {t.path: t.blob for t in self.tests}
@@ -83,14 +92,16 @@ class RedRecord:
                 "red": self.red, "commit": self.commit, "base": self.base,
                 "tests": [t.to_dict() for t in self.tests], "proof": self.proof.to_dict(),
                 "recorded_at": self.recorded_at,
-                **({"replaces": self.replaces} if self.replaces is not None else {})}
+                **({"replaces": self.replaces} if self.replaces is not None else {}),
+                **({"answers": self.answers, "episode": self.episode}
+                   if self.answers is not None else {})}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> RedRecord:
         return cls(raw["slice"], raw["ball"], raw["red"], raw["commit"], raw["base"],
                    tuple(FileBlob.from_dict(t) for t in raw["tests"]),
                    RunEvidence.from_dict(raw["proof"]), raw["recorded_at"],
-                   raw.get("replaces"))
+                   raw.get("replaces"), raw.get("answers"), raw.get("episode"))
 
 
 @dataclass(frozen=True)

@@ -162,10 +162,11 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     forced = _force_push(ctx, upd, base)
     if forced is not None:
         return [forced]
-    from leapgit.ledger.history import reds
+    from leapgit.ledger.history import episode_reds
 
+    episode = base.thrown.episode if base.thrown is not None else None
     return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new,
-                         reds(view, slice_id, ball_id), ctx.config.round_cap,
+                         episode_reds(view, slice_id, ball_id, episode), ctx.config.round_cap,
                          recorded_rounds(view, slice_id, ball_id))
 
 
@@ -176,7 +177,7 @@ def check_deletion(ctx: PushContext, upd: RefUpdate, slice_id: str, ball_id: str
     records would forget them, and a branch created again would count its rounds afresh
     (a force-push by two pushes). Refused until the ledger records them."""
     from leapgit.ledger import query
-    from leapgit.ledger.history import reds
+    from leapgit.ledger.history import episode_reds
 
     old = upd.old
     if old is None or not ctx.objects.has(old):
@@ -186,7 +187,8 @@ def check_deletion(ctx: PushContext, upd: RefUpdate, slice_id: str, ball_id: str
         return []  # merged or abandoned: no round of it counts any more
     try:
         base = recorded_base(view, slice_id, ball_id)
-        found = reds(view, slice_id, ball_id)
+        found = episode_reds(view, slice_id, ball_id,
+                             base.thrown.episode if base.thrown is not None else None)
     except LeapError:
         return []  # no ball the ledger knows: no round of it to forget
     if not ctx.objects.has(base.commit) or not ctx.objects.is_ancestor(base.commit, old):
@@ -220,12 +222,29 @@ def check_stack(objects: Objects, view: LedgerView, ref: str, sha: str, ball: Ba
                                       base.thrown.stack)]
 
 
+def contract_red(reds: Sequence[RedRecord]) -> RedRecord | None:
+    """The red the episode's branch starts from: the latest contract red (T7.1), never a
+    finding's red (T7.6), which sits on a candidate further up."""
+    return next((r for r in reversed(reds) if not r.finding), None)
+
+
+def not_rounds(objects: Objects, reds: Sequence[RedRecord], base: str, head: str
+               ) -> set[str]:
+    """The commits of base..head that are red tests, not builder rounds: base..the contract
+    red (T7.1), and each finding's red commit of the episode, itself alone (T7.6): the
+    rounds below it stay rounds."""
+    out = red_commits(objects, contract_red(reds), base, head)
+    for red in reds:
+        if red.finding and objects.has(red.commit) and objects.is_ancestor(red.commit, head):
+            out.add(red.commit)
+    return out
+
+
 def round_commits(objects: Objects, reds: Sequence[RedRecord], base: str, head: str
                   ) -> tuple[list[Commit], set[str]]:
-    """The commits base..head and, of them, the red commits (base..latest red), which are
-    the thrower's red test, not builder rounds."""
+    """The commits base..head and, of them, the red tests (``not_rounds``)."""
     commits = objects.new_commits(head, [base])
-    return commits, red_commits(objects, reds[-1] if reds else None, base, head)
+    return commits, not_rounds(objects, reds, base, head)
 
 
 def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head: str,
@@ -248,7 +267,7 @@ def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head:
             continue
         red_test = commit.id.decode() in pre  # the red test: scope-checked, but no round
         out.extend(check_commit(objects, ref, ball, commit, round_cap, reds, red_test))
-    out.extend(check_red_first(ref, commits, pre, reds[-1] if reds else None, recorded))
+    out.extend(check_red_first(ref, commits, pre, contract_red(reds), recorded))
     rounds = [c for c in commits if c.id.decode() not in pre]
     out.extend(check_round_count(ref, rounds, round_cap, recorded))
     return out

@@ -24,11 +24,19 @@ def answers_findings(score: ScoreRecord) -> bool:
         and last.result == "fail"
 
 
-def escalated(score: ScoreRecord | None) -> bool:
+def escalated(view: LedgerView, score: ScoreRecord | None) -> bool:
     """T9: the tribunal's NEW findings were flat or rising two rounds in a row; its score
-    held (0) with the escalation, and a person decides: the episode ends as a hold, which
-    `leap ball respec` repairs or `leap throw --resume` resumes."""
-    return score is not None and score.outcome == 0 and score.rule == "T9"
+    held (0) with the escalation (its run's summary says so), and a person decides: the
+    episode ends as a hold, which `leap ball respec` repairs or `leap throw --resume`
+    resumes."""
+    if score is None or score.outcome != 0 or score.rule != "T9" or not score.run_id:
+        return False
+    from leapgit.ledger import layout
+    from leapgit.records.tribunal_run import SummaryRecord
+
+    summary = view.record(f"{layout.tribunal_dir(score.run_id, score.slice, score.ball)}"
+                          "/summary.yaml", SummaryRecord)
+    return summary is not None and summary.escalated
 
 
 def ends_episode(score: ScoreRecord | None) -> bool:

@@ -151,6 +151,8 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         from leapgit.records.scoring import RedRecord
 
         red_rec = RedRecord.from_dict(raw)
+        if red_rec.finding:
+            return _check_finding_red(ctx, ref, sha, path, red_rec, view)
         return _check_red(ctx, ref, sha, path, red_rec, view) + \
             _red_first(ctx, ref, sha, path, red_rec, view)
     if kind == "reopen":
@@ -331,6 +333,49 @@ def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
                            f"frozen by red {r.red} as {test.blob[:12]}: the frozen set only "
                            "grows", hint)
                    for test in r.tests if now.get(test.path, ABSENT) != test.blob)
+    return out
+
+
+def _check_finding_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
+                       view: LedgerView) -> list[Refusal]:
+    """T7.6: a finding's red answers a score that refused on the tribunal's findings: that
+    score is the ball's latest, of the episode the red names; the red is built on the
+    scored candidate, its one parent, and only adds new test files (the contract's frozen
+    tests stay as they were); one red a score."""
+    from leapgit.ledger import history
+    from leapgit.rules.episodes import answers_findings
+
+    name, hint = f"{rec.slice}/{rec.ball}", "`leap run` asks the test author for it"
+    scores = history.scores(view, rec.slice, rec.ball) \
+        if history.has(view, rec.slice, rec.ball, "scores") else []
+    score = next((s for s in scores if s.score == rec.answers), None)
+    if score is None or not answers_findings(score) or score.episode != rec.episode:
+        return [Refusal("T7.6", ref, sha, path, f"red {rec.red} of {name} answers score "
+                        f"{rec.answers}, which is no refusal on the tribunal's findings in "
+                        f"episode {rec.episode}", hint)]
+    out = []
+    if scores[-1].score != score.score:
+        out.append(Refusal("T7.6", ref, sha, path, f"red {rec.red} of {name} answers score "
+                           f"{score.score}, not the latest ({scores[-1].score})", hint))
+    if rec.base != score.commit:
+        out.append(Refusal("T7.6", ref, sha, path, f"red {rec.red} is built on "
+                           f"{rec.base[:12]}, not on the scored candidate {score.commit[:12]}",
+                           hint))
+    twin = [r for r in history.finding_reds(view, rec.slice, rec.ball, rec.episode or 0)
+            if r.answers == rec.answers and r.red != rec.red]
+    if twin:
+        out.append(Refusal("T7.6", ref, sha, path, f"score {score.score} is answered by red "
+                           f"{twin[0].red} already", "one finding red a score"))
+    if ctx.objects.has(rec.commit):
+        commit = ctx.objects.commit(rec.commit)
+        if [p.decode() for p in commit.parents] != [score.commit]:
+            out.append(Refusal("T7.6", ref, sha, path, f"red {rec.red} at {rec.commit[:12]} "
+                               f"is not a child of the candidate {score.commit[:12]}", hint))
+    if ctx.objects.has(score.commit):
+        tree = ctx.objects.commit(score.commit).tree
+        out.extend(Refusal("T7.6", ref, sha, path, f"red {rec.red} changes {t.path}, which the "
+                           "candidate holds: a finding's red only adds new tests", hint)
+                   for t in rec.tests if ctx.objects.blob_id_at(tree, t.path) is not None)
     return out
 
 

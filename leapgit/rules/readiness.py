@@ -102,7 +102,8 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
 
     # T7.6: a refusal on the tribunal's findings goes back to the builder, as a hold does
     held = last.outcome == 0 or answers_findings(last)
-    return False, ends_episode(last), (held and episode.spent(round_cap)) or escalated(last)
+    return False, ends_episode(last), (held and episode.spent(round_cap)) or \
+        escalated(view, last)
 
 
 def _ancestors(deps: dict[str, tuple[str, ...]], ball: str) -> list[str]:

@@ -178,7 +178,7 @@ def _candidate_history(ctx: PushContext, ref: str, merge: Commit, candidate: Com
     (even one a later commit puts back) that no ball branch would have taken; L5: a stacked
     base is a true stack of its dependencies' passed candidates."""
     from leapgit.ledger import query
-    from leapgit.ledger.history import reds
+    from leapgit.ledger.history import episode_reds
     from leapgit.rules.balls import Base, check_history, check_stack, recorded_rounds
 
     sha, head = merge.id.decode(), candidate.id.decode()
@@ -193,7 +193,8 @@ def _candidate_history(ctx: PushContext, ref: str, merge: Commit, candidate: Com
         if forged:
             return forged
     found = check_history(ctx.objects, ref, ball, base, head,
-                          reds(view, ball.slice, ball.ball), ctx.config.round_cap,
+                          episode_reds(view, ball.slice, ball.ball, episode),
+                          ctx.config.round_cap,
                           recorded_rounds(view, ball.slice, ball.ball),
                           landed=merge.parents[0].decode())
     return [r._replace(message=f"{r.message} (in the history of candidate {head[:12]} of "

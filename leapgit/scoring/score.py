@@ -132,8 +132,11 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
         ep = current_episode(view, slice_id, ball_id)
         _ready(ep, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
-        reds = history.reds(view, slice_id, ball_id)
-        red = reds[-1] if reds else None
+        from leapgit.rules.balls import contract_red
+
+        # T7.1, T7.6: the contract red, then this episode's findings' reds
+        reds = history.episode_reds(view, slice_id, ball_id, ep.throw.episode)
+        red = contract_red(reds)
         _rounds_recorded(ws, ledger, ep, commit, reds)
     ev = _Evidence()
     _steps(ws, ball, ep, commit, reds, who, builder_text, ev, echo)
@@ -173,8 +176,11 @@ def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str,
            reds: list[RedRecord], who: Builder, builder_text: str, ev: _Evidence,
            echo: Echo) -> None:
     root, timeout = ws.paths.root, ws.config.tribunal.test_timeout
-    red = reds[-1] if reds else None
-    source = check_source(root, ep.throw.base, commit, ball, red, reds[:-1])
+    from leapgit.rules.balls import contract_red
+
+    red = contract_red(reds)
+    source = check_source(root, ep.throw.base, commit, ball, red,
+                          [r for r in reds if r is not red])  # every frozen set holds
     ev.steps.append(source.step)
     ev.touched, ev.consumers = source.touched, source.consumers
     if ev.stopped():

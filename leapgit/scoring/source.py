@@ -100,6 +100,11 @@ def check_source(root: Path, base: str, commit: str, ball: BallRecord,
                       tree, touched_blobs, consumer_blobs)
     if not is_ancestor(root, red.commit, commit):
         return fail("T7.1", f"the candidate does not hold the red commit {red.commit[:12]}")
+    for finding in (r for r in earlier if r.finding):  # T7.6: built on every finding's red
+        if not is_ancestor(root, finding.commit, commit):
+            return fail("T7.6", f"the candidate does not hold red {finding.red} at "
+                        f"{finding.commit[:12]}, the tests for the findings of score "
+                        f"{finding.answers}")
     edited = sorted({p for r in (*earlier, red)
                      for p in r.frozen_changes(lambda p: now.get(p) or blob_at(root, commit, p))})
     if edited:

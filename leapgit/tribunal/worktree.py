@@ -138,7 +138,9 @@ def _chmod_tree(root: Path, writable: bool) -> None:
 @contextmanager
 def temporary(repo_root: Path, commit: str, *, prefix: str = "leap-tree-") -> Iterator[Path]:
     parent = Path(tempfile.mkdtemp(prefix=prefix))
-    tree = parent / "tree"
+    # a name of its own: git names the worktree's admin folder after it, and two trees of
+    # one name added at once (two scorings of `leap run`) race for `.git/worktrees/tree`
+    tree = parent / f"tree-{parent.name.removeprefix(prefix)}"
     key = os.path.realpath(tree)
     with _IN_USE_LOCK:
         _IN_USE.add(key)

@@ -52,16 +52,17 @@ def round_start(view: LedgerView, episode: Episode, worktree: Path) -> str:
 
 
 def fold_point(view: LedgerView, episode: Episode, worktree: Path) -> str:
-    """Where the round's one commit goes: ``round_start``, or the red commit above it that
-    the branch holds (T7.1: the thrower's failing test is never part of a round)."""
-    from leapgit.ledger.history import latest_red
+    """Where the round's one commit goes: ``round_start``, or the newest red commit above it
+    that the branch holds (T7.1: the thrower's failing test is never part of a round; T7.6:
+    nor is a finding's red, the test author's tests on the last candidate)."""
+    from leapgit.ledger.history import episode_reds
 
     start = round_start(view, episode, worktree)
     t = episode.throw
-    red = latest_red(view, t.slice, t.ball)
-    if red is not None and red.commit != start and _ancestor(worktree, start, red.commit) \
-            and _ancestor(worktree, red.commit, "HEAD"):
-        return red.commit
+    for red in reversed(episode_reds(view, t.slice, t.ball, t.episode)):
+        if red.commit != start and _ancestor(worktree, start, red.commit) \
+                and _ancestor(worktree, red.commit, "HEAD"):
+            return red.commit
     return start
 
 

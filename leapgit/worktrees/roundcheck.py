@@ -61,17 +61,17 @@ def judge_round(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRe
     from dulwich.repo import Repo
 
     from leapgit.ledger import history
-    from leapgit.rules.balls import red_commits
+    from leapgit.rules.balls import not_rounds
     from leapgit.rules.commits import check_commit
     from leapgit.rules.objects import Objects
 
     t = episode.throw
     ref = f"refs/heads/{t.branch}"
-    reds = history.reds(view, t.slice, t.ball)
+    reds = history.episode_reds(view, t.slice, t.ball, t.episode)
     head = _out(["rev-parse", "HEAD"], worktree)
     with Repo(str(common_dir)) as repo:
         objects = Objects(repo)
-        pre = red_commits(objects, reds[-1] if reds else None, t.base, head)
+        pre = not_rounds(objects, reds, t.base, head)
         commits = objects.new_commits(head, [start])
         if staged is not None:
             commits.append(_prospective(staged, head, message))

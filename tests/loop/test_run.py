@@ -17,7 +17,7 @@ from leapgit.ledger.store import Ledger
 from leapgit.records import schema, yamlio
 from leapgit.records.live import LiveProofRecord
 from leapgit.records.tribunal_run import SummaryRecord
-from tests.loop.world import DEPS, S, build, events, jurors
+from tests.loop.world import DEPS, FINDING_TEST, S, build, events, jurors
 from tests.scoring.world import Project
 from tests.support import git, leap
 from tests.templates import Served
@@ -80,6 +80,26 @@ def test_the_tribunal_refusal_went_back_to_the_builder(ran: tuple[Project, objec
     assert summaries[1] is not None and summaries[1].resolved == (told[0]["fingerprint"],)
 
 
+def test_the_finding_became_a_frozen_failing_test_first(ran: tuple[Project, object]) -> None:
+    """T7.6: the test author turned the juror's finding into a new failing test on the
+    refused candidate (a finding's red, frozen), and the builder's next round built on it."""
+    p, _ = ran
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        contract = history.reds(view, S, "c")
+        found = history.finding_reds(view, S, "c", 1)
+        scores = history.scores(view, S, "c")
+    assert len(contract) == 1 and len(found) == 1, (contract, found)
+    red = found[0]
+    assert red.answers == scores[0].score and red.base == scores[0].commit
+    assert [t.path for t in red.tests] == [FINDING_TEST]
+    assert red.proof.exit_code not in (0, None)  # it failed at the refused candidate
+    passed = scores[-1]
+    assert git("merge-base", "--is-ancestor", red.commit, passed.commit, cwd=p.work) == ""
+    frozen = git("rev-parse", f"{passed.commit}:{FINDING_TEST}", cwd=p.work)
+    assert frozen == red.tests[0].blob  # unchanged by the builder: frozen
+
+
 def test_the_live_proof_is_recorded_against_the_merge(ran: tuple[Project, object]) -> None:
     p, _ = ran
     with Ledger(p.work / ".git") as ledger:
@@ -89,7 +109,8 @@ def test_the_live_proof_is_recorded_against_the_merge(ran: tuple[Project, object
     assert live is not None and live.outcome == 1 and live.tip == merged.tip
     assert "live: fe() is 6" in live.output_tail
     authored = (p.base_dir / "authored.log").read_text().split()
-    assert sorted(authored) == sorted(DEPS), authored  # one red each, by the test author
+    # one red each by the test author, and c's finding once more (T7.6)
+    assert sorted(authored) == sorted([*DEPS, "c"]), authored
 
 
 def test_the_audit_holds_on_a_fresh_clone_of_the_remote(ran: tuple[Project, object],

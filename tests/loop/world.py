@@ -22,9 +22,20 @@ from tests.tribunal.jurors import Call, Reply, verdict
 
 S = "five"
 DEPS = {"a": (), "b": (), "c": ("a",), "d": ("a", "b"), "e": ("c", "d")}
-DRAFT = (f"slice: {S}\nspine: integrator\nlive_proof: python -m calc.e\nballs:\n" + "".join(
-    ball_yaml(b, [f"calc/{b}.py", f"tests/test_{b}.py"], f"test_{b}", deps)
-    for b, deps in DEPS.items()))
+# c's scope holds a test file to be created for a finding (T7.6), which its proof runs too
+FINDING_TEST = "tests/test_c_finding.py"
+C_PROOF = "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"
+
+
+def _ball(b: str, deps: tuple[str, ...]) -> str:
+    text = ball_yaml(b, [f"calc/{b}.py", f"tests/test_{b}.py"]
+                     + ([FINDING_TEST] if b == "c" else []), f"test_{b}", deps)
+    return text.replace("proof: python -m unittest -q tests.test_c\n",
+                        f'proof: "{C_PROOF}"\n') if b == "c" else text
+
+
+DRAFT = (f"slice: {S}\nspine: integrator\nlive_proof: python -m calc.e\nballs:\n"
+         + "".join(_ball(b, deps) for b, deps in DEPS.items()))
 
 # each ball's function returns its value; a dependent ball's builds on its dependencies'
 CODE = {
@@ -40,6 +51,12 @@ EXPECT = {"a": 1, "b": 2, "c": 3, "d": 3, "e": 6}
 BUGGY_C = "from calc.a import fa\n\n\ndef fc():\n    return fa() + 2  # BUG-C: adds two\n"
 
 
+# the test author's test for the juror's finding on c: it fails while the bug is there
+FINDING_RED = ("import inspect\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+               "    def test_no_bug_marker(self):\n        import calc.c\n"
+               "        self.assertNotIn('BUG' + '-C', inspect.getsource(calc.c))\n")
+
+
 def red_test(ball: str) -> str:
     return (f"import unittest\n\n\nclass T(unittest.TestCase):\n    def test_{ball}(self):\n"
             f"        from calc.{ball} import f{ball}\n"
@@ -52,7 +69,13 @@ AUTHOR = textwrap.dedent("""\
     ball = os.environ["LEAP_BALL"]
     with open(here / "authored.log", "a") as log:
         log.write(ball + "\\n")
-    path, text = json.loads((here / "reds.json").read_text())[ball]
+    reds = json.loads((here / "reds.json").read_text())
+    if os.environ.get("LEAP_FINDINGS"):  # T7.6: a test for each finding it can check
+        if ball + "+finding" not in reds:
+            sys.exit(0)  # nothing it can test: no commit
+        path, text = reds[ball + "+finding"]
+    else:
+        path, text = reds[ball]
     p = pathlib.Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(text)
     ident = ["-c", "user.name=Test Author", "-c", "user.email=author@example.invalid"]
     subprocess.run(["git", "add", path], check=True)
@@ -114,7 +137,8 @@ def build(base_dir: Path, daemon: object, juror_url: str, buggy: bool = True,
     (base_dir / "builder.py").write_text(BUILDER)
     (base_dir / "author.py").write_text(AUTHOR)
     (base_dir / "reds.json").write_text(json.dumps(
-        {b: [f"tests/test_{b}.py", red_test(b)] for b in DEPS}))
+        {**{b: [f"tests/test_{b}.py", red_test(b)] for b in DEPS},
+         "c+finding": [FINDING_TEST, FINDING_RED]}))
     import sys
 
     cfg_path = p.work / ".leap" / "config.yaml"
