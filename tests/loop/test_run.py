@@ -130,3 +130,30 @@ def test_a_second_run_finds_nothing_to_do(ran: tuple[Project, object]) -> None:
     again = p.leap("run", S, "--heartbeat", "0")
     assert again.code == 0, again
     assert "already merged" in again.out and "landed, live proof held" in again.out, again.out
+
+
+def test_the_server_refuses_a_forged_finding_red(ran: tuple[Project, object]) -> None:
+    """T7.6 on the server: a finding's red must answer the latest refusal on the tribunal's
+    findings, on that candidate; one naming a pass is refused and the remote keeps its
+    ledger."""
+    from dataclasses import replace
+
+    from tests.hooks.world import run_git
+
+    p, _ = ran
+    assert p.leap("sync").code == 0
+    before = p.tip("leap/ledger")
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        real = history.finding_reds(view, S, "c", 1)[0]
+        passed = history.scores(view, S, "a")[-1]
+        number = history.next_number(view, f"{layout.ball_dir(S, 'a')}/reds")
+        forged = replace(real, ball="a", red=number, answers=passed.score, episode=1,
+                         base=passed.commit)
+        ledger.append({layout.red_path(S, "a", number): yamlio.dumps(forged.to_dict())},
+                      "forged by hand")
+    pushed = run_git("push", "--no-verify", "origin", "leap/ledger", cwd=p.work)
+    git("update-ref", "refs/heads/leap/ledger", before, cwd=p.work)
+    assert pushed.returncode != 0 and "[T7.6]" in pushed.stderr, pushed.stderr
+    assert "no refusal on the tribunal's findings" in pushed.stderr
+    assert p.remote_tip("refs/heads/leap/ledger") == before
