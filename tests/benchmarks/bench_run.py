@@ -30,11 +30,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.benchmarks.common import arguments
-from tests.benchmarks.run_world import SLICE, World, build, juror_script, now, shape
+from tests.benchmarks.run_world import SLICE, World, build, juror_script, now, shape, wave_of
 from tests.support import IDENTITY, git
 from tests.tribunal.jurors import JurorServer
 
@@ -46,6 +46,8 @@ class Arm:
     hosted: float  # seconds the hosted processes and jurors took (union of intervals)
     balls: int
     counts: dict[str, int]
+    steps: dict[str, float] = field(default_factory=dict)  # the script's, by command
+    waves: list[float] = field(default_factory=list)  # seconds in, as each wave passed
 
     @property
     def per_ball(self) -> float:
@@ -65,12 +67,25 @@ def leap(world: World, *args: str) -> str:
     return proc.stdout
 
 
-def scripted(world: World) -> None:
+def scripted(world: World) -> tuple[dict[str, float], list[float]]:
     """The hand-driven flow, wave by wave (L5: a ball is thrown once its dependencies
-    passed)."""
+    passed): the seconds each command took, summed over the balls, and the seconds in at
+    which each wave's last ball passed."""
+    spent: dict[str, float] = {}
+    start, waves = now(), wave_of(world.deps)
+    passed: dict[int, float] = {}
+
+    def step(name: str, *args: str) -> str:
+        began = now()
+        try:
+            return leap(world, *args)
+        finally:
+            spent[name] = spent.get(name, 0.0) + now() - began
+
     work = world.project.work
     for ball in world.deps:  # wave order: every dependency comes first
-        base = leap(world, "ball", "base", SLICE, ball).split()[0]
+        base = step("ball base", "ball", "base", SLICE, ball).split()[0]
+        began = now()
         tree = world.project.base_dir / f"red-{ball}"
         git("worktree", "add", "-q", "--detach", str(tree), base, cwd=work)
         try:
@@ -80,18 +95,29 @@ def scripted(world: World) -> None:
             red = git("rev-parse", "HEAD", cwd=tree)
         finally:
             git("worktree", "remove", "--force", str(tree), cwd=work)
-        leap(world, "red", SLICE, ball, red)
-        leap(world, "throw", SLICE, "--ball", ball, "--run")
-        leap(world, "score", SLICE, ball)
-    leap(world, "merge", SLICE)
-    leap(world, "sync", "origin")
+        spent["author in a worktree"] = spent.get("author in a worktree", 0.0) + now() - began
+        step("red", "red", SLICE, ball, red)
+        step("throw --run", "throw", SLICE, "--ball", ball, "--run")
+        step("score", "score", SLICE, ball)
+        passed[waves[ball]] = now() - start
+    step("merge (once)", "merge", SLICE)
+    step("sync (once)", "sync", "origin")
+    return spent, [passed[w] for w in sorted(passed)]
 
 
-def driven(world: World, jobs: int) -> None:
+def driven(world: World, jobs: int) -> list[float]:
+    """`leap run`; the seconds in (its own events' clock) at which each wave's last ball
+    passed."""
     out = leap(world, "run", SLICE, "--json", "--heartbeat", "0", "--jobs", str(jobs))
-    end = json.loads(out.strip().splitlines()[-1])
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    end = events[-1]
     if end.get("event") != "end" or not str(end.get("outcome")).startswith("landed"):
         raise SystemExit(f"leap run did not land the slice: {end}")
+    passed: dict[int, float] = {}
+    for e in events:
+        if e["event"] == "score" and e.get("outcome") == "pass":
+            passed[e["wave"]] = max(passed.get(e["wave"], 0.0), e["elapsed"])
+    return [passed[w] for w in sorted(passed)]
 
 
 def union(spans: list[tuple[float, float]], lo: float, hi: float) -> float:
@@ -109,7 +135,10 @@ def measure(name: str, tmp: Path, deps: dict[str, tuple[str, ...]], jobs: int | 
     with JurorServer("openai", juror_script(calls)) as server:
         world = build(tmp / name.replace(" ", "-"), server.url, calls, deps)
         began = now()
-        scripted(world) if jobs is None else driven(world, jobs)
+        if jobs is None:
+            steps, waves = scripted(world)
+        else:
+            steps, waves = {}, driven(world, jobs)
         ended = now()
     spans = world.intervals()
     counts = {label: sum(1 for s in spans if s[0] == label)
@@ -122,7 +151,7 @@ def measure(name: str, tmp: Path, deps: dict[str, tuple[str, ...]], jobs: int | 
         raise SystemExit(f"{name}: not the same work as a clean run of {len(deps)} balls "
                          f"(one red, one round, one merge each): {counts}")
     hosted = union([(a, b) for _, a, b in spans], began, ended)
-    return Arm(name, ended - began, hosted, len(deps), counts)
+    return Arm(name, ended - began, hosted, len(deps), counts, steps, waves)
 
 
 def show(arms: list[Arm], anchor: Arm, work: bool = True) -> None:
@@ -131,6 +160,17 @@ def show(arms: list[Arm], anchor: Arm, work: bool = True) -> None:
             else "   (the anchor)"
         print(f"   {arm.name:<18} {arm.wall:7.1f} s   {arm.per_ball:5.2f} s a ball   "
               f"hosted {arm.hosted:6.1f} s   overhead {arm.overhead:5.2f} s a ball{ratio}")
+        if arm.waves:
+            size = arm.balls / len(arm.waves)
+            times = [b - a for a, b in zip([0.0, *arm.waves[:-1]], arm.waves, strict=True)]
+            print("      seconds a ball, wave by wave: " + ", ".join(
+                f"{t / size:.2f}" for t in times) + f"  (after the last wave: "
+                f"{arm.wall - arm.waves[-1]:.1f} s, the merge and the rest)")
+        if arm.steps:
+            print("      its commands, seconds a ball: " + ", ".join(
+                f"{k} {v / arm.balls:.2f}" for k, v in arm.steps.items() if "once" not in k)
+                + "; " + ", ".join(f"{k} {v:.1f} s" for k, v in arm.steps.items()
+                                   if "once" in k))
     if work:
         print("   work done by each arm (processes and juror calls): "
               + "; ".join(f"{a.name}: " + ", ".join(f"{k} {v}" for k, v in a.counts.items())

@@ -75,6 +75,13 @@ def shape(balls: int, waves: int) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def wave_of(deps: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for ball, on in deps.items():  # in wave order: a dependency comes first
+        out[ball] = 1 + max((out[d] for d in on), default=-1)
+    return out
+
+
 def values(deps: dict[str, tuple[str, ...]]) -> dict[str, int]:
     out: dict[str, int] = {}
     for ball, on in deps.items():  # in wave order: a dependency comes first
