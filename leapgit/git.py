@@ -6,9 +6,10 @@ git started for another repository (or another worktree) must not see them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -48,6 +49,27 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+@contextlib.contextmanager
+def _worktree_lock(args: Sequence[str], cwd: Path | str) -> Iterator[None]:
+    """`git worktree` commands of one repository, one at a time, across threads and
+    processes: each reads every worktree's admin folder, and one another writes half-way
+    fails (`fatal: failed to read .git/worktrees/<name>/commondir`), as two scorings or two
+    reds of `leap run` would make it."""
+    if not args or args[0] != "worktree":
+        yield
+        return
+    from filelock import FileLock
+
+    found = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=cwd,
+                           capture_output=True, env=scrubbed_env())
+    if found.returncode != 0:
+        yield
+        return
+    common = Path(cwd) / os.fsdecode(found.stdout.strip())
+    with FileLock(str(common / "leap-worktree.lock"), thread_local=False):
+        yield
+
+
 def run(
     args: Sequence[str],
     cwd: Path | str,
@@ -61,14 +83,15 @@ def run(
     foreground process group) reaches leapgit, which decides, and never kills this git (and
     the hooks it runs) half way through a write leapgit must finish."""
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            input=input,
-            capture_output=True,
-            env=scrubbed_env(env),
-            start_new_session=detached,
-        )
+        with _worktree_lock(args, cwd):
+            proc = subprocess.run(
+                ["git", *args],
+                cwd=cwd,
+                input=input,
+                capture_output=True,
+                env=scrubbed_env(env),
+                start_new_session=detached,
+            )
     except FileNotFoundError as exc:
         raise GitFailed("git is not installed or not on PATH", hint="install git") from exc
     if check and proc.returncode != 0:

@@ -14,7 +14,6 @@ run killed meanwhile leaves it, and the next run asks the author again)."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,19 +138,20 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
 
 
 def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> None:
+    """The author in a process group of its own: a timeout stops everything it started."""
+    from leapgit.scoring.commands import run_command
+
+    try:
+        run = run_command("red", command, cwd, timeout=timeout, env=env)
+    except OSError as exc:
+        raise Hold(f"the test author could not start: {exc}", rule="T7.1",
+                   hint="fix red.command") from exc
     with open(log, "ab") as out:
-        out.write(f"$ {command}\n".encode())
-        out.flush()
-        try:
-            proc = subprocess.run(command, shell=True, cwd=cwd, env=env, stdout=out,
-                                  stderr=subprocess.STDOUT, timeout=timeout,
-                                  start_new_session=True, check=False)
-        except subprocess.TimeoutExpired:
-            raise Hold(f"the test author timed out after {timeout:.0f} s (see {log})",
-                       rule="T7.1", hint="raise red.timeout or fix red.command") from None
-        except OSError as exc:
-            raise Hold(f"the test author could not start: {exc}", rule="T7.1",
-                       hint="fix red.command") from exc
-    if proc.returncode != 0:
-        raise Hold(f"the test author exited {proc.returncode} (see {log})", rule="T7.1",
+        out.write(f"$ {command}\n{run.stdout}".encode())
+    if run.timed_out:
+        raise Hold(f"the test author timed out after {timeout:.0f} s (see {log})",
+                   rule="T7.1", hint="raise red.timeout or fix red.command; `leap run` asks "
+                   "it again")
+    if not run.ok:
+        raise Hold(f"the test author exited {run.exit_code} (see {log})", rule="T7.1",
                    hint="fix red.command; `leap run` asks it again")

@@ -21,7 +21,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE, Hold, LeapError, UsageError
+from leapgit.errors import (
+    EXIT_HOLD,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_RULE,
+    Hold,
+    LeapError,
+    UsageError,
+)
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace
 from leapgit.loop.events import Events, Heartbeat
@@ -151,7 +159,7 @@ class SliceRun:
             self.interrupted = True
             why = "interrupted: every builder stops and its round is recorded"
             self.events.emit("stop", reason=why)
-            _drain(running)
+            _drain(running, self.events)
             return why
         finally:
             pool.shutdown(wait=True)
@@ -211,15 +219,22 @@ class SliceRun:
     def _stop(self, step: Step) -> None:
         self.stopped[step.ball] = step
         self.events.emit("stop", step.ball, step.wave, reason=step.reason, hint=step.hint,
-                         exit_code=step.exit_code, escalated=step.escalated or None)
+                         exit_code=step.exit_code, escalated=step.escalated or None,
+                         details=list(step.details) or None)
 
     def _settle(self, step: Step, fut: Future[None]) -> None:
         exc = fut.exception()
         if exc is None:
             return
         if isinstance(exc, LeapError):
-            self._stop(step._replace(kind="stop", reason=f"{step.kind}: {exc.lines()[0]}",
-                                     exit_code=exc.exit_code, hint=None))
+            first = exc.problems[0] if exc.problems else None
+            reason = first.message if first is not None else str(exc)
+            if first is not None and first.rule:
+                reason += f" [{first.rule}]"
+            self._stop(step._replace(kind="stop", reason=f"{step.kind}: {reason}",
+                                     exit_code=exc.exit_code,
+                                     hint=first.hint if first is not None else None,
+                                     details=tuple(exc.detail_lines()[-12:])))
             return
         raise exc
 
@@ -425,8 +440,9 @@ class SliceRun:
         if end.exit_code not in (EXIT_OK,):
             return end.exit_code
         codes = [b.exit_code for b in end.balls if b.state != "passed"]
-        if any(c == EXIT_RULE for c in codes):
-            return EXIT_RULE
+        for code in (EXIT_RULE, EXIT_INPUT):  # a refuse, then bad input, outrank a hold
+            if code in codes:
+                return code
         return EXIT_HOLD if codes or end.stopped else EXIT_OK
 
     def _table(self, end: RunEnd) -> None:
@@ -461,10 +477,19 @@ class SliceRun:
                                  "its balls are thrown no more", rule="L3")
 
 
-def _drain(running: dict[Future[None], Step]) -> None:
+def _drain(running: dict[Future[None], Step], events: Events) -> None:
+    """After Ctrl-C: every builder records its round, then the run ends. A second Ctrl-C
+    never leaves a round half-recorded; when only scorings, reds or the merge are at work,
+    it ends the run at once: a convening stopped before its summary never happened (T2),
+    a red or score not yet written is asked again by the next run (L8)."""
+    import os
+
     while running:
         try:
             wait(list(running))
             running.clear()
         except KeyboardInterrupt:
-            continue  # a second Ctrl-C must not leave a round half-recorded
+            if any(step.kind == "build" for step in running.values()):
+                continue
+            events.emit("end", outcome="interrupted", exit_code=EXIT_INTERRUPTED)
+            os._exit(EXIT_INTERRUPTED)

@@ -56,7 +56,7 @@ class Events:
         where = f"{self._slice}/{data['ball']}" if "ball" in data else self._slice
         wave = f"wave {data['wave']} " if "wave" in data else ""
         hidden = ("event", "slice", "elapsed", "at", "ball", "wave", "step", "outcome",
-                  "detail") + (("balls", "usage") if data["event"] == "table" else ())
+                  "detail", "details") + (("balls", "usage") if data["event"] == "table" else ())
         shown = {k: v for k, v in data.items() if k not in hidden}  # the table follows
         parts = [f"{head} {wave}{where}", data["event"]]
         if "step" in data:
@@ -66,7 +66,9 @@ class Events:
         parts += [f"{k}={_short(v)}" for k, v in shown.items()]
         if data.get("detail"):
             parts.append(f"({printable(str(data['detail']))})")
-        return "  ".join(parts)
+        line = "  ".join(parts)
+        said = ["            | " + printable(str(d)) for d in data.get("details") or ()]
+        return "\n".join([line, *said])
 
 
 def _short(value: Any) -> str:

@@ -30,6 +30,7 @@ class Step(NamedTuple):
     hint: str | None = None
     escalated: bool = False
     score: int | None = None  # finding_red: the score whose findings become tests (T7.6)
+    details: tuple[str, ...] = ()  # a stop: what the failing command printed last
 
 
 def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,

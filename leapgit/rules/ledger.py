@@ -180,7 +180,7 @@ def _check_live(ref: str, sha: str, path: str, raw: dict[str, object], view: Led
                 ) -> list[Refusal]:
     """T9: a live proof proves a landed merge: the merge it names is recorded, and it ran on
     that merge's spine tip."""
-    from leapgit.ledger import layout
+    from leapgit.ledger import layout, query
     from leapgit.records.live import LiveProofRecord
     from leapgit.records.scoring import MergeRecord
 
@@ -190,11 +190,21 @@ def _check_live(ref: str, sha: str, path: str, raw: dict[str, object], view: Led
         return [Refusal("T9", ref, sha, path, f"a live proof of merge {rec.merge} of slice "
                         f"{rec.slice}, which is not recorded", "`leap run` proves a slice "
                         "live once its merge is recorded")]
+    out = []
     if merged.tip != rec.tip:
-        return [Refusal("T9", ref, sha, path, f"the live proof ran on {rec.tip[:12]}, not on "
-                        f"{merged.tip[:12]}, the spine tip merge {rec.merge} left",
-                        "prove the landed tip, as `leap run` does")]
-    return []
+        out.append(Refusal("T9", ref, sha, path, f"the live proof ran on {rec.tip[:12]}, not "
+                           f"on {merged.tip[:12]}, the spine tip merge {rec.merge} left",
+                           "prove the landed tip, as `leap run` does"))
+    declared = query.load_slice(view, rec.slice).live_proof
+    if rec.command != declared:
+        out.append(Refusal("T9", ref, sha, path, f"the live proof ran `{rec.command}`, not the "
+                           f"slice's declared live_proof ({declared!r})", "prove the landed "
+                           "tip with the slice's own live_proof, as `leap run` does"))
+    if rec.outcome != (1 if rec.exit_code == 0 else -1):  # L9: no success without proof
+        out.append(Refusal("T9", ref, sha, path, f"the live proof says {rec.outcome} with exit "
+                           f"code {rec.exit_code}: it held only if it exited 0", "record what "
+                           "the command did"))
+    return out
 
 
 def _lease_pusher(ctx: PushContext, ref: str, sha: str, path: str,

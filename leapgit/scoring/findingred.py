@@ -4,7 +4,8 @@ for the finding's real reason; the builder fixes it, and the jurors convene agai
 The test author commits the new tests on the candidate the score refused; this records that
 commit as a further red of the ball, for that episode: the commit is the candidate's one
 child, it only adds new test files inside the scope (the contract red's frozen tests stay
-byte for byte), and the ball's proof runs and fails there because a test failed. From then
+byte for byte), and the ball's `tests` (which run every test file, where a focused proof
+may not) run and fail there because a test failed. From then
 on its tests are frozen for the episode's rounds like the contract's (``RedRecord``'s
 ``frozen_changes``), and its commit is a red test, no round (``rules.balls.not_rounds``).
 ``advance`` puts the ball's branch on it, so the builder's next round starts from it."""
@@ -56,7 +57,9 @@ def record_finding_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         if outside:
             raise RuleViolation(f"the finding's red adds files outside the ball's scope: "
                                 f"{', '.join(outside)}", rule="L4")
-        run = _fails_at_red(root, ball, commit, ws.config.tribunal.test_timeout)
+        # the ball's `tests` run every test file, the new ones too (a focused proof may not)
+        run = _fails_at_red(root, ball._replace(proof=ball.tests or ball.proof), commit,
+                            ws.config.tribunal.test_timeout)
         number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         evidence = RunEvidence("red", run.command, run.exit_code, run.seconds,
                                run.output_tail, f"red {commit[:12]}")

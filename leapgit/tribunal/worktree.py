@@ -33,6 +33,15 @@ _IN_USE: set[str] = set()  # the throwaway worktrees this process has open now
 _IN_USE_LOCK = threading.Lock()
 
 
+def throwaway(path: str) -> bool:
+    """A throwaway worktree ``temporary`` made, by any process (one a killed run left
+    too): ``<tmp>/leap-*/tree-*``. Only leapgit's test, red and merge runs write there."""
+    parent = os.path.dirname(path)
+    return os.path.dirname(parent) == os.path.realpath(tempfile.gettempdir()) and \
+        os.path.basename(parent).startswith("leap-") and \
+        os.path.basename(path).startswith("tree-")
+
+
 def in_use() -> frozenset[str]:
     """The real paths of the throwaway worktrees this process holds now: leapgit's own
     test, red and merge runs write there, so no builder's round is held for it (L5, L9)."""

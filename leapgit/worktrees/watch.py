@@ -59,7 +59,7 @@ class Watch:
         self._mark(tree, -1)
 
     def snapshot(self, own: Path) -> dict[str, tuple[int, tuple[str, ...]]]:
-        from leapgit.tribunal.worktree import in_use
+        from leapgit.tribunal.worktree import in_use, throwaway
 
         mine = os.path.realpath(own)
         trees = [str(w.path) for w in place.list_worktrees(self.ws)]
@@ -69,7 +69,7 @@ class Watch:
             key = os.path.realpath(tree)
             with self._lock:
                 if key == mine or self._busy.get(key, 0) or not os.path.isdir(key) \
-                        or key in leapgits:
+                        or key in leapgits or throwaway(key):
                     continue
                 turn = self._turns.get(key, 0)
             found[tree] = (turn, tree_state(Path(tree)))

@@ -39,9 +39,9 @@ from tests.tribunal.jurors import JurorServer
 def ran(isolated: Path, served: Served) -> Iterator[tuple[Project, Result]]:
     with JurorServer("openai", jurors) as server:
         p = build(served.folder("real-project"), served.daemon, server.url)
-        # --jobs 1: two builders' or test authors' worktrees made at once race inside git
-        # (tests/tribunal/test_worktree_race.py, a product defect)
-        res = p.leap("run", S, "--json", "--heartbeat", "0", "--jobs", "1")
+        # the default --jobs 2: two test authors, builders and scorings at once, whose
+        # throwaway worktrees git makes one at a time (tests/tribunal/test_worktree_race.py)
+        res = p.leap("run", S, "--json", "--heartbeat", "0")
         yield p, res
 
 
@@ -163,7 +163,7 @@ def unset(isolated: Path, served: Served) -> tuple[Project, Result]:
     with JurorServer("openai", jurors) as server:
         p = build(served.folder("real-project-nosetup"), served.daemon, server.url,
                   setup=None)
-        return p, p.leap("run", S, "--json", "--heartbeat", "0", "--jobs", "1")
+        return p, p.leap("run", S, "--json", "--heartbeat", "0")
 
 
 def test_without_the_setup_nothing_lands(unset: tuple[Project, Result]) -> None:
@@ -177,10 +177,6 @@ def test_without_the_setup_nothing_lands(unset: tuple[Project, Result]) -> None:
     assert not (p.base_dir / "built.log").exists()  # no builder ran, no round was spent
 
 
-@pytest.mark.xfail(strict=True, reason="product defect: leap run's stop line drops the red "
-                   "refusal's details (RuleViolation.details, the failing command's output "
-                   "tail), so the cause (ModuleNotFoundError: shop._version) is never shown; "
-                   "`leap red` prints it (issue 14 item 2/3: the tail on the terminal)")
 def test_without_the_setup_the_run_shows_why(unset: tuple[Project, Result]) -> None:
     _, res = unset
     assert "No module named 'shop._version'" in res.out + res.err, res.out[-3000:]

@@ -71,8 +71,6 @@ def _stop_of(got: list[Event], ball: str) -> Event:
 
 
 # -- finding 1 --------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="review finding 1: SliceRun._settle drops the error's "
-                   "hint (hint=None), so a ball stopped by a failing step names no next step")
 def test_a_step_that_fails_keeps_its_hint(isolated: Path, served: Served) -> None:
     """The test author exits 1: its Hold says `fix red.command; leap run asks it again`,
     but the stop event and the final table carry no hint at all (drive.py _settle)."""
@@ -393,10 +391,6 @@ SLOW_ROUNDS = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.xfail(strict=True, reason="review finding 7: the throwaway tree of a test author "
-                   "orphaned by a killed `leap run` stays registered; the next run's Watch "
-                   "exempts only its own process's throwaway trees (tribunal.worktree.in_use), "
-                   "so the orphan's writes there hold the builders' rounds (L5, L9)")
 def test_a_killed_runs_throwaway_tree_does_not_hold_the_next_runs_rounds(
         isolated: Path, served: Served) -> None:
     with JurorServer("openai", jurors) as server:
@@ -445,9 +439,6 @@ def _alive(pid: int) -> bool:
         return True
 
 
-@pytest.mark.xfail(strict=True, reason="review finding 8: loop.author._run stops a test author "
-                   "that timed out with subprocess.run's kill of the shell alone; the author "
-                   "it started (its own session) runs on after the run stopped the ball")
 def test_a_test_author_that_times_out_is_stopped_whole(isolated: Path, served: Served) -> None:
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("rf-timeout"), served.daemon, server.url, "slow", ("a", "b"))
@@ -472,10 +463,6 @@ def test_a_test_author_that_times_out_is_stopped_whole(isolated: Path, served: S
 
 
 # -- finding 9 --------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="review finding 9: rules.ledger._check_live checks only "
-                   "that the merge is recorded and the tip is its tip: the server takes a live "
-                   "proof that says it held (outcome 1) with exit code 1, of a command the "
-                   "slice never declared (L9: a success without physical proof is -1)")
 def test_the_server_refuses_a_live_proof_that_claims_what_it_did_not_prove(
         isolated: Path, served: Served) -> None:
     from leapgit.ledger import layout
@@ -501,9 +488,6 @@ def test_the_server_refuses_a_live_proof_that_claims_what_it_did_not_prove(
 
 
 # -- finding 10 -------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="review finding 10: SliceRun._exit_code folds a step's "
-                   "bad-input error (UsageError, exit 2) into exit 3, a hold: an orchestrating "
-                   "agent is told to wait for what only a person's fix moves")
 def test_a_step_refused_as_bad_input_exits_2(isolated: Path, served: Served) -> None:
     """A folder of another's stands where a's worktree goes: `leap throw` refuses it as bad
     input (exit 2, `move it away`); the run stops a there and says exit 3."""
@@ -525,9 +509,6 @@ def _slow_jurors(call: Call) -> Reply:
     return replace(jurors(call), delay=8.0)  # under the tribunal's 10 s timeout
 
 
-@pytest.mark.xfail(strict=True, reason="review finding 11: Ctrl-C while jurors sit is not "
-                   "seen by the scoring (only builders watch SliceRun.stop) and _drain swallows "
-                   "every further Ctrl-C: the run waits out the whole tribunal")
 def test_ctrl_c_twice_while_jurors_sit_ends_the_run_soon(isolated: Path,
                                                           served: Served) -> None:
     """A convening killed before its summary never happened (T2), so nothing is lost by
