@@ -105,6 +105,25 @@ class DriveLock:
             self.fd = None
 
 
+def held(folder: Path) -> bool:
+    """Whether a driver (or the builder it handed the lock to, in any process) holds the
+    drive lock in ``folder`` now: its worktree is being built in."""
+    path = folder / NAME
+    if fcntl is None or not path.exists():
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return False
+
+
 def check_free(folder: Path | None, worktree: Path, ball: str) -> None:
     """Raise the Hold a driver would meet now (the throw asks before it changes anything);
     what the file says is left for the driver."""

@@ -72,8 +72,17 @@ class Watch:
                         or key in leapgits or throwaway(key):
                     continue
                 turn = self._turns.get(key, 0)
+            if self._driven_elsewhere(Path(tree)):
+                continue  # a builder of another run is at work there: its own ball's tree
             found[tree] = (turn, tree_state(Path(tree)))
         return found
+
+    def _driven_elsewhere(self, tree: Path) -> bool:
+        from leapgit.worktrees.closeround import admin_dir
+        from leapgit.worktrees.drivelock import held
+
+        admin = admin_dir(self.ws.paths.common_dir, tree)
+        return admin is not None and held(admin / "leap")
 
     def changed(self, before: dict[str, tuple[int, tuple[str, ...]]]) -> list[str]:
         out = []

@@ -242,10 +242,6 @@ def _run_killed_at(work: Path, slice_id: str, hit: Callable[[Event], bool],
         proc.wait()
 
 
-@pytest.mark.xfail(strict=True, reason="review finding 5: a builder orphaned by a killed "
-                   "`leap run` keeps writing in its ball's worktree; the next run's Watch "
-                   "counts those writes against every other ball's rounds (held 0, L5/L9), so "
-                   "one kill -9 costs the other balls their rounds")
 def test_an_orphaned_builder_does_not_cost_other_balls_their_rounds(
         isolated: Path, served: Served) -> None:
     with JurorServer("openai", jurors) as server:
