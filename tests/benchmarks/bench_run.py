@@ -231,8 +231,11 @@ def main() -> None:
               f"{balls // waves}, a file remote with the server's pre-receive, every "
               "command a process of its own")
         rounds(tmp, deps, jobs, args.rounds)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        print(f"stopped: the projects, their logs and any crash log are kept in {tmp}",
+              file=sys.stderr)
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
