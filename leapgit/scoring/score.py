@@ -34,7 +34,7 @@ from leapgit.rules.passes import current_pass, pass_problems
 from leapgit.scoring.keep import keep_or_revert
 from leapgit.scoring.proofrun import Proved, run_proofs
 from leapgit.scoring.reopen import reopen_if_moved
-from leapgit.scoring.review import Reviewed, convene_ball
+from leapgit.scoring.review import Reviewed, convene_ball, recorded
 from leapgit.scoring.source import check_source
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.identity import Builder, parse_builder
@@ -199,8 +199,13 @@ def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str,
         return
     # T8: the tribunal grades the scored commit from the throw's base, not a branch tip
     # that may move while the seats sit
-    reviewed = convene_ball(root, ball, who, builder_text, red, echo,
-                            base=ep.throw.base, head=commit)
+    with ws.ledger() as ledger:  # L8: a convening a killed scoring left is read back
+        reviewed = recorded(ledger.require(), ball, who, ep.throw.base, commit)
+    if reviewed is not None:
+        echo(f"tribunal {reviewed.run_id}: read back (its scoring stopped before its record)")
+    else:
+        reviewed = convene_ball(root, ball, who, builder_text, red, echo,
+                                base=ep.throw.base, head=commit)
     ev.steps.append(reviewed.step)
     ev.run_id = reviewed.run_id
     if ev.stopped():

@@ -329,10 +329,6 @@ def _kill_after_the_tribunal_commit(work: Path, slice_id: str, ball: str) -> str
     return tip if subject.startswith("tribunal ") else None
 
 
-@pytest.mark.xfail(strict=True, reason="review finding 6: a scoring killed after its tribunal "
-                   "wrote the summary and before the score record is convened again by the next "
-                   "run as a new tribunal round of the same candidate: the jurors are paid twice "
-                   "and T9's NEW-findings series gets a round no score stands for")
 def test_a_scoring_killed_after_its_summary_spends_no_second_tribunal_round(
         isolated: Path, served: Served) -> None:
     from leapgit.ledger import layout
