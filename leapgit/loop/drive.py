@@ -93,7 +93,6 @@ class SliceRun:
         self.busy: dict[str, str] = {}
         self.stopped: dict[str, Step] = {}
         self.idle_builds: dict[str, int] = {}
-        self._unpriced = False
         self.interrupted = False  # Ctrl-C or SIGTERM: exit 130, as `leap throw --run`
         # (ball, score): findings the test author could not turn into a test
         self.declined: set[tuple[str, int | None]] = set()
@@ -174,14 +173,11 @@ class SliceRun:
             return None
         with self.ws.ledger() as ledger:
             spent = history.spent(ledger.require(), self.slice)
-        if spent.usd is None:
-            if not self._unpriced:
-                self._unpriced = True
-                self.events.emit("log", line=f"warning: run.max_usd is {cap:g} but the "
-                                 "slice's spend is not fully priced (a rung without "
-                                 "usd_per_mtok_in/out, or a command rung): the cap holds "
-                                 "only what is priced")
-            return None
+        if spent.usd is None:  # honest outcomes: a cap it cannot hold stops the run
+            return (f"run.max_usd is {cap:g} but the slice's juror spend is not fully priced "
+                    f"({spent.unmeasured} call(s) without reported usage, or a rung without "
+                    "usd_per_mtok_in/out): the cap cannot be held; a hold, nothing lost. "
+                    "Price every rung, or remove run.max_usd, then `leap run` again")
         if spent.usd >= cap:
             return (f"run.max_usd {cap:g} reached: the slice spent {spent.usd:.6f} USD on "
                     "jurors; a hold, nothing lost")
