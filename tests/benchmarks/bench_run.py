@@ -218,7 +218,7 @@ def main() -> None:
     parser.add_argument("--jobs", default=None,
                         help="`leap run --jobs` values, one run each (default 1,2)")
     args = arguments(__doc__, parser)
-    balls = args.balls or (4 if args.smoke else 16)
+    balls = args.balls or (2 if args.smoke else 16)  # smoke: one ball on another
     waves = args.waves or (2 if args.smoke else 4)
     jobs = [int(j) for j in (args.jobs or ("1" if args.smoke else "1,2")).split(",")]
     if balls % waves:
