@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 ABSENT = "absent"  # the stamp of a scope file that does not exist at the base (L1)
 BUILTIN_ROLLBACK = "restore-scope"
 INTEGRATOR = "integrator"
+# L6, issue 14 item 9: the reason of a checkpoint that ends an episode before its round limit
+STUCK = "the builder failed the same way twice in a row: the episode ends at 0 (L6)"
 
 
 class LedgerRoot(NamedTuple):

@@ -306,6 +306,12 @@ def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Chec
     limit = ctx.config.round_cap
     if last is not None and last.round == used and last.outcome == 0 and used >= limit:
         return []
+    from leapgit.records.types import STUCK
+
+    # issue 14 item 9: a builder that failed the same way twice ends its episode early, at 0
+    if rec.reason == STUCK and last is not None and last.round == used and used >= 2 \
+            and last.outcome == 0 and receipts[-2].outcome == 0:
+        return []
     return [Refusal("L6", ref, sha, path, f"a checkpoint after round {used} of "
                     f"{len(receipts)} recorded in episode {number} of {slice_id}/{ball_id}; "
                     f"an episode checkpoints only at round {limit}, with a 0",

@@ -80,7 +80,7 @@ def next_step(t: ThrowRecord, round_no: int, round_cap: int) -> str:
 
 def _stuck_evidence(code: int, then: str, said: str) -> str:
     return (f"the builder failed the same way twice in a row (exit {code}, no change in the "
-            f"worktree): leap stopped driving it rather than spend the rounds left (L6); "
+            f"worktree): the episode ends at 0 rather than spend the rounds left (L6); "
             f"repair the builder, then {then}; builder said: {said}")
 
 
@@ -131,8 +131,8 @@ class RoundPlayer:
                 else None
             stuck = failure is not None and failure == failed_before
             if stuck:
-                evidence = _stuck_evidence(ex.code or 0, next_step(t, round_no, self.limit),
-                                           evidence)
+                evidence = _stuck_evidence(ex.code or 0, next_step(t, self.limit,
+                                                                   self.limit), evidence)
             claim = not (ex.interrupted or ex.timed_out)
             foreign = self.watch.changed(watched)
             if foreign:  # a hold, derived: the work may be fine, but it reached elsewhere
@@ -142,7 +142,7 @@ class RoundPlayer:
                             f"(L5, L9: a tree that is not the ball's own); builder said: "
                             f"{evidence}")
             closed = self._close(ep, ball, outcome, evidence, log, env, start=start,
-                                 claim=claim)
+                                 claim=claim, stuck=stuck)
             return Played(closed, ex.interrupted, failure, stuck)
         except Exception as exc:  # noqa: BLE001 -- the cause becomes the round's evidence
             return Played(self._failed(ep, ball, exc, log, env), ex.interrupted)
@@ -206,10 +206,11 @@ class RoundPlayer:
 
     def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],
                evidence: str, log: Path | None, env: dict[str, str], *,
-               start: str | None = None, claim: bool = True) -> RoundClosed:
+               start: str | None = None, claim: bool = True,
+               stuck: bool = False) -> RoundClosed:
         with self.ws.ledger() as ledger:
             return close_round(
                 ledger, self.ws.paths.common_dir, ball, ep, outcome=outcome, evidence=evidence,
                 round_cap=self.limit, recorded_by="leap throw --run", start=start,
-                log=str(log) if log else None, env=env, claim=claim,
+                log=str(log) if log else None, env=env, claim=claim, stuck=stuck,
             )

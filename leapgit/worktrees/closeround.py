@@ -137,10 +137,11 @@ def close_round(
     ledger: Ledger, common_dir: Path, ball: BallRecord, episode: Episode, *,
     outcome: Literal[-1, 0, 1], evidence: str, round_cap: int, recorded_by: str,
     start: str | None = None, log: str | None = None, env: dict[str, str] | None = None,
-    claim: bool = True,
+    claim: bool = True, stuck: bool = False,
 ) -> RoundClosed:
     """``claim`` is True when the outcome is the builder's (or a person's) word, False when
-    leapgit derived it (a failed L2 check, a breach)."""
+    leapgit derived it (a failed L2 check, a breach); ``stuck``: the builder failed as in
+    the round before, and a 0 ends the episode (``rounds.record_round``)."""
     t = episode.throw
     worktree = Path(t.worktree or "")
     if not worktree.is_dir():
@@ -193,7 +194,7 @@ def close_round(
         ledger, t.slice, t.ball, outcome=outcome, evidence=evidence, round_cap=round_cap,
         commit=round_commit, candidate=candidate, recorded_by=recorded_by,
         claim=True if outcome == 1 else claim,  # L7: a 1 here is only ever a claim
-        log=log, expect_round=round_no,
+        log=log, expect_round=round_no, stuck=stuck,
     )
     rolled, failed = None, None
     if recorded.receipt.outcome == -1:

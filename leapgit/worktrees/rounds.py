@@ -20,7 +20,7 @@ from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, Written
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
-from leapgit.records.types import OUTCOME_NAMES, Checkpoint, Receipt
+from leapgit.records.types import OUTCOME_NAMES, STUCK, Checkpoint, Receipt
 from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.timeutil import now_iso
 
@@ -44,7 +44,7 @@ def record_round(
     ledger: Ledger, slice_id: str, ball_id: str, *, outcome: Literal[-1, 0, 1], evidence: str,
     round_cap: int, commit: str | None = None, candidate: str | None = None,
     recorded_by: str = "cli", claim: bool = True, log: str | None = None,
-    expect_round: int | None = None, quick: bool = False,
+    expect_round: int | None = None, quick: bool = False, stuck: bool = False,
 ) -> RoundRecorded:
     """Record the next round of the ball's current episode. Retries when a concurrent writer
     took the same round number; a commit already recorded is not recorded twice.
@@ -60,7 +60,7 @@ def record_round(
                     return RoundRecorded(done, episode.checkpoint, None)
         try:
             return _record(ledger, episode, outcome, evidence, round_cap, commit, candidate,
-                           recorded_by, claim, log, expect_round, quick)
+                           recorded_by, claim, log, expect_round, quick, stuck)
         except LedgerConflict:
             continue  # another writer recorded a round first: count again
     # no rule refused the round (not a RuleViolation): the hook names `leap round`
@@ -72,7 +72,10 @@ def _record(
     ledger: Ledger, episode: Episode, outcome: Literal[-1, 0, 1], evidence: str,
     round_cap: int, commit: str | None, candidate: str | None, recorded_by: str,
     claim: bool, log: str | None, expect_round: int | None, quick: bool,
+    stuck: bool = False,
 ) -> RoundRecorded:
+    """``stuck``: a 0 after the same failure of the round before ends the episode now, with
+    a checkpoint (``STUCK``), instead of burning the rounds left (L6, issue 14 item 9)."""
     t = episode.throw
     if type(outcome) is not int or outcome not in (-1, 0, 1):
         raise InvalidRecord(f"outcome must be -1, 0 or 1, got {outcome!r}", field="outcome",
@@ -102,12 +105,14 @@ def _record(
     records: dict[str, Receipt | Checkpoint] = {
         layout.receipt_path(t.slice, t.ball, t.episode, round_no): receipt}
     checkpoint = None
-    if round_no >= round_cap and outcome == 0:
+    early = stuck and round_no < round_cap and episode.receipts \
+        and episode.receipts[-1].outcome == 0
+    if (round_no >= round_cap or early) and outcome == 0:
         checkpoint = Checkpoint(
             slice=t.slice, ball=t.ball, episode=t.episode, rounds_used=round_no,
             tried=tuple(r.evidence for r in (*episode.receipts, receipt)),
             last_evidence=evidence, recorded_at=at, candidate=candidate, commit=commit,
-            reason=f"round limit {round_no} reached without a pass (L6)",
+            reason=STUCK if early else f"round limit {round_no} reached without a pass (L6)",
         )
         records[layout.checkpoint_path(t.slice, t.ball, t.episode)] = checkpoint
     files = {path: _checked(record, path, quick) for path, record in records.items()}

@@ -535,6 +535,31 @@ def test_checkpoint_forged_to_close_an_episode_early(w: World) -> None:
     assert "a checkpoint after round 1 of 2" in result.stderr, result.stderr
 
 
+def test_a_stuck_builder_ends_its_episode_early_only_after_two_holds(w: World) -> None:
+    """Issue 14 item 9 (L6): the same failure twice ends the episode at 0 (``STUCK``);
+    after one hold, the round before it a claim, it is still an early close, refused."""
+    from leapgit.records.types import STUCK
+
+    w.append(dict([w.receipt("a", 1, 1, claim=True), w.receipt("a", 2, 0, claim=True),
+                   w.checkpoint("a", 2, reason=STUCK)]))
+    result = w.push("leap/ledger")
+    refused(w, result, "L6")
+    assert "a checkpoint after round 2 of 2" in result.stderr, result.stderr
+
+
+def test_a_stuck_builders_early_checkpoint_is_taken(fresh_world: World) -> None:
+    """After two holds the same failure's checkpoint ends the episode at round 2, and the
+    next episode is thrown from it (issue 14 item 9)."""
+    from leapgit.records.types import STUCK
+
+    w = fresh_world
+    w.append(dict([w.receipt("a", 1, 0, claim=True), w.receipt("a", 2, 0, claim=True),
+                   w.checkpoint("a", 2, reason=STUCK)]))
+    w.throw("a", episode=2)
+    result = w.push("leap/ledger")
+    assert result.returncode == 0, result.stderr
+
+
 # refs pointed at something other than a commit
 
 

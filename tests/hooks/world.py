@@ -125,9 +125,11 @@ class World:
                       provenance=prov, commit=commit)
         return layout.receipt_path(SLICE, ball, episode, round_no), yamlio.dumps(rec.to_dict())
 
-    def checkpoint(self, ball: str, rounds_used: int, episode: int = 1) -> tuple[str, bytes]:
+    def checkpoint(self, ball: str, rounds_used: int, episode: int = 1,
+                   reason: str | None = None) -> tuple[str, bytes]:
         rec = Checkpoint(slice=SLICE, ball=ball, episode=episode, rounds_used=rounds_used,
-                         tried=("test",) * rounds_used, last_evidence="test", recorded_at=NOW)
+                         tried=("test",) * rounds_used, last_evidence="test", recorded_at=NOW,
+                         reason=reason)
         return layout.checkpoint_path(SLICE, ball, episode), yamlio.dumps(rec.to_dict())
 
     def lease(self, number: int, action: str, holder: str) -> tuple[str, bytes]:

@@ -18,7 +18,7 @@ import pytest
 from leapgit.commands.throw import drive_builders, throw
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
-from leapgit.records.types import Receipt
+from leapgit.records.types import STUCK, Receipt
 from tests.support import IDENTITY, git, leap
 from tests.worktrees.conftest import set_config, worktree_of
 
@@ -78,12 +78,19 @@ def test_two_rounds_that_fail_the_same_way_stop_the_run_and_it_continues_later(
     assert [(x.round, x.outcome) for x in got] == [(1, 0), (2, 0)]  # not four: two are left
     assert "failed the same way twice in a row (exit 4, no change in the worktree)" in \
         got[1].evidence
-    assert "`leap throw dia --ball A --run` continues at round 3" in got[1].evidence
-    assert "A: 2 round(s), last hold" in r.out and "checkpoint" not in r.out
+    # issue 14 item 9: the episode ends at 0 there, with a checkpoint the server takes
+    hint = "`leap throw dia --ball A --resume --run` starts a new episode from its checkpoint"
+    assert hint in got[1].evidence
+    assert "A: 2 round(s), last hold" in r.out and "checkpoint" in r.out, r.out
+    with Ledger(diamond / ".git") as ledger:
+        ended = query.checkpoint(ledger.require(), "dia", "A", 1)
+    assert ended is not None and ended.reason == STUCK and ended.rounds_used == 2
     broken.unlink()  # the builder is repaired; the hint's command goes on
-    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    r = leap("throw", "dia", "--ball", "A", "--resume", "--run", cwd=diamond)
     assert r.code == 0, r
-    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0), (2, 0), (3, 1)]
+    with Ledger(diamond / ".git") as ledger:
+        fresh = query.receipts(ledger.require(), "dia", "A", 2)
+    assert [(x.round, x.outcome) for x in fresh] == [(1, 1)]  # four fresh rounds
 
 
 def test_failures_that_change_the_worktree_are_not_the_same_failure(
