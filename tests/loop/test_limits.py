@@ -31,6 +31,7 @@ def test_time_a_second_run_and_money_stop_the_run_and_lose_nothing(
         isolated: Path, served: Served) -> None:
     with JurorServer("openai", jurors) as server:
         p = build(served.folder("run5-limits"), served.daemon, server.url, buggy=False)
+        _set(p.work, {}, price=True)  # every scoring priced from the first: the cap can hold
         timed = p.leap("run", S, "--max-minutes", "0.02", "--json", "--heartbeat", "0")
         assert timed.code == 3, timed.out[-2000:]
         table = next(e for e in events(timed.out) if e["event"] == "table")
@@ -50,7 +51,7 @@ def test_time_a_second_run_and_money_stop_the_run_and_lose_nothing(
         assert second.code == 3, second
         assert f"already being run by process {first.pid}" in second.err, second.err
 
-        _set(p.work, {"run": {"max_usd": 0.000001}}, price=True)
+        _set(p.work, {"run": {"max_usd": 0.000001}})
         capped = p.leap("run", S, "--json", "--heartbeat", "0")
         assert capped.code == 3, capped.out[-2000:]
         got = events(capped.out)
