@@ -34,4 +34,8 @@ def table_lines(end: RunEnd) -> list[str]:
     tip = f" at {end.merged_tip[:12]}" if end.merged_tip else ""
     out.append(f"slice {end.slice}: {end.outcome}{tip}"
                + (f"; stopped: {end.stopped}" if end.stopped else ""))
+    if end.live is not None and end.live.record is not None and end.live.record.outcome == -1:
+        from leapgit.loop.live import failed_hint
+
+        out.append(f"next: {failed_hint(end.slice)}")
     return out

@@ -7,6 +7,7 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/merges/<n>.yaml                              re-merge n > 1 after a reopen
     slices/<slice>/abandon.yaml                                 the slice given up (L3, L4)
     slices/<slice>/live/<n>.yaml                                merge n's live proof (T9)
+    slices/<slice>/live/<n>-<a>.yaml                            its attempt a > 1, after a fix
     slices/<slice>/balls/<ball>/ball.yaml                       spec version 1
     slices/<slice>/balls/<ball>/specs/<v>.yaml                  spec version v > 1 (L3)
     slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
@@ -95,8 +96,9 @@ def merge_path(slice_id: str, number: int = 1) -> str:
     return f"{slice_dir(slice_id)}/merges/{number}.yaml"
 
 
-def live_path(slice_id: str, merge: int) -> str:
-    return f"{slice_dir(slice_id)}/live/{merge}.yaml"
+def live_path(slice_id: str, merge: int, attempt: int = 1) -> str:
+    name = f"{merge}" if attempt == 1 else f"{merge}-{attempt}"
+    return f"{slice_dir(slice_id)}/live/{name}.yaml"
 
 
 def leases_dir(spine: str) -> str:
@@ -134,7 +136,7 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
     if kind == "reopen":
         return reopen_path(record["slice"], record["ball"], record["reopen"])
     if kind == "live_proof":
-        return live_path(record["slice"], record["merge"])
+        return live_path(record["slice"], record["merge"], record.get("attempt", 1))
     if kind == "merge" and s:
         return merge_path(s, record.get("merge", 1))
     if kind in ("envelope", "routing", "summary") and record.get("run_id"):

@@ -381,10 +381,20 @@ class SliceRun:
         finally:
             self.busy.pop("slice", None)
         live = end.live.record
+        failed = live is not None and live.outcome == -1
+        if failed:
+            from leapgit.loop.live import failed_hint
+
+            end.stopped = "the landed slice fails its live proof (T9)"
         self.events.emit("live_proof", outcome=None if live is None else OUTCOME[live.outcome],
                          step="not declared" if live is None else
                          ("ran" if end.live.ran else "recorded already"),
-                         exit_code=None if live is None else live.exit_code)
+                         exit_code=None if live is None else live.exit_code,
+                         attempt=None if live is None or live.attempt == 1 else live.attempt,
+                         tip=None if live is None else live.tip[:12],
+                         hint=failed_hint(self.slice) if failed else None,
+                         details=live.output_tail.splitlines()[-8:] if failed and live
+                         else None)
         self._share()
 
     def _share(self) -> None:
@@ -446,7 +456,12 @@ class SliceRun:
             {"ball": b.ball, "wave": b.wave, "state": b.state, "episode": b.episode,
              "rounds": b.rounds, "score": b.score, "reason": b.reason or None,
              "hint": b.hint, "usage": b.usage} for b in end.balls]
+        from leapgit.loop.live import failed_hint
+
+        live = end.live.record if end.live is not None else None
         self.events.emit("table", balls=rows, outcome=end.outcome, usage=end.usage,
+                         hint=failed_hint(self.slice) if live is not None
+                         and live.outcome == -1 else None,
                          tip=end.merged_tip[:12] if end.merged_tip else None,
                          stopped=end.stopped)
         self.events.emit("end", outcome=end.outcome, exit_code=end.exit_code)

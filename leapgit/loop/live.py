@@ -19,7 +19,18 @@ class Proved(NamedTuple):
     ran: bool  # False: read back from the ledger
 
 
+def failed_hint(slice_id: str) -> str:
+    """What leads on after a live proof failed: the landed code is repaired as new work,
+    and the slice is proved again on the spine tip that holds the repair."""
+    return (f"repair it in a slice of its own (`leap slice cut FILE`, then `leap run "
+            f"FIX`); then `leap run {slice_id}` proves it live again on the spine's tip")
+
+
 def prove_live(ws: Workspace, slice_id: str) -> Proved:
+    """The latest merge's live proof: read back when recorded; run on the merge's tip the
+    first time, and again, as the next attempt, on the spine's tip once that moved past a
+    failed attempt (a fix landed since)."""
+    from leapgit import git
     from leapgit.scoring.commands import run_command
     from leapgit.tribunal.worktree import temporary
 
@@ -31,24 +42,31 @@ def prove_live(ws: Workspace, slice_id: str) -> Proved:
         if not rec.live_proof or not merges:
             return Proved(None, False)
         merged = merges[-1]
-        number = merged.number
-        done = view.record(layout.live_path(slice_id, number), LiveProofRecord)
-        if done is not None:
-            return Proved(done, False)
-    with temporary(root, merged.tip, prefix="leap-live-") as tree:
+        number, attempt, tip = merged.number, 1, merged.tip
+        while True:
+            done = view.record(layout.live_path(slice_id, number, attempt), LiveProofRecord)
+            if done is None:
+                break
+            spine = git.rev_parse(f"refs/heads/{ws.config.spine}", root)
+            if done.outcome == 1 or spine is None or spine == done.tip \
+                    or not git.is_ancestor(root, done.tip, spine):
+                return Proved(done, False)  # held, or nothing landed since it failed
+            attempt, tip = attempt + 1, spine
+    with temporary(root, tip, prefix="leap-live-") as tree:
         run = run_command("live_proof", rec.live_proof, tree,
                           timeout=ws.config.tribunal.test_timeout)
-    record = LiveProofRecord(slice_id, number, merged.tip, rec.live_proof, run.exit_code,
+    record = LiveProofRecord(slice_id, number, tip, rec.live_proof, run.exit_code,
                              run.seconds, run.output_tail[-8000:], 1 if run.ok else -1,
-                             now_iso())
+                             now_iso(), attempt)
     with ws.ledger() as ledger:
-        path = layout.live_path(slice_id, number)
+        path = layout.live_path(slice_id, number, attempt)
         if ledger.require().exists(path):  # a run killed after its write, or a twin
             found = ledger.require().record(path, LiveProofRecord)
             return Proved(found, False)
         ledger.append({path: yamlio.dumps(record.to_dict())},
-                      f"live proof of {slice_id} at {merged.tip[:12]}: "
-                      f"{'held' if run.ok else 'failed'}",
+                      f"live proof of {slice_id} at {tip[:12]}"
+                      + (f" (attempt {attempt})" if attempt > 1 else "")
+                      + f": {'held' if run.ok else 'failed'}",
                       [(tr.SLICE, slice_id), (tr.OUTCOME, str(record.outcome)),
-                       (tr.CANDIDATE, merged.tip)])
+                       (tr.CANDIDATE, tip)])
     return Proved(record, True)

@@ -18,14 +18,19 @@ class LiveProofRecord(NamedTuple):
     output_tail: str
     outcome: Literal[1, -1]
     recorded_at: str
+    # the n-th proof of that merge: after a failure, once a fix landed on the spine, the
+    # next runs on the spine's tip then (``tip`` descends from the merge's)
+    attempt: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "live_proof", "format": 1, "slice": self.slice, "merge": self.merge,
                 "tip": self.tip, "command": self.command, "exit_code": self.exit_code,
                 "seconds": round(self.seconds, 3), "output_tail": self.output_tail,
-                "outcome": self.outcome, "recorded_at": self.recorded_at}
+                "outcome": self.outcome, "recorded_at": self.recorded_at,
+                **({"attempt": self.attempt} if self.attempt != 1 else {})}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> LiveProofRecord:
         return cls(raw["slice"], raw["merge"], raw["tip"], raw["command"], raw["exit_code"],
-                   raw["seconds"], raw["output_tail"], raw["outcome"], raw["recorded_at"])
+                   raw["seconds"], raw["output_tail"], raw["outcome"], raw["recorded_at"],
+                   raw.get("attempt", 1))

@@ -146,7 +146,7 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
                         "once every ball holds a full pass") for why in
                 passes.merge_problems(view, MergeRecord.from_dict(raw))]
     if kind == "live_proof":
-        return _check_live(ref, sha, path, raw, view)
+        return _check_live(ctx, ref, sha, path, raw, view)
     if kind == "red":
         from leapgit.records.scoring import RedRecord
 
@@ -176,8 +176,8 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     return []
 
 
-def _check_live(ref: str, sha: str, path: str, raw: dict[str, object], view: LedgerView
-                ) -> list[Refusal]:
+def _check_live(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, object],
+                view: LedgerView) -> list[Refusal]:
     """T9: a live proof proves a landed merge: the merge it names is recorded, and it ran on
     that merge's spine tip."""
     from leapgit.ledger import layout, query
@@ -191,10 +191,22 @@ def _check_live(ref: str, sha: str, path: str, raw: dict[str, object], view: Led
                         f"{rec.slice}, which is not recorded", "`leap run` proves a slice "
                         "live once its merge is recorded")]
     out = []
-    if merged.tip != rec.tip:
+    if rec.attempt == 1 and merged.tip != rec.tip:
         out.append(Refusal("T9", ref, sha, path, f"the live proof ran on {rec.tip[:12]}, not "
                            f"on {merged.tip[:12]}, the spine tip merge {rec.merge} left",
                            "prove the landed tip, as `leap run` does"))
+    if rec.attempt > 1:  # again, after a failure, on a later tip that holds the merge
+        before = view.record(layout.live_path(rec.slice, rec.merge, rec.attempt - 1),
+                             LiveProofRecord)
+        if before is None or before.outcome != -1:
+            out.append(Refusal("T9", ref, sha, path, f"attempt {rec.attempt} of merge "
+                               f"{rec.merge}'s live proof without a failed attempt "
+                               f"{rec.attempt - 1}", "prove again only after a failure"))
+        elif ctx.objects.has(rec.tip) and ctx.objects.has(before.tip) and (
+                rec.tip == before.tip or not ctx.objects.is_ancestor(before.tip, rec.tip)):
+            out.append(Refusal("T9", ref, sha, path, f"attempt {rec.attempt} ran on "
+                               f"{rec.tip[:12]}, which is no later spine tip than attempt "
+                               f"{rec.attempt - 1}'s {before.tip[:12]}", "land a fix first"))
     declared = query.load_slice(view, rec.slice).live_proof
     if rec.command != declared:
         out.append(Refusal("T9", ref, sha, path, f"the live proof ran `{rec.command}`, not the "
