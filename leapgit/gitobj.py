@@ -64,13 +64,9 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
 
     if not isinstance(store, DiskObjectStore):
         return None  # a store over others (the audit's parsed cache) knows no header
-    raw = hex_to_sha(oid(sha))
-    for pack in store.packs:
-        try:
-            offset = pack.index.object_offset(raw)
-        except KeyError:
-            continue
-        return _packed_size(os.path.join(store.pack_dir, pack.data.filename), offset)
+    packed = _in_pack(store, hex_to_sha(oid(sha)))
+    if packed is not None:
+        return _packed_size(*packed)
     try:
         head = _loose_header(store, sha)
     except FileNotFoundError:
@@ -82,6 +78,18 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
         found = object_size(alternate, sha)
         if found is not None:
             return found
+    return None
+
+
+def _in_pack(store: DiskObjectStore, raw: Any) -> tuple[str, int] | None:
+    """(pack file, offset) of the object whose binary id is ``raw``, in dulwich's pack order;
+    None when no pack of ``store`` itself holds it."""
+    for pack in store.packs:
+        try:
+            offset = pack.index.object_offset(raw)
+        except KeyError:
+            continue
+        return os.path.join(store.pack_dir, pack.data.filename), offset
     return None
 
 
@@ -164,14 +172,9 @@ def object_type(store: DiskObjectStore, sha: bytes, depth: int = 0) -> int | Non
 
     if depth > 64:
         return None
-    raw = hex_to_sha(oid(sha))
-    for pack in store.packs:
-        try:
-            offset = pack.index.object_offset(raw)
-        except KeyError:
-            continue
-        return _packed_type(store, os.path.join(store.pack_dir, pack.data.filename), offset,
-                            depth)
+    packed = _in_pack(store, hex_to_sha(oid(sha)))
+    if packed is not None:
+        return _packed_type(store, *packed, depth)
     try:
         head = _loose_header(store, sha)
     except FileNotFoundError:
