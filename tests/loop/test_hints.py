@@ -1,0 +1,89 @@
+"""Every stop of `leap run` that names a next command leads on (the brief: a hint is a
+promise). Each test runs exactly the command the stop names and shows the slice lands:
+
+* no red and no test author: `leap red SLICE BALL COMMIT`, then `leap run SLICE`;
+* an episode that ended at 0 (a checkpoint): `leap run SLICE --resume-holds`;
+* a round refused (-1, a scope breach): `leap ball respec SLICE BALL FILE`, then `leap run`.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+from tests.loop.test_review_findings import duo
+from tests.loop.world import events, jurors, red_test
+from tests.templates import Served
+from tests.tribunal.jurors import JurorServer
+
+# the world's builder, but a's rounds hold while `hold` exists and b's write outside its
+# scope while `breach` exists (a -1 the builder cannot answer: L4, L6)
+MOODY = textwrap.dedent("""\
+    import os, pathlib, runpy, sys
+    here = pathlib.Path(sys.argv[0]).parent
+    ball = os.environ["LEAP_BALL"]
+    if ball == "a" and (here / "hold").exists():
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 0\\nevidence: stuck\\n")
+        sys.exit(0)
+    if ball == "b" and (here / "breach").exists():
+        pathlib.Path("outside.txt").write_text("not b's file")
+    sys.argv[0] = str(here / "builder.py")
+    runpy.run_path(str(here / "builder.py"), run_name="__main__")
+    """)
+
+
+def _stops(out: str) -> dict[str, dict[str, object]]:
+    return {str(e["ball"]): e for e in events(out) if e["event"] == "stop" and "ball" in e}
+
+
+def _hinted(hint: object) -> list[str]:
+    return re.findall(r"`(leap [^`]*)`", str(hint))
+
+
+def test_no_red_and_no_author_names_leap_red_which_leads_on(isolated: Path,
+                                                            served: Served) -> None:
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-red"), served.daemon, server.url, "hred", ("a", "b"),
+                red={"command": None})
+        res = p.leap("run", "hred", "--json", "--heartbeat", "0")
+        assert res.code == 3, res.out[-2000:]
+        stops = _stops(res.out)
+        assert set(stops) == {"a", "b"}, stops
+        for ball, stop in stops.items():
+            assert _hinted(stop["hint"]) == [f"leap red hred {ball} COMMIT",
+                                             "leap run hred"], stop
+            assert p.red(ball, "hred", (f"tests/test_{ball}.py", red_test(ball))).code == 0
+        landed = p.leap("run", "hred", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+def test_a_hold_and_a_refuse_lead_on_with_the_commands_they_name(isolated: Path,
+                                                                 served: Served) -> None:
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-stuck"), served.daemon, server.url, "hst", ("a", "b"),
+                builder=MOODY)
+        (p.base_dir / "hold").write_text("")
+        (p.base_dir / "breach").write_text("")
+        res = p.leap("run", "hst", "--json", "--heartbeat", "0")
+        assert res.code == 1, res.out[-2000:]  # b refused, a held: the refuse outranks
+        stops = _stops(res.out)
+        assert _hinted(stops["a"]["hint"]) == ["leap run hst --resume-holds"], stops["a"]
+        assert "leap ball respec hst b FILE" in _hinted(stops["b"]["hint"]), stops["b"]
+        (p.base_dir / "hold").unlink()
+        (p.base_dir / "breach").unlink()
+        resumed = p.leap("run", "hst", "--resume-holds", "--json", "--heartbeat", "0")
+        thrown = [e for e in events(resumed.out) if e["event"] == "throw"]
+        assert [(e["ball"], e["episode"]) for e in thrown] == [("a", 2)], resumed.out[-2000:]
+        table = next(e for e in events(resumed.out) if e["event"] == "table")
+        rows = {r["ball"]: r for r in table["balls"]}  # type: ignore[union-attr]
+        assert rows["a"]["state"] == "passed" and rows["b"]["state"] == "stopped", rows
+        spec = p.base_dir / "b.yaml"
+        spec.write_text("goal: b works\nspec: make b work, inside calc/b.py only\n"
+                        "scope: [calc/b.py, tests/test_b.py]\nproof: python -m unittest -q "
+                        "tests.test_b\ntests: python -m unittest -q\nrollback: restore-scope\n"
+                        "reason: the builder wrote outside the scope\n")
+        assert p.leap("ball", "respec", "hst", "b", str(spec)).code == 0
+        landed = p.leap("run", "hst", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
