@@ -42,9 +42,16 @@ def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
     """The reds that count, in order (T7.1): a red recorded before the ball's first round
     replaces the reds before it (``replaces``), so the newest red before the first round
     is the first that counts; a red after that only adds to the frozen set."""
+    return _contract(_all_reds(view, slice_id, ball_id))
+
+
+def _all_reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
     from leapgit.records.scoring import RedRecord
 
-    found = _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
+    return _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
+
+
+def _contract(found: list[RedRecord]) -> list[RedRecord]:
     replaced = max((r.replaces for r in found if r.replaces is not None), default=0)
     return [r for r in found if r.red > replaced and not r.finding]
 
@@ -52,21 +59,23 @@ def reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
 def finding_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int
                  ) -> list[RedRecord]:
     """T7.6: the reds the test author added for the tribunal's findings in ``episode``."""
-    from leapgit.records.scoring import RedRecord
-
     if not has(view, slice_id, ball_id, "reds"):
         return []
-    found = _numbered(view, slice_id, ball_id, "reds", layout.red_path, RedRecord)
-    return [r for r in found if r.finding and r.episode == episode]
+    return [r for r in _all_reds(view, slice_id, ball_id)
+            if r.finding and r.episode == episode]
 
 
 def episode_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int | None
                  ) -> list[RedRecord]:
     """The reds that hold for the rounds of ``episode`` (None: none thrown yet): the
     contract reds (``reds``), then that episode's finding reds (T7.6). The rules find the
-    contract red in it with ``rules.balls.contract_red``."""
-    found = reds(view, slice_id, ball_id) if has(view, slice_id, ball_id, "reds") else []
-    return found + (finding_reds(view, slice_id, ball_id, episode) if episode else [])
+    contract red in it with ``rules.balls.contract_red``. One read of the folder: the
+    post-commit hook asks it on every round."""
+    if not has(view, slice_id, ball_id, "reds"):
+        return []
+    found = _all_reds(view, slice_id, ball_id)
+    return _contract(found) + [r for r in found if r.finding and episode is not None
+                               and r.episode == episode]
 
 
 def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | None:
