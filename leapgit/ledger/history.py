@@ -52,8 +52,9 @@ def _all_reds(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
 
 
 def _contract(found: list[RedRecord]) -> list[RedRecord]:
-    replaced = max((r.replaces for r in found if r.replaces is not None), default=0)
-    return [r for r in found if r.red > replaced and not r.finding]
+    contract = [r for r in found if not r.finding]  # a finding's red replaces nothing
+    replaced = max((r.replaces for r in contract if r.replaces is not None), default=0)
+    return [r for r in contract if r.red > replaced]
 
 
 def finding_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int

@@ -235,8 +235,41 @@ def not_rounds(objects: Objects, reds: Sequence[RedRecord], base: str, head: str
     rounds below it stay rounds."""
     out = red_commits(objects, contract_red(reds), base, head)
     for red in reds:
-        if red.finding and objects.has(red.commit) and objects.is_ancestor(red.commit, head):
+        if red.finding and objects.has(red.commit) and objects.is_ancestor(red.commit, head) \
+                and finding_red_problems(objects, red) == []:
             out.add(red.commit)
+    return out
+
+
+def finding_red_problems(objects: Objects, red: RedRecord) -> list[str] | None:
+    """T7.6: what is wrong with a finding's red commit, judged from the objects (the one
+    check the server's record rule and the round count ask): the candidate it answers is
+    its one parent, and it adds exactly the new test files the record names, with their
+    blobs. None while the objects do not hold it (it is no red test then: a round)."""
+    from leapgit.slices.diff import touched_paths
+
+    if not objects.has(red.commit):
+        return None
+    if objects.type_of(red.commit) != "commit":
+        return [f"red {red.red} names {red.commit[:12]}, which is no commit"]
+    commit = objects.commit(red.commit)
+    if [p.decode() for p in commit.parents] != [red.base] or not objects.has(red.base):
+        return [f"red {red.red} at {red.commit[:12]} is not a child of the candidate "
+                f"{red.base[:12]}"]
+    before = objects.commit(red.base).tree
+    named = {t.path: t.blob for t in red.tests}
+    touched = set(touched_paths(objects.store, before, commit.tree))
+    out = []
+    if touched != set(named):
+        out.append(f"red {red.red} changes {', '.join(sorted(touched ^ set(named)))} beyond "
+                   "or short of the test files it names")
+    for path, blob in sorted(named.items()):
+        if objects.blob_id_at(before, path) is not None:
+            out.append(f"red {red.red} changes {path}, which the candidate holds: a "
+                       "finding's red only adds new tests")
+        found = objects.blob_id_at(commit.tree, path)
+        if (found.decode() if found else None) != blob:
+            out.append(f"red {red.red}'s {path} is not the blob it names")
     return out
 
 

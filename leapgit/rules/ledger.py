@@ -202,11 +202,16 @@ def _check_live(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, 
             out.append(Refusal("T9", ref, sha, path, f"attempt {rec.attempt} of merge "
                                f"{rec.merge}'s live proof without a failed attempt "
                                f"{rec.attempt - 1}", "prove again only after a failure"))
-        elif ctx.objects.has(rec.tip) and ctx.objects.has(before.tip) and (
-                rec.tip == before.tip or not ctx.objects.is_ancestor(before.tip, rec.tip)):
-            out.append(Refusal("T9", ref, sha, path, f"attempt {rec.attempt} ran on "
-                               f"{rec.tip[:12]}, which is no later spine tip than attempt "
-                               f"{rec.attempt - 1}'s {before.tip[:12]}", "land a fix first"))
+        else:  # on a tip the server's spine holds, later than the failed attempt's
+            spine = ctx.objects.ref(f"refs/heads/{ctx.config.spine}")
+            held = spine is not None and ctx.objects.has(rec.tip) and \
+                ctx.objects.has(before.tip) and ctx.objects.is_ancestor(rec.tip, spine)
+            if not held or rec.tip == before.tip or \
+                    not ctx.objects.is_ancestor(before.tip, rec.tip):
+                out.append(Refusal("T9", ref, sha, path, f"attempt {rec.attempt} ran on "
+                                   f"{rec.tip[:12]}, which is no later tip of the spine this "
+                                   f"server holds than attempt {rec.attempt - 1}'s "
+                                   f"{before.tip[:12]}", "land a fix on the spine first"))
     declared = query.load_slice(view, rec.slice).live_proof
     if rec.command != declared:
         out.append(Refusal("T9", ref, sha, path, f"the live proof ran `{rec.command}`, not the "
@@ -322,6 +327,7 @@ def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Chec
 
     # issue 14 item 9: a builder that failed the same way twice ends its episode early, at 0
     if rec.reason == STUCK and last is not None and last.round == used and used >= 2 \
+            and len(receipts) >= 2 and receipts[-2].round == used - 1 \
             and last.outcome == 0 and receipts[-2].outcome == 0:
         return []
     return [Refusal("L6", ref, sha, path, f"a checkpoint after round {used} of "
@@ -394,16 +400,20 @@ def _check_finding_red(ctx: PushContext, ref: str, sha: str, path: str, rec: Red
     if twin:
         out.append(Refusal("T7.6", ref, sha, path, f"score {score.score} is answered by red "
                            f"{twin[0].red} already", "one finding red a score"))
-    if ctx.objects.has(rec.commit):
-        commit = ctx.objects.commit(rec.commit)
-        if [p.decode() for p in commit.parents] != [score.commit]:
-            out.append(Refusal("T7.6", ref, sha, path, f"red {rec.red} at {rec.commit[:12]} "
-                               f"is not a child of the candidate {score.commit[:12]}", hint))
-    if ctx.objects.has(score.commit):
-        tree = ctx.objects.commit(score.commit).tree
-        out.extend(Refusal("T7.6", ref, sha, path, f"red {rec.red} changes {t.path}, which the "
-                           "candidate holds: a finding's red only adds new tests", hint)
-                   for t in rec.tests if ctx.objects.blob_id_at(tree, t.path) is not None)
+    if rec.replaces is not None:
+        out.append(Refusal("T7.6", ref, sha, path, f"red {rec.red} answers score "
+                           f"{rec.answers} and replaces red {rec.replaces}: a finding's red "
+                           "only adds", hint))
+    from leapgit.ledger import query
+    from leapgit.rules.balls import finding_red_problems
+    from leapgit.slices.diff import out_of_scope
+
+    ball = query.load_ball_version(view, rec.slice, rec.ball, score.spec_version)
+    out.extend(Refusal("L4", ref, sha, path, f"red {rec.red} adds {p}, outside the scope of "
+                       f"{name}", hint) for p in out_of_scope([t.path for t in rec.tests], ball))
+    # judged here when the commit came first, else when the branch brings it (not_rounds)
+    out.extend(Refusal("T7.6", ref, sha, path, why, hint)
+               for why in finding_red_problems(ctx.objects, rec) or [])
     return out
 
 

@@ -547,6 +547,18 @@ def test_a_stuck_builder_ends_its_episode_early_only_after_two_holds(w: World) -
     assert "a checkpoint after round 2 of 2" in result.stderr, result.stderr
 
 
+def test_a_stuck_checkpoint_over_a_gap_is_refused_not_a_crash(w: World) -> None:
+    """Blind review r3: a STUCK checkpoint whose episode holds only its last receipt is
+    refused with the rule id, never an internal error."""
+    from leapgit.records.types import STUCK
+
+    w.append(dict([w.receipt("a", 2, 0, claim=True), w.checkpoint("a", 2, reason=STUCK)]))
+    result = w.push("leap/ledger")
+    refused(w, result, "L6")
+    assert "internal error" not in result.stderr.lower(), result.stderr
+    assert "a checkpoint after round 2 of 1" in result.stderr, result.stderr
+
+
 def test_a_stuck_builders_early_checkpoint_is_taken(fresh_world: World) -> None:
     """After two holds the same failure's checkpoint ends the episode at round 2, and the
     next episode is thrown from it (issue 14 item 9)."""

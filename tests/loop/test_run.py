@@ -157,3 +157,38 @@ def test_the_server_refuses_a_forged_finding_red(ran: tuple[Project, object]) ->
     assert pushed.returncode != 0 and "[T7.6]" in pushed.stderr, pushed.stderr
     assert "no refusal on the tribunal's findings" in pushed.stderr
     assert p.remote_tip("refs/heads/leap/ledger") == before
+
+
+def test_the_server_refuses_a_finding_red_that_replaces_or_changes_more(
+        ran: tuple[Project, object]) -> None:
+    """T7.6 (blind review r3): a finding's red never replaces the contract red, and its
+    commit adds exactly the new test files it names: one that also changes the code would
+    be the builder's fix uncounted as a round."""
+    from dataclasses import replace
+
+    from tests.hooks.world import run_git
+    from tests.scoring.world import commit_files
+
+    p, _ = ran
+    assert p.leap("sync").code == 0
+    before = p.tip("leap/ledger")
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        real = history.finding_reds(view, S, "c", 1)[0]
+        number = history.next_number(view, f"{layout.ball_dir(S, 'c')}/reds")
+    sneaky = commit_files(p.work, real.base, {FINDING_TEST: "x = 1\n",
+                                              "calc/c.py": "def fc():\n    return 3\n"},
+                          "red: c, and a fix")
+    with Ledger(p.work / ".git") as ledger:
+        forged = replace(real, red=number, replaces=1, commit=sneaky,
+                         tests=(replace(real.tests[0], blob=git(
+                             "rev-parse", f"{sneaky}:{FINDING_TEST}", cwd=p.work)),))
+        ledger.append({layout.red_path(S, "c", number): yamlio.dumps(forged.to_dict())},
+                      "forged by hand")
+    pushed = run_git("push", "--no-verify", "origin", "leap/ledger",
+                     f"{sneaky}:refs/heads/scratch", cwd=p.work)
+    git("update-ref", "refs/heads/leap/ledger", before, cwd=p.work)
+    assert pushed.returncode != 0, pushed.stderr
+    assert "a finding's red only adds" in pushed.stderr, pushed.stderr
+    assert "calc/c.py beyond or short of the test files it names" in pushed.stderr
+    assert p.remote_tip("refs/heads/leap/ledger") == before
