@@ -198,6 +198,23 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         hint = str(proof.get("hint"))
         assert "`leap slice cut FILE`, then `leap run FIX`" in hint, proof
         assert "`leap run live` proves it live again" in hint, proof
+        # a second attempt forged on a tip the server's spine does not hold is refused (T9)
+        from leapgit.records import trailers as tr
+        from tests.hooks.world import run_git
+
+        before = p.tip("leap/ledger")
+        with Ledger(p.work / ".git") as ledger:
+            failed = ledger.require().record(layout.live_path("live", 1), LiveProofRecord)
+            assert failed is not None
+            local = git("commit-tree", "-p", failed.tip, "-m", "not on the server",
+                        f"{failed.tip}^{{tree}}", cwd=p.work)
+            forged = failed._replace(tip=local, exit_code=0, outcome=1, attempt=2)
+            ledger.append({layout.live_path("live", 1, 2): yamlio.dumps(forged.to_dict())},
+                          "forged by hand", [(tr.SLICE, "live")])
+        pushed = run_git("push", "--no-verify", "origin", "leap/ledger", cwd=p.work)
+        git("update-ref", "refs/heads/leap/ledger", before, cwd=p.work)
+        assert pushed.returncode != 0 and "[T9]" in pushed.stderr, pushed.stderr
+        assert "no later tip of the spine this server holds" in pushed.stderr
         # the hint, exactly: a fix slice cut from a file, run; then the first slice again
         for name, key, value in (("reds.json", "b3", ["tests/test_b.py", (
                 "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_b(self):\n"
