@@ -13,12 +13,16 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
     slices/<slice>/balls/<ball>/episodes/<e>/receipts/<r>.yaml  one per round (L6)
     slices/<slice>/balls/<ball>/episodes/<e>/checkpoint.yaml
+    slices/<slice>/balls/<ball>/episodes/<e>/claims/<n>/take.yaml     a worker's claim (L9)
+    slices/<slice>/balls/<ball>/episodes/<e>/claims/<n>/renew-<k>.yaml  its lease renewed
+    slices/<slice>/balls/<ball>/episodes/<e>/claims/<n>/release.yaml  given back
     slices/<slice>/balls/<ball>/tribunal/<run>/<kind>.yaml      envelope, routing, summary
     slices/<slice>/balls/<ball>/tribunal/<run>/verdicts/<lens>.yaml
     slices/<slice>/balls/<ball>/reds/<n>.yaml                   red commit, frozen tests (T7.1)
     slices/<slice>/balls/<ball>/scores/<n>.yaml                 a scoring; outcome 1 = pass (L7)
     slices/<slice>/balls/<ball>/reopens/<n>.yaml                a pass voided by a byte change (L8)
     tribunal/<run>/...                                          a change that is no ball
+    tribunal/probes/<probe>.yaml                                one canary per rung (issue 17)
     spines/<spine>/leases/<n>/take.yaml                         integrator lease n (L9)
     spines/<spine>/leases/<n>/release.yaml                      its release
 """
@@ -70,12 +74,29 @@ def checkpoint_path(slice_id: str, ball_id: str, episode: int) -> str:
     return f"{episode_dir(slice_id, ball_id, episode)}/checkpoint.yaml"
 
 
+def claims_dir(slice_id: str, ball_id: str, episode: int) -> str:
+    return f"{episode_dir(slice_id, ball_id, episode)}/claims"
+
+
+def claim_path(slice_id: str, ball_id: str, episode: int, claim: int, action: str,
+               renewal: int | None = None) -> str:
+    name = f"renew-{renewal}" if action == "renew" else action
+    return f"{claims_dir(slice_id, ball_id, episode)}/{claim}/{name}.yaml"
+
+
 def tribunal_dir(run_id: str, slice_id: str | None = None, ball_id: str | None = None) -> str:
     if slice_id and ball_id:
         return f"{ball_dir(slice_id, ball_id)}/tribunal/{run_id}"
     if slice_id:
         return f"{slice_dir(slice_id)}/tribunal/{run_id}"
     return f"tribunal/{run_id}"
+
+
+PROBES_DIR = "tribunal/probes"
+
+
+def probe_path(probe_id: str) -> str:
+    return f"{PROBES_DIR}/{probe_id}.yaml"
 
 
 def red_path(slice_id: str, ball_id: str, number: int) -> str:
@@ -127,6 +148,12 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return receipt_path(record["slice"], record["ball"], record["episode"], record["round"])
     if kind == "checkpoint":
         return checkpoint_path(record["slice"], record["ball"], record["episode"])
+    if kind == "claim":
+        if (record["action"] == "renew") != (record.get("renewal") is not None):
+            raise InvalidRecord("a claim's renewal number belongs to a renew record, and "
+                                "only to one", file=source, field="renewal")
+        return claim_path(record["slice"], record["ball"], record["episode"],
+                          record["claim"], record["action"], record.get("renewal"))
     if kind == "lease":
         return lease_path(record["spine"], record["lease"], record["action"])
     if kind == "red":
@@ -137,6 +164,8 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
         return reopen_path(record["slice"], record["ball"], record["reopen"])
     if kind == "live_proof":
         return live_path(record["slice"], record["merge"], record.get("attempt", 1))
+    if kind == "probe":
+        return probe_path(record["probe"])
     if kind == "merge" and s:
         return merge_path(s, record.get("merge", 1))
     if kind in ("envelope", "routing", "summary") and record.get("run_id"):

@@ -34,6 +34,7 @@ TYPE_OF_KIND = {
     "merge": "leapgit.records.scoring:MergeRecord",
     "abandon": "leapgit.records.abandon:AbandonRecord",
     "live_proof": "leapgit.records.live:LiveProofRecord",
+    "probe": "leapgit.records.probe:ProbeRecord",
 }
 _KIND_OF_TYPE = {name: kind for kind, name in TYPE_OF_KIND.items()}
 

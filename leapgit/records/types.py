@@ -210,6 +210,9 @@ class ThrowRecord(NamedTuple):
     wave: int | None = None
     resumed_from: int | None = None
     stack: tuple[StackEntry, ...] = ()
+    # issue 16: thrown to the shared remote; a worker that claims it builds it (L9), so the
+    # thrower has no worktree for it (``worktree`` is None)
+    published: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -223,6 +226,8 @@ class ThrowRecord(NamedTuple):
             out["resumed_from"] = self.resumed_from
         if self.stack:
             out["stack"] = [e.to_dict() for e in self.stack]
+        if self.published:
+            out["published"] = True
         out["thrown_at"] = self.thrown_at
         return out
 
@@ -234,6 +239,7 @@ class ThrowRecord(NamedTuple):
             thrown_at=raw["thrown_at"], worktree=raw.get("worktree"), wave=raw.get("wave"),
             resumed_from=raw.get("resumed_from"),
             stack=tuple(StackEntry.from_dict(e) for e in raw.get("stack", ())),
+            published=bool(raw.get("published", False)),
         )
 
 
@@ -284,6 +290,7 @@ class Receipt(NamedTuple):
     recorded_by: str | None = None
     log: str | None = None
     provenance: Provenance | None = None
+    worker: str | None = None  # issue 16: the claim holder that built it (L9)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -292,7 +299,7 @@ class Receipt(NamedTuple):
             "claim": self.claim, "evidence": self.evidence,
             "commit": self.commit, "candidate": self.candidate,
         }
-        for key in ("recorded_by", "log"):
+        for key in ("recorded_by", "log", "worker"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         if self.provenance is not None:
@@ -309,6 +316,7 @@ class Receipt(NamedTuple):
             candidate=raw.get("candidate"), recorded_by=raw.get("recorded_by"),
             log=raw.get("log"),
             provenance=Provenance.from_dict(raw["provenance"]) if raw.get("provenance") else None,
+            worker=raw.get("worker"),
         )
 
 
@@ -348,6 +356,15 @@ class Checkpoint(NamedTuple):
         )
 
 
+def _preset_command(builder: dict[str, Any]) -> str | None:
+    """The builder preset's command line (issue 17); None for no preset or an unknown one
+    (``config.builder_problems`` names it)."""
+    from leapgit.records.presets import preset
+
+    found = preset(builder["preset"], "builder") if builder.get("preset") else None
+    return found.command(builder.get("model")) if found else None
+
+
 def _number(value: float | None) -> float | None:
     return float(value) if value is not None else None
 
@@ -364,11 +381,13 @@ class Config(NamedTuple):
     builder_command: str | None = None
     builder_timeout: float = 1800.0
     builder_identity: str | None = None
+    builder_preset: str | None = None  # issue 17: builder_command is its expansion
     red_command: str | None = None  # the test author `leap run` asks for reds (T7.1, T7.6)
     red_timeout: float = 1800.0
     red_identity: str | None = None
     signing_required: bool = False  # S1-S6, enforced by the server's pre-receive
     run_max_usd: float | None = None  # `leap run` stops before the slice's spend passes it
+    claim_seconds: float = 600.0  # issue 16: a worker's claim lasts this long unless renewed
     # the validated ``tribunal:`` mapping; ``tribunal`` builds it when asked, so a run that
     # never convenes (the post-commit hook) never defines the tribunal's record types
     tribunal_source: dict[str, Any] | None = None
@@ -383,13 +402,15 @@ class Config(NamedTuple):
             ball_branch_prefix=raw.get("ball_branch_prefix", "leap/ball"),
             worktree_root=(raw.get("worktrees") or {}).get("root"),
             worktree_setup=(raw.get("worktrees") or {}).get("setup"),
-            builder_command=builder.get("command"),
+            builder_command=builder.get("command") or _preset_command(builder),
+            builder_preset=builder.get("preset"),
             builder_timeout=builder.get("timeout", 1800.0),
             builder_identity=builder.get("identity"),
             red_command=red.get("command"), red_timeout=red.get("timeout", 1800.0),
             red_identity=red.get("identity"),
             signing_required=bool((raw.get("signing") or {}).get("require", False)),
             run_max_usd=_number((raw.get("run") or {}).get("max_usd")),
+            claim_seconds=float((raw.get("workers") or {}).get("claim_seconds", 600.0)),
             tribunal_source=raw.get("tribunal"),
         )
 

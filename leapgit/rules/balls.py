@@ -165,9 +165,34 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     from leapgit.ledger.history import episode_reds
 
     episode = base.thrown.episode if base.thrown is not None else None
-    return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new,
-                         episode_reds(view, slice_id, ball_id, episode), ctx.config.round_cap,
-                         recorded_rounds(view, slice_id, ball_id))
+    reds = episode_reds(view, slice_id, ball_id, episode)
+    claimed = _claimed(ctx, upd, base, reds)
+    if claimed:
+        return claimed
+    return check_history(ctx.objects, upd.ref, ball, base.commit, upd.new, reds,
+                         ctx.config.round_cap, recorded_rounds(view, slice_id, ball_id))
+
+
+def _claimed(ctx: PushContext, upd: RefUpdate, base: Base, reds: Sequence[RedRecord]
+             ) -> list[Refusal]:
+    """L9 (issue 16): round commits on a published episode come only from the worker that
+    holds its live claim; red tests (the thrower's, the test author's) are no rounds."""
+    thrown = base.thrown
+    if thrown is None or not thrown.published or upd.new is None:
+        return []
+    from leapgit.rules.claims import builder_problems
+
+    since = upd.old if upd.old is not None and ctx.objects.has(upd.old) and \
+        ctx.objects.is_ancestor(upd.old, upd.new) else base.commit
+    pre = not_rounds(ctx.objects, reds, base.commit, upd.new)
+    rounds = [c for c in ctx.objects.new_commits(upd.new, [since]) if c.id.decode() not in pre]
+    if not rounds:
+        return []
+    pusher = ctx.pusher.name if ctx.pusher is not None else None
+    return [Refusal("L9", upd.ref, rounds[-1].id.decode(), None, why, "claim the ball first "
+                    "(`leap worker` claims a published ball before it builds)")
+            for why in builder_problems(ctx.ledger_view(), thrown.slice, thrown.ball,
+                                        thrown.episode, None, pusher, ctx.now)]
 
 
 def check_deletion(ctx: PushContext, upd: RefUpdate, slice_id: str, ball_id: str

@@ -28,6 +28,7 @@ refused: the ledger goes up first (`leap sync`, as `leap merge` does), then the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -94,6 +95,7 @@ class PushContext:
     pusher_problem: str | None = None  # a signed push git did not accept
     authority: bool = False  # pre-receive: this repository holds the refs being judged
     notes: list[str] = field(default_factory=list)
+    now: float = field(default_factory=time.time)  # L9: the judge's clock, for claim leases
     _views: dict[str | None, LedgerView] = field(default_factory=dict)
     _policy: list[Policy] = field(default_factory=list)
     _tips: dict[str, str | None] = field(default_factory=dict)

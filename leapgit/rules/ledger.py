@@ -173,7 +173,35 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
             Refusal("L9", ref, sha, where, what, "one integrator at a time: release the open "
                     "lease before taking the next") for where, what in
             lease_problems(view, str(raw["spine"])) if where == path]
+    if kind == "claim":
+        return _check_claim(ctx, ref, sha, path, raw, view)
     return []
+
+
+def _check_claim(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, object],
+                 view: LedgerView) -> list[Refusal]:
+    """L9: one live claim an episode, taken and given back only in the pusher's own name."""
+    from leapgit.records.claims import ClaimRecord
+    from leapgit.rules.claims import claim_problems
+
+    rec = ClaimRecord.from_dict(raw)
+    return _lease_pusher(ctx, ref, sha, path, raw) + [
+        Refusal("L9", ref, sha, path, why, "fetch the remote ledger and pick another ball "
+                "(`leap worker` does)") for why in
+        claim_problems(view, rec, ctx.config.claim_seconds, ctx.now)]
+
+
+def _builder_only(ctx: PushContext, ref: str, sha: str, path: str, slice_id: str,
+                  ball_id: str, episode: int, worker: str | None,
+                  view: LedgerView) -> list[Refusal]:
+    """L9: on a published episode, only the live claim's holder records its rounds."""
+    from leapgit.rules.claims import builder_problems
+
+    pusher = ctx.pusher.name if ctx.pusher is not None else None
+    return [Refusal("L9", ref, sha, path, why, "claim the ball first (`leap worker` "
+                    "claims a published ball before it builds)")
+            for why in builder_problems(view, slice_id, ball_id, episode, worker, pusher,
+                                        ctx.now)]
 
 
 def _check_live(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, object],
@@ -246,6 +274,8 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
 
     out = [Refusal("L7.5", ref, sha, path, why, "record the full provenance chain with the "
                    "pass") for why in passes.provenance_problems(rec)]
+    out += _builder_only(ctx, ref, sha, path, rec.slice, rec.ball, rec.episode,
+                         rec.worker or "", view)
     if rec.outcome == 1 and not rec.claim:
         out.append(Refusal("L7", ref, sha, path, "a receipt that is no claim says 1: a round "
                            "never passes a ball; only a score record does",
@@ -318,6 +348,9 @@ def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Chec
     from leapgit.ledger import query
 
     slice_id, ball_id, number, used = rec.slice, rec.ball, rec.episode, rec.rounds_used
+    builder = _builder_only(ctx, ref, sha, path, slice_id, ball_id, number, None, view)
+    if builder:
+        return builder
     receipts = query.receipts(view, slice_id, ball_id, number)
     last = receipts[-1] if receipts else None
     limit = ctx.config.round_cap

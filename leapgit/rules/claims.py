@@ -1,0 +1,184 @@
+"""Worker claims on published episodes (L9: one writer per ball), judged in one place.
+
+A ball thrown with ``--remote`` is *published*: its throw record says so and names no
+worktree, and whoever builds it first claims it on the shared remote's ledger. Claim ``n``
+of an episode is ``take.yaml`` (with a lease, ``claimed_until``), any ``renew-<k>.yaml``
+that extends the lease while the worker builds, and ``release.yaml``. A claim is *live*
+while it is taken, not given back, and its lease has not run out by the judge's clock (the
+server's own, in ``pre-receive``). The remote's atomic ref update decides between racing
+workers: two takes of claim ``n`` are the same path with different bytes, so only one
+reaches the ledger.
+
+``claim_problems`` says what is wrong with a claim record; ``builder_problems`` what is
+wrong with a round, receipt or checkpoint written on a published episode by anyone but
+the live claim's holder. ``pre-receive``, the worker and `leap audit` ask these two.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from leapgit.ledger import layout
+
+if TYPE_CHECKING:
+    from leapgit.ledger.store import LedgerView
+    from leapgit.records.claims import ClaimRecord
+
+RULE = "L9"
+SKEW = 60.0  # seconds a worker's clock may run ahead of the server's in a lease it asks for
+
+
+@dataclass(frozen=True)
+class Claim:
+    number: int
+    take: ClaimRecord | None
+    renewals: tuple[ClaimRecord, ...]
+    release: ClaimRecord | None
+
+    @property
+    def holder(self) -> str:
+        return self.take.holder if self.take is not None else ""
+
+    @property
+    def until(self) -> float:
+        """When the lease runs out: the latest ``claimed_until`` of its take and renewals."""
+        from leapgit.timeutil import epoch_of
+
+        stamps = [r.claimed_until for r in (self.take, *self.renewals)
+                  if r is not None and r.claimed_until]
+        found = [t for t in (epoch_of(s) for s in stamps) if t is not None]
+        return max(found, default=0.0)
+
+    def live(self, now: float) -> bool:
+        return self.take is not None and self.release is None and self.until > now
+
+
+def claims(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> list[Claim]:
+    from leapgit.records.claims import ClaimRecord
+
+    folder = layout.claims_dir(slice_id, ball_id, episode)
+    out = []
+    for name in view.list(folder):
+        if not name.isdigit():
+            continue
+        n = int(name)
+        files = view.list(f"{folder}/{name}")
+
+        def read(action: str, renewal: int | None = None, n: int = n) -> ClaimRecord | None:
+            return view.record(layout.claim_path(slice_id, ball_id, episode, n, action,
+                                                 renewal), ClaimRecord)
+        renewals = sorted(int(f[6:-5]) for f in files
+                           if f.startswith("renew-") and f[6:-5].isdigit())
+        out.append(Claim(n, read("take"),
+                         tuple(r for r in (read("renew", k) for k in renewals) if r),
+                         read("release")))
+    return sorted(out, key=lambda c: c.number)
+
+
+def live_claim(view: LedgerView, slice_id: str, ball_id: str, episode: int,
+               now: float | None = None) -> Claim | None:
+    now = time.time() if now is None else now
+    found = [c for c in claims(view, slice_id, ball_id, episode) if c.live(now)]
+    return found[-1] if found else None
+
+
+def published(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> bool:
+    from leapgit.ledger import query
+
+    thrown = query.throw(view, slice_id, ball_id, episode)
+    return thrown is not None and thrown.published
+
+
+def claim_problems(view: LedgerView, rec: ClaimRecord, claim_seconds: float,
+                   now: float | None = None) -> list[str]:
+    """What is wrong with claim record ``rec`` on the ledger ``view`` (which holds it):
+    L9, one live claim an episode, taken only on a published episode still being built,
+    renewed and given back only by its holder, a lease no longer than ``claim_seconds``."""
+    from leapgit.timeutil import epoch_of
+
+    now = time.time() if now is None else now
+    ball = f"{rec.slice}/{rec.ball}"
+    if not published(view, rec.slice, rec.ball, rec.episode):
+        return [f"episode {rec.episode} of {ball} was not published to workers "
+                "(`leap throw --remote`): no worker claims it"]
+    every = claims(view, rec.slice, rec.ball, rec.episode)
+    mine = next((c for c in every if c.number == rec.claim), None)
+    out: list[str] = []
+    if rec.claimed_until is not None:
+        until = epoch_of(rec.claimed_until)
+        if until is None or until > now + claim_seconds + SKEW:
+            out.append(f"a lease until {rec.claimed_until} is longer than "
+                       f"workers.claim_seconds ({claim_seconds:g} s) from now")
+    if rec.action == "take":
+        if [c.number for c in every] != list(range(1, len(every) + 1)):
+            out.append(f"claim {rec.claim} skips a number: claims are numbered without gaps")
+        before = [c for c in every if c.number < rec.claim]
+        held = [c for c in before if c.live(now)]
+        if held:
+            out.append(f"claim {held[-1].number} of {held[-1].holder!r} is live until "
+                       f"{_iso(held[-1].until)}: one writer per ball")
+        ended = _ended(view, rec.slice, rec.ball, rec.episode)
+        if ended:
+            out.append(f"episode {rec.episode} of {ball} {ended}: nothing left to build")
+        return out
+    if mine is None or mine.take is None:
+        return out + [f"claim {rec.claim} was never taken"]
+    if mine.holder != rec.holder:
+        out.append(f"claim {rec.claim} is held by {mine.holder!r}, not {rec.holder!r}")
+    if rec.action == "renew":
+        later = [c for c in every if c.number > rec.claim]
+        if later:
+            out.append(f"claim {rec.claim} was taken over by claim {later[0].number} "
+                       f"({later[0].holder!r}) once its lease ran out")
+        if mine.release is not None:
+            out.append(f"claim {rec.claim} was given back")
+        numbers = [r.renewal for r in mine.renewals]
+        if numbers != list(range(1, len(numbers) + 1)):
+            out.append(f"renewal {rec.renewal} skips a number")
+    return out
+
+
+def builder_problems(view: LedgerView, slice_id: str, ball_id: str, episode: int,
+                     worker: str | None, pusher: str | None,
+                     now: float | None = None) -> list[str]:
+    """L9: on a published episode a round, a receipt or a checkpoint comes only from the
+    live claim's holder: ``worker``, the one the record names (None for a ball-branch
+    commit), and ``pusher``, the one the transport names (None where it names nobody)."""
+    if not published(view, slice_id, ball_id, episode):
+        return []
+    now = time.time() if now is None else now
+    live = live_claim(view, slice_id, ball_id, episode, now)
+    ball = f"{slice_id}/{ball_id}"
+    if live is None:
+        return [f"episode {episode} of {ball} is published to workers and no claim on it is "
+                "live: only the worker holding a live claim builds it"]
+    out = []
+    if worker == "":
+        out.append(f"the record names no worker; claim {live.number} is held by "
+                   f"{live.holder!r}")
+    elif worker is not None and worker != live.holder:
+        out.append(f"recorded by worker {worker!r}, but claim {live.number} is held by "
+                   f"{live.holder!r}")
+    if pusher is not None and pusher != live.holder:
+        out.append(f"pushed by {pusher!r}, but claim {live.number} is held by "
+                   f"{live.holder!r}")
+    return out
+
+
+def _ended(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> str | None:
+    from leapgit.ledger import query
+
+    if query.checkpoint(view, slice_id, ball_id, episode) is not None:
+        return "ended with a checkpoint"
+    receipts = query.receipts(view, slice_id, ball_id, episode)
+    if receipts and receipts[-1].outcome == -1:
+        return "ended with a refuse (-1)"
+    return None
+
+
+def _iso(seconds: float) -> str:
+    from leapgit.timeutil import iso_at
+
+    return iso_at(seconds)
