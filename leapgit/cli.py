@@ -635,6 +635,22 @@ def _lease() -> click.Command:
     return lease_group
 
 
+@lazy("presets", "The builder and juror presets: each one's command line, as leap runs it.")
+def _presets() -> click.Command:
+    @click.command("presets")
+    @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+    def presets_cmd(as_json: bool) -> None:
+        """Each preset (`builder: {preset: NAME}`, a rung's `provider: command, preset: NAME`)
+        with its expansion, its model flag, its stdin, and whether its program is on PATH."""
+        from leapgit.commands import presets
+
+        if as_json:
+            _emit_json(presets.listing())
+        else:
+            _emit(presets.lines())
+    return presets_cmd
+
+
 @lazy("audit", "Re-derive every pass from plain git data.")
 def _audit() -> click.Command:
     @click.command("audit")

@@ -59,7 +59,7 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     each round sets up its fresh worktree itself."""
     ws = open_workspace(start)
     if run:  # before any worktree, branch or round: a builder that cannot start
-        require_program(ws.config.builder_command, ws.paths.root)
+        require_program(ws.config.builder_command, ws.paths.root, ws.config.builder_preset)
     result = throw_balls(ws, slice_id, balls, resume, run=run)
     return Thrown(ws, result, () if run else _set_up(ws, result))
 

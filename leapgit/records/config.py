@@ -32,6 +32,7 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
     raw = _validated(data, source)
     config = Config.from_dict(raw)
     found = ref_problems(config.ledger_ref, config.spine, source)
+    found.extend(builder_problems(raw.get("builder") or {}, source))
     try:
         config.tribunal  # noqa: B018 -- its rungs are checked here, when the config is read
     except InvalidRecord as exc:
@@ -76,6 +77,23 @@ def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
         found.append(Problem("the ledger cannot live on the spine branch", source,
                              "ledger_ref", "config", "the ledger is an orphan branch of its own"))
     return found
+
+
+def builder_problems(builder: dict[str, Any], source: str) -> list[Problem]:
+    """Issue 17: a builder preset names a known one, and stands instead of a command."""
+    from leapgit.records import presets
+
+    name = builder.get("preset")
+    if name is None:
+        return []
+    if builder.get("command"):
+        return [Problem("names both a preset and a command", source, "builder.preset",
+                        "config", "keep one of them")]
+    if presets.preset(name, "builder") is None:
+        return [Problem(f"unknown builder preset {name!r}", source, "builder.preset", "config",
+                        f"builder presets: {', '.join(presets.names('builder'))} "
+                        "(`leap presets` lists them)")]
+    return []
 
 
 def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:

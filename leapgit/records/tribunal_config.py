@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from leapgit.errors import InvalidRecord
+from leapgit.errors import InvalidRecord, Problem, UsageError
+from leapgit.records import presets
+from leapgit.records.presets import Preset
 
 CONFIG_SOURCE = ".leap/config.yaml"
 DEFAULT_TIMEOUT = 300.0
@@ -47,6 +49,8 @@ class Rung:
     usd_per_mtok_out: float | None = None
     response_format: ResponseFormat = "json_schema"  # the openai rung's, for the verdict
     warning: str | None = None  # what loading changed in what the user wrote, and why
+    preset: str | None = None  # issue 17: the command rung's named CLI (records.presets)
+    env: tuple[tuple[str, str], ...] = ()  # what its preset adds to the juror's environment
 
     @property
     def label(self) -> str:
@@ -55,7 +59,9 @@ class Rung:
     @classmethod
     def from_dict(cls, raw: dict[str, Any], timeout: float,
                   field: str = "tribunal.rungs[]") -> Rung:
-        command = parse_command(raw["command"], f"{field}.command") if "command" in raw else ()
+        found = _preset(raw, field)
+        command = parse_command(raw["command"], f"{field}.command") if "command" in raw \
+            else found.argv(raw.get("model")) if found else ()
         endpoint, warning = _endpoint(raw, field)
         return cls(
             id=raw["id"], provider=raw["provider"], family=raw["family"],
@@ -68,7 +74,34 @@ class Rung:
             usd_per_mtok_in=_price(raw, "usd_per_mtok_in"),
             usd_per_mtok_out=_price(raw, "usd_per_mtok_out"),
             response_format=_response_format(raw, field), warning=warning,
+            preset=found.name if found else None, env=found.env if found else (),
         )
+
+
+def _preset(raw: dict[str, Any], field: str) -> Preset | None:
+    """A command rung's preset (issue 17), checked here: the schema names no presets, the
+    table in ``records.presets`` is their one home."""
+    name = raw.get("preset")
+    if name is None:
+        return None
+    where = f"{field}.preset"
+    if raw["provider"] != "command":
+        raise InvalidRecord(f"a preset is a command rung's, not a {raw['provider']!r} rung's",
+                            file=CONFIG_SOURCE, field=where, rule="config",
+                            hint="set provider: command, or remove the preset")
+    if "command" in raw:
+        raise InvalidRecord("names both a preset and a command", file=CONFIG_SOURCE,
+                            field=where, rule="config", hint="keep one of them")
+    found = presets.preset(name, "juror")
+    if found is None:
+        raise InvalidRecord(f"unknown juror preset {name!r}", file=CONFIG_SOURCE, field=where,
+                            rule="config", hint="juror presets: "
+                            f"{', '.join(presets.names('juror'))} (`leap presets` lists them)")
+    if found.needs_model and not raw.get("model"):
+        raise InvalidRecord(f"preset {name!r} needs the rung's model", file=CONFIG_SOURCE,
+                            field=f"{field}.model", rule="config",
+                            hint="name the model it runs, e.g. model: qwen2.5-coder:32b")
+    return found
 
 
 def _price(raw: dict[str, Any], key: str) -> float | None:
@@ -245,3 +278,17 @@ def _reference_errors(rung_ids: list[str], verifiers: tuple[Verifier, ...]
                     hint=f"known rungs: {', '.join(sorted(seen)) or 'none'}",
                 ))
     return out
+
+
+def require_preset_programs(cfg: TribunalConfig, path: str | None) -> None:
+    """Issue 17: a juror preset whose program is not on ``path`` would fail every seat it
+    sits; said before any seat, one line per rung (T2)."""
+    import shutil
+
+    found = [Problem(f"preset {r.preset!r}: its program {r.command[0]!r} is not on PATH; "
+                     "no seat sat", CONFIG_SOURCE, f"tribunal.rungs[{i}].preset", "T2",
+                     f"install {r.command[0]}, or remove rung {r.id!r}")
+             for i, r in enumerate(cfg.rungs)
+             if r.preset and shutil.which(r.command[0], path=path) is None]
+    if found:
+        raise UsageError(problems=found)

@@ -17,7 +17,7 @@ from leapgit.errors import InvalidRecord, LeapError, UsageError
 from leapgit.ledger.store import LedgerView
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records import yamlio
-from leapgit.records.tribunal_config import TribunalConfig
+from leapgit.records.tribunal_config import TribunalConfig, require_preset_programs
 from leapgit.timeutil import now_iso
 from leapgit.tribunal import (
     changes,
@@ -98,6 +98,7 @@ def identities(builder: Builder, cfg: TribunalConfig, authors: list[tuple[str, s
 def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
     """Everything decided before any dispatch: the envelope (T5) and the routing (T2-T4)."""
     root, cfg = ws.paths.root, ws.config.tribunal
+    require_preset_programs(cfg, os.environ.get("PATH"))  # issue 17: before any seat
     builder = parse_builder(req.builder)
     contract = envelope.check_contract(req.intent, req.criteria)
     tgt = target.choose(root, view, ws.config, req.base, req.head, req.slice, req.ball)

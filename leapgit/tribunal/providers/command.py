@@ -30,6 +30,7 @@ def juror_env(rung: Rung, lens: str, env: Mapping[str, str],
         out[rung.api_key_env] = env[rung.api_key_env]
     if tree is not None:  # git finds no repository above the export either
         out["GIT_CEILING_DIRECTORIES"] = str(tree.parent)
+    out.update(rung.env)  # its preset's switches (issue 17): no keys, nothing identifying
     out["LEAP_LENS"] = lens
     return out
 
