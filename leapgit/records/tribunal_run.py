@@ -361,6 +361,27 @@ class MechanicalRecord(NamedTuple):
 
 
 class LensOutcome(NamedTuple):
+class IndependenceRecord(NamedTuple):
+    """Issue 17, T3: how independent one convening's seats were, from the ledger's history
+    (``tribunal.independence``): said in the summary, never silently."""
+
+    rungs: tuple[str, ...]
+    families: tuple[str, ...]
+    single_family: bool
+    effective_jurors: float | None  # None: unmeasured
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rungs": list(self.rungs), "families": list(self.families),
+                "single_family": self.single_family,
+                "effective_jurors": self.effective_jurors, "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> IndependenceRecord:
+        return cls(tuple(raw["rungs"]), tuple(raw["families"]), raw["single_family"],
+                   raw["effective_jurors"], tuple(raw["notes"]))
+
+
     lens: str
     outcome: str  # pass | refuse | hold
 
@@ -398,6 +419,7 @@ class SummaryRecord(NamedTuple):
     ball: str | None = None
     usage: Usage | None = None  # issue 15 item 9: every verdict's, summed
 
+    independence: IndependenceRecord | None = None  # issue 17
     def to_dict(self) -> dict[str, Any]:
         out = {**_head("summary", self), "series": self.series, "base": self.base,
                "builder_family": self.builder_family, "builder": dict(self.builder),
@@ -413,6 +435,8 @@ class SummaryRecord(NamedTuple):
             mechanical=self.mechanical.to_dict() if self.mechanical else None,
         )
         if self.usage is not None:
+        if self.independence is not None:
+            out["independence"] = self.independence.to_dict()
             out["usage"] = self.usage.to_dict()
         out["recorded_at"] = self.recorded_at
         return out
@@ -435,6 +459,8 @@ class SummaryRecord(NamedTuple):
             mechanical=MechanicalRecord.from_dict(mechanical) if mechanical else None,
             usage=_usage(raw),
         )
+            independence=IndependenceRecord.from_dict(raw["independence"])
+            if raw.get("independence") else None,
 
 
 def _usage(raw: dict[str, Any]) -> Usage | None:

@@ -11,6 +11,7 @@
 | envelope, routing, verdict,    | scorer                | the scorer convenes the tribunal (T4)  |
 | summary                        |                       |                                        |
 | lease, merge                   | integrator            | one write spine (L9)                   |
+| probe                          | scorer or admin       | canaries of the tribunal's rungs (T2)  |
 
 A kind missing from the table needs ``admin``: an unknown record fails closed.
 """
@@ -39,6 +40,7 @@ RECORD_ROLES: Mapping[str, frozenset[str]] = {
     "summary": frozenset({SCORER}),
     "lease": frozenset({INTEGRATOR}),
     "merge": frozenset({INTEGRATOR}),
+    "probe": frozenset({SCORER, ADMIN}),  # issue 17: who convenes the tribunal probes it
     # a reopen only ever takes a pass away (L8): the post-commit hook (a builder), a scorer or
     # the integrator may write one
     "reopen": frozenset({BUILDER, SCORER, INTEGRATOR}),

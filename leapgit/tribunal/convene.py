@@ -23,6 +23,7 @@ from leapgit.tribunal import (
     changes,
     convergence,
     envelope,
+    independence,
     ledger_records,
     mechanical,
     outdir,
@@ -81,6 +82,7 @@ class Convened:
     out: Path
     ledger_commit: str
     envelope: envelope.Envelope
+    independence: tuple[str, ...] = ()  # issue 17: what the summary says of it (T3)
 
 
 def new_run_id() -> str:
@@ -111,7 +113,10 @@ def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
     run_id = new_run_id()
     prompts = {lens.id: prompt.build(run_id, lens, env.body) for lens in LENSES}
     tokens = {k: envelope.estimate_tokens(p.text) for k, p in prompts.items()}
-    plan = routing.plan(cfg, builder, tokens, os.environ)
+    from leapgit.tribunal import probe
+
+    # T2: availability and measured cost from the latest probe of each rung
+    plan = routing.plan(cfg, builder, tokens, os.environ, probe.latest(view, cfg.rungs))
     round_no = req.round or provenance.next_round(view, tgt.series, tgt.slice, tgt.ball)
     info = ledger_records.RunInfo(run_id, round_no, tgt.series, tgt.base, tgt.head, change.tree,
                            env.hash, builder, tgt.slice, tgt.ball)
@@ -195,6 +200,15 @@ def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.Le
     return decision, progress
 
 
+def seated_independence(ws: Workspace, results: list[seating.LensResult],
+                        ) -> independence.Seated:
+    """Issue 17, T3: the seats' independence, from the latest runs' verdicts (read through
+    the record cache: each verdict is parsed once, not on every convening)."""
+    with ws.ledger(cache_records=True) as cached:
+        past = independence.history(cached.require(), independence.HISTORY_RUNS)
+    return independence.seated(past, ledger_records.seats_of(results))
+
+
 def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Convened:
     from leapgit.tribunal import report
 
@@ -224,12 +238,14 @@ def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Conven
         decision, progress = decide(view, p, req, results, checks)
         if checks is not None:
             out.write("mechanical.yaml", yamlio.dumps(checks.to_dict()))
+        seated = seated_independence(ws, results)
         rec.put("summary.yaml", ledger_records.summary_record(  # T2: the summary is written last
-            p.info, decision, results, progress, checks, p.routing.single_rung, now_iso()))
+            p.info, decision, results, progress, checks, p.routing.single_rung, now_iso(),
+            seated))
         written = rec.commit(ledger, decision.outcome)
     if explosions:
         lens, exc = explosions[0]
         raise TribunalHold(f"the {lens} seat exploded: {type(exc).__name__}: {exc}", rule="T6",
                            hint=f"verdicts and summary are in {out.path}") from exc
     return Convened(p.info, decision, p.routing, tuple(results), progress, checks, out.path,
-                    written.commit, p.envelope)
+                    written.commit, p.envelope, seated.notes())

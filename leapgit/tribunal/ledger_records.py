@@ -13,6 +13,7 @@ from leapgit.records.tribunal_run import (
     EnvelopeEntry,
     EnvelopeRecord,
     FindingRecord,
+    IndependenceRecord,
     LensOutcome,
     LensRoute,
     MechanicalRecord,
@@ -27,6 +28,7 @@ from leapgit.records.usage import NOTHING, Usage, total
 from leapgit.tribunal.convergence import Progress, fingerprint
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.identity import Builder
+from leapgit.tribunal.independence import Seated
 from leapgit.tribunal.mechanical import Mechanical
 from leapgit.tribunal.routing import Ladder, Routing
 from leapgit.tribunal.seating import LensResult, Seat
@@ -119,9 +121,22 @@ def _mechanical(checks: Mechanical) -> MechanicalRecord:
                             tuple(CheckRecord(c.name, c.result, c.detail) for c in checks.checks))
 
 
+def seats_of(results: list[LensResult]) -> list[tuple[str, str]]:
+    """(rung, family) of every seat that gave a verdict (issue 17: its independence)."""
+    return [(s.rung.id, s.rung.family) for r in results for s in (r.primary, r.verifier)
+            if s is not None and s.rung is not None and s.verdict is not None]
+
+
+def _independence(seated: Seated | None) -> IndependenceRecord | None:
+    if seated is None or not seated.rungs:
+        return None
+    return IndependenceRecord(seated.rungs, seated.families, seated.single_family,
+                              seated.effective.value, seated.notes())
+
+
 def summary_record(info: RunInfo, decision: Decision, results: list[LensResult],
                    progress: Progress, mechanical: Mechanical | None, single_rung: bool,
-                   recorded_at: str) -> SummaryRecord:
+                   recorded_at: str, seated: Seated | None = None) -> SummaryRecord:
     new = set(progress.new)
     findings = tuple(f._replace(status="new" if f.fingerprint in new else "recurring")
                      for r in results for f in findings_of(r))
@@ -139,4 +154,5 @@ def summary_record(info: RunInfo, decision: Decision, results: list[LensResult],
         # always written: no call that answered is a known 0 (a HALT sent nothing)
         slice=info.slice, ball=info.ball,
         usage=total(usage_of(r) for r in results) or NOTHING,
+        independence=_independence(seated),
     )

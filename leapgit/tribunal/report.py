@@ -93,6 +93,7 @@ def outcome_lines(c: Convened) -> list[str]:
     if c.mechanical is not None:
         for check in c.mechanical.checks:
             out.append(f"  check {check.result:<7} {check.name}: {check.detail}")
+    out.extend(f"independence: {note}" for note in c.independence)  # issue 17, T3
     unverified = [r.lens for r in c.results if r.unverified]
     if unverified:
         out.append(f"UNVERIFIED: {', '.join(unverified)} (optional verifier did not answer, T2)")

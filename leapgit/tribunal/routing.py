@@ -5,19 +5,23 @@ on every ladder before anything is sent (T4)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeAlias
 
 from leapgit.errors import UsageError
 from leapgit.records.tribunal_config import CONFIG_SOURCE, Rung, TribunalConfig
 from leapgit.tribunal.identity import Builder
 from leapgit.tribunal.lenses import LENSES, Lens
 
+if TYPE_CHECKING:
+    from leapgit.records.probe import RungProbe
+
 
 @dataclass(frozen=True)
 class Skip:
     rung: str
     reason: str
-    kind: str  # builder | api_key | capacity
+    kind: str  # builder | api_key | probe | capacity
 
 
 @dataclass(frozen=True)
@@ -87,12 +91,22 @@ def exclusion(rung: Rung, builder: Builder) -> str | None:
     return None
 
 
-def skip_reason(rung: Rung, builder: Builder, tokens: int, env: Mapping[str, str]) -> Skip | None:
+# rung id -> (probe id, its latest probe of the rung's current route)
+Probes: TypeAlias = Mapping[str, "tuple[str, RungProbe]"]
+
+
+def skip_reason(rung: Rung, builder: Builder, tokens: int, env: Mapping[str, str],
+                probes: Probes | None = None) -> Skip | None:
     excluded = exclusion(rung, builder)
     if excluded:
         return Skip(rung.id, excluded, "builder")
     if rung.api_key_env and not env.get(rung.api_key_env):
         return Skip(rung.id, f"${rung.api_key_env} is not set", "api_key")
+    probed = (probes or {}).get(rung.id)
+    if probed is not None and not probed[1].live:
+        # T2: availability is measured; a rung that failed its last probe does not sit
+        return Skip(rung.id, f"failed its last probe {probed[0]}: {probed[1].result}: "
+                    f"{probed[1].detail}", "probe")
     needed = tokens + rung.max_output_tokens
     if needed > rung.context_tokens:
         # T6: refuse before sending what does not fit; a capacity rejection, walk on
@@ -101,13 +115,26 @@ def skip_reason(rung: Rung, builder: Builder, tokens: int, env: Mapping[str, str
     return None
 
 
+def measured(rung: Rung, probes: Probes | None) -> Rung:
+    """``cost_source: measured``: the rung's cost is its latest live probe's latency in
+    seconds, its reported tokens breaking ties (a millionth a token); unprobed, the
+    declared cost stands."""
+    probed = (probes or {}).get(rung.id)
+    if rung.cost_source != "measured" or probed is None or not probed[1].live:
+        return rung
+    spent = probed[1].usage
+    tokens = spent.tokens_in + spent.tokens_out if spent else 0
+    return replace(rung, cost=round(probed[1].seconds + tokens / 1e6, 6))
+
+
 def ladder(candidates: list[Rung], builder: Builder, tokens: int,
-           env: Mapping[str, str]) -> Ladder:
+           env: Mapping[str, str], probes: Probes | None = None) -> Ladder:
     # T2: cheapest measured-sufficient first; ties keep the configured order
-    ordered = sorted(enumerate(candidates), key=lambda item: (item[1].cost, item[0]))
+    priced = [measured(r, probes) for r in candidates]
+    ordered = sorted(enumerate(priced), key=lambda item: (item[1].cost, item[0]))
     rungs, skipped = [], []
     for _, rung in ordered:
-        skip = skip_reason(rung, builder, tokens, env)
+        skip = skip_reason(rung, builder, tokens, env, probes)
         if skip:
             skipped.append(skip)
         else:
@@ -116,7 +143,7 @@ def ladder(candidates: list[Rung], builder: Builder, tokens: int,
 
 
 def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
-         env: Mapping[str, str]) -> Routing:
+         env: Mapping[str, str], probes: Probes | None = None) -> Routing:
     if not cfg.rungs:
         raise UsageError("no rungs are configured, so no juror can sit", file=CONFIG_SOURCE,
                          field="tribunal.rungs", rule="T2",
@@ -124,7 +151,7 @@ def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
     plans = []
     for lens in LENSES:  # T1: eight seats, one lens each, routed by the lens's tier
         serving = [r for r in cfg.rungs if lens.tier in r.tiers]
-        primary = ladder(serving, builder, tokens[lens.id], env)
+        primary = ladder(serving, builder, tokens[lens.id], env, probes)
         spec = cfg.verifier(lens.id)
         verifier = None
         if spec is not None:
@@ -132,7 +159,7 @@ def plan(cfg: TribunalConfig, builder: Builder, tokens: Mapping[str, int],
             first = primary.rungs[:1]
             chosen = [cfg.rung(r) for r in spec.rungs
                       if not any(same_route(cfg.rung(r), f) for f in first)]
-            verifier = ladder(chosen, builder, tokens[lens.id], env)
+            verifier = ladder(chosen, builder, tokens[lens.id], env, probes)
         plans.append(LensPlan(lens, primary, verifier, bool(spec and spec.required)))
     return Routing(tuple(plans), single_rung=len(_seatable(plans)) == 1)
 

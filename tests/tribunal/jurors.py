@@ -120,9 +120,12 @@ class _Server(ThreadingHTTPServer):
 
 
 class JurorServer:
-    def __init__(self, provider: str, script: Callable[[Call], Reply] = detailed_pass) -> None:
+    def __init__(self, provider: str, script: Callable[[Call], Reply] = detailed_pass,
+                 show: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+                 ) -> None:
         self.provider = provider
         self.script = script
+        self.show = show  # what Ollama's /api/show answers for a request body; None: 404
         self.calls: list[Call] = []
         self.sent: list[tuple[int, int]] = []  # the usage each wrapped reply reported
         self._lock = threading.Lock()
@@ -168,6 +171,10 @@ class JurorServer:
                 call = Call(self.path, body, dict(self.headers), found.group(1) if found else None)
                 with owner._lock:
                     owner.calls.append(call)
+                if owner.provider == "ollama" and self.path == "/api/show":
+                    shown = owner.show(body) if owner.show else None
+                    return self._send(200 if shown else 404, json.dumps(
+                        shown or {"error": "model not found"}).encode())
                 if owner.provider == "ollama" and not body.get("messages"):
                     return self._send(200, b'{"done": true, "done_reason": "unload"}')
                 reply = owner.script(call)

@@ -1,0 +1,119 @@
+"""`leap tribunal rungs` (issue 17; T2-T4, T8): the configured rung matrix as routing sees it
+now. Per rung its tiers, family, context (and the server's, when a probe measured it), cost
+and the latest probe; per lens the ladder in order and every rung that would be skipped, with
+why (the builder's family, a missing key, capacity, a failed last probe). Capacity is judged
+for the canary: a real envelope is larger, and the convening judges it again."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from leapgit.records.probe import ProbeRecord, RungProbe
+from leapgit.records.tribunal_config import Rung, TribunalConfig
+from leapgit.records.usage import show
+from leapgit.tribunal import canary, routing
+from leapgit.tribunal.envelope import estimate_tokens
+from leapgit.tribunal.identity import Builder
+from leapgit.tribunal.lenses import LENSES
+from leapgit.tribunal.report import printable
+from leapgit.tribunal.routing import Probes
+
+# no builder declared: nobody's family, model or session (T4 is judged again at convening)
+NOBODY = Builder("", "", "")
+
+
+@dataclass(frozen=True)
+class Matrix:
+    cfg: TribunalConfig
+    routing: routing.Routing
+    probes: Probes
+    builder: Builder | None
+
+    @property
+    def dead(self) -> tuple[str, ...]:
+        """The lenses with no rung that may sit: exit 3."""
+        return tuple(p.lens.id for p in self.routing.plans if not p.primary.rungs)
+
+    @property
+    def exit_code(self) -> int:
+        return 3 if self.dead else 0
+
+
+def matrix(cfg: TribunalConfig, builder: Builder | None, env: Mapping[str, str],
+           probes: Probes) -> Matrix:
+    tokens = estimate_tokens(canary.prompt("x" * 22, canary.envelope()).text)
+    plan = routing.plan(cfg, builder or NOBODY, {x.id: tokens for x in LENSES}, env, probes)
+    return Matrix(cfg, plan, probes, builder)
+
+
+def probe_line(entry: RungProbe) -> str:
+    state = "live" if entry.live else "FAILED"
+    context = "" if entry.server_context is None else f", server context {entry.server_context}"
+    num_ctx = "" if entry.num_ctx is None else f", num_ctx {entry.num_ctx}"
+    return (f"{state} {entry.result} in {entry.seconds:.3f}s, json {_yes(entry.json)}, "
+            f"footer {_yes(entry.footer)}, caught the defect {_yes(entry.caught)}{context}"
+            f"{num_ctx}, tokens {show(entry.usage)}: {entry.detail}")
+
+
+def _yes(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "no")
+
+
+def _rung_line(rung: Rung, probes: Probes) -> list[str]:
+    what = rung.model or " ".join(rung.command)
+    cost = routing.measured(rung, probes).cost
+    out = [f"  {rung.id}: {rung.provider} {what}, family {rung.family}, tiers "
+           f"{','.join(rung.tiers)}, context {rung.context_tokens}, cost {cost:g} "
+           f"({rung.cost_source})"]
+    probed = probes.get(rung.id)
+    out.append(f"      last probe {probed[0]}: {probe_line(probed[1])}" if probed
+               else "      last probe: none (`leap tribunal rungs --probe`)")
+    return out
+
+
+def lines(m: Matrix, probed: ProbeRecord | None = None, skipped: Mapping[str, str] | None = None,
+          commit: str | None = None) -> list[str]:
+    out = []
+    if probed is not None:
+        out.append(f"probe {probed.probe}: canary lens {probed.lens}, one call per rung")
+        out += [f"  {e.rung}: {probe_line(e)}" for e in probed.rungs]
+        out += [f"  {rung}: not probed: {why}" for rung, why in (skipped or {}).items()]
+        out.append(f"written: tribunal/probes/{probed.probe}.yaml, ledger commit "
+                   f"{(commit or '')[:12]}")
+    who = f"builder family {m.builder.family}" if m.builder else \
+        "no builder declared (--builder or builder.identity): T4 is judged at convening"
+    out += [f"rung matrix: {len(m.cfg.rungs)} rung(s); {who}", "rungs:"]
+    for rung in m.cfg.rungs:
+        out += _rung_line(rung, m.probes)
+    out.append("lens -> ladder (cheapest first):")
+    width = max(len(p.lens.id) + len(p.lens.tier) + 3 for p in m.routing.plans)
+    for p in m.routing.plans:
+        seated = " > ".join(r.id for r in p.primary.rungs) or "(none: hold)"
+        out.append(f"  {f'{p.lens.id} ({p.lens.tier})':<{width}}  {seated}")
+        out += [f"  {'':<{width}}    skip {s.rung}: {s.reason}" for s in p.primary.skipped]
+    out.append(f"no live rung for: {', '.join(m.dead)} (exit 3)" if m.dead
+               else "every lens has a live rung")
+    return [printable(line) for line in out]
+
+
+def to_json(m: Matrix, probed: ProbeRecord | None = None, skipped: Mapping[str, str] | None = None,
+            commit: str | None = None) -> dict[str, Any]:
+    rungs = []
+    for rung in m.cfg.rungs:
+        last = m.probes.get(rung.id)
+        rungs.append({"id": rung.id, "provider": rung.provider, "family": rung.family,
+                      "tiers": list(rung.tiers), "context_tokens": rung.context_tokens,
+                      "cost": routing.measured(rung, m.probes).cost,
+                      "cost_source": rung.cost_source,
+                      "last_probe": {"probe": last[0], **last[1].to_dict()} if last else None})
+    lenses = [{"lens": p.lens.id, "tier": p.lens.tier,
+               "ladder": [r.id for r in p.primary.rungs],
+               "skipped": [{"rung": s.rung, "kind": s.kind, "reason": s.reason}
+                           for s in p.primary.skipped]} for p in m.routing.plans]
+    out: dict[str, Any] = {"rungs": rungs, "lenses": lenses, "dead": list(m.dead),
+                           "exit_code": m.exit_code}
+    if probed is not None:
+        out["probe"] = {**probed.to_dict(), "not_probed": dict(skipped or {}), "commit": commit}
+    return out
