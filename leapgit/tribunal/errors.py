@@ -62,6 +62,14 @@ class BadAnswer(SeatFailure):
     kind = "bad_answer"
 
 
+class BudgetSpent(SeatFailure):
+    """T8: a reasoning model spent its output budget (``finish_reason: length``,
+    ``stop_reason: max_tokens``, ``done_reason: length``) with no usable verdict: a failed
+    seat, recorded as such; the next rung sits."""
+
+    kind = "exhausted"
+
+
 class Annulled(SeatFailure):
     """T8: bytes changed under the seat; the verdict is no verdict: walk on."""
 

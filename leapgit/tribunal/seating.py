@@ -14,7 +14,7 @@ from leapgit.records.tribunal_config import Rung
 from leapgit.records.usage import Usage
 from leapgit.tribunal import verdict as rules
 from leapgit.tribunal.envelope import Envelope
-from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
+from leapgit.tribunal.errors import BadAnswer, BudgetSpent, OffLens, SeatFailure
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers import asker
 from leapgit.tribunal.providers.base import SeatContext
@@ -24,7 +24,8 @@ from leapgit.tribunal.routing import Ladder, LensPlan, same_route
 @dataclass(frozen=True)
 class Attempt:
     rung: str
-    result: str  # answered | bad_answer | never_answered | capacity | off_lens | annulled
+    # answered | bad_answer | never_answered | capacity | off_lens | annulled | exhausted
+    result: str
     detail: str
     seconds: float
     answered_lens: str | None = None
@@ -76,18 +77,25 @@ async def walk(ladder: Ladder, prompt: Prompt, envelope: Envelope, ctx: SeatCont
     attempts: list[Attempt] = []
     for rung in ladder.rungs:
         started = time.monotonic()
-        answer_detail, spent = "", None
+        answer_detail, spent, exhausted = "", None, False
         try:
             answer = await asker(rung.provider)(rung, prompt, ctx)
             answer_detail, spent = answer.detail, _priced(rung, answer.usage)
+            exhausted = answer.exhausted
             found = rules.parse(answer.text, prompt.lens, envelope)
         except OffLens as exc:
             attempts.append(Attempt(rung.id, exc.kind, exc.detail, time.monotonic() - started,
                                     exc.answered_lens, exc.raw_tail, spent))
             continue
         except BadAnswer as exc:
-            # T6: a juror that answered badly is a valid refuse; its one shot is spent
             detail = f"{exc.detail}; {answer_detail}" if answer_detail else exc.detail
+            if exhausted:  # T8: cut at its budget, no usable verdict: failed, walk on
+                attempts.append(Attempt(rung.id, BudgetSpent.kind, f"{detail}: the budget "
+                                        "was spent, failed seat (T8)",
+                                        time.monotonic() - started,
+                                        raw_tail=exc.raw_tail or None, usage=spent))
+                continue
+            # T6: a juror that answered badly is a valid refuse; its one shot is spent
             attempts.append(Attempt(rung.id, exc.kind, detail, time.monotonic() - started,
                                     raw_tail=exc.raw_tail or None,
                                     usage=spent or _priced(rung, exc.usage)))

@@ -117,6 +117,10 @@ def parse(text: str, lens_id: str, envelope: Envelope) -> Verdict:
                       tail(text))
     if set(data) - _TOP_KEYS:
         raise BadAnswer(f"unknown field(s) {sorted(set(data) - _TOP_KEYS)}", tail(text))
+    if next(reversed(data)) != "lens":  # T8: the verdict ends with the literal footer
+        raise BadAnswer(f'the "lens" footer is not the last field (it ends with '
+                        f'{next(reversed(data))!r}): the verdict must end with it (T8)',
+                        tail(text))
     said, raw_findings = data.get("verdict"), data.get("findings", [])
     if said not in ("pass", "refuse"):
         raise BadAnswer(f'"verdict" is {said!r}, expected "pass" or "refuse"', tail(text))

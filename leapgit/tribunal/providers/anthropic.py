@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from leapgit.records.tribunal_config import Rung
 from leapgit.records.usage import counted
-from leapgit.tribunal.errors import BadAnswer, CapacityRejected
+from leapgit.tribunal.errors import BadAnswer, BudgetSpent, CapacityRejected
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers.base import (
     Answer,
@@ -51,5 +51,9 @@ def read_message(reply: dict[str, object]) -> Answer:
     if stop == "refusal":
         raise BadAnswer("stop_reason refusal", tail(text), usage)
     if not text.strip():
+        if stop == "max_tokens":
+            raise BudgetSpent("stop_reason 'max_tokens' with no output: the budget was spent, "
+                              "failed seat (T8)", usage=usage)
         raise BadAnswer(f"no output (stop_reason {stop!r}): failed seat (T8)", usage=usage)
-    return Answer(text, f"stop_reason {stop}, usage {reply.get('usage')}", usage)
+    return Answer(text, f"stop_reason {stop}, usage {reply.get('usage')}", usage,
+                  exhausted=stop == "max_tokens")

@@ -25,6 +25,7 @@ class Answer:
     text: str
     detail: str = ""  # what the provider told us about the call (tokens, stop reason)
     usage: Usage | None = None  # the tokens it reported; None when it reported none
+    exhausted: bool = False  # T8: it stopped at its output budget (its text may be cut)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 from leapgit.records.tribunal_config import Rung
 from leapgit.records.usage import Usage, counted
 from leapgit.tribunal.envelope import estimate_tokens
-from leapgit.tribunal.errors import BadAnswer, CapacityRejected
+from leapgit.tribunal.errors import BadAnswer, BudgetSpent, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema
 from leapgit.tribunal.providers.base import Answer, SeatContext, dig, post, reply_json
 from leapgit.tribunal.verdict import tail
@@ -68,12 +68,15 @@ async def _chat(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
     usage = counted(reply.get("prompt_eval_count"), reply.get("eval_count"))
     check_read_whole(reply.get("prompt_eval_count"), prompt, size, usage)
     text = dig(reply, "message", "content")
+    reason = reply.get("done_reason")
     if not isinstance(text, str) or not text.strip():
-        reason = reply.get("done_reason")
+        if reason == "length":
+            raise BudgetSpent("done_reason 'length' with no answer text: the budget was spent, "
+                              "failed seat (T8)", usage=usage)
         raise BadAnswer(f"no answer text (done_reason {reason!r}): failed seat (T8)",
                         usage=usage)
     return Answer(text, f"num_ctx {size}, prompt_eval_count {reply.get('prompt_eval_count')}, "
-                        f"done_reason {reply.get('done_reason')}", usage)
+                        f"done_reason {reason}", usage, exhausted=reason == "length")
 
 
 async def _unload(rung: Rung, ctx: SeatContext) -> None:

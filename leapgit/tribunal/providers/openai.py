@@ -10,7 +10,7 @@ from typing import Any
 
 from leapgit.records.tribunal_config import Rung
 from leapgit.records.usage import counted
-from leapgit.tribunal.errors import BadAnswer, CapacityRejected
+from leapgit.tribunal.errors import BadAnswer, BudgetSpent, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema
 from leapgit.tribunal.providers.base import Answer, SeatContext, api_key, dig, post, reply_json
 from leapgit.tribunal.verdict import tail
@@ -59,5 +59,9 @@ def read_choice(reply: dict[str, object]) -> Answer:
         raise BadAnswer(f"refusal: {str(refusal)[:200]}", tail(str(refusal)), usage)
     content = message.get("content")
     if not isinstance(content, str) or not content.strip():
+        if finish == "length":
+            raise BudgetSpent("finish_reason 'length' with no output: the budget was spent, "
+                              "failed seat (T8)", usage=usage)
         raise BadAnswer(f"no output (finish_reason {finish!r}): failed seat (T8)", usage=usage)
-    return Answer(content, f"finish_reason {finish}, usage {reply.get('usage')}", usage)
+    return Answer(content, f"finish_reason {finish}, usage {reply.get('usage')}", usage,
+                  exhausted=finish == "length")
