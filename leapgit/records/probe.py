@@ -20,7 +20,8 @@ class RungProbe(NamedTuple):
     family: str
     route: str  # who answers (provider, endpoint, model or command): a changed rung is new
     live: bool  # the probe passed: routing may seat the rung
-    result: str  # answered | bad_answer | never_answered | capacity | off_lens | annulled
+    # answered | bad_answer | never_answered | capacity | off_lens | annulled | exhausted
+    result: str
     detail: str
     seconds: float
     json: bool = False  # the answer was one bare JSON object

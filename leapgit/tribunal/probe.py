@@ -29,7 +29,7 @@ from leapgit.records.tribunal_config import Rung, TribunalConfig
 from leapgit.timeutil import now_iso
 from leapgit.tribunal import canary, routing, verdict, worktree
 from leapgit.tribunal.envelope import Envelope
-from leapgit.tribunal.errors import OffLens, SeatFailure
+from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers.base import Answer, SeatContext, dig
 
@@ -101,7 +101,10 @@ async def probe_rung(rung: Rung, prompt: Prompt, env: Envelope, ctx: SeatContext
     except SeatFailure as exc:
         shaped = (True, False) if isinstance(exc, OffLens) else \
             _shape(answer.text) if answer else (False, False)
-        return base._replace(result=exc.kind, seconds=round(time.monotonic() - started, 3),
+        # T8: an answer cut at its output budget with no usable verdict is a failed seat
+        spent = isinstance(exc, BadAnswer) and getattr(answer, "exhausted", False)
+        return base._replace(result="exhausted" if spent else exc.kind,
+                             seconds=round(time.monotonic() - started, 3),
                              detail="; ".join(x for x in (exc.detail, unknown) if x),
                              json=shaped[0], footer=shaped[1],
                              usage=(answer.usage if answer else None) or exc.usage,
