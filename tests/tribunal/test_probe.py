@@ -31,6 +31,8 @@ def script(call: Call) -> Reply:
         return Reply("I read the files and they look fine to me.")
     if "slow" in model:
         return Reply(verdict(call.lens or "?"), delay=3)
+    if "trunc" in model:  # a server that cut the prompt to its own context, num_ctx ignored
+        return Reply(verdict(call.lens or "?", "refuse", [CAUGHT]), prompt_eval_count=50)
     if canary_call:
         return Reply(verdict(call.lens or "?", "refuse", [CAUGHT]))
     return detailed_pass(call)
@@ -45,12 +47,14 @@ def show(body: dict[str, Any]) -> dict[str, Any]:
 @contextmanager
 def ladder(repo: Repo, tmp: Path) -> Iterator[dict[str, JurorServer]]:
     """Every provider kind: ``<kind>-ok``, ``<kind>-prose``, ``<kind>-slow`` (1 s timeout),
-    and ``ollama-small`` (the server holds 2048 tokens, the rung declares 100000)."""
+    ``ollama-small`` (the server holds 2048 tokens, the rung declares 100000) and
+    ``ollama-trunc`` (the server evaluated far less of the prompt than was sent)."""
     with ExitStack() as stack:
         servers = {k: stack.enter_context(JurorServer(k, script, show=show)) for k in KINDS}
         rungs = [rung(f"{k}-{m}", k, servers[k].url, timeout=1)
                  for k in KINDS for m in ("ok", "prose", "slow")]
         rungs.append(rung("ollama-small", "ollama", servers["ollama"].url, timeout=1))
+        rungs.append(rung("ollama-trunc", "ollama", servers["ollama"].url, timeout=1))
         rungs += [command_rung(tmp, mode, f"command-{name}", timeout=1)
                   for name, mode in (("ok", "refuse"), ("prose", "garbage"),
                                      ("slow", "sleep"))]
@@ -96,6 +100,9 @@ def test_the_probe_records_what_each_rung_did(repo: Repo, tmp_path: Path) -> Non
     assert small.detail == ("the server reports a context of 2048 tokens (/api/show), the "
                             "rung declares context_tokens 100000 (T8)")
     assert by["ollama-ok"].server_context == 131072 and by["ollama-ok"].num_ctx == 3072
+    trunc = by["ollama-trunc"]  # num_ctx 3072 was sent; the server evaluated 50 tokens
+    assert (trunc.result, trunc.live, trunc.num_ctx) == ("capacity", False, 3072)
+    assert trunc.detail.startswith("truncated: prompt_eval_count 50 for a prompt of ")
     assert by["openai-ok"].server_context is None and by["openai-ok"].num_ctx is None
     assert "  ollama-small: FAILED capacity in " in result.out
     assert "every lens has a live rung" in result.out
@@ -122,7 +129,7 @@ def test_the_next_convening_skips_the_failed_rungs_with_the_probes_reason(
     assert skipped["anthropic-prose"].reason.startswith(
         f"failed its last probe {probe_id}: bad_answer: not one bare JSON object")
     assert any(f"skip ollama-small: failed its last probe {probe_id}" in line
-               for line in repo.lines)
+               for line in repo.lines)  # the convening's routing table says so
     # the failed rungs were sent nothing: the first live rung (ollama-ok) sat every lens
     assert {k: after[k] - before[k] for k in KINDS} == {"ollama": 8, "openai": 0,
                                                         "anthropic": 0}
@@ -140,7 +147,9 @@ def test_no_live_rung_for_a_lens_exits_3(repo: Repo) -> None:
     assert data["dead"] == [lens["lens"] for lens in data["lenses"]]
     assert data["probe"]["rungs"][0]["result"] == "bad_answer"
     assert again.code == 3  # without --probe, the last probe still stands
-    assert "skip openai-prose: failed its last probe" in again.out
+    assert "      skipped now: failed its last probe" in again.out
+    assert "  defect (generalist)" in again.out and "(none: hold)   (skipped: openai-prose)" \
+        in again.out
 
 
 def test_the_matrix_without_a_probe_says_why_a_rung_would_be_skipped(repo: Repo) -> None:
@@ -155,9 +164,10 @@ def test_the_matrix_without_a_probe_says_why_a_rung_would_be_skipped(repo: Repo)
     assert result.code == 3, result  # only the generalist lenses have a rung
     out = result.out
     assert "  defect (generalist)" in out and "fine" in out
-    assert "skip mine: family 'buildfam' is the builder's family (T4)" in out
-    assert "skip keyed: $LEAP_TEST_NO_KEY is not set" in out
-    assert "skip tiny: capacity: needs ~" in out and "holds 1000 (T6)" in out
+    assert "      skipped now: family 'buildfam' is the builder's family (T4)" in out
+    assert "      skipped now: $LEAP_TEST_NO_KEY is not set" in out
+    assert "      skipped now: capacity: needs ~" in out and "holds 1000 (T6)" in out
+    assert "fine   (skipped: mine, keyed, tiny)" in out
     assert "last probe: none (`leap tribunal rungs --probe`)" in out
     assert "no live rung for: operator_consequence, reversibility" in out
 
