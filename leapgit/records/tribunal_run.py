@@ -176,6 +176,23 @@ class RoutingRecord(NamedTuple):
                    lenses=tuple(LensRoute.from_dict(r) for r in raw["lenses"]))
 
 
+class MutantRecord(NamedTuple):
+    """T9: a finding's claimed surviving mutant and what its re-run showed."""
+
+    patch: str
+    status: str  # KILLED | SURVIVED | INVALID
+    detail: str
+    files: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"patch": self.patch, "status": self.status, "detail": self.detail,
+                "files": list(self.files)}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> MutantRecord:
+        return cls(raw["patch"], raw["status"], raw["detail"], tuple(raw.get("files", ())))
+
+
 class FindingRecord(NamedTuple):
     """One finding of a seat, by its fingerprint (T9: new or recurring across rounds)."""
 
@@ -188,6 +205,7 @@ class FindingRecord(NamedTuple):
     supported: bool  # T9: the quoted evidence occurs in the envelope
     seat: str | None = None  # primary | verifier
     status: str | None = None  # new | recurring: in the summary only
+    mutant: MutantRecord | None = None  # T9: its claimed mutant, re-run
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"fingerprint": self.fingerprint, "lens": self.lens}
@@ -197,16 +215,20 @@ class FindingRecord(NamedTuple):
                    evidence=self.evidence, supported=self.supported)
         if self.status:
             out["status"] = self.status
+        if self.mutant is not None:
+            out["mutant"] = self.mutant.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> FindingRecord:
+        mutant = MutantRecord.from_dict(raw["mutant"]) if raw.get("mutant") else None
         return cls(raw["fingerprint"], raw["lens"], raw["severity"], raw["file"], raw["claim"],
-                   raw["evidence"], raw["supported"], raw.get("seat"), raw.get("status"))
+                   raw["evidence"], raw["supported"], raw.get("seat"), raw.get("status"),
+                   mutant)
 
 
 # a juror that answered, well or badly, was paid for; one that never answered reported nothing
-_REPLIED = frozenset({"answered", "bad_answer", "off_lens"})
+_REPLIED = frozenset({"answered", "bad_answer", "off_lens", "exhausted"})
 
 
 class AttemptRecord(NamedTuple):
@@ -214,7 +236,8 @@ class AttemptRecord(NamedTuple):
     ``usage``: the tokens its provider reported, priced at the rung's declared prices."""
 
     rung: str
-    result: str  # answered | bad_answer | never_answered | capacity | off_lens | annulled
+    # answered | bad_answer | never_answered | capacity | off_lens | annulled | exhausted
+    result: str
     detail: str
     seconds: float | None = None
     answered_lens: str | None = None
@@ -360,7 +383,6 @@ class MechanicalRecord(NamedTuple):
                    tuple(CheckRecord.from_dict(c) for c in raw["checks"]))
 
 
-class LensOutcome(NamedTuple):
 class IndependenceRecord(NamedTuple):
     """Issue 17, T3: how independent one convening's seats were, from the ledger's history
     (``tribunal.independence``): said in the summary, never silently."""
@@ -382,6 +404,7 @@ class IndependenceRecord(NamedTuple):
                    raw["effective_jurors"], tuple(raw["notes"]))
 
 
+class LensOutcome(NamedTuple):
     lens: str
     outcome: str  # pass | refuse | hold
 
@@ -418,8 +441,8 @@ class SummaryRecord(NamedTuple):
     slice: str | None = None
     ball: str | None = None
     usage: Usage | None = None  # issue 15 item 9: every verdict's, summed
-
     independence: IndependenceRecord | None = None  # issue 17
+
     def to_dict(self) -> dict[str, Any]:
         out = {**_head("summary", self), "series": self.series, "base": self.base,
                "builder_family": self.builder_family, "builder": dict(self.builder),
@@ -434,9 +457,9 @@ class SummaryRecord(NamedTuple):
             new_counts=list(self.new_counts), oscillating=list(self.oscillating),
             mechanical=self.mechanical.to_dict() if self.mechanical else None,
         )
-        if self.usage is not None:
         if self.independence is not None:
             out["independence"] = self.independence.to_dict()
+        if self.usage is not None:
             out["usage"] = self.usage.to_dict()
         out["recorded_at"] = self.recorded_at
         return out
@@ -458,9 +481,9 @@ class SummaryRecord(NamedTuple):
             oscillating=tuple(raw.get("oscillating", ())),
             mechanical=MechanicalRecord.from_dict(mechanical) if mechanical else None,
             usage=_usage(raw),
-        )
             independence=IndependenceRecord.from_dict(raw["independence"])
             if raw.get("independence") else None,
+        )
 
 
 def _usage(raw: dict[str, Any]) -> Usage | None:

@@ -26,6 +26,7 @@ from leapgit.tribunal import (
     independence,
     ledger_records,
     mechanical,
+    mutants,
     outdir,
     prompt,
     provenance,
@@ -235,6 +236,10 @@ def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Conven
             return result
 
         results, explosions, checks = sit(ws, p, req, on_result)
+        results, checks = mutants.recheck(  # T9: claimed surviving mutants are re-run
+            mutants.harness(ws.paths.root, p.change.head, req.tests,
+                            ws.config.tribunal.test_timeout, p.envelope),
+            results, p.routing.plans, checks, on_result, echo)
         decision, progress = decide(view, p, req, results, checks)
         if checks is not None:
             out.write("mechanical.yaml", yamlio.dumps(checks.to_dict()))

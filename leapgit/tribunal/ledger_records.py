@@ -17,6 +17,7 @@ from leapgit.records.tribunal_run import (
     LensOutcome,
     LensRoute,
     MechanicalRecord,
+    MutantRecord,
     RoutedLadder,
     RoutingRecord,
     SeatRecord,
@@ -33,6 +34,7 @@ from leapgit.tribunal.mechanical import Mechanical
 from leapgit.tribunal.routing import Ladder, Routing
 from leapgit.tribunal.seating import LensResult, Seat
 from leapgit.tribunal.tally import Decision
+from leapgit.tribunal.verdict import Finding, Rerun
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,16 @@ def findings_of(result: LensResult) -> list[FindingRecord]:
         for f in seat.verdict.findings:
             out.append(FindingRecord(fingerprint(result.lens, f.file, f.claim), result.lens,
                                      f.severity, f.file, f.claim, f.evidence, f.supported,
-                                     seat=role))
+                                     seat=role, mutant=_mutant(f)))
     return out
+
+
+def _mutant(f: Finding) -> MutantRecord | None:
+    """T9: a claimed mutant, with its re-run (INVALID when it was never re-run)."""
+    if f.mutant is None:
+        return None
+    done = f.rerun or Rerun("INVALID", "not re-run: the lens gave no verdict to check")
+    return MutantRecord(f.mutant, done.status, done.detail, done.files)
 
 
 def _seat(seat: Seat) -> SeatRecord:

@@ -13,8 +13,18 @@ from leapgit.tribunal.prompt import SEVERITIES
 
 RAW_TAIL = 2000  # T8: a rejected rung keeps a bounded tail of what it said
 _TOP_KEYS = {"verdict", "findings", "lens"}
-_FINDING_KEYS = {"severity", "claim", "evidence", "file"}
+_FINDING_KEYS = {"severity", "claim", "evidence", "file", "mutant"}
+MAX_MUTANT = 64 * 1024  # T9: a claimed mutant is a patch to a file, never megabytes
 _GRAVE = ("blocker", "major")
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """T9: what re-running a claimed mutant in an isolated tree showed."""
+
+    status: str  # KILLED | SURVIVED | INVALID
+    detail: str
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,8 @@ class Finding:
     evidence: str
     file: str
     supported: bool  # T9: the quoted evidence occurs in the envelope
+    mutant: str | None = None  # T9: a patch the juror says survives the tests
+    rerun: Rerun | None = None  # what its re-run showed (tribunal.mutants)
 
 
 @dataclass(frozen=True)
@@ -83,11 +95,24 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
     if not isinstance(claim, str) or not claim.strip() or not isinstance(evidence, str):
         raise BadAnswer(f"{where} needs a non-empty claim and a string evidence", tail(text))
     named: str = raw["file"] if isinstance(raw.get("file"), str) else ""
-    for key, value in (("claim", claim), ("evidence", evidence), ("file", named)):
+    mutant = _mutant(raw.get("mutant"), where, text)
+    for key, value in (("claim", claim), ("evidence", evidence), ("file", named),
+                       ("mutant", mutant or "")):
         if not _encodable(value):
             raise BadAnswer(f"{where}.{key} is not valid Unicode (a lone surrogate)", tail(text))
     located = envelope.locate(evidence)  # T9: only as good as the envelope
-    return Finding(severity, claim.strip(), evidence, named or located or "", located is not None)
+    return Finding(severity, claim.strip(), evidence, named or located or "", located is not None,
+                   mutant)
+
+
+def _mutant(value: Any, where: str, text: str) -> str | None:
+    """T9: an optional unified diff; empty means none (strict schemas send every field)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > MAX_MUTANT:
+        raise BadAnswer(f"{where}.mutant is not a patch (a string of at most {MAX_MUTANT} "
+                        "characters)", tail(text))
+    return value
 
 
 def _rules(said: str, findings: tuple[Finding, ...]) -> tuple[str, str]:
