@@ -40,7 +40,9 @@ def check(slice_id: str, ball_id: str, start: Path | str = ".") -> CheckResult:
         query.load_slice(view, slice_id)
         episode = current_episode(view, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, episode.throw.spec_version)
-    worktree = Path(episode.throw.worktree or "")
+    from leapgit.worktrees.place import worktree_of
+
+    worktree = worktree_of(ws, episode.throw)
     if not worktree.is_dir():
         raise RuleViolation(f"the worktree of {slice_id}/{ball_id} is gone: {worktree}",
                             rule="L5",

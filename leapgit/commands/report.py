@@ -145,7 +145,8 @@ def _throw_detail(s: BallStanding | None, slice_id: str) -> list[str]:
         return []
     t = ep.throw
     based = "stack base" if t.stack else "base"  # L5: on its dependencies' candidates
-    out = [f"{pad}{t.branch} at {t.worktree} ({based} {t.base[:12]}, spec v{t.spec_version})"]
+    where = "built by a worker of the shared remote" if t.published else f"at {t.worktree}"
+    out = [f"{pad}{t.branch} {where} ({based} {t.base[:12]}, spec v{t.spec_version})"]
     if ep.receipts:
         r = ep.receipts[-1]
         word = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1 else "")
@@ -186,14 +187,16 @@ def throw_lines(r: ThrowResult) -> list[str]:
     width = max(len(t.record.ball) for t in r.thrown)
     for t in r.thrown:
         rec = t.record
-        how = "new worktree" if t.created else "same worktree"
+        how = "published to workers" if rec.published else \
+            "new worktree" if t.created else "same worktree"
         if rec.resumed_from:
             how += f", after episode {rec.resumed_from}"
         if t.continues_at is not None:
             how += f", continues at round {t.continues_at}"
         out.append(f"  {rec.ball:<{width}}  wave {rec.wave}  episode {rec.episode}  "
                    f"spec v{rec.spec_version}  {rec.branch}  ({how})")
-        out.append(f"  {'':<{width}}  {rec.worktree}")
+        if rec.worktree:
+            out.append(f"  {'':<{width}}  {rec.worktree}")
         if rec.stack:  # L5: built on its dependencies' passed candidates
             on = ", ".join(f"{e.ball} (score {e.score}, candidate {e.candidate[:12]})"
                            for e in rec.stack)

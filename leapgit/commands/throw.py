@@ -54,10 +54,21 @@ class Thrown:
 
 
 def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
-          start: Path | str = ".", run: bool = False) -> Thrown:
+          start: Path | str = ".", run: bool = False, remote: str | None = None) -> Thrown:
     """``run``: the builders are driven next (`--run`): a ball in flight carries on, and
-    each round sets up its fresh worktree itself."""
+    each round sets up its fresh worktree itself. ``remote`` (issue 16): the balls are
+    published there for `leap worker`s to build; nothing is built here."""
     ws = open_workspace(start)
+    if remote is not None:
+        from leapgit.errors import UsageError
+        from leapgit.loop.remote import publish
+
+        if run:
+            raise UsageError("--remote publishes the balls to workers; --run builds them "
+                             "here: choose one")
+        result = throw_balls(ws, slice_id, balls, resume, publish=True)
+        publish(ws, remote, slice_id, [t.record.ball for t in result.thrown])
+        return Thrown(ws, result)
     if run:  # before any worktree, branch or round: a builder that cannot start
         require_program(ws.config.builder_command, ws.paths.root, ws.config.builder_preset)
     result = throw_balls(ws, slice_id, balls, resume, run=run)

@@ -155,6 +155,21 @@ class Ledger(AbstractContextManager["Ledger"]):
         trailer_list = list(trailers) + [(RECORD, p) for p in sorted(records)]
         return self._write(dict(records), subject, trailer_list, body, identical_ok=identical_ok)
 
+    def commit_on(self, parent: str, records: Mapping[str, bytes], subject: str,
+                  trailers: Sequence[tuple[str, str]] = ()) -> str:
+        """A commit adding ``records`` on ``parent`` (another copy's tip, fetched here),
+        stored but on no ref: it reaches that copy by the copy's own compare-and-swap
+        (``sync.push_records``), this ledger by a later replay. The paths must be new."""
+        view = self.view(parent)
+        taken = [p for p in records if view.exists(p)]
+        if taken:
+            from leapgit.errors import LedgerConflict
+
+            raise LedgerConflict(f"{taken[0]} exists already", file=taken[0], rule="L8")
+        message = format_message(subject, list(trailers) + [(RECORD, p) for p in
+                                                            sorted(records)], "")
+        return self.committer.commit(parent, dict(records), message).decode()
+
     def replay_onto(self, base: str) -> Replayed:
         """Make the local ledger a descendant of ``base`` (another copy's tip, fetched into
         this repository): ``replay.replay_onto``, under the writer's lock."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,13 @@ MAX_ROUNDS = 30
 # Reasons git gives for a push that lost a race; anything else (a hook's refusal) is final.
 _RETRY = ("non-fast-forward", "fetch first", "failed to update ref", "cannot lock ref",
           "failed to lock", "incorrect old value", "stale info")
+# F1: the server's hook saw the ref move between git's advertisement and its own run (another
+# push landed in between): a lost race when it is the push's one refusal.
+_STALE = "but this repository holds it at"
+# Reasons git gives for a remote it could not talk to at all.
+_UNREACHABLE = ("unable to connect", "Could not read from remote", "unable to access",
+                "Connection refused", "Could not resolve host", "does not appear to be a git",
+                "No such file or directory", "Connection reset", "the remote end hung up")
 
 
 @dataclass(frozen=True)
@@ -47,22 +55,35 @@ def _fetch(root: Path, remote: str, ref: str, track: str) -> str | None:
     return git.rev_parse(track, root)
 
 
-def _push(root: Path, remote: str, tip: str, ref: str) -> str | None:
-    """None when the push landed; the reason when it lost a race. Raises when refused."""
-    proc = git.run(["push", "--porcelain", remote, f"{tip}:{ref}"], root, check=False)
+def _push(root: Path, remote: str, tip: str | None, ref: str,
+          also: Sequence[str] = ()) -> str | None:
+    """None when the push landed; the reason when it lost a race. Raises when refused.
+    ``also``: refspecs pushed with the ledger in one atomic push (all land, or none)."""
+    specs = ([f"{tip}:{ref}"] if tip is not None else []) + list(also)
+    atomic = ["--atomic"] if len(specs) > 1 else []
+    proc = git.run(["push", "--porcelain", *atomic, remote, *specs], root, check=False)
     if proc.returncode == 0:
         return None
     text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
-    if any(reason in text for reason in _RETRY) and "hook declined" not in text:
+    if any(reason in text for reason in _RETRY) and "hook declined" not in text or \
+            _STALE in text and text.count("[L") == 1:
         return text.strip().splitlines()[-1] if text.strip() else "rejected"
     remote_lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
+    if not remote_lines and any(why in text for why in _UNREACHABLE):
+        last = text.strip().splitlines()[-1] if text.strip() else f"exit {proc.returncode}"
+        raise git.GitFailed(f"cannot reach {remote}: {last}; nothing was pushed (an atomic "
+                            "push lands whole or not at all)",
+                            hint="check the remote's URL and that it is reachable")
     raise RuleViolation(f"the remote refused the ledger push to {remote}",
                         hint="; ".join(ln[7:].strip() for ln in remote_lines) or text.strip())
 
 
 def sync(
-    remote: str = "origin", start: Path | str = ".", max_rounds: int = MAX_ROUNDS
+    remote: str = "origin", start: Path | str = ".", max_rounds: int = MAX_ROUNDS,
+    also: Sequence[str] = (),
 ) -> SyncResult:
+    """``also``: refspecs (a ball branch's round) that go with the ledger in one atomic
+    push (issue 16: a round's commit and its receipt land together, or neither)."""
     ws = open_workspace(start)
     root, ref = ws.paths.root, ws.config.ledger_ref
     track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
@@ -82,12 +103,40 @@ def sync(
                     ) from None
                 replayed, records, skipped = done.replayed, done.records, done.skipped
             tip = ledger.tip()
-        if tip is None or tip == remote_tip:
+        if tip is None or (tip == remote_tip and not also):
             return SyncResult(remote, ref, tip, False, replayed, records, skipped, attempt)
-        lost = _push(root, remote, tip, ref)
+        lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
         if lost is None:
             git.run(["update-ref", track, tip], root, check=False)
             return SyncResult(remote, ref, tip, True, replayed, records, skipped, attempt)
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
                      hint="nothing is lost: run `leap sync` again")
+
+
+def push_records(remote: str, records: Mapping[str, bytes], subject: str,
+                 trailers: Sequence[tuple[str, str]] = (), start: Path | str = ".",
+                 max_rounds: int = MAX_ROUNDS) -> str:
+    """Add ``records`` to the remote's ledger in one commit on its tip, by the remote's
+    own compare-and-swap, and replay the local ledger onto the result (L9: a claim is
+    decided by the shared remote, never by a local write). A lost race goes round again;
+    a path the remote holds already is a ``LedgerConflict`` (another writer won it); a
+    refusal is a ``RuleViolation``. Returns the remote's new tip."""
+    ws = open_workspace(start)
+    root, ref = ws.paths.root, ws.config.ledger_ref
+    track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
+    for attempt in range(1, max_rounds + 1):
+        remote_tip = _fetch(root, remote, ref, track)
+        if remote_tip is None:
+            raise RuleViolation(f"{remote} holds no ledger", rule="L8",
+                                hint=f"push one first (`leap sync {remote}`)")
+        with ws.ledger() as ledger:
+            commit = ledger.commit_on(remote_tip, records, subject, trailers)
+        if _push(root, remote, commit, ref) is None:
+            git.run(["update-ref", track, commit], root, check=False)
+            with ws.ledger() as ledger:
+                ledger.replay_onto(commit)
+            return commit
+        time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
+    raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
+                     hint="nothing was written: try again")

@@ -84,6 +84,8 @@ class Options:
     max_minutes: float | None = None
     resume_holds: bool = False
     heartbeat: float = HEARTBEAT
+    remote: str | None = None  # issue 16: publish there; `leap worker`s build the balls
+    poll: float = 1.0  # with remote: seconds between looks at it while workers build
 
 
 class SliceRun:
@@ -99,6 +101,8 @@ class SliceRun:
         from leapgit.worktrees.watch import Watch
 
         self.watch = Watch(ws)  # L5, L9: one for every builder of the run
+        self.awaiting: set[str] = set()  # with a remote: balls its workers build now
+        self._looked = 0.0
         self._deadline = (time.monotonic() + options.max_minutes * 60
                           if options.max_minutes else None)
 
@@ -140,14 +144,19 @@ class SliceRun:
         try:
             while True:
                 why = why or self._over()
+                if why is None and self.opt.remote is not None:
+                    self._look()
                 if why is None:
                     for step in self._next_steps(set(s.ball for s in running.values())):
                         if len(running) >= self.opt.jobs:
                             break
                         self.busy[step.ball] = step.kind
                         running[pool.submit(self._perform, step)] = step
-                if not running:
+                if not running and (why is not None or not self.awaiting):
                     return why
+                if not running:
+                    time.sleep(self.opt.poll)  # workers build: look again in a moment
+                    continue
                 done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
                 for fut in done:
                     step = running.pop(fut)
@@ -188,8 +197,27 @@ class SliceRun:
             view = ledger.require()
             return assess(view, query.load_slice(view, self.slice), self.ws.config.round_cap)
 
+    def _look(self) -> None:
+        """Issue 16: the workers' rounds come home: the remote's ledger (ours replayed on
+        it) and each published ball's branch, at most once per ``poll`` seconds."""
+        from leapgit.ledger.sync import sync
+        from leapgit.loop import remote as rm
+
+        if time.monotonic() - self._looked < self.opt.poll:
+            return
+        self._looked = time.monotonic()
+        remote = self.opt.remote
+        assert remote is not None
+        sync(remote, start=self.ws.paths.root)
+        rm.fetch_balls(self.ws, remote)
+        with self.ws.ledger() as ledger:
+            rec = query.load_slice(ledger.require(), self.slice)
+        for ball in rec.balls:
+            rm.bring_home(self.ws, remote, self.ws.config.ball_branch(self.slice, ball))
+
     def _next_steps(self, running: set[str]) -> list[Step]:
         out: list[Step] = []
+        self.awaiting = set()
         with self.ws.ledger() as ledger:
             view = ledger.require()
             rec = query.load_slice(view, self.slice)
@@ -206,6 +234,10 @@ class SliceRun:
                 if step.kind == "stop" and s.verdict in ("blocked", "held") \
                         and s.by not in self.stopped:
                     continue  # L5: its ancestor is still at work; it waits, it is not stopped
+                if step.kind == "build" and s.episode is not None and \
+                        s.episode.throw.published:
+                    self.awaiting.add(ball)  # a worker builds it (`leap worker`)
+                    continue
                 if step.kind == "stop":
                     self._stop(step)
                 elif step.kind not in ("done", "wait"):
@@ -278,15 +310,39 @@ class SliceRun:
         with self.ws.ledger() as ledger:
             from leapgit.rules.episodes import current_episode
 
-            worktree = current_episode(ledger.require(), self.slice, ball).throw.worktree
-        advance(self.ws, red, Path(worktree or ""))
+            thrown = current_episode(ledger.require(), self.slice, ball).throw
+        if thrown.published and self.opt.remote is not None:
+            self._advance_remote(thrown.branch, red.commit)
+            return
+        advance(self.ws, red, Path(thrown.worktree or ""))
+
+    def _advance_remote(self, branch: str, red: str) -> None:
+        """T7.6 on a published ball: its branch on the remote moves onto the finding red (no
+        round: the server lets the thrower push a red the ledger it stores records)."""
+        from leapgit import git
+        from leapgit.ledger.sync import sync
+        from leapgit.loop import remote as rm
+
+        assert self.opt.remote is not None
+        sync(self.opt.remote, start=self.ws.paths.root)  # the red's record first
+        here = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
+        if here != red:
+            git.run(["update-ref", f"refs/heads/{branch}", red, here or ""],
+                    self.ws.paths.root)
+        rm.push_branch(self.ws, self.opt.remote, branch, red, force=False)
 
     def _do_throw(self, step: Step, resume: bool = False) -> None:
         from leapgit.worktrees.throw import throw
 
-        result = throw(self.ws, self.slice, [step.ball], resume, run=True)
+        remote = self.opt.remote
+        result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
+                       publish=remote is not None)
         for skipped in result.skipped:
             raise skipped.error
+        if remote is not None:
+            from leapgit.loop.remote import publish
+
+            publish(self.ws, remote, self.slice, [step.ball])
         for t in result.thrown:
             self.events.emit("throw", step.ball, step.wave, episode=t.record.episode,
                              base=t.record.base[:12], resumed=resume or None,
@@ -473,7 +529,8 @@ class SliceRun:
         from leapgit.worktrees.builder import require_program
 
         cfg = self.ws.config
-        require_program(cfg.builder_command, self.ws.paths.root)
+        if self.opt.remote is None:  # with a remote, the workers' builders build
+            require_program(cfg.builder_command, self.ws.paths.root)
         declared_builder(self.ws, None)
         if not cfg.tribunal.rungs:
             raise UsageError("no rungs are configured, so no juror can sit",

@@ -35,6 +35,7 @@ TYPE_OF_KIND = {
     "abandon": "leapgit.records.abandon:AbandonRecord",
     "live_proof": "leapgit.records.live:LiveProofRecord",
     "probe": "leapgit.records.probe:ProbeRecord",
+    "claim": "leapgit.records.claims:ClaimRecord",
 }
 _KIND_OF_TYPE = {name: kind for kind, name in TYPE_OF_KIND.items()}
 

@@ -65,11 +65,13 @@ def keep_or_revert(root: Path, common_dir: Path, ball: BallRecord, thrown: Throw
     verdict = compare(metric, values["champion"], values["candidate"])
     if verdict.keep:
         return Kept(Step("metric", "ok", f"keep: {verdict.reason}"), tuple(runs), verdict)
-    worktree = Path(thrown.worktree or "")
+    # a published ball (issue 16) has no worktree here: its worker's next round starts over
+    worktree = Path(thrown.worktree) if thrown.worktree and not thrown.published else None
     try:
         rolled = rollback(common_dir, worktree, ball, thrown, environment({}),
                           red).summary() \
-            if worktree.is_dir() else f"not rolled back: worktree {worktree} is gone"
+            if worktree is not None and worktree.is_dir() else \
+            f"not rolled back: worktree {worktree or '(none: built by a worker)'} is gone"
     except LeapError as exc:
         rolled = f"rollback failed: {exc.lines()[0]}"
     return Kept(Step("metric", "fail", f"revert: {verdict.reason}; {rolled}", "L7.2"),

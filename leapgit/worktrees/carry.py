@@ -34,8 +34,8 @@ def carry_on(ws: Workspace, s: BallStanding) -> ThrowRecord:
     """The throw record of the episode that goes on, once nothing stands in its way."""
     assert s.episode is not None
     t = s.episode.throw
-    path = Path(t.worktree or "")
-    if not t.worktree or place.registered(ws, path) is None:
+    path = place.worktree_of(ws, t)
+    if place.registered(ws, path) is None:
         raise Hold(f"the worktree of {t.slice}/{t.ball} is gone: {path}", rule="L5",
                    hint=f"recreate it on its branch (`git worktree add {path} {t.branch}`), "
                    "then run again")

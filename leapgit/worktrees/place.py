@@ -18,6 +18,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import RuleViolation, UsageError
 from leapgit.ledger.workspace import Workspace
+from leapgit.records.types import ThrowRecord
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,15 @@ def worktree_root(ws: Workspace) -> Path:
 
 def target(ws: Workspace, slice_id: str, ball_id: str) -> Path:
     return worktree_root(ws) / slice_id / ball_id
+
+
+def worktree_of(ws: Workspace, thrown: ThrowRecord) -> Path:
+    """Where this machine builds a thrown ball: the worktree its throw names, or, for a
+    ball published to workers (issue 16: its throw names none, each worker builds in its
+    own clone), the ball's place here."""
+    if thrown.published or not thrown.worktree:
+        return target(ws, thrown.slice, thrown.ball)
+    return Path(thrown.worktree)
 
 
 def list_worktrees(ws: Workspace) -> list[Worktree]:

@@ -58,7 +58,7 @@ def _base_blobs(ws: Workspace, ball: BallRecord, base: str) -> dict[str, str]:
 
 def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[str]:
     """Dirty paths in the ball's worktree, minus scope files a rollback put back at base."""
-    worktree = Path(t.worktree or "")
+    worktree = place.worktree_of(ws, t)
     if not worktree.is_dir():
         return []
     restored = {p: blob for p, blob in _base_blobs(ws, ball, restore_point(ws, t)).items()
@@ -70,7 +70,7 @@ def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[st
 
 
 def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
-    worktree = Path(t.worktree or "")
+    worktree = place.worktree_of(ws, t)
     if not worktree.is_dir():
         return True
     return all((blob_of_file(worktree / path) == blob) or (blob == ABSENT and
@@ -230,7 +230,7 @@ def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
                fresh: bool = False) -> PruneLine:
     assert s.episode is not None
     t = s.episode.throw
-    path = Path(t.worktree or place.target(ws, sid, s.ball))
+    path = place.worktree_of(ws, t)
     if place.registered(ws, path) is None and not place.branch_exists(ws, t.branch):
         return PruneLine(sid, s.ball, False, "")  # already gone: nothing to say
     done, why = finished(ws, s, ball, abandoned)

@@ -101,6 +101,7 @@ def _record(
         slice=t.slice, ball=t.ball, episode=t.episode, round=round_no, outcome=outcome,
         evidence=evidence, recorded_at=at, claim=claim, commit=commit, candidate=candidate,
         recorded_by=recorded_by, log=log,
+        worker=worker_name() if t.published else None,  # L9: the live claim's holder
     )
     records: dict[str, Receipt | Checkpoint] = {
         layout.receipt_path(t.slice, t.ball, t.episode, round_no): receipt}
@@ -150,3 +151,13 @@ def _checked(record: Receipt | Checkpoint, path: str, quick: bool = False) -> by
 
     schema.validate_record(yamlio.loads(data, path), path)
     return data
+
+
+WORKER_ENV = "LEAP_WORKER"  # `leap worker` sets it: the name its claims hold (issue 16)
+
+
+def worker_name() -> str | None:
+    """The worker this process builds for (``LEAP_WORKER``), as its receipts name it."""
+    import os
+
+    return os.environ.get(WORKER_ENV) or None

@@ -60,14 +60,26 @@ def _episode(ws: Workspace, slice_id: str, ball_id: str) -> tuple[Episode, BallR
         view = ledger.require()
         ep = current_episode(view, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
-        return ep, ball
+        return localized(ws, ep), ball
+
+
+def localized(ws: Workspace, ep: Episode) -> Episode:
+    """The episode with its throw's worktree where this machine builds it (issue 16: a
+    published ball's throw names none; each worker builds in its own clone's place)."""
+    from leapgit.worktrees.place import worktree_of
+
+    if not ep.throw.published:
+        return ep
+    return ep._replace(throw=ep.throw._replace(worktree=str(worktree_of(ws, ep.throw))))
 
 
 class _Driver:
     def __init__(self, ws: Workspace, command: str, progress: Progress,
                  stop: threading.Event, heartbeat: float = HEARTBEAT,
-                 watch: Watch | None = None) -> None:
+                 watch: Watch | None = None,
+                 after_round: Callable[[str, RoundClosed], None] | None = None) -> None:
         self.ws, self.progress, self.stop = ws, progress, stop
+        self.after_round = after_round
         self.limit = ws.config.round_cap
         self.player = RoundPlayer(ws, command, progress, stop, watch or Watch(ws), heartbeat)
 
@@ -90,6 +102,8 @@ class _Driver:
 
     def _drive(self, slice_id: str, ball_id: str, run: BallRun) -> None:
         for closed in self._rounds(slice_id, ball_id, run):
+            if self.after_round is not None:  # issue 16: a worker pushes each round
+                self.after_round(ball_id, closed)
             r = closed.recorded.receipt
             run.receipts.append(r)
             run.checkpoint = closed.recorded.checkpoint is not None
@@ -146,7 +160,8 @@ class _Driver:
 def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: int,
               progress: Progress, command: str | None = None,
               heartbeat: float = HEARTBEAT, stop: threading.Event | None = None,
-              watch: Watch | None = None) -> RunResult:
+              watch: Watch | None = None,
+              after_round: Callable[[str, RoundClosed], None] | None = None) -> RunResult:
     """``stop``: set from outside (`leap run` on Ctrl-C or its time limit), it stops every
     builder as Ctrl-C does here: each running round is recorded as 0 with the reason.
     ``watch``: one for every builder of the caller's run (`leap run` drives each ball with
@@ -156,7 +171,7 @@ def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: 
         raise UsageError("no builder command", file=".leap/config.yaml",
                          field="builder.command", hint="set builder.command, e.g. a script")
     stop = stop or threading.Event()
-    driver = _Driver(ws, command, progress, stop, heartbeat, watch)
+    driver = _Driver(ws, command, progress, stop, heartbeat, watch, after_round)
     interrupted = False
     restore = sigterm_as_interrupt()
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="leap-ball")

@@ -159,8 +159,11 @@ def _worst(errors: list[LeapError]) -> LeapError:
 
 
 def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
-          resume: bool = False, run: bool = False) -> ThrowResult:
-    """``run``: the builders are driven next, so a ball in flight carries on (``carry``)."""
+          resume: bool = False, run: bool = False, publish: bool = False) -> ThrowResult:
+    """``run``: the builders are driven next, so a ball in flight carries on (``carry``).
+    ``publish`` (issue 16): the balls go to workers on the shared remote: each gets its
+    branch and a throw record that says so, and no worktree here (``loop.publish`` pushes
+    them)."""
     with ws.ledger() as ledger:
         view = ledger.require()
         rec = query.load_slice(view, slice_id)
@@ -185,7 +188,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             score = None if claim is None or s.episode is None else score_hint(
                 s.episode, claim, s.episode.spent(ws.config.round_cap))
             # L5, L8: a ball whose stacked dependency was reopened holds; it never carries on
-            if s.reopened is None and carries_on(s, run, score):
+            if s.reopened is None and not publish and carries_on(s, run, score):
                 try:  # L3, L6: the episode goes on at its next round; nothing is thrown
                     carried.append(_carried(ws, view, s))
                 except LeapError as exc:
@@ -204,7 +207,8 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         if not plans and not carried:
             raise Hold(f"nothing to throw in slice {slice_id}", rule="L5",
                        problems=[p for s in skipped for p in s.error.problems])
-        thrown, commit = _place_and_record(ws, ledger, rec.slice, plans) if plans else ([], "")
+        thrown, commit = _place_and_record(ws, ledger, rec.slice, plans, publish) \
+            if plans else ([], "")
     _warm_hook_cache(ws, slice_id, thrown)
     order = {b: i for i, b in enumerate(rec.balls)}
     every = sorted(carried + thrown, key=lambda t: order[t.record.ball])
@@ -259,9 +263,11 @@ def _warn(line: str) -> None:
 
 
 def _place_and_record(
-    ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan]
+    ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan], publish: bool = False
 ) -> tuple[list[Thrown], str]:
     view = ledger.require()
+    if publish:
+        return _publish_and_record(ws, ledger, slice_id, plans)
     _check_all(ws, view, slice_id, plans)  # all or nothing: before any worktree or branch moves
     created: list[tuple[Path, str | None]] = []
     thrown: list[Thrown] = []
@@ -290,6 +296,52 @@ def _place_and_record(
     except BaseException:
         for path, branch in reversed(created):  # nothing half-written: undo our own worktrees
             place.remove(ws, path, branch, force=True)
+        raise
+    return thrown, written.commit
+
+
+def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan]
+                        ) -> tuple[list[Thrown], str]:
+    """Issue 16: each ball's branch at its start point and a published throw record, no
+    worktree: a worker on any machine claims and builds it. A fresh branch replaces a
+    refused episode's (its rounds stay recorded); a resumed one goes on from its tip."""
+    view = ledger.require()
+    at = now_iso()
+    moved: list[tuple[str, str | None]] = []
+    thrown: list[Thrown] = []
+    try:
+        for plan in plans:
+            ball = query.load_ball(view, slice_id, plan.standing.ball)
+            branch = ws.config.ball_branch(slice_id, ball.ball)
+            before = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
+            if plan.fresh:
+                start = start_point(view, ws.paths.root, slice_id, ball.ball, plan.base)
+                git.run(["update-ref", f"refs/heads/{branch}", start], ws.paths.root)
+                moved.append((branch, before))
+            elif before is None:
+                raise UsageError(f"branch {branch} is not here to resume from",
+                                 hint="fetch it from the shared remote first "
+                                      f"(`git fetch REMOTE {branch}:{branch}`)")
+            record = ThrowRecord(
+                slice=slice_id, ball=ball.ball, episode=plan.episode,
+                spec_version=ball.spec_version, base=plan.base, branch=branch, thrown_at=at,
+                worktree=None, wave=plan.standing.wave, resumed_from=plan.resumed_from,
+                stack=plan.stack, published=True,
+            )
+            thrown.append(Thrown(record, ball, False))
+        files = {layout.throw_path(slice_id, t.record.ball, t.record.episode):
+                 yamlio.dumps(t.record.to_dict()) for t in thrown}
+        names = ", ".join(t.record.ball for t in thrown)
+        trailers = [(tr.SLICE, slice_id)] + [(tr.BALL, t.record.ball) for t in thrown]
+        written = ledger.append(files, f"throw {slice_id} to workers: {names}", trailers)
+    except BaseException:
+        for branch, before in reversed(moved):  # nothing half-written: branches go back
+            if before is None:
+                git.run(["update-ref", "-d", f"refs/heads/{branch}"], ws.paths.root,
+                        check=False)
+            else:
+                git.run(["update-ref", f"refs/heads/{branch}", before], ws.paths.root,
+                        check=False)
         raise
     return thrown, written.commit
 

@@ -1,0 +1,27 @@
+"""`leap worker --remote R [--slice S] [--jobs N] [--once]`: build published balls from the
+shared remote (``loop.worker``), one plain line per step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from leapgit.errors import printable
+from leapgit.ledger.workspace import open_workspace
+from leapgit.loop.worker import Options, Worker, WorkerEnd, default_name
+
+
+def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = False,
+          name: str | None = None, poll: float = 1.0, start: Path | str = ".") -> WorkerEnd:
+    ws = open_workspace(start)
+    options = Options(remote, name or default_name(), slice_id, jobs, once, poll)
+
+    def echo(line: str) -> None:
+        click.echo(f"leap worker {options.name}: {printable(line)}")
+
+    end = Worker(ws, options, echo).serve()
+    echo(f"done: {len(end.built)} ball(s) built"
+         + (f"; stopped: {end.stopped}" if end.stopped else "")
+         + ("; interrupted" if end.interrupted else ""))
+    return end

@@ -1,0 +1,146 @@
+"""The shared remote as the work queue (issue 16): what the thrower and the workers do with
+it besides `leap sync`. Ball branches travel as the remote holds them; a round's commit and
+its receipt go up in one atomic push (``sync(also=...)``); claims are decided by the
+remote's own compare-and-swap (``sync.push_records``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leapgit import git
+from leapgit.errors import LeapError, RuleViolation
+from leapgit.ledger.workspace import Workspace
+
+
+def tracking(remote: str, branch: str) -> str:
+    """Where this clone keeps the remote's copy of a ball branch."""
+    return f"refs/leap/remotes/{remote}/heads/{branch}"
+
+
+def fetch_balls(ws: Workspace, remote: str) -> None:
+    """The remote's ball branches into ``tracking`` refs (never into local branches: one
+    may be checked out in a worktree here)."""
+    prefix = ws.config.ball_branch_prefix
+    proc = git.run(["fetch", "--quiet", "--no-tags", "--prune", remote,
+                    f"+refs/heads/{prefix}/*:{tracking(remote, prefix)}/*"], ws.paths.root,
+                   check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip()
+        raise git.GitFailed(f"cannot fetch the ball branches from {remote}: "
+                            f"{err.splitlines()[-1] if err else 'exit ' + str(proc.returncode)}",
+                            hint="check the remote's URL and that it is reachable")
+
+
+def remote_tip(ws: Workspace, remote: str, branch: str) -> str | None:
+    return git.rev_parse(tracking(remote, branch), ws.paths.root)
+
+
+def adopt_ledger(ws: Workspace, remote: str) -> None:
+    """A fresh clone takes the remote's ledger as its own (compare-and-swap on an absent
+    ref: a ledger already here is kept, `leap sync` joins the two)."""
+    ref = ws.config.ledger_ref
+    if git.rev_parse(ref, ws.paths.root) is not None:
+        return
+    track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
+    proc = git.run(["fetch", "--quiet", "--no-tags", remote, f"+{ref}:{track}"],
+                   ws.paths.root, check=False)
+    tip = git.rev_parse(track, ws.paths.root) if proc.returncode == 0 else None
+    if tip is None:
+        err = proc.stderr.decode(errors="replace").strip()
+        raise git.GitFailed(f"no ledger on {remote} ({err.splitlines()[-1] if err else ref})",
+                            hint=f"the thrower pushes it (`leap sync {remote}`)")
+    git.run(["update-ref", ref, tip, ""], ws.paths.root, check=False)
+
+
+def push_branch(ws: Workspace, remote: str, branch: str, sha: str, force: bool) -> None:
+    """One ball branch to the remote (after the ledger that names its throw: the server
+    judges a ball branch against the ledger it stores)."""
+    spec = f"{'+' if force else ''}{sha}:refs/heads/{branch}"
+    proc = git.run(["push", "--porcelain", remote, spec], ws.paths.root, check=False)
+    if proc.returncode != 0:
+        text = (proc.stdout + proc.stderr).decode(errors="replace")
+        said = [ln[7:].strip() for ln in text.splitlines() if ln.startswith("remote:")
+                and ln[7:].strip()]
+        raise RuleViolation(f"the remote refused {branch}", rule="L9",
+                            hint="; ".join(said) or text.strip().splitlines()[-1])
+    git.run(["update-ref", tracking(remote, branch), sha], ws.paths.root, check=False)
+
+
+def publish(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -> None:
+    """Issue 16: the throw records (with the ledger), then each published ball's branch as
+    it stands here, unless the remote holds it already or further on. Run again after a
+    kill between the two, it pushes what is missing."""
+    from leapgit.ledger import query
+    from leapgit.ledger.sync import sync
+    from leapgit.rules.episodes import current_episode
+
+    sync(remote, start=ws.paths.root)
+    fetch_balls(ws, remote)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        thrown = [current_episode(view, slice_id, b).throw for b in balls
+                  if query.episodes(view, slice_id, b)]
+    for t in thrown:
+        if not t.published:
+            continue
+        here = git.rev_parse(f"refs/heads/{t.branch}", ws.paths.root)
+        there = remote_tip(ws, remote, t.branch)
+        if here is None or here == there:
+            continue
+        if there is not None and git.is_ancestor(ws.paths.root, here, there):
+            continue  # the remote is further on: a worker's rounds
+        # a fresh episode's branch replaces an earlier episode's: the server lets a branch
+        # move off a tip that does not descend from the current base
+        fresh = there is not None and not git.is_ancestor(ws.paths.root, t.base, there)
+        push_branch(ws, remote, t.branch, here, force=fresh)
+
+
+def bring_home(ws: Workspace, remote: str, branch: str) -> str | None:
+    """The thrower's own copy of a published ball's branch moves to the remote's tip (a
+    fast-forward, compare-and-swap): scoring and merging read it. None when the remote
+    holds no such branch; a local branch the remote's does not descend from is kept."""
+    there = remote_tip(ws, remote, branch)
+    if there is None:
+        return None
+    ref = f"refs/heads/{branch}"
+    here = git.rev_parse(ref, ws.paths.root)
+    if here == there:
+        return there
+    if here is not None and not git.is_ancestor(ws.paths.root, here, there):
+        return here
+    git.run(["update-ref", ref, there, here or ""], ws.paths.root, check=False)
+    return there
+
+
+def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str) -> None:
+    """A worker's worktree for a ball it claimed, on the branch at the remote's ``tip``:
+    made when absent, moved forward when clean and behind. A tree holding anything not
+    committed is never touched (nothing lost): the ball is refused here, named."""
+    from leapgit.worktrees import place
+
+    ref = f"refs/heads/{branch}"
+    found = place.registered(ws, path)
+    if found is None:
+        here = git.rev_parse(ref, ws.paths.root)
+        if here is not None and here != tip and not git.is_ancestor(ws.paths.root, here, tip):
+            raise RuleViolation(f"branch {branch} here holds commits the remote lacks "
+                                f"({here[:12]})", rule="L9",
+                                hint="push or drop them, then run the worker again")
+        git.run(["update-ref", ref, tip, here or ""], ws.paths.root)
+        place.add(ws, path, branch, tip, new_branch=False)
+        return
+    status = git.run(["status", "--porcelain", "--untracked-files=all"], path, check=False)
+    if status.returncode != 0 or status.stdout.strip():
+        raise RuleViolation(f"the worktree {path} holds work no round recorded", rule="L9",
+                            hint="commit or move it away; the worker never discards it")
+    head = git.rev_parse("HEAD", path)
+    if head != tip:
+        if head is not None and not git.is_ancestor(ws.paths.root, head, tip):
+            raise RuleViolation(f"the worktree {path} is at {head[:12]}, which the remote's "
+                                f"{branch} does not hold", rule="L9",
+                                hint="push or drop that commit, then run the worker again")
+        try:
+            git.run(["merge", "--ff-only", "--quiet", tip], path)
+        except LeapError as exc:
+            raise RuleViolation(f"cannot bring {path} to {tip[:12]}: {exc.lines()[0]}",
+                                rule="L9") from None

@@ -1,0 +1,355 @@
+"""`leap worker --remote R`: build published balls from the shared remote (issue 16, L9).
+
+A worker keeps no state of its own: each turn it fetches the remote's ledger and ball
+branches, picks a published episode that is still being built and that no live claim holds,
+and claims it by a record the remote's compare-and-swap decides (a loser picks another).
+It builds in its own worktree from the ball branch as the remote has it, one round at a
+time (``worktrees.run``), and pushes each round's commit with its receipt in one atomic
+push. While it builds, a thread renews the claim's lease; when the ball's rounds stop (a
+claim for the scorer, a refuse, a checkpoint, Ctrl-C) it gives the claim back. A worker
+killed outright leaves its claim to run out (``workers.claim_seconds``); then another
+worker takes the ball over from the branch's tip, and the rounds already pushed count.
+
+The worker never scores: the thrower does (the builder never grades itself).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from leapgit.errors import LeapError, LedgerConflict, RuleViolation
+from leapgit.ledger import layout, query
+from leapgit.ledger.workspace import Workspace
+from leapgit.loop import remote as rm
+from leapgit.records import yamlio
+from leapgit.records.claims import ClaimRecord
+from leapgit.records.trailers import BALL, SLICE
+from leapgit.timeutil import iso_at, now_iso
+from leapgit.worktrees.closeround import RoundClosed
+from leapgit.worktrees.progress import Progress
+
+
+@dataclass(frozen=True)
+class Options:
+    remote: str
+    name: str
+    slice: str | None = None
+    jobs: int = 1
+    once: bool = False
+    poll: float = 1.0  # seconds between looks at the remote when nothing is free
+
+
+@dataclass(frozen=True)
+class Open:
+    """A published episode a worker may claim now."""
+
+    slice: str
+    ball: str
+    wave: int
+    episode: int
+    claims: int  # claims the episode holds so far
+
+
+@dataclass
+class Built:
+    slice: str
+    ball: str
+    episode: int
+    claim: int
+    rounds: list[int] = field(default_factory=list)
+    error: str | None = None
+    interrupted: bool = False
+
+
+@dataclass
+class WorkerEnd:
+    built: list[Built] = field(default_factory=list)
+    interrupted: bool = False
+    stopped: str | None = None  # an error that stopped the worker (the remote gone ...)
+
+    @property
+    def exit_code(self) -> int:
+        from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+
+        if self.interrupted:
+            return 130
+        if self.stopped is not None:
+            return EXIT_RULE
+        return EXIT_HOLD if any(b.error for b in self.built) else EXIT_OK
+
+
+def default_name() -> str:
+    import socket
+
+    return f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
+
+
+class Worker:
+    def __init__(self, ws: Workspace, options: Options, echo: Callable[[str], None]) -> None:
+        self.ws, self.opt, self.echo = ws, options, echo
+        self.stop = threading.Event()
+        self._push = threading.Lock()  # one push to the remote at a time from this worker
+        self.claim_seconds = ws.config.claim_seconds
+
+    # -- the loop ----------------------------------------------------------------------
+    def serve(self) -> WorkerEnd:
+        from leapgit.worktrees.rounds import WORKER_ENV
+        from leapgit.worktrees.run import sigterm_as_interrupt
+
+        os.environ[WORKER_ENV] = self.opt.name  # the receipts name the claim's holder (L9)
+        end = WorkerEnd()
+        restore = sigterm_as_interrupt()
+        pool = ThreadPoolExecutor(max_workers=max(1, self.opt.jobs),
+                                  thread_name_prefix="leap-worker")
+        running: dict[Future[Built], tuple[str, str]] = {}
+        taken = 0
+        try:
+            rm.adopt_ledger(self.ws, self.opt.remote)
+            while True:
+                if self.opt.once and taken:
+                    free: list[Open] = []
+                else:
+                    free, busy = self._look()
+                    if not free and not busy and not running:
+                        return end  # nothing thrown is left to build
+                for found in free:
+                    if len(running) >= self.opt.jobs or (self.opt.once and taken):
+                        break
+                    if (found.slice, found.ball) in running.values():
+                        continue
+                    number = self._claim(found)
+                    if number is None:
+                        continue
+                    taken += 1
+                    running[pool.submit(self._build, found, number)] = (found.slice,
+                                                                        found.ball)
+                if not running and self.opt.once and taken:
+                    return end
+                if not running:
+                    time.sleep(self.opt.poll)
+                    continue
+                done, _ = wait(list(running), timeout=self.opt.poll,
+                               return_when=FIRST_COMPLETED)
+                for fut in done:
+                    running.pop(fut)
+                    end.built.append(fut.result())
+        except KeyboardInterrupt:
+            end.interrupted = True
+            self.stop.set()  # each running round is recorded as 0, pushed, and released
+            self.echo("interrupted: each running round is recorded as 0 and its claim "
+                      "given back")
+            while running:
+                try:
+                    done, _ = wait(list(running), timeout=0.2)
+                    for fut in done:
+                        running.pop(fut)
+                        end.built.append(fut.result())
+                except KeyboardInterrupt:
+                    continue
+            return end
+        except LeapError as exc:
+            end.stopped = exc.lines()[0]
+            self.stop.set()
+            self.echo(f"stopped: {end.stopped}")
+            for fut in list(running):
+                end.built.append(fut.result())
+            return end
+        finally:
+            pool.shutdown(wait=True)
+            restore()
+
+    def _look(self) -> tuple[list[Open], bool]:
+        """(the published episodes free to claim, whether any ball is still to be built)."""
+        from leapgit.ledger.sync import sync
+        from leapgit.rules.claims import claims, live_claim
+        from leapgit.rules.episodes import current_episode, unscored_claim
+        from leapgit.rules.readiness import assess
+
+        with self._push:
+            try:
+                sync(self.opt.remote, start=self.ws.paths.root)
+            except (RuleViolation, LedgerConflict) as exc:
+                self._drop_refused(exc)
+        rm.fetch_balls(self.ws, self.opt.remote)
+        free: list[Open] = []
+        busy = False
+        now = time.time()
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            ids = [self.opt.slice] if self.opt.slice else query.slice_ids(view)
+            for sid in ids:
+                if not query.open_slice(view, sid):
+                    continue
+                rec = query.load_slice(view, sid)
+                for ball, s in assess(view, rec, self.ws.config.round_cap).items():
+                    if s.verdict in ("ready", "waiting"):
+                        busy = True  # the thrower throws it next
+                    if s.verdict != "in-flight" or s.episode is None:
+                        continue
+                    busy = True
+                    ep = current_episode(view, sid, ball)
+                    t = ep.throw
+                    if not t.published or ep.closed or ep.spent(self.ws.config.round_cap):
+                        continue
+                    if unscored_claim(view, ep) is not None:
+                        continue  # its last round claims a pass: the scorer's turn
+                    if live_claim(view, sid, ball, t.episode, now) is not None:
+                        continue
+                    if rm.remote_tip(self.ws, self.opt.remote, t.branch) is None:
+                        continue  # its branch is not on the remote yet
+                    free.append(Open(sid, ball, s.wave, t.episode,
+                                     len(claims(view, sid, ball, t.episode))))
+        return free, busy
+
+    def _drop_refused(self, exc: LeapError) -> None:
+        """The remote refused this worker's unpushed rounds (its claim ran out and another
+        worker took the ball over): the remote's ledger is the truth, the local ledger goes
+        back to it by compare-and-swap (the refused commits stay in git's reflog)."""
+        from leapgit import git
+
+        ref = self.ws.config.ledger_ref
+        track = f"refs/leap/remotes/{self.opt.remote}/{ref.removeprefix('refs/')}"
+        there = git.rev_parse(track, self.ws.paths.root)
+        here = git.rev_parse(ref, self.ws.paths.root)
+        if there is None or here is None:
+            raise exc
+        git.run(["update-ref", ref, there, here], self.ws.paths.root)
+        self.echo(f"the remote refused rounds recorded here ({exc.lines()[0]}); this clone's "
+                  f"ledger goes back to {self.opt.remote}'s, {there[:12]}")
+
+    # -- one claim ---------------------------------------------------------------------
+    def _record(self, rec: ClaimRecord, subject: str) -> None:
+        from leapgit.ledger.sync import push_records
+
+        path = layout.claim_path(rec.slice, rec.ball, rec.episode, rec.claim, rec.action,
+                                 rec.renewal)
+        with self._push:
+            push_records(self.opt.remote, {path: yamlio.dumps(rec.to_dict())}, subject,
+                         [(SLICE, rec.slice), (BALL, rec.ball)], start=self.ws.paths.root)
+
+    def _claim(self, found: Open) -> int | None:
+        number = found.claims + 1
+        rec = ClaimRecord(found.slice, found.ball, found.episode, number, "take",
+                          self.opt.name, now_iso(),
+                          claimed_until=iso_at(time.time() + self.claim_seconds))
+        try:
+            self._record(rec, f"claim {number} of {found.slice}/{found.ball} episode "
+                         f"{found.episode}: taken by {self.opt.name}")
+        except (LedgerConflict, RuleViolation) as exc:
+            self.echo(f"{found.slice}/{found.ball}: another worker claimed it first "
+                      f"({exc.lines()[0]}); picking another")
+            return None
+        self.echo(f"{found.slice}/{found.ball}: claim {number} taken by {self.opt.name}, "
+                  f"episode {found.episode}, lease {self.claim_seconds:g} s")
+        return number
+
+    def _renew(self, found: Open, number: int, done: threading.Event) -> None:
+        k = 0
+        while not done.wait(max(0.5, self.claim_seconds / 3)):
+            k += 1
+            rec = ClaimRecord(found.slice, found.ball, found.episode, number, "renew",
+                              self.opt.name, now_iso(),
+                              claimed_until=iso_at(time.time() + self.claim_seconds),
+                              renewal=k)
+            try:
+                self._record(rec, f"claim {number} of {found.slice}/{found.ball}: "
+                             f"renewed by {self.opt.name}")
+            except LeapError as exc:
+                self.echo(f"{found.slice}/{found.ball}: could not renew claim {number}: "
+                          f"{exc.lines()[0]}")
+                return
+
+    def _release(self, found: Open, number: int, why: str) -> None:
+        rec = ClaimRecord(found.slice, found.ball, found.episode, number, "release",
+                          self.opt.name, now_iso(), reason=why)
+        try:
+            self._record(rec, f"claim {number} of {found.slice}/{found.ball}: given back "
+                         f"by {self.opt.name}")
+        except LeapError as exc:  # it runs out by itself (workers.claim_seconds)
+            self.echo(f"{found.slice}/{found.ball}: claim {number} not given back "
+                      f"({exc.lines()[0]}); its lease runs out by itself")
+
+    # -- building ----------------------------------------------------------------------
+    def _build(self, found: Open, number: int) -> Built:
+        from leapgit.worktrees.place import target
+        from leapgit.worktrees.run import run_balls
+
+        built = Built(found.slice, found.ball, found.episode, number)
+        done = threading.Event()
+        renewer = threading.Thread(target=self._renew, args=(found, number, done),
+                                   daemon=True)
+        renewer.start()
+        why = "its rounds stopped"
+        try:
+            branch = self.ws.config.ball_branch(found.slice, found.ball)
+            tip = rm.remote_tip(self.ws, self.opt.remote, branch)
+            if tip is None:
+                raise RuleViolation(f"{branch} is not on {self.opt.remote}", rule="L9")
+            rm.ensure_worktree(self.ws, target(self.ws, found.slice, found.ball), branch,
+                               tip)
+
+            def pushed(ball: str, closed: RoundClosed) -> None:
+                self._push_round(found, branch, closed)
+                built.rounds.append(closed.recorded.receipt.round)
+
+            progress = _Echo(self.echo, found.slice, [(found.ball, found.wave)],
+                             self.ws.config.round_cap)
+            ran = run_balls(self.ws, found.slice, [(found.ball, found.wave)], 1, progress,
+                            stop=self.stop, after_round=pushed).balls[0]
+            built.interrupted = ran.interrupted
+            if ran.error is not None:
+                built.error = ran.error.lines()[0]
+                why = f"stopped: {built.error}"
+                self.echo(f"{found.slice}/{found.ball}: {built.error}")
+        except LeapError as exc:
+            built.error = exc.lines()[0]
+            why = f"stopped: {built.error}"
+            self.echo(f"{found.slice}/{found.ball}: {built.error}")
+        finally:
+            done.set()
+            renewer.join()
+            self._release(found, number, why)
+        return built
+
+    def _push_round(self, found: Open, branch: str, closed: RoundClosed) -> None:
+        """The round's commit on the ball branch and its receipt on the ledger, in one
+        atomic push (both land, or neither)."""
+        from leapgit import git
+        from leapgit.ledger.sync import sync
+
+        tip = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
+        there = rm.remote_tip(self.ws, self.opt.remote, branch)
+        also = [f"{tip}:refs/heads/{branch}"] if tip is not None and tip != there else []
+        with self._push:
+            sync(self.opt.remote, start=self.ws.paths.root, also=also)
+        if tip is not None:
+            git.run(["update-ref", rm.tracking(self.opt.remote, branch), tip],
+                    self.ws.paths.root, check=False)
+        receipt = closed.recorded.receipt
+        claimed = " claim" if receipt.claim and receipt.outcome == 1 else ""
+        self.echo(f"{found.slice}/{found.ball}: round {receipt.round} pushed "
+                  f"({receipt.outcome}{claimed})")
+
+
+class _Echo(Progress):
+    """The builders' progress as the worker's plain lines."""
+
+    def __init__(self, echo: Callable[[str], None], slice_id: str,
+                 balls: list[tuple[str, int]], round_cap: int) -> None:
+        super().__init__(io.StringIO(), slice_id, balls, round_cap, live=False)
+        self._echo, self._slice = echo, slice_id
+
+    def update(self, ball: str, round_no: int, state: str) -> None:
+        self._echo(f"{self._slice}/{ball}: round {round_no}: {state}")
+
+    def beat(self, ball: str, round_no: int, seconds: float, line: str) -> None:
+        self._echo(f"{self._slice}/{ball}: round {round_no}: building for {seconds:.0f} s")
+
+    def note(self, text: str) -> None:
+        self._echo(text)

@@ -1,0 +1,163 @@
+"""A real project built by workers on many clones (issue 16): a bare remote with the server
+hook behind `git daemon` (or `git http-backend` behind apache2), an orchestrator's clone that
+cuts the slice and runs `leap run --remote`, and worker clones made with plain `git clone`.
+The config (builder, test author, jurors, ``workers.claim_seconds``) is committed on the
+spine, so the server reads the claim lease from it and every clone builds alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from leapgit.records import yamlio
+from tests.support import IDENTITY, git, leap, make_repo
+from tests.tribunal.jurors import Call, Reply, verdict
+
+S = "pkgs"
+CLAIM_SECONDS = 4
+
+# A builder that writes its ball's module; $LEAP_BUILD_SECONDS makes it take that long,
+# and a file ``hang-<ball>`` beside it makes it wait until the file is gone (a kill -9 test
+# catches it in the middle of a round).
+BUILDER = textwrap.dedent("""\
+    import os, pathlib, sys, time
+    here = pathlib.Path(sys.argv[0]).parent
+    ball = os.environ["LEAP_BALL"]
+    with open(here / "built.log", "a") as log:
+        log.write(f"{ball} {os.environ.get('LEAP_WORKER', '-')} {os.getpid()}\\n")
+    time.sleep(float(os.environ.get("LEAP_BUILD_SECONDS", "0")))
+    while (here / f"hang-{ball}").exists():
+        time.sleep(0.05)
+    p = pathlib.Path(f"pkg/{ball}.py")
+    p.write_text(f"def {ball}():\\n    return {ball!r}\\n")
+    pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: built\\n")
+    """)
+
+AUTHOR = textwrap.dedent("""\
+    import os, pathlib, subprocess
+    ball = os.environ["LEAP_BALL"]
+    path = f"tests/test_{ball}.py"
+    pathlib.Path(path).write_text(
+        "import unittest\\n\\n\\nclass T(unittest.TestCase):\\n"
+        f"    def test_{ball}(self):\\n        from pkg.{ball} import {ball}\\n"
+        f"        self.assertEqual({ball}(), {ball!r})\\n")
+    ident = ["-c", "user.name=Test Author", "-c", "user.email=author@example.invalid"]
+    subprocess.run(["git", "add", path], check=True)
+    subprocess.run(["git", *ident, "commit", "-q", "-m", "test: " + ball], check=True)
+    """)
+
+FILES = {"pkg/__init__.py": "", "tests/__init__.py": "", "README.md": "# pkgs\n"}
+
+
+def jurors(call: Call) -> Reply:
+    """A pass that quotes the candidate (T6: no bare pass)."""
+    text = json.dumps(call.body.get("messages", []))
+    quote = next((f"def {b}(" for b in balls(8) if f"def {b}(" in text), "def ")
+    return Reply(verdict(call.lens or "?", "pass", [{
+        "severity": "info", "file": "pkg", "claim": "small and tested", "evidence": quote}]))
+
+
+def balls(n: int) -> list[str]:
+    return [f"b{i}" for i in range(1, n + 1)]
+
+
+def draft(n: int, deps: Mapping[str, Sequence[str]] | None = None) -> str:
+    lines = [f"slice: {S}", "spine: integrator", "balls:"]
+    for b in balls(n):
+        lines += [f"  - id: {b}", f"    goal: {b} returns its name",
+                  f"    spec: add pkg/{b}.py with {b}()",
+                  f"    scope: [pkg/{b}.py, tests/test_{b}.py]",
+                  f"    proof: python -m unittest -q tests.test_{b}",
+                  "    tests: python -m unittest discover -q -s tests -t .",
+                  "    rollback: restore-scope"]
+        if deps and deps.get(b):
+            lines.append(f"    depends_on: [{', '.join(deps[b])}]")
+    return "\n".join(lines) + "\n"
+
+
+def config(base_dir: Path, juror_url: str) -> bytes:
+    return yamlio.dumps({
+        "version": 1, "spine": "main", "ledger_ref": "refs/heads/leap/ledger",
+        "round_limit": 4, "ball_branch_prefix": "leap/ball",
+        "builder": {"command": f"{sys.executable} {base_dir / 'builder.py'}", "timeout": 60,
+                    "identity": "model=scripted-builder,family=demo,session=builder-1"},
+        "red": {"command": f"{sys.executable} {base_dir / 'author.py'}",
+                "identity": "model=scripted-author,family=demo,session=author-1"},
+        "workers": {"claim_seconds": CLAIM_SECONDS},
+        "tribunal": {"timeout": 10, "test_timeout": 60, "rungs": [{
+            "id": "scripted", "provider": "openai", "model": "scripted-juror",
+            "endpoint": juror_url, "family": "scripted", "cost": 0,
+            "tiers": ["generalist", "operator_safety", "deep_state", "fast_structural"],
+            "context_tokens": 32000}]},
+    })
+
+
+@dataclass
+class World:
+    base_dir: Path
+    bare: Path
+    work: Path
+    url: str
+    env: dict[str, str] = field(default_factory=dict)
+
+    def leap(self, *args: str, cwd: Path | None = None,
+             env: Mapping[str, str] | None = None, timeout: float = 300):  # noqa: ANN201
+        return leap(*args, cwd=cwd or self.work, env={**self.env, **(env or {})},
+                    timeout=timeout)
+
+    def clone(self, name: str, url: str | None = None) -> Path:
+        """A worker's machine: a plain clone of the remote with the client hooks."""
+        path = self.base_dir / name
+        git("clone", "-q", url or self.url, str(path), cwd=self.base_dir)
+        res = leap("hooks", "install", cwd=path)
+        assert res.code == 0, res
+        return path
+
+    def popen(self, *args: str, cwd: Path, env: Mapping[str, str] | None = None,
+              log: Path | None = None) -> subprocess.Popen[bytes]:
+        out = open(log or (cwd.parent / f"{cwd.name}.log"), "ab")  # noqa: SIM115
+        return subprocess.Popen([sys.executable, "-m", "leapgit", *args], cwd=cwd,
+                                stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **IDENTITY, **self.env, **(env or {})})
+
+    def remote_ledger(self) -> str:
+        return git("rev-parse", "refs/heads/leap/ledger", cwd=self.bare)
+
+    def ledger_files(self, pattern: str = "") -> list[str]:
+        out = git("ls-tree", "-r", "--name-only", "refs/heads/leap/ledger", cwd=self.bare)
+        return [p for p in out.splitlines() if pattern in p]
+
+    def ledger_text(self, path: str) -> str:
+        return git("show", f"refs/heads/leap/ledger:{path}", cwd=self.bare)
+
+
+def build(base_dir: Path, url_of: object, juror_url: str, n: int = 2,
+          deps: Mapping[str, Sequence[str]] | None = None) -> World:
+    """``url_of``: the served remote's URL for a path under the server's base."""
+    bare = base_dir / "origin.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=base_dir)
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    work = make_repo(base_dir / "work", FILES)
+    (base_dir / "builder.py").write_text(BUILDER)
+    (base_dir / "author.py").write_text(AUTHOR)
+    res = leap("init", cwd=work)
+    assert res.code == 0, res
+    (work / ".leap" / "config.yaml").write_bytes(config(base_dir, juror_url))
+    (work / ".git" / "info" / "exclude").write_text(".leap/*\n!.leap/config.yaml\n")
+    git("add", ".leap/config.yaml", cwd=work)
+    git("commit", "-q", "-m", "leap config: workers build", cwd=work)
+    (base_dir / "slice.yaml").write_text(draft(n, deps))
+    res = leap("slice", "cut", str(base_dir / "slice.yaml"), cwd=work)
+    assert res.code == 0, res
+    url = url_of(bare)  # type: ignore[operator]
+    git("remote", "add", "origin", url, cwd=work)
+    git("push", "-q", "-u", "origin", "main", "leap/ledger", cwd=work)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return World(base_dir, bare, work, url, {"PATH": path})
