@@ -131,3 +131,20 @@ def test_the_presets_listing_shows_each_expansion(tmp_path: Path) -> None:
         "codex exec --full-auto --ephemeral \"You build one leapgit ball.")
     text = leap("presets", cwd=tmp_path, env={"PATH": os.environ.get("PATH", "")})
     assert "juror claude  (rung: {provider: command, preset: claude}" in text.out
+
+
+def test_the_readme_presets_table_is_the_table_leap_runs() -> None:
+    from leapgit.commands.presets import expansion
+    from tests.support import ROOT
+
+    text = (ROOT / "README.md").read_text("utf-8")
+    table = text.split("| name | kind | expansion | model |\n|---|---|---|---|\n", 1)[1]
+    rows = table.split("\n\n", 1)[0].splitlines()
+    wanted = []
+    for p in presets.PRESETS:
+        shown = expansion(p).replace(f'"{presets.BUILDER_PROMPT}"', '"$PROMPT"').replace(
+            f"'{presets.VERDICT_SCHEMA}'", "'$VERDICT_SCHEMA'")
+        flag = " ".join(w.format(model="MODEL") for w in p.model_flag)
+        wanted.append(f"| `{p.name}` | {p.kind} | `{shown}` | `{flag}`"
+                      f"{' (required)' if p.needs_model else ''} |")
+    assert rows == wanted
