@@ -61,7 +61,17 @@ def _yes(value: bool | None) -> str:
     return "-" if value is None else ("yes" if value else "no")
 
 
-def _rung_line(rung: Rung, probes: Probes) -> list[str]:
+def skips(m: Matrix) -> dict[str, str]:
+    """Why each rung would be skipped now: the same on every ladder that holds it (the
+    builder, a key, the canary's capacity and the last probe do not depend on the lens)."""
+    out: dict[str, str] = {}
+    for p in m.routing.plans:
+        for s in p.primary.skipped:
+            out.setdefault(s.rung, s.reason)
+    return out
+
+
+def _rung_line(rung: Rung, probes: Probes, skipped: str | None) -> list[str]:
     what = rung.model or " ".join(rung.command)
     cost = routing.measured(rung, probes).cost
     out = [f"  {rung.id}: {rung.provider} {what}, family {rung.family}, tiers "
@@ -70,11 +80,13 @@ def _rung_line(rung: Rung, probes: Probes) -> list[str]:
     probed = probes.get(rung.id)
     out.append(f"      last probe {probed[0]}: {probe_line(probed[1])}" if probed
                else "      last probe: none (`leap tribunal rungs --probe`)")
+    if skipped:
+        out.append(f"      skipped now: {skipped}")
     return out
 
 
-def lines(m: Matrix, probed: ProbeRecord | None = None, skipped: Mapping[str, str] | None = None,
-          commit: str | None = None) -> list[str]:
+def lines(m: Matrix, probed: ProbeRecord | None = None,
+          skipped: Mapping[str, str] | None = None, commit: str | None = None) -> list[str]:
     out = []
     if probed is not None:
         out.append(f"probe {probed.probe}: canary lens {probed.lens}, one call per rung")
@@ -85,14 +97,16 @@ def lines(m: Matrix, probed: ProbeRecord | None = None, skipped: Mapping[str, st
     who = f"builder family {m.builder.family}" if m.builder else \
         "no builder declared (--builder or builder.identity): T4 is judged at convening"
     out += [f"rung matrix: {len(m.cfg.rungs)} rung(s); {who}", "rungs:"]
+    why = skips(m)
     for rung in m.cfg.rungs:
-        out += _rung_line(rung, m.probes)
+        out += _rung_line(rung, m.probes, why.get(rung.id))
     out.append("lens -> ladder (cheapest first):")
     width = max(len(p.lens.id) + len(p.lens.tier) + 3 for p in m.routing.plans)
     for p in m.routing.plans:
         seated = " > ".join(r.id for r in p.primary.rungs) or "(none: hold)"
-        out.append(f"  {f'{p.lens.id} ({p.lens.tier})':<{width}}  {seated}")
-        out += [f"  {'':<{width}}    skip {s.rung}: {s.reason}" for s in p.primary.skipped]
+        left = ", ".join(s.rung for s in p.primary.skipped)
+        out.append(f"  {f'{p.lens.id} ({p.lens.tier})':<{width}}  {seated}"
+                   + (f"   (skipped: {left})" if left else ""))
     out.append(f"no live rung for: {', '.join(m.dead)} (exit 3)" if m.dead
                else "every lens has a live rung")
     return [printable(line) for line in out]
