@@ -188,3 +188,43 @@ def test_the_server_accepts_a_probe_record(repo: Repo, tmp_path: Path) -> None:
     probe_id = latest_probe(repo.root).probe
     shown = git("show", f"leap/ledger:tribunal/probes/{probe_id}.yaml", cwd=bare)
     assert 'kind: "probe"' in shown and 'rung: "openai-ok"' in shown
+
+
+def test_measured_cost_is_the_probes_latency(repo: Repo) -> None:
+    """T2: cheapest *measured* first. ``lazy`` declares cost 0 and ``quick`` 5; probed,
+    ``lazy`` took 0.4 s and ``quick`` a few ms, so ``quick`` leads the ladder; a rung with
+    declared costs keeps its place by them."""
+    def timed(call: Call) -> Reply:
+        delay = 0.4 if "lazy" in str(call.body.get("model")) else 0.0
+        return Reply(verdict(call.lens or "?", "refuse", [CAUGHT]), delay=delay)
+
+    with JurorServer("openai", timed) as server:
+        repo.config([rung("lazy", "openai", server.url, cost=0, cost_source="measured"),
+                     rung("quick", "openai", server.url, cost=5, cost_source="measured"),
+                     rung("fixed", "openai", server.url, cost=0.3)])
+        before = json.loads(leap("tribunal", "rungs", "--json", cwd=repo.root).out)
+        after = json.loads(leap("tribunal", "rungs", "--probe", "--json", cwd=repo.root).out)
+    assert before["lenses"][0]["ladder"] == ["lazy", "fixed", "quick"]
+    probed = {r["rung"]: r for r in after["probe"]["rungs"]}
+    costs = {r["id"]: r["cost"] for r in after["rungs"]}
+    assert costs["fixed"] == 0.3
+    for name in ("lazy", "quick"):
+        spent = probed[name]["usage"]
+        assert costs[name] == round(probed[name]["seconds"]
+                                    + (spent["tokens_in"] + spent["tokens_out"]) / 1e6, 6)
+    assert probed["lazy"]["seconds"] >= 0.4 > probed["quick"]["seconds"]
+    assert after["lenses"][0]["ladder"][0] == "quick"
+    assert after["lenses"][0]["ladder"][-1] == "lazy"
+
+
+def test_a_probe_of_another_route_says_nothing_about_the_rung(repo: Repo) -> None:
+    """A rung whose endpoint or model changed since its failed probe is a new juror: the
+    old probe does not skip it."""
+    with JurorServer("openai", script) as server:
+        repo.config([rung("r", "openai", server.url, model="r-prose-model")])
+        assert leap("tribunal", "rungs", "--probe", cwd=repo.root).code == 3
+        repo.config([rung("r", "openai", server.url, model="r-ok-model")])
+        again = leap("tribunal", "rungs", "--json", cwd=repo.root)
+    assert again.code == 0, again
+    data = json.loads(again.out)
+    assert data["rungs"][0]["last_probe"] is None and data["dead"] == []
