@@ -43,7 +43,9 @@ class Matrix:
 
 def matrix(cfg: TribunalConfig, builder: Builder | None, env: Mapping[str, str],
            probes: Probes) -> Matrix:
-    tokens = estimate_tokens(canary.prompt("x" * 22, canary.envelope()).text)
+    from leapgit.tribunal.probe import new_probe_id
+
+    tokens = estimate_tokens(canary.prompt(new_probe_id(), canary.envelope()).text)
     plan = routing.plan(cfg, builder or NOBODY, {x.id: tokens for x in LENSES}, env, probes)
     return Matrix(cfg, plan, probes, builder)
 

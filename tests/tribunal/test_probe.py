@@ -228,3 +228,11 @@ def test_a_probe_of_another_route_says_nothing_about_the_rung(repo: Repo) -> Non
     assert again.code == 0, again
     data = json.loads(again.out)
     assert data["rungs"][0]["last_probe"] is None and data["dead"] == []
+
+
+def test_no_rungs_is_bad_input_in_one_line(repo: Repo) -> None:
+    repo.config([])
+    result = leap("tribunal", "rungs", "--probe", cwd=repo.root)
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith("leap: .leap/config.yaml: tribunal.rungs: no rungs are "
+                                 "configured, so no juror can sit [T2]"), result.err
