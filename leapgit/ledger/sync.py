@@ -80,10 +80,11 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
 
 def sync(
     remote: str = "origin", start: Path | str = ".", max_rounds: int = MAX_ROUNDS,
-    also: Sequence[str] = (),
+    also: Sequence[str] = (), push: bool = True,
 ) -> SyncResult:
     """``also``: refspecs (a ball branch's round) that go with the ledger in one atomic
-    push (issue 16: a round's commit and its receipt land together, or neither)."""
+    push (issue 16: a round's commit and its receipt land together, or neither).
+    ``push=False``: fetch and replay only (a worker's records go up with their round)."""
     ws = open_workspace(start)
     root, ref = ws.paths.root, ws.config.ledger_ref
     track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
@@ -103,7 +104,7 @@ def sync(
                     ) from None
                 replayed, records, skipped = done.replayed, done.records, done.skipped
             tip = ledger.tip()
-        if tip is None or (tip == remote_tip and not also):
+        if tip is None or (tip == remote_tip and not also) or not push:
             return SyncResult(remote, ref, tip, False, replayed, records, skipped, attempt)
         lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
         if lost is None:

@@ -377,6 +377,13 @@ class SliceRun:
     def _do_score(self, step: Step) -> None:
         from leapgit.scoring.score import score
 
+        if self.opt.remote is not None:  # a worker's round: its branch as the remote has it
+            from leapgit.loop import remote as rm
+
+            rm.fetch_balls(self.ws, self.opt.remote)
+            rm.bring_home(self.ws, self.opt.remote,
+                          self.ws.config.ball_branch(self.slice, step.ball))
+
         self.events.emit("score", step.ball, step.wave, step="convening",
                          detail=step.reason)
         scored = score(self.ws, self.slice, step.ball, None,
@@ -530,7 +537,7 @@ class SliceRun:
 
         cfg = self.ws.config
         if self.opt.remote is None:  # with a remote, the workers' builders build
-            require_program(cfg.builder_command, self.ws.paths.root)
+            require_program(cfg.builder_command, self.ws.paths.root, cfg.builder_preset)
         declared_builder(self.ws, None)
         if not cfg.tribunal.rungs:
             raise UsageError("no rungs are configured, so no juror can sit",

@@ -173,7 +173,8 @@ class Worker:
 
         with self._push:
             try:
-                sync(self.opt.remote, start=self.ws.paths.root)
+                # fetch only: a round's receipt goes up with its commit (``_push_round``)
+                sync(self.opt.remote, start=self.ws.paths.root, push=False)
             except (RuleViolation, LedgerConflict) as exc:
                 self._drop_refused(exc)
         rm.fetch_balls(self.ws, self.opt.remote)
