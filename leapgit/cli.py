@@ -566,6 +566,34 @@ def _tribunal() -> click.Command:
         result = convene_command(**options, echo=click.echo)
         _emit(outcome_lines(result))
         raise click.exceptions.Exit(result.decision.exit_code)
+
+    @tribunal_group.command("rungs")
+    @click.option("--probe", "run_probe", is_flag=True,
+                  help="one canary call per rung first, recorded on the ledger")
+    @click.option("--builder", metavar="model=ID,family=F,session=S",
+                  help="who builds (default: builder.identity in the config; T4)")
+    @click.option("--json", "as_json", is_flag=True, help="print JSON")
+    def tribunal_rungs_cmd(run_probe: bool, builder: str | None, as_json: bool) -> None:
+        """The rung matrix: per lens the ladder and why a rung is skipped. Exit 0 when every
+        lens has a live rung, 3 when some lens has none, 2 bad input."""
+        from leapgit.commands.tribunal_rungs import rungs_command
+        from leapgit.tribunal.rungs_view import lines, to_json
+
+        r = rungs_command(run_probe=run_probe, builder=builder)
+        args = (r.matrix, r.probed, r.not_probed, r.commit)
+        _emit_json(to_json(*args)) if as_json else _emit(lines(*args))
+        raise click.exceptions.Exit(r.matrix.exit_code)
+
+    @tribunal_group.command("report")
+    @click.option("--json", "as_json", is_flag=True, help="print JSON")
+    def tribunal_report_cmd(as_json: bool) -> None:
+        """How independent the jurors were: agreement per pair of rungs and families, the
+        effective number of independent jurors, refusals per lens (README, "Tribunal")."""
+        from leapgit.commands.tribunal_report import report_command
+        from leapgit.tribunal.independence_view import lines, to_json
+
+        found = report_command()
+        _emit_json(to_json(found)) if as_json else _emit(lines(found))
     return tribunal_group
 
 
@@ -611,34 +639,6 @@ def _merge() -> click.Command:
     def merge_cmd(slice_id: str, holder: str, builder: str | None) -> None:
         """L8, L9: merge a complete slice onto the spine, as the one integrator."""
         from leapgit.commands.merge import lines, merge_slice
-
-    @tribunal_group.command("rungs")
-    @click.option("--probe", "run_probe", is_flag=True,
-                  help="one canary call per rung first, recorded on the ledger")
-    @click.option("--builder", metavar="model=ID,family=F,session=S",
-                  help="who builds (default: builder.identity in the config; T4)")
-    @click.option("--json", "as_json", is_flag=True, help="print JSON")
-    def tribunal_rungs_cmd(run_probe: bool, builder: str | None, as_json: bool) -> None:
-        """The rung matrix: per lens the ladder and why a rung is skipped. Exit 0 when every
-        lens has a live rung, 3 when some lens has none, 2 bad input."""
-        from leapgit.commands.tribunal_rungs import rungs_command
-        from leapgit.tribunal.rungs_view import lines, to_json
-
-        r = rungs_command(run_probe=run_probe, builder=builder)
-        args = (r.matrix, r.probed, r.not_probed, r.commit)
-        _emit_json(to_json(*args)) if as_json else _emit(lines(*args))
-        raise click.exceptions.Exit(r.matrix.exit_code)
-
-    @tribunal_group.command("report")
-    @click.option("--json", "as_json", is_flag=True, help="print JSON")
-    def tribunal_report_cmd(as_json: bool) -> None:
-        """How independent the jurors were: agreement per pair of rungs and families, the
-        effective number of independent jurors, refusals per lens (README, "Tribunal")."""
-        from leapgit.commands.tribunal_report import report_command
-        from leapgit.tribunal.independence_view import lines, to_json
-
-        found = report_command()
-        _emit_json(to_json(found)) if as_json else _emit(lines(found))
 
         _emit(lines(merge_slice(slice_id, holder, builder, echo=click.echo)))
     return merge_cmd
