@@ -100,10 +100,11 @@ class EnvelopeRecord(NamedTuple):
 
 
 class SkippedRung(NamedTuple):
-    """A rung that may not sit, and why (T4: the builder's own; no key; no capacity)."""
+    """A rung that may not sit, and why (T4: the builder's own; no key; a failed last probe,
+    issue 17; no capacity)."""
 
     rung: str
-    kind: str  # builder | api_key | capacity
+    kind: str  # builder | api_key | probe | capacity
     reason: str
 
     def to_dict(self) -> dict[str, str]:
