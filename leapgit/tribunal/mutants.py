@@ -71,6 +71,11 @@ def _paths(tree: Path, patch: bytes) -> tuple[tuple[str, ...], str | None]:
     return paths, None if paths else "the patch changes no file"
 
 
+def _unchanged(tree: Path, paths: tuple[str, ...]) -> bool:
+    """T9: the patched files are byte for byte the candidate's: nothing was mutated."""
+    return git.run(["diff", "--quiet", "--", *paths], tree, check=False).returncode == 0
+
+
 def _last(stderr: bytes) -> str:
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     return lines[-1] if lines else "no message"
@@ -90,6 +95,8 @@ def rerun(h: Harness, patch: str) -> Rerun:
             applied = git.run(["apply", "-"], tree, input=data, check=False)
             if applied.returncode != 0:
                 problem = f"the patch does not apply: {_last(applied.stderr)}"
+            elif _unchanged(tree, paths):  # the candidate again: its baseline, no mutant
+                problem = "it changes no byte of the candidate (it puts back what it takes out)"
         if problem is not None:
             return Rerun(INVALID, f"{problem}: not a kill, not a survivor (T9)", paths)
         run = run_tests(h.tests, tree, h.timeout)

@@ -1,0 +1,106 @@
+"""Blind review (issue 17, lens correctness; T9): a claimed mutant that is not a mutant, or
+whose patch reaches past the candidate's own files or past the throwaway worktree, is
+INVALID and writes nothing outside that worktree. Each case re-runs a real patch with real
+``git apply`` in a real worktree of the fixture's candidate."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from leapgit.tribunal import mutants
+from tests.support import commit_all, git
+from tests.tribunal.conftest import HEAD_FILES, Repo
+from tests.tribunal.test_mutants import _convene, _tests, patch
+
+CALC = HEAD_FILES["src/calc.py"]
+
+
+def _harness(repo: Repo, tmp: Path, head: str | None = None) -> mutants.Harness:
+    return mutants.Harness(repo.root, head or repo.head, _tests(tmp), 20.0,
+                           frozenset({"src/calc.py"}))
+
+
+def _hunk(old_name: str, new_name: str, old: str = "    return a / b\n",
+          new: str = "    return a // b\n") -> str:
+    return (f"--- {old_name}\n+++ {new_name}\n@@ -5,2 +5,2 @@\n def div(a, b):\n"
+            f"-{old}+{new}")
+
+
+def test_a_patch_that_changes_no_byte_is_no_mutant_and_never_a_survivor(
+        repo: Repo, tmp_path: Path) -> None:
+    # the hunk takes the line out and puts the same line back: git applies it, the tests
+    # pass on the unchanged candidate; that is the baseline again, not a surviving mutant
+    same = _hunk("a/src/calc.py", "b/src/calc.py", new="    return a / b\n")
+    rerun = mutants.rerun(_harness(repo, tmp_path), same)
+    assert rerun.status == "INVALID", rerun
+    assert "changes no byte" in rerun.detail
+
+
+def test_a_no_op_mutant_does_not_refuse_the_lens(repo: Repo, tmp_path: Path) -> None:
+    same = _hunk("a/src/calc.py", "b/src/calc.py", new="    return a / b\n")
+    result, defect = _convene(repo, tmp_path, same)
+    assert defect.primary.verdict is not None
+    [finding] = defect.primary.verdict.findings
+    assert finding.rerun is not None and finding.rerun.status == "INVALID"
+    assert defect.outcome == "pass", defect.reason
+    assert "unsupported mutant claim(s): INVALID" in defect.reason
+    assert result.out.is_dir()
+
+
+@pytest.mark.parametrize("old, new", [
+    ("a/../outside.py", "b/../outside.py"),
+    ("a/src/../../outside.py", "b/src/../../outside.py"),
+    ("a/src/../src/calc.py", "b/src/../src/calc.py"),
+])
+def test_a_dotdot_path_is_invalid_and_writes_nothing_outside(
+        repo: Repo, tmp_path: Path, old: str, new: str) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text(CALC)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*.py") if p.is_file()}
+    rerun = mutants.rerun(_harness(repo, tmp_path), _hunk(old, new))
+    assert rerun.status == "INVALID", rerun
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_an_absolute_path_is_invalid_and_writes_nothing_outside(
+        repo: Repo, tmp_path: Path) -> None:
+    target = tmp_path / "abs" / "src" / "calc.py"
+    target.parent.mkdir(parents=True)
+    target.write_text(CALC)
+    rerun = mutants.rerun(_harness(repo, tmp_path), _hunk(str(target), str(target)))
+    assert rerun.status == "INVALID", rerun
+    assert target.read_text() == CALC
+
+
+def test_a_patch_that_creates_a_file_is_invalid(repo: Repo, tmp_path: Path) -> None:
+    create = ("--- /dev/null\n+++ b/src/calc.py.new\n@@ -0,0 +1 @@\n+X = 2\n")
+    rerun = mutants.rerun(_harness(repo, tmp_path), create)
+    assert rerun.status == "INVALID", rerun
+
+
+def test_a_patch_through_a_symlinked_candidate_file_writes_nothing_outside(
+        repo: Repo, tmp_path: Path) -> None:
+    # the candidate's changed file is a symlink to a file outside the repository: a patch
+    # written against the target's text must not reach the target through the link
+    outside = tmp_path / "target.py"
+    outside.write_text(CALC)
+    link = repo.root / "src" / "calc.py"
+    link.unlink()
+    os.symlink(os.path.relpath(outside, link.parent), link)
+    head = commit_all(repo.root, "calc is a link")
+    rerun = mutants.rerun(_harness(repo, tmp_path, head),
+                          patch("src/calc.py", "a / b", "a // b"))
+    assert rerun.status == "INVALID", rerun
+    assert outside.read_text() == CALC
+    assert git("status", "--porcelain", cwd=repo.root) == ""
+
+
+def test_a_rerun_leaves_no_worktree_behind(repo: Repo, tmp_path: Path) -> None:
+    mutants.rerun(_harness(repo, tmp_path), patch("src/calc.py", "a / b", "a // b"))
+    listed = git("worktree", "list", "--porcelain", cwd=repo.root)
+    assert listed.count("worktree ") == 1, listed
+    assert sys.executable  # the tests ran under this interpreter (``_tests``)
