@@ -17,8 +17,9 @@ eigenvalues) = k^2 / ||R||_F^2 = k^2 / (k + 2 * sum over pairs of phi^2)`` for k
 k uncorrelated jurors give k; k jurors that always vote alike give 1; k jurors correlated
 pairwise at phi give ``k / (1 + (k - 1) * phi^2)``. A rung whose votes never varied (it
 always passed, or always refused) carries no information about the candidate: it adds
-nothing (it is left out of k, and named). The figure is unmeasured when a pair of the set
-shared fewer than ``MIN_SHARED`` envelopes, or its phi is undefined on them (one side never
+nothing (it is left out of k, and named). The figure is unmeasured when a juror of the set
+voted alike on fewer than ``MIN_SHARED`` envelopes (too few to say it never varies), when a pair
+shared fewer than ``MIN_SHARED``, or when its phi is undefined on them (one side never
 varied there): never a guess.
 """
 
@@ -143,6 +144,11 @@ def effective(votes: Votes, jurors: Iterable[str]) -> Effective:
     unseen = [j for j in names if not votes.get(j)]
     if unseen:
         return Effective(None, (), (), f"no recorded verdict of {', '.join(unseen)}")
+    thin = [j for j in names if len(set(votes[j].values())) < 2 and len(votes[j]) < MIN_SHARED]
+    if thin:  # too few alike votes to say it never varies: not left out, unmeasured
+        j = thin[0]
+        return Effective(None, (), (), f"{j} voted on {len(votes[j])} envelope(s), fewer "
+                         f"than {MIN_SHARED}")
     constant = tuple(j for j in names if len(set(votes[j].values())) < 2)
     counted = tuple(j for j in names if j not in constant)
     squares = 0.0
