@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit import git
+from leapgit.errors import LeapError
 from leapgit.tribunal import testmap, worktree
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.mechanical import Check, Mechanical, Run, run_tests
@@ -50,8 +51,11 @@ def _tail(run: Run) -> str:
 def baseline(h: Harness) -> str | None:
     """Why the candidate's tests are not cleanly green unmutated, or None."""
     assert h.tests is not None
-    with worktree.temporary(h.root, h.head) as tree:
-        run = run_tests(h.tests, tree, h.timeout)
+    try:
+        with worktree.temporary(h.root, h.head) as tree:
+            run = run_tests(h.tests, tree, h.timeout)
+    except LeapError as exc:  # a harness that cannot run is INVALID, never a crash (T9)
+        return f"the harness cannot run: {exc}"
     if run.code == 0:
         return None
     how = f"timed out after {h.timeout:g} s" if run.code is None else f"exit {run.code}"
@@ -84,6 +88,14 @@ def _last(stderr: bytes) -> str:
 def rerun(h: Harness, patch: str) -> Rerun:
     if h.tests is None:
         return Rerun(INVALID, "no tests command to re-run it with (--tests): not re-run")
+    try:
+        return _rerun(h, h.tests, patch)
+    except LeapError as exc:  # a tree that cannot be set up is not a kill (T9)
+        return Rerun(INVALID, f"the harness cannot run: {exc}: not a kill, not a survivor "
+                     "(T9)")
+
+
+def _rerun(h: Harness, tests: str, patch: str) -> Rerun:
     data = patch.encode("utf-8") if patch.endswith("\n") else (patch + "\n").encode("utf-8")
     with worktree.temporary(h.root, h.head) as tree:
         paths, problem = _paths(tree, data)
@@ -99,7 +111,7 @@ def rerun(h: Harness, patch: str) -> Rerun:
                 problem = "it changes no byte of the candidate (it puts back what it takes out)"
         if problem is not None:
             return Rerun(INVALID, f"{problem}: not a kill, not a survivor (T9)", paths)
-        run = run_tests(h.tests, tree, h.timeout)
+        run = run_tests(tests, tree, h.timeout)
     return _status(run, h.timeout, paths)
 
 

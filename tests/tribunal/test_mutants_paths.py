@@ -104,3 +104,47 @@ def test_a_rerun_leaves_no_worktree_behind(repo: Repo, tmp_path: Path) -> None:
     listed = git("worktree", "list", "--porcelain", cwd=repo.root)
     assert listed.count("worktree ") == 1, listed
     assert sys.executable  # the tests ran under this interpreter (``_tests``)
+
+
+def test_a_worktree_setup_that_fails_makes_the_harness_invalid_not_a_crash(
+        repo: Repo, tmp_path: Path) -> None:
+    # T9: a harness that cannot run is INVALID (the mechanical checks say so already); the
+    # re-run must not explode after the seats, leaving the paid verdicts off the ledger
+    # with no summary (T6)
+    import yaml
+
+    from leapgit.records import yamlio
+    from tests.tribunal.conftest import rung
+    from tests.tribunal.jurors import JurorServer
+    from tests.tribunal.test_independence import _summary
+    from tests.tribunal.test_mutants import MUTANTS, _claiming
+
+    with JurorServer("openai", _claiming(MUTANTS["survives"][0])) as server:  # type: ignore[arg-type]
+        repo.config([rung("r1", "openai", server.url, response_format="none")],
+                    test_timeout=3)
+        cfg = repo.root / ".leap" / "config.yaml"
+        data = yaml.safe_load(cfg.read_text())
+        data["worktrees"] = {"setup": "echo broken >&2; exit 3"}
+        cfg.write_bytes(yamlio.dumps(data))
+        result = repo.convene(tests=_tests(tmp_path))
+    assert result.decision.outcome == "refuse" and result.decision.exit_code == 1
+    defect = next(r for r in result.results if r.lens == "defect")
+    assert defect.reason.startswith("INVALID: the mutation-free baseline is not cleanly green")
+    assert "worktrees.setup" in defect.reason
+    assert _summary(repo, result.info.run_id).outcome == "refuse"
+
+
+def test_a_rerun_whose_tree_cannot_be_set_up_is_invalid(repo: Repo, tmp_path: Path) -> None:
+    import yaml
+
+    from leapgit.records import yamlio
+    from tests.tribunal.conftest import rung
+
+    repo.config([rung("r1", "openai", "http://127.0.0.1:9")])
+    cfg = repo.root / ".leap" / "config.yaml"
+    data = yaml.safe_load(cfg.read_text())
+    data["worktrees"] = {"setup": "exit 3"}
+    cfg.write_bytes(yamlio.dumps(data))
+    rerun = mutants.rerun(_harness(repo, tmp_path), patch("src/calc.py", "a / b", "a // b"))
+    assert rerun.status == "INVALID", rerun
+    assert "the harness cannot run" in rerun.detail and "worktrees.setup" in rerun.detail
