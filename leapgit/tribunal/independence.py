@@ -141,6 +141,8 @@ def pairs(votes: Votes, jurors: Iterable[str] | None = None) -> list[Pair]:
 def effective(votes: Votes, jurors: Iterable[str]) -> Effective:
     """The participation ratio of the jurors' vote correlation matrix (module docstring)."""
     names = sorted(set(jurors))
+    if not names:  # nothing recorded: no figure, not zero jurors
+        return Effective(None, (), (), "no recorded verdict")
     unseen = [j for j in names if not votes.get(j)]
     if unseen:
         return Effective(None, (), (), f"no recorded verdict of {', '.join(unseen)}")

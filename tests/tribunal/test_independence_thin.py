@@ -47,3 +47,12 @@ def test_one_past_run_gives_no_effective_figure_in_the_summary(repo: Repo) -> No
     assert summary.effective_jurors is None, summary
     assert result.independence == (
         "effective independent jurors: unmeasured (r1 voted on 1 envelope(s), fewer than 5)",)
+
+
+def test_a_ledger_with_no_verdict_gives_no_effective_figure(repo: Repo) -> None:
+    got = json.loads(leap("tribunal", "report", "--json", cwd=repo.root).out)
+    for key in ("effective_rungs", "effective_families"):
+        assert got[key]["value"] is None, got[key]
+        assert got[key]["why"] == "no recorded verdict"
+    text = leap("tribunal", "report", cwd=repo.root).out
+    assert "effective independent rungs: unmeasured (no recorded verdict)" in text
