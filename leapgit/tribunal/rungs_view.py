@@ -33,8 +33,9 @@ class Matrix:
 
     @property
     def dead(self) -> tuple[str, ...]:
-        """The lenses with no rung that may sit: exit 3."""
-        return tuple(p.lens.id for p in self.routing.plans if not p.primary.rungs)
+        """The lenses with no rung that may sit, or whose required verifier has none (the
+        convening HALTs them, T2): exit 3."""
+        return tuple(p.lens.id for p in self.routing.plans if not p.primary.rungs or p.halted)
 
     @property
     def exit_code(self) -> int:
@@ -109,9 +110,28 @@ def lines(m: Matrix, probed: ProbeRecord | None = None,
         left = ", ".join(s.rung for s in p.primary.skipped)
         out.append(f"  {f'{p.lens.id} ({p.lens.tier})':<{width}}  {seated}"
                    + (f"   (skipped: {left})" if left else ""))
+        if p.verifier is not None:
+            out.append(f"  {'':<{width}}  {_verifier_line(p)}")
     out.append(f"no live rung for: {', '.join(m.dead)} (exit 3)" if m.dead
                else "every lens has a live rung")
     return [printable(line) for line in out]
+
+
+def _verifier_line(p: routing.LensPlan) -> str:
+    """T2: the verifier's ladder; none live is a HALT when it is required."""
+    assert p.verifier is not None
+    none = "(none: HALT)" if p.verifier_required else "(none: UNVERIFIED)"
+    seated = " > ".join(r.id for r in p.verifier.rungs) or none
+    left = ", ".join(s.rung for s in p.verifier.skipped)
+    return (f"verifier{' (required)' if p.verifier_required else ''}: {seated}"
+            + (f"   (skipped: {left})" if left else ""))
+
+
+def _verifier_json(p: routing.LensPlan) -> dict[str, Any] | None:
+    if p.verifier is None:
+        return None
+    return {"required": p.verifier_required, "ladder": [r.id for r in p.verifier.rungs],
+            "skipped": [s.rung for s in p.verifier.skipped]}
 
 
 def to_json(m: Matrix, probed: ProbeRecord | None = None, skipped: Mapping[str, str] | None = None,
@@ -127,7 +147,8 @@ def to_json(m: Matrix, probed: ProbeRecord | None = None, skipped: Mapping[str, 
     lenses = [{"lens": p.lens.id, "tier": p.lens.tier,
                "ladder": [r.id for r in p.primary.rungs],
                "skipped": [{"rung": s.rung, "kind": s.kind, "reason": s.reason}
-                           for s in p.primary.skipped]} for p in m.routing.plans]
+                           for s in p.primary.skipped],
+               "verifier": _verifier_json(p)} for p in m.routing.plans]
     out: dict[str, Any] = {"rungs": rungs, "lenses": lenses, "dead": list(m.dead),
                            "exit_code": m.exit_code}
     if probed is not None:
