@@ -47,7 +47,7 @@ def route_key(rung: Rung) -> str:
 
 
 def _shape(text: str) -> tuple[bool, bool]:
-    """(one bare JSON object, its footer names the canary's lens)."""
+    """(one bare JSON object, its footer names the canary's lens and comes last, T8)."""
     stripped = text.strip()
     try:
         data = json.loads(stripped) if stripped.startswith("{") else None
@@ -55,7 +55,7 @@ def _shape(text: str) -> tuple[bool, bool]:
         data = None
     if not isinstance(data, dict):
         return False, False
-    return True, data.get("lens") == canary.LENS
+    return True, data.get("lens") == canary.LENS and next(reversed(data), None) == "lens"
 
 
 async def server_context(rung: Rung, ctx: SeatContext) -> tuple[int | None, str]:
