@@ -80,6 +80,32 @@ def _unchanged(tree: Path, paths: tuple[str, ...]) -> bool:
     return git.run(["diff", "--quiet", "--", *paths], tree, check=False).returncode == 0
 
 
+def _state(tree: Path) -> set[str]:
+    """Every path of ``tree`` that differs from its commit, with how (``git status``)."""
+    out = git.run(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"],
+                  tree).stdout
+    return {entry.decode("utf-8", "surrogateescape") for entry in out.split(b"\0") if entry}
+
+
+def _apply(tree: Path, data: bytes, paths: tuple[str, ...],
+           allowed: frozenset[str]) -> str | None:
+    """Apply the patch; why it is no mutant of the candidate's own code, or None. What the
+    tree holds after is the proof, not what ``--numstat`` listed: a ``diff --git`` whose
+    ``+++`` names another file renames without saying so (T9)."""
+    before = _state(tree)
+    applied = git.run(["apply", "-"], tree, input=data, check=False)
+    if applied.returncode != 0:
+        return f"the patch does not apply: {_last(applied.stderr)}"
+    moved = sorted(e[3:] for e in _state(tree) ^ before
+                   if not (e[:2] == " M" and e[3:] in allowed))
+    if moved:
+        return (f"it changes {', '.join(dict.fromkeys(moved))}, not only the candidate's own "
+                f"code ({', '.join(sorted(allowed)) or 'none'})")
+    if _unchanged(tree, paths):  # the candidate again: its baseline, no mutant
+        return "it changes no byte of the candidate (it puts back what it takes out)"
+    return None
+
+
 def _last(stderr: bytes) -> str:
     lines = stderr.decode("utf-8", "replace").strip().splitlines()
     return lines[-1] if lines else "no message"
@@ -104,11 +130,7 @@ def _rerun(h: Harness, tests: str, patch: str) -> Rerun:
             problem = (f"it patches {', '.join(outside)}, not the candidate's own code "
                        f"({', '.join(sorted(h.allowed)) or 'none'})")
         if problem is None:
-            applied = git.run(["apply", "-"], tree, input=data, check=False)
-            if applied.returncode != 0:
-                problem = f"the patch does not apply: {_last(applied.stderr)}"
-            elif _unchanged(tree, paths):  # the candidate again: its baseline, no mutant
-                problem = "it changes no byte of the candidate (it puts back what it takes out)"
+            problem = _apply(tree, data, paths, h.allowed)
         if problem is not None:
             return Rerun(INVALID, f"{problem}: not a kill, not a survivor (T9)", paths)
         run = run_tests(tests, tree, h.timeout)

@@ -148,3 +148,21 @@ def test_a_rerun_whose_tree_cannot_be_set_up_is_invalid(repo: Repo, tmp_path: Pa
     rerun = mutants.rerun(_harness(repo, tmp_path), patch("src/calc.py", "a / b", "a // b"))
     assert rerun.status == "INVALID", rerun
     assert "the harness cannot run" in rerun.detail and "worktrees.setup" in rerun.detail
+
+
+def test_a_patch_that_renames_under_a_git_header_is_invalid(repo: Repo, tmp_path: Path) -> None:
+    # `diff --git a/T b/T` whose `+++` names the candidate's file: `git apply --numstat`
+    # lists only that file, but applying it deletes the test file and writes the test's
+    # text over the code (an unannounced rename). The tests then pass for want of a test:
+    # that must never be a confirmed survivor
+    test_text = HEAD_FILES["tests/test_calc.py"]
+    hunk = "".join(f" {line}\n" for line in test_text.splitlines()[:-1])
+    renaming = ("diff --git a/tests/test_calc.py b/tests/test_calc.py\n"
+                "--- a/tests/test_calc.py\n+++ b/src/calc.py\n"
+                f"@@ -1,5 +1,5 @@\n{hunk}-    assert div(4, 2) == 2\n+    pass\n")
+    pytest_run = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    h = mutants.Harness(repo.root, repo.head, pytest_run, 60.0, frozenset({"src/calc.py"}))
+    assert mutants.baseline(h) is None  # the candidate's tests are green unmutated
+    rerun = mutants.rerun(h, renaming)
+    assert rerun.status == "INVALID", rerun
+    assert "tests/test_calc.py" in rerun.detail
