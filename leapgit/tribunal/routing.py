@@ -103,10 +103,10 @@ def skip_reason(rung: Rung, builder: Builder, tokens: int, env: Mapping[str, str
     if rung.api_key_env and not env.get(rung.api_key_env):
         return Skip(rung.id, f"${rung.api_key_env} is not set", "api_key")
     probed = (probes or {}).get(rung.id)
-    if probed is not None and not probed[1].live:
+    failed = probe_failure(rung, probed[1]) if probed is not None else None
+    if probed is not None and failed is not None:
         # T2: availability is measured; a rung that failed its last probe does not sit
-        return Skip(rung.id, f"failed its last probe {probed[0]}: {probed[1].result}: "
-                    f"{probed[1].detail}", "probe")
+        return Skip(rung.id, f"failed its last probe {probed[0]}: {failed}", "probe")
     needed = tokens + rung.max_output_tokens
     if needed > rung.context_tokens:
         # T6: refuse before sending what does not fit; a capacity rejection, walk on
@@ -115,12 +115,27 @@ def skip_reason(rung: Rung, builder: Builder, tokens: int, env: Mapping[str, str
     return None
 
 
+def probe_failure(rung: Rung, probed: RungProbe) -> str | None:
+    """Why the rung, as configured now, fails its last probe, or None. The context the
+    server reported is judged against the rung's ``context_tokens`` now (T8: capacity is
+    measured): raised past it, a live rung fails; lowered to it, a rung that failed only for
+    that (it gave a valid verdict) is live."""
+    held = probed.server_context
+    if held is not None and held < rung.context_tokens:
+        return (f"capacity: the server reports a context of {held} tokens (/api/show), the "
+                f"rung declares context_tokens {rung.context_tokens} (T8)")
+    if probed.live or (probed.result == "capacity" and probed.said is not None
+                       and held is not None):
+        return None
+    return f"{probed.result}: {probed.detail}"
+
+
 def measured(rung: Rung, probes: Probes | None) -> Rung:
     """``cost_source: measured``: the rung's cost is its latest live probe's latency in
     seconds, its reported tokens breaking ties (a millionth a token); unprobed, the
     declared cost stands."""
     probed = (probes or {}).get(rung.id)
-    if rung.cost_source != "measured" or probed is None or not probed[1].live:
+    if rung.cost_source != "measured" or probed is None or probe_failure(rung, probed[1]):
         return rung
     spent = probed[1].usage
     tokens = spent.tokens_in + spent.tokens_out if spent else 0
