@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 import shutil
 import stat
 import tempfile
@@ -36,8 +35,19 @@ from leapgit.tribunal.providers.base import Answer, SeatContext, dig
 _LATEST_READ = 64  # probe records read back at most: older ones are history, not routing
 
 
+_last_id: list[str] = [""]
+
+
 def new_probe_id() -> str:
-    return f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+    """The probe's UTC second, then its microsecond in hex: names sort in the order the
+    probes were made, within one second too (routing takes the latest by name, T2)."""
+    now = datetime.now(UTC)
+    made = f"{now.strftime('%Y%m%dT%H%M%SZ')}-{now.microsecond:06x}"
+    if made <= _last_id[0]:  # the same microsecond in this process: the next one
+        stamp, tick = _last_id[0].split("-")
+        made = f"{stamp}-{int(tick, 16) + 1:06x}"
+    _last_id[0] = made
+    return made
 
 
 def route_key(rung: Rung) -> str:

@@ -25,3 +25,12 @@ def test_a_footer_that_is_not_last_is_recorded_as_not_right(repo: Repo) -> None:
     assert (entry.result, entry.live, entry.json) == ("bad_answer", False, True)
     assert "is not the last field" in entry.detail
     assert entry.footer is False, entry
+
+
+def test_probe_ids_sort_in_the_order_they_were_made() -> None:
+    # routing takes the latest probe by name (T2): two probes in one second must not be
+    # ordered by a random suffix, or an older probe's "live" outranks a newer failure
+    from leapgit.tribunal.probe import new_probe_id
+
+    made = [new_probe_id() for _ in range(50)]
+    assert made == sorted(made) and len(set(made)) == len(made)
