@@ -6,8 +6,9 @@ for the canary: a real envelope is larger, and the convening judges it again."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from leapgit.records.probe import ProbeRecord, RungProbe
@@ -48,7 +49,31 @@ def matrix(cfg: TribunalConfig, builder: Builder | None, env: Mapping[str, str],
 
     tokens = estimate_tokens(canary.prompt(new_probe_id(), canary.envelope()).text)
     plan = routing.plan(cfg, builder or NOBODY, {x.id: tokens for x in LENSES}, env, probes)
-    return Matrix(cfg, plan, probes, builder)
+    return Matrix(cfg, _without(plan, missing_programs(cfg, env.get("PATH"))), probes, builder)
+
+
+def missing_programs(cfg: TribunalConfig, path: str | None) -> dict[str, str]:
+    """Issue 17: the preset rungs whose program is not on PATH, with why: no such rung is
+    live (a convening refuses before any seat, ``require_preset_programs``)."""
+    return {r.id: f"preset {r.preset!r}: its program {r.command[0]!r} is not on PATH; a "
+                  "convening refuses before any seat (T2)"
+            for r in cfg.rungs if r.preset and shutil.which(r.command[0], path=path) is None}
+
+
+def _without(plan: routing.Routing, missing: Mapping[str, str]) -> routing.Routing:
+    if not missing:
+        return plan
+
+    def prune(lad: routing.Ladder) -> routing.Ladder:
+        gone = [r for r in lad.rungs if r.id in missing]
+        return routing.Ladder(tuple(r for r in lad.rungs if r.id not in missing),
+                              (*(routing.Skip(r.id, missing[r.id], "program") for r in gone),
+                               *lad.skipped))
+
+    return replace(plan, plans=tuple(
+        replace(p, primary=prune(p.primary),
+                verifier=prune(p.verifier) if p.verifier is not None else None)
+        for p in plan.plans))
 
 
 def probe_line(entry: RungProbe) -> str:
