@@ -64,7 +64,10 @@ def baseline(h: Harness) -> str | None:
 
 def _paths(tree: Path, patch: bytes) -> tuple[tuple[str, ...], str | None]:
     """The files ``patch`` changes, and why it may not be applied, if it may not."""
-    proc = git.run(["apply", "--numstat", "--summary", "-"], tree, input=patch, check=False)
+    # paths as they are (git quotes a non-ASCII one otherwise); one with a tab, newline or
+    # quote stays quoted and is named no candidate file: INVALID, never a wrong file
+    proc = git.run(["-c", "core.quotePath=false", "apply", "--numstat", "--summary", "-"],
+                   tree, input=patch, check=False)
     if proc.returncode != 0:
         return (), f"the patch does not parse: {_last(proc.stderr)}"
     lines = proc.stdout.decode("utf-8", "replace").splitlines()

@@ -166,3 +166,15 @@ def test_a_patch_that_renames_under_a_git_header_is_invalid(repo: Repo, tmp_path
     rerun = mutants.rerun(h, renaming)
     assert rerun.status == "INVALID", rerun
     assert "tests/test_calc.py" in rerun.detail
+
+
+def test_a_mutant_of_a_file_with_a_non_ascii_name_is_rerun(repo: Repo, tmp_path: Path) -> None:
+    # git quotes such a path in --numstat ("src/na\303\257ve.py") unless told not to: the
+    # claim was INVALID for naming a file the candidate does not have
+    name = "src/naïve.py"
+    (repo.root / name).write_text("X = 1\n", encoding="utf-8")
+    head = commit_all(repo.root, "a file with a non-ASCII name")
+    passing = f"{sys.executable} -c pass"
+    h = mutants.Harness(repo.root, head, passing, 20.0, frozenset({name}))
+    rerun = mutants.rerun(h, patch(name, "X = 1", "X = 2", "X = 1\n"))
+    assert (rerun.status, rerun.files) == ("SURVIVED", (name,)), rerun
