@@ -3,6 +3,7 @@ shared remote (``loop.worker``), one plain line per step."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -16,9 +17,11 @@ def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = 
           name: str | None = None, poll: float = 1.0, start: Path | str = ".") -> WorkerEnd:
     ws = open_workspace(start)
     options = Options(remote, name or default_name(), slice_id, jobs, once, poll)
+    started = time.monotonic()
 
     def echo(line: str) -> None:
-        click.echo(f"leap worker {options.name}: {printable(line)}")
+        click.echo(f"[{time.monotonic() - started:7.1f}s] leap worker {options.name}: "
+                   f"{printable(line)}")
 
     end = Worker(ws, options, echo).serve()
     echo(f"done: {len(end.built)} ball(s) built"

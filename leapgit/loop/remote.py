@@ -21,12 +21,14 @@ def fetch_balls(ws: Workspace, remote: str) -> None:
     """The remote's ball branches into ``tracking`` refs (never into local branches: one
     may be checked out in a worktree here)."""
     prefix = ws.config.ball_branch_prefix
-    proc = git.run(["fetch", "--quiet", "--no-tags", "--prune", remote,
-                    f"+refs/heads/{prefix}/*:{tracking(remote, prefix)}/*"], ws.paths.root,
-                   check=False)
+    from leapgit.ledger.sync import fetch
+
+    proc = fetch(ws.paths.root, ["--quiet", "--no-tags", "--prune", remote,
+                                 f"+refs/heads/{prefix}/*:{tracking(remote, prefix)}/*"])
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip()
-        raise git.GitFailed(f"cannot fetch the ball branches from {remote}: "
+        raise git.GitFailed(f"cannot reach {remote}: no ball branches fetched, nothing "
+                            "was pushed: "
                             f"{err.splitlines()[-1] if err else 'exit ' + str(proc.returncode)}",
                             hint="check the remote's URL and that it is reachable")
 
@@ -42,8 +44,9 @@ def adopt_ledger(ws: Workspace, remote: str) -> None:
     if git.rev_parse(ref, ws.paths.root) is not None:
         return
     track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
-    proc = git.run(["fetch", "--quiet", "--no-tags", remote, f"+{ref}:{track}"],
-                   ws.paths.root, check=False)
+    from leapgit.ledger.sync import fetch
+
+    proc = fetch(ws.paths.root, ["--quiet", "--no-tags", remote, f"+{ref}:{track}"])
     tip = git.rev_parse(track, ws.paths.root) if proc.returncode == 0 else None
     if tip is None:
         err = proc.stderr.decode(errors="replace").strip()
@@ -56,7 +59,8 @@ def push_branch(ws: Workspace, remote: str, branch: str, sha: str, force: bool) 
     """One ball branch to the remote (after the ledger that names its throw: the server
     judges a ball branch against the ledger it stores)."""
     spec = f"{'+' if force else ''}{sha}:refs/heads/{branch}"
-    proc = git.run(["push", "--porcelain", remote, spec], ws.paths.root, check=False)
+    proc = git.run(["push", "--porcelain", "--no-verify", remote, spec], ws.paths.root,
+                   check=False)  # the server judges it (``sync._push``)
     if proc.returncode != 0:
         text = (proc.stdout + proc.stderr).decode(errors="replace")
         said = [ln[7:].strip() for ln in text.splitlines() if ln.startswith("remote:")

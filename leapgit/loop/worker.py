@@ -94,7 +94,13 @@ class Worker:
     def __init__(self, ws: Workspace, options: Options, echo: Callable[[str], None]) -> None:
         self.ws, self.opt, self.echo = ws, options, echo
         self.stop = threading.Event()
-        self._push = threading.Lock()  # one push to the remote at a time from this worker
+        # the local ledger's sync and a round's push, one at a time (claims go up on their
+        # own: the remote's compare-and-swap orders them, and a renewal never waits here)
+        self._push = threading.Lock()
+        self.skip: set[tuple[str, str, int]] = set()  # balls this clone cannot build
+        self.leases: dict[tuple[str, str], float] = {}  # when each held claim runs out
+        self.renewals: dict[tuple[str, str], int] = {}  # renewals of each held claim
+        self._renewing = threading.Lock()
         self.claim_seconds = ws.config.claim_seconds
 
     # -- the loop ----------------------------------------------------------------------
@@ -200,7 +206,8 @@ class Worker:
                         continue
                     if unscored_claim(view, ep) is not None:
                         continue  # its last round claims a pass: the scorer's turn
-                    if live_claim(view, sid, ball, t.episode, now) is not None:
+                    if live_claim(view, sid, ball, t.episode, now) is not None or \
+                            (sid, ball, t.episode) in self.skip:
                         continue
                     if rm.remote_tip(self.ws, self.opt.remote, t.branch) is None:
                         continue  # its branch is not on the remote yet
@@ -230,9 +237,12 @@ class Worker:
 
         path = layout.claim_path(rec.slice, rec.ball, rec.episode, rec.claim, rec.action,
                                  rec.renewal)
-        with self._push:
-            push_records(self.opt.remote, {path: yamlio.dumps(rec.to_dict())}, subject,
-                         [(SLICE, rec.slice), (BALL, rec.ball)], start=self.ws.paths.root)
+        push_records(self.opt.remote, {path: yamlio.dumps(rec.to_dict())}, subject,
+                     [(SLICE, rec.slice), (BALL, rec.ball)], start=self.ws.paths.root)
+        if rec.claimed_until is not None:
+            from leapgit.timeutil import epoch_of
+
+            self.leases[(rec.slice, rec.ball)] = epoch_of(rec.claimed_until) or 0.0
 
     def _claim(self, found: Open) -> int | None:
         number = found.claims + 1
@@ -251,9 +261,19 @@ class Worker:
         return number
 
     def _renew(self, found: Open, number: int, done: threading.Event) -> None:
-        k = 0
-        while not done.wait(max(0.5, self.claim_seconds / 3)):
-            k += 1
+        """Renew once half the lease is gone: a quick build needs none, and a renewal's
+        own push (through the server's hook, behind every other writer's) takes a while."""
+        key = (found.slice, found.ball)
+        while not done.wait(max(0.2, self.claim_seconds / 10)):
+            if self.leases.get(key, 0.0) - time.time() > self.claim_seconds / 2:
+                continue
+            if not self._renew_now(found, number):
+                return
+
+    def _renew_now(self, found: Open, number: int) -> bool:
+        with self._renewing:
+            key = (found.slice, found.ball)
+            k = self.renewals[key] = self.renewals.get(key, 0) + 1
             rec = ClaimRecord(found.slice, found.ball, found.episode, number, "renew",
                               self.opt.name, now_iso(),
                               claimed_until=iso_at(time.time() + self.claim_seconds),
@@ -262,9 +282,11 @@ class Worker:
                 self._record(rec, f"claim {number} of {found.slice}/{found.ball}: "
                              f"renewed by {self.opt.name}")
             except LeapError as exc:
+                self.renewals[key] = k - 1
                 self.echo(f"{found.slice}/{found.ball}: could not renew claim {number}: "
                           f"{exc.lines()[0]}")
-                return
+                return False
+            return True
 
     def _release(self, found: Open, number: int, why: str) -> None:
         rec = ClaimRecord(found.slice, found.ball, found.episode, number, "release",
@@ -282,6 +304,7 @@ class Worker:
         from leapgit.worktrees.run import run_balls
 
         built = Built(found.slice, found.ball, found.episode, number)
+        self.renewals[(found.slice, found.ball)] = 0
         done = threading.Event()
         renewer = threading.Thread(target=self._renew, args=(found, number, done),
                                    daemon=True)
@@ -292,11 +315,15 @@ class Worker:
             tip = rm.remote_tip(self.ws, self.opt.remote, branch)
             if tip is None:
                 raise RuleViolation(f"{branch} is not on {self.opt.remote}", rule="L9")
-            rm.ensure_worktree(self.ws, target(self.ws, found.slice, found.ball), branch,
-                               tip)
+            try:
+                rm.ensure_worktree(self.ws, target(self.ws, found.slice, found.ball), branch,
+                                   tip)
+            except LeapError:
+                self.skip.add((found.slice, found.ball, found.episode))  # never again here
+                raise
 
             def pushed(ball: str, closed: RoundClosed) -> None:
-                self._push_round(found, branch, closed)
+                self._push_round(found, number, branch, closed)
                 built.rounds.append(closed.recorded.receipt.round)
 
             progress = _Echo(self.echo, found.slice, [(found.ball, found.wave)],
@@ -318,7 +345,25 @@ class Worker:
             self._release(found, number, why)
         return built
 
-    def _push_round(self, found: Open, branch: str, closed: RoundClosed) -> None:
+    def _keep_refused(self, found: Open, branch: str, tip: str, there: str) -> None:
+        """A round the remote refused stays as evidence under a ref of this clone, and the
+        ball's worktree goes back to the remote's tip (it was clean: the round was
+        committed), so this clone can build the ball again once it claims it."""
+        from leapgit import git
+        from leapgit.worktrees.place import target
+
+        keep = f"refs/leap/evidence/refused/{found.slice}/{found.ball}/{tip[:12]}"
+        git.run(["update-ref", keep, tip], self.ws.paths.root, check=False)
+        path = target(self.ws, found.slice, found.ball)
+        status = git.run(["status", "--porcelain", "--untracked-files=all"], path,
+                         check=False)
+        if status.returncode == 0 and not status.stdout.strip():
+            git.run(["reset", "--quiet", "--hard", there], path, check=False)
+        self.echo(f"{found.slice}/{found.ball}: the refused round {tip[:12]} is kept as "
+                  f"{keep}; the worktree is back at {there[:12]}")
+
+    def _push_round(self, found: Open, number: int, branch: str, closed: RoundClosed
+                    ) -> None:
         """The round's commit on the ball branch and its receipt on the ledger, in one
         atomic push (both land, or neither)."""
         from leapgit import git
@@ -327,8 +372,17 @@ class Worker:
         tip = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
         there = rm.remote_tip(self.ws, self.opt.remote, branch)
         also = [f"{tip}:refs/heads/{branch}"] if tip is not None and tip != there else []
+        left = self.leases.get((found.slice, found.ball), 0.0) - time.time()
+        if left < self.claim_seconds / 2:  # renew before the round goes up, not after
+            self._renew_now(found, number)
         with self._push:
-            sync(self.opt.remote, start=self.ws.paths.root, also=also)
+            try:
+                sync(self.opt.remote, start=self.ws.paths.root, also=also)
+            except (RuleViolation, LedgerConflict) as exc:
+                self._drop_refused(exc)  # the authority said no: its ledger is the truth
+                if tip is not None and there is not None:
+                    self._keep_refused(found, branch, tip, there)
+                raise
         if tip is not None:
             git.run(["update-ref", rm.tracking(self.opt.remote, branch), tip],
                     self.ws.paths.root, check=False)

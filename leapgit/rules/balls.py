@@ -178,8 +178,8 @@ def _claimed(ctx: PushContext, upd: RefUpdate, base: Base, reds: Sequence[RedRec
     """L9 (issue 16): round commits on a published episode come only from the worker that
     holds its live claim; red tests (the thrower's, the test author's) are no rounds."""
     thrown = base.thrown
-    if thrown is None or not thrown.published or upd.new is None:
-        return []
+    if thrown is None or not thrown.published or upd.new is None or not ctx.authority:
+        return []  # a lease is live by the server's clock (``rules.ledger._builder_only``)
     from leapgit.rules.claims import builder_problems
 
     since = upd.old if upd.old is not None and ctx.objects.has(upd.old) and \

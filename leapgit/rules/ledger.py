@@ -185,6 +185,8 @@ def _check_claim(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str,
     from leapgit.rules.claims import claim_problems
 
     rec = ClaimRecord.from_dict(raw)
+    if not ctx.authority:
+        return _lease_pusher(ctx, ref, sha, path, raw)  # leases: by the server's own clock
     return _lease_pusher(ctx, ref, sha, path, raw) + [
         Refusal("L9", ref, sha, path, why, "fetch the remote ledger and pick another ball "
                 "(`leap worker` does)") for why in
@@ -197,6 +199,11 @@ def _builder_only(ctx: PushContext, ref: str, sha: str, path: str, slice_id: str
     """L9: on a published episode, only the live claim's holder records its rounds."""
     from leapgit.rules.claims import builder_problems
 
+    if not ctx.authority:
+        # a lease is live by the judge's clock, the server's own: a client that judges a
+        # commit the remote took long ago (its pre-push, when the remote moved) would
+        # refuse what the server accepted while the claim was live
+        return []
     pusher = ctx.pusher.name if ctx.pusher is not None else None
     return [Refusal("L9", ref, sha, path, why, "claim the ball first (`leap worker` "
                     "claims a published ball before it builds)")

@@ -20,7 +20,7 @@ from tests.support import IDENTITY, git, leap, make_repo
 from tests.tribunal.jurors import Call, Reply, verdict
 
 S = "pkgs"
-CLAIM_SECONDS = 4
+CLAIM_SECONDS = 15  # a push through the server's hook takes a second or two under load
 
 # A builder that writes its ball's module; $LEAP_BUILD_SECONDS makes it take that long,
 # and a file ``hang-<ball>`` beside it makes it wait until the file is gone (a kill -9 test

@@ -1,0 +1,286 @@
+"""Builders on many machines (issue 16): `leap run --remote` publishes, `leap worker`s on
+other clones claim and build, the server's pre-receive holds the claims (L9). Real clones,
+the real hook behind `git daemon` on 127.0.0.1, scripted jurors on loopback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from leapgit.records import yamlio
+from tests.loop import workers_world as ww
+from tests.support import GitDaemon, git, leap
+from tests.tribunal.jurors import JurorServer
+
+DEPS = {"b7": ["b1"], "b8": ["b7"]}
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
+    with GitDaemon(tmp_path_factory.mktemp("workers-served")) as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def jurors() -> Iterator[JurorServer]:
+    with JurorServer("openai", ww.jurors) as server:
+        yield server
+
+
+def world(daemon: GitDaemon, jurors: JurorServer, name: str, n: int,
+          deps: dict[str, list[str]] | None = None) -> ww.World:
+    base = daemon.base / name
+    base.mkdir()
+    return ww.build(base, lambda bare: daemon.url(str(bare.relative_to(daemon.base))),
+                    jurors.url, n, deps)
+
+
+def wait(proc: subprocess.Popen[bytes], log: Path, timeout: float = 240) -> int:
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"timed out; {log}:\n{log.read_text()[-4000:]}") from None
+
+
+def receipts(w: ww.World) -> dict[str, list[dict[str, object]]]:
+    out: dict[str, list[dict[str, object]]] = {}
+    for path in w.ledger_files("/receipts/"):
+        raw = yamlio.loads(w.ledger_text(path).encode(), path)
+        out.setdefault(str(raw["ball"]), []).append(raw)
+    return out
+
+
+def fsck(bare: Path) -> None:
+    """The remote's objects are whole (dangling objects of lost races are no damage)."""
+    proc = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=bare,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stdout.strip(), proc
+
+
+# -- three workers, an 8-ball slice -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def landed(daemon: GitDaemon, jurors: JurorServer) -> Iterator[tuple[ww.World, int, list[int]]]:
+    w = world(daemon, jurors, "eight", 8, DEPS)
+    clones = [w.clone(f"w{i}") for i in (1, 2, 3)]
+    orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
+                   "--jobs", "3", cwd=w.work)
+    workers = [w.popen("worker", "--remote", "origin", "--name", c.name, "--poll", "0.2",
+                       cwd=c) for c in clones]
+    code = wait(orch, w.base_dir / "work.log")
+    codes = [wait(p, w.base_dir / f"w{i}.log", 60) for i, p in enumerate(workers, 1)]
+    yield w, code, codes
+
+
+def test_the_slice_lands_built_by_the_workers(landed: tuple[ww.World, int, list[int]]) -> None:
+    w, code, codes = landed
+    assert code == 0, (w.base_dir / "work.log").read_text()[-4000:]
+    logs = {i: (w.base_dir / f"w{i}.log").read_text()[-3000:] for i in (1, 2, 3)}
+    assert codes == [0, 0, 0], (codes, logs)
+    spine = git("log", "--first-parent", "--format=%s", "main", cwd=w.bare).splitlines()
+    merged = [s for s in spine if s.startswith(f"leap: integrate {ww.S}/")]
+    assert len(merged) == 8, spine
+
+
+def test_every_round_names_the_worker_that_held_its_claim(
+        landed: tuple[ww.World, int, list[int]]) -> None:
+    w, _, _ = landed
+    got = receipts(w)
+    assert sorted(got) == ww.balls(8)
+    names = {str(r["worker"]) for rs in got.values() for r in rs}
+    assert names <= {"w1", "w2", "w3"} and names, names
+    for ball, rs in got.items():
+        claim_dir = f"slices/{ww.S}/balls/{ball}/episodes/1/claims/"
+        takes = [p for p in w.ledger_files(claim_dir) if p.endswith("/take.yaml")]
+        assert takes, ball
+        holders = {yamlio.loads(w.ledger_text(p).encode(), p)["holder"] for p in takes}
+        assert {r["worker"] for r in rs} <= holders, (ball, rs, holders)
+        assert any(p.endswith("/release.yaml") for p in w.ledger_files(claim_dir)), ball
+    # the thrower built nothing: no worktree of its own
+    assert not (w.base_dir / "work.leap-worktrees").exists()
+
+
+def test_the_audit_holds_on_a_fresh_clone(landed: tuple[ww.World, int, list[int]],
+                                          tmp_path: Path) -> None:
+    w, _, _ = landed
+    fresh = tmp_path / "fresh"
+    git("clone", "-q", w.url, str(fresh), cwd=tmp_path)
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=fresh)
+    res = leap("audit", cwd=fresh)
+    assert res.code == 0, res
+    fsck(w.bare)
+
+
+# -- the server holds the claim -----------------------------------------------------------
+
+def published(daemon: GitDaemon, jurors: JurorServer, name: str) -> ww.World:
+    """A one-ball slice thrown to workers (`leap throw --remote`), its red recorded."""
+    from tests.scoring.world import commit_files
+
+    w = world(daemon, jurors, name, 2)  # L4: a slice has two balls or more
+    base = git("rev-parse", "main", cwd=w.work)
+    red = commit_files(w.work, base, {"tests/test_b1.py": RED}, "test: b1")
+    res = w.leap("red", ww.S, "b1", red)
+    assert res.code == 0, res
+    res = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin")
+    assert res.code == 0 and "published to workers" in res.out, res
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == red
+    return w
+
+
+RED = ("import unittest\n\n\nclass T(unittest.TestCase):\n    def test_b1(self):\n"
+       "        from pkg.b1 import b1\n        self.assertEqual(b1(), 'b1')\n")
+
+
+def claim_files(w: ww.World, ball: str = "b1") -> list[str]:
+    return w.ledger_files(f"slices/{ww.S}/balls/{ball}/episodes/1/claims/")
+
+
+def test_a_round_from_a_worker_without_the_claim_is_refused(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    from leapgit.ledger import layout
+    from leapgit.ledger.sync import push_records
+    from leapgit.records.claims import ClaimRecord
+    from leapgit.records.types import Receipt
+    from leapgit.timeutil import iso_at, now_iso
+
+    w = published(daemon, jurors, "refused")
+    holder, other = w.clone("holder"), w.clone("other")
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=other)
+    (w.base_dir / "hang-b1").write_text("")
+    proc = w.popen("worker", "--remote", "origin", "--name", "holder", "--poll", "0.2",
+                   "--once", cwd=holder)
+    deadline = time.monotonic() + 60
+    while not any(p.endswith("take.yaml") for p in claim_files(w)):
+        assert time.monotonic() < deadline and proc.poll() is None, \
+            (w.base_dir / "holder.log").read_text()
+        time.sleep(0.1)
+    before = w.remote_ledger()
+    # a second claim while holder's is live (L9: one writer per ball)
+    rec = ClaimRecord(ww.S, "b1", 1, 2, "take", "other", now_iso(),
+                      claimed_until=iso_at(time.time() + 3))
+    with pytest.raises(Exception) as second:
+        push_records("origin", {layout.claim_path(ww.S, "b1", 1, 2, "take"):
+                                yamlio.dumps(rec.to_dict())}, "claim", start=other)
+    assert "[L9]" in str(second.value.lines()) and "'holder' is live until" in \
+        " ".join(second.value.lines()), second.value.lines()
+    # a receipt of round 1 by another worker
+    receipt = Receipt(ww.S, "b1", 1, 1, 0, "tried", now_iso(), worker="other")
+    with pytest.raises(Exception) as third:
+        push_records("origin", {layout.receipt_path(ww.S, "b1", 1, 1):
+                                yamlio.dumps(receipt.to_dict())}, "round", start=other)
+    said = " ".join(third.value.lines())
+    assert "[L9]" in said and "recorded by worker 'other', but claim 1 is held by " \
+        "'holder'" in said, said
+    assert w.remote_ledger() == before  # nothing of it landed
+    (w.base_dir / "hang-b1").unlink()
+    assert wait(proc, w.base_dir / "holder.log", 60) == 0
+    assert [r["worker"] for r in receipts(w)["b1"]] == ["holder"]
+
+
+def test_two_workers_racing_for_a_ball_one_claim_wins_each_time(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    from leapgit.ledger import layout
+    from leapgit.ledger.sync import push_records
+    from leapgit.records.claims import ClaimRecord
+    from leapgit.timeutil import iso_at, now_iso
+
+    w = published(daemon, jurors, "race")
+    a, b = w.clone("ra"), w.clone("rb")
+    for c in (a, b):
+        git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=c)
+
+    def take(clone: Path, n: int, won: dict[str, bool]) -> None:
+        rec = ClaimRecord(ww.S, "b1", 1, n, "take", clone.name, now_iso(),
+                          claimed_until=iso_at(time.time() + 3))
+        path = layout.claim_path(ww.S, "b1", 1, n, "take")
+        try:
+            push_records("origin", {path: yamlio.dumps(rec.to_dict())}, f"claim {n}",
+                         start=clone)
+            won[clone.name] = True
+        except Exception:  # noqa: BLE001 -- the loser: a conflict or the server's refusal
+            won[clone.name] = False
+
+    for n in range(1, 51):
+        won: dict[str, bool] = {}
+        threads = [threading.Thread(target=take, args=(c, n, won)) for c in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(won.values()) == [False, True], (n, won)
+        winner = a if won["ra"] else b
+        rel = ClaimRecord(ww.S, "b1", 1, n, "release", winner.name, now_iso())
+        push_records("origin", {layout.claim_path(ww.S, "b1", 1, n, "release"):
+                                yamlio.dumps(rel.to_dict())}, "release", start=winner)
+    takes = [p for p in claim_files(w) if p.endswith("take.yaml")]
+    assert len(takes) == 50  # one take per race: the loser's never landed
+
+
+# -- a worker killed, a worker cut off -----------------------------------------------------
+
+def test_a_killed_worker_s_ball_is_taken_over_once_its_claim_runs_out(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = published(daemon, jurors, "killed")
+    first, second = w.clone("first"), w.clone("second")
+    (w.base_dir / "hang-b1").write_text("")
+    proc = w.popen("worker", "--remote", "origin", "--name", "first", "--poll", "0.2",
+                   cwd=first)
+    built = w.base_dir / "built.log"
+    deadline = time.monotonic() + 60
+    while not built.exists():  # the builder runs: the round is in the middle
+        assert time.monotonic() < deadline, (w.base_dir / "first.log").read_text()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # the worker, in the middle of its round
+    proc.wait()
+    pid = int(built.read_text().split()[-1])
+    try:
+        os.kill(pid, signal.SIGKILL)  # the orphaned builder, as a dead machine's would be
+    except ProcessLookupError:
+        pass
+    (w.base_dir / "hang-b1").unlink()
+    took = time.monotonic()
+    res = leap("worker", "--remote", "origin", "--name", "second", "--once", "--poll", "0.2",
+               cwd=second, env=w.env, timeout=120)
+    assert res.code == 0, res
+    assert time.monotonic() - took >= ww.CLAIM_SECONDS - 1.5  # it waited for the lease
+    got = receipts(w)["b1"]
+    assert [r["round"] for r in got] == [1] and got[0]["worker"] == "second", got
+    takes = sorted(p for p in claim_files(w) if p.endswith("take.yaml"))
+    assert len(takes) == 2, takes
+    assert yamlio.loads(w.ledger_text(takes[1]).encode(), takes[1])["holder"] == "second"
+    fsck(w.bare)
+
+
+def test_a_worker_that_loses_the_remote_stops_and_pushes_nothing_half(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = published(daemon, jurors, "cutoff")
+    clone = w.clone("cut")
+    (w.base_dir / "hang-b1").write_text("")
+    proc = w.popen("worker", "--remote", "origin", "--name", "cut", "--poll", "0.2",
+                   cwd=clone)
+    built = w.base_dir / "built.log"
+    deadline = time.monotonic() + 60
+    while not built.exists():
+        assert time.monotonic() < deadline, (w.base_dir / "cut.log").read_text()
+        time.sleep(0.05)
+    branch_before = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
+    git("remote", "set-url", "origin", "git://127.0.0.1:9/gone.git", cwd=clone)
+    (w.base_dir / "hang-b1").unlink()
+    code = wait(proc, w.base_dir / "cut.log", 60)
+    log = (w.base_dir / "cut.log").read_text()
+    assert code == 1, log
+    # one clear line: what stopped it, and where to look
+    assert "stopped: cannot reach origin" in log and "nothing was pushed" in log, log
+    assert "Traceback" not in log
+    assert "receipts" not in " ".join(w.ledger_files(f"slices/{ww.S}/balls/b1/"))
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == branch_before
