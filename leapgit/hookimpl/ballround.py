@@ -14,8 +14,12 @@ from leapgit.rules.commits import BREACH, check_commit
 from leapgit.rules.objects import Objects
 
 if TYPE_CHECKING:
-    from leapgit.records.types import BallRecord, Receipt
+    from dulwich.objects import Commit
+
+    from leapgit.ledger.store import Ledger
+    from leapgit.records.types import BallRecord, Receipt, ThrowRecord
     from leapgit.rules.refusal import Refusal
+    from leapgit.worktrees.rollback import RolledBack
 
 HOOK = "post-commit"
 RECORDED_BY = "post-commit"
@@ -49,26 +53,56 @@ def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
 
 
 def _kept(repo: object, episode: int, receipt: Receipt, commit: str) -> str | None:
-    """L6: the refused commit, kept under its evidence ref before any rollback."""
-    from leapgit.worktrees.evidence import LOCAL, keep
+    """L6: the refused commit, kept under its evidence ref before any rollback; the ref."""
+    from leapgit.worktrees.evidence import keep
 
-    name = keep(repo, receipt.slice, receipt.ball, episode, receipt.round, commit)
+    return keep(repo, receipt.slice, receipt.ball, episode, receipt.round, commit)
+
+
+def _kept_line(name: str | None) -> str | None:
+    from leapgit.worktrees.evidence import LOCAL
+
     return f"kept as evidence: {name} ({LOCAL})" if name else None
 
 
+def _leave(ledger: Ledger, common_dir: str, top: str, ball: BallRecord, thrown: ThrowRecord,
+           kept: str | None, commit: Commit) -> tuple[RolledBack | None, LeapError | None]:
+    """L6, issue 14: a breach refused outside `leap throw --run` leaves the ball branch and
+    the worktree as ``close_round`` leaves one (``leave_refused``): the branch back at the
+    commit's parent, the round's changes outside the scope undone, the scope rolled back.
+    Under `--run` the run does it, with what it saw before the builder ran."""
+    from leapgit.worktrees.rounds import FOLDING_ENV
+
+    if kept is None or os.environ.get(FOLDING_ENV) or not commit.parents:
+        return None, None
+    from pathlib import Path
+
+    from leapgit.worktrees.closeround import leave_refused
+
+    return leave_refused(ledger.require(), Path(common_dir), Path(top), ball,
+                         thrown, None, kept, commit.parents[0].decode(), commit.id.decode())
+
+
 def _breach(objects: Objects, ball: BallRecord, base: str, sha: str,
-            found: list[Refusal], recorded: str, kept: str | None = None) -> None:
+            found: list[Refusal], recorded: str, kept: str | None = None,
+            left: tuple[RolledBack | None, LeapError | None] = (None, None)) -> None:
     paths = sorted({r.path for r in found if r.path})
+    rolled, failed = left
     say("!" * 64)
     say(f"SCOPE BREACH in ball {ball.slice}/{ball.ball}, commit {sha[:12]}")
     for r in found:
         say(f"  [{r.rule}] {r.path or '(whole commit)'}: {r.message}")
     say(f"  {recorded}")
     if kept:
-        say(f"  {kept}")
-    say(f"  roll back (the ball's rollback: {ball.rollback}); only these paths:")
-    for command in undo_commands(objects, base, paths):
-        say(f"    {command}")
+        say(f"  {_kept_line(kept)}")
+    if rolled is not None:
+        say(f"  {rolled.summary()}")
+    if failed is not None:
+        say(f"  {failed.lines()[0]}")
+    if rolled is None or rolled.rewound is None:
+        say(f"  roll back (the ball's rollback: {ball.rollback}); only these paths:")
+        for command in undo_commands(objects, base, paths):
+            say(f"    {command}")
     say("!" * 64)
 
 
@@ -138,9 +172,10 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                     + ", ".join(sorted({r.rule for r in scope})) + "): "
                     + ", ".join(_shown(r.path) if r.path else "merge" for r in scope),
                 )
+                kept = _kept(ledger.repo, episode.throw.episode, done.receipt, head)
                 _breach(objects, ball, base, head, scope,
                         f"recorded round {done.receipt.round} as -1 (refuse) in the ledger",
-                        _kept(ledger.repo, episode.throw.episode, done.receipt, head))
+                        kept, _leave(ledger, common_dir, top, ball, episode.throw, kept, commit))
                 return
         except LeapError as exc:  # a rule, or a ledger that kept moving: the breach is shown
             _breach(objects, ball, base, head, scope, f"not recorded: {exc.lines()[0]}")
@@ -184,7 +219,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         if done.written is not None and done.receipt.outcome == -1:
             kept = _kept(ledger.repo, episode.throw.episode, done.receipt, head)
             if kept:
-                say(kept)
+                say(_kept_line(kept) or "")
         if done.written is not None:
             note = "; checkpoint written" if done.checkpoint else ""
             say(f"recorded round {done.receipt.round} of {slice_id}/{ball_id}: outcome "

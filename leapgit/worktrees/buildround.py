@@ -30,6 +30,7 @@ from leapgit.worktrees.check import check_ball
 from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.drivelock import DriveLock
 from leapgit.worktrees.progress import Progress, last_line
+from leapgit.worktrees.rewind import untracked_paths
 from leapgit.worktrees.rounds import FOLDING_ENV, record_round
 from leapgit.worktrees.setup import set_up, setup_evidence
 from leapgit.worktrees.watch import Watch, tree_state
@@ -117,6 +118,7 @@ class RoundPlayer:
         self.progress.update(t.ball, round_no, f"building; log {log}")
         watched = self.watch.snapshot(worktree)
         before = tree_state(worktree)
+        untracked = untracked_paths(worktree)  # a refused round leaves them alone (L6)
         ex = run_builder(
             self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
             self.ws.config.builder_timeout, self.stop, lock_fd=lock.fd if lock else None,
@@ -142,7 +144,7 @@ class RoundPlayer:
                             f"(L5, L9: a tree that is not the ball's own); builder said: "
                             f"{evidence}")
             closed = self._close(ep, ball, outcome, evidence, log, env, start=start,
-                                 claim=claim, stuck=stuck)
+                                 claim=claim, stuck=stuck, untracked=untracked)
             return Played(closed, ex.interrupted, failure, stuck)
         except Exception as exc:  # noqa: BLE001 -- the cause becomes the round's evidence
             return Played(self._failed(ep, ball, exc, log, env), ex.interrupted)
@@ -206,11 +208,12 @@ class RoundPlayer:
 
     def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],
                evidence: str, log: Path | None, env: dict[str, str], *,
-               start: str | None = None, claim: bool = True,
-               stuck: bool = False) -> RoundClosed:
+               start: str | None = None, claim: bool = True, stuck: bool = False,
+               untracked: frozenset[str] | None = None) -> RoundClosed:
         with self.ws.ledger() as ledger:
             return close_round(
                 ledger, self.ws.paths.common_dir, ball, ep, outcome=outcome, evidence=evidence,
                 round_cap=self.limit, recorded_by="leap throw --run", start=start,
                 log=str(log) if log else None, env=env, claim=claim, stuck=stuck,
+                untracked=untracked,
             )

@@ -4,9 +4,10 @@ receipt through ``record_round`` (the only round accounting), and roll back on a
 
 A breach (a change outside the scope, a scope path turned into a link, an edited frozen
 test: L4, L9, L2, T7.1) makes the round -1 whatever the builder said; the breach is
-committed on the ball's own branch as evidence (and kept under its evidence ref, which
-outlives the branch: ``evidence``), and only this ball's scope files are restored in its own
-worktree. Used by `leap round` and by `leap throw --run`.
+committed and kept under its evidence ref (``evidence``), then the ball branch goes back to
+the round's start and the round's changes outside the scope leave the worktree (``rewind``:
+the branch stays one the server accepts), and only this ball's scope files are restored in
+its own worktree. Used by `leap round` and by `leap throw --run`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.worktrees import handoff
 from leapgit.worktrees.evidence import keep
 from leapgit.worktrees.fold import fold
+from leapgit.worktrees.rewind import rewind
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.roundcheck import breach_evidence, judge_round, stage
 from leapgit.worktrees.rounds import RECORDING_ENV, RoundRecorded, record_round
@@ -137,11 +139,13 @@ def close_round(
     ledger: Ledger, common_dir: Path, ball: BallRecord, episode: Episode, *,
     outcome: Literal[-1, 0, 1], evidence: str, round_cap: int, recorded_by: str,
     start: str | None = None, log: str | None = None, env: dict[str, str] | None = None,
-    claim: bool = True, stuck: bool = False,
+    claim: bool = True, stuck: bool = False, untracked: frozenset[str] | None = None,
 ) -> RoundClosed:
     """``claim`` is True when the outcome is the builder's (or a person's) word, False when
     leapgit derived it (a failed L2 check, a breach); ``stuck``: the builder failed as in
-    the round before, and a 0 ends the episode (``rounds.record_round``)."""
+    the round before, and a 0 ends the episode (``rounds.record_round``); ``untracked``: the
+    worktree's untracked files before the builder ran, which a refused round leaves alone
+    (``rewind``)."""
     t = episode.throw
     worktree = Path(t.worktree or "")
     if not worktree.is_dir():
@@ -156,7 +160,7 @@ def close_round(
     round_no = len(episode.receipts) + 1
     if episode.closed or episode.spent(round_cap):
         own = _closed_by_builder(ledger.require(), common_dir, worktree, ball, episode,
-                                 start, env)
+                                 start, env, round_cap, untracked)
         if own is not None:
             return own
     if episode.closed:
@@ -201,9 +205,35 @@ def close_round(
         # L6: the refused commit is kept before anything is rolled back (evidence.py)
         kept = keep(ledger.repo, t.slice, t.ball, t.episode, recorded.receipt.round,
                     round_commit) if round_commit else None
-        rolled, failed = roll_back(ledger.require(), common_dir, worktree, ball, t, env,
-                                   evidence=kept)
+        rolled, failed = leave_refused(ledger.require(), common_dir, worktree, ball, t, env,
+                                       kept, start if found else None, round_commit, untracked)
     return RoundClosed(recorded, round_commit, breach, rolled, failed)
+
+
+def leave_refused(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRecord,
+                  t: ThrowRecord, env: dict[str, str] | None, kept: str | None,
+                  start: str | None, refused: str | None,
+                  untracked: frozenset[str] | None = None
+                  ) -> tuple[RolledBack | None, LeapError | None]:
+    """L6: the commit of a round refused for a breach (L2, L4, L9, T7.1: the server would
+    refuse the branch holding it), once kept under its evidence ref, leaves the ball branch,
+    which goes back to the round's ``start`` (None: no breach, the branch keeps it), and its
+    changes outside the scope leave the worktree (``rewind``); then the rollback restores
+    the scope. Only in the ball's own worktree, on its own branch. The post-commit
+    hook asks it too, of a commit refused outside `leap throw --run`."""
+    rewound, problem = None, None
+    if kept is not None and start is not None and refused is not None and refused != start:
+        problem = worktree_problem(common_dir, worktree, t.branch)
+        if problem is None:
+            try:
+                rewound = rewind(common_dir, worktree, t.branch, start, refused, ball,
+                                 untracked)
+            except LeapError as exc:
+                problem = exc.lines()[0]
+    rolled, failed = roll_back(view, common_dir, worktree, ball, t, env, evidence=kept)
+    if rolled is not None:
+        rolled = replace(rolled, rewound=rewound, not_rewound=problem)
+    return rolled, failed
 
 
 def _refuse_moved(
@@ -228,8 +258,9 @@ def _refuse_moved(
 
 
 def _closed_by_builder(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRecord,
-                       episode: Episode,
-                       start: str | None, env: dict[str, str] | None) -> RoundClosed | None:
+                       episode: Episode, start: str | None, env: dict[str, str] | None,
+                       round_cap: int, untracked: frozenset[str] | None = None
+                       ) -> RoundClosed | None:
     """The builder's own commit in this round (HEAD moved from ``start``), recorded by the
     hook, ended the episode (a -1, or its last round): that receipt is this round's; a -1 is
     rolled back."""
@@ -245,7 +276,11 @@ def _closed_by_builder(view: LedgerView, common_dir: Path, worktree: Path, ball:
         t = episode.throw
         with Repo(str(common_dir)) as repo:
             kept = keep(repo, t.slice, t.ball, t.episode, last.round, last.commit)
-        rolled, failed = roll_back(view, common_dir, worktree, ball, t, env, evidence=kept)
+        # the hook refused a breach (a -1 the builder said itself stays on the branch)
+        breach = judge_round(view, common_dir, worktree, ball, episode, start, None, "",
+                             round_cap)
+        rolled, failed = leave_refused(view, common_dir, worktree, ball, t, env, kept,
+                                       start if breach else None, last.commit, untracked)
     return RoundClosed(RoundRecorded(last, episode.checkpoint, None), last.commit, (), rolled,
                        failed)
 

@@ -16,11 +16,15 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit.errors import RuleViolation
 from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BUILTIN_ROLLBACK, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver, normalise
+
+if TYPE_CHECKING:
+    from leapgit.worktrees.rewind import Rewound
 
 ROLLBACK_TIMEOUT = 300.0
 
@@ -31,6 +35,8 @@ class RolledBack:
     restored: tuple[str, ...]
     skipped: tuple[str, ...] = ()
     evidence: str | None = None  # the ref the refused commit is kept under (``evidence``)
+    rewound: Rewound | None = None  # the refused commit left the ball branch (``rewind``)
+    not_rewound: str | None = None  # why it could not
 
     def summary(self) -> str:
         text = f"rolled back ({self.method}): {len(self.restored)} scope file(s) restored"
@@ -38,6 +44,16 @@ class RolledBack:
             text += f"; not touched: {', '.join(self.skipped)}"
         if self.evidence:
             text += f"; the refused commit is kept as evidence: {self.evidence} (local)"
+        if self.rewound:
+            text += f"; {self.rewound.summary()}"
+            if self.rewound.removed and self.evidence:
+                import shlex
+
+                text += (f"; `git restore --source={self.evidence} -- "
+                         f"{' '.join(shlex.quote(p) for p in self.rewound.removed)}` brings "
+                         "back what it removed")
+        if self.not_rewound:
+            text += f"; the ball branch still holds the refused commit: {self.not_rewound}"
         return text
 
 

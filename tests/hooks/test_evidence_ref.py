@@ -19,12 +19,19 @@ def test_a_breach_commit_is_kept_under_an_evidence_ref_that_stays_local(
     err = hooked_commit(wt, {"src/a.py": "A = 10\n", "src/b.py": "B = 0\n"},
                         round_message("a: too much", 1, 1))
     assert "SCOPE BREACH in ball s1/a" in err
-    head = git("rev-parse", "HEAD", cwd=wt)
+    # the commit just made: the branch's tip before the refused round left it (issue 14)
+    head = git("rev-parse", f"leap/ball/{SLICE}/a@{{1}}", cwd=wt)
+    assert git("rev-parse", "HEAD", cwd=wt) == w.base != head
     [r] = receipts(w, "a")
     assert (r.outcome, r.commit) == (-1, head)
     ref = f"refs/leap/evidence/{SLICE}/a/1-1"
     assert f"kept as evidence: {ref} (local" in err, err
     assert git("rev-parse", ref, cwd=w.work) == head
+    # the ball branch holds no refused commit: the real pre-receive takes it (the ledger
+    # first, which it judges against)
+    for name in ("leap/ledger", f"leap/ball/{SLICE}/a"):
+        pushed = w.push(name)
+        assert pushed.returncode == 0, pushed.stderr
     # the branch goes (what a prune of a refused ball does): the evidence stays
     git("worktree", "remove", "--force", str(wt), cwd=w.work)
     git("branch", "-D", f"leap/ball/{SLICE}/a", cwd=w.work)

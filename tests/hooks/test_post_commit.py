@@ -51,11 +51,46 @@ def test_scope_breach_is_loud_and_recorded_as_refuse(fresh_world: World) -> None
     assert "[L4] src/b.py: outside the scope of ball s1/a" in err
     assert "[L4] extra.txt" in err
     assert "recorded round 1 as -1 (refuse)" in err
-    assert f"git restore --source={w.base[:12]} --staged --worktree -- src/b.py" in err
-    assert "git rm -q --cached -- extra.txt" in err
     [r] = receipts(w, "a")
     assert (r.outcome, r.claim) == (-1, False)
     assert "src/b.py" in r.evidence
+    # issue 14 item 11: the refused commit left the ball branch (kept as evidence) and its
+    # changes left the worktree, as `leap throw --run` leaves a refused round
+    assert f"the ball branch is back at the round's start {w.base[:12]}" in err, err
+    assert git("rev-parse", "HEAD", cwd=wt) == w.base
+    assert (wt / "src/b.py").read_text() == "B = 2\n" and not (wt / "extra.txt").exists()
+    assert (wt / "src/a.py").read_text() == "A = 1\n"  # the ball's rollback: restore-scope
+    assert git("status", "--porcelain", "--untracked-files=all", cwd=wt) == ""
+    assert "git rm -q --cached" not in err  # nothing is left to undo by hand
+    # the hint for what it removed leads on
+    evidence = f"refs/leap/evidence/{SLICE}/a/1-1"
+    hint = f"`git restore --source={evidence} -- extra.txt` brings back what it removed"
+    assert hint in err, err
+    git("restore", f"--source={evidence}", "--", "extra.txt", cwd=wt)
+    assert (wt / "extra.txt").read_text() == "x\n"
+
+
+def test_a_breach_under_a_run_is_left_to_the_run(fresh_world: World) -> None:
+    """Under `leap throw --run` (``FOLDING_ENV``) the hook records the -1 and keeps the
+    evidence; the run moves the branch and the files back, with what it saw before the
+    builder ran: the hook names the paths to undo and moves nothing."""
+    from leapgit.worktrees.rounds import FOLDING_ENV
+
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    write_files(wt, {"src/a.py": "A = 10\n", "src/b.py": "B = 0\n", "extra.txt": "x\n"})
+    git("add", "-A", cwd=wt)
+    done = run_git("commit", "-q", "-m", round_message("a: too much", 1, 1), cwd=wt,
+                   env={FOLDING_ENV: "1"})
+    assert done.returncode == 0, done.stderr
+    err = done.stderr
+    assert "SCOPE BREACH in ball s1/a" in err and "recorded round 1 as -1 (refuse)" in err
+    assert f"git restore --source={w.base[:12]} --staged --worktree -- src/b.py" in err
+    assert "git rm -q --cached -- extra.txt" in err
+    head = git("rev-parse", "HEAD", cwd=wt)
+    [r] = receipts(w, "a")
+    assert (r.outcome, r.commit) == (-1, head) and head != w.base
+    assert (wt / "extra.txt").exists()
 
 
 def test_outside_a_ball_worktree_it_does_nothing(fresh_world: World) -> None:

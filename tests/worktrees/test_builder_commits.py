@@ -81,7 +81,10 @@ pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\
         got = query.receipts(ledger.require(), "dia", "A", 1)
     assert len(got) == 1 and got[0].outcome == -1 and got[0].commit
     red = red_commit(diamond, "dia", "A")  # T7.1: the branch starts at the red commit
-    assert git("rev-list", f"{red}..leap/ball/dia/A", cwd=diamond).split() == [got[0].commit]
+    # the refused commit left the branch (issue 14 item 11), kept under its evidence ref
+    assert git("rev-list", f"{red}..leap/ball/dia/A", cwd=diamond).split() == []
+    assert git("rev-parse", "refs/leap/evidence/dia/A/1-1", cwd=diamond) == got[0].commit
+    assert git("rev-parse", f"{got[0].commit}^", cwd=diamond) == red  # one commit: folded
     touched = git("diff-tree", "-r", "--name-only", "--no-commit-id", got[0].commit,
                   cwd=diamond).split()
     assert touched == ["src/a.py", "src/c.py"]  # the sum, kept as evidence

@@ -119,7 +119,11 @@ def test_a_refused_round_rolls_the_scope_back_to_the_red_commit_not_the_base(
     r = leap("throw", "redfirst", "--ball", "A", "--run", cwd=repo)
     assert r.code == 1 and "Traceback" not in r.err, r
     wt = repo.parent / "repo.leap-worktrees" / "redfirst" / "A"
-    assert git("rev-parse", "HEAD~1", cwd=wt) == red  # the branch started at red
+    if weaken:  # a breach (T7.1): the refused commit left the branch, back at red (issue 14)
+        assert git("rev-parse", "HEAD", cwd=wt) == red
+        assert git("rev-parse", "refs/leap/evidence/redfirst/A/1-1^", cwd=repo) == red
+    else:  # the builder's own -1 stays on the branch, which started at red
+        assert git("rev-parse", "HEAD~1", cwd=wt) == red
     assert (wt / "tests/test_a.py").read_text() == RED_TEST  # the red bytes, not the base's
     assert (wt / "src/a.py").read_text() == "A = 1\n"  # the builder's change undone
     assert "rolled back (restore-scope)" in r.out, r
