@@ -4,7 +4,8 @@ loses nothing).
 A round refused (-1) in a ball worktree, by a breach the post-commit hook or `leap round`
 found or by the builder's own word, keeps its commit under
 ``refs/leap/evidence/<slice>/<ball>/<episode>-<round>`` before anything is rolled back, so
-the commit outlives the ball's branch (a prune, a fresh throw after a respec) and git's gc.
+the commit outlives the ball's branch (a prune, a fresh throw after a respec) and git's gc;
+a breach's commit then leaves the branch, which goes back to the round's start (``rewind``).
 `leap audit` lists each ref against the ledger's receipt.
 
 The refs are local: the server refuses refs under ``refs/leap/`` (their short names shadow
