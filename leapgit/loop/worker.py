@@ -100,6 +100,7 @@ class Worker:
         self.skip: set[tuple[str, str, int]] = set()  # balls this clone cannot build
         self.leases: dict[tuple[str, str], float] = {}  # when each held claim runs out
         self.renewals: dict[tuple[str, str], int] = {}  # renewals of each held claim
+        self.held: dict[tuple[str, str], int] = {}  # the claim this worker holds on a ball
         self._renewing = threading.Lock()
         self.claim_seconds = ws.config.claim_seconds
 
@@ -273,6 +274,7 @@ class Worker:
     def _renew_now(self, found: Open, number: int) -> bool:
         with self._renewing:
             key = (found.slice, found.ball)
+            number = self.held.get(key, number)  # claimed again after a lapse
             k = self.renewals[key] = self.renewals.get(key, 0) + 1
             rec = ClaimRecord(found.slice, found.ball, found.episode, number, "renew",
                               self.opt.name, now_iso(),
@@ -289,6 +291,7 @@ class Worker:
             return True
 
     def _release(self, found: Open, number: int, why: str) -> None:
+        number = self.held.pop((found.slice, found.ball), number)
         rec = ClaimRecord(found.slice, found.ball, found.episode, number, "release",
                           self.opt.name, now_iso(), reason=why)
         try:
@@ -305,6 +308,7 @@ class Worker:
 
         built = Built(found.slice, found.ball, found.episode, number)
         self.renewals[(found.slice, found.ball)] = 0
+        self.held[(found.slice, found.ball)] = number
         done = threading.Event()
         renewer = threading.Thread(target=self._renew, args=(found, number, done),
                                    daemon=True)

@@ -19,7 +19,8 @@ from tests.loop import workers_world as ww
 from tests.support import git
 from tests.tribunal.jurors import JurorServer
 
-USERS = {"orch": "orch-pw", "alice": "alice-pw", "bob": "bob-pw"}
+# the thrower pushes as `integrator`, the holder `leap merge` takes its lease in (L9)
+USERS = {"integrator": "integrator-pw", "alice": "alice-pw", "bob": "bob-pw"}
 
 if not webserver.available():
     if os.environ.get("LEAP_REQUIRE_WEBSERVER"):
@@ -43,7 +44,7 @@ def test_claims_and_rounds_only_in_the_pusher_s_own_name(served: webserver.GitHt
     with JurorServer("openai", ww.jurors) as jurors:
         base = served.base / "http"
         base.mkdir()
-        w = ww.build(base, lambda bare: served.url(bare, "orch"), jurors.url, 2)
+        w = ww.build(base, lambda bare: served.url(bare, "integrator"), jurors.url, 2)
         alice = w.clone("alice", served.url(w.bare, "alice"))
         bob = w.clone("bob", served.url(w.bare, "bob"))
         git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=bob)

@@ -81,7 +81,7 @@ def draft(n: int, deps: Mapping[str, Sequence[str]] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def config(base_dir: Path, juror_url: str) -> bytes:
+def config(base_dir: Path, juror_url: str, claim_seconds: float = CLAIM_SECONDS) -> bytes:
     return yamlio.dumps({
         "version": 1, "spine": "main", "ledger_ref": "refs/heads/leap/ledger",
         "round_limit": 4, "ball_branch_prefix": "leap/ball",
@@ -89,7 +89,7 @@ def config(base_dir: Path, juror_url: str) -> bytes:
                     "identity": "model=scripted-builder,family=demo,session=builder-1"},
         "red": {"command": f"{sys.executable} {base_dir / 'author.py'}",
                 "identity": "model=scripted-author,family=demo,session=author-1"},
-        "workers": {"claim_seconds": CLAIM_SECONDS},
+        "workers": {"claim_seconds": claim_seconds},
         "tribunal": {"timeout": 10, "test_timeout": 60, "rungs": [{
             "id": "scripted", "provider": "openai", "model": "scripted-juror",
             "endpoint": juror_url, "family": "scripted", "cost": 0,
@@ -138,7 +138,8 @@ class World:
 
 
 def build(base_dir: Path, url_of: object, juror_url: str, n: int = 2,
-          deps: Mapping[str, Sequence[str]] | None = None) -> World:
+          deps: Mapping[str, Sequence[str]] | None = None,
+          claim_seconds: float = CLAIM_SECONDS) -> World:
     """``url_of``: the served remote's URL for a path under the server's base."""
     bare = base_dir / "origin.git"
     git("init", "-q", "--bare", "-b", "main", str(bare), cwd=base_dir)
@@ -149,7 +150,7 @@ def build(base_dir: Path, url_of: object, juror_url: str, n: int = 2,
     (base_dir / "author.py").write_text(AUTHOR)
     res = leap("init", cwd=work)
     assert res.code == 0, res
-    (work / ".leap" / "config.yaml").write_bytes(config(base_dir, juror_url))
+    (work / ".leap" / "config.yaml").write_bytes(config(base_dir, juror_url, claim_seconds))
     (work / ".git" / "info" / "exclude").write_text(".leap/*\n!.leap/config.yaml\n")
     git("add", ".leap/config.yaml", cwd=work)
     git("commit", "-q", "-m", "leap config: workers build", cwd=work)
