@@ -43,17 +43,20 @@ class SyncResult:
     rounds: int
 
 
+# What a fetch that raced another git on either side says; the same fetch again succeeds.
+_FETCH_AGAIN = (b"cannot lock ref", b"did not send all necessary objects")
 # One fetch at a time from this process: git also moves the remote's tracking refs on a
 # fetch by name, and two at once fail on the ref lock (`leap run --remote`'s threads).
 FETCHING = threading.Lock()
 
 
 def fetch(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
-    """``git fetch ARGS`` under ``FETCHING``, once more after a lost ref lock."""
+    """``git fetch ARGS`` under ``FETCHING``, again after a race (``_FETCH_AGAIN``)."""
     for attempt in range(3):
         with FETCHING:
             proc = git.run(["fetch", *args], root, check=False)
-        if proc.returncode == 0 or b"cannot lock ref" not in proc.stderr or attempt == 2:
+        if proc.returncode == 0 or attempt == 2 or \
+                not any(why in proc.stderr for why in _FETCH_AGAIN):
             return proc
         time.sleep(random.uniform(0.05, 0.2))
     return proc

@@ -20,7 +20,10 @@ from tests.support import IDENTITY, git, leap, make_repo
 from tests.tribunal.jurors import Call, Reply, verdict
 
 S = "pkgs"
-CLAIM_SECONDS = 15  # a push through the server's hook takes a second or two under load
+# Long enough that no lease of a live worker runs out on a loaded 2-core machine, where one
+# ledger push through the server's hook can wait many seconds behind the other writers;
+# the tests of expiry set their own, short lease.
+CLAIM_SECONDS = 60
 
 # A builder that writes its ball's module; $LEAP_BUILD_SECONDS makes it take that long,
 # and a file ``hang-<ball>`` beside it makes it wait until the file is gone (a kill -9 test
