@@ -251,9 +251,12 @@ def _throw() -> click.Command:
                   help="run the configured builder, round by round")
     @click.option("--jobs", type=click.IntRange(min=1), default=4, show_default=True,
                   help="builders running at once (with --run)")
+    @click.option("--remote", metavar="REMOTE",
+                  help="publish the balls on this shared remote for `leap worker`s to build "
+                       "(no worktree here)")
     @click.pass_context
     def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume: bool,
-                  drive: bool, jobs: int) -> None:
+                  drive: bool, jobs: int, remote: str | None) -> None:
         """Throw every ready ball (L5) into its own worktree; with --run, drive the builders.
 
         \b
@@ -291,7 +294,7 @@ def _throw() -> click.Command:
         from leapgit.commands.throw import drive_builders, run_exit_code, throw
         from leapgit.errors import EXIT_HOLD
 
-        thrown = throw(slice_id, balls, resume, run=drive)
+        thrown = throw(slice_id, balls, resume, run=drive, remote=remote)
         _emit(report.throw_lines(thrown.result) + thrown.setup_lines())
         if drive:
             result = drive_builders(thrown, jobs, sys.stdout)
@@ -365,9 +368,14 @@ def _run() -> click.Command:
                   help="one JSON object per event per line (schemas/run-event.schema.json)")
     @click.option("--heartbeat", type=click.FloatRange(min=0), default=None, hidden=True,
                   help="seconds between heartbeat events (0: none)")
+    @click.option("--remote", metavar="REMOTE",
+                  help="publish each thrown ball on this shared remote and wait for "
+                       "`leap worker`s to build it; scoring and the merge stay here")
+    @click.option("--poll", type=click.FloatRange(min=0.05), default=1.0, hidden=True)
     @click.pass_context
     def run_cmd(ctx: click.Context, slice_id: str, jobs: int, max_minutes: float | None,
-                resume_holds: bool, as_json: bool, heartbeat: float | None) -> None:
+                resume_holds: bool, as_json: bool, heartbeat: float | None,
+                remote: str | None, poll: float) -> None:
         """Drive a slice from its cut to the spine: reds, waves, scores, the merge, the
         live proof.
 
@@ -392,12 +400,54 @@ def _run() -> click.Command:
         from leapgit.worktrees.buildround import HEARTBEAT
 
         options = Options(jobs, max_minutes, resume_holds,
-                          HEARTBEAT if heartbeat is None else heartbeat)
+                          HEARTBEAT if heartbeat is None else heartbeat, remote, poll)
         end = run_slice(slice_id, sys.stdout, options, as_json)
         if not as_json:
             _emit(table_lines(end))
         ctx.exit(end.exit_code)
     return run_cmd
+
+
+@lazy("worker", "Build published balls from the shared remote: claim, build, push each "
+                "round.")
+def _worker() -> click.Command:
+    @click.command("worker")
+    @click.option("--remote", required=True, metavar="REMOTE",
+                  help="the shared remote (a git remote name or URL) whose hooks hold the rules")
+    @click.option("--slice", "slice_id", metavar="SLICE", help="serve only this slice")
+    @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+                  help="balls built at once")
+    @click.option("--once", is_flag=True, help="take one ball, build it, and exit")
+    @click.option("--name", metavar="NAME",
+                  help="the name claims hold (default host-pid; behind an authenticating "
+                       "server, your user name there)")
+    @click.option("--poll", type=click.FloatRange(min=0.05), default=1.0, hidden=True)
+    @click.pass_context
+    def worker_cmd(ctx: click.Context, remote: str, slice_id: str | None, jobs: int,
+                   once: bool, name: str | None, poll: float) -> None:
+        """Build published balls (`leap throw --remote`, `leap run --remote`) on this
+        machine.
+
+        \b
+        Each turn fetches the remote's ledger and ball branches, claims a published ball no
+        live claim holds (the remote's atomic ref update decides between racing workers),
+        builds it round by round in its own worktree with builder.command, and pushes each
+        round's commit and receipt in one atomic push. The claim's lease
+        (workers.claim_seconds, default 600) is renewed while it builds; a worker that dies
+        leaves it to run out, and another takes the ball over. Ctrl-C records the running
+        round as 0 and gives the claim back. Without --once it serves until no ball of the
+        served slices is left to build.
+
+        \b
+        Exit codes: 0 every ball taken was built; 1 the worker stopped (the remote
+        refused or could not be reached); 2 bad input; 3 a ball stopped with an error;
+        130 interrupted.
+        """
+        from leapgit.commands.worker import serve
+
+        end = serve(remote, slice_id, jobs, once, name, poll)
+        ctx.exit(end.exit_code)
+    return worker_cmd
 
 
 @lazy("round", "Close a round explicitly: commit the in-scope changes with the receipt (L6).")
