@@ -425,8 +425,9 @@ def _worker() -> click.Command:
     @click.pass_context
     def worker_cmd(ctx: click.Context, remote: str, slice_id: str | None, jobs: int,
                    once: bool, name: str | None, poll: float) -> None:
-        """Build published balls (`leap throw --remote`, `leap run --remote`) on this
-        machine.
+        """Build published balls from the shared remote: claim, build, push each round.
+
+        The balls are published by `leap throw --remote` or `leap run --remote`.
 
         \b
         Each turn fetches the remote's ledger and ball branches, claims a published ball no
@@ -718,7 +719,9 @@ def _presets() -> click.Command:
     @click.command("presets")
     @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
     def presets_cmd(as_json: bool) -> None:
-        """Each preset (`builder: {preset: NAME}`, a rung's `provider: command, preset: NAME`)
+        """The builder and juror presets: each one's command line, as leap runs it.
+
+        Each preset (`builder: {preset: NAME}`, a rung's `provider: command, preset: NAME`)
         with its expansion, its model flag, its stdin, and whether its program is on PATH."""
         from leapgit.commands import presets
 

@@ -45,8 +45,8 @@ def test_help_lists_every_command_without_building_one(tmp_path: Path) -> None:
     assert not under(names, "leapgit.commands") and not under(names, "dulwich")
     listed = [line.split()[0] for line in proc.stdout.split("Commands:\n")[1].splitlines()]
     assert listed == ["audit", "audit-signatures", "ball", "hooks", "init", "lease", "log",
-                      "merge", "quickstart", "red", "round", "run", "score", "slice", "status",
-                      "sync", "throw", "tribunal", "worktree"]
+                      "merge", "presets", "quickstart", "red", "round", "run", "score",
+                      "slice", "status", "sync", "throw", "tribunal", "worker", "worktree"]
 
 
 def test_status_imports_only_what_status_needs(repo: Path) -> None:
