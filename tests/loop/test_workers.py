@@ -131,17 +131,13 @@ def published(daemon: GitDaemon, jurors: JurorServer, name: str,
 
     w = world(daemon, jurors, name, 2, claim_seconds=claim_seconds)  # L4: two balls or more
     base = git("rev-parse", "main", cwd=w.work)
-    red = commit_files(w.work, base, {"tests/test_b1.py": RED}, "test: b1")
+    red = commit_files(w.work, base, {"tests/test_b1.py": ww.red_test("b1")}, "test: b1")
     res = w.leap("red", ww.S, "b1", red)
     assert res.code == 0, res
     res = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin")
     assert res.code == 0 and "published to workers" in res.out, res
     assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == red
     return w
-
-
-RED = ("import unittest\n\n\nclass T(unittest.TestCase):\n    def test_b1(self):\n"
-       "        from pkg.b1 import b1\n        self.assertEqual(b1(), 'b1')\n")
 
 
 def claim_files(w: ww.World, ball: str = "b1") -> list[str]:

@@ -58,6 +58,13 @@ AUTHOR = textwrap.dedent("""\
 FILES = {"pkg/__init__.py": "", "tests/__init__.py": "", "README.md": "# pkgs\n"}
 
 
+def red_test(ball: str) -> str:
+    """The failing test the test author writes for ``ball`` (T7.1)."""
+    return ("import unittest\n\n\nclass T(unittest.TestCase):\n"
+            f"    def test_{ball}(self):\n        from pkg.{ball} import {ball}\n"
+            f"        self.assertEqual({ball}(), {ball!r})\n")
+
+
 def jurors(call: Call) -> Reply:
     """A pass that quotes the candidate (T6: no bare pass)."""
     text = json.dumps(call.body.get("messages", []))
