@@ -10,13 +10,20 @@ import random
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import LedgerBusy, LedgerConflict, RuleViolation
+from leapgit.gitobj import oid
+from leapgit.ledger.recovery import locked
 from leapgit.ledger.workspace import open_workspace
+from leapgit.ledger.writer import Move, swap
+
+if TYPE_CHECKING:
+    from leapgit.ledger.store import Ledger
 
 MAX_ROUNDS = 30
 # Reasons git gives for a push that lost a race; anything else (a hook's refusal) is final.
@@ -166,3 +173,50 @@ def push_records(remote: str, records: Mapping[str, bytes], subject: str,
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
                      hint="nothing was written: try again")
+
+
+def drop_local(start: Path | str, base: str, drop: Callable[[str], bool]) -> list[str]:
+    """The local ledger goes back onto ``base`` (the remote's tip, fetched here, that
+    refused some of its records): each local commit ``base`` lacks is rebuilt on it, with
+    its message, without the records ``drop`` names and without any ``base`` holds (the
+    same bytes, or a true conflict the remote decided); the ref moves by compare-and-swap.
+    Issue 16, L9: a refused round's records go, another ball's that are still to go up
+    stay (nothing valid lost). Returns the paths left out; the old commits stay in git's
+    reflog."""
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        return locked(ledger.repo, ledger.git_dir, ledger.ref,
+                      lambda: swap(ledger, lambda old, _attempt: _without(ledger, old, base,
+                                                                          drop)))
+
+
+def _without(ledger: Ledger, old: str | None, base: str,
+             drop: Callable[[str], bool]) -> Move[list[str]]:
+    from dulwich.diff_tree import tree_changes
+    from dulwich.walk import ORDER_TOPO, Walker
+
+    store = ledger.repo.object_store
+    local = [] if old is None else [
+        e.commit for e in Walker(store, [oid(old)], exclude=[oid(base)], order=ORDER_TOPO,
+                                 reverse=True)]
+    tip, left_out = base, []
+    there = ledger.view(base)
+    for commit in local:
+        parent_tree = (store[commit.parents[0]].tree  # type: ignore[attr-defined]
+                       if commit.parents else None)
+        kept: dict[str, bytes] = {}
+        for change in tree_changes(store, parent_tree, commit.tree):
+            if change.type != "add" or change.new is None or change.new.path is None:
+                continue  # records are only ever added (``replay`` refuses anything else)
+            path = change.new.path.decode()
+            if there.exists(path):
+                if there.read(path) != store[oid(change.new.sha or b"")].as_raw_string():
+                    left_out.append(path)  # a true conflict: the remote's bytes stand
+                continue
+            if drop(path):
+                left_out.append(path)
+                continue
+            kept[path] = store[oid(change.new.sha or b"")].as_raw_string()
+        if kept:
+            tip = ledger.committer.commit(tip, kept, commit.message).decode()
+    return Move(tip, b"leap: worker drops refused records", left_out)

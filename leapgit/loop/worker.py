@@ -216,21 +216,29 @@ class Worker:
                                      len(claims(view, sid, ball, t.episode))))
         return free, busy
 
-    def _drop_refused(self, exc: LeapError) -> None:
-        """The remote refused this worker's unpushed rounds (its claim ran out and another
-        worker took the ball over): the remote's ledger is the truth, the local ledger goes
-        back to it by compare-and-swap (the refused commits stay in git's reflog)."""
+    def _drop_refused(self, exc: LeapError, ball: tuple[str, str] | None = None) -> None:
+        """The remote refused records this clone holds and it lacks (a round whose claim ran
+        out, another worker took the ball over; a true conflict): the remote's ledger is
+        the truth. The local ledger goes back onto it by compare-and-swap without the
+        records the refusal names and ``ball``'s, whose round was refused; every other
+        local record stays, to go up with its own round (``--jobs``: another ball's round
+        waits here for its push; L9, nothing valid lost). The old commits stay in git's
+        reflog."""
         from leapgit import git
+        from leapgit.ledger.sync import drop_local
 
         ref = self.ws.config.ledger_ref
         track = f"refs/leap/remotes/{self.opt.remote}/{ref.removeprefix('refs/')}"
         there = git.rev_parse(track, self.ws.paths.root)
-        here = git.rev_parse(ref, self.ws.paths.root)
-        if there is None or here is None:
+        if there is None or git.rev_parse(ref, self.ws.paths.root) is None:
             raise exc
-        git.run(["update-ref", ref, there, here], self.ws.paths.root)
-        self.echo(f"the remote refused rounds recorded here ({exc.lines()[0]}); this clone's "
-                  f"ledger goes back to {self.opt.remote}'s, {there[:12]}")
+        said = " ".join(exc.lines())
+        mine = f"{layout.ball_dir(*ball)}/" if ball is not None else None
+        dropped = drop_local(self.ws.paths.root, there, lambda path: path in said or (
+            mine is not None and path.startswith(mine)))
+        self.echo(f"the remote refused records recorded here ({exc.lines()[0]}); this "
+                  f"clone's ledger goes back onto {self.opt.remote}'s, {there[:12]}, without "
+                  f"{', '.join(dropped) or 'any record of its own'}")
 
     # -- one claim ---------------------------------------------------------------------
     def _record(self, rec: ClaimRecord, subject: str) -> None:
@@ -383,7 +391,8 @@ class Worker:
             try:
                 sync(self.opt.remote, start=self.ws.paths.root, also=also)
             except (RuleViolation, LedgerConflict) as exc:
-                self._drop_refused(exc)  # the authority said no: its ledger is the truth
+                # the authority said no: its ledger is the truth for this ball's records
+                self._drop_refused(exc, (found.slice, found.ball))
                 if tip is not None and there is not None:
                     self._keep_refused(found, branch, tip, there)
                 raise

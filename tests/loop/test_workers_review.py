@@ -1,0 +1,85 @@
+"""Blind review of issue 16 (lens: concurrency, crashes, nothing lost). A worker serving
+two balls at once (``--jobs 2``) has one ball's round refused by the server while the other
+ball's round waits, recorded here, for its own push: the refusal drops the refused round's
+records only (L9), never the other ball's. Real clones, the real hook behind `git daemon`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from leapgit.records import yamlio
+from tests.loop import workers_world as ww
+from tests.support import GitDaemon, git
+from tests.tribunal.jurors import JurorServer
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
+    with GitDaemon(tmp_path_factory.mktemp("workers-review")) as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def jurors() -> Iterator[JurorServer]:
+    with JurorServer("openai", ww.jurors) as server:
+        yield server
+
+
+def both_published(daemon: GitDaemon, jurors: JurorServer, name: str) -> ww.World:
+    """A two-ball slice whose balls are both thrown to workers, their reds recorded."""
+    from tests.scoring.world import commit_files
+
+    base_dir = daemon.base / name
+    base_dir.mkdir()
+    w = ww.build(base_dir, lambda bare: daemon.url(str(bare.relative_to(daemon.base))),
+                 jurors.url, 2)
+    base = git("rev-parse", "main", cwd=w.work)
+    for ball in ("b1", "b2"):
+        red = commit_files(w.work, base, {f"tests/test_{ball}.py": ww.red_test(ball)},
+                           f"test: {ball}")
+        res = w.leap("red", ww.S, ball, red)
+        assert res.code == 0, res
+    res = w.leap("throw", ww.S, "--remote", "origin")
+    assert res.code == 0 and "published to workers" in res.out, res
+    return w
+
+
+def test_a_refused_round_drops_only_its_own_records_never_another_ball_s(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    from leapgit.errors import RuleViolation
+    from leapgit.ledger import layout
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.loop.worker import Open, Options, Worker
+    from leapgit.records.types import Receipt
+    from leapgit.timeutil import now_iso
+
+    w = both_published(daemon, jurors, "drop")
+    clone = w.clone("jobs2")
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=clone)
+    said: list[str] = []
+    worker = Worker(open_workspace(clone), Options("origin", "jobs2", jobs=2), said.append)
+    assert worker._claim(Open(ww.S, "b2", 1, 1, 0)) == 1  # b2 is this worker's; b1 is not
+    valid = layout.receipt_path(ww.S, "b2", 1, 1)
+    refused = layout.receipt_path(ww.S, "b1", 1, 1)
+    ws = open_workspace(clone)
+    with ws.ledger() as ledger:  # b2's round waits for its push; then b1's round is recorded
+        ledger.append({valid: yamlio.dumps(Receipt(ww.S, "b2", 1, 1, 0, "tried", now_iso(),
+                                                   worker="jobs2").to_dict())}, "b2 round 1")
+        ledger.append({refused: yamlio.dumps(Receipt(ww.S, "b1", 1, 1, 0, "tried", now_iso(),
+                                                     worker="jobs2").to_dict())},
+                      "b1 round 1")
+    with pytest.raises(RuleViolation) as no:
+        worker._push_round(Open(ww.S, "b1", 1, 1, 0), 1, "leap/ball/pkgs/b1",
+                           None)  # type: ignore[arg-type]  # refused before it is read
+    assert "no claim on it is live" in " ".join(no.value.lines()), no.value.lines()
+    assert refused not in w.ledger_files() and valid not in w.ledger_files()
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        assert not view.exists(refused)  # the refused round is dropped here
+        assert view.exists(valid), said  # b2's round, never refused, is still to go up
+    from leapgit.ledger.sync import sync
+
+    sync("origin", start=clone)  # b2's own push carries it
+    assert valid in w.ledger_files() and refused not in w.ledger_files()
