@@ -262,8 +262,19 @@ class Worker:
             self._record(rec, f"claim {number} of {found.slice}/{found.ball} episode "
                          f"{found.episode}: taken by {self.opt.name}")
         except (LedgerConflict, RuleViolation) as exc:
+            said = exc.lines()[0]
+            from leapgit.rules.claims import LEASE_TOO_LONG
+
+            if LEASE_TOO_LONG in said:  # no race: its every claim would be refused (L9)
+                why = said[said.find("a lease until"):].split("; do:")[0]
+                raise RuleViolation(
+                    f"{self.opt.remote} refuses the lease this worker asks "
+                    f"({self.claim_seconds:g} s): {why}", file=".leap/config.yaml",
+                    field="workers.claim_seconds", rule="L9",
+                    hint="use the spine's workers.claim_seconds here, and check this "
+                    "machine's clock against the server's") from None
             self.echo(f"{found.slice}/{found.ball}: another worker claimed it first "
-                      f"({exc.lines()[0]}); picking another")
+                      f"({said}); picking another")
             return None
         self.echo(f"{found.slice}/{found.ball}: claim {number} taken by {self.opt.name}, "
                   f"episode {found.episode}, lease {self.claim_seconds:g} s")

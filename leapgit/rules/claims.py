@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 RULE = "L9"
 SKEW = 60.0  # seconds a worker's clock may run ahead of the server's in a lease it asks for
+# What a refused lease says: no lost race (a worker asking it again is refused again).
+LEASE_TOO_LONG = "is longer than workers.claim_seconds"
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,8 @@ def claim_problems(view: LedgerView, rec: ClaimRecord, claim_seconds: float,
     if rec.claimed_until is not None:
         until = epoch_of(rec.claimed_until)
         if until is None or until > now + claim_seconds + SKEW:
-            out.append(f"a lease until {rec.claimed_until} is longer than "
-                       f"workers.claim_seconds ({claim_seconds:g} s) from now")
+            out.append(f"a lease until {rec.claimed_until} {LEASE_TOO_LONG} "
+                       f"({claim_seconds:g} s) from now")
     if rec.action == "take":
         if [c.number for c in every] != list(range(1, len(every) + 1)):
             out.append(f"claim {rec.claim} skips a number: claims are numbered without gaps")

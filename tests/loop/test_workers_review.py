@@ -83,3 +83,34 @@ def test_a_refused_round_drops_only_its_own_records_never_another_ball_s(
 
     sync("origin", start=clone)  # b2's own push carries it
     assert valid in w.ledger_files() and refused not in w.ledger_files()
+
+
+def test_a_claim_the_server_refuses_for_its_lease_stops_the_worker_in_one_line(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A worker whose own config asks a longer lease than the server grants (its
+    workers.claim_seconds edited here, the spine's says 60) is refused every claim, by no
+    race: it stops with the server's line, exit 1, where it claimed again every poll, for
+    ever, each time saying another worker claimed the ball first."""
+    import subprocess
+
+    w = both_published(daemon, jurors, "lease")
+    clone = w.clone("long")
+    conf = clone / ".leap" / "config.yaml"
+    raw = yamlio.loads(conf.read_bytes(), str(conf))
+    raw["workers"] = {"claim_seconds": 3600}
+    conf.write_bytes(yamlio.dumps(raw))
+    log = w.base_dir / "long.log"
+    proc = w.popen("worker", "--remote", "origin", "--name", "long", "--poll", "0.2",
+                   cwd=clone, log=log)
+    try:
+        code = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        code = None
+    said = log.read_text()
+    assert code == 1, said[-3000:]
+    stopped = [ln for ln in said.splitlines() if "leap worker long: stopped: " in ln]
+    assert len(stopped) == 1 and "workers.claim_seconds" in stopped[0], said[-3000:]
+    assert said.count("claimed it first") == 0, said[-3000:]
+    assert not w.ledger_files("/claims/")  # nothing of it landed
