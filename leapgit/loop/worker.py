@@ -103,6 +103,7 @@ class Worker:
         self.held: dict[tuple[str, str], int] = {}  # the claim this worker holds on a ball
         self._renewing = threading.Lock()
         self.claim_seconds = ws.config.claim_seconds
+        self._past = 0  # claims refused in a row for a lease run out by the server's clock
 
     # -- the loop ----------------------------------------------------------------------
     def serve(self) -> WorkerEnd:
@@ -119,8 +120,8 @@ class Worker:
         try:
             rm.adopt_ledger(self.ws, self.opt.remote)
             while True:
-                if self.opt.once and taken:
-                    free: list[Open] = []
+                if (self.opt.once and taken) or len(running) >= self.opt.jobs:
+                    free: list[Open] = []  # no room for another ball: no look at the remote
                 else:
                     free, busy = self._look()
                     if not free and not busy and not running:
@@ -214,7 +215,15 @@ class Worker:
                         continue  # its branch is not on the remote yet
                     free.append(Open(sid, ball, s.wave, t.episode,
                                      len(claims(view, sid, ball, t.episode))))
-        return free, busy
+        return sorted(free, key=self._order), busy
+
+    def _order(self, found: Open) -> tuple[int, str]:
+        """Earlier waves first; within a wave an order of this worker's own (a hash of its
+        name), so workers that look at once reach for different balls, not all the same."""
+        import hashlib
+
+        mine = hashlib.sha1(f"{self.opt.name}/{found.slice}/{found.ball}".encode())
+        return found.wave, mine.hexdigest()
 
     def _drop_refused(self, exc: LeapError, ball: tuple[str, str] | None = None) -> None:
         """The remote refused records this clone holds and it lacks (a round whose claim ran
@@ -263,9 +272,12 @@ class Worker:
                          f"{found.episode}: taken by {self.opt.name}")
         except (LedgerConflict, RuleViolation) as exc:
             said = exc.lines()[0]
-            from leapgit.rules.claims import LEASE_TOO_LONG
+            from leapgit.rules.claims import LEASE_PAST, LEASE_TOO_LONG
 
-            if LEASE_TOO_LONG in said:  # no race: its every claim would be refused (L9)
+            # a lease that ran out on its way up (a push slower than the lease) is asked
+            # again, fresh; three in a row say this machine's clock is behind the server's
+            self._past = self._past + 1 if LEASE_PAST in said else 0
+            if LEASE_TOO_LONG in said or self._past >= 3:  # no race: refused again (L9)
                 why = said[said.find("a lease until"):].split("; do:")[0]
                 raise RuleViolation(
                     f"{self.opt.remote} refuses the lease this worker asks "
@@ -276,6 +288,7 @@ class Worker:
             self.echo(f"{found.slice}/{found.ball}: another worker claimed it first "
                       f"({said}); picking another")
             return None
+        self._past = 0
         self.echo(f"{found.slice}/{found.ball}: claim {number} taken by {self.opt.name}, "
                   f"episode {found.episode}, lease {self.claim_seconds:g} s")
         return number
@@ -399,6 +412,8 @@ class Worker:
         if left < self.claim_seconds / 2:  # renew before the round goes up, not after
             self._renew_now(found, number)
         with self._push:
+            others = self._recorded_rounds(found)
+            also += [f"{sha}:refs/heads/{other}" for other, sha in others]
             try:
                 sync(self.opt.remote, start=self.ws.paths.root, also=also)
             except (RuleViolation, LedgerConflict) as exc:
@@ -407,13 +422,40 @@ class Worker:
                 if tip is not None and there is not None:
                     self._keep_refused(found, branch, tip, there)
                 raise
-        if tip is not None:
-            git.run(["update-ref", rm.tracking(self.opt.remote, branch), tip],
+        for moved, sha in ([(branch, tip)] if tip is not None else []) + others:
+            git.run(["update-ref", rm.tracking(self.opt.remote, moved), sha],
                     self.ws.paths.root, check=False)
         receipt = closed.recorded.receipt
         claimed = " claim" if receipt.claim and receipt.outcome == 1 else ""
         self.echo(f"{found.slice}/{found.ball}: round {receipt.round} pushed "
                   f"({receipt.outcome}{claimed})")
+
+
+    def _recorded_rounds(self, found: Open) -> list[tuple[str, str]]:
+        """(branch, commit) of each other ball this worker builds whose last round is
+        recorded here and its commit not yet on the remote (``--jobs``: it waits for its
+        own push). The ledger push carries that round's receipt, so the commit goes with
+        it in the one atomic push: a receipt never reaches the remote before its commit,
+        where the thrower would score the ball's branch without the round (L7, L9)."""
+        from leapgit import git
+        from leapgit.rules.episodes import current_episode
+
+        out = []
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            for sid, bid in list(self.held):
+                if (sid, bid) == (found.slice, found.ball):
+                    continue
+                branch = self.ws.config.ball_branch(sid, bid)
+                ep = current_episode(view, sid, bid)
+                last = query.receipts(view, sid, bid, ep.throw.episode)[-1:]
+                sha = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
+                there = rm.remote_tip(self.ws, self.opt.remote, branch)
+                if sha is None or sha == there or not last or last[0].commit != sha:
+                    continue
+                if there is None or git.is_ancestor(self.ws.paths.root, there, sha):
+                    out.append((branch, sha))
+        return out
 
 
 class _Echo(Progress):

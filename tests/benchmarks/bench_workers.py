@@ -43,10 +43,12 @@ def landed(daemon: GitDaemon, jurors: JurorServer, balls: int, build: float,
     clones = [w.clone(f"w{i}") for i in range(1, workers + 1)]
     env = {"LEAP_BUILD_SECONDS": str(build)}
     started = time.monotonic()
-    orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
-                   "--jobs", str(max(2, workers)), cwd=w.work, env=env)
-    procs = [w.popen("worker", "--remote", "origin", "--name", c.name, "--poll", "0.2",
-                     cwd=c, env=env) for c in clones]
+    # the default --poll (1 s): each look at the remote is a fetch, and on 2 cores four
+    # workers looking five times a second take the CPU their builders and the thrower need
+    orch = w.popen("run", ww.S, "--remote", "origin", "--heartbeat", "0",
+                   "--jobs", "2", cwd=w.work, env=env)  # the thrower alike for every count
+    procs = [w.popen("worker", "--remote", "origin", "--name", c.name, cwd=c, env=env)
+             for c in clones]
     code = orch.wait(1800)
     wall = time.monotonic() - started
     for p in procs:
