@@ -114,3 +114,62 @@ def test_a_claim_the_server_refuses_for_its_lease_stops_the_worker_in_one_line(
     assert len(stopped) == 1 and "workers.claim_seconds" in stopped[0], said[-3000:]
     assert said.count("claimed it first") == 0, said[-3000:]
     assert not w.ledger_files("/claims/")  # nothing of it landed
+
+
+def _round(w: ww.World, clone: object, ball: str) -> str:
+    """A round of ``ball`` committed on its branch in this clone (not pushed yet)."""
+    from pathlib import Path
+
+    root = Path(str(clone))
+    tree = w.base_dir / f"tree-{ball}"
+    git("worktree", "add", "-q", "-b", f"leap/ball/pkgs/{ball}", str(tree),
+        f"refs/leap/remotes/origin/heads/leap/ball/pkgs/{ball}", cwd=root)
+    (tree / "pkg" / f"{ball}.py").write_text(f"def {ball}():\n    return {ball!r}\n")
+    git("add", f"pkg/{ball}.py", cwd=tree)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",  # no receipt by the hook
+        f"round 1 of {ball}\n\nLeap-Slice: pkgs\nLeap-Ball: {ball}\nLeap-Episode: 1\n"
+        "Leap-Round: 1\nLeap-Outcome: 1", cwd=tree)
+    return git("rev-parse", "HEAD", cwd=tree)
+
+
+def test_a_round_s_receipt_never_reaches_the_remote_before_its_commit(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """--jobs 2: b2's round is recorded here and waits for its push when b1's goes up.
+    b1's push carries the whole ledger, b2's receipt too: its commit must go with it (in
+    the one atomic push), or the thrower, seeing b2's claim, scores b2's branch as the
+    remote has it, without the round (L7 on the wrong candidate)."""
+    from types import SimpleNamespace
+
+    from leapgit.ledger import layout
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.loop import remote as rm
+    from leapgit.loop.worker import Open, Options, Worker
+    from leapgit.records.types import Receipt
+    from leapgit.timeutil import now_iso
+
+    w = both_published(daemon, jurors, "ahead")
+    clone = w.clone("jobs2b")
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=clone)
+    worker = Worker(open_workspace(clone), Options("origin", "jobs2b", jobs=2),
+                    lambda line: None)
+    ws = open_workspace(clone)
+    rm.fetch_balls(ws, "origin")
+    receipts = {}
+    for ball in ("b2", "b1"):
+        assert worker._claim(Open(ww.S, ball, 1, 1, 0)) == 1
+        worker.held[(ww.S, ball)] = 1
+        sha = _round(w, clone, ball)
+        receipts[ball] = Receipt(ww.S, ball, 1, 1, 1, "built", now_iso(), claim=True,
+                                 commit=sha, worker="jobs2b")
+        with ws.ledger() as ledger:
+            ledger.append({layout.receipt_path(ww.S, ball, 1, 1):
+                           yamlio.dumps(receipts[ball].to_dict())}, f"{ball} round 1")
+    closed = SimpleNamespace(recorded=SimpleNamespace(receipt=receipts["b1"]))
+    worker._push_round(Open(ww.S, "b1", 1, 1, 0), 1, "leap/ball/pkgs/b1",
+                       closed)  # type: ignore[arg-type]
+    tip = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
+    assert tip == receipts["b1"].commit
+    assert layout.receipt_path(ww.S, "b2", 1, 1) in w.ledger_files()  # it went up, and
+    there = git("rev-parse", "refs/heads/leap/ball/pkgs/b2", cwd=w.bare)
+    assert there == receipts["b2"].commit, "b2's receipt landed without its commit"
+
