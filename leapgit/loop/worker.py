@@ -103,6 +103,7 @@ class Worker:
         self.held: dict[tuple[str, str], int] = {}  # the claim this worker holds on a ball
         self._renewing = threading.Lock()
         self.claim_seconds = ws.config.claim_seconds
+        self._past = 0  # claims refused in a row for a lease run out by the server's clock
 
     # -- the loop ----------------------------------------------------------------------
     def serve(self) -> WorkerEnd:
@@ -271,9 +272,12 @@ class Worker:
                          f"{found.episode}: taken by {self.opt.name}")
         except (LedgerConflict, RuleViolation) as exc:
             said = exc.lines()[0]
-            from leapgit.rules.claims import LEASE_TOO_LONG
+            from leapgit.rules.claims import LEASE_PAST, LEASE_TOO_LONG
 
-            if LEASE_TOO_LONG in said:  # no race: its every claim would be refused (L9)
+            # a lease that ran out on its way up (a push slower than the lease) is asked
+            # again, fresh; three in a row say this machine's clock is behind the server's
+            self._past = self._past + 1 if LEASE_PAST in said else 0
+            if LEASE_TOO_LONG in said or self._past >= 3:  # no race: refused again (L9)
                 why = said[said.find("a lease until"):].split("; do:")[0]
                 raise RuleViolation(
                     f"{self.opt.remote} refuses the lease this worker asks "
@@ -284,6 +288,7 @@ class Worker:
             self.echo(f"{found.slice}/{found.ball}: another worker claimed it first "
                       f"({said}); picking another")
             return None
+        self._past = 0
         self.echo(f"{found.slice}/{found.ball}: claim {number} taken by {self.opt.name}, "
                   f"episode {found.episode}, lease {self.claim_seconds:g} s")
         return number

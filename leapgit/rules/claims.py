@@ -30,6 +30,7 @@ RULE = "L9"
 SKEW = 60.0  # seconds a worker's clock may run ahead of the server's in a lease it asks for
 # What a refused lease says: no lost race (a worker asking it again is refused again).
 LEASE_TOO_LONG = "is longer than workers.claim_seconds"
+LEASE_PAST = "has run out already by the server's clock"
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ def claim_problems(view: LedgerView, rec: ClaimRecord, claim_seconds: float,
         if until is None or until > now + claim_seconds + SKEW:
             out.append(f"a lease until {rec.claimed_until} {LEASE_TOO_LONG} "
                        f"({claim_seconds:g} s) from now")
+        elif until <= now:  # a take or renewal that holds nothing (the worker's clock is behind)
+            out.append(f"a lease until {rec.claimed_until} {LEASE_PAST} ({_iso(now)})")
     if rec.action == "take":
         if [c.number for c in every] != list(range(1, len(every) + 1)):
             out.append(f"claim {rec.claim} skips a number: claims are numbered without gaps")

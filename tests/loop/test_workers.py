@@ -200,7 +200,7 @@ def test_two_workers_racing_for_a_ball_one_claim_wins_each_time(
 
     def take(clone: Path, n: int, won: dict[str, bool]) -> None:
         rec = ClaimRecord(ww.S, "b1", 1, n, "take", clone.name, now_iso(),
-                          claimed_until=iso_at(time.time() + 3))
+                          claimed_until=iso_at(time.time() + 30))
         path = layout.claim_path(ww.S, "b1", 1, n, "take")
         try:
             push_records("origin", {path: yamlio.dumps(rec.to_dict())}, f"claim {n}",

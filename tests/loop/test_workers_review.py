@@ -173,3 +173,31 @@ def test_a_round_s_receipt_never_reaches_the_remote_before_its_commit(
     there = git("rev-parse", "refs/heads/leap/ball/pkgs/b2", cwd=w.bare)
     assert there == receipts["b2"].commit, "b2's receipt landed without its commit"
 
+
+def test_the_server_refuses_a_claim_whose_lease_has_run_out_by_its_clock(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A worker whose clock runs behind the server's asks a lease that has run out by the
+    server's clock: taken, it held nothing (its every round refused, the ball free to be
+    claimed again at once: a claim, a round refused, a claim ...). The server refuses it,
+    naming the clock (L9), and nothing lands."""
+    import time
+
+    from leapgit.errors import RuleViolation
+    from leapgit.ledger import layout
+    from leapgit.ledger.sync import push_records
+    from leapgit.records.claims import ClaimRecord
+    from leapgit.rules.claims import LEASE_PAST
+    from leapgit.timeutil import iso_at, now_iso
+
+    w = both_published(daemon, jurors, "past")
+    clone = w.clone("behind")
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=clone)
+    before = w.remote_ledger()
+    rec = ClaimRecord(ww.S, "b1", 1, 1, "take", "behind", now_iso(),
+                      claimed_until=iso_at(time.time() - 5))
+    with pytest.raises(RuleViolation) as no:
+        push_records("origin", {layout.claim_path(ww.S, "b1", 1, 1, "take"):
+                                yamlio.dumps(rec.to_dict())}, "claim", start=clone)
+    said = " ".join(no.value.lines())
+    assert "[L9]" in said and LEASE_PAST in said, said
+    assert w.remote_ledger() == before
