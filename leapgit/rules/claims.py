@@ -58,22 +58,54 @@ class Claim:
         return self.take is not None and self.release is None and self.until > now
 
 
-def claims(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> list[Claim]:
+# Parsed claim records by (path, blob id): a blob never changes, and an episode's claims are
+# unbounded (take and release again and again, or renew), so each push reads each record
+# once, not once for every record judged beside it (an n^2 exhaustion of the server).
+_READ: dict[tuple[str, str], ClaimRecord | None] = {}
+_READ_CAP = 200_000
+
+
+def _read(view: LedgerView, path: str) -> ClaimRecord | None:
     from leapgit.records.claims import ClaimRecord
 
+    blob = view.blob_id(path)
+    if blob is None:
+        return None
+    key = (path, blob)
+    if key not in _READ:
+        if len(_READ) >= _READ_CAP:
+            _READ.clear()
+        _READ[key] = view.record(path, ClaimRecord)
+    return _READ[key]
+
+
+_CLAIMS: dict[tuple[str, str], list[Claim]] = {}  # by (ledger commit, folder): immutable
+
+
+def claims(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> list[Claim]:
     folder = layout.claims_dir(slice_id, ball_id, episode)
+    key = (str(view.commit), folder)
+    if view.commit is None or key not in _CLAIMS:
+        if len(_CLAIMS) >= 1000:
+            _CLAIMS.clear()
+        _CLAIMS[key] = _claims(view, folder, slice_id, ball_id, episode)
+    return list(_CLAIMS[key])
+
+
+def _claims(view: LedgerView, folder: str, slice_id: str, ball_id: str, episode: int
+            ) -> list[Claim]:
     out = []
     for name in view.list(folder):
-        if not name.isdigit():
+        if not (name.isascii() and name.isdigit()):
             continue
         n = int(name)
         files = view.list(f"{folder}/{name}")
 
         def read(action: str, renewal: int | None = None, n: int = n) -> ClaimRecord | None:
-            return view.record(layout.claim_path(slice_id, ball_id, episode, n, action,
-                                                 renewal), ClaimRecord)
+            return _read(view, layout.claim_path(slice_id, ball_id, episode, n, action,
+                                                 renewal))
         renewals = sorted(int(f[6:-5]) for f in files
-                           if f.startswith("renew-") and f[6:-5].isdigit())
+                          if f.startswith("renew-") and f[6:-5].isascii() and f[6:-5].isdigit())
         out.append(Claim(n, read("take"),
                          tuple(r for r in (read("renew", k) for k in renewals) if r),
                          read("release")))
@@ -95,7 +127,7 @@ def published(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> bo
 
 
 def claim_problems(view: LedgerView, rec: ClaimRecord, claim_seconds: float,
-                   now: float | None = None) -> list[str]:
+                   now: float | None = None, round_cap: int = 4) -> list[str]:
     """What is wrong with claim record ``rec`` on the ledger ``view`` (which holds it):
     L9, one live claim an episode, taken only on a published episode still being built,
     renewed and given back only by its holder, a lease no longer than ``claim_seconds``."""
@@ -124,7 +156,7 @@ def claim_problems(view: LedgerView, rec: ClaimRecord, claim_seconds: float,
         if held:
             out.append(f"claim {held[-1].number} of {held[-1].holder!r} is live until "
                        f"{_iso(held[-1].until)}: one writer per ball")
-        ended = _ended(view, rec.slice, rec.ball, rec.episode)
+        ended = _ended(view, rec.slice, rec.ball, rec.episode, round_cap)
         if ended:
             out.append(f"episode {rec.episode} of {ball} {ended}: nothing left to build")
         return out
@@ -172,15 +204,31 @@ def builder_problems(view: LedgerView, slice_id: str, ball_id: str, episode: int
     return out
 
 
-def _ended(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> str | None:
+def _ended(view: LedgerView, slice_id: str, ball_id: str, episode: int,
+           round_cap: int) -> str | None:
+    """Why the episode is no longer being built (L9: nothing left to claim), or None. As
+    `leap throw` derives a ball's standing (``readiness.own_state``): a pass, a refuse (its
+    receipt's or its score's), a hold (a checkpoint, a last round scored 0), or a later
+    episode thrown."""
     from leapgit.ledger import query
+    from leapgit.rules.episodes import Episode
+    from leapgit.rules.readiness import own_state, scored
 
-    if query.checkpoint(view, slice_id, ball_id, episode) is not None:
-        return "ended with a checkpoint"
-    receipts = query.receipts(view, slice_id, ball_id, episode)
-    if receipts and receipts[-1].outcome == -1:
-        return "ended with a refuse (-1)"
-    return None
+    later = [e for e in query.episodes(view, slice_id, ball_id)
+             if e > episode and query.throw(view, slice_id, ball_id, e) is not None]
+    if later:
+        return f"was thrown again as episode {later[-1]}"
+    thrown = query.throw(view, slice_id, ball_id, episode)
+    if thrown is None:
+        return "was never thrown"
+    current = Episode(thrown, tuple(query.receipts(view, slice_id, ball_id, episode)),
+                      query.checkpoint(view, slice_id, ball_id, episode))
+    state = own_state(current, *scored(view, slice_id, ball_id, current, round_cap))
+    return _ENDED.get(state)
+
+
+_ENDED = {"pass": "passed (1)", "refuse": "ended with a refuse (-1)",
+          "hold": "ended with a hold (0, a checkpoint or its last round held)"}
 
 
 def _iso(seconds: float) -> str:

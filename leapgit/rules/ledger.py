@@ -190,7 +190,8 @@ def _check_claim(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str,
     return _lease_pusher(ctx, ref, sha, path, raw) + [
         Refusal("L9", ref, sha, path, why, "fetch the remote ledger and pick another ball "
                 "(`leap worker` does)") for why in
-        claim_problems(view, rec, ctx.config.claim_seconds, ctx.now)]
+        claim_problems(view, rec, ctx.config.claim_seconds, ctx.now,
+                       ctx.config.round_cap)]
 
 
 def _builder_only(ctx: PushContext, ref: str, sha: str, path: str, slice_id: str,
