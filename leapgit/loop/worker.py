@@ -415,7 +415,17 @@ class Worker:
             others = self._recorded_rounds(found)
             also += [f"{sha}:refs/heads/{other}" for other, sha in others]
             try:
-                sync(self.opt.remote, start=self.ws.paths.root, also=also)
+                try:
+                    sync(self.opt.remote, start=self.ws.paths.root, also=also)
+                except (RuleViolation, LedgerConflict) as exc:
+                    if not self._refused_others_only(exc, found, also):
+                        raise
+                    # another ball's stale record rode along (a round that never went up):
+                    # it goes, this ball's round goes up again on its own (L9)
+                    self._drop_refused(exc)
+                    also = also[:1] if tip is not None and tip != there else []
+                    others = []
+                    sync(self.opt.remote, start=self.ws.paths.root, also=also)
             except (RuleViolation, LedgerConflict) as exc:
                 # the authority said no: its ledger is the truth for this ball's records
                 self._drop_refused(exc, (found.slice, found.ball))
@@ -430,6 +440,14 @@ class Worker:
         self.echo(f"{found.slice}/{found.ball}: round {receipt.round} pushed "
                   f"({receipt.outcome}{claimed})")
 
+
+    def _refused_others_only(self, exc: LeapError, found: Open, also: list[str]) -> bool:
+        """Whether the refusal names records only, none of ``found``'s and no branch."""
+        said = " ".join(exc.lines())
+        mine = f"{layout.ball_dir(found.slice, found.ball)}/"
+        return "slices/" in said and mine not in said and "refs/heads/" + \
+            self.ws.config.ball_branch_prefix not in said and not \
+            any(spec.split(":", 1)[1] in said for spec in also)
 
     def _recorded_rounds(self, found: Open) -> list[tuple[str, str]]:
         """(branch, commit) of each other ball this worker builds whose last round is

@@ -201,3 +201,47 @@ def test_the_server_refuses_a_claim_whose_lease_has_run_out_by_its_clock(
     said = " ".join(no.value.lines())
     assert "[L9]" in said and LEASE_PAST in said, said
     assert w.remote_ledger() == before
+
+
+def test_a_stale_record_of_another_ball_does_not_sink_a_valid_round(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A round of b1 recorded here that never went up (the worker lost the remote, and
+    its claim ran out) rides on the next push of this clone's ledger, b2's round: the
+    server refuses the push for b1's record alone. b1's record is dropped and b2's round
+    goes up, where b2's round was refused, dropped and its tree reset (L9: nothing valid
+    lost)."""
+    from types import SimpleNamespace
+
+    from leapgit.ledger import layout
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.loop import remote as rm
+    from leapgit.loop.worker import Open, Options, Worker
+    from leapgit.records.types import Receipt
+    from leapgit.timeutil import now_iso
+
+    w = both_published(daemon, jurors, "stale")
+    clone = w.clone("stale")
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=clone)
+    worker = Worker(open_workspace(clone), Options("origin", "stale"), lambda line: None)
+    ws = open_workspace(clone)
+    rm.fetch_balls(ws, "origin")
+    stale = layout.receipt_path(ww.S, "b1", 1, 1)
+    with ws.ledger() as ledger:
+        ledger.append({stale: yamlio.dumps(Receipt(ww.S, "b1", 1, 1, 0, "cut off",
+                                                   now_iso(), worker="stale").to_dict())},
+                      "b1 round 1")
+    assert worker._claim(Open(ww.S, "b2", 1, 1, 0)) == 1
+    worker.held[(ww.S, "b2")] = 1
+    sha = _round(w, clone, "b2")
+    receipt = Receipt(ww.S, "b2", 1, 1, 1, "built", now_iso(), claim=True, commit=sha,
+                      worker="stale")
+    valid = layout.receipt_path(ww.S, "b2", 1, 1)
+    with ws.ledger() as ledger:
+        ledger.append({valid: yamlio.dumps(receipt.to_dict())}, "b2 round 1")
+    closed = SimpleNamespace(recorded=SimpleNamespace(receipt=receipt))
+    worker._push_round(Open(ww.S, "b2", 1, 1, 0), 1, "leap/ball/pkgs/b2",
+                       closed)  # type: ignore[arg-type]
+    assert valid in w.ledger_files() and stale not in w.ledger_files()
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b2", cwd=w.bare) == sha
+    with ws.ledger() as ledger:
+        assert not ledger.require().exists(stale)
