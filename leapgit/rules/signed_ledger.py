@@ -68,7 +68,53 @@ def _check_commit(judge: Judge, ref: str, commit: Commit) -> list[Refusal]:
             out.extend(_release_by_taker(judge, ref, commit, who, path, raw))
         if raw.get("kind") == "reopen":
             out.extend(_reopen_role(judge, ref, commit, who, path, raw))
+        if raw.get("kind") == "claim":
+            out.extend(_claim_key(judge, ref, commit, who, path, raw))
+        if key in ("receipt:claim", "checkpoint"):
+            out.extend(_holder_key(judge, ref, commit, who, path, raw))
     return out
+
+
+def _claim_key(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
+               raw: dict[str, Any]) -> list[Refusal]:
+    """Issue 16 item 4 (S3, L9): a claim's take names the key that signs it; its renewals
+    and its release are signed by that same key."""
+    sha = commit.id.decode()
+    hint = "the worker claims, renews and gives back a ball with one key, the one it names"
+    if raw.get("action") == "take":
+        if raw.get("key") == who.fingerprint:
+            return []
+        return [Refusal("S3", ref, sha, path, f"a claim signed by {who.who()} names key "
+                        f"{raw.get('key') or 'none'}: a claim names the worker's own key",
+                        hint, "missing-role")]
+    take = layout.claim_path(str(raw["slice"]), str(raw["ball"]), int(raw["episode"]),
+                             int(raw["claim"]), "take")
+    taken = adding_commit(judge.ctx.objects.store, sha, take)
+    taker = signer_fingerprint(taken) if taken is not None else None
+    if taker is None or taker == who.fingerprint:
+        return []
+    return [Refusal("S3", ref, sha, path, f"a claim {raw.get('action')} signed by "
+                    f"{who.who()}, but claim {raw['claim']} was taken by key {taker}: it "
+                    "lacks the role of the claim's holder", hint, "missing-role")]
+
+
+def _holder_key(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
+                raw: dict[str, Any]) -> list[Refusal]:
+    """Issue 16 item 4 (S3, L9): on a published episode, the builder's receipts and its
+    checkpoint are signed by the key the live claim names."""
+    from leapgit.rules.claims import live_claim
+
+    slice_id, ball_id, episode = str(raw["slice"]), str(raw["ball"]), int(raw["episode"])
+    view = judge.ctx.ledger_view(commit.id.decode())
+    live = live_claim(view, slice_id, ball_id, episode, judge.when(commit))
+    if live is None or live.take is None or live.take.key in (None, who.fingerprint):
+        return []  # no live claim: the ledger rules refuse it (L9)
+    named = live.take.key
+    return [Refusal("S3", ref, commit.id.decode(), path, f"a {roles.record_key(raw)} record "
+                    f"of {slice_id}/{ball_id} signed by {who.who()}, but claim {live.number} "
+                    f"(held by {live.holder!r}) names key {named}: it lacks the role of the "
+                    "claim's holder", "only the worker holding the live claim records its "
+                    "rounds, with the key its claim names", "missing-role")]
 
 
 def _reopen_role(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,

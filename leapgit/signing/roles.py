@@ -6,6 +6,7 @@
 | throw                          | integrator or admin   | the thrower hands over (L3)            |
 | receipt, ``claim: true``       | builder               | a builder's claim of its own round     |
 | checkpoint                     | builder               | the builder stops after round four (L6)|
+| claim                          | builder               | a worker holds a published ball (L9)   |
 | receipt, ``claim: false``      | scorer                | a derived outcome: grading (L7)        |
 | pass, score, red               | scorer                | score records (issue 6): grading (S4)  |
 | envelope, routing, verdict,    | scorer                | the scorer convenes the tribunal (T4)  |
@@ -30,6 +31,7 @@ RECORD_ROLES: Mapping[str, frozenset[str]] = {
     "throw": frozenset({INTEGRATOR, ADMIN}),
     "receipt:claim": frozenset({BUILDER}),
     "checkpoint": frozenset({BUILDER}),
+    "claim": frozenset({BUILDER}),  # issue 16: a worker's hold on a published ball (L9)
     "receipt:derived": frozenset({SCORER}),
     "pass": frozenset({SCORER}),
     "score": frozenset({SCORER}),
@@ -48,7 +50,7 @@ RECORD_ROLES: Mapping[str, frozenset[str]] = {
 UNKNOWN_KIND_ROLES = frozenset({ADMIN})
 GRADING = frozenset({"receipt:derived", "pass", "score", "red", "envelope", "routing",
                      "verdict", "summary"})
-BUILDING = frozenset({"receipt:claim", "checkpoint", "throw"})  # L3, L9: never grades
+BUILDING = frozenset({"receipt:claim", "checkpoint", "throw", "claim"})  # L3, L9: never grades
 
 
 def record_key(raw: Mapping[str, object]) -> str:
