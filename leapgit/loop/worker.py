@@ -262,11 +262,21 @@ class Worker:
 
             self.leases[(rec.slice, rec.ball)] = epoch_of(rec.claimed_until) or 0.0
 
+    def _key(self) -> str | None:
+        """S3, L9 (issue 16 item 4): with signing on, a claim names the key that signs it,
+        and the server takes the rounds of the claim only signed by that key."""
+        if not hasattr(self, "_fingerprint"):
+            with self.ws.ledger() as ledger:
+                signer = ledger.signer()
+            self._fingerprint = signer.fingerprint() if signer is not None else None
+        return self._fingerprint
+
     def _claim(self, found: Open) -> int | None:
         number = found.claims + 1
         rec = ClaimRecord(found.slice, found.ball, found.episode, number, "take",
                           self.opt.name, now_iso(),
-                          claimed_until=iso_at(time.time() + self.claim_seconds))
+                          claimed_until=iso_at(time.time() + self.claim_seconds),
+                          key=self._key())
         try:
             self._record(rec, f"claim {number} of {found.slice}/{found.ball} episode "
                          f"{found.episode}: taken by {self.opt.name}")

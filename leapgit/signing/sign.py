@@ -35,6 +35,29 @@ class SigningFailed(LeapError):
 class Signer(NamedTuple):
     key: str  # a path, or git's ``key::`` literal
 
+    def fingerprint(self) -> str:
+        """OpenSSH's SHA256 fingerprint of the key that signs (what a claim names, L9):
+        from git's ``key::`` literal, else the public half ``ssh-keygen -y`` derives."""
+        import base64
+        import subprocess
+
+        from leapgit.signing.policy import fingerprint
+
+        line = self.key[len("key::"):] if self.key.startswith("key::") else None
+        if line is None:
+            pub = Path(os.path.expanduser(self.key) + ".pub")
+            try:
+                line = pub.read_text() if pub.is_file() else subprocess.run(
+                    ["ssh-keygen", "-y", "-f", os.path.expanduser(self.key)],
+                    capture_output=True, text=True, check=True).stdout
+            except (OSError, subprocess.CalledProcessError) as exc:
+                raise SigningFailed(f"cannot read the public half of {self.key}: {exc}",
+                                    hint="check the key path") from None
+        parts = line.split()
+        if len(parts) < 2:
+            raise SigningFailed(f"{self.key} holds no public key", hint="check the key")
+        return fingerprint(base64.b64decode(parts[1]))
+
     def sign(self, commit: Commit) -> Commit:
         """Set ``commit.gpgsig`` to an SSH signature over its bytes; return the commit."""
         import subprocess  # here: every ledger write asks for a signer, few have a key
