@@ -123,11 +123,18 @@ def test_tests_edited_after_red(proj: Project) -> None:
     assert "edited: 1 round(s), last refuse" in out and "T7.1" in out
     branch = f"leap/ball/{S}/edited"
     assert proj.leap("sync").code == 0  # the server judges against the shared ledger
-    pushed = run_git("push", "--no-verify", "origin", branch, cwd=proj.work)
+    # issue 14 item 11: the refused round left the branch at its start, so it is pushable;
+    # the refused commit is kept as evidence, and the server refuses it on the branch
+    evidence = git("for-each-ref", "--format=%(objectname)", "refs/leap/evidence/",
+                   cwd=proj.work).split()
+    assert len(evidence) == 1, evidence
+    assert run_git("push", "--no-verify", "origin", branch, cwd=proj.work).returncode == 0
+    pushed = run_git("push", "--no-verify", "origin", f"{evidence[0]}:refs/heads/{branch}",
+                     cwd=proj.work)
     assert pushed.returncode != 0
     assert "[T7.1]" in pushed.stderr and "tests/test_edited.py" in pushed.stderr
     res = proj.leap("score", S, "edited")
-    assert res.code == 1 and "[L6]" in res.err
+    assert res.code == 1, res
 
 
 def test_red_comes_before_the_build(proj: Project) -> None:
