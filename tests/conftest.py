@@ -11,6 +11,7 @@ from tests.templates import Served
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    _sigint_as_in_a_terminal()
     """``-n N`` distributes whole modules (``--dist loadscope``), not single tests: the
     tests of a module that share a module-scoped world run on one worker, in the module's
     order, and it is built once. (``--dist loadgroup`` cannot say which: pytest 9 ignores
@@ -48,3 +49,14 @@ def repo(tmp_path: Path) -> Path:
         "tests/test_a.py": "def test_a():\n    assert True\n",
         "README.md": "# sample\n",
     })
+
+
+def _sigint_as_in_a_terminal() -> None:
+    """The tests that press Ctrl-C (SIGINT to a `leap` they started) need SIGINT as a
+    terminal gives it. A suite started as a background job of a non-interactive shell
+    (`cmd &`) inherits SIGINT ignored, every process it starts would too, and Python then
+    never raises KeyboardInterrupt: those tests would fail for the harness, not the code."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -150,17 +150,8 @@ class GitDaemon:
              str(self.base)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return self
-            except OSError:
-                if self.proc.poll() is not None:
-                    err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                    raise RuntimeError(err) from None
-                time.sleep(0.05)
-        raise RuntimeError("git daemon did not start")
+        wait_listening(self.proc, self.port, "git daemon")
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.proc:
@@ -170,6 +161,23 @@ class GitDaemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str,
+                   seconds: float = 10) -> None:
+    """Until ``proc`` (a server started with stderr piped) listens on 127.0.0.1:``port``;
+    its stderr in the error when it exits first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise RuntimeError(f"{what} did not start: {err}") from None
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not start")
 
 
 def leap_inproc(*args: str, cwd: Path) -> Result:

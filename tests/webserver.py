@@ -7,13 +7,11 @@ the test's own interpreter. `.ci/run` installs it; elsewhere `apt-get install li
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.support import free_port
+from tests.support import free_port, wait_listening
 
 LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
 BACKEND = subprocess.run(["git", "--exec-path"], capture_output=True, text=True,
@@ -67,17 +65,8 @@ auth.require = ("/git/" => ("method" => "basic", "realm" => "git", "require" => 
     def __enter__(self) -> GitHttp:
         self.proc = subprocess.Popen([LIGHTTPD, "-D", "-f", str(self._config())],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return self
-            except OSError:
-                if self.proc.poll() is not None:
-                    err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                    raise RuntimeError(f"lighttpd did not start: {err}") from None
-                time.sleep(0.05)
-        raise RuntimeError("lighttpd did not start")
+        wait_listening(self.proc, self.port, "lighttpd")
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:

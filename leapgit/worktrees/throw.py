@@ -280,24 +280,34 @@ def _place_and_record(
                 # a resumed episode's branch holds the candidate so far: never ours to drop
                 branch = ws.config.ball_branch(slice_id, ball.ball) if plan.fresh else None
                 created.append((path, branch))
-            record = ThrowRecord(
-                slice=slice_id, ball=ball.ball, episode=plan.episode,
-                spec_version=ball.spec_version, base=plan.base,
-                branch=ws.config.ball_branch(slice_id, ball.ball), thrown_at=at,
-                worktree=str(path), wave=plan.standing.wave, resumed_from=plan.resumed_from,
-                stack=plan.stack,
-            )
+            record = _record(ws, slice_id, ball, plan, at, str(path))
             thrown.append(Thrown(record, ball, made))
-        files = {layout.throw_path(slice_id, t.record.ball, t.record.episode):
-                 yamlio.dumps(t.record.to_dict()) for t in thrown}
-        names = ", ".join(t.record.ball for t in thrown)
-        trailers = [(tr.SLICE, slice_id)] + [(tr.BALL, t.record.ball) for t in thrown]
-        written = ledger.append(files, f"throw {slice_id}: {names}", trailers)
+        commit = _record_throws(ledger, slice_id, thrown, "")
     except BaseException:
         for path, branch in reversed(created):  # nothing half-written: undo our own worktrees
             place.remove(ws, path, branch, force=True)
         raise
-    return thrown, written.commit
+    return thrown, commit
+
+
+def _record(ws: Workspace, slice_id: str, ball: BallRecord, plan: _Plan, at: str,
+            worktree: str | None) -> ThrowRecord:
+    """The throw record of ``plan``; no worktree: published to workers (issue 16)."""
+    return ThrowRecord(
+        slice=slice_id, ball=ball.ball, episode=plan.episode, spec_version=ball.spec_version,
+        base=plan.base, branch=ws.config.ball_branch(slice_id, ball.ball), thrown_at=at,
+        worktree=worktree, wave=plan.standing.wave, resumed_from=plan.resumed_from,
+        stack=plan.stack, published=worktree is None,
+    )
+
+
+def _record_throws(ledger: Ledger, slice_id: str, thrown: list[Thrown], how: str) -> str:
+    """Every throw record of one throw in one ledger commit (L5); its id."""
+    files = {layout.throw_path(slice_id, t.record.ball, t.record.episode):
+             yamlio.dumps(t.record.to_dict()) for t in thrown}
+    names = ", ".join(t.record.ball for t in thrown)
+    trailers = [(tr.SLICE, slice_id)] + [(tr.BALL, t.record.ball) for t in thrown]
+    return ledger.append(files, f"throw {slice_id}{how}: {names}", trailers).commit
 
 
 def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan]
@@ -322,18 +332,8 @@ def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: lis
                 raise UsageError(f"branch {branch} is not here to resume from",
                                  hint="fetch it from the shared remote first "
                                       f"(`git fetch REMOTE {branch}:{branch}`)")
-            record = ThrowRecord(
-                slice=slice_id, ball=ball.ball, episode=plan.episode,
-                spec_version=ball.spec_version, base=plan.base, branch=branch, thrown_at=at,
-                worktree=None, wave=plan.standing.wave, resumed_from=plan.resumed_from,
-                stack=plan.stack, published=True,
-            )
-            thrown.append(Thrown(record, ball, False))
-        files = {layout.throw_path(slice_id, t.record.ball, t.record.episode):
-                 yamlio.dumps(t.record.to_dict()) for t in thrown}
-        names = ", ".join(t.record.ball for t in thrown)
-        trailers = [(tr.SLICE, slice_id)] + [(tr.BALL, t.record.ball) for t in thrown]
-        written = ledger.append(files, f"throw {slice_id} to workers: {names}", trailers)
+            thrown.append(Thrown(_record(ws, slice_id, ball, plan, at, None), ball, False))
+        commit = _record_throws(ledger, slice_id, thrown, " to workers")
     except BaseException:
         for branch, before in reversed(moved):  # nothing half-written: branches go back
             if before is None:
@@ -343,7 +343,7 @@ def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: lis
                 git.run(["update-ref", f"refs/heads/{branch}", before], ws.paths.root,
                         check=False)
         raise
-    return thrown, written.commit
+    return thrown, commit
 
 
 def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan]) -> None:

@@ -22,18 +22,6 @@ from tests.tribunal.jurors import JurorServer
 DEPS = {"b7": ["b1"], "b8": ["b7"]}
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
-    with GitDaemon(tmp_path_factory.mktemp("workers-served")) as d:
-        yield d
-
-
-@pytest.fixture(scope="module")
-def jurors() -> Iterator[JurorServer]:
-    with JurorServer("openai", ww.jurors) as server:
-        yield server
-
-
 def world(daemon: GitDaemon, jurors: JurorServer, name: str, n: int,
           deps: dict[str, list[str]] | None = None,
           claim_seconds: float = ww.CLAIM_SECONDS) -> ww.World:
@@ -225,20 +213,30 @@ def test_two_workers_racing_for_a_ball_one_claim_wins_each_time(
     assert len(takes) == 50  # one take per race: the loser's never landed
 
 
+def hung_worker(w: ww.World, name: str, *extra: str) -> subprocess.Popen[bytes]:
+    """A worker (``name``, its own clone) whose builder has started ball b1's round and
+    waits there (the ``hang-b1`` file) until the test lets it go on."""
+    clone = w.clone(name)
+    (w.base_dir / "hang-b1").write_text("")
+    proc = w.popen("worker", "--remote", "origin", "--name", name, "--poll", "0.2", *extra,
+                   cwd=clone)
+    built = w.base_dir / "built.log"
+    deadline = time.monotonic() + 60
+    while not built.exists():  # the builder runs: the round is in the middle
+        assert time.monotonic() < deadline and proc.poll() is None, \
+            (w.base_dir / f"{name}.log").read_text()
+        time.sleep(0.05)
+    return proc
+
+
 # -- a worker killed, a worker cut off -----------------------------------------------------
 
 def test_a_killed_worker_s_ball_is_taken_over_once_its_claim_runs_out(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     w = published(daemon, jurors, "killed", claim_seconds=5)
-    first, second = w.clone("first"), w.clone("second")
-    (w.base_dir / "hang-b1").write_text("")
-    proc = w.popen("worker", "--remote", "origin", "--name", "first", "--poll", "0.2",
-                   cwd=first)
+    second = w.clone("second")
+    proc = hung_worker(w, "first")
     built = w.base_dir / "built.log"
-    deadline = time.monotonic() + 60
-    while not built.exists():  # the builder runs: the round is in the middle
-        assert time.monotonic() < deadline, (w.base_dir / "first.log").read_text()
-        time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)  # the worker, in the middle of its round
     proc.wait()
     pid = int(built.read_text().split()[-1])
@@ -263,15 +261,8 @@ def test_a_killed_worker_s_ball_is_taken_over_once_its_claim_runs_out(
 def test_a_worker_that_loses_the_remote_stops_and_pushes_nothing_half(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     w = published(daemon, jurors, "cutoff")
-    clone = w.clone("cut")
-    (w.base_dir / "hang-b1").write_text("")
-    proc = w.popen("worker", "--remote", "origin", "--name", "cut", "--poll", "0.2",
-                   cwd=clone)
-    built = w.base_dir / "built.log"
-    deadline = time.monotonic() + 60
-    while not built.exists():
-        assert time.monotonic() < deadline, (w.base_dir / "cut.log").read_text()
-        time.sleep(0.05)
+    proc = hung_worker(w, "cut")
+    clone = w.base_dir / "cut"
     branch_before = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
     git("remote", "set-url", "origin", "git://127.0.0.1:9/gone.git", cwd=clone)
     (w.base_dir / "hang-b1").unlink()
@@ -291,15 +282,7 @@ def test_a_stalled_worker_whose_lease_lapsed_renews_it_and_its_round_counts(
     ball over: it renews the lapsed claim before its round goes up (L9 allows it while no
     later claim exists), and the round lands."""
     w = published(daemon, jurors, "stalled", claim_seconds=3)
-    clone = w.clone("sleepy")
-    (w.base_dir / "hang-b1").write_text("")
-    proc = w.popen("worker", "--remote", "origin", "--name", "sleepy", "--poll", "0.2",
-                   "--once", cwd=clone)
-    built = w.base_dir / "built.log"
-    deadline = time.monotonic() + 60
-    while not built.exists():
-        assert time.monotonic() < deadline, (w.base_dir / "sleepy.log").read_text()
-        time.sleep(0.05)
+    proc = hung_worker(w, "sleepy", "--once")
     proc.send_signal(signal.SIGSTOP)
     time.sleep(4)  # past the 3 s lease: the claim lapsed
     (w.base_dir / "hang-b1").unlink()
@@ -316,15 +299,7 @@ def test_a_stalled_worker_whose_lease_lapsed_renews_it_and_its_round_counts(
 def test_ctrl_c_records_the_running_round_as_0_and_gives_the_claim_back(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     w = published(daemon, jurors, "ctrlc")
-    clone = w.clone("polite")
-    (w.base_dir / "hang-b1").write_text("")
-    proc = w.popen("worker", "--remote", "origin", "--name", "polite", "--poll", "0.2",
-                   cwd=clone)
-    built = w.base_dir / "built.log"
-    deadline = time.monotonic() + 60
-    while not built.exists():
-        assert time.monotonic() < deadline, (w.base_dir / "polite.log").read_text()
-        time.sleep(0.05)
+    proc = hung_worker(w, "polite")
     proc.send_signal(signal.SIGINT)
     assert wait(proc, w.base_dir / "polite.log", 60) == 130, \
         (w.base_dir / "polite.log").read_text()

@@ -5,26 +5,12 @@ records only (L9), never the other ball's. Real clones, the real hook behind `gi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from leapgit.records import yamlio
 from tests.loop import workers_world as ww
 from tests.support import GitDaemon, git
 from tests.tribunal.jurors import JurorServer
-
-
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
-    with GitDaemon(tmp_path_factory.mktemp("workers-review")) as d:
-        yield d
-
-
-@pytest.fixture(scope="module")
-def jurors() -> Iterator[JurorServer]:
-    with JurorServer("openai", ww.jurors) as server:
-        yield server
 
 
 def both_published(daemon: GitDaemon, jurors: JurorServer, name: str) -> ww.World:
