@@ -155,12 +155,17 @@ class GitDaemon:
 
     def __exit__(self, *exc: object) -> None:
         if self.proc:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop(self.proc)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """A server the tests started: asked to stop, killed when it does not within 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str,

@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.support import free_port, wait_listening
+from tests.support import free_port, stop, wait_listening
 
 LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
 BACKEND = subprocess.run(["git", "--exec-path"], capture_output=True, text=True,
@@ -70,9 +70,4 @@ auth.require = ("/git/" => ("method" => "basic", "realm" => "git", "require" => 
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop(self.proc)
