@@ -148,10 +148,16 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     ctx = judge.ctx
     ball = ball_of_ref(ctx.config, upd.ref)
     assert ball is not None
+    from leapgit.rules.signed_ledger import claimed_rounds, round_key
+
     spine = ctx.objects.ref(ctx.spine_ref)
+    rounds = claimed_rounds(judge, ball, upd.new)
     out: list[Refusal] = []
     for commit in ctx.objects.new_commits(upd.new, [x for x in (upd.old, spine) if x]):
-        out.extend(check_round(judge, upd.ref, commit, ball))
+        found = check_round(judge, upd.ref, commit, ball)
+        if not found and commit.id.decode() in rounds:
+            found = round_key(judge, upd.ref, commit, ball)
+        out.extend(found)
     out.extend(_round_policy(judge, upd.ref, upd.new, spine))
     return out
 

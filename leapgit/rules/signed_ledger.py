@@ -117,6 +117,47 @@ def _holder_key(judge: Judge, ref: str, commit: Commit, who: Standing, path: str
                     "rounds, with the key its claim names", "missing-role")]
 
 
+def claimed_rounds(judge: Judge, ball: tuple[str, str], head: str) -> set[str]:
+    """The round commits of a published episode (its red tests left out) in base..head:
+    those ``round_key`` binds to the live claim's key (issue 16 item 4)."""
+    from leapgit.ledger.history import episode_reds
+    from leapgit.rules.balls import recorded_base, round_commits
+
+    view = judge.ctx.ledger_view()
+    try:
+        base = recorded_base(view, *ball)
+    except LeapError:
+        return set()  # no such ball: the ball rules refuse the push (L4)
+    thrown = base.thrown
+    objects = judge.ctx.objects
+    if thrown is None or not thrown.published or not objects.has(base.commit) \
+            or not objects.is_ancestor(base.commit, head):
+        return set()
+    commits, pre = round_commits(objects, episode_reds(view, *ball, thrown.episode),
+                                 base.commit, head)
+    return {c.id.decode() for c in commits} - pre
+
+
+def round_key(judge: Judge, ref: str, commit: Commit, ball: tuple[str, str]
+              ) -> list[Refusal]:
+    """Issue 16 item 4 (S3, L9): a round commit of a published episode is signed by the key
+    its live claim names, as its receipts are (``_holder_key``)."""
+    from leapgit.rules.balls import recorded_base
+    from leapgit.rules.claims import live_claim
+
+    fp = signer_fingerprint(commit)
+    thrown = recorded_base(judge.ctx.ledger_view(), *ball).thrown
+    assert thrown is not None  # claimed_rounds found the episode published
+    live = live_claim(judge.ctx.ledger_view(), *ball, thrown.episode, judge.when(commit))
+    if live is None or live.take is None or live.take.key in (None, fp):
+        return []  # no live claim: the ball rules refuse it (L9)
+    return [Refusal("S3", ref, commit.id.decode(), None, f"a round of {ball[0]}/{ball[1]} "
+                    f"signed by key {fp}, but claim {live.number} (held by {live.holder!r}) "
+                    f"names key {live.take.key}: it lacks the role of the claim's holder",
+                    "only the worker holding the live claim builds the ball, with the key "
+                    "its claim names", "missing-role")]
+
+
 def _reopen_role(judge: Judge, ref: str, commit: Commit, who: Standing, path: str,
                  raw: dict[str, Any]) -> list[Refusal]:
     """S3 (L8; issue 18 F6): a reopen takes a ball's pass away. A scorer or the integrator

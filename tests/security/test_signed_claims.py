@@ -3,7 +3,7 @@ claim names the worker's key and pre-receive checks the round commits and receip
 signed by it". Before, the role table (``signing.roles``) had no ``claim`` kind, so a
 claim needed ``admin`` (no builder could claim a published ball under signing), and no
 S-rule bound a claim's ``key`` to the key that signs its receipts. Round commits on the
-ball branch are not bound to it yet (xfail). Real signed pushes to a real bare repository
+ball branch are bound to it too. Real signed pushes to a real bare repository
 with the real ``pre-receive``."""
 
 from __future__ import annotations
@@ -90,12 +90,19 @@ def test_a_receipt_in_the_holder_s_name_signed_by_another_builder_is_refused(
     assert res.returncode == 1 and "claim" in res.stderr, res.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="issue 16 item 4, not implemented: a published "
-                   "ball's round commits are not checked against the live claim's key")
 def test_a_round_commit_signed_by_another_builder_than_the_claim_s_is_refused(
         sw: SignedWorld) -> None:
     res = take(sw, "bob", "bob")
     assert res.returncode == 0, res.stderr
     sw.build(BALL, {"src/b.py": "B = 20\n"}, "alice")
     res = sw.push(f"leap/ball/{SLICE}/{BALL}")
-    assert res.returncode == 1 and "claim" in res.stderr, res.stderr
+    assert res.returncode == 1 and "[S3]" in res.stderr and "claim 1" in res.stderr \
+        and "held by 'bob'" in res.stderr, res.stderr
+
+
+def test_a_round_commit_signed_by_the_claim_s_key_is_accepted(sw: SignedWorld) -> None:
+    res = take(sw, "bob", "bob")
+    assert res.returncode == 0, res.stderr
+    sw.build(BALL, {"src/b.py": "B = 20\n"}, "bob")
+    res = sw.push(f"leap/ball/{SLICE}/{BALL}")
+    assert res.returncode == 0, res.stderr
