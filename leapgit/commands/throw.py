@@ -61,11 +61,12 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     ws = open_workspace(start)
     if remote is not None:
         from leapgit.errors import UsageError
-        from leapgit.loop.remote import publish
+        from leapgit.loop.remote import publish, take_home
 
         if run:
             raise UsageError("--remote publishes the balls to workers; --run builds them "
                              "here: choose one")
+        take_home(ws, remote, slice_id)
         result = throw_balls(ws, slice_id, balls, resume, publish=True)
         publish(ws, remote, slice_id, [t.record.ball for t in result.thrown])
         return Thrown(ws, result)

@@ -95,11 +95,20 @@ class Ledger(AbstractContextManager["Ledger"]):
     def require(self) -> LedgerView:
         view = self.view()
         if view.commit is None:
-            raise LedgerMissing(
-                f"no ledger yet ({self.ref} does not exist)", hint="run `leap init` first"
-            )
+            raise LedgerMissing(f"no ledger yet ({self.ref} does not exist)",
+                                hint=self._missing_hint())
         self._check_is_ledger(view)
         return view
+
+    def _missing_hint(self) -> str:
+        """In a clone of a project that has a ledger, taking the remote's (a second root
+        made by `leap init` could never join it); elsewhere, starting one."""
+        branch = self.ref.removeprefix("refs/heads/")
+        for name in sorted(self.repo.refs.keys(b"refs/remotes/")):
+            remote, _, rest = name.decode().partition("/")
+            if rest == branch:
+                return f"this clone's remote {remote} has one: `leap sync {remote}` takes it"
+        return "run `leap init` first"
 
     def _check_is_ledger(self, view: LedgerView) -> None:
         """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger

@@ -99,6 +99,26 @@ def publish(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -> None
         push_branch(ws, remote, t.branch, here, force=fresh)
 
 
+def take_home(ws: Workspace, remote: str, slice_id: str) -> None:
+    """Before a throw to workers from any machine: the remote's ledger joined with this one
+    (`leap sync`), and each of the slice's ball branches that no worktree here has checked
+    out moved to the remote's tip (``bring_home``), so a ball resumed here goes on from the
+    rounds its workers pushed, even where it was never thrown before."""
+    from leapgit.ledger.sync import sync
+    from leapgit.worktrees.place import list_worktrees
+
+    sync(remote, start=ws.paths.root)
+    fetch_balls(ws, remote)
+    prefix = f"{ws.config.ball_branch_prefix}/{slice_id}/"
+    there = git.run(["for-each-ref", "--format=%(refname)",
+                     f"{tracking(remote, prefix.rstrip('/'))}/"], ws.paths.root).stdout
+    busy = {w.branch for w in list_worktrees(ws) if w.branch}
+    for name in there.decode().split():
+        branch = prefix + name.rsplit("/", 1)[1]
+        if f"refs/heads/{branch}" not in busy:
+            bring_home(ws, remote, branch)
+
+
 def bring_home(ws: Workspace, remote: str, branch: str) -> str | None:
     """The thrower's own copy of a published ball's branch moves to the remote's tip (a
     fast-forward, compare-and-swap): scoring and merging read it. None when the remote

@@ -72,3 +72,21 @@ def test_same_path_with_different_bytes_is_refused_and_named(fresh_world: World)
     res = leap("sync", cwd=two)
     assert res.code == 1
     assert "a true conflict: slices/dup/slice.yaml holds different bytes" in res.err
+
+
+def test_a_fresh_clone_is_sent_to_the_remote_s_ledger_not_to_a_second_one(
+        fresh_world: World) -> None:
+    """`git clone` brings the ledger only as origin's remote-tracking branch: the hint leads
+    to `leap sync origin`, which takes it (`leap init` would start a root that can never
+    join the remote's)."""
+    w = fresh_world
+    path = w.base_dir / "fresh"
+    git("clone", "-q", w.url, str(path), cwd=w.base_dir)
+    res = leap("status", cwd=path)
+    assert res.code == 2 and "`leap sync origin` takes it" in res.err, res
+    assert "leap init" not in res.err, res
+    res = leap("sync", "origin", cwd=path)
+    assert res.code == 0, res
+    assert git("rev-parse", "leap/ledger", cwd=path) == git("rev-parse", "leap/ledger",
+                                                              cwd=w.bare)
+    assert leap("status", cwd=path).code == 0

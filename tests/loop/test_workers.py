@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from leapgit.ledger import layout
 from leapgit.records import yamlio
 from tests.loop import workers_world as ww
 from tests.support import GitDaemon, git, leap
@@ -307,3 +308,37 @@ def test_ctrl_c_records_the_running_round_as_0_and_gives_the_claim_back(
     got = receipts(w)["b1"]
     assert [(r["round"], r["outcome"], r["worker"]) for r in got] == [(1, 0, "polite")], got
     assert any(p.endswith("/claims/1/release.yaml") for p in claim_files(w))
+
+
+# -- a ball resumed from another machine ---------------------------------------------------
+
+HOLDING = """\
+import os, pathlib
+pathlib.Path(f"pkg/{os.environ['LEAP_BALL']}.py").write_text("def nothing():\\n    pass\\n")
+pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 0\\nevidence: not there yet\\n")
+"""
+
+
+def test_a_held_ball_is_resumed_to_workers_from_a_clone_that_never_threw_it(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A worker's four rounds all hold (the episode ends at 0); an orchestrator on another
+    clone, which never had the ball's branch, resumes it to the workers as the hold's hint
+    says: the new episode goes on from the worker's last round, as the remote holds it."""
+    w = published(daemon, jurors, "resumed")
+    (w.base_dir / "builder.py").write_text(HOLDING)
+    clone = w.clone("holder")
+    res = w.leap("worker", "--remote", "origin", "--name", "holder", "--once", cwd=clone)
+    assert res.code == 0, res
+    assert [(r["round"], r["outcome"]) for r in receipts(w)["b1"]] == \
+        [(n, 0) for n in (1, 2, 3, 4)]
+    tip = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
+    other = w.clone("second-orchestrator")
+    hold = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin", cwd=other)
+    assert hold.code == 3 and "--resume" in hold.err, hold
+    res = w.leap("throw", ww.S, "--ball", "b1", "--resume", "--remote", "origin", cwd=other)
+    assert res.code == 0 and "published to workers" in res.out, res
+    thrown = yamlio.loads(w.ledger_text(layout.throw_path(ww.S, "b1", 2))
+                          .encode(), "throw.yaml")
+    assert thrown["resumed_from"] == 1 and thrown["published"] is True, thrown
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == tip
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=other) == tip
