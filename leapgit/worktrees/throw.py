@@ -91,10 +91,12 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     assert ep is not None
     number = ep.throw.episode
     if s.own == "in-flight":
+        go_on = (f"it is published to workers: `leap worker --remote REMOTE --slice "
+                 f"{slice_id}` on any clone continues it") if ep.throw.published else \
+            (f"continue it with `leap throw {slice_id} --ball {s.ball} --run`, or close its "
+             "rounds (`leap round`)")
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
-                            "is refused", rule="L3",
-                            hint=score or f"continue it with `leap throw {slice_id} --ball "
-                            f"{s.ball} --run`, or close its rounds (`leap round`)")
+                            "is refused", rule="L3", hint=score or go_on)
     if s.own == "pass":
         raise RuleViolation(f"{slice_id}/{s.ball} already passed (1)", rule="L8")
     respecced = s.spec_version > ep.throw.spec_version

@@ -342,3 +342,32 @@ def test_a_held_ball_is_resumed_to_workers_from_a_clone_that_never_threw_it(
     assert thrown["resumed_from"] == 1 and thrown["published"] is True, thrown
     assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == tip
     assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=other) == tip
+
+
+def test_a_published_ball_in_flight_is_sent_to_a_worker_and_a_worker_continues_it(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """Its worker was stopped (Ctrl-C: round 1 held, the claim given back): throwing it
+    again is refused (L3) with the hint that leads on, and the hinted worker builds round 2
+    from the branch's tip."""
+    w = published(daemon, jurors, "inflight")
+    proc = hung_worker(w, "stopped")
+    proc.send_signal(signal.SIGINT)
+    assert wait(proc, w.base_dir / "stopped.log", 60) == 130
+    (w.base_dir / "hang-b1").unlink()
+    res = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin")
+    assert res.code == 1 and "[L3]" in res.err, res
+    hint = f"`leap worker --remote REMOTE --slice {ww.S}` on any clone continues it"
+    assert hint in res.err, res
+    # the hinted command, as is (it keeps serving: stopped once its round is up)
+    proc = w.popen("worker", "--remote", "origin", "--slice", ww.S, "--name", "next",
+                   cwd=w.clone("next"))
+    deadline = time.monotonic() + 120
+    while len(receipts(w)["b1"]) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, \
+            (w.base_dir / "next.log").read_text()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    wait(proc, w.base_dir / "next.log", 60)
+    got = receipts(w)["b1"]
+    assert [(r["round"], r["outcome"], r["worker"]) for r in got] == \
+        [(1, 0, "stopped"), (2, 1, "next")], got

@@ -15,7 +15,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ from tests.hooks.world import run_git
 from tests.scoring.world import Project, ball_yaml, build_project, commit_files, config
 from tests.support import git
 from tests.templates import Served
+from tests.tribunal.jurors import LoopbackServer
 
 if TYPE_CHECKING:
     from leapgit.records.types import StackEntry
@@ -105,14 +106,9 @@ class _Juror(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 128  # eight seats connect at once
-    daemon_threads = True
-
-
 @contextmanager
 def juror_server() -> Iterator[str]:
-    server = _Server(("127.0.0.1", 0), _Juror)
+    server = LoopbackServer(("127.0.0.1", 0), _Juror)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
