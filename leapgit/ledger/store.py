@@ -104,7 +104,7 @@ class Ledger(AbstractContextManager["Ledger"]):
         """In a clone of a project that has a ledger, taking the remote's (a second root
         made by `leap init` could never join it); elsewhere, starting one."""
         branch = self.ref.removeprefix("refs/heads/")
-        for name in sorted(self.repo.refs.keys(b"refs/remotes/")):
+        for name in sorted(self.repo.refs.keys(refname("refs/remotes/"))):
             remote, _, rest = name.decode().partition("/")
             if rest == branch:
                 return f"this clone's remote {remote} has one: `leap sync {remote}` takes it"

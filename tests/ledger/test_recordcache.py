@@ -89,3 +89,30 @@ def test_a_changed_schema_file_gets_a_cache_folder_of_its_own(tmp_path: Path) ->
     schema_file.write_text('{"type": "object", "required": ["kind"]}')
     assert schemas_stamp(str(tmp_path)) != before
     assert schemas_stamp() in RecordCache(tmp_path).root.name  # the real schemas key it
+
+
+def test_a_record_read_again_in_one_process_is_parsed_once_and_each_reader_owns_its_copy(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's memo (``ledger.view._PARSED``): `leap run` reads the same records at
+    every turn, at ever newer ledger commits; a YAML parse is ~3 ms, a copy far less."""
+    from leapgit.ledger import view as view_module
+
+    monkeypatch.setattr(view_module, "_PARSED", {})
+    parsed: list[str] = []
+    real = yamlio.loads
+
+    def counting(data: bytes, source: str) -> object:
+        parsed.append(source)
+        return real(data, source)
+
+    monkeypatch.setattr(yamlio, "loads", counting)
+    path = layout.throw_path("s", "b", 1)
+    with Ledger(repo / ".git") as ledger:
+        first = ledger.view()._validated(path)
+        assert first is not None
+        first["branch"] = "changed by its reader"
+        ledger.append({"slices/s/other.yaml": yamlio.dumps(ThrowRecord(
+            "s", "c", 1, 1, BASE, "leap/ball/s/c", "2024-01-01T00:00:00Z").to_dict())}, "more")
+        again = ledger.view().record(path, ThrowRecord)  # a newer commit, the same blob
+    assert again is not None and again.branch == "leap/ball/s/b"
+    assert len([p for p in parsed if p.endswith(path)]) == 1, parsed
