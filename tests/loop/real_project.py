@@ -243,8 +243,10 @@ def env() -> dict[str, str]:
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
-def build(base_dir: Path, daemon: GitDaemon, juror_url: str, setup: str | None = SETUP
-          ) -> Project:
+def build(base_dir: Path, daemon: GitDaemon, juror_url: str, setup: str | None = SETUP,
+          shared: bool = False) -> Project:
+    """``shared``: the config is committed on the spine (as workers on other clones need
+    it: issue 16), not kept in this checkout only."""
     bare = base_dir / "origin.git"
     git("init", "-q", "--bare", "-b", "main", str(bare), cwd=base_dir)
     res = leap("hooks", "install", "--server", cwd=bare)
@@ -267,7 +269,11 @@ def build(base_dir: Path, daemon: GitDaemon, juror_url: str, setup: str | None =
     if setup is not None:
         cfg["worktrees"] = {"setup": setup}
     (work / ".leap" / "config.yaml").write_bytes(yamlio.dumps(cfg))
-    (work / ".git" / "info" / "exclude").write_text(".leap/\n")
+    (work / ".git" / "info" / "exclude").write_text(
+        ".leap/*\n!.leap/config.yaml\n" if shared else ".leap/\n")
+    if shared:
+        git("add", ".leap/config.yaml", cwd=work)
+        git("commit", "-q", "-m", "leap config, shared with the workers", cwd=work)
     draft = base_dir / "slice.yaml"
     draft.write_text(DRAFT)
     res = leap("slice", "cut", str(draft), cwd=work)
