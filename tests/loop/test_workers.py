@@ -17,6 +17,7 @@ import pytest
 from leapgit.ledger import layout
 from leapgit.records import yamlio
 from tests.loop import workers_world as ww
+from tests.loop.workers_world import wait
 from tests.support import GitDaemon, git, leap
 from tests.tribunal.jurors import JurorServer
 
@@ -30,15 +31,6 @@ def world(daemon: GitDaemon, jurors: JurorServer, name: str, n: int,
     base.mkdir()
     return ww.build(base, lambda bare: daemon.url(str(bare.relative_to(daemon.base))),
                     jurors.url, n, deps, claim_seconds)
-
-
-def wait(proc: subprocess.Popen[bytes], log: Path, timeout: float = 240) -> int:
-    try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise AssertionError(f"timed out; {log}:\n{log.read_text()[-4000:]}") from None
 
 
 def receipts(w: ww.World) -> dict[str, list[dict[str, object]]]:

@@ -16,8 +16,17 @@ from pathlib import Path
 import pytest
 
 from leapgit.records import yamlio
-from tests.loop.real_project import DEPS, VERSION_FILE, S, build, events, integrations, \
-    jurors, paths_ever
+from tests.loop.real_project import (
+    DEPS,
+    VERSION_FILE,
+    S,
+    build,
+    events,
+    integrations,
+    jurors,
+    paths_ever,
+)
+from tests.loop.workers_world import wait
 from tests.scoring.world import Project
 from tests.support import IDENTITY, git, leap
 from tests.templates import Served
@@ -30,15 +39,6 @@ def popen(p: Project, args: list[str], cwd: Path, log: Path) -> subprocess.Popen
     out = open(log, "ab")  # noqa: SIM115 -- the child writes it
     return subprocess.Popen([sys.executable, "-m", "leapgit", *args], cwd=cwd, stdout=out,
                             stderr=subprocess.STDOUT, env={**os.environ, **IDENTITY, **p.env})
-
-
-def finish(proc: subprocess.Popen[bytes], log: Path, timeout: float) -> int:
-    try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise AssertionError(f"timed out; {log}:\n{log.read_text()[-4000:]}") from None
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +57,9 @@ def landed(isolated: Path, served: Served) -> Iterator[tuple[Project, int, list[
                          "--heartbeat", "0"], p.work, p.base_dir / "run.log")
         workers = [popen(p, ["worker", "--remote", "origin", "--name", c.name, "--poll",
                              "0.2"], c, p.base_dir / f"{c.name}.log") for c in clones]
-        code = finish(orch, p.base_dir / "run.log", 300)
-        codes = [finish(w, p.base_dir / f"{c.name}.log", 60) for w, c in zip(workers, clones)]
+        code = wait(orch, p.base_dir / "run.log", 300)
+        codes = [wait(w, p.base_dir / f"{c.name}.log", 60)
+                 for w, c in zip(workers, clones, strict=True)]
         yield p, code, codes
 
 

@@ -172,3 +172,14 @@ def build(base_dir: Path, url_of: object, juror_url: str, n: int = 2,
     git("push", "-q", "-u", "origin", "main", "leap/ledger", cwd=work)
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return World(base_dir, bare, work, url, {"PATH": path})
+
+
+def wait(proc: subprocess.Popen[bytes], log: Path, timeout: float = 240) -> int:
+    """A process's exit code; one still running after ``timeout`` is killed, and its log
+    shown."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"timed out; {log}:\n{log.read_text()[-4000:]}") from None
