@@ -280,6 +280,9 @@ class Worker:
         try:
             self._record(rec, f"claim {number} of {found.slice}/{found.ball} episode "
                          f"{found.episode}: taken by {self.opt.name}")
+        except KeyboardInterrupt:
+            self._give_back_if_taken(found, rec)
+            raise
         except (LedgerConflict, RuleViolation) as exc:
             said = exc.lines()[0]
             from leapgit.rules.claims import LEASE_PAST, LEASE_TOO_LONG
@@ -302,6 +305,23 @@ class Worker:
         self.echo(f"{found.slice}/{found.ball}: claim {number} taken by {self.opt.name}, "
                   f"episode {found.episode}, lease {self.claim_seconds:g} s")
         return number
+
+    def _give_back_if_taken(self, found: Open, rec: ClaimRecord) -> None:
+        """Ctrl-C while a take was on its way up: only the remote knows whether it landed.
+        One that did is given back at once, not left to hold the ball until its lease runs
+        out; a second Ctrl-C, or a remote out of reach, leaves that to the lease (L9)."""
+        from leapgit.ledger.sync import sync
+
+        path = layout.claim_path(rec.slice, rec.ball, rec.episode, rec.claim, "take")
+        try:
+            sync(self.opt.remote, start=self.ws.paths.root, push=False)
+            with self.ws.ledger() as ledger:
+                taken = ledger.require().record(path, ClaimRecord)
+            if taken is not None and taken.holder == self.opt.name:
+                self._release(found, rec.claim, "interrupted while claiming")
+        except (LeapError, KeyboardInterrupt):
+            self.echo(f"{found.slice}/{found.ball}: claim {rec.claim} may have landed; if "
+                      "so, its lease runs out by itself")
 
     def _renew(self, found: Open, number: int, done: threading.Event) -> None:
         """Renew once half the lease is gone: a quick build needs none, and a renewal's

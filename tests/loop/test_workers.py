@@ -363,3 +363,40 @@ def test_a_published_ball_in_flight_is_sent_to_a_worker_and_a_worker_continues_i
     got = receipts(w)["b1"]
     assert [(r["round"], r["outcome"], r["worker"]) for r in got] == \
         [(1, 0, "stopped"), (2, 1, "next")], got
+
+
+# git's post-receive runs after the refs moved, while the pusher still waits for the hook's
+# output: while the marker is there, a push has landed but its `git push` has not returned
+SLOW_HOOK = """#!/bin/sh
+if [ -e "{marker}" ]; then touch "{entered}"; sleep 3; fi
+exit 0
+"""
+
+
+def test_ctrl_c_while_the_claim_goes_up_gives_a_landed_claim_back(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """Ctrl-C came after the remote took the claim, before `git push` said so: the worker
+    gives it back before it exits, instead of leaving the ball held by no one until the
+    lease runs out (L9)."""
+    w = published(daemon, jurors, "ctrlc-claim")
+    marker, entered = w.base_dir / "slow", w.base_dir / "entered"
+    hook = w.bare / "hooks" / "post-receive"
+    hook.write_text(SLOW_HOOK.format(marker=marker, entered=entered))
+    hook.chmod(0o755)
+    marker.write_text("")
+    clone = w.clone("hasty")
+    proc = w.popen("worker", "--remote", "origin", "--name", "hasty", "--poll", "0.2",
+                   cwd=clone)
+    deadline = time.monotonic() + 60
+    while not entered.exists():  # the take landed; its push has not returned
+        assert time.monotonic() < deadline and proc.poll() is None, \
+            (w.base_dir / "hasty.log").read_text()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    marker.unlink()
+    assert wait(proc, w.base_dir / "hasty.log", 60) == 130
+    names = claim_files(w)
+    assert any(p.endswith("/claims/1/take.yaml") for p in names), names
+    assert any(p.endswith("/claims/1/release.yaml") for p in names), \
+        (names, (w.base_dir / "hasty.log").read_text())
+    assert "receipts" not in " ".join(w.ledger_files(f"slices/{ww.S}/balls/b1/"))
