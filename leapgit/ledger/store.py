@@ -102,12 +102,19 @@ class Ledger(AbstractContextManager["Ledger"]):
 
     def _missing_hint(self) -> str:
         """In a clone of a project that has a ledger, taking the remote's (a second root
-        made by `leap init` could never join it); elsewhere, starting one."""
-        branch = self.ref.removeprefix("refs/heads/")
-        for name in sorted(self.repo.refs.keys(refname("refs/remotes/"))):
-            remote, _, rest = name.decode().partition("/")
-            if rest == branch:
-                return f"this clone's remote {remote} has one: `leap sync {remote}` takes it"
+        made by `leap init` could never join it); elsewhere, starting one. A remote's
+        ledger is seen where `git clone`/`git fetch` keeps it (``refs/remotes/<remote>/``)
+        or where `leap sync` does (``refs/leap/remotes/<remote>/``)."""
+        tails = [f"/{self.ref.removeprefix('refs/')}"]
+        if self.ref.startswith("refs/heads/"):
+            tails.append(f"/{self.ref.removeprefix('refs/heads/')}")
+        for top, tail in (("refs/remotes/", tails[-1]), ("refs/leap/remotes/", tails[0])):
+            for name in sorted(self.repo.refs.keys(refname(top))):
+                text = name.decode()
+                if text.endswith(tail) and len(text) > len(tail):
+                    remote = text[: -len(tail)]
+                    return f"this clone's remote {remote} has one: `leap sync {remote}` " \
+                        "takes it"
         return "run `leap init` first"
 
     def _check_is_ledger(self, view: LedgerView) -> None:

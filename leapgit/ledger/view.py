@@ -25,18 +25,23 @@ TREE_MODE = 0o040000
 # stale, and keeping stores apart never lets one repository "see" another's objects.
 _tree_caches: dict[str, dict[bytes, Tree]] = {}
 _TREE_CACHE_MAX = 4096
-# Validated records by blob id, for this process: the same bytes parse and validate the same
-# way (the schemas do not change under a running process), so a record read again at a newer
-# ledger commit costs a copy, not a YAML parse (3 ms each; `leap run` reads the same records
-# at every turn). Each reader gets its own copy: no reader's change reaches another.
-_PARSED: dict[str, dict[str, Any]] = {}
-_PARSED_MAX = 50_000
+# Validated records by blob id, one memo per object store as the trees': the same bytes
+# parse and validate the same way (the schemas do not change under a running process), so a
+# record read again at a newer ledger commit costs a copy, not a YAML parse (3 ms each;
+# `leap run` reads the same records at every turn). Each reader gets its own copy: no
+# reader's change reaches another. Bounded by the bytes parsed (a record may be 1 MiB).
+_parsed: dict[tuple[str, str], dict[str, Any]] = {}
+_parsed_bytes = 0
+_PARSED_MAX_BYTES = 64 << 20
 
 
-def _remember(blob: str, raw: dict[str, Any]) -> None:
-    if len(_PARSED) >= _PARSED_MAX:
-        _PARSED.clear()
-    _PARSED[blob] = copy.deepcopy(raw)
+def _remember(key: tuple[str, str], raw: dict[str, Any], size: int) -> None:
+    global _parsed_bytes
+    if _parsed_bytes + size > _PARSED_MAX_BYTES:
+        _parsed.clear()
+        _parsed_bytes = 0
+    _parsed[key] = copy.deepcopy(raw)
+    _parsed_bytes += size
 
 
 class LedgerMissing(UsageError):
@@ -156,16 +161,18 @@ class LedgerView:
         hit = self.records.get(blob) if self.records is not None else None
         if hit is not None:
             return hit
-        seen = _PARSED.get(blob)
+        memo = (str(getattr(self._repo.object_store, "path", id(self._repo.object_store))),
+                blob)
+        seen = _parsed.get(memo)
         if seen is not None:
             hit = copy.deepcopy(seen)
         else:
             from leapgit.records import schema, yamlio
 
-            hit = yamlio.loads(self._blob(entry[1], path),
-                               f"{self.commit and self.commit[:12]}:{path}")
+            data = self._blob(entry[1], path)
+            hit = yamlio.loads(data, f"{self.commit and self.commit[:12]}:{path}")
             schema.validate_record(hit, path)
-            _remember(blob, hit)
+            _remember(memo, hit, len(data))
         if self.records is not None:
             self.records.put(blob, hit)
         return hit

@@ -317,7 +317,7 @@ class Worker:
             sync(self.opt.remote, start=self.ws.paths.root, push=False)
             with self.ws.ledger() as ledger:
                 taken = ledger.require().record(path, ClaimRecord)
-            if taken is not None and taken.holder == self.opt.name:
+            if taken is not None and taken.to_dict() == rec.to_dict():  # ours, not a twin's
                 self._release(found, rec.claim, "interrupted while claiming")
         except (LeapError, KeyboardInterrupt):
             self.echo(f"{found.slice}/{found.ball}: claim {rec.claim} may have landed; if "

@@ -90,3 +90,13 @@ def test_a_fresh_clone_is_sent_to_the_remote_s_ledger_not_to_a_second_one(
     assert git("rev-parse", "leap/ledger", cwd=path) == git("rev-parse", "leap/ledger",
                                                               cwd=w.bare)
     assert leap("status", cwd=path).code == 0
+
+
+def test_the_hint_names_a_remote_whose_name_has_a_slash(fresh_world: World) -> None:
+    w = fresh_world
+    path = w.base_dir / "slashed"
+    git("clone", "-q", "--origin", "team/main", w.url, str(path), cwd=w.base_dir)
+    res = leap("status", cwd=path)
+    assert res.code == 2 and "`leap sync team/main` takes it" in res.err, res
+    assert leap("sync", "team/main", cwd=path).code == 0
+    assert leap("status", cwd=path).code == 0

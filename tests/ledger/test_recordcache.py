@@ -93,11 +93,11 @@ def test_a_changed_schema_file_gets_a_cache_folder_of_its_own(tmp_path: Path) ->
 
 def test_a_record_read_again_in_one_process_is_parsed_once_and_each_reader_owns_its_copy(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The process's memo (``ledger.view._PARSED``): `leap run` reads the same records at
+    """The process's memo (``ledger.view._parsed``): `leap run` reads the same records at
     every turn, at ever newer ledger commits; a YAML parse is ~3 ms, a copy far less."""
     from leapgit.ledger import view as view_module
 
-    monkeypatch.setattr(view_module, "_PARSED", {})
+    monkeypatch.setattr(view_module, "_parsed", {})
     parsed: list[str] = []
     real = yamlio.loads
 

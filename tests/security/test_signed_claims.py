@@ -21,6 +21,7 @@ from leapgit.records.claims import ClaimRecord
 from leapgit.records.types import Receipt, ThrowRecord
 from leapgit.timeutil import iso_at, now_iso
 from tests.signing.world import NOW, SLICE, SignedWorld, signed_world
+from tests.support import leap
 from tests.templates import Served
 
 BALL = "b"
@@ -46,11 +47,12 @@ def fingerprint(key: Path) -> str:
     return out.split()[1]
 
 
-def take(w: SignedWorld, holder: str, signer: str) -> subprocess.CompletedProcess[str]:
-    rec = ClaimRecord(SLICE, BALL, 1, 1, "take", holder, now_iso(),
+def take(w: SignedWorld, holder: str, signer: str, claim: int = 1
+         ) -> subprocess.CompletedProcess[str]:
+    rec = ClaimRecord(SLICE, BALL, 1, claim, "take", holder, now_iso(),
                       claimed_until=iso_at(time.time() + 60),
                       key=fingerprint(w.keys[signer]))
-    w.append({layout.claim_path(SLICE, BALL, 1, 1, "take"): yamlio.dumps(rec.to_dict())},
+    w.append({layout.claim_path(SLICE, BALL, 1, claim, "take"): yamlio.dumps(rec.to_dict())},
              signer, "claim b")
     return w.push("leap/ledger")
 
@@ -106,3 +108,23 @@ def test_a_round_commit_signed_by_the_claim_s_key_is_accepted(sw: SignedWorld) -
     sw.build(BALL, {"src/b.py": "B = 20\n"}, "bob")
     res = sw.push(f"leap/ball/{SLICE}/{BALL}")
     assert res.returncode == 0, res.stderr
+
+
+def test_the_audit_keeps_a_round_made_under_an_earlier_claim_once_another_holds_the_ball(
+        sw: SignedWorld) -> None:
+    """Blind review: bob's round, signed under his claim 1, stays his once he gave the ball
+    back and alice holds claim 2; the audit judges it by the claim it was made under (the
+    server did, at its push), not by the claim live at the end of history."""
+    assert take(sw, "bob", "bob").returncode == 0
+    sw.build(BALL, {"src/b.py": "B = 20\n"}, "bob")
+    res = sw.push(f"leap/ball/{SLICE}/{BALL}")
+    assert res.returncode == 0, res.stderr
+    rel = ClaimRecord(SLICE, BALL, 1, 1, "release", "bob", now_iso(), reason="done")
+    sw.append({layout.claim_path(SLICE, BALL, 1, 1, "release"): yamlio.dumps(rel.to_dict())},
+              "bob", "give b back")
+    assert sw.push("leap/ledger").returncode == 0
+    res = take(sw, "alice", "alice", claim=2)
+    assert res.returncode == 0, res.stderr
+    audited = leap("audit-signatures", cwd=sw.work)
+    assert "a round of" not in audited.out + audited.err, audited
+    assert audited.code == 0, audited
