@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # annotations only: a command pays for no other command's mod
     from leapgit.commands.init import InitResult
     from leapgit.commands.log import LogEntry
     from leapgit.commands.slice import CutResult
-    from leapgit.commands.status import BallScore, Status
+    from leapgit.commands.status import BallScore, Landing, Status
     from leapgit.rules.readiness import BallStanding
     from leapgit.slices.check import CheckedSlice
     from leapgit.worktrees.check import CheckResult
@@ -87,6 +87,8 @@ def status_lines(s: Status) -> list[str]:
             from leapgit.records.usage import show as show_usage  # only once a ball scored
 
             out.append(f"  spent on jurors: {show_usage(spent)}")
+        if sl.landing is not None:  # T9: land, then prove it live
+            out.extend(_landing_lines(sl.landing, rec.slice))
         if sl.abandoned is not None:  # L3: thrown no more; its worktrees are prunable
             out.append(f"  abandoned at {sl.abandoned.abandoned_at}: {sl.abandoned.reason} "
                        f"(`leap worktree prune {rec.slice}` removes its worktrees)")
@@ -117,6 +119,19 @@ def status_lines(s: Status) -> list[str]:
                 out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out
+
+
+def _landing_lines(landing: Landing, slice_id: str) -> list[str]:
+    line = f"  {landing.state()} (merge {landing.merge} at {landing.tip[:12]})"
+    live = landing.live
+    if landing.declared and live is None:
+        return [line, f"    `leap run {slice_id}` proves it live"]
+    if live is None or live.outcome == 1:
+        return [line]
+    from leapgit.loop.live import failed_hint
+
+    return [line, f"    live proof attempt {live.attempt} at {live.tip[:12]} exited "
+            f"{live.exit_code}; {failed_hint(slice_id)}"]
 
 
 def _score_detail(scored: BallScore | None) -> list[str]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from leapgit.audit.presence import Presence
     from leapgit.ledger.store import LedgerView
     from leapgit.records.abandon import AbandonRecord
+    from leapgit.records.live import LiveProofRecord
     from leapgit.records.usage import Usage
 
 
@@ -35,6 +36,31 @@ class BallScore(NamedTuple):
         return {"score": self.score, "outcome": self.outcome, "reason": self.reason}
 
 
+class Landing(NamedTuple):
+    """A merged slice's last merge and, when the slice declares one, its live proof's last
+    attempt (T9: land, then prove it live; a failed proof reopens the slice)."""
+
+    merge: int
+    tip: str
+    declared: bool
+    live: LiveProofRecord | None
+
+    def state(self) -> str:
+        if not self.declared:
+            return "landed, live proof not declared"
+        if self.live is None:
+            return "landed, live proof not run yet"
+        return "landed, live proof held" if self.live.outcome == 1 else \
+            "reopened: the landed slice fails its live proof"
+
+    def to_json(self) -> dict[str, Any]:
+        live = self.live
+        return {"merge": self.merge, "tip": self.tip, "state": self.state(),
+                "live_proof": None if live is None else {
+                    "outcome": live.outcome, "attempt": live.attempt, "tip": live.tip,
+                    "exit_code": live.exit_code}}
+
+
 # NamedTuples, as records.types: a frozen dataclass compiles its methods as it is defined
 # (~0.5 ms a class, paid on every `leap status`, issue 13 item 7)
 class SliceStatus(NamedTuple):
@@ -46,6 +72,7 @@ class SliceStatus(NamedTuple):
     reopens: dict[str, SpineHit]
     abandoned: AbandonRecord | None = None  # the slice was given up (L3, L4)
     scores: Mapping[str, BallScore] = {}  # thrown balls that were scored (never mutated)
+    landing: Landing | None = None  # merged: its last merge and live proof
 
     @property
     def spent(self) -> Usage | None:
@@ -66,6 +93,7 @@ class SliceStatus(NamedTuple):
             "abandoned": None if self.abandoned is None else {
                 "reason": self.abandoned.reason, "at": self.abandoned.abandoned_at},
             "spent": None if spent is None else spent.to_dict(),
+            "landing": None if self.landing is None else self.landing.to_json(),
             "waves": [
                 [self._ball_json(b, round_limit) for b in self.balls if b.wave == i]
                 for i in range(len(self.record.waves))
@@ -146,7 +174,8 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             out.append(SliceStatus(rec, balls, depends,
                                    assess(view, rec, ws.config.round_cap), {},
                                    abandoned=query.abandoned(view, sid),
-                                   scores=ball_scores(view, sid, balls)))
+                                   scores=ball_scores(view, sid, balls),
+                                   landing=landing(view, rec)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen
@@ -157,6 +186,15 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
 
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)
+
+
+def landing(view: LedgerView, rec: SliceRecord) -> Landing | None:
+    merges = history.merge_records(view, rec.slice)
+    if not merges:
+        return None
+    last = merges[-1]
+    tried = history.live_proofs(view, rec.slice, last.number) if rec.live_proof else []
+    return Landing(last.number, last.tip, bool(rec.live_proof), tried[-1] if tried else None)
 
 
 def ball_scores(view: LedgerView, slice_id: str, balls: tuple[query.BallState, ...]

@@ -11,6 +11,7 @@ from leapgit.ledger import layout
 if TYPE_CHECKING:  # imported where read: the post-commit hook mostly finds no such record
     from leapgit.ledger.store import LedgerView
     from leapgit.records.kinds import Loadable
+    from leapgit.records.live import LiveProofRecord
     from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
     from leapgit.records.usage import Usage
 
@@ -111,6 +112,19 @@ def reopens(view: LedgerView, slice_id: str, ball_id: str) -> list[ReopenRecord]
 def next_number(view: LedgerView, folder: str) -> int:
     found = _numbers(view, folder)
     return found[-1] + 1 if found else 1
+
+
+def live_proofs(view: LedgerView, slice_id: str, merge: int) -> list[LiveProofRecord]:
+    """The live proofs of the slice's merge ``merge``, attempt by attempt (T9: a failed one
+    is tried again, as the next attempt, once a fix landed on the spine)."""
+    from leapgit.records.live import LiveProofRecord
+
+    out: list[LiveProofRecord] = []
+    while True:
+        rec = view.record(layout.live_path(slice_id, merge, len(out) + 1), LiveProofRecord)
+        if rec is None:
+            return out
+        out.append(rec)
 
 
 def merge_records(view: LedgerView, slice_id: str) -> list[MergeRecord]:

@@ -42,16 +42,16 @@ def prove_live(ws: Workspace, slice_id: str) -> Proved:
         if not rec.live_proof or not merges:
             return Proved(None, False)
         merged = merges[-1]
-        number, attempt, tip = merged.number, 1, merged.tip
-        while True:
-            done = view.record(layout.live_path(slice_id, number, attempt), LiveProofRecord)
-            if done is None:
-                break
+        number, tip = merged.number, merged.tip
+        tried = history.live_proofs(view, slice_id, number)
+        if tried:
+            done = tried[-1]
             spine = git.rev_parse(f"refs/heads/{ws.config.spine}", root)
             if done.outcome == 1 or spine is None or spine == done.tip \
                     or not git.is_ancestor(root, done.tip, spine):
                 return Proved(done, False)  # held, or nothing landed since it failed
-            attempt, tip = attempt + 1, spine
+            tip = spine
+        attempt = len(tried) + 1
     with temporary(root, tip, prefix="leap-live-") as tree:
         run = run_command("live_proof", rec.live_proof, tree,
                           timeout=ws.config.tribunal.test_timeout)

@@ -78,7 +78,11 @@ def test_killed_at_ten_moments_the_slice_lands_once(isolated: Path, served: Serv
                 assert "interrupted" in said
             if was_killed:
                 killed.append(name)
-        final = p.leap("run", S, "--heartbeat", "0")
+            if name == "before the live proof":  # landed, not proved: status says so
+                shown = p.leap("status", S).out
+                assert "landed, live proof not run yet" in shown, shown
+                assert f"`leap run {S}` proves it live" in shown, shown
+        final = p.leap("run", S, "--heartbeat", "0")  # that hint, exactly
     assert final.code == 0, final.out[-3000:]
     assert "landed, live proof held" in final.out
     assert len(killed) == len(MOMENTS), killed  # every moment was reached, and killed

@@ -180,8 +180,8 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
     """T9: the landed slice fails its live proof: the run exits 1 and says what leads on (a
     fix in a slice of its own, then `leap run` again); following it exactly, the fix lands
     and the first slice is proved again on the spine tip that holds it (attempt 2), which
-    the server takes. (Issue 15 item 6 asks for a reopen record; none is written: see the
-    closing note.)"""
+    the server takes. Issue 15 item 6: the failed proof's record is the slice's reopen:
+    `leap status` reads the slice as reopened, with the same hint, until an attempt holds."""
     from leapgit.ledger import layout
     from leapgit.records.live import LiveProofRecord
     from tests.scoring.world import ball_yaml
@@ -198,6 +198,13 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         hint = str(proof.get("hint"))
         assert "`leap slice cut FILE`, then `leap run FIX`" in hint, proof
         assert "`leap run live` proves it live again" in hint, proof
+        # the slice reads as reopened, with the same hint, until a later attempt holds
+        shown = p.leap("status", "live")
+        assert "reopened: the landed slice fails its live proof (merge 1 at" in shown.out, \
+            shown.out
+        assert "live proof attempt 1 at" in shown.out and hint in shown.out, shown.out
+        landing = json.loads(p.leap("status", "live", "--json").out)["slices"][0]["landing"]
+        assert landing["live_proof"]["outcome"] == -1 and landing["merge"] == 1, landing
         # a second attempt forged on a tip the server's spine does not hold is refused (T9)
         from leapgit.records import trailers as tr
         from tests.hooks.world import run_git
@@ -247,6 +254,8 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
     assert retried is not None and retried.outcome == 1 and retried.tip != first.tip
     listed = git("ls-tree", "-r", "--name-only", "leap/ledger", cwd=p.bare).splitlines()
     assert layout.live_path("live", 1, 2) in listed  # the server took it
+    shown = p.leap("status", "live").out
+    assert "landed, live proof held (merge 1 at" in shown and "reopened" not in shown, shown
 
 
 # -- finding 5 --------------------------------------------------------------------------
