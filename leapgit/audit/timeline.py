@@ -127,7 +127,7 @@ def _merge_lease(path: str, data: bytes, spine: str, index: dict[bytes, int],
     if _MERGE_RECORD.fullmatch(path) is None:  # merge 1, or a re-merge after a reopen
         return
     try:
-        raw = yamlio.loads(data, path)
+        raw = yamlio.loads_shared(data, path)
     except LeapError:
         return
     if not isinstance(raw, dict) or raw.get("kind") != "merge" or raw.get("spine") != spine:

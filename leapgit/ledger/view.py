@@ -4,12 +4,12 @@ id (a tree is immutable)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from leapgit.errors import InvalidRecord, LeapError, UsageError
 from leapgit.gitobj import oid
+from leapgit.records.yamlio import copy_plain
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
@@ -40,7 +40,7 @@ def _remember(key: tuple[str, str], raw: dict[str, Any], size: int) -> None:
     if _parsed_bytes + size > _PARSED_MAX_BYTES:
         _parsed.clear()
         _parsed_bytes = 0
-    _parsed[key] = copy.deepcopy(raw)
+    _parsed[key] = copy_plain(raw)
     _parsed_bytes += size
 
 
@@ -165,12 +165,12 @@ class LedgerView:
                 blob)
         seen = _parsed.get(memo)
         if seen is not None:
-            hit = copy.deepcopy(seen)
+            hit = copy_plain(seen)
         else:
             from leapgit.records import schema, yamlio
 
             data = self._blob(entry[1], path)
-            hit = yamlio.loads(data, f"{self.commit and self.commit[:12]}:{path}")
+            hit = yamlio.loads_shared(data, f"{self.commit and self.commit[:12]}:{path}")
             schema.validate_record(hit, path)
             _remember(memo, hit, len(data))
         if self.records is not None:

@@ -83,7 +83,7 @@ def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,
         return Refusal("L8", ref, sha, path, f"mode {mode:o} is not a plain file",
                        "records are plain YAML files")
     try:
-        raw = yamlio.loads(ctx.objects.capped(blob, path, yamlio.MAX_BYTES), path)
+        raw = yamlio.loads_shared(ctx.objects.capped(blob, path, yamlio.MAX_BYTES), path)
         fifth = _fifth_round(ctx, ref, sha, path, raw)
         if fifth is not None:
             return fifth

@@ -25,7 +25,7 @@ def _load(data: bytes, path: str) -> dict[str, Any] | None:
     from leapgit.records import yamlio
 
     try:
-        raw = yamlio.loads(data, path)
+        raw = yamlio.loads_shared(data, path)
     except LeapError:
         return None  # the ledger rules refuse it (L8)
     return raw if isinstance(raw, dict) else None

@@ -98,6 +98,7 @@ def test_a_record_read_again_in_one_process_is_parsed_once_and_each_reader_owns_
     from leapgit.ledger import view as view_module
 
     monkeypatch.setattr(view_module, "_parsed", {})
+    monkeypatch.setattr(yamlio, "_shared", {})
     parsed: list[str] = []
     real = yamlio.loads
 
@@ -116,3 +117,23 @@ def test_a_record_read_again_in_one_process_is_parsed_once_and_each_reader_owns_
         again = ledger.view().record(path, ThrowRecord)  # a newer commit, the same blob
     assert again is not None and again.branch == "leap/ball/s/b"
     assert len([p for p in parsed if p.endswith(path)]) == 1, parsed
+
+
+def test_shared_parsing_gives_each_caller_its_own_copy_and_refuses_bad_bytes_each_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``yamlio.loads_shared``: what the server's ledger rule, the signature rules, the audit
+    and the views parse ledger records with, once per process for the same bytes."""
+    monkeypatch.setattr(yamlio, "_shared", {})
+    data = b"kind: throw\nballs: [a, b]\nnested: {x: 1}\n"
+    first = yamlio.loads_shared(data, "one.yaml")
+    first["balls"].append("changed")
+    first["nested"]["x"] = 2
+    again = yamlio.loads_shared(data, "two.yaml")
+    assert again == {"kind": "throw", "balls": ["a", "b"], "nested": {"x": 1}}
+    assert len(yamlio._shared) == 1
+    for _ in range(2):  # never remembered: refused again, naming the file it came from
+        with pytest.raises(InvalidRecord) as info:
+            yamlio.loads_shared(b"a: *alias\n", "bad.yaml")
+        assert "bad.yaml" in " ".join(info.value.lines())
+    with pytest.raises(InvalidRecord):
+        yamlio.loads_shared(b"a: " + b"x" * yamlio.MAX_BYTES + b"\n", "huge.yaml")
