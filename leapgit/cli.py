@@ -371,11 +371,14 @@ def _run() -> click.Command:
     @click.option("--remote", metavar="REMOTE",
                   help="publish each thrown ball on this shared remote and wait for "
                        "`leap worker`s to build it; scoring and the merge stay here")
+    @click.option("--take-over", is_flag=True,
+                  help="with --remote: take over the run lease of a run on another clone "
+                       "that is gone for good (its machine lost)")
     @click.option("--poll", type=click.FloatRange(min=0.05), default=1.0, hidden=True)
     @click.pass_context
     def run_cmd(ctx: click.Context, slice_id: str, jobs: int, max_minutes: float | None,
                 resume_holds: bool, as_json: bool, heartbeat: float | None,
-                remote: str | None, poll: float) -> None:
+                remote: str | None, take_over: bool, poll: float) -> None:
         """Drive a slice from its cut to the spine: reds, waves, scores, the merge, the
         live proof.
 
@@ -388,7 +391,8 @@ def _run() -> click.Command:
         with its respec command (L3). When every ball passed: `leap merge`, then the
         slice's live_proof on the landed spine tip (T9), recorded against the merge.
         Nothing is kept but the ledger: after Ctrl-C, kill -9 or a reboot, `leap run SLICE`
-        again goes on where the ledger says. One run of a slice at a time.
+        again goes on where the ledger says. One run of a slice at a time: with --remote,
+        on every clone of the remote (a run lease on its ledger, L3).
 
         \b
         Exit codes: 0 merged and its live proof held (or none declared: said so);
@@ -399,8 +403,14 @@ def _run() -> click.Command:
         from leapgit.loop.drive import Options
         from leapgit.worktrees.buildround import HEARTBEAT
 
+        if take_over and remote is None:
+            from leapgit.errors import UsageError as LeapUsageError
+
+            raise LeapUsageError("--take-over takes over a run lease on a shared remote: "
+                                 "give it with --remote REMOTE", rule="L3")
         options = Options(jobs, max_minutes, resume_holds,
-                          HEARTBEAT if heartbeat is None else heartbeat, remote, poll)
+                          HEARTBEAT if heartbeat is None else heartbeat, remote, poll,
+                          take_over)
         end = run_slice(slice_id, sys.stdout, options, as_json)
         if not as_json:
             _emit(table_lines(end))

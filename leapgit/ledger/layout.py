@@ -8,6 +8,8 @@ so a reader (and ``pre-receive``) can check that a record sits where it claims t
     slices/<slice>/abandon.yaml                                 the slice given up (L3, L4)
     slices/<slice>/live/<n>.yaml                                merge n's live proof (T9)
     slices/<slice>/live/<n>-<a>.yaml                            its attempt a > 1, after a fix
+    slices/<slice>/runs/<n>/take.yaml                           run lease n: one `leap run` (L3)
+    slices/<slice>/runs/<n>/release.yaml                        its release
     slices/<slice>/balls/<ball>/ball.yaml                       spec version 1
     slices/<slice>/balls/<ball>/specs/<v>.yaml                  spec version v > 1 (L3)
     slices/<slice>/balls/<ball>/episodes/<e>/throw.yaml          base, spec version, worktree
@@ -122,6 +124,14 @@ def live_path(slice_id: str, merge: int, attempt: int = 1) -> str:
     return f"{slice_dir(slice_id)}/live/{name}.yaml"
 
 
+def runs_dir(slice_id: str) -> str:
+    return f"{slice_dir(slice_id)}/runs"
+
+
+def run_path(slice_id: str, run: int, action: str) -> str:
+    return f"{runs_dir(slice_id)}/{run}/{action}.yaml"
+
+
 def leases_dir(spine: str) -> str:
     return f"spines/{spine}/leases"
 
@@ -156,6 +166,8 @@ def path_for(record: dict[str, Any], source: str = "record") -> str:
                           record["claim"], record["action"], record.get("renewal"))
     if kind == "lease":
         return lease_path(record["spine"], record["lease"], record["action"])
+    if kind == "run":
+        return run_path(record["slice"], record["run"], record["action"])
     if kind == "red":
         return red_path(record["slice"], record["ball"], record["red"])
     if kind == "score":

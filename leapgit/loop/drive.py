@@ -86,6 +86,7 @@ class Options:
     heartbeat: float = HEARTBEAT
     remote: str | None = None  # issue 16: publish there; `leap worker`s build the balls
     poll: float = 1.0  # with remote: seconds between looks at it while workers build
+    take_over: bool = False  # with remote: take over the run lease of a run that is gone
 
 
 class SliceRun:
@@ -108,8 +109,12 @@ class SliceRun:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> RunEnd:
+        if self.opt.remote is not None:  # any clone of the remote may drive: its ledger
+            from leapgit.ledger.sync import sync
+
+            sync(self.opt.remote, start=self.ws.paths.root, push=False)
         self._preflight()
-        with RunLease(self.ws.paths.common_dir, self.slice):
+        with RunLease(self.ws, self.slice, self.opt.remote, self.opt.take_over):
             self.events.emit("start", jobs=self.opt.jobs, resume_holds=self.opt.resume_holds,
                              max_minutes=self.opt.max_minutes)
             end = RunEnd(self.slice)

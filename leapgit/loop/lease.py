@@ -2,7 +2,13 @@
 on ``<git common dir>/leap/runs/<slice>.lock`` held for the life of the run, beside a file
 naming its holder (host, process, start). The operating system gives the lock back when the
 holder dies, however it dies (``kill -9``, a reboot), so a stale lease never blocks the next
-run; a second run while the first lives is refused, naming the first.
+run of this clone; a second run while the first lives is refused, naming the first.
+
+With a shared remote (`leap run --remote`, issue 15 item 7), the run also holds the slice's
+run lease on the remote's ledger (``rules.runs``): taken by the remote's compare-and-swap
+before the run starts, given back when it ends. A run on another clone is refused, naming
+it; a run of this clone whose process is gone is taken over at once (this clone's lock
+being free says so); one of another clone only when asked (``--take-over``).
 
 Nothing else is kept here: what the run decided is in the ledger and in git (L8), and the
 per-ball drive locks (``worktrees.drivelock``) still hold every builder to its worktree."""
@@ -15,18 +21,27 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from leapgit.errors import Hold
+from leapgit.errors import Hold, LedgerConflict
+from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.timeutil import now_iso
 
+_TAKE_ATTEMPTS = 5  # a lost race for the next number looks again
+
 
 class RunLease:
-    def __init__(self, common_dir: Path, slice_id: str) -> None:
+    def __init__(self, ws: Workspace, slice_id: str, remote: str | None = None,
+                 take_over: bool = False) -> None:
+        common_dir = ws.paths.common_dir
         folder = common_dir / "leap" / "runs"
         folder.mkdir(parents=True, exist_ok=True)
         self.slice = slice_id
         self._lock = FileLock(str(folder / f"{slice_id}.lock"), thread_local=False)
         self._holder = folder / f"{slice_id}.holder.yaml"
+        self.ws, self.remote, self.take_over = ws, remote, take_over
+        self._root = ws.paths.root
+        self.clone = f"{socket.gethostname()}:{Path(os.path.realpath(common_dir))}"
+        self.number: int | None = None  # the run lease taken on the remote
 
     def __enter__(self) -> RunLease:
         try:
@@ -36,6 +51,12 @@ class RunLease:
                        "one `leap run` drives a slice at a time", rule="L3",
                        hint="wait for that run to end (or stop it), then `leap run "
                             f"{self.slice}` continues where the ledger says") from None
+        try:
+            if self.remote is not None:
+                self._take(self.remote)
+        except BaseException:
+            self._lock.release()
+            raise
         me = {"host": socket.gethostname(), "pid": os.getpid(), "started_at": now_iso()}
         tmp = self._holder.with_suffix(".tmp")
         tmp.write_bytes(yamlio.dumps(me))
@@ -43,8 +64,69 @@ class RunLease:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._holder.unlink(missing_ok=True)
-        self._lock.release()
+        try:
+            if self.remote is not None and self.number is not None:
+                self._give_back(self.remote, self.number)
+        finally:
+            self._holder.unlink(missing_ok=True)
+            self._lock.release()
+
+    # -- the remote's run lease ---------------------------------------------------------
+    def _take(self, remote: str) -> None:
+        from leapgit.ledger import layout
+        from leapgit.ledger.sync import push_records, sync
+        from leapgit.records import trailers as tr
+        from leapgit.records.runs import RunLeaseRecord
+        from leapgit.rules.runs import RULE, open_run, run_leases
+
+        for _ in range(_TAKE_ATTEMPTS):
+            sync(remote, start=self._root, push=False)  # the remote's ledger, ours on it
+            with self.ws.ledger() as ledger:
+                view = ledger.require()
+                leases, found = run_leases(view, self.slice), open_run(view, self.slice)
+            over = None
+            if found is not None and found.take is not None:
+                mine = found.take.holder == self.clone  # this clone's lock is ours: gone
+                if not mine and not self.take_over:
+                    raise Hold(f"slice {self.slice} is being run by {found.named()} on "
+                               f"{remote}; one `leap run` drives a slice at a time",
+                               rule=RULE, hint=f"wait for that run to end; if it is gone "
+                               f"for good, `leap run {self.slice} --remote {remote} "
+                               "--take-over` takes its lease over")
+                over = found.number
+            number = len(leases) + 1
+            rec = RunLeaseRecord(self.slice, number, "take", self.clone, os.getpid(),
+                                 now_iso(), takes_over=over,
+                                 reason=None if over is None else "its run is gone")
+            try:
+                push_records(remote, {layout.run_path(self.slice, number, "take"):
+                                      yamlio.dumps(rec.to_dict())},
+                             f"run lease {number} of {self.slice}: taken"
+                             + (f" over from run lease {over}" if over else ""),
+                             [(tr.SLICE, self.slice)], start=self._root)
+            except LedgerConflict:
+                continue  # another run took that number first: look again
+            self.number = number
+            return
+        raise Hold(f"the run lease of {self.slice} on {remote} kept moving", rule=RULE,
+                   hint=f"run `leap run {self.slice} --remote {remote}` again")
+
+    def _give_back(self, remote: str, number: int) -> None:
+        from leapgit.errors import LeapError
+        from leapgit.ledger import layout
+        from leapgit.ledger.sync import push_records
+        from leapgit.records import trailers as tr
+        from leapgit.records.runs import RunLeaseRecord
+
+        rec = RunLeaseRecord(self.slice, number, "release", self.clone, os.getpid(),
+                             now_iso())
+        try:
+            push_records(remote, {layout.run_path(self.slice, number, "release"):
+                                  yamlio.dumps(rec.to_dict())},
+                         f"run lease {number} of {self.slice}: given back",
+                         [(tr.SLICE, self.slice)], start=self._root)
+        except LeapError:
+            pass  # left open: this clone's next run takes it over at once
 
     def _named(self) -> str:
         try:

@@ -36,6 +36,7 @@ TYPE_OF_KIND = {
     "live_proof": "leapgit.records.live:LiveProofRecord",
     "probe": "leapgit.records.probe:ProbeRecord",
     "claim": "leapgit.records.claims:ClaimRecord",
+    "run": "leapgit.records.runs:RunLeaseRecord",
 }
 _KIND_OF_TYPE = {name: kind for kind, name in TYPE_OF_KIND.items()}
 

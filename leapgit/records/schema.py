@@ -22,7 +22,7 @@ from leapgit.errors import InvalidRecord
 RECORD_KINDS = (
     "ledger", "slice", "ball", "throw", "receipt", "checkpoint", "envelope", "verdict",
     "summary", "merge", "routing", "lease", "red", "score", "reopen",
-    "abandon", "live_proof", "probe", "claim",
+    "abandon", "live_proof", "probe", "claim", "run",
 )
 
 

@@ -175,6 +175,13 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
             lease_problems(view, str(raw["spine"])) if where == path]
     if kind == "claim":
         return _check_claim(ctx, ref, sha, path, raw, view)
+    if kind == "run":
+        from leapgit.records.runs import RunLeaseRecord
+        from leapgit.rules.runs import RULE, run_problems
+
+        return [Refusal(RULE, ref, sha, path, why, "one `leap run` drives a slice at a "
+                        "time: it takes the next run lease, and gives it back when it ends")
+                for why in run_problems(view, RunLeaseRecord.from_dict(raw))]
     return []
 
 

@@ -13,6 +13,7 @@
 | summary                        |                       |                                        |
 | lease, merge                   | integrator            | one write spine (L9)                   |
 | probe                          | scorer or admin       | canaries of the tribunal's rungs (T2)  |
+| run                            | integrator, scorer, admin | one `leap run` a slice (L3)        |
 
 A kind missing from the table needs ``admin``: an unknown record fails closed.
 """
@@ -43,6 +44,7 @@ RECORD_ROLES: Mapping[str, frozenset[str]] = {
     "lease": frozenset({INTEGRATOR}),
     "merge": frozenset({INTEGRATOR}),
     "probe": frozenset({SCORER, ADMIN}),  # issue 17: who convenes the tribunal probes it
+    "run": frozenset({INTEGRATOR, SCORER, ADMIN}),  # issue 15: who drives `leap run`
     # a reopen only ever takes a pass away (L8): the post-commit hook (a builder), a scorer or
     # the integrator may write one
     "reopen": frozenset({BUILDER, SCORER, INTEGRATOR}),

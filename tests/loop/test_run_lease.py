@@ -1,0 +1,119 @@
+"""One `leap run` drives a slice at a time across clones (L3, issue 15 item 7): with a
+shared remote the run holds the slice's run lease on the remote's ledger (``rules.runs``).
+A run on another clone is refused, naming it, and its hint leads on; a run killed with -9
+is taken over by its own clone's next run at once. Real clones, the real hook behind
+`git daemon`; no worker builds here, so each run waits on its published balls until the
+test stops it."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from leapgit.errors import RuleViolation
+from leapgit.ledger import layout
+from leapgit.ledger.sync import push_records
+from leapgit.records import yamlio
+from leapgit.records.runs import RunAction, RunLeaseRecord
+from leapgit.timeutil import now_iso
+from tests.loop import workers_world as ww
+from tests.loop.workers_world import wait
+from tests.support import GitDaemon, leap
+from tests.tribunal.jurors import JurorServer
+
+
+def world(daemon: GitDaemon, jurors: JurorServer, name: str) -> ww.World:
+    base = daemon.base / name
+    base.mkdir()
+    return ww.build(base, lambda bare: daemon.url(str(bare.relative_to(daemon.base))),
+                    jurors.url, 2)
+
+
+def running(w: ww.World, cwd: Path, log: str, *extra: str) -> subprocess.Popen[bytes]:
+    return w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
+                   *extra, cwd=cwd, log=w.base_dir / log)
+
+
+def lease(w: ww.World, number: int, action: str = "take", timeout: float = 120
+          ) -> dict[str, object]:
+    """The remote's run lease record, once it is there."""
+    path = layout.run_path(ww.S, number, action)
+    deadline = time.monotonic() + timeout
+    while path not in w.ledger_files(f"slices/{ww.S}/runs/"):
+        assert time.monotonic() < deadline, (path, w.ledger_files(f"slices/{ww.S}/runs/"))
+        time.sleep(0.1)
+    return yamlio.loads(w.ledger_text(path).encode(), path)
+
+
+def test_a_run_on_another_clone_is_refused_and_the_take_over_hint_leads_on(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = world(daemon, jurors, "two-drivers")
+    first = running(w, w.work, "first.log")
+    took = lease(w, 1)
+    other = w.clone("other")
+    res = w.leap("run", ww.S, "--remote", "origin", "--heartbeat", "0", cwd=other)
+    assert res.code == 3 and "[L3]" in res.err, res
+    assert f"is being run by run lease 1 of {took['holder']} (process {first.pid}" in res.err
+    hint = f"`leap run {ww.S} --remote origin --take-over` takes its lease over"
+    assert hint in res.err, res
+    assert layout.run_path(ww.S, 2, "take") not in w.ledger_files("/runs/")  # nothing taken
+    first.kill()  # its machine lost: the lease stays open
+    first.wait()
+    second = running(w, other, "second.log", "--take-over")  # the hint, exactly
+    took2 = lease(w, 2)
+    assert took2["takes_over"] == 1 and took2["holder"] != took["holder"], took2
+    second.send_signal(signal.SIGINT)
+    assert wait(second, w.base_dir / "second.log", 60) == 130
+    assert lease(w, 2, "release", 30)["holder"] == took2["holder"]
+
+
+def test_a_killed_run_is_taken_over_by_its_own_clone_at_once(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = world(daemon, jurors, "killed-driver")
+    first = running(w, w.work, "first.log")
+    lease(w, 1)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    again = running(w, w.work, "again.log")
+    took = lease(w, 2)
+    assert took["takes_over"] == 1, took
+    again.send_signal(signal.SIGINT)
+    assert wait(again, w.base_dir / "again.log", 60) == 130
+    lease(w, 2, "release", 30)
+    names = w.ledger_files(f"slices/{ww.S}/runs/")
+    assert layout.run_path(ww.S, 1, "release") not in names, names  # closed by the take over
+
+
+def test_take_over_without_a_remote_is_bad_input(daemon: GitDaemon, jurors: JurorServer
+                                                 ) -> None:
+    w = world(daemon, jurors, "no-remote")
+    res = leap("run", ww.S, "--take-over", cwd=w.work)
+    assert res.code == 2 and "--take-over" in res.err and "[L3]" in res.err, res
+    assert "Traceback" not in res.err
+
+
+def test_the_server_refuses_a_second_open_run_lease_and_a_release_by_another_clone(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """``rules.runs`` at the server: what a run that skipped its own check would push."""
+    w = world(daemon, jurors, "forged-runs")
+    first = running(w, w.work, "first.log")
+    try:
+        lease(w, 1)
+        other = w.clone("forger")
+        assert w.leap("sync", "origin", cwd=other).code == 0
+        forged: list[tuple[int, RunAction, str]] = [
+            (2, "take", "open at once"), (1, "release", "only its clone gives it back")]
+        for number, action, why in forged:
+            rec = RunLeaseRecord(ww.S, number, action, "elsewhere:/x", 1, now_iso())
+            with pytest.raises(RuleViolation) as info:
+                push_records("origin", {layout.run_path(ww.S, number, action):
+                                        yamlio.dumps(rec.to_dict())}, "forged", start=other)
+            said = " ".join(info.value.lines())
+            assert "[L3]" in said and why in said, said
+    finally:
+        first.send_signal(signal.SIGINT)
+        wait(first, w.base_dir / "first.log", 60)
