@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from leapgit.errors import Hold, LedgerConflict
+from leapgit.errors import Hold, LedgerConflict, RuleViolation
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.timeutil import now_iso
@@ -79,20 +80,24 @@ class RunLease:
         from leapgit.records.runs import RunLeaseRecord
         from leapgit.rules.runs import RULE, open_run, run_leases
 
+        seen: int | None = None  # the foreign lease --take-over was asked to take over
         for _ in range(_TAKE_ATTEMPTS):
-            sync(remote, start=self._root, push=False)  # the remote's ledger, ours on it
+            # ours up first (the slice's cut, a remote without a ledger yet), then theirs
+            sync(remote, start=self._root)
             with self.ws.ledger() as ledger:
                 view = ledger.require()
                 leases, found = run_leases(view, self.slice), open_run(view, self.slice)
             over = None
             if found is not None and found.take is not None:
                 mine = found.take.holder == self.clone  # this clone's lock is ours: gone
-                if not mine and not self.take_over:
+                if not mine and (not self.take_over or seen not in (None, found.number)):
                     raise Hold(f"slice {self.slice} is being run by {found.named()} on "
                                f"{remote}; one `leap run` drives a slice at a time",
                                rule=RULE, hint=f"wait for that run to end; if it is gone "
                                f"for good, `leap run {self.slice} --remote {remote} "
                                "--take-over` takes its lease over")
+                if not mine:
+                    seen = found.number  # a later look takes over this one only
                 over = found.number
             number = len(leases) + 1
             rec = RunLeaseRecord(self.slice, number, "take", self.clone, os.getpid(),
@@ -106,6 +111,10 @@ class RunLease:
                              [(tr.SLICE, self.slice)], start=self._root)
             except LedgerConflict:
                 continue  # another run took that number first: look again
+            except RuleViolation as exc:
+                if "was not open before it" in " ".join(exc.lines()):
+                    continue  # the lease it took over was given back meanwhile: look again
+                raise
             self.number = number
             return
         raise Hold(f"the run lease of {self.slice} on {remote} kept moving", rule=RULE,
@@ -125,8 +134,10 @@ class RunLease:
                                   yamlio.dumps(rec.to_dict())},
                          f"run lease {number} of {self.slice}: given back",
                          [(tr.SLICE, self.slice)], start=self._root)
-        except LeapError:
-            pass  # left open: this clone's next run takes it over at once
+        except LeapError as exc:  # left open: this clone's next run takes it over at once
+            print(f"leap: warning: run lease {number} of {self.slice} stays open on "
+                  f"{remote} ({exc.lines()[0]}); the next `leap run {self.slice} --remote "
+                  f"{remote}` of this clone takes it over", file=sys.stderr)
 
     def _named(self) -> str:
         try:

@@ -59,9 +59,13 @@ def open_run(view: LedgerView, slice_id: str) -> RunLease | None:
 
 def run_problems(view: LedgerView, rec: RunLeaseRecord) -> list[str]:
     """What is wrong with ``rec`` in ``view`` (the ledger as the commit that adds it leaves
-    it): run leases are numbered 1, 2, 3 ... with no gap; at most one is open; a take over
+    it): a run lease belongs to a slice the ledger holds; run leases are numbered 1, 2,
+    3 ... with no gap; at most one is open; a take over
     names the lease that was open before it; a release belongs to a lease taken before it,
     by the same clone."""
+    if not view.exists(layout.slice_path(rec.slice)):
+        return [f"a run lease of slice {rec.slice}, which this ledger does not hold: the "
+                "slice's cut comes first"]
     leases = run_leases(view, rec.slice)
     out = []
     numbers = [r.number for r in leases]

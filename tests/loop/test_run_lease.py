@@ -38,13 +38,21 @@ def running(w: ww.World, cwd: Path, log: str, *extra: str) -> subprocess.Popen[b
                    *extra, cwd=cwd, log=w.base_dir / log)
 
 
-def lease(w: ww.World, number: int, action: str = "take", timeout: float = 120
-          ) -> dict[str, object]:
+def files(w: ww.World, pattern: str) -> list[str]:
+    """The remote ledger's files under ``pattern``; none while it has no ledger."""
+    try:
+        return w.ledger_files(pattern)
+    except AssertionError:  # no ledger ref there yet
+        return []
+
+
+def lease(w: ww.World, number: int, action: str = "take", timeout: float = 120,
+          slice_id: str = ww.S) -> dict[str, object]:
     """The remote's run lease record, once it is there."""
-    path = layout.run_path(ww.S, number, action)
+    path = layout.run_path(slice_id, number, action)
     deadline = time.monotonic() + timeout
-    while path not in w.ledger_files(f"slices/{ww.S}/runs/"):
-        assert time.monotonic() < deadline, (path, w.ledger_files(f"slices/{ww.S}/runs/"))
+    while path not in files(w, f"slices/{slice_id}/runs/"):
+        assert time.monotonic() < deadline, (path, files(w, f"slices/{slice_id}/"))
         time.sleep(0.1)
     return yamlio.loads(w.ledger_text(path).encode(), path)
 
@@ -117,3 +125,70 @@ def test_the_server_refuses_a_second_open_run_lease_and_a_release_by_another_clo
     finally:
         first.send_signal(signal.SIGINT)
         wait(first, w.base_dir / "first.log", 60)
+
+
+MORE = """slice: more
+spine: integrator
+balls:
+  - id: c1
+    goal: c1 returns its name
+    spec: add pkg/c1.py with c1()
+    scope: [pkg/c1.py, tests/test_c1.py]
+    proof: python -m unittest -q tests.test_c1
+    tests: python -m unittest discover -q -s tests -t .
+    rollback: restore-scope
+  - id: c2
+    goal: c2 returns its name
+    spec: add pkg/c2.py with c2()
+    scope: [pkg/c2.py, tests/test_c2.py]
+    proof: python -m unittest -q tests.test_c2
+    tests: python -m unittest discover -q -s tests -t .
+    rollback: restore-scope
+"""
+
+
+def test_the_first_run_of_a_slice_cut_here_takes_its_lease_after_the_cut_reached_the_remote(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """Blind review: the cut was only in this clone's ledger, and the remote held the run
+    lease of a slice it did not know (every other clone's `leap status` failed on it)."""
+    w = world(daemon, jurors, "cut-here")
+    (w.base_dir / "more.yaml").write_text(MORE)
+    assert w.leap("slice", "cut", str(w.base_dir / "more.yaml")).code == 0
+    run = w.popen("run", "more", "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
+                  cwd=w.work, log=w.base_dir / "more.log")
+    try:
+        lease(w, 1, slice_id="more")
+        assert "slices/more/slice.yaml" in w.ledger_files("slices/more/")
+        other = w.clone("reader")
+        assert w.leap("sync", "origin", cwd=other).code == 0
+        shown = w.leap("status", cwd=other)
+        assert shown.code == 0 and "slice more" in shown.out, shown
+    finally:
+        run.send_signal(signal.SIGINT)
+        wait(run, w.base_dir / "more.log", 60)
+
+
+def test_a_run_on_a_remote_without_a_ledger_puts_this_one_there_first(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    from tests.support import git
+
+    w = world(daemon, jurors, "no-ledger-there")
+    git("update-ref", "-d", "refs/heads/leap/ledger", cwd=w.bare)
+    run = running(w, w.work, "first.log")
+    try:
+        lease(w, 1)
+        assert f"slices/{ww.S}/slice.yaml" in w.ledger_files(f"slices/{ww.S}/")
+    finally:
+        run.send_signal(signal.SIGINT)
+        wait(run, w.base_dir / "first.log", 60)
+
+
+def test_the_server_refuses_a_run_lease_of_a_slice_it_does_not_hold(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = world(daemon, jurors, "ghost-run")
+    rec = RunLeaseRecord("ghost", 1, "take", "elsewhere:/x", 1, now_iso())
+    with pytest.raises(RuleViolation) as info:
+        push_records("origin", {layout.run_path("ghost", 1, "take"):
+                                yamlio.dumps(rec.to_dict())}, "forged", start=w.work)
+    said = " ".join(info.value.lines())
+    assert "[L3]" in said and "which this ledger does not hold" in said, said
