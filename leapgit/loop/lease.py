@@ -19,6 +19,7 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
@@ -26,6 +27,9 @@ from leapgit.errors import Hold, LedgerConflict, RuleViolation
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.timeutil import now_iso
+
+if TYPE_CHECKING:
+    from leapgit.records.runs import RunLeaseRecord
 
 _TAKE_ATTEMPTS = 5  # a lost race for the next number looks again
 
@@ -55,13 +59,13 @@ class RunLease:
         try:
             if self.remote is not None:
                 self._take(self.remote)
-        except BaseException:
-            self._lock.release()
+            me = {"host": socket.gethostname(), "pid": os.getpid(), "started_at": now_iso()}
+            tmp = self._holder.with_suffix(".tmp")
+            tmp.write_bytes(yamlio.dumps(me))
+            tmp.replace(self._holder)
+        except BaseException:  # Ctrl-C on the way in: nothing held is left behind
+            self.__exit__()
             raise
-        me = {"host": socket.gethostname(), "pid": os.getpid(), "started_at": now_iso()}
-        tmp = self._holder.with_suffix(".tmp")
-        tmp.write_bytes(yamlio.dumps(me))
-        tmp.replace(self._holder)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -109,6 +113,9 @@ class RunLease:
                              f"run lease {number} of {self.slice}: taken"
                              + (f" over from run lease {over}" if over else ""),
                              [(tr.SLICE, self.slice)], start=self._root)
+            except KeyboardInterrupt:  # Ctrl-C while the take went up: it may have landed
+                self._give_back_if_taken(remote, rec)
+                raise
             except LedgerConflict:
                 continue  # another run took that number first: look again
             except RuleViolation as exc:
@@ -119,6 +126,25 @@ class RunLease:
             return
         raise Hold(f"the run lease of {self.slice} on {remote} kept moving", rule=RULE,
                    hint=f"run `leap run {self.slice} --remote {remote}` again")
+
+    def _give_back_if_taken(self, remote: str, rec: RunLeaseRecord) -> None:
+        """Only the remote knows whether an interrupted take landed: one that did is given
+        back at once (a second Ctrl-C, or a remote out of reach, leaves it to this clone's
+        next run, which takes it over)."""
+        from leapgit.errors import LeapError
+        from leapgit.ledger import layout
+        from leapgit.ledger.sync import sync
+        from leapgit.records.runs import RunLeaseRecord
+
+        try:
+            sync(remote, start=self._root, push=False)
+            with self.ws.ledger() as ledger:
+                taken = ledger.require().record(layout.run_path(self.slice, rec.run, "take"),
+                                                RunLeaseRecord)
+            if taken is not None and taken.to_dict() == rec.to_dict():
+                self._give_back(remote, rec.run)
+        except (LeapError, KeyboardInterrupt):
+            pass
 
     def _give_back(self, remote: str, number: int) -> None:
         from leapgit.errors import LeapError

@@ -192,3 +192,33 @@ def test_the_server_refuses_a_run_lease_of_a_slice_it_does_not_hold(
                                 yamlio.dumps(rec.to_dict())}, "forged", start=w.work)
     said = " ".join(info.value.lines())
     assert "[L3]" in said and "which this ledger does not hold" in said, said
+
+
+def test_ctrl_c_after_the_remote_took_the_run_lease_gives_it_back(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """As a worker's claim (tests/loop/test_workers.py): the take landed, its push had not
+    returned when Ctrl-C came; the run gives the lease back on its way out, so no other
+    clone is refused by a run that never ran (CI caught the window in the test above)."""
+    from tests.loop.test_workers import SLOW_HOOK
+
+    w = world(daemon, jurors, "ctrlc-run")
+    marker, entered = w.base_dir / "slow", w.base_dir / "entered"
+    hook = w.bare / "hooks" / "post-receive"
+    hook.write_text(SLOW_HOOK.format(marker=marker, entered=entered))
+    hook.chmod(0o755)
+    marker.write_text("")
+    run = running(w, w.work, "hasty.log")
+    deadline = time.monotonic() + 60
+    while not entered.exists():  # a push landed (the run's ledger, then its lease)
+        assert time.monotonic() < deadline and run.poll() is None
+        time.sleep(0.02)
+    while layout.run_path(ww.S, 1, "take") not in files(w, "/runs/"):
+        entered.unlink()
+        while not entered.exists():
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.02)
+    run.send_signal(signal.SIGINT)
+    marker.unlink()
+    assert wait(run, w.base_dir / "hasty.log", 60) == 130
+    assert layout.run_path(ww.S, 1, "release") in files(w, "/runs/"), \
+        (w.base_dir / "hasty.log").read_text()
