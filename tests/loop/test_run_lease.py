@@ -10,6 +10,8 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from leapgit.records.runs import RunAction, RunLeaseRecord
 from leapgit.timeutil import now_iso
 from tests.loop import workers_world as ww
 from tests.loop.workers_world import wait
-from tests.support import GitDaemon, leap
+from tests.support import GitDaemon, git, leap
 from tests.tribunal.jurors import JurorServer
 
 
@@ -36,6 +38,18 @@ def world(daemon: GitDaemon, jurors: JurorServer, name: str) -> ww.World:
 def running(w: ww.World, cwd: Path, log: str, *extra: str) -> subprocess.Popen[bytes]:
     return w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
                    *extra, cwd=cwd, log=w.base_dir / log)
+
+
+@contextmanager
+def driving(w: ww.World, cwd: Path, log: str, *args: str) -> Iterator[None]:
+    """`leap run` (``args``: its slice and flags) while the block runs; then Ctrl-C."""
+    proc = w.popen("run", *args, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
+                   cwd=cwd, log=w.base_dir / log)
+    try:
+        yield
+    finally:
+        proc.send_signal(signal.SIGINT)
+        wait(proc, w.base_dir / log, 60)
 
 
 def files(w: ww.World, pattern: str) -> list[str]:
@@ -108,8 +122,7 @@ def test_the_server_refuses_a_second_open_run_lease_and_a_release_by_another_clo
         daemon: GitDaemon, jurors: JurorServer) -> None:
     """``rules.runs`` at the server: what a run that skipped its own check would push."""
     w = world(daemon, jurors, "forged-runs")
-    first = running(w, w.work, "first.log")
-    try:
+    with driving(w, w.work, "first.log", ww.S):
         lease(w, 1)
         other = w.clone("forger")
         assert w.leap("sync", "origin", cwd=other).code == 0
@@ -122,9 +135,6 @@ def test_the_server_refuses_a_second_open_run_lease_and_a_release_by_another_clo
                                         yamlio.dumps(rec.to_dict())}, "forged", start=other)
             said = " ".join(info.value.lines())
             assert "[L3]" in said and why in said, said
-    finally:
-        first.send_signal(signal.SIGINT)
-        wait(first, w.base_dir / "first.log", 60)
 
 
 MORE = """slice: more
@@ -154,33 +164,22 @@ def test_the_first_run_of_a_slice_cut_here_takes_its_lease_after_the_cut_reached
     w = world(daemon, jurors, "cut-here")
     (w.base_dir / "more.yaml").write_text(MORE)
     assert w.leap("slice", "cut", str(w.base_dir / "more.yaml")).code == 0
-    run = w.popen("run", "more", "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
-                  cwd=w.work, log=w.base_dir / "more.log")
-    try:
+    with driving(w, w.work, "more.log", "more"):
         lease(w, 1, slice_id="more")
         assert "slices/more/slice.yaml" in w.ledger_files("slices/more/")
         other = w.clone("reader")
         assert w.leap("sync", "origin", cwd=other).code == 0
         shown = w.leap("status", cwd=other)
         assert shown.code == 0 and "slice more" in shown.out, shown
-    finally:
-        run.send_signal(signal.SIGINT)
-        wait(run, w.base_dir / "more.log", 60)
 
 
 def test_a_run_on_a_remote_without_a_ledger_puts_this_one_there_first(
         daemon: GitDaemon, jurors: JurorServer) -> None:
-    from tests.support import git
-
     w = world(daemon, jurors, "no-ledger-there")
     git("update-ref", "-d", "refs/heads/leap/ledger", cwd=w.bare)
-    run = running(w, w.work, "first.log")
-    try:
+    with driving(w, w.work, "first.log", ww.S):
         lease(w, 1)
         assert f"slices/{ww.S}/slice.yaml" in w.ledger_files(f"slices/{ww.S}/")
-    finally:
-        run.send_signal(signal.SIGINT)
-        wait(run, w.base_dir / "first.log", 60)
 
 
 def test_the_server_refuses_a_run_lease_of_a_slice_it_does_not_hold(
@@ -199,14 +198,8 @@ def test_ctrl_c_after_the_remote_took_the_run_lease_gives_it_back(
     """As a worker's claim (tests/loop/test_workers.py): the take landed, its push had not
     returned when Ctrl-C came; the run gives the lease back on its way out, so no other
     clone is refused by a run that never ran (CI caught the window in the test above)."""
-    from tests.loop.test_workers import SLOW_HOOK
-
     w = world(daemon, jurors, "ctrlc-run")
-    marker, entered = w.base_dir / "slow", w.base_dir / "entered"
-    hook = w.bare / "hooks" / "post-receive"
-    hook.write_text(SLOW_HOOK.format(marker=marker, entered=entered))
-    hook.chmod(0o755)
-    marker.write_text("")
+    marker, entered = ww.slow_pushes(w)
     run = running(w, w.work, "hasty.log")
     deadline = time.monotonic() + 60
     while not entered.exists():  # a push landed (the run's ledger, then its lease)

@@ -365,25 +365,13 @@ def test_a_published_ball_in_flight_is_sent_to_a_worker_and_a_worker_continues_i
         [(1, 0, "stopped"), (2, 1, "next")], got
 
 
-# git's post-receive runs after the refs moved, while the pusher still waits for the hook's
-# output: while the marker is there, a push has landed but its `git push` has not returned
-SLOW_HOOK = """#!/bin/sh
-if [ -e "{marker}" ]; then touch "{entered}"; sleep 3; fi
-exit 0
-"""
-
-
 def test_ctrl_c_while_the_claim_goes_up_gives_a_landed_claim_back(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     """Ctrl-C came after the remote took the claim, before `git push` said so: the worker
     gives it back before it exits, instead of leaving the ball held by no one until the
     lease runs out (L9)."""
     w = published(daemon, jurors, "ctrlc-claim")
-    marker, entered = w.base_dir / "slow", w.base_dir / "entered"
-    hook = w.bare / "hooks" / "post-receive"
-    hook.write_text(SLOW_HOOK.format(marker=marker, entered=entered))
-    hook.chmod(0o755)
-    marker.write_text("")
+    marker, entered = ww.slow_pushes(w)
     clone = w.clone("hasty")
     proc = w.popen("worker", "--remote", "origin", "--name", "hasty", "--poll", "0.2",
                    cwd=clone)

@@ -183,3 +183,22 @@ def wait(proc: subprocess.Popen[bytes], log: Path, timeout: float = 240) -> int:
         proc.kill()
         proc.wait()
         raise AssertionError(f"timed out; {log}:\n{log.read_text()[-4000:]}") from None
+
+
+# git's post-receive runs after the refs moved, while the pusher still waits for the hook's
+# output: while the marker is there, a push has landed but its `git push` has not returned
+SLOW_HOOK = """#!/bin/sh
+if [ -e "{marker}" ]; then touch "{entered}"; sleep 3; fi
+exit 0
+"""
+
+
+def slow_pushes(w: World) -> tuple[Path, Path]:
+    """(marker, entered): while ``marker`` exists each push to the remote is held open for
+    3 s after it landed, and ``entered`` appears as each one lands."""
+    marker, entered = w.base_dir / "slow", w.base_dir / "entered"
+    hook = w.bare / "hooks" / "post-receive"
+    hook.write_text(SLOW_HOOK.format(marker=marker, entered=entered))
+    hook.chmod(0o755)
+    marker.write_text("")
+    return marker, entered
