@@ -171,8 +171,12 @@ class SliceRun:
             self.stop.set()
             self.interrupted = True
             why = "interrupted: every builder stops and its round is recorded"
-            self.events.emit("stop", reason=why)
-            _drain(running, self.events)
+            twice = False
+            try:
+                self.events.emit("stop", reason=why)
+            except KeyboardInterrupt:  # the second Ctrl-C came before the first was handled
+                twice = True
+            _drain(running, self.events, twice)
             return why
         finally:
             pool.shutdown(wait=True)
@@ -557,7 +561,7 @@ class SliceRun:
                                  "its balls are thrown no more", rule="L3")
 
 
-def _drain(running: dict[Future[None], Step], events: Events) -> None:
+def _drain(running: dict[Future[None], Step], events: Events, twice: bool = False) -> None:
     """After Ctrl-C: every builder records its round, then the run ends. A second Ctrl-C
     never leaves a round half-recorded; when only scorings, reds or the merge are at work,
     it ends the run at once: a convening stopped before its summary never happened (T2),
@@ -566,10 +570,14 @@ def _drain(running: dict[Future[None], Step], events: Events) -> None:
 
     while running:
         try:
-            wait(list(running))
-            running.clear()
-        except KeyboardInterrupt:
-            if any(step.kind == "build" for step in running.values()):
+            if not twice:
+                wait(list(running))
+                running.clear()
                 continue
-            events.emit("end", outcome="interrupted", exit_code=EXIT_INTERRUPTED)
-            os._exit(EXIT_INTERRUPTED)
+        except KeyboardInterrupt:
+            twice = True
+        if any(step.kind == "build" for step in running.values()):
+            twice = False  # a round is never left half-recorded: wait for the builders
+            continue
+        events.emit("end", outcome="interrupted", exit_code=EXIT_INTERRUPTED)
+        os._exit(EXIT_INTERRUPTED)

@@ -559,12 +559,16 @@ def _slow_jurors(call: Call) -> Reply:
     return replace(jurors(call), delay=8.0)  # under the tribunal's 10 s timeout
 
 
-def test_ctrl_c_twice_while_jurors_sit_ends_the_run_soon(isolated: Path,
-                                                          served: Served) -> None:
+@pytest.mark.parametrize("gap", [0.5, 0.0], ids=["apart", "together"])
+def test_ctrl_c_twice_while_jurors_sit_ends_the_run_soon(isolated: Path, served: Served,
+                                                          gap: float) -> None:
     """A convening killed before its summary never happened (T2), so nothing is lost by
-    leaving the jurors: two Ctrl-C should end the run within a few seconds."""
+    leaving the jurors: two Ctrl-C should end the run within a few seconds. ``together``:
+    the second comes before the first is handled (CI, loaded, met it: the run waited for
+    the jurors)."""
     with JurorServer("openai", _slow_jurors) as server:
-        p = duo(served.folder("rf-int"), served.daemon, server.url, "intr", ("a", "b"))
+        p = duo(served.folder(f"rf-int-{gap}"), served.daemon, server.url, "intr",
+                ("a", "b"))
         proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "intr", "--json",
                                  "--heartbeat", "0"], cwd=p.work, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, text=True)
@@ -579,7 +583,7 @@ def test_ctrl_c_twice_while_jurors_sit_ends_the_run_soon(isolated: Path,
             assert server.chats(), "no juror was called"
             asked = time.monotonic()
             proc.send_signal(signal.SIGINT)
-            time.sleep(0.5)
+            time.sleep(gap)
             proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(timeout=30)
