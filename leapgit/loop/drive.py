@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +98,7 @@ class SliceRun:
         self.stopped: dict[str, Step] = {}
         self.idle_builds: dict[str, int] = {}
         self.interrupted = False  # Ctrl-C or SIGTERM: exit 130, as `leap throw --run`
+        self.presses = 0  # Ctrl-C and SIGTERM received while the balls are driven
         # (ball, score): findings the test author could not turn into a test
         self.declined: set[tuple[str, int | None]] = set()
         from leapgit.worktrees.watch import Watch
@@ -133,13 +135,31 @@ class SliceRun:
         return end
 
     def _balls(self) -> str | None:
-        from leapgit.worktrees.run import sigterm_as_interrupt
-
-        restore = sigterm_as_interrupt()  # SIGTERM stops the run as Ctrl-C does
+        restore = self._count_interrupts()
         try:
             return self._turns()
         finally:
             restore()
+
+    def _count_interrupts(self) -> Callable[[], object]:
+        """Ctrl-C and SIGTERM, counted: the first raises KeyboardInterrupt (the run stops,
+        each running round is recorded), a later one only counts (``_drain`` ends the run
+        at once when no builder is at work). A second one raised as well could land inside
+        the first one's handling, and one raised in a finalizer is swallowed by Python:
+        the count holds either way."""
+        import signal
+
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def handler(signum: int, frame: object) -> None:
+            self.presses += 1
+            self.stop.set()
+            if self.presses == 1:
+                raise KeyboardInterrupt
+
+        old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        return lambda: [signal.signal(sig, h) for sig, h in old.items()]
 
     def _turns(self) -> str | None:
         pool = ThreadPoolExecutor(max_workers=max(1, self.opt.jobs),
@@ -148,6 +168,8 @@ class SliceRun:
         why: str | None = None
         try:
             while True:
+                if self.presses and not self.interrupted:  # its KeyboardInterrupt was lost
+                    raise KeyboardInterrupt
                 why = why or self._over()
                 if why is None and self.opt.remote is not None:
                     self._look()
@@ -171,12 +193,8 @@ class SliceRun:
             self.stop.set()
             self.interrupted = True
             why = "interrupted: every builder stops and its round is recorded"
-            twice = False
-            try:
-                self.events.emit("stop", reason=why)
-            except KeyboardInterrupt:  # the second Ctrl-C came before the first was handled
-                twice = True
-            _drain(running, self.events, twice)
+            self.events.emit("stop", reason=why)
+            _drain(running, self.events, lambda: self.presses >= 2)
             return why
         finally:
             pool.shutdown(wait=True)
@@ -561,23 +579,20 @@ class SliceRun:
                                  "its balls are thrown no more", rule="L3")
 
 
-def _drain(running: dict[Future[None], Step], events: Events, twice: bool = False) -> None:
+def _drain(running: dict[Future[None], Step], events: Events,
+           twice: Callable[[], bool]) -> None:
     """After Ctrl-C: every builder records its round, then the run ends. A second Ctrl-C
-    never leaves a round half-recorded; when only scorings, reds or the merge are at work,
-    it ends the run at once: a convening stopped before its summary never happened (T2),
-    a red or score not yet written is asked again by the next run (L8)."""
+    (``twice``) never leaves a round half-recorded; when only scorings, reds or the merge
+    are at work, it ends the run at once: a convening stopped before its summary never
+    happened (T2), a red or score not yet written is asked again by the next run (L8)."""
     import os
 
     while running:
-        try:
-            if not twice:
-                wait(list(running))
-                running.clear()
-                continue
-        except KeyboardInterrupt:
-            twice = True
-        if any(step.kind == "build" for step in running.values()):
-            twice = False  # a round is never left half-recorded: wait for the builders
-            continue
+        done, _ = wait(list(running), timeout=0.1)
+        for fut in done:
+            running.pop(fut)
+        if running and twice() and not any(s.kind == "build" for s in running.values()):
+            break
+    if twice():  # now: no waiting for a stopped convening's seats to hang up either
         events.emit("end", outcome="interrupted", exit_code=EXIT_INTERRUPTED)
         os._exit(EXIT_INTERRUPTED)
