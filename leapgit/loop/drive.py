@@ -98,7 +98,8 @@ class SliceRun:
         self.stopped: dict[str, Step] = {}
         self.idle_builds: dict[str, int] = {}
         self.interrupted = False  # Ctrl-C or SIGTERM: exit 130, as `leap throw --run`
-        self.presses = 0  # Ctrl-C and SIGTERM received while the balls are driven
+        self.presses = 0  # Ctrl-C and SIGTERM received since the run began
+        self.driving = False  # the ball loop runs: a later press only counts (``_drain``)
         # (ball, score): findings the test author could not turn into a test
         self.declined: set[tuple[str, int | None]] = set()
         from leapgit.worktrees.watch import Watch
@@ -111,6 +112,13 @@ class SliceRun:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> RunEnd:
+        restore = self._count_interrupts()
+        try:
+            return self._run()
+        finally:
+            restore()
+
+    def _run(self) -> RunEnd:
         if self.opt.remote is not None:  # any clone of the remote may drive: its ledger
             from leapgit.ledger.sync import sync
 
@@ -135,18 +143,23 @@ class SliceRun:
         return end
 
     def _balls(self) -> str | None:
-        restore = self._count_interrupts()
+        self.driving = True
         try:
             return self._turns()
         finally:
-            restore()
+            self.driving = False
 
     def _count_interrupts(self) -> Callable[[], object]:
-        """Ctrl-C and SIGTERM, counted: the first raises KeyboardInterrupt (the run stops,
-        each running round is recorded), a later one only counts (``_drain`` ends the run
-        at once when no builder is at work). A second one raised as well could land inside
-        the first one's handling, and one raised in a finalizer is swallowed by Python:
-        the count holds either way."""
+        """Ctrl-C and SIGTERM, counted from the run's first step: the first raises
+        KeyboardInterrupt (the run stops, each running round is recorded, the run lease is
+        given back; SIGTERM too, which by default would leave the lease to a take-over).
+        While the balls are driven a later one only counts (``_drain`` ends the run at once
+        when no builder is at work): raised as well it could land inside the first one's
+        handling. One raised in a finalizer is swallowed by Python; the count still holds
+        and the ball loop raises it. Outside the ball loop a later press raises again, as
+        Python's own handler does. Two SIGINTs sent within microseconds are one to the
+        kernel (POSIX signals of one number do not queue): only the count of deliveries
+        can be held, not of key presses."""
         import signal
 
         if threading.current_thread() is not threading.main_thread():
@@ -155,7 +168,7 @@ class SliceRun:
         def handler(signum: int, frame: object) -> None:
             self.presses += 1
             self.stop.set()
-            if self.presses == 1:
+            if self.presses == 1 or not self.driving:
                 raise KeyboardInterrupt
 
         old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}

@@ -193,12 +193,15 @@ def test_the_server_refuses_a_run_lease_of_a_slice_it_does_not_hold(
     assert "[L3]" in said and "which this ledger does not hold" in said, said
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_after_the_remote_took_the_run_lease_gives_it_back(
-        daemon: GitDaemon, jurors: JurorServer) -> None:
+        daemon: GitDaemon, jurors: JurorServer, sig: int) -> None:
     """As a worker's claim (tests/loop/test_workers.py): the take landed, its push had not
     returned when Ctrl-C came; the run gives the lease back on its way out, so no other
-    clone is refused by a run that never ran (CI caught the window in the test above)."""
-    w = world(daemon, jurors, "ctrlc-run")
+    clone is refused by a run that never ran (CI caught the window in the test above).
+    SIGTERM (a supervisor's stop) does the same: before, it killed the run there and left
+    the lease to a take-over."""
+    w = world(daemon, jurors, f"ctrlc-run-{int(sig)}")
     marker, entered = ww.slow_pushes(w)
     run = running(w, w.work, "hasty.log")
     deadline = time.monotonic() + 60
@@ -210,7 +213,7 @@ def test_ctrl_c_after_the_remote_took_the_run_lease_gives_it_back(
         while not entered.exists():
             assert time.monotonic() < deadline and run.poll() is None
             time.sleep(0.02)
-    run.send_signal(signal.SIGINT)
+    run.send_signal(sig)
     marker.unlink()
     assert wait(run, w.base_dir / "hasty.log", 60) == 130
     assert layout.run_path(ww.S, 1, "release") in files(w, "/runs/"), \
