@@ -48,6 +48,16 @@ print(json.dumps({"verdict": "pass", "findings": [{"severity": "info", "file": "
     "claim": "div is plain", "evidence": "return a / b"}], "lens": lens}))
 '''
 
+# Claude Code's one JSON result object (--output-format json): the verdict in
+# structured_output, as --json-schema gives it, beside the text and the usage
+CLAUDE_JUROR_ACT = '''lens = os.environ["LEAP_LENS"]
+verdict = {"verdict": "pass", "findings": [{"severity": "info", "file": "src/calc.py",
+    "claim": "div is plain", "evidence": "return a / b"}], "lens": lens}
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
+    "result": "", "structured_output": verdict, "session_id": "s-1",
+    "usage": {"input_tokens": 1200, "output_tokens": 80}, "total_cost_usd": 0.01}))
+'''
+
 
 def stand_in(folder: Path, program: str, argv: list[str], *, act: str,
              stdin_starts: str = "", env: dict[str, Any] | None = None,

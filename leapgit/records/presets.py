@@ -18,6 +18,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 Kind = Literal["builder", "juror"]
+# how a juror CLI's stdout holds the verdict: ``bare``, the verdict itself; ``claude-json``,
+# Claude Code's one JSON result object (``--output-format json``): the verdict is its
+# ``structured_output`` (with ``--json-schema``) or else its ``result`` text, ``is_error``
+# says it never answered, ``usage`` holds the tokens
+Reply = Literal["bare", "claude-json"]
 
 # The builder's task, expanded by the shell from the handoff's variables (L2, L3). Only
 # ${LEAP_...} references and plain characters: safe inside one pair of double quotes.
@@ -59,6 +64,7 @@ class Preset:
     env: tuple[tuple[str, str], ...] = ()
     needs_model: bool = False
     trailing: str = ""  # shell text after the words (unquoted, so the shell expands it)
+    reply: Reply = "bare"  # a juror's: where its stdout holds the verdict
     why: str = ""  # what the flags are for, in one line
 
     def argv(self, model: str | None = None) -> tuple[str, ...]:
@@ -120,11 +126,15 @@ PRESETS: tuple[Preset, ...] = (
                "output; it cannot size num_ctx, so set context_tokens to the server's "
                "context length (T2)"),
     Preset("claude", "juror", "claude",
-           ("-p", "--output-format", "text", "--allowedTools", "Read,Grep,Glob",
+           ("-p", "--output-format", "json", "--json-schema", VERDICT_SCHEMA,
+            "--allowedTools", "Read,Grep,Glob",
             "--disallowedTools", "Bash,Edit,Write,NotebookEdit,WebFetch,WebSearch"),
            model_flag=("--model", "{model}"), env=(("DISABLE_AUTOUPDATER", "1"),),
-           why="claude -p: the prompt from stdin, the answer as plain text (the bare "
-               "verdict), read-only tools in the read-only export, no shell, edits or web"),
+           reply="claude-json",
+           why="claude -p: the prompt from stdin, the answer held to the verdict's JSON "
+               "schema (--json-schema) inside Claude Code's JSON result, which leapgit "
+               "unwraps (its usage counted); read-only tools in the read-only export, no "
+               "shell, edits or web"),
 )
 
 _BY_KEY = {(p.kind, p.name): p for p in PRESETS}  # a builder and a juror may share a name

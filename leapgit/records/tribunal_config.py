@@ -51,6 +51,7 @@ class Rung:
     warning: str | None = None  # what loading changed in what the user wrote, and why
     preset: str | None = None  # issue 17: the command rung's named CLI (records.presets)
     env: tuple[tuple[str, str], ...] = ()  # what its preset adds to the juror's environment
+    reply: presets.Reply = "bare"  # where its preset's stdout holds the verdict
 
     @property
     def label(self) -> str:
@@ -75,6 +76,7 @@ class Rung:
             usd_per_mtok_out=_price(raw, "usd_per_mtok_out"),
             response_format=_response_format(raw, field), warning=warning,
             preset=found.name if found else None, env=found.env if found else (),
+            reply=found.reply if found else "bare",
         )
 
 

@@ -104,8 +104,10 @@ def test_a_juror_preset_expands_to_its_argv_and_environment() -> None:
     rung = Rung.from_dict(_rung(preset="ollama", model="qwen3:8b"), 5)
     assert rung.command == ("ollama", "run", "qwen3:8b", "--format", "json")
     claude = Rung.from_dict(_rung(preset="claude"), 5)
-    assert claude.command[:4] == ("claude", "-p", "--output-format", "text")
+    assert claude.command[:6] == ("claude", "-p", "--output-format", "json", "--json-schema",
+                                  presets.VERDICT_SCHEMA)
     assert claude.env == (("DISABLE_AUTOUPDATER", "1"),)
+    assert (claude.reply, rung.reply) == ("claude-json", "bare")
 
 
 @pytest.mark.parametrize(("extra", "message"), [

@@ -18,12 +18,7 @@ def _held_to_json(argv: tuple[str, ...]) -> bool:
 
 
 @pytest.mark.parametrize("name", [
-    "llm", "ollama",
-    pytest.param("claude", marks=pytest.mark.xfail(strict=True, reason=(
-        "the claude juror preset runs `claude -p --output-format text`: nothing but the "
-        "prompt asks for the bare verdict. Claude Code's --json-schema answers inside its "
-        "--output-format json envelope (structured_output), which the command provider "
-        "would have to unwrap; not verified against the real CLI in this review"))),
+    "llm", "ollama", "claude",  # claude: --json-schema, unwrapped from its JSON result
 ])
 def test_a_juror_preset_holds_its_cli_to_json(name: str) -> None:
     found = presets.preset(name, "juror")

@@ -6,16 +6,18 @@ answered (T6); bytes changed under it annul it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
 
 from leapgit.records.tribunal_config import Rung
+from leapgit.records.usage import counted
 from leapgit.tribunal import worktree
 from leapgit.tribunal.errors import Annulled, BadAnswer, NeverAnswered
 from leapgit.tribunal.prompt import Prompt
-from leapgit.tribunal.providers.base import Answer, SeatContext
+from leapgit.tribunal.providers.base import Answer, SeatContext, dig
 from leapgit.tribunal.verdict import RAW_TAIL, tail
 
 _ENV_KEEP = frozenset({"PATH", "HOME", "LANG", "TMPDIR"})
@@ -93,5 +95,33 @@ async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
     if proc.returncode != 0:
         raise NeverAnswered(f"exit {proc.returncode}",
                             tail(err[-RAW_TAIL:].decode("utf-8", "replace")))
-    return Answer(out.decode("utf-8", "replace"), f"exit 0, {len(out)} bytes")
+    text = out.decode("utf-8", "replace")
+    if rung.reply == "claude-json":
+        return _claude_result(text)
+    return Answer(text, f"exit 0, {len(out)} bytes")
+
+
+def _claude_result(text: str) -> Answer:
+    """Claude Code's ``--output-format json`` result object: the verdict is its
+    ``structured_output`` (``--json-schema``), else its ``result`` text, which the verdict
+    rules then judge as any answer. An object that says ``is_error`` never answered (T6:
+    re-seated); stdout that is no such object answered badly."""
+    try:
+        envelope = json.loads(text)
+    except ValueError:
+        envelope = None
+    if not isinstance(envelope, dict) or envelope.get("type") != "result":
+        raise BadAnswer("not Claude Code's JSON result object (--output-format json)",
+                        tail(text))
+    usage = counted(dig(envelope, "usage", "input_tokens"),
+                    dig(envelope, "usage", "output_tokens"))
+    if envelope.get("is_error") is not False:
+        raise NeverAnswered(f"claude reported an error ({envelope.get('subtype')!r})",
+                            tail(str(envelope.get("result", ""))), usage)
+    verdict = envelope.get("structured_output")
+    answer = json.dumps(verdict) if isinstance(verdict, dict) else envelope.get("result")
+    if not isinstance(answer, str):
+        raise BadAnswer("Claude Code's result object holds neither structured_output nor "
+                        "a result text", tail(text))
+    return Answer(answer, f"exit 0, subtype {envelope.get('subtype')!r}", usage)
 
