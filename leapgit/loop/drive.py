@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,6 +190,8 @@ class SliceRun:
                     for step in self._next_steps(set(s.ball for s in running.values())):
                         if len(running) >= self.opt.jobs:
                             break
+                        if step.kind == "score" and self._paying(running.values()):
+                            continue  # run.max_usd: the spend is read before each scoring
                         self.busy[step.ball] = step.kind
                         running[pool.submit(self._perform, step)] = step
                 if not running and (why is not None or not self.awaiting):
@@ -211,6 +213,14 @@ class SliceRun:
             return why
         finally:
             pool.shutdown(wait=True)
+
+    def _paying(self, running: Iterable[Step]) -> bool:
+        """Under ``run.max_usd`` scorings (the jurors' spend) run one at a time: each starts
+        only once the last one's spend is recorded and under the cap, so two parallel
+        scorings can no longer both start under it. The cap can still be passed by the one
+        scoring that starts under it: a convening's price is known only after it."""
+        return self.ws.config.run_max_usd is not None and \
+            any(s.kind == "score" for s in running)
 
     def _over(self) -> str | None:
         """Why no further step starts: time (--max-minutes), or money (run.max_usd)."""

@@ -598,3 +598,28 @@ def test_ctrl_c_twice_while_jurors_sit_ends_the_run_soon(isolated: Path, served:
                 os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
     assert took < 4.0, f"the run ended {took:.1f} s after the first Ctrl-C"
+
+
+def _slow_priced_jurors(call: Call) -> Reply:
+    return replace(jurors(call), delay=1.5)  # both balls claim while the first sits
+
+
+def test_run_max_usd_lets_one_scoring_at_a_time_start_under_the_cap(
+        isolated: Path, served: Served) -> None:
+    """Issue 15 item 9: two balls claim at once, `--jobs 2`. Before, both scorings started
+    under the cap (the spend was read between steps only) and both were paid for; under
+    ``run.max_usd`` scorings now run one at a time, each started only when the recorded
+    spend is under the cap: one convening (eight seats) is paid, then the run holds."""
+    with JurorServer("openai", _slow_priced_jurors) as server:
+        p = duo(served.folder("rf-usd-once"), served.daemon, server.url, "once", ("a", "b"),
+                config={"run": {"max_usd": 0.01}})
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        cfg["tribunal"]["rungs"][0].update(usd_per_mtok_in=1e6, usd_per_mtok_out=1e6)
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        res = p.leap("run", "once", "--jobs", "2", "--json", "--heartbeat", "0")
+        seats = len(server.chats())
+    table = next(e for e in events(res.out) if e["event"] == "table")
+    assert "run.max_usd 0.01 reached" in str(table["stopped"]), res.out[-2000:]
+    assert seats == 8, f"{seats} seats paid for: more than one scoring started under the cap"
+    assert res.code == 3, res.code
