@@ -34,6 +34,24 @@ if TYPE_CHECKING:
 _TAKE_ATTEMPTS = 5  # a lost race for the next number looks again
 
 
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def clone_id(common_dir: Path) -> str:
+    """Who holds a run lease: ``host:git-dir``, and on Linux the boot it runs in
+    (``boot 1a2b3c4d``). Only a holder of this very name is this clone's own, whose run is
+    gone when this clone's file lock is free. The boot keeps that true where host and path
+    are not enough: two machines started from one disk image (same host name, same path)
+    never take each other's lease as their own, and after a reboot the lease of the run
+    before is another boot's, taken over only when asked (``--take-over``)."""
+    name = f"{socket.gethostname()}:{Path(os.path.realpath(common_dir))}"
+    try:
+        boot = _BOOT_ID.read_text("ascii").strip().replace("-", "")[:8]
+    except OSError:
+        return name
+    return f"{name} (boot {boot})" if boot else name
+
+
 class RunLease:
     def __init__(self, ws: Workspace, slice_id: str, remote: str | None = None,
                  take_over: bool = False) -> None:
@@ -45,7 +63,7 @@ class RunLease:
         self._holder = folder / f"{slice_id}.holder.yaml"
         self.ws, self.remote, self.take_over = ws, remote, take_over
         self._root = ws.paths.root
-        self.clone = f"{socket.gethostname()}:{Path(os.path.realpath(common_dir))}"
+        self.clone = clone_id(common_dir)
         self.number: int | None = None  # the run lease taken on the remote
 
     def __enter__(self) -> RunLease:

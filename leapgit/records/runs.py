@@ -18,7 +18,7 @@ class RunLeaseRecord:
     slice: str
     run: int
     action: RunAction
-    holder: str  # host:git-dir of the clone that runs it
+    holder: str  # the clone that runs it: host:git-dir (boot id), ``loop.lease.clone_id``
     pid: int
     at: str
     takes_over: int | None = None  # take: the open run lease whose run is gone

@@ -218,3 +218,34 @@ def test_ctrl_c_after_the_remote_took_the_run_lease_gives_it_back(
     assert wait(run, w.base_dir / "hasty.log", 60) == 130
     assert layout.run_path(ww.S, 1, "release") in files(w, "/runs/"), \
         (w.base_dir / "hasty.log").read_text()
+
+
+def test_a_lease_of_another_boot_of_the_same_host_and_path_is_not_taken_as_our_own(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A machine started from this one's disk image has the same host name and the same
+    git-dir path: the lease its run holds is not ours, though our file lock is free (ours
+    says nothing of its process). Before, the holder was host:git-dir only, so this clone
+    took it over at once and two runs drove the slice. The same holds after a reboot: the
+    run before is another boot's; `--take-over` (the hint) takes it."""
+    from leapgit.loop.lease import clone_id
+
+    w = world(daemon, jurors, "same-image")
+    ours = clone_id(Path(git("rev-parse", "--path-format=absolute", "--git-common-dir",
+                             cwd=w.work).strip()))
+    assert "(boot " in ours, ours  # Linux: this machine's boot is part of the name
+    twin = ours.split(" (boot ")[0] + " (boot 00000000)"
+    with driving(w, w.work, "warm.log", ww.S):  # the slice's cut reaches the remote
+        lease(w, 1)
+    lease(w, 1, "release", 30)
+    rec = RunLeaseRecord(ww.S, 2, "take", twin, 4242, now_iso())
+    push_records("origin", {layout.run_path(ww.S, 2, "take"): yamlio.dumps(rec.to_dict())},
+                 "the twin's run", start=w.work)
+    res = w.leap("run", ww.S, "--remote", "origin", "--heartbeat", "0")
+    assert res.code == 3 and "[L3]" in res.err, res
+    assert f"is being run by run lease 2 of {twin} (process 4242" in res.err, res.err
+    assert layout.run_path(ww.S, 3, "take") not in files(w, "/runs/")  # nothing taken
+    again = running(w, w.work, "again.log", "--take-over")  # the hint, exactly
+    took = lease(w, 3)
+    assert took["takes_over"] == 2 and took["holder"] == ours, took
+    again.send_signal(signal.SIGINT)
+    assert wait(again, w.base_dir / "again.log", 60) == 130
