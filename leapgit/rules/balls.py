@@ -14,6 +14,8 @@ from leapgit.errors import LeapError
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
+    from typing import Protocol
+
     from dulwich.objects import Commit
 
     from leapgit.ledger.store import LedgerView
@@ -21,6 +23,14 @@ if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
     from leapgit.records.types import BallRecord, Config, Receipt, ThrowRecord
     from leapgit.rules.context import PushContext, RefUpdate
     from leapgit.rules.objects import Objects
+
+    class Ancestry(Protocol):
+        """What ``unheld_reds`` reads: ``rules.objects.Objects``, or the client's git."""
+
+        def has(self, sha: str) -> bool: ...
+
+        def is_ancestor(self, older: str, newer: str) -> bool: ...
+
 
 MALFORMED = ("", "")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # the records' id pattern (schemas/)
@@ -251,6 +261,28 @@ def contract_red(reds: Sequence[RedRecord]) -> RedRecord | None:
     """The red the episode's branch starts from: the latest contract red (T7.1), never a
     finding's red (T7.6), which sits on a candidate further up."""
     return next((r for r in reversed(reds) if not r.finding), None)
+
+
+def unheld_reds(objects: Ancestry, reds: Sequence[RedRecord], head: str
+                ) -> list[tuple[str, str]]:
+    """(rule, why) for each red of the episode that the candidate ``head`` does not hold:
+    its contract red (T7.1: the failing test comes before the build) and every finding's red
+    (T7.6: the tests for the findings of a refusal, which the builder answers on top of
+    them). One rule: the client's source step and the server's spine merge ask it, so a
+    candidate rebuilt beside a finding's red is refused by both."""
+    out: list[tuple[str, str]] = []
+    contract = contract_red(reds)
+    for red in ([contract] if contract is not None else []) + [r for r in reds if r.finding]:
+        if objects.has(red.commit) and objects.is_ancestor(red.commit, head):
+            continue
+        if red.finding:
+            out.append(("T7.6", f"the candidate does not hold red {red.red} at "
+                        f"{red.commit[:12]}, the tests for the findings of score "
+                        f"{red.answers}"))
+        else:
+            out.append(("T7.1", f"the candidate does not hold the red commit "
+                        f"{red.commit[:12]}"))
+    return out
 
 
 def not_rounds(objects: Objects, reds: Sequence[RedRecord], base: str, head: str

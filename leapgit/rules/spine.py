@@ -179,7 +179,7 @@ def _candidate_history(ctx: PushContext, ref: str, merge: Commit, candidate: Com
     base is a true stack of its dependencies' passed candidates."""
     from leapgit.ledger import query
     from leapgit.ledger.history import episode_reds
-    from leapgit.rules.balls import Base, check_history, check_stack, recorded_rounds
+    from leapgit.rules.balls import Base, check_history, check_stack, recorded_rounds, unheld_reds
 
     sha, head = merge.id.decode(), candidate.id.decode()
     if not ctx.objects.has(base) or not ctx.objects.is_ancestor(base, head):
@@ -192,8 +192,13 @@ def _candidate_history(ctx: PushContext, ref: str, merge: Commit, candidate: Com
                              Base(base, f"the stack base of throw episode {episode}", thrown))
         if forged:
             return forged
-    found = check_history(ctx.objects, ref, ball, base, head,
-                          episode_reds(view, ball.slice, ball.ball, episode),
+    reds = episode_reds(view, ball.slice, ball.ball, episode)
+    unheld = unheld_reds(ctx.objects, reds, head)
+    if unheld:  # T7.1, T7.6: the pass's candidate stands on every red of its episode
+        rule, why = unheld[0]
+        return [Refusal(rule, ref, sha, None, f"{why} ({ball.slice}/{ball.ball}, candidate "
+                        f"{head[:12]})", "merge the scored candidate, which holds them")]
+    found = check_history(ctx.objects, ref, ball, base, head, reds,
                           ctx.config.round_cap,
                           recorded_rounds(view, ball.slice, ball.ball),
                           landed=merge.parents[0].decode())

@@ -15,6 +15,7 @@ from leapgit import git
 from leapgit.git import blob_at, changed_files, is_ancestor
 from leapgit.records.scoring import FileBlob, RedRecord, Step
 from leapgit.records.types import ABSENT, BallRecord
+from leapgit.rules.balls import unheld_reds
 from leapgit.slices.diff import out_of_scope
 
 
@@ -24,6 +25,20 @@ class Source:
     candidate: str  # the tree id
     touched: tuple[FileBlob, ...]
     consumers: tuple[FileBlob, ...]
+
+
+class _Git:
+    """The candidate's ancestry as ``rules.balls.unheld_reds`` reads it, from git."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def has(self, sha: str) -> bool:
+        return git.run(["cat-file", "-e", f"{sha}^{{commit}}"], self.root,
+                       check=False).returncode == 0
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return is_ancestor(self.root, older, newer)
 
 
 def blobs(root: Path, commit: str, paths: list[str]) -> dict[str, str]:
@@ -98,13 +113,9 @@ def check_source(root: Path, base: str, commit: str, ball: BallRecord,
         return Source(Step("source", "hold", "no red commit: record the failing contract test "
                            "with `leap red` first (T7.1: red before the build)", "T7.1"),
                       tree, touched_blobs, consumer_blobs)
-    if not is_ancestor(root, red.commit, commit):
-        return fail("T7.1", f"the candidate does not hold the red commit {red.commit[:12]}")
-    for finding in (r for r in earlier if r.finding):  # T7.6: built on every finding's red
-        if not is_ancestor(root, finding.commit, commit):
-            return fail("T7.6", f"the candidate does not hold red {finding.red} at "
-                        f"{finding.commit[:12]}, the tests for the findings of score "
-                        f"{finding.answers}")
+    unheld = unheld_reds(_Git(root), [*earlier, red], commit)
+    if unheld:
+        return fail(*unheld[0])
     edited = sorted({p for r in (*earlier, red)
                      for p in r.frozen_changes(lambda p: now.get(p) or blob_at(root, commit, p))})
     if edited:

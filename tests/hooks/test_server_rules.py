@@ -210,6 +210,32 @@ def test_a_pass_naming_a_red_that_does_not_exist_is_refused(fresh_world: World) 
             "names red 7, which the ledger does not hold")
 
 
+def test_a_spine_merge_of_a_candidate_beside_its_red_is_refused(fresh_world: World) -> None:
+    """T7.1, T7.6 (``rules.balls.unheld_reds``, which the client's source step asks too): the
+    red is a commit the builder never built on; a pass written for a candidate made from the
+    base beside it (the client's source step would refuse to score it) cannot reach the
+    spine. Before, the server judged the candidate's history only, and took it."""
+    w = fresh_world
+    git("checkout", "-q", "-B", "side", w.base, cwd=w.work)
+    red = commit(w.work, {"tests/test_a.py": "assert False\n"}, "red: a's contract test")
+    frozen = {"tests/test_a.py": blob(w, red, "tests/test_a.py")}
+    w.append(red_record(w, "a", 1, red, frozen), "red of a")
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    head = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    tree = w.tip(f"{head}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, head, w.base)
+        take_lease(ledger, "main", "integrator")
+    landed = w.push("leap/ledger")
+    assert landed.returncode == 0, landed.stderr
+    merge = git("commit-tree", tree, "-p", w.base, "-p", head, "-m", MERGE_A, cwd=w.work)
+    before = remote_refs(w.bare)
+    result = w.push(f"{merge}:refs/heads/main")
+    refused(w, result, before, "T7.1", f"the candidate does not hold the red commit {red[:12]}",
+            f"s1/a, candidate {head[:12]}")
+
+
 # F5.4 (L4, L9): the spine judges each commit the merge brings from the ball's line
 
 

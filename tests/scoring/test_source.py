@@ -44,3 +44,39 @@ def test_a_candidate_that_only_holds_the_red_test_is_an_unbacked_claim(tmp_path:
     built = commit_files(repo, red_commit, {"src/a.py": "A = 2\n"}, "a is two")
     found = check_source(repo, base, built, ball, red)
     assert found.step.result == "ok" and found.step.rule is None, found.step
+
+
+def test_a_candidate_built_beside_a_findings_red_fails_t7_6(tmp_path: Path) -> None:
+    """``rules.balls.unheld_reds`` (the server's spine rule asks it too): the tribunal
+    refused candidate ``built``; the test author added the findings' test on it (a
+    finding's red); a candidate rebuilt from ``built`` beside that red fails the source
+    step, naming the red and the score it answers; one built on it is ok."""
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n"})
+    assert leap("init", cwd=repo).code == 0
+    (tmp_path / "d.yaml").write_text(DRAFT.replace(
+        "tests/test_a.py]", "tests/test_a.py, tests/test_a_finding.py]"))
+    assert leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=repo).code == 0
+    base = git("rev-parse", "HEAD", cwd=repo)
+    red_commit = commit_files(repo, base, {"tests/test_a.py": TEST}, "red: A")
+    red = RedRecord("src1", "A", 1, red_commit, base,
+                    (FileBlob("tests/test_a.py", blob_at(repo, red_commit, "tests/test_a.py")),),
+                    RunEvidence("red", "true", 1), "2024-01-01T00:00:00Z")
+    built = commit_files(repo, red_commit, {"src/a.py": "A = 2\n"}, "a is two")
+    finding_test = "def test_a_finding():\n    assert False\n"
+    on_it = commit_files(repo, built, {"tests/test_a_finding.py": finding_test}, "finding")
+    finding = RedRecord("src1", "A", 2, on_it, base,
+                        (FileBlob("tests/test_a_finding.py",
+                                  blob_at(repo, on_it, "tests/test_a_finding.py")),),
+                        RunEvidence("red", "true", 1), "2024-01-01T00:00:00Z",
+                        answers=1, episode=1)
+    assert finding.finding
+    with Ledger(repo / ".git") as ledger:
+        ball = query.load_ball(ledger.require(), "src1", "A")
+    beside = commit_files(repo, built, {"src/a.py": "A = 2  # again\n"}, "rebuilt beside")
+    found = check_source(repo, base, beside, ball, red, [finding])
+    assert (found.step.result, found.step.rule) == ("fail", "T7.6"), found.step
+    assert found.step.detail == (f"the candidate does not hold red 2 at {on_it[:12]}, the "
+                                 "tests for the findings of score 1")
+    fixed = commit_files(repo, on_it, {"src/a.py": "A = 2  # fixed\n"}, "on the finding")
+    found = check_source(repo, base, fixed, ball, red, [finding])
+    assert found.step.result == "ok", found.step
