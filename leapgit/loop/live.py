@@ -26,6 +26,23 @@ def failed_hint(slice_id: str) -> str:
             f"FIX`); then `leap run {slice_id}` proves it live again on the spine's tip")
 
 
+def _spine_tip(ws: Workspace, remote: str | None) -> str | None:
+    """The spine's tip as the merge's remote holds it (its commits fetched here), which is
+    where a fix landed from any clone is, and the only tip the server takes a later attempt
+    on; this clone's own spine when there is no remote or it is out of reach."""
+    from leapgit import git
+
+    root, ref = ws.paths.root, f"refs/heads/{ws.config.spine}"
+    if remote is not None:
+        listed = git.run(["ls-remote", remote, ref], root, check=False)
+        words = listed.stdout.decode().split()
+        if listed.returncode == 0 and words:
+            git.run(["fetch", "--quiet", "--no-tags", remote, ref], root, check=False)
+            if git.rev_parse(f"{words[0]}^{{commit}}", root) is not None:
+                return words[0]
+    return git.rev_parse(ref, root)
+
+
 def prove_live(ws: Workspace, slice_id: str) -> Proved:
     """The latest merge's live proof: read back when recorded; run on the merge's tip the
     first time, and again, as the next attempt, on the spine's tip once that moved past a
@@ -46,7 +63,7 @@ def prove_live(ws: Workspace, slice_id: str) -> Proved:
         tried = history.live_proofs(view, slice_id, number)
         if tried:
             done = tried[-1]
-            spine = git.rev_parse(f"refs/heads/{ws.config.spine}", root)
+            spine = _spine_tip(ws, merged.remote)
             if done.outcome == 1 or spine is None or spine == done.tip \
                     or not git.is_ancestor(root, done.tip, spine):
                 return Proved(done, False)  # held, or nothing landed since it failed

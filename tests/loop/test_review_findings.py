@@ -242,6 +242,9 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         assert p.leap("slice", "cut", str(fix)).code == 0
         fixed = p.leap("run", "fix", "--heartbeat", "0")
         assert fixed.code == 0, fixed.out[-3000:]
+        # this clone's spine behind the remote's (the fix landed from another clone, not
+        # pulled here): the attempt is proved on the remote's tip, the one the server takes
+        git("reset", "-q", "--hard", failed.tip, cwd=p.work)
         again = p.leap("run", "live", "--json", "--heartbeat", "0")
     assert again.code == 0, again.out[-3000:]
     second = next(e for e in events(again.out) if e["event"] == "live_proof")
@@ -252,6 +255,7 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         retried = view.record(layout.live_path("live", 1, 2), LiveProofRecord)
     assert first is not None and first.outcome == -1
     assert retried is not None and retried.outcome == 1 and retried.tip != first.tip
+    assert retried.tip == git("rev-parse", "refs/heads/main", cwd=p.bare)
     listed = git("ls-tree", "-r", "--name-only", "leap/ledger", cwd=p.bare).splitlines()
     assert layout.live_path("live", 1, 2) in listed  # the server took it
     shown = p.leap("status", "live").out
