@@ -249,3 +249,25 @@ def test_a_lease_of_another_boot_of_the_same_host_and_path_is_not_taken_as_our_o
     assert took["takes_over"] == 2 and took["holder"] == ours, took
     again.send_signal(signal.SIGINT)
     assert wait(again, w.base_dir / "again.log", 60) == 130
+
+
+def test_a_lease_that_kept_moving_says_run_again_and_again_takes_it(
+        daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hint leads on: when the run lease's number kept moving under every look (each
+    take lost its compare-and-swap; here no look is allowed at all), the run holds, nothing
+    taken, and names `leap run S --remote R` again, which a test runs exactly."""
+    from leapgit.loop import lease as lease_module
+
+    w = world(daemon, jurors, "kept-moving")
+    monkeypatch.setattr(lease_module, "_TAKE_ATTEMPTS", 0)
+    res = w.leap("run", ww.S, "--remote", "origin", "--heartbeat", "0")
+    assert res.code == 3 and "[L3]" in res.err, res
+    assert f"the run lease of {ww.S} on origin kept moving" in res.err, res.err
+    hint = f"run `leap run {ww.S} --remote origin` again"
+    assert hint in res.err, res.err
+    assert layout.run_path(ww.S, 1, "take") not in files(w, "/runs/")  # nothing taken
+    again = running(w, w.work, "again.log")  # the hint, exactly (its own process)
+    took = lease(w, 1)
+    assert took["holder"] and took.get("takes_over") is None, took
+    again.send_signal(signal.SIGINT)
+    assert wait(again, w.base_dir / "again.log", 60) == 130
