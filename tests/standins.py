@@ -55,7 +55,9 @@ verdict = {"verdict": "pass", "findings": [{"severity": "info", "file": "src/cal
     "claim": "div is plain", "evidence": "return a / b"}], "lens": lens}
 print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
     "result": "", "structured_output": verdict, "session_id": "s-1",
-    "usage": {"input_tokens": 1200, "output_tokens": 80}, "total_cost_usd": 0.01}))
+    "usage": {"input_tokens": 4, "cache_creation_input_tokens": 1000,
+              "cache_read_input_tokens": 196, "output_tokens": 80},
+    "total_cost_usd": 0.01}))
 '''
 
 

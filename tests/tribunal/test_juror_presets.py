@@ -82,6 +82,8 @@ def _claude(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, act: st
 
 def test_the_claude_jurors_verdict_and_usage_come_from_its_json_result(
         repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its input is counted whole: the uncached rest (4) and the cache's creation and reads
+    (blind review: only the 4 were counted, so run.max_usd saw almost no spend)."""
     _claude(repo, tmp_path, monkeypatch, CLAUDE_JUROR_ACT)
     result = repo.convene()
     assert result.decision.outcome == "pass", repo.lines
@@ -89,6 +91,18 @@ def test_the_claude_jurors_verdict_and_usage_come_from_its_json_result(
     assert {a.result for a in attempts} == {"answered"}
     assert [(a.usage.tokens_in, a.usage.tokens_out) for a in attempts if a.usage] == \
         [(1200, 80)] * 8
+
+
+def test_a_structured_verdict_with_its_lens_first_is_no_refuse(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--json-schema holds the fields, not their order: a structured verdict whose "lens"
+    came first is data leapgit writes out with the footer last (blind review: it was
+    refused as a footer out of place)."""
+    act = CLAUDE_JUROR_ACT.replace('verdict = {"verdict": "pass"',
+                                   'verdict = {"lens": lens, "verdict": "pass"')
+    assert act != CLAUDE_JUROR_ACT
+    _claude(repo, tmp_path, monkeypatch, act)
+    assert repo.convene().decision.outcome == "pass", repo.lines
 
 
 def test_a_claude_result_without_structured_output_is_judged_by_its_text(

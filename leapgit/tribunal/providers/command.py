@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from leapgit.records.tribunal_config import Rung
-from leapgit.records.usage import counted
+from leapgit.records.usage import Usage, counted
 from leapgit.tribunal import worktree
 from leapgit.tribunal.errors import Annulled, BadAnswer, NeverAnswered
 from leapgit.tribunal.prompt import Prompt
@@ -113,15 +113,39 @@ def _claude_result(text: str) -> Answer:
     if not isinstance(envelope, dict) or envelope.get("type") != "result":
         raise BadAnswer("not Claude Code's JSON result object (--output-format json)",
                         tail(text))
-    usage = counted(dig(envelope, "usage", "input_tokens"),
-                    dig(envelope, "usage", "output_tokens"))
+    usage = _claude_usage(envelope)
     if envelope.get("is_error") is not False:
         raise NeverAnswered(f"claude reported an error ({envelope.get('subtype')!r})",
                             tail(str(envelope.get("result", ""))), usage)
     verdict = envelope.get("structured_output")
-    answer = json.dumps(verdict) if isinstance(verdict, dict) else envelope.get("result")
+    answer = json.dumps(_footer_last(verdict)) if isinstance(verdict, dict) \
+        else envelope.get("result")
     if not isinstance(answer, str):
         raise BadAnswer("Claude Code's result object holds neither structured_output nor "
                         "a result text", tail(text))
     return Answer(answer, f"exit 0, subtype {envelope.get('subtype')!r}", usage)
 
+
+
+def _footer_last(verdict: dict[str, object]) -> dict[str, object]:
+    """A structured verdict is data, not text: its keys come in whatever order Claude Code
+    serialised them, which ``--json-schema`` does not fix. Written out as a verdict, its
+    ``lens`` footer goes last (T8 judges the footer's literal value; its place is the
+    text's, and here leapgit writes the text)."""
+    out = {k: v for k, v in verdict.items() if k != "lens"}
+    if "lens" in verdict:
+        out["lens"] = verdict["lens"]
+    return out
+
+
+def _claude_usage(envelope: dict[str, object]) -> Usage | None:
+    """Every input token the call read: Claude Code reports most of a prompt as cache
+    creation and cache reads beside ``input_tokens`` (the uncached rest, often a handful).
+    All are counted at the rung's input price, which can only overstate a cache's cost, so
+    ``run.max_usd`` is never undercut."""
+    tokens_in = dig(envelope, "usage", "input_tokens")
+    cached = [dig(envelope, "usage", k) or 0
+              for k in ("cache_creation_input_tokens", "cache_read_input_tokens")]
+    if isinstance(tokens_in, int) and all(isinstance(n, int) for n in cached):
+        tokens_in += sum(cached)
+    return counted(tokens_in, dig(envelope, "usage", "output_tokens"))
