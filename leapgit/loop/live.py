@@ -11,6 +11,7 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.live import LiveProofRecord
+from leapgit.records.scoring import MergeRecord
 from leapgit.timeutil import now_iso
 
 
@@ -24,6 +25,31 @@ def failed_hint(slice_id: str) -> str:
     and the slice is proved again on the spine tip that holds the repair."""
     return (f"repair it in a slice of its own (`leap slice cut FILE`, then `leap run "
             f"FIX`); then `leap run {slice_id}` proves it live again on the spine's tip")
+
+
+def _landing(ws: Workspace, slice_id: str
+             ) -> tuple[str, MergeRecord, list[LiveProofRecord]] | None:
+    """The slice's live proof command, its latest merge and that merge's attempts; None
+    when it declares no live proof or has not landed."""
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        rec = query.load_slice(view, slice_id)
+        merges = history.merge_records(view, slice_id)
+        if not rec.live_proof or not merges:
+            return None
+        return rec.live_proof, merges[-1], history.live_proofs(view, slice_id,
+                                                               merges[-1].number)
+
+
+def _sync_quietly(ws: Workspace, remote: str) -> None:
+    """The remote's ledger replayed here; a remote out of reach leaves this clone's."""
+    from leapgit.errors import LeapError
+    from leapgit.ledger.sync import sync
+
+    try:
+        sync(remote, start=ws.paths.root, push=False)
+    except LeapError:
+        pass
 
 
 def _spine_tip(ws: Workspace, remote: str | None) -> str | None:
@@ -52,34 +78,36 @@ def prove_live(ws: Workspace, slice_id: str) -> Proved:
     from leapgit.tribunal.worktree import temporary
 
     root = ws.paths.root
-    with ws.ledger() as ledger:
-        view = ledger.require()
-        rec = query.load_slice(view, slice_id)
-        merges = history.merge_records(view, slice_id)
-        if not rec.live_proof or not merges:
-            return Proved(None, False)
-        merged = merges[-1]
-        number, tip = merged.number, merged.tip
-        tried = history.live_proofs(view, slice_id, number)
-        if tried:
-            done = tried[-1]
-            spine = _spine_tip(ws, merged.remote)
-            if done.outcome == 1 or spine is None or spine == done.tip \
-                    or not git.is_ancestor(root, done.tip, spine):
-                return Proved(done, False)  # held, or nothing landed since it failed
-            tip = spine
-        attempt = len(tried) + 1
+    found = _landing(ws, slice_id)
+    if found is None:
+        return Proved(None, False)
+    live_proof, merged, tried = found
+    if tried and tried[-1].outcome != 1 and merged.remote is not None:
+        # a later attempt: the remote's ledger first, which holds any attempt another clone
+        # made on the fix it landed (writing ours beside it would be a lasting conflict)
+        _sync_quietly(ws, merged.remote)
+        live_proof, merged, tried = _landing(ws, slice_id) or found
+    number, tip = merged.number, merged.tip
+    if tried:
+        done = tried[-1]
+        if done.outcome == 1:
+            return Proved(done, False)
+        spine = _spine_tip(ws, merged.remote)
+        if spine is None or spine == done.tip or not git.is_ancestor(root, done.tip, spine):
+            return Proved(done, False)  # nothing landed since it failed
+        tip = spine
+    attempt = len(tried) + 1
     with temporary(root, tip, prefix="leap-live-") as tree:
-        run = run_command("live_proof", rec.live_proof, tree,
+        run = run_command("live_proof", live_proof, tree,
                           timeout=ws.config.tribunal.test_timeout)
-    record = LiveProofRecord(slice_id, number, tip, rec.live_proof, run.exit_code,
+    record = LiveProofRecord(slice_id, number, tip, live_proof, run.exit_code,
                              run.seconds, run.output_tail[-8000:], 1 if run.ok else -1,
                              now_iso(), attempt)
     with ws.ledger() as ledger:
         path = layout.live_path(slice_id, number, attempt)
         if ledger.require().exists(path):  # a run killed after its write, or a twin
-            found = ledger.require().record(path, LiveProofRecord)
-            return Proved(found, False)
+            twin = ledger.require().record(path, LiveProofRecord)
+            return Proved(twin, False)
         ledger.append({path: yamlio.dumps(record.to_dict())},
                       f"live proof of {slice_id} at {tip[:12]}"
                       + (f" (attempt {attempt})" if attempt > 1 else "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from tests.loop.world import AUTHOR, BUILDER, CODE, DEPS, events, jurors, red_test
 from tests.scoring.world import Project, ball_yaml, build_project
-from tests.support import git
+from tests.support import git, leap
 from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply
 
@@ -222,6 +223,12 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         git("update-ref", "refs/heads/leap/ledger", before, cwd=p.work)
         assert pushed.returncode != 0 and "[T9]" in pushed.stderr, pushed.stderr
         assert "no later tip of the spine this server holds" in pushed.stderr
+        # another clone, which saw the failed attempt and then pulled nothing more
+        other = p.base_dir / "other-clone"
+        git("clone", "-q", str(p.bare), str(other), cwd=p.base_dir)
+        (other / ".leap").mkdir(exist_ok=True)  # the config is this machine's, not committed
+        shutil.copy(p.work / ".leap" / "config.yaml", other / ".leap" / "config.yaml")
+        assert leap("sync", "origin", cwd=other).code == 0
         # the hint, exactly: a fix slice cut from a file, run; then the first slice again
         for name, key, value in (("reds.json", "b3", ["tests/test_b.py", (
                 "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_b(self):\n"
@@ -260,6 +267,13 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
     assert layout.live_path("live", 1, 2) in listed  # the server took it
     shown = p.leap("status", "live").out
     assert "landed, live proof held (merge 1 at" in shown and "reopened" not in shown, shown
+    # the other clone, its spine and ledger behind: it reads the held attempt back from the
+    # remote, never proves one of its own beside it (blind review: a lasting conflict)
+    late = leap("run", "live", "--json", "--heartbeat", "0", cwd=other)
+    assert late.code == 0, late.out[-3000:]
+    read = next(e for e in events(late.out) if e["event"] == "live_proof")
+    assert read.get("step") == "recorded already" and read.get("attempt") == 2, read
+    assert leap("sync", "origin", cwd=other).code == 0, "the other clone's ledger diverged"
 
 
 # -- finding 5 --------------------------------------------------------------------------
