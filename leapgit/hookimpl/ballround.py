@@ -145,6 +145,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         if head is None:
             return
         from leapgit.ledger import history
+        from leapgit.rules.episodes import episode_reds
 
         commit = objects.commit(head)
         if os.environ.get(FOLDING_ENV) and round_trailers(commit.message).round is None:
@@ -152,7 +153,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 "it closes, and judges their sum")
             return
         base = episode.throw.base
-        reds = history.episode_reds(view, slice_id, ball_id, episode.throw.episode) \
+        reds = episode_reds(view, slice_id, ball_id, episode.throw.episode) \
             if history.has(view, slice_id, ball_id, "reds") else []  # mostly none: no import
         pre = not_rounds(objects, reds, base, head)
         rounds_here = [c for c in objects.new_commits(head, [base]) if c.id.decode() not in pre]

@@ -13,7 +13,6 @@ if TYPE_CHECKING:  # imported where read: the post-commit hook mostly finds no s
     from leapgit.records.kinds import Loadable
     from leapgit.records.live import LiveProofRecord
     from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
-    from leapgit.records.types import ThrowRecord
     from leapgit.records.usage import Usage
 
 T = TypeVar("T", bound="Loadable")
@@ -68,75 +67,24 @@ def finding_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int
             if r.finding and r.episode == episode]
 
 
-def episode_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int | None
-                 ) -> list[RedRecord]:
-    """The reds that hold for the rounds of ``episode`` (None: none thrown yet): the
-    contract reds (``reds``), then the finding reds (T7.6) of that episode and of the
-    episodes whose branch it goes on with (``_branch_episodes``: a resumed hold keeps its
-    candidate, and the tests on it stay frozen, no rounds). The rules find the contract red
-    in it with ``rules.balls.contract_red``. One read of the folder: the post-commit hook
-    asks it on every round."""
+def reds_of_episodes(view: LedgerView, slice_id: str, ball_id: str, episodes: set[int]
+                     ) -> list[RedRecord]:
+    """The contract reds (``reds``), then the finding reds (T7.6) recorded in any of
+    ``episodes``. Which episodes hold for a round is a rule's question:
+    ``rules.episodes.episode_reds``. One read of the folder: the post-commit hook asks it
+    on every round."""
     if not has(view, slice_id, ball_id, "reds"):
         return []
     found = _all_reds(view, slice_id, ball_id)
-    findings = [r for r in found if r.finding and episode is not None
-                and r.episode is not None and r.episode <= episode]
-    if any(r.episode != episode for r in findings):  # the throws are read only then
-        held = _branch_episodes(view, slice_id, ball_id, episode or 0)
-        findings = [r for r in findings if r.episode in held]
-    return _contract(found) + findings
+    return _contract(found) + [r for r in found if r.finding and r.episode in episodes]
 
 
-def _branch_episodes(view: LedgerView, slice_id: str, ball_id: str, episode: int
-                     ) -> set[int]:
-    """``episode`` and the earlier episodes its branch goes on with: each throw's
-    ``resumed_from``, back while the throw kept the one before's base, stack and branch
-    (L6: `leap throw --resume` goes on from the checkpoint). A throw after a refuse, or
-    after a respec that changed the scope, starts a fresh branch from the base: it names
-    ``resumed_from`` too, but holds none of the earlier candidates (L3)."""
-    from leapgit.ledger import query
-
-    out = {episode}
-    thrown = query.throw(view, slice_id, ball_id, episode)
-    while thrown is not None and thrown.resumed_from is not None:
-        earlier = query.throw(view, slice_id, ball_id, thrown.resumed_from)
-        if earlier is None or earlier.episode in out or not _goes_on(view, thrown, earlier):
-            break
-        out.add(earlier.episode)
-        thrown = earlier
-    return out
-
-
-def _goes_on(view: LedgerView, thrown: ThrowRecord, earlier: ThrowRecord) -> bool:
-    """Did ``thrown`` keep ``earlier``'s branch (``worktrees.throw``: a hold resumes on it,
-    respecced or not, unless the respec changed the scope; a refuse starts afresh)?"""
-    from leapgit.ledger import query
-
-    if (thrown.base, thrown.stack, thrown.branch) != \
-            (earlier.base, earlier.stack, earlier.branch):
-        return False
-    if thrown.spec_version == earlier.spec_version:
-        return True  # a resume: a refused ball is thrown again only once respecced (L3)
-    def scope(version: int) -> set[str]:
-        return set(query.load_ball_version(view, thrown.slice, thrown.ball, version).paths)
-
-    return scope(thrown.spec_version) == scope(earlier.spec_version) and \
-        not _refused(view, earlier)
-
-
-def _refused(view: LedgerView, thrown: ThrowRecord) -> bool:
-    """The episode ended at -1: its last round's receipt, or a score of its last round
-    that no next round answers (``rules.episodes.ends_episode``)."""
-    from leapgit.ledger import query
-    from leapgit.rules.episodes import ends_episode
-
-    done = query.receipts(view, thrown.slice, thrown.ball, thrown.episode)
-    if done and done[-1].outcome == -1:
-        return True
-    graded = [s for s in (scores(view, thrown.slice, thrown.ball)
-                          if has(view, thrown.slice, thrown.ball, "scores") else [])
-              if (s.episode, s.rounds) == (thrown.episode, len(done))]
-    return bool(graded) and ends_episode(graded[-1])
+def finding_episodes(view: LedgerView, slice_id: str, ball_id: str) -> set[int]:
+    """The episodes some finding's red was recorded in (none read when no red is)."""
+    if not has(view, slice_id, ball_id, "reds"):
+        return set()
+    return {r.episode for r in _all_reds(view, slice_id, ball_id)
+            if r.finding and r.episode is not None}
 
 
 def latest_red(view: LedgerView, slice_id: str, ball_id: str) -> RedRecord | None:

@@ -172,7 +172,7 @@ def check_ball_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     forced = _force_push(ctx, upd, base)
     if forced is not None:
         return [forced]
-    from leapgit.ledger.history import episode_reds
+    from leapgit.rules.episodes import episode_reds
 
     episode = base.thrown.episode if base.thrown is not None else None
     reds = episode_reds(view, slice_id, ball_id, episode)
@@ -212,7 +212,7 @@ def check_deletion(ctx: PushContext, upd: RefUpdate, slice_id: str, ball_id: str
     records would forget them, and a branch created again would count its rounds afresh
     (a force-push by two pushes). Refused until the ledger records them."""
     from leapgit.ledger import query
-    from leapgit.ledger.history import episode_reds
+    from leapgit.rules.episodes import episode_reds
 
     old = upd.old
     if old is None or not ctx.objects.has(old):

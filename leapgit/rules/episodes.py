@@ -12,7 +12,7 @@ from leapgit.ledger.store import LedgerView
 from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
 
 if TYPE_CHECKING:
-    from leapgit.records.scoring import ScoreRecord
+    from leapgit.records.scoring import RedRecord, ScoreRecord
 
 
 def answers_findings(score: ScoreRecord) -> bool:
@@ -170,17 +170,23 @@ def spent_hint(view: LedgerView, episode: Episode, commit: str | None = None) ->
     return back + f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
 
 
+def episode_of(view: LedgerView, thrown: ThrowRecord) -> Episode:
+    """The episode ``thrown`` began: its receipts, checkpoint and refusing score."""
+    slice_id, ball_id, number = thrown.slice, thrown.ball, thrown.episode
+    receipts = tuple(query.receipts(view, slice_id, ball_id, number))
+    return Episode(
+        throw=thrown, receipts=receipts,
+        checkpoint=query.checkpoint(view, slice_id, ball_id, number),
+        refused_by_score=_refused_by(view, slice_id, ball_id, number, len(receipts)),
+    )
+
+
 def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
     numbers = query.episodes(view, slice_id, ball_id)
     for number in reversed(numbers):
         thrown = query.throw(view, slice_id, ball_id, number)
         if thrown is not None:
-            receipts = tuple(query.receipts(view, slice_id, ball_id, number))
-            return Episode(
-                throw=thrown, receipts=receipts,
-                checkpoint=query.checkpoint(view, slice_id, ball_id, number),
-                refused_by_score=_refused_by(view, slice_id, ball_id, number, len(receipts)),
-            )
+            return episode_of(view, thrown)
     raise UsageError(f"ball {ball_id!r} of slice {slice_id!r} has not been thrown",
                      hint=f"run `leap throw {slice_id} --ball {ball_id}` first")
 
@@ -195,3 +201,62 @@ def _refused_by(view: LedgerView, slice_id: str, ball_id: str, episode: int, rou
     return last.score if last is not None and ends_episode(last) else None
 
 
+
+
+def starts_afresh(refused: bool, respecced: bool, scope_changed: bool) -> bool:
+    """L3, L6: a ball's next throw drops its branch and starts from the base when it was
+    refused, or respecced to another scope, and a respec came since; otherwise it goes on
+    with the branch (a resumed hold keeps its candidate). `leap throw`, `leap worktree
+    prune` and the reds of a resumed episode (``episode_reds``) ask this one rule."""
+    return respecced and (refused or scope_changed)
+
+
+def episode_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int | None
+                 ) -> list[RedRecord]:
+    """The reds that hold for the rounds of ``episode`` (None: none thrown yet): the
+    contract reds, then the finding reds (T7.6) of that episode and of the episodes whose
+    branch it goes on with (a resumed hold keeps its candidate, and the tests on it stay
+    frozen, no rounds). The rules find the contract red in it with
+    ``rules.balls.contract_red``. The throws are read only when an earlier episode has a
+    finding's red."""
+    from leapgit.ledger import history
+
+    if episode is None:
+        return history.reds_of_episodes(view, slice_id, ball_id, set())
+    earlier = {n for n in history.finding_episodes(view, slice_id, ball_id) if n < episode}
+    held = _branch_episodes(view, slice_id, ball_id, episode) if earlier else {episode}
+    return history.reds_of_episodes(view, slice_id, ball_id, held)
+
+
+def _branch_episodes(view: LedgerView, slice_id: str, ball_id: str, episode: int
+                     ) -> set[int]:
+    """``episode`` and the earlier episodes its branch goes on with: each throw's
+    ``resumed_from``, back while the throw kept the one before's base, stack and branch
+    and did not start afresh (a throw after a refuse, or after a respec that changed the
+    scope, names ``resumed_from`` too, but holds none of the earlier candidates)."""
+    out = {episode}
+    thrown = query.throw(view, slice_id, ball_id, episode)
+    while thrown is not None and thrown.resumed_from is not None:
+        earlier = query.throw(view, slice_id, ball_id, thrown.resumed_from)
+        if earlier is None or earlier.episode in out or not _goes_on(view, thrown, earlier):
+            break
+        out.add(earlier.episode)
+        thrown = earlier
+    return out
+
+
+def _goes_on(view: LedgerView, thrown: ThrowRecord, earlier: ThrowRecord) -> bool:
+    if (thrown.base, thrown.stack, thrown.branch) != \
+            (earlier.base, earlier.stack, earlier.branch):
+        return False
+    if thrown.spec_version == earlier.spec_version:
+        return True  # no respec since: a resume (a refused ball is thrown again only respecced)
+
+    def scope(version: int) -> set[str]:
+        return set(query.load_ball_version(view, thrown.slice, thrown.ball, version).paths)
+
+    ended = episode_of(view, earlier)
+    refused = bool(ended.receipts and ended.receipts[-1].outcome == -1) or \
+        ended.refused_by_score is not None
+    return not starts_afresh(refused, True, scope(thrown.spec_version) !=
+                             scope(earlier.spec_version))

@@ -123,8 +123,8 @@ def claimed_rounds(judge: Judge, ball: tuple[str, str], head: str) -> set[str]:
     server only, as L9's own claim check is (``balls._claimed``): which claim is live is a
     matter of the server's clock at the push; the audit and pre-push, reading history
     later, would take a round made under an earlier claim for the later holder's."""
-    from leapgit.ledger.history import episode_reds
     from leapgit.rules.balls import recorded_base, round_commits
+    from leapgit.rules.episodes import episode_reds
 
     if not judge.ctx.authority:
         return set()

@@ -178,8 +178,8 @@ def _candidate_history(ctx: PushContext, ref: str, merge: Commit, candidate: Com
     (even one a later commit puts back) that no ball branch would have taken; L5: a stacked
     base is a true stack of its dependencies' passed candidates."""
     from leapgit.ledger import query
-    from leapgit.ledger.history import episode_reds
     from leapgit.rules.balls import Base, check_history, check_stack, recorded_rounds, unheld_reds
+    from leapgit.rules.episodes import episode_reds
 
     sha, head = merge.id.decode(), candidate.id.decode()
     if not ctx.objects.has(base) or not ctx.objects.is_ancestor(base, head):

@@ -135,7 +135,9 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
         from leapgit.rules.balls import contract_red
 
         # T7.1, T7.6: the contract red, then this episode's findings' reds
-        reds = history.episode_reds(view, slice_id, ball_id, ep.throw.episode)
+        from leapgit.rules.episodes import episode_reds
+
+        reds = episode_reds(view, slice_id, ball_id, ep.throw.episode)
         red = contract_red(reds)
         _rounds_recorded(ws, ledger, ep, commit, reds)
     ev = _Evidence()

@@ -137,9 +137,11 @@ def restarts(s: BallStanding, thrown: BallRecord, current: BallRecord) -> bool:
     """L3: the ball's next throw starts afresh from a new branch and drops this worktree
     (``drop_refused``): it was refused, or held and respecced to another scope, and a respec
     came since."""
-    if current.spec_version <= thrown.spec_version:
-        return False
-    return s.own == "refuse" or (s.own == "hold" and set(thrown.paths) != set(current.paths))
+    from leapgit.rules.episodes import starts_afresh
+
+    return s.own in ("refuse", "hold") and starts_afresh(
+        s.own == "refuse", current.spec_version > thrown.spec_version,
+        set(thrown.paths) != set(current.paths))
 
 
 def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> list[PruneLine]:

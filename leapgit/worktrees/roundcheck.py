@@ -60,14 +60,14 @@ def judge_round(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRe
     with ``message`` on top of them."""
     from dulwich.repo import Repo
 
-    from leapgit.ledger import history
     from leapgit.rules.balls import not_rounds
     from leapgit.rules.commits import check_commit
+    from leapgit.rules.episodes import episode_reds
     from leapgit.rules.objects import Objects
 
     t = episode.throw
     ref = f"refs/heads/{t.branch}"
-    reds = history.episode_reds(view, t.slice, t.ball, t.episode)
+    reds = episode_reds(view, t.slice, t.ball, t.episode)
     head = _out(["rev-parse", "HEAD"], worktree)
     with Repo(str(common_dir)) as repo:
         objects = Objects(repo)

@@ -24,7 +24,7 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, SliceRecord, StackEntry, ThrowRecord
-from leapgit.rules.episodes import score_hint, unscored_claim
+from leapgit.rules.episodes import score_hint, starts_afresh, unscored_claim
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
@@ -100,7 +100,7 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.own == "pass":
         raise RuleViolation(f"{slice_id}/{s.ball} already passed (1)", rule="L8")
     respecced = s.spec_version > ep.throw.spec_version
-    if s.own == "hold" and respecced and scope_changed:
+    if s.own == "hold" and starts_afresh(False, respecced, scope_changed):
         # L3, L9: on the old branch the last episode's legit edits to files the new scope
         # dropped would read as a breach; the new scope starts afresh from the current base
         # (the checkpoint record keeps what was tried).
@@ -113,7 +113,7 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
         raise Hold(f"{slice_id}/{s.ball} ended episode {number} at 0 {how}",
                    rule="L6", hint=f"`leap throw {slice_id} --ball {s.ball} --resume` starts a "
                    "new episode from it")
-    if respecced:
+    if starts_afresh(True, respecced, scope_changed):
         # L3: the refused ball was repaired as a new spec version; it starts over from the
         # current base on a fresh branch (its refused branch is dropped).
         return _Plan(s, number + 1, base, number, True)
