@@ -10,6 +10,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger.workspace import Workspace
+from leapgit.records.types import ThrowRecord
 
 
 def tracking(remote: str, branch: str) -> str:
@@ -94,9 +95,18 @@ def publish(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -> None
         if there is not None and git.is_ancestor(ws.paths.root, here, there):
             continue  # the remote is further on: a worker's rounds
         # a fresh episode's branch replaces an earlier episode's: the server lets a branch
-        # move off a tip that does not descend from the current base
-        fresh = there is not None and not git.is_ancestor(ws.paths.root, t.base, there)
+        # move off a tip that does not descend from the current base, or off the tip its
+        # earlier episode recorded when the throw started afresh on the same base
+        fresh = there is not None and (not git.is_ancestor(ws.paths.root, t.base, there)
+                                       or _drops(ws, t, there))
         push_branch(ws, remote, t.branch, here, force=fresh)
+
+
+def _drops(ws: Workspace, thrown: ThrowRecord, tip: str) -> bool:
+    from leapgit.rules.episodes import drops_branch
+
+    with ws.ledger() as ledger:
+        return drops_branch(ledger.require(), thrown, tip)
 
 
 def take_home(ws: Workspace, remote: str, slice_id: str) -> None:

@@ -399,13 +399,18 @@ def check_red_first(ref: str, commits: Sequence[Commit], pre: set[str], red: Red
 
 def _force_push(ctx: PushContext, upd: RefUpdate, base: Base) -> Refusal | None:
     """L6: a ball branch of the current episode moves forward only. A tip that does not
-    descend from the current base belongs to an earlier episode's dropped branch."""
+    descend from the current base belongs to an earlier episode's dropped branch, and so
+    does one the earlier episode recorded when a throw started afresh on the same base."""
     old, new = upd.old, upd.new
     if old is None or new is None or not ctx.objects.has(old) or \
             ctx.objects.is_ancestor(old, new):
         return None
     if not ctx.objects.is_ancestor(base.commit, old):
         return None
+    from leapgit.rules.episodes import drops_branch
+
+    if base.thrown is not None and drops_branch(ctx.ledger_view(), base.thrown, old):
+        return None  # L3: a fresh throw's branch replaces the one its episode left
     return Refusal("L6", upd.ref, new, None, f"a force-push: {new[:12]} does not "
                    f"descend from the branch's tip {old[:12]}; rewritten rounds are still "
                    "rounds", "add the next round on top of the pushed tip")

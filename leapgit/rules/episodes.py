@@ -260,3 +260,23 @@ def _goes_on(view: LedgerView, thrown: ThrowRecord, earlier: ThrowRecord) -> boo
         ended.refused_by_score is not None
     return not starts_afresh(refused, True, scope(thrown.spec_version) !=
                              scope(earlier.spec_version))
+
+
+def drops_branch(view: LedgerView, thrown: ThrowRecord, tip: str) -> bool:
+    """L3, L6: ``tip`` is the branch an earlier episode left, which ``thrown``, a throw that
+    started afresh (``starts_afresh``), replaces by a branch from its base. Only a commit
+    the earlier episodes recorded (a receipt's commit, or their base) is such a tip: a
+    commit on top of it that no receipt records is a round, and rewritten rounds are still
+    rounds. A fresh branch off another base needs no such leave: the old tip does not
+    descend from the new base (``rules.balls``)."""
+    if thrown.resumed_from is None:
+        return False
+    earlier = query.throw(view, thrown.slice, thrown.ball, thrown.resumed_from)
+    if earlier is None or _goes_on(view, thrown, earlier):
+        return False
+    recorded = {earlier.base}
+    for number in query.episodes(view, thrown.slice, thrown.ball):
+        if number < thrown.episode:
+            recorded.update(r.commit for r in query.receipts(view, thrown.slice, thrown.ball,
+                                                             number) if r.commit)
+    return tip in recorded

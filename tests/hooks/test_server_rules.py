@@ -236,6 +236,53 @@ def test_a_spine_merge_of_a_candidate_beside_its_red_is_refused(fresh_world: Wor
             f"s1/a, candidate {head[:12]}")
 
 
+def _refused_then_thrown_afresh(w: World) -> str:
+    """Ball a's round 1 pushed and refused (-1), the ball respecced (same scope), and thrown
+    again as episode 2 on the same base: a fresh branch (L3), whose remote tip is still
+    the refused round. Returns that tip."""
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    old = commit(w.work, {"src/a.py": "A = 9\n"}, round_message("a: nine", 1, -1))
+    w.append(dict([w.receipt("a", 1, -1, claim=False, commit=old)]), "a: -1")
+    assert w.push("leap/ledger", BALL_A).returncode == 0
+    w.append(respec_record(w, "a", 2, ()))
+    thrown = ThrowRecord(SLICE, "a", 2, 2, w.base, BALL_A, NOW, resumed_from=1)
+    w.append({layout.throw_path(SLICE, "a", 2): yamlio.dumps(thrown.to_dict())}, "throw a 2")
+    assert w.push("leap/ledger").returncode == 0
+    return old
+
+
+def test_a_fresh_throw_on_the_same_base_replaces_the_refused_branch(fresh_world: World
+                                                                     ) -> None:
+    """L3, L6: a refused ball respecced and thrown again starts a fresh branch from the
+    base; when the spine did not move, that base is the old branch's too. Before, the
+    server took the replacement for a force-push of the current episode and refused it,
+    so a published ball thrown afresh could never reach its workers."""
+    w = fresh_world
+    _refused_then_thrown_afresh(w)
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    fresh = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    result = w.push(f"+{BALL_A}")
+    assert result.returncode == 0, result.stderr
+    assert remote_refs(w.bare)[f"refs/heads/{BALL_A}"] == fresh
+
+
+def test_a_fresh_throw_does_not_let_an_unrecorded_round_be_rewritten(fresh_world: World
+                                                                     ) -> None:
+    """The replacement is taken only off a tip the earlier episode recorded: a commit on
+    top of it that no receipt records is a round (rewritten rounds are still rounds)."""
+    w = fresh_world
+    _refused_then_thrown_afresh(w)
+    extra = commit(w.work, {"src/a.py": "A = 11\n"}, round_message("a: eleven", 1))
+    assert w.push(BALL_A).returncode == 0, "a round of episode 2 on the old line"
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    new = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    before = remote_refs(w.bare)
+    assert before[f"refs/heads/{BALL_A}"] == extra
+    refused(w, w.push(f"+{BALL_A}"), before, "L6", new[:12], "a force-push")
+
+
 # F5.4 (L4, L9): the spine judges each commit the merge brings from the ball's line
 
 
