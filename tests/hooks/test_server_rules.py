@@ -210,6 +210,21 @@ def test_a_pass_naming_a_red_that_does_not_exist_is_refused(fresh_world: World) 
             "names red 7, which the ledger does not hold")
 
 
+def _passed_a(w: World) -> tuple[str, str]:
+    """Ball a's one round (A = 10), its full pass and the integrator's lease, on the
+    server's ledger; returns the round's commit and tree."""
+    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
+    head = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    tree = w.tip(f"{head}^{{tree}}")
+    with w.ledger() as ledger:
+        write_pass(ledger, SLICE, "a", tree, head, w.base)
+        take_lease(ledger, "main", "integrator")
+    landed = w.push("leap/ledger")
+    assert landed.returncode == 0, landed.stderr
+    return head, tree
+
+
 def test_a_spine_merge_of_a_candidate_beside_its_red_is_refused(fresh_world: World) -> None:
     """T7.1, T7.6 (``rules.balls.unheld_reds``, which the client's source step asks too): the
     red is a commit the builder never built on; a pass written for a candidate made from the
@@ -220,15 +235,7 @@ def test_a_spine_merge_of_a_candidate_beside_its_red_is_refused(fresh_world: Wor
     red = commit(w.work, {"tests/test_a.py": "assert False\n"}, "red: a's contract test")
     frozen = {"tests/test_a.py": blob(w, red, "tests/test_a.py")}
     w.append(red_record(w, "a", 1, red, frozen), "red of a")
-    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
-    head = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
-    git("checkout", "-q", "main", cwd=w.work)
-    tree = w.tip(f"{head}^{{tree}}")
-    with w.ledger() as ledger:
-        write_pass(ledger, SLICE, "a", tree, head, w.base)
-        take_lease(ledger, "main", "integrator")
-    landed = w.push("leap/ledger")
-    assert landed.returncode == 0, landed.stderr
+    head, tree = _passed_a(w)
     merge = git("commit-tree", tree, "-p", w.base, "-p", head, "-m", MERGE_A, cwd=w.work)
     before = remote_refs(w.bare)
     result = w.push(f"{merge}:refs/heads/main")
@@ -329,14 +336,7 @@ def _with_mode(w: World, tree: str, path: str, mode: str) -> str:
 
 def test_a_merge_that_flips_a_scope_files_mode_is_refused(fresh_world: World) -> None:
     w = fresh_world
-    git("checkout", "-q", "-B", BALL_A, w.base, cwd=w.work)
-    head = commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
-    git("checkout", "-q", "main", cwd=w.work)
-    tree = w.tip(f"{head}^{{tree}}")
-    with w.ledger() as ledger:
-        write_pass(ledger, SLICE, "a", tree, head, w.base)
-        take_lease(ledger, "main", "integrator")
-    assert w.push("leap/ledger").returncode == 0
+    head, tree = _passed_a(w)
     before = remote_refs(w.bare)
     for path in ("src/a.py", "tests/test_a.py"):  # changed by the candidate, or not
         flipped = _with_mode(w, tree, path, "100755")

@@ -97,6 +97,14 @@ def _one_lens_reports_no_usage(call: Call) -> Reply:
     return replace(reply, usage=None) if call.lens == "defect" else reply
 
 
+def _price_a_token_a_dollar(p: Project) -> None:
+    """The jurors' rung priced at 1 USD a token: one scoring is thousands of USD."""
+    cfg_path = p.work / ".leap" / "config.yaml"
+    cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+    cfg["tribunal"]["rungs"][0].update(usd_per_mtok_in=1e6, usd_per_mtok_out=1e6)
+    cfg_path.write_bytes(yamlio.dumps(cfg))
+
+
 def test_run_max_usd_holds_the_priced_spend_when_one_seat_reports_none(
         isolated: Path, served: Served) -> None:
     """Issue 15 item 9: `run.max_usd` stops the run with a hold. Seven seats report their
@@ -106,10 +114,7 @@ def test_run_max_usd_holds_the_priced_spend_when_one_seat_reports_none(
     with JurorServer("openai", _one_lens_reports_no_usage) as server:
         p = duo(served.folder("rf-usd"), served.daemon, server.url, "usd", ("a", "b"),
                 config={"run": {"max_usd": 0.01}})
-        cfg_path = p.work / ".leap" / "config.yaml"
-        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
-        cfg["tribunal"]["rungs"][0].update(usd_per_mtok_in=1e6, usd_per_mtok_out=1e6)
-        cfg_path.write_bytes(yamlio.dumps(cfg))
+        _price_a_token_a_dollar(p)
         before = p.remote_tip("refs/heads/main")
         res = p.leap("run", "usd", "--json", "--heartbeat", "0")
     got = events(res.out)
@@ -631,10 +636,7 @@ def test_run_max_usd_lets_one_scoring_at_a_time_start_under_the_cap(
     with JurorServer("openai", _slow_priced_jurors) as server:
         p = duo(served.folder("rf-usd-once"), served.daemon, server.url, "once", ("a", "b"),
                 config={"run": {"max_usd": 0.01}})
-        cfg_path = p.work / ".leap" / "config.yaml"
-        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
-        cfg["tribunal"]["rungs"][0].update(usd_per_mtok_in=1e6, usd_per_mtok_out=1e6)
-        cfg_path.write_bytes(yamlio.dumps(cfg))
+        _price_a_token_a_dollar(p)
         res = p.leap("run", "once", "--jobs", "2", "--json", "--heartbeat", "0")
         seats = len(server.chats())
     table = next(e for e in events(res.out) if e["event"] == "table")

@@ -25,16 +25,22 @@ balls:
 TEST = "import a\n\n\ndef test_a():\n    assert a.A == 2\n"
 
 
-def test_a_candidate_that_only_holds_the_red_test_is_an_unbacked_claim(tmp_path: Path) -> None:
+def _cut_with_red(tmp_path: Path, draft: str) -> tuple[Path, str, str, RedRecord]:
+    """A repository with ``draft`` cut, and ball A's red commit and record."""
     repo = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n"})
     assert leap("init", cwd=repo).code == 0
-    (tmp_path / "d.yaml").write_text(DRAFT)
+    (tmp_path / "d.yaml").write_text(draft)
     assert leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=repo).code == 0
     base = git("rev-parse", "HEAD", cwd=repo)
     red_commit = commit_files(repo, base, {"tests/test_a.py": TEST}, "red: A")
     red = RedRecord("src1", "A", 1, red_commit, base,
                     (FileBlob("tests/test_a.py", blob_at(repo, red_commit, "tests/test_a.py")),),
                     RunEvidence("red", "true", 1), "2024-01-01T00:00:00Z")
+    return repo, base, red_commit, red
+
+
+def test_a_candidate_that_only_holds_the_red_test_is_an_unbacked_claim(tmp_path: Path) -> None:
+    repo, base, red_commit, red = _cut_with_red(tmp_path, DRAFT)
     with Ledger(repo / ".git") as ledger:
         ball = query.load_ball(ledger.require(), "src1", "A")
     found = check_source(repo, base, red_commit, ball, red)
@@ -51,16 +57,8 @@ def test_a_candidate_built_beside_a_findings_red_fails_t7_6(tmp_path: Path) -> N
     refused candidate ``built``; the test author added the findings' test on it (a
     finding's red); a candidate rebuilt from ``built`` beside that red fails the source
     step, naming the red and the score it answers; one built on it is ok."""
-    repo = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n"})
-    assert leap("init", cwd=repo).code == 0
-    (tmp_path / "d.yaml").write_text(DRAFT.replace(
+    repo, base, red_commit, red = _cut_with_red(tmp_path, DRAFT.replace(
         "tests/test_a.py]", "tests/test_a.py, tests/test_a_finding.py]"))
-    assert leap("slice", "cut", str(tmp_path / "d.yaml"), cwd=repo).code == 0
-    base = git("rev-parse", "HEAD", cwd=repo)
-    red_commit = commit_files(repo, base, {"tests/test_a.py": TEST}, "red: A")
-    red = RedRecord("src1", "A", 1, red_commit, base,
-                    (FileBlob("tests/test_a.py", blob_at(repo, red_commit, "tests/test_a.py")),),
-                    RunEvidence("red", "true", 1), "2024-01-01T00:00:00Z")
     built = commit_files(repo, red_commit, {"src/a.py": "A = 2\n"}, "a is two")
     finding_test = "def test_a_finding():\n    assert False\n"
     on_it = commit_files(repo, built, {"tests/test_a_finding.py": finding_test}, "finding")
