@@ -201,8 +201,6 @@ def _refused_by(view: LedgerView, slice_id: str, ball_id: str, episode: int, rou
     return last.score if last is not None and ends_episode(last) else None
 
 
-
-
 def starts_afresh(refused: bool, respecced: bool, scope_changed: bool) -> bool:
     """L3, L6: a ball's next throw drops its branch and starts from the base when it was
     refused, or respecced to another scope, and a respec came since; otherwise it goes on
@@ -246,6 +244,8 @@ def _branch_episodes(view: LedgerView, slice_id: str, ball_id: str, episode: int
 
 
 def _goes_on(view: LedgerView, thrown: ThrowRecord, earlier: ThrowRecord) -> bool:
+    """Did ``thrown`` keep ``earlier``'s branch (same base, stack and branch, and no fresh
+    start by ``starts_afresh``)?"""
     if (thrown.base, thrown.stack, thrown.branch) != \
             (earlier.base, earlier.stack, earlier.branch):
         return False
