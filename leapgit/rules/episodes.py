@@ -267,16 +267,22 @@ def drops_branch(view: LedgerView, thrown: ThrowRecord, tip: str) -> bool:
     started afresh (``starts_afresh``), replaces by a branch from its base. Only a commit
     the earlier episodes recorded (a receipt's commit, or their base) is such a tip: a
     commit on top of it that no receipt records is a round, and rewritten rounds are still
-    rounds. A fresh branch off another base needs no such leave: the old tip does not
-    descend from the new base (``rules.balls``)."""
+    rounds. A red's commit is recorded as well (a refused round that made no commit left
+    the branch at its red). A fresh branch off another base needs no such leave: the old
+    tip does not descend from the new base (``rules.balls``)."""
     if thrown.resumed_from is None:
         return False
     earlier = query.throw(view, thrown.slice, thrown.ball, thrown.resumed_from)
     if earlier is None or _goes_on(view, thrown, earlier):
         return False
+    from leapgit.ledger import history
+
     recorded = {earlier.base}
     for number in query.episodes(view, thrown.slice, thrown.ball):
         if number < thrown.episode:
             recorded.update(r.commit for r in query.receipts(view, thrown.slice, thrown.ball,
                                                              number) if r.commit)
+    # a red's commit is recorded too: a branch a refused round never moved off its red
+    recorded.update(r.commit for r in history.reds_of_episodes(
+        view, thrown.slice, thrown.ball, set(range(1, thrown.episode))))
     return tip in recorded

@@ -160,3 +160,25 @@ def test_a_fresh_throw_after_a_refuse_is_not_asked_for_the_earlier_findings_red(
     git("checkout", "-q", "main", cwd=w.work)
     landed = _merge(w, head, 2, 2)
     assert landed.returncode == 0, landed.stderr
+
+
+def test_a_fresh_throw_replaces_a_branch_left_at_its_findings_red(fresh_world: World
+                                                                  ) -> None:
+    """L3, L6 (``rules.episodes.drops_branch``): episode 1's branch was left at its
+    finding's red (the next round was refused without a commit: no receipt names a commit
+    above the red); thrown afresh on the same base, its new branch replaces that one. A
+    red's commit is recorded work, like a receipt's (blind review: before, only receipts'
+    commits and the base were, and the fresh branch could never be pushed)."""
+    w = fresh_world
+    red, finding = _episode_one(w)
+    w.append(dict([w.receipt("a", 2, -1, claim=False)]), "a: -1, no commit")
+    w.append(respec_record(w, "a", 2, ()), "a: respecced")
+    _push(w, "leap/ledger")
+    _throw_two(w, 2)
+    assert remote_refs(w.bare)[f"refs/heads/{BALL_A}"] == finding
+    git("checkout", "-q", "-B", BALL_A, red, cwd=w.work)
+    head = commit(w.work, {"src/a.py": "A = 10  # afresh\n"}, round_message("a: afresh", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    pushed = w.push(f"+{BALL_A}")
+    assert pushed.returncode == 0, pushed.stderr
+    assert remote_refs(w.bare)[f"refs/heads/{BALL_A}"] == head
