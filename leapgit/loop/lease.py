@@ -7,8 +7,9 @@ run of this clone; a second run while the first lives is refused, naming the fir
 With a shared remote (`leap run --remote`, issue 15 item 7), the run also holds the slice's
 run lease on the remote's ledger (``rules.runs``): taken by the remote's compare-and-swap
 before the run starts, given back when it ends. A run on another clone is refused, naming
-it; a run of this clone whose process is gone is taken over at once (this clone's lock
-being free says so); one of another clone only when asked (``--take-over``).
+it; a run of this clone, in this boot, whose process is gone is taken over at once (this
+clone's lock being free says so); one of another clone, or of this clone before a reboot,
+only when asked (``--take-over``).
 
 Nothing else is kept here: what the run decided is in the ledger and in git (L8), and the
 per-ball drive locks (``worktrees.drivelock``) still hold every builder to its worktree."""
@@ -50,6 +51,13 @@ def clone_id(common_dir: Path) -> str:
     except OSError:
         return name
     return f"{name} (boot {boot})" if boot else name
+
+
+def _ours(holder: str, clone: str) -> bool:
+    """Whether a lease's holder is this clone in this boot. A holder written before the
+    boot was part of the name (``host:git-dir`` alone) is taken as this clone's when host
+    and path match, as it was then, so an upgrade does not strand this clone's own lease."""
+    return holder == clone or holder == clone.split(" (boot ")[0]
 
 
 class RunLease:
@@ -111,7 +119,7 @@ class RunLease:
                 leases, found = run_leases(view, self.slice), open_run(view, self.slice)
             over = None
             if found is not None and found.take is not None:
-                mine = found.take.holder == self.clone  # this clone's lock is ours: gone
+                mine = _ours(found.take.holder, self.clone)  # this clone's lock is free
                 if not mine and (not self.take_over or seen not in (None, found.number)):
                     raise Hold(f"slice {self.slice} is being run by {found.named()} on "
                                f"{remote}; one `leap run` drives a slice at a time",
@@ -179,9 +187,15 @@ class RunLease:
                          f"run lease {number} of {self.slice}: given back",
                          [(tr.SLICE, self.slice)], start=self._root)
         except LeapError as exc:  # left open: this clone's next run takes it over at once
-            print(f"leap: warning: run lease {number} of {self.slice} stays open on "
-                  f"{remote} ({exc.lines()[0]}); the next `leap run {self.slice} --remote "
-                  f"{remote}` of this clone takes it over", file=sys.stderr)
+            self._left_open(remote, number, exc.lines()[0])
+        except KeyboardInterrupt:  # a press while it went up: it may stay open, said
+            self._left_open(remote, number, "interrupted while it was given back")
+            raise
+
+    def _left_open(self, remote: str, number: int, why: str) -> None:
+        print(f"leap: warning: run lease {number} of {self.slice} may stay open on {remote} "
+              f"({why}); the next `leap run {self.slice} --remote {remote}` of this clone "
+              "takes it over", file=sys.stderr)
 
     def _named(self) -> str:
         try:

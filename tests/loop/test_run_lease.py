@@ -271,3 +271,26 @@ def test_a_lease_that_kept_moving_says_run_again_and_again_takes_it(
     assert took["holder"] and took.get("takes_over") is None, took
     again.send_signal(signal.SIGINT)
     assert wait(again, w.base_dir / "again.log", 60) == 130
+
+
+def test_a_lease_of_this_clone_named_before_the_boot_was_part_of_it_is_taken_over_at_once(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A lease left open by this clone's run before an upgrade names it ``host:git-dir``
+    alone: it is this clone's (its file lock is free), taken over at once as before, not
+    held as another clone's until `--take-over` (blind review)."""
+    from leapgit.loop.lease import clone_id
+
+    w = world(daemon, jurors, "old-holder")
+    ours = clone_id(Path(git("rev-parse", "--path-format=absolute", "--git-common-dir",
+                             cwd=w.work).strip()))
+    with driving(w, w.work, "warm.log", ww.S):  # the slice's cut reaches the remote
+        lease(w, 1)
+    lease(w, 1, "release", 30)
+    old = RunLeaseRecord(ww.S, 2, "take", ours.split(" (boot ")[0], 4242, now_iso())
+    push_records("origin", {layout.run_path(ww.S, 2, "take"): yamlio.dumps(old.to_dict())},
+                 "a run before the upgrade", start=w.work)
+    again = running(w, w.work, "again.log")
+    took = lease(w, 3)
+    assert took["takes_over"] == 2 and took["holder"] == ours, took
+    again.send_signal(signal.SIGINT)
+    assert wait(again, w.base_dir / "again.log", 60) == 130
