@@ -41,15 +41,21 @@ def _landing(ws: Workspace, slice_id: str
                                                                merges[-1].number)
 
 
-def _sync_quietly(ws: Workspace, remote: str) -> None:
-    """The remote's ledger replayed here; a remote out of reach leaves this clone's."""
+def _synced(ws: Workspace, remote: str) -> bool:
+    """The remote's ledger replayed here; False, said on stderr, when it is out of reach."""
+    import sys
+
     from leapgit.errors import LeapError
     from leapgit.ledger.sync import sync
 
     try:
         sync(remote, start=ws.paths.root, push=False)
-    except LeapError:
-        pass
+    except (LeapError, OSError) as exc:
+        print(f"leap: warning: {remote}'s ledger could not be read ({exc}); no later live "
+              f"proof is tried until it can (another clone may have recorded one)",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def _spine_tip(ws: Workspace, remote: str | None) -> str | None:
@@ -85,7 +91,8 @@ def prove_live(ws: Workspace, slice_id: str) -> Proved:
     if tried and tried[-1].outcome != 1 and merged.remote is not None:
         # a later attempt: the remote's ledger first, which holds any attempt another clone
         # made on the fix it landed (writing ours beside it would be a lasting conflict)
-        _sync_quietly(ws, merged.remote)
+        if not _synced(ws, merged.remote):
+            return Proved(tried[-1], False)
         live_proof, merged, tried = _landing(ws, slice_id) or found
     number, tip = merged.number, merged.tip
     if tried:
