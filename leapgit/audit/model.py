@@ -76,7 +76,9 @@ class BallAudit:
 @dataclass(frozen=True)
 class SliceAudit:
     slice: str
-    state: str  # open | complete | merged | reopened (a ball to re-score or re-merge) | abandoned
+    # open | complete | merged | reopened (a ball to re-score or re-merge, or the landed
+    # slice fails its live proof) | abandoned
+    state: str
     balls: tuple[BallAudit, ...]
 
     def to_json(self) -> dict[str, Any]:

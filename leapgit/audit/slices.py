@@ -15,6 +15,7 @@ from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
 from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import SliceRecord
+from leapgit.rules.landing import landing
 from leapgit.rules.passes import pass_problems, standing
 from leapgit.scoring.reopen import Watched, spine_hits
 
@@ -63,6 +64,7 @@ class SliceAuditor:
         # pass, its red commit, its findings' red commits (T7.6: red tests, no rounds)
         self.rounds: list[tuple[ScoreRecord, str, frozenset[str]]] = []
         self.abandoned: set[str] = set()  # slices an abandon record ended
+        self.unproved: set[str] = set()  # landed slices that fail their live proof (T9, L8)
 
     def run(self) -> None:
         for slice_id in query.slice_ids(self.view):
@@ -72,9 +74,13 @@ class SliceAuditor:
                 self.report.add(Violation("pass-provenance", slice_id, unreadable(exc)))
         self._reopens()
         for slice_id, balls, merged in self.found:
-            self.report.slices.append(SliceAudit(
-                slice_id, _slice_state(balls, merged, self.landed.get(slice_id),
-                                       slice_id in self.abandoned), tuple(balls)))
+            state = _slice_state(balls, merged, self.landed.get(slice_id),
+                                 slice_id in self.abandoned)
+            if state == "merged" and slice_id in self.unproved:
+                state = "reopened"  # T9: landed, then failed live: not done (L8)
+                self.report.notes.append(f"slice {slice_id}: reopened: the landed slice "
+                                         "fails its live proof")
+            self.report.slices.append(SliceAudit(slice_id, state, tuple(balls)))
         self._candidates()
         self._red()
         self._rounds()
@@ -92,6 +98,9 @@ class SliceAuditor:
         if records:
             self.landed[slice_id] = set(landed)
             self._whole(rec, records)
+            proved = landing(self.view, rec)
+            if proved is not None and proved.failed:
+                self.unproved.add(slice_id)
         balls = []
         for ball in rec.balls:
             scores = history.scores(self.view, slice_id, ball)

@@ -13,7 +13,8 @@ if TYPE_CHECKING:  # annotations only: a command pays for no other command's mod
     from leapgit.commands.init import InitResult
     from leapgit.commands.log import LogEntry
     from leapgit.commands.slice import CutResult
-    from leapgit.commands.status import BallScore, Landing, Status
+    from leapgit.commands.status import BallScore, Status
+    from leapgit.rules.landing import Landing
     from leapgit.rules.readiness import BallStanding
     from leapgit.slices.check import CheckedSlice
     from leapgit.worktrees.check import CheckResult

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import SliceRecord
+from leapgit.rules.landing import Landing, landing
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.scoring import reopen
 from leapgit.scoring.reopen import SpineHit
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from leapgit.audit.presence import Presence
     from leapgit.ledger.store import LedgerView
     from leapgit.records.abandon import AbandonRecord
-    from leapgit.records.live import LiveProofRecord
     from leapgit.records.usage import Usage
 
 
@@ -34,31 +34,6 @@ class BallScore(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         return {"score": self.score, "outcome": self.outcome, "reason": self.reason}
-
-
-class Landing(NamedTuple):
-    """A merged slice's last merge and, when the slice declares one, its live proof's last
-    attempt (T9: land, then prove it live; a failed proof reopens the slice)."""
-
-    merge: int
-    tip: str
-    declared: bool
-    live: LiveProofRecord | None
-
-    def state(self) -> str:
-        if not self.declared:
-            return "landed, live proof not declared"
-        if self.live is None:
-            return "landed, live proof not run yet"
-        return "landed, live proof held" if self.live.outcome == 1 else \
-            "reopened: the landed slice fails its live proof"
-
-    def to_json(self) -> dict[str, Any]:
-        live = self.live
-        return {"merge": self.merge, "tip": self.tip, "state": self.state(),
-                "live_proof": None if live is None else {
-                    "outcome": live.outcome, "attempt": live.attempt, "tip": live.tip,
-                    "exit_code": live.exit_code}}
 
 
 # NamedTuples, as records.types: a frozen dataclass compiles its methods as it is defined
@@ -186,15 +161,6 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
 
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)
-
-
-def landing(view: LedgerView, rec: SliceRecord) -> Landing | None:
-    merges = history.merge_records(view, rec.slice)
-    if not merges:
-        return None
-    last = merges[-1]
-    tried = history.live_proofs(view, rec.slice, last.number) if rec.live_proof else []
-    return Landing(last.number, last.tip, bool(rec.live_proof), tried[-1] if tried else None)
 
 
 def ball_scores(view: LedgerView, slice_id: str, balls: tuple[query.BallState, ...]

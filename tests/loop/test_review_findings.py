@@ -211,6 +211,13 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         assert "live proof attempt 1 at" in shown.out and hint in shown.out, shown.out
         landing = json.loads(p.leap("status", "live", "--json").out)["slices"][0]["landing"]
         assert landing["live_proof"]["outcome"] == -1 and landing["merge"] == 1, landing
+        # the audit, the independent reader, reads the same reopen (rules.landing)
+        audited = p.leap("audit", "--json")
+        assert audited.code == 0, audited.out[-2000:]
+        states = {s["slice"]: s["state"] for s in json.loads(audited.out)["slices"]}
+        assert states["live"] == "reopened", states
+        assert "slice live: reopened: the landed slice fails its live proof" in \
+            p.leap("audit").out
         # a second attempt forged on a tip the server's spine does not hold is refused (T9)
         from leapgit.records import trailers as tr
         from tests.hooks.world import run_git
@@ -272,6 +279,8 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
     assert layout.live_path("live", 1, 2) in listed  # the server took it
     shown = p.leap("status", "live").out
     assert "landed, live proof held (merge 1 at" in shown and "reopened" not in shown, shown
+    states = {s["slice"]: s["state"] for s in json.loads(p.leap("audit", "--json").out)["slices"]}
+    assert states["live"] == "merged", states
     # the other clone, its spine and ledger behind: it reads the held attempt back from the
     # remote, never proves one of its own beside it (blind review: a lasting conflict)
     late = leap("run", "live", "--json", "--heartbeat", "0", cwd=other)
