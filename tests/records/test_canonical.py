@@ -1,0 +1,88 @@
+"""records.canonical, the fast reader of leapgit's own records (issue 13 item 7): it reads
+exactly what ``yamlio.dumps`` writes, as YAML reads it, and nothing else."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leapgit.errors import InvalidRecord
+from leapgit.records import canonical, yamlio
+
+_scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**63)
+            | st.floats(allow_nan=False, allow_infinity=False) | st.text()
+            | st.sampled_from(["yes", "no", "null", "1.0", "- a", "a: b", "|", "\"q\": 1",
+                               "line\n  two\n", "\n\n y\n", "a\n\nb\n", "x\n", "\u2028"]))
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_what_dumps_writes_both_readers_read_back_the_same(value: object) -> None:
+    text = yamlio.dumps(value).decode()
+    assert yamlio.load_yaml(text, "f") == value  # YAML's reading of the emitter's text
+    ok, read = canonical.read(text)
+    assert ok and read == value and type(read) is type(value)
+
+
+_EDITS = st.sampled_from([" ", "-", ":", "\"", "|", "\n", "#", "'", "&", "*", "x", "1", "\\"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(_values, st.data())
+def test_an_edited_record_is_read_as_yaml_reads_it_or_left_to_the_yaml_loader(
+        value: object, data: st.DataObject) -> None:
+    """Bytes that are not exactly ``dumps``' output of what was read never pass: a forged or
+    hand-edited record cannot mean one thing to this reader and another to YAML."""
+    text = yamlio.dumps(value).decode()
+    at = data.draw(st.integers(0, len(text)))
+    how = data.draw(st.sampled_from(["insert", "delete", "replace"]))
+    char = data.draw(_EDITS)
+    edited = {"insert": text[:at] + char + text[at:],
+              "delete": text[:at] + text[at + 1:],
+              "replace": text[:at] + char + text[at + 1:]}[how]
+    ok, read = canonical.read(edited)
+    if not ok:
+        assert read is None
+        return
+    assert yamlio.load_yaml(edited, "f") == read
+
+
+@pytest.mark.parametrize("text", [
+    "slice: s  # a comment\n",
+    "name: 'single quoted'\n",
+    "spine: main\nballs:\n  - id: a\n",  # an indented sequence
+    "a: plain words\n",
+    "a: {b: 1}\n",
+    "a: 1\na: 2\n",
+    "a: 0x1f\n",
+    "a: &x 1\nb: *x\n",
+    "a:   \"x\"\n",
+    "a: \"x\"\n\n",
+    "\ufeffa: \"x\"\n",
+    "a: |\n  one\n  two\n\n",
+])
+def test_text_leapgit_would_not_write_goes_to_the_yaml_loader(text: str) -> None:
+    assert canonical.read(text) == (False, None)
+
+
+def test_a_hand_written_draft_still_loads_through_the_full_loader_and_its_guards() -> None:
+    assert yamlio.loads(b"slice: s  # cut by hand\nballs: [a, b]\n", "d.yaml") == {
+        "slice": "s", "balls": ["a", "b"]}
+    with pytest.raises(InvalidRecord, match="duplicate key"):
+        yamlio.loads(b"a: \"x\"\na: \"y\"\n", "d.yaml")
+    with pytest.raises(InvalidRecord, match="aliases"):
+        yamlio.loads(b"a: &x \"1\"\nb: *x\n", "d.yaml")
+
+
+def test_a_canonical_record_nested_past_the_cap_is_refused_as_before() -> None:
+    deep: object = "leaf"
+    for _ in range(yamlio.MAX_DEPTH + 2):
+        deep = {"k": deep}
+    with pytest.raises(InvalidRecord, match="nested deeper than"):
+        yamlio.loads(yamlio.dumps(deep), "deep.yaml")
