@@ -153,18 +153,13 @@ def _trailer_end(text: str, lines: list[int], end: int) -> int:
     return first if first else cutoff
 
 
+# find_separator: a token of ASCII letters, digits and '-', then spaces or tabs, then ':'
+_SEPARATOR = re.compile(r"(?:[A-Za-z0-9-]+[ \t]*)?:")
+
+
 def _separator(line: str) -> int:
-    spaced = False
-    for i, c in enumerate(line):
-        if c == ":":
-            return i
-        if not spaced and (c == "-" or (c.isascii() and c.isalnum())):
-            continue
-        if i and c in " \t":
-            spaced = True
-            continue
-        break
-    return -1
+    found = _SEPARATOR.match(line)
+    return found.end() - 1 if found else -1
 
 
 def _trailer_start(text: str, lines: list[int], end: int) -> int:
