@@ -218,6 +218,17 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         assert states["live"] == "reopened", states
         assert "slice live: reopened: the landed slice fails its live proof" in \
             p.leap("audit").out
+        # the merge's remote out of reach: no later attempt is tried against a ledger that
+        # may be stale (another clone may have recorded one); said on stderr, nothing written
+        url = git("remote", "get-url", "origin", cwd=p.work)
+        git("remote", "set-url", "origin", str(p.base_dir / "gone.git"), cwd=p.work)
+        ledger_before = p.tip("leap/ledger")
+        cut_off = p.leap("run", "live", "--heartbeat", "0")
+        git("remote", "set-url", "origin", url, cwd=p.work)
+        assert cut_off.code == 1, (cut_off.out[-2000:], cut_off.err)
+        assert "origin's ledger could not be read" in cut_off.err, cut_off.err
+        assert "no later live proof is tried until it can" in cut_off.err, cut_off.err
+        assert p.tip("leap/ledger") == ledger_before
         # a second attempt forged on a tip the server's spine does not hold is refused (T9)
         from leapgit.records import trailers as tr
         from tests.hooks.world import run_git
