@@ -17,6 +17,8 @@ import json
 import re
 from typing import Any
 
+from leapgit.errors import InvalidRecord
+
 _KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*|"(?:[^"\\]|\\.)*"):(?: |$)')
 _scan = json.decoder.scanstring  # type: ignore[attr-defined]  # the body past the opening quote
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
@@ -41,7 +43,7 @@ def read(text: str) -> tuple[bool, Any]:
         return False, None
     try:
         same = dumps(value).decode("utf-8") == text
-    except (ValueError, TypeError, UnicodeError):
+    except (ValueError, TypeError, UnicodeError, InvalidRecord):  # what dumps cannot write
         return False, None
     return (True, value) if same else (False, None)
 

@@ -224,7 +224,8 @@ def _yaml_message(exc: Exception) -> str:
 
 
 def _check_plain(value: Any, source: str, where: str, depth: int) -> None:
-    if depth > MAX_DEPTH:
+    # a container at MAX_DEPTH is a level past it, empty or not, as ``_prescan`` counts
+    if depth > MAX_DEPTH or (depth == MAX_DEPTH and isinstance(value, (dict, list))):
         field = where if len(where) < 60 else where[:57] + "..."
         raise InvalidRecord(f"nested deeper than {MAX_DEPTH} levels", file=source, field=field)
     if isinstance(value, dict):
@@ -305,8 +306,16 @@ def _quote(text: str) -> str:
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
+MAX_KEY = 1024  # YAML's cap on an implicit key, as written (escapes count)
+
+
 def _key(key: str) -> str:
-    return key if _PLAIN_KEY.fullmatch(key) and key not in _RESERVED else _quote(key)
+    written = key if _PLAIN_KEY.fullmatch(key) and key not in _RESERVED else _quote(key)
+    if len(written) > MAX_KEY:  # YAML would not read it back: never write it
+        raise InvalidRecord(f"a key of {len(written)} characters as written cannot be "
+                            f"recorded (YAML reads keys of at most {MAX_KEY}): "
+                            f"{written[:40]}...", hint="shorten the key")
+    return written
 
 
 _RESERVED = {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y",

@@ -86,3 +86,50 @@ def test_a_canonical_record_nested_past_the_cap_is_refused_as_before() -> None:
         deep = {"k": deep}
     with pytest.raises(InvalidRecord, match="nested deeper than"):
         yamlio.loads(yamlio.dumps(deep), "deep.yaml")
+
+
+# blind review (d1c7976): where the two readers could still disagree
+
+def _nest(n: int, leaf: object) -> object:
+    for _ in range(n):
+        leaf = {"k": leaf}
+    return leaf
+
+
+@pytest.mark.parametrize("text", [
+    "k" * 1025 + ": 1\n",  # YAML caps an implicit key at 1024 characters
+    "a:\n  " + "k" * 1100 + ": 1\n",
+    "- " + "k" * 1100 + ": 1\n",
+    '"' + " " * 1023 + '": 1\n',
+    'a: "\\ud800"\n',  # an escaped lone surrogate: no text, and dumps cannot write it
+    '"\\udc00": 1\n',
+    '- "\\udc00"\n',
+])
+def test_text_yaml_refuses_is_refused_by_loads_and_never_read_fast(text: str) -> None:
+    assert canonical.read(text) == (False, None)
+    with pytest.raises(InvalidRecord):
+        yamlio.load_yaml(text, "f")
+    with pytest.raises(InvalidRecord):
+        yamlio.loads(text.encode(), "f")
+
+
+def test_a_key_yaml_cannot_read_back_is_never_written() -> None:
+    with pytest.raises(InvalidRecord, match="1024"):
+        yamlio.dumps({"k" * 1025: 1})
+    with pytest.raises(InvalidRecord, match="1024"):
+        yamlio.dumps({"a": [{"\u0085" * 200: 1}]})  # its escapes count
+    assert yamlio.loads(yamlio.dumps({"k" * 1020: 1}), "f") == {"k" * 1020: 1}
+
+
+@pytest.mark.parametrize("leaf", [{}, []])
+@pytest.mark.parametrize("pad", ["*", "x" * 9000])  # the YAML loader's pre-scan runs on both
+def test_an_empty_container_at_the_depth_cap_is_refused_by_both_readers(
+        leaf: object, pad: str) -> None:
+    text = yamlio.dumps({"s": pad, "k": _nest(yamlio.MAX_DEPTH - 1, leaf)})
+    assert canonical.read(text.decode())[0]
+    for read in (lambda: yamlio.load_yaml(text.decode(), "f"),
+                 lambda: yamlio.loads(text, "f")):
+        with pytest.raises(InvalidRecord, match="nested deeper than"):
+            read()
+    shallower = yamlio.dumps({"s": pad, "k": _nest(yamlio.MAX_DEPTH - 2, leaf)})
+    assert yamlio.loads(shallower, "f") == yamlio.load_yaml(shallower.decode(), "f")
