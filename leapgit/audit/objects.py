@@ -43,6 +43,8 @@ class ReadStore(MemoryObjectStore):
         self.root = root
         self.disk = repo.object_store  # the repository's own: where a miss is read
         self._recent: dict[ObjectID, ShaFile] = {}  # what misses read, most recent last
+        # (old tree, new tree) -> the paths changed between them, as git diffed them
+        self.diffs: dict[tuple[bytes, bytes], frozenset[str]] = {}
 
     def __getitem__(self, sha: ObjectID | RawObjectID) -> ShaFile:
         key = oid(sha if len(sha) == 40 else sha.hex())
@@ -91,6 +93,49 @@ class ReadStore(MemoryObjectStore):
             sha = oid(header[0])
             self._data[sha] = _parsed(sha, _TYPES[header[1]], data[at:at + size])
             at += size + 1
+
+
+    def prefetch_diffs(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """The paths changed between each pair of trees, for all of them in one `git
+        diff-tree --stdin` stream (no renames, as ``slices.diff.touched_paths`` reads a
+        diff: a rename touches both paths); a pair git printed nothing for is left to it."""
+        todo = list(dict.fromkeys(p for p in pairs if (oid(p[0]), oid(p[1])) not in self.diffs))
+        if not todo:
+            return
+        out = subprocess.run(["git", "diff-tree", "--stdin", "-r", "--no-renames", "--raw",
+                              "-z"], cwd=self.root, capture_output=True,
+                             input="".join(f"{a} {b}\n" for a, b in todo).encode(),
+                             env=git.scrubbed_env(), check=False)
+        if out.returncode == 0:
+            self.diffs.update(_diffs(out.stdout, {f"{a} {b}".encode(): (oid(a), oid(b))
+                                                  for a, b in todo}))
+
+
+def _diffs(data: bytes, asked: Mapping[bytes, tuple[bytes, bytes]]
+           ) -> dict[tuple[bytes, bytes], frozenset[str]]:
+    """`git diff-tree --stdin --raw -z` output: for each pair its echo (``<a> <b>``, a
+    line), then an entry per changed path (``:<meta>`` NUL, the path NUL). Any output that
+    does not read that way ends the reading; what was read before it stands."""
+    found: dict[tuple[bytes, bytes], set[str]] = {}
+    pair: tuple[bytes, bytes] | None = None
+    at = 0
+    while at < len(data):
+        if data[at:at + 1] == b":" and pair is not None:
+            meta_end = data.find(b"\0", at)
+            path_end = data.find(b"\0", meta_end + 1) if meta_end >= 0 else -1
+            if path_end < 0:
+                found.pop(pair, None)  # cut short: that pair is left to the slow path
+                break
+            found[pair].add(data[meta_end + 1:path_end].decode("utf-8", "surrogateescape"))
+            at = path_end + 1
+            continue
+        end = data.find(b"\n", at)
+        pair = asked.get(data[at:end]) if end >= 0 else None
+        if pair is None:
+            break
+        found[pair] = set()
+        at = end + 1
+    return {k: frozenset(v) for k, v in found.items()}
 
 
 def _parsed(sha: ObjectID, type_num: int, raw: bytes) -> ShaFile:
@@ -152,6 +197,7 @@ class AuditObjects(Objects):
                  refs: Mapping[str, str | None]) -> None:
         super().__init__(repo)
         self.store = store  # type: ignore[assignment]
+        self.diffs = store.diffs  # shared by every ``at``: the store's, filled up front
         self.graph = graph
         self.refs = dict(refs)
 
@@ -161,6 +207,10 @@ class AuditObjects(Objects):
     def at(self, refs: Mapping[str, str | None]) -> AuditObjects:
         """The same objects, with the refs as they stood elsewhere in the history."""
         return AuditObjects(self.repo, self.store, self.graph, refs)  # type: ignore[arg-type]
+
+    def touched(self, old_tree: bytes | None, new_tree: bytes) -> set[str]:
+        found = self.diffs.get((old_tree, new_tree)) if old_tree is not None else None
+        return set(found) if found is not None else super().touched(old_tree, new_tree)
 
     def is_ancestor(self, older: str, newer: str) -> bool:
         found = self.graph.is_ancestor(older, newer)

@@ -10,6 +10,7 @@ integrator lease is open. The commits come from the graph git listed once."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from leapgit.audit.model import AuditReport, Violation
@@ -36,6 +37,8 @@ def check_merges(ctx: AuditContext, merges: list[MergeRecord], report: AuditRepo
     from leapgit.rules import passes
 
     ctx.graph.load([m.commit for r in merges for m in r.merges] + [r.tip for r in merges])
+    ctx.store.prefetch_diffs(_diffed(ctx, merges))
+    ctx.store.prefetch(_folders(ctx.store.diffs))  # the trees the rule then looks paths up in
     on_spine = ctx.graph.reachable(report.spine_tip)
     for rec in merges:
         where = layout.merge_path(rec.slice, rec.number)
@@ -68,6 +71,33 @@ def check_merges(ctx: AuditContext, merges: list[MergeRecord], report: AuditRepo
             report.add(Violation("merge-record", rec.slice, f"the aggregate review "
                                  f"{rec.aggregate_run} is missing, did not pass, or graded "
                                  "another tree", rec.tip, where))
+
+
+def _diffed(ctx: AuditContext, merges: list[MergeRecord]) -> Iterator[tuple[str, str]]:
+    """The tree pairs the integration rule diffs, as far as the graph tells them up front:
+    each commit against its first parent (a merge's first parent, each commit of a
+    candidate's history), and each slice base against the candidates merged on it."""
+    nodes = ctx.graph.nodes
+    for node in nodes.values():
+        parent = nodes.get(node.parents[0]) if node.parents else None
+        if parent is not None:
+            yield parent.tree, node.tree
+    for rec in merges:
+        base = nodes.get(rec.base)
+        if base is not None:
+            yield from ((base.tree, m.candidate) for m in rec.merges)
+
+
+def _folders(diffs: Mapping[tuple[bytes, bytes], frozenset[str]]) -> Iterator[str]:
+    """Each tree of a diffed pair, and its folders on the way to every path it changed
+    (``<tree>:<folder>``, names `git cat-file` reads)."""
+    for (old, new), paths in diffs.items():
+        folders = {path.rsplit("/", 1)[0] for path in paths if "/" in path and "\n" not in path}
+        for tree in (old.decode(), new.decode()):
+            yield tree
+            for folder in folders:
+                parts = folder.split("/")
+                yield from (f"{tree}:{'/'.join(parts[:i])}" for i in range(1, len(parts) + 1))
 
 
 def _check_merge(ctx: AuditContext, rec: MergeRecord, m: Merged, ledger: str | None,

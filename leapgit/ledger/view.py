@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from leapgit.errors import InvalidRecord, LeapError, UsageError
 from leapgit.gitobj import oid
-from leapgit.records.yamlio import copy_plain
+from leapgit.records.yamlio import freeze, thaw
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
@@ -30,7 +30,7 @@ _TREE_CACHE_MAX = 4096
 # record read again at a newer ledger commit costs a copy, not a YAML parse (3 ms each;
 # `leap run` reads the same records at every turn). Each reader gets its own copy: no
 # reader's change reaches another. Bounded by the bytes parsed (a record may be 1 MiB).
-_parsed: dict[tuple[str, str], dict[str, Any]] = {}
+_parsed: dict[tuple[str, str], bytes] = {}  # frozen (``yamlio.freeze``)
 _parsed_bytes = 0
 _PARSED_MAX_BYTES = 64 << 20
 
@@ -40,7 +40,7 @@ def _remember(key: tuple[str, str], raw: dict[str, Any], size: int) -> None:
     if _parsed_bytes + size > _PARSED_MAX_BYTES:
         _parsed.clear()
         _parsed_bytes = 0
-    _parsed[key] = copy_plain(raw)
+    _parsed[key] = freeze(raw)
     _parsed_bytes += size
 
 
@@ -165,7 +165,7 @@ class LedgerView:
                 blob)
         seen = _parsed.get(memo)
         if seen is not None:
-            hit = copy_plain(seen)
+            hit = thaw(seen)
         else:
             from leapgit.records import schema, yamlio
 

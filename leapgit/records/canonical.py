@@ -60,6 +60,9 @@ class _Reader:
             value: Any = self.sequence(0, 0)
         elif _KEY.match(first):
             value = self.mapping(0, 0)
+        elif first == "|":
+            self.at = 1
+            value = self.block(2)
         elif len(self.lines) == 1:
             value, self.at = _scalar(first), 1
         else:
@@ -137,7 +140,7 @@ class _Reader:
                 break
             body.append(line[indent:])
             self.at += 1
-        if not body or not body[0]:
+        if not body:
             raise _NotCanonical
         return "\n".join(body) + "\n"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import marshal  # built in: imported with the interpreter
 import re
 from pathlib import Path
 from typing import Any
@@ -173,7 +174,7 @@ def load_yaml(text: str, source: str) -> Any:
 # Ledger records parsed, by their bytes' digest, for this process (``loads_shared``): the
 # audit, the server's rules and `leap run` read the same record many times, and a read
 # costs ~0.1 ms (records.canonical; ~1.5 ms through the YAML loader). Bounded by the bytes.
-_shared: dict[bytes, Any] = {}
+_shared: dict[bytes, bytes] = {}  # digest -> the parsed value, frozen
 _shared_bytes = 0
 _SHARED_MAX_BYTES = 64 << 20
 
@@ -187,25 +188,27 @@ def loads_shared(data: bytes, source: str) -> Any:
     if len(data) > MAX_BYTES:
         return loads(data, source)  # refused, as ever
     key = hashlib.sha1(data, usedforsecurity=False).digest()
-    found = _shared.get(key, _shared)
-    if found is not _shared:
-        return copy_plain(found)
+    found = _shared.get(key)
+    if found is not None:
+        return thaw(found)
     value = loads(data, source)
     if _shared_bytes + len(data) > _SHARED_MAX_BYTES:
         _shared.clear()
         _shared_bytes = 0
-    _shared[key] = copy_plain(value)
+    _shared[key] = freeze(value)
     _shared_bytes += len(data)
     return value
 
 
-def copy_plain(value: Any) -> Any:
-    """A copy of JSON-shaped data (what ``loads`` returns); far cheaper than deepcopy."""
-    if isinstance(value, dict):
-        return {k: copy_plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_plain(v) for v in value]
-    return value
+def freeze(value: Any) -> bytes:
+    """JSON-shaped data (what ``loads`` returns) as bytes a memo keeps: ``thaw`` gives each
+    reader a copy of its own, in C (~20 times cheaper than walking it to copy it). Only for
+    data this process built: marshal is never read from outside."""
+    return marshal.dumps(value)
+
+
+def thaw(frozen: bytes) -> Any:
+    return marshal.loads(frozen)
 
 
 def load_file(path: Path, max_bytes: int = MAX_BYTES) -> Any:
@@ -260,7 +263,7 @@ def dumps(value: Any) -> bytes:
     elif isinstance(value, list) and value:
         _emit_sequence(value, 0, out)
     else:
-        out.append(_scalar(value, 0) + "\n")
+        out.append(_line("", value, 0))
     return "".join(out).encode("utf-8")
 
 

@@ -303,8 +303,6 @@ def finding_red_problems(objects: Objects, red: RedRecord) -> list[str] | None:
     check the server's record rule and the round count ask): the candidate it answers is
     its one parent, and it adds exactly the new test files the record names, with their
     blobs. None while the objects do not hold it (it is no red test then: a round)."""
-    from leapgit.slices.diff import touched_paths
-
     if not objects.has(red.commit):
         return None
     if objects.type_of(red.commit) != "commit":
@@ -315,7 +313,7 @@ def finding_red_problems(objects: Objects, red: RedRecord) -> list[str] | None:
                 f"{red.base[:12]}"]
     before = objects.commit(red.base).tree
     named = {t.path: t.blob for t in red.tests}
-    touched = set(touched_paths(objects.store, before, commit.tree))
+    touched = objects.touched(before, commit.tree)
     out = []
     if touched != set(named):
         out.append(f"red {red.red} changes {', '.join(sorted(touched ^ set(named)))} beyond "

@@ -96,9 +96,9 @@ def check_scope(objects: Objects, ref: str, ball: BallRecord, sha: str, old_tree
                 new_tree: bytes) -> list[Refusal]:
     """L4, L9: default deny, every touched path in the scope; L2: each a plain file, or a
     link that stays inside the ball's scope."""
-    from leapgit.slices.diff import escapes, out_of_scope, touched_paths
+    from leapgit.slices.diff import escapes, out_of_scope
 
-    touched = touched_paths(objects.store, old_tree, new_tree)
+    touched = objects.touched(old_tree, new_tree)
     out = [Refusal("L4", ref, sha, path, f"outside the scope of ball {ball.slice}/{ball.ball}",
                    rollback_hint(ball), OUTSIDE)
            for path in out_of_scope(touched, ball)]

@@ -121,6 +121,13 @@ class Objects:
                         reverse=True)
         return [entry.commit for entry in walker]
 
+    def touched(self, old_tree: bytes | None, new_tree: bytes) -> set[str]:
+        """Every path changed between two trees (``slices.diff.touched_paths``: the one
+        reading, which every rule asks through here)."""
+        from leapgit.slices.diff import touched_paths
+
+        return touched_paths(self.store, old_tree, new_tree)
+
     def blob_id_at(self, tree: bytes, path: str) -> bytes | None:
         entry = self.entry_at(tree, path)
         return None if entry is None else entry[1]

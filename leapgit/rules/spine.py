@@ -101,7 +101,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     from leapgit.records.trailers import parse
     from leapgit.rules import passes
     from leapgit.rules.commits import check_message
-    from leapgit.slices.diff import escapes, out_of_scope, touched_paths
+    from leapgit.slices.diff import escapes, out_of_scope
 
     sha = commit.id.decode()
     if len(commit.parents) != 2:
@@ -132,7 +132,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     if history:
         return history
     first = ctx.objects.commit(commit.parents[0].decode())
-    touched = touched_paths(ctx.objects.store, first.tree, commit.tree)
+    touched = ctx.objects.touched(first.tree, commit.tree)
     outside = out_of_scope(touched, ball)
     out = [Refusal("L9", ref, sha, path, f"the merge changes a file outside the scope of "
                    f"{slice_id}/{ball_id}", "merge only the candidate's scope bytes")
@@ -141,7 +141,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
                        "merge only plain scope files; re-cut a ball that needs a link")
                for e in escapes(ctx.objects.repo, commit.tree, touched, ball))
     base_tree = ctx.objects.commit(passed.base).tree
-    brought = touched_paths(ctx.objects.store, base_tree, candidate_commit.tree)
+    brought = ctx.objects.touched(base_tree, candidate_commit.tree)
     out.extend(_candidate_bytes(ctx, ref, commit, candidate_commit,
                                 sorted((touched - set(outside)) | brought), touched))
     return out

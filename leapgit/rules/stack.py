@@ -115,15 +115,12 @@ def _foreign_bytes(objects: Objects, slice_base: str, base: str,
     """Every path the stack base changes against the slice's base holds the bytes one of
     its candidates has there, a path that candidate changed; every path a candidate changed
     holds one candidate's bytes (a merge that dropped or rewrote bytes is no stack)."""
-    from leapgit.slices.diff import touched_paths
-
-    store = objects.store
     first = objects.commit(slice_base).tree
     tree = objects.commit(base).tree
     brought = {e.commit: (objects.commit(e.commit).tree,
-                          touched_paths(store, first, objects.commit(e.commit).tree))
+                          objects.touched(first, objects.commit(e.commit).tree))
                for e in stack}
-    changed = touched_paths(store, first, tree)
+    changed = objects.touched(first, tree)
     out = []
     for path in sorted(changed.union(*(paths for _, paths in brought.values()))):
         options = {objects.blob_id_at(t, path) for t, paths in brought.values() if path in paths}

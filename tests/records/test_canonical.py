@@ -133,3 +133,12 @@ def test_an_empty_container_at_the_depth_cap_is_refused_by_both_readers(
             read()
     shallower = yamlio.dumps({"s": pad, "k": _nest(yamlio.MAX_DEPTH - 2, leaf)})
     assert yamlio.loads(shallower, "f") == yamlio.load_yaml(shallower.decode(), "f")
+
+
+@pytest.mark.parametrize("value", ["\n0\n", "a\nb\n", ["\n0\n"], {"k": "\n\nx\n"}])
+def test_literal_blocks_anywhere_are_read_fast(value: object) -> None:
+    # found by the property test: a document that is one literal block, or one that starts
+    # with blank lines, was written with a blank line too many or left to the slow reader
+    text = yamlio.dumps(value).decode()
+    assert canonical.read(text) == (True, value)
+    assert yamlio.load_yaml(text, "f") == value
