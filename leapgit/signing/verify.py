@@ -99,7 +99,12 @@ def check_many(commits: Iterable[Commit], workers: int | None = None) -> None:
     """Verify many signatures at once, one ssh-keygen each, run side by side (a push of
     fifty records waits for the slowest batch, not the sum); ``signature_of`` then answers
     from the cache."""
-    todo = list({c.id: c for c in commits if c.id not in _checked}.values())
+    todo = []
+    for commit in {c.id: c for c in commits if c.id not in _checked}.values():
+        if commit.gpgsig:
+            todo.append(commit)
+        else:  # nothing to verify: answered here, no thread spent on it
+            _checked[commit.id] = _outcome(commit)
     if len(todo) < 2:
         return
     from concurrent.futures import ThreadPoolExecutor
