@@ -86,6 +86,9 @@ class LedgerView:
         self.commit = commit
         self.records = records
         self.tree: bytes | None = None
+        # path -> its entry: a view is of one commit, which never changes (the checks of a
+        # pass ask the same paths again and again)
+        self._entries: dict[str, tuple[int, bytes] | None] = {}
         if commit is not None:
             self.tree = repo.object_store[oid(commit)].tree  # type: ignore[attr-defined]
 
@@ -93,6 +96,14 @@ class LedgerView:
         return cached_tree(self._repo, sha)
 
     def _entry(self, path: str) -> tuple[int, bytes] | None:
+        try:
+            return self._entries[path]
+        except KeyError:
+            pass
+        found = self._entries[path] = self._walk(path)
+        return found
+
+    def _walk(self, path: str) -> tuple[int, bytes] | None:
         if self.tree is None:
             return None
         sha = self.tree
