@@ -196,3 +196,18 @@ def test_a_pass_whose_candidate_edits_a_frozen_test_is_named(repo: Path) -> None
     assert [(v["subject"], v["path"], v["commit"]) for v in red] == [
         ("s5/b2 score 2", test, weakened)], red
     assert blob[:12] in red[0]["message"] and red_blob[:12] in red[0]["message"]
+
+
+def test_the_audit_process_leaves_at_once_with_its_whole_report_and_exit_code(
+        repo: Path) -> None:
+    """`leap audit` as a process skips the interpreter's teardown (``cli.main``): its report
+    is still whole on stdout, and its exit code still says whether all holds."""
+    held = leap("audit", "--json", cwd=repo, subprocess=True)
+    assert held.code == 0, held
+    assert json.loads(held.out)["ok"] is True
+    path = layout.score_path("s7", "b3", 1)
+    data = git("show", f"{LEDGER_REF}:{path}", cwd=repo).encode() + b"\n# edited\n"
+    ledger_commit(repo, {path: data}, "edit a score")
+    failed = leap("audit", cwd=repo, subprocess=True)
+    assert failed.code == 1, failed
+    assert failed.out.rstrip().endswith("violation(s)"), failed.out[-500:]
