@@ -15,7 +15,7 @@ from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
 from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import SliceRecord
-from leapgit.rules.landing import landing
+from leapgit.rules.landing import failed_hint, landing
 from leapgit.rules.passes import pass_problems, standing
 from leapgit.scoring.reopen import Watched, spine_hits
 
@@ -76,10 +76,10 @@ class SliceAuditor:
         for slice_id, balls, merged in self.found:
             state = _slice_state(balls, merged, self.landed.get(slice_id),
                                  slice_id in self.abandoned)
-            if state == "merged" and slice_id in self.unproved:
-                state = "reopened"  # T9: landed, then failed live: not done (L8)
+            if slice_id in self.unproved:  # T9: landed, then failed live: not done (L8)
+                state = "reopened" if state == "merged" else state
                 self.report.notes.append(f"slice {slice_id}: reopened: the landed slice "
-                                         "fails its live proof")
+                                         f"fails its live proof; {failed_hint(slice_id)}")
             self.report.slices.append(SliceAudit(slice_id, state, tuple(balls)))
         self._candidates()
         self._red()

@@ -129,7 +129,7 @@ def _landing_lines(landing: Landing, slice_id: str) -> list[str]:
         return [line, f"    `leap run {slice_id}` proves it live"]
     if live is None or live.outcome == 1:
         return [line]
-    from leapgit.loop.live import failed_hint
+    from leapgit.rules.landing import failed_hint
 
     return [line, f"    live proof attempt {live.attempt} at {live.tip[:12]} exited "
             f"{live.exit_code}; {failed_hint(slice_id)}"]

@@ -35,7 +35,7 @@ def table_lines(end: RunEnd) -> list[str]:
     out.append(f"slice {end.slice}: {end.outcome}{tip}"
                + (f"; stopped: {end.stopped}" if end.stopped else ""))
     if end.live is not None and end.live.record is not None and end.live.record.outcome == -1:
-        from leapgit.loop.live import failed_hint
+        from leapgit.rules.landing import failed_hint
 
         out.append(f"next: {failed_hint(end.slice)}")
     return out

@@ -496,7 +496,7 @@ class SliceRun:
         live = end.live.record
         failed = live is not None and live.outcome == -1
         if failed:
-            from leapgit.loop.live import failed_hint
+            from leapgit.rules.landing import failed_hint
 
             end.stopped = "the landed slice fails its live proof (T9)"
         self.events.emit("live_proof", outcome=None if live is None else OUTCOME[live.outcome],
@@ -569,7 +569,7 @@ class SliceRun:
             {"ball": b.ball, "wave": b.wave, "state": b.state, "episode": b.episode,
              "rounds": b.rounds, "score": b.score, "reason": b.reason or None,
              "hint": b.hint, "usage": b.usage} for b in end.balls]
-        from leapgit.loop.live import failed_hint
+        from leapgit.rules.landing import failed_hint
 
         live = end.live.record if end.live is not None else None
         self.events.emit("table", balls=rows, outcome=end.outcome, usage=end.usage,

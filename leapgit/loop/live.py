@@ -20,13 +20,6 @@ class Proved(NamedTuple):
     ran: bool  # False: read back from the ledger
 
 
-def failed_hint(slice_id: str) -> str:
-    """What leads on after a live proof failed: the landed code is repaired as new work,
-    and the slice is proved again on the spine tip that holds the repair."""
-    return (f"repair it in a slice of its own (`leap slice cut FILE`, then `leap run "
-            f"FIX`); then `leap run {slice_id}` proves it live again on the spine's tip")
-
-
 def _landing(ws: Workspace, slice_id: str
              ) -> tuple[str, MergeRecord, list[LiveProofRecord]] | None:
     """The slice's live proof command, its latest merge and that merge's attempts; None

@@ -45,6 +45,13 @@ class Landing(NamedTuple):
                     "exit_code": live.exit_code}}
 
 
+def failed_hint(slice_id: str) -> str:
+    """What leads on after a live proof failed: the landed code is repaired as new work,
+    and the slice is proved again on the spine tip that holds the repair."""
+    return (f"repair it in a slice of its own (`leap slice cut FILE`, then `leap run "
+            f"FIX`); then `leap run {slice_id}` proves it live again on the spine's tip")
+
+
 def landing(view: LedgerView, rec: SliceRecord) -> Landing | None:
     """None while the slice has not landed."""
     merges = history.merge_records(view, rec.slice)

@@ -216,8 +216,8 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
         assert audited.code == 0, audited.out[-2000:]
         states = {s["slice"]: s["state"] for s in json.loads(audited.out)["slices"]}
         assert states["live"] == "reopened", states
-        assert "slice live: reopened: the landed slice fails its live proof" in \
-            p.leap("audit").out
+        assert f"slice live: reopened: the landed slice fails its live proof; {hint}" in \
+            p.leap("audit").out  # the hint this test then follows, exactly
         # the merge's remote out of reach: no later attempt is tried against a ledger that
         # may be stale (another clone may have recorded one); said on stderr, nothing written
         url = git("remote", "get-url", "origin", cwd=p.work)
