@@ -102,7 +102,9 @@ class ReadStore(MemoryObjectStore):
         todo = list(dict.fromkeys(p for p in pairs if (oid(p[0]), oid(p[1])) not in self.diffs))
         if not todo:
             return
+        # --ignore-submodules=none: a checkout's .gitmodules must not hide a gitlink change
         out = subprocess.run(["git", "diff-tree", "--stdin", "-r", "--no-renames", "--raw",
+                              "--ignore-submodules=none",
                               "-z"], cwd=self.root, capture_output=True,
                              input="".join(f"{a} {b}\n" for a, b in todo).encode(),
                              env=git.scrubbed_env(), check=False)

@@ -64,3 +64,30 @@ def test_output_that_does_not_read_as_the_stream_is_left_to_dulwich() -> None:
     assert _diffs(whole, asked) == {(a.encode(), b.encode()): frozenset({"p"})}
     assert _diffs(whole[:-3], asked) == {}  # cut short inside an entry
     assert _diffs(b"garbage\n" + whole, asked) == {}  # an echo of nothing asked
+
+
+def test_a_gitlink_is_touched_even_where_gitmodules_says_ignore_all(tmp_path: Path) -> None:
+    """Blind review (e9e8781): `git diff-tree` heeds ``submodule.<name>.ignore`` from the
+    checkout's .gitmodules and printed nothing for a gitlink a ball brought in, so the
+    audit's scope rules (L4, L9, L2) never saw it, while dulwich (the server's reading)
+    does."""
+    root = tmp_path / "r"
+    git("init", "-q", str(root), cwd=tmp_path)
+    (root / "b").write_text("b\n")
+    (root / ".gitmodules").write_text('[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n'
+                                      "\tignore = all\n")
+    before = _commit(root, "start")
+    head = git("rev-parse", "HEAD", cwd=root)
+    git("update-index", "--add", "--cacheinfo", f"160000,{head},sub", cwd=root)
+    (root / "b").write_text("b2\n")
+    git("add", "b", cwd=root)
+    git("commit", "-q", "-m", "a gitlink", cwd=root)
+    after = git("rev-parse", "HEAD^{tree}", cwd=root)
+    with Repo(str(root)) as repo:
+        store = ReadStore(root, repo)  # type: ignore[arg-type]
+        store.prefetch_diffs([(before, after), (after, before)])
+        for a, b in ((before, after), (after, before)):
+            want = touched_paths(repo.object_store, a.encode(), b.encode())
+            assert want == {"b", "sub"}
+            assert store.diffs[(a.encode(), b.encode())] == want
+        store.close()
