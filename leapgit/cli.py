@@ -830,8 +830,9 @@ def main() -> NoReturn:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             for stream in (sys.stdout, sys.stderr):
                 try:
-                    stream.flush()
-                except OSError:  # a reader that went away (`leap audit | head`)
+                    if stream is not None:  # None: started with the stream closed
+                        stream.flush()
+                except (OSError, ValueError):  # a reader that went away (`leap audit | head`)
                     pass
             os._exit(code)
         raise

@@ -106,3 +106,17 @@ def test_a_mistyped_command_is_still_told_the_near_name(tmp_path: Path) -> None:
     assert typo.code == 2 and "No such command 'stauts'. Did you mean 'status'?" in typo.err
     nested = leap("slice", "chek", cwd=tmp_path)
     assert nested.code == 2 and "Did you mean 'check'?" in nested.err
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&-"])
+def test_audit_started_with_a_stream_closed_keeps_its_exit_code(tmp_path: Path,
+                                                                 closed: str) -> None:
+    """Blind review (75955da): `leap audit` leaves through ``os._exit``; started with stdout
+    or stderr closed (cron, a daemon), flushing the missing stream raised, and the audit's
+    exit 2 (no repository here) became a traceback and exit 1."""
+    done = subprocess.run(["sh", "-c", f'exec "$0" -m leapgit audit {closed}', sys.executable],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                               "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr + done.stdout
