@@ -298,6 +298,20 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
     assert late.code == 0, late.out[-3000:]
     read = next(e for e in events(late.out) if e["event"] == "live_proof")
     assert read.get("step") == "recorded already" and read.get("attempt") == 2, read
+    # a live-proof record leapgit cannot read (written behind its back, the server refuses
+    # it): named as unreadable, and the slice's audit goes on past it (blind review r15)
+    with Ledger(p.work / ".git") as ledger:
+        ledger.append({layout.live_path("live", 1, 3): b"outcome: maybe\n"}, "forged by hand",
+                      [(tr.SLICE, "live")])
+    audited = p.leap("audit", "--json")
+    report = json.loads(audited.out)
+    assert audited.code == 1 and not report["ok"], audited.out[-2000:]
+    assert "live" in {s["slice"] for s in report["slices"]}, report["slices"]
+    bad = [v for v in report["violations"] if v["subject"] == "live"]
+    assert bad and "unreadable record" in bad[0]["message"], report["violations"]
+    assert layout.live_path("live", 1, 3) in bad[0]["message"] + str(bad[0]["path"]), bad
+    checked = {c["check"]: c["checked"] for c in report["checks"]}
+    assert checked["pass-provenance"] > 1, checked  # the slice's passes were still checked
     assert leap("sync", "origin", cwd=other).code == 0, "the other clone's ledger diverged"
 
 
