@@ -258,13 +258,38 @@ def dumps(value: Any) -> bytes:
     block so a spec stays readable in ``git show``. ``loads(dumps(v)) == v`` is tested.
     """
     out: list[str] = []
-    if isinstance(value, dict) and value:
-        _emit_mapping(value, 0, out)
-    elif isinstance(value, list) and value:
-        _emit_sequence(value, 0, out)
-    else:
-        out.append(_line("", value, 0))
+    try:
+        if isinstance(value, dict) and value:
+            _emit_mapping(value, 0, out)
+        elif isinstance(value, list) and value:
+            _emit_sequence(value, 0, out)
+        else:
+            out.append(_line("", value, 0))
+    except _LongKey as exc:  # name where it sits, found only once writing failed
+        kind = value.get("kind") if isinstance(value, dict) else None
+        record = f"a {kind} record" if isinstance(kind, str) else "a record"
+        field = _long_key_at(value, "")
+        where = f"{record}'s field {field}" if field else record
+        raise InvalidRecord(f"{where}: {exc.lines()[0]}", hint="shorten the key") from None
     return "".join(out).encode("utf-8")
+
+
+def _long_key_at(value: Any, at: str) -> str | None:
+    """The field path (``tests[1].extra``) of the mapping that holds a key too long to
+    write, "" when it is the top level, None when there is none."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, str) and len(_written_key(k)) > MAX_KEY:
+                return at
+            found = _long_key_at(v, f"{at}.{k}" if at else str(k))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _long_key_at(v, f"{at}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def all_quoted(value: Any) -> bool:
@@ -312,12 +337,20 @@ def _quote(text: str) -> str:
 MAX_KEY = 1024  # YAML's cap on an implicit key, as written (escapes count)
 
 
+class _LongKey(InvalidRecord):
+    """A key YAML would not read back; ``dumps`` names the field it sits in."""
+
+
+def _written_key(key: str) -> str:
+    return key if _PLAIN_KEY.fullmatch(key) and key not in _RESERVED else _quote(key)
+
+
 def _key(key: str) -> str:
-    written = key if _PLAIN_KEY.fullmatch(key) and key not in _RESERVED else _quote(key)
+    written = _written_key(key)
     if len(written) > MAX_KEY:  # YAML would not read it back: never write it
-        raise InvalidRecord(f"a key of {len(written)} characters as written cannot be "
-                            f"recorded (YAML reads keys of at most {MAX_KEY}): "
-                            f"{written[:40]}...", hint="shorten the key")
+        raise _LongKey(f"a key of {len(written)} characters as written cannot be "
+                       f"recorded (YAML reads keys of at most {MAX_KEY}): "
+                       f"{written[:40]}...", hint="shorten the key")
     return written
 
 

@@ -119,6 +119,9 @@ def test_a_key_yaml_cannot_read_back_is_never_written() -> None:
     with pytest.raises(InvalidRecord, match="1024"):
         yamlio.dumps({"a": [{"\u0085" * 200: 1}]})  # its escapes count
     assert yamlio.loads(yamlio.dumps({"k" * 1020: 1}), "f") == {"k" * 1020: 1}
+    # the one line names the record and the field the key sits under
+    with pytest.raises(InvalidRecord, match=r"^a red record's field tests\[1\]\.extra: a key "):
+        yamlio.dumps({"kind": "red", "tests": [{}, {"extra": {"k" * 1025: 1}}]})
 
 
 @pytest.mark.parametrize("leaf", [{}, []])
