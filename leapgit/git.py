@@ -60,14 +60,29 @@ def _worktree_lock(args: Sequence[str], cwd: Path | str) -> Iterator[None]:
         return
     from filelock import FileLock
 
-    found = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=cwd,
-                           capture_output=True, env=scrubbed_env())
-    if found.returncode != 0:
+    common = _common_dir(cwd)
+    if common is None:
         yield
         return
-    common = Path(cwd) / os.fsdecode(found.stdout.strip())
     with FileLock(str(common / "leap-worktree.lock"), thread_local=False):
         yield
+
+
+# The git common dir of each folder asked about (a folder's repository does not move
+# under a running process; `leap run` asks once per worktree command otherwise).
+_common_dirs: dict[str, Path] = {}
+
+
+def _common_dir(cwd: Path | str) -> Path | None:
+    key = os.path.abspath(cwd)
+    found = _common_dirs.get(key)
+    if found is None:
+        proc = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=cwd,
+                              capture_output=True, env=scrubbed_env())
+        if proc.returncode != 0:
+            return None
+        found = _common_dirs[key] = Path(key) / os.fsdecode(proc.stdout.strip())
+    return found
 
 
 def run(

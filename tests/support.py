@@ -31,16 +31,31 @@ IDENTITY = {
 _ALWAYS_PROCESS = os.environ.get("LEAP_TEST_PROCESS") == "1"
 
 
-def isolate(mp: pytest.MonkeyPatch, home: Path) -> None:
-    """A fixed identity and no user or system git config, with ``home`` as HOME."""
+def isolate(mp: pytest.MonkeyPatch, home: Path, cache: Path | None = None) -> None:
+    """A fixed identity and no user or system git config, with ``home`` as HOME; ``cache``
+    as XDG_CACHE_HOME (the run's, shared by its tests as a user's is by their commands:
+    leapgit keeps compiled schema validators there), else one inside ``home``."""
     mp.setenv("HOME", str(home))
     mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     mp.setenv("XDG_STATE_HOME", str(home / ".state"))
+    mp.setenv("XDG_CACHE_HOME", str(cache or home / ".cache"))
     mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
     mp.delenv("GIT_DIR", raising=False)
     mp.delenv("GIT_WORK_TREE", raising=False)
     for key, value in IDENTITY.items():
         mp.setenv(key, value)
+    # git's housekeeping after a commit, fetch or push (`git maintenance run --auto`, `gc
+    # --auto`) is no part of what a test checks: a process each time, ~5,000 in a run
+    for n, (key, value) in enumerate((("maintenance.auto", "false"), ("gc.auto", "0"))):
+        mp.setenv(f"GIT_CONFIG_KEY_{n}", key)
+        mp.setenv(f"GIT_CONFIG_VALUE_{n}", value)
+    mp.setenv("GIT_CONFIG_COUNT", "2")
+    # `python` in a world's proof and builder commands is this run's interpreter, found
+    # first on PATH: not a version manager's shim (pyenv's costs ~10 processes a call)
+    venv_bin = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "")
+    if path.split(os.pathsep)[0] != venv_bin:
+        mp.setenv("PATH", venv_bin + os.pathsep + path)
 
 
 def git(*args: str, cwd: Path | str, check: bool = True, input: bytes | None = None,

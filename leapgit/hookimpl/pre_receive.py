@@ -17,6 +17,7 @@ HOOK = "pre-receive"
 
 
 def check(data: bytes) -> int:
+    from leapgit.records.cache import RecordCache
     from leapgit.rules.context import PushContext, parse_receive_lines, server_config
     from leapgit.rules.objects import Objects, open_receiving_repo
     from leapgit.rules.push import check_push
@@ -30,8 +31,10 @@ def check(data: bytes) -> int:
         pusher = pusher_from_env(os.environ)
     except BadPushCertificate as exc:
         problem = str(exc)
-    with open_receiving_repo(Path(os.environ.get("GIT_DIR", ".")).resolve()) as repo:
-        objects = Objects(repo)
+    git_dir = Path(os.environ.get("GIT_DIR", ".")).resolve()
+    repo = open_receiving_repo(git_dir)
+    try:
+        objects = Objects(repo, RecordCache(git_dir, "config"))
         bad_trees = check_pushed_trees(objects, tuple(updates), os.environ)
         if bad_trees:  # before any rule reads a tree: git and dulwich would read it apart
             return _report(bad_trees, [])
@@ -40,6 +43,8 @@ def check(data: bytes) -> int:
         ctx = PushContext(objects, config, tuple(updates), pusher, problem, authority=True,
                           notes=notes)
         refusals = check_push(ctx)
+    finally:
+        repo.close()
     return _report(refusals, ctx.notes)
 
 

@@ -12,6 +12,7 @@ dir), so every special case stays dulwich's to handle. Both satisfy ``gitobj.Git
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,15 +28,20 @@ _SPECIAL_FILES = ("commondir", "gitdir", "shallow", os.path.join("info", "grafts
 _SPECIAL_SECTIONS = (b"extensions", b"include", b"includeif")
 
 
-def open_repo(git_dir: str) -> GitRepo:
+def open_repo(git_dir: str, object_directory: str | None = None,
+              alternates: Sequence[str] = ()) -> GitRepo:
     """The repository at ``git_dir`` (its common git dir): plain when it can be, else dulwich's
-    ``Repo``, which raises for a path that is no repository at all."""
-    plain = PlainRepo.open(git_dir)
+    ``Repo``, which raises for a path that is no repository at all. ``object_directory`` and
+    ``alternates``: where its objects are read instead (git's quarantine in a pre-receive),
+    never written into ``objects/info/alternates``."""
+    plain = PlainRepo.open(git_dir, object_directory, alternates)
     if plain is not None:
         return plain
     from dulwich.repo import Repo
 
-    return Repo(git_dir)
+    if object_directory is None:
+        return Repo(git_dir)
+    return Repo(git_dir, object_directory=object_directory, alternates=list(alternates))
 
 
 class PlainRepo:
@@ -44,17 +50,27 @@ class PlainRepo:
     object_store: DiskObjectStore
     refs: DiskRefsContainer
 
-    def __init__(self, git_dir: str, config: ConfigFile) -> None:
+    def __init__(self, git_dir: str, config: ConfigFile, object_directory: str | None = None,
+                 alternates: Sequence[str] = ()) -> None:
         from dulwich.object_store import DiskObjectStore
         from dulwich.refs import DiskRefsContainer
 
         self.git_dir = git_dir
         self._config = config
-        self.object_store = DiskObjectStore.from_config(os.path.join(git_dir, "objects"), config)
+        self.object_store = DiskObjectStore.from_config(
+            object_directory or os.path.join(git_dir, "objects"), config,
+            alternates=list(alternates) or None)
         self.refs = DiskRefsContainer(git_dir, git_dir, logger=self._write_reflog)
 
+    def __enter__(self) -> PlainRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @classmethod
-    def open(cls, git_dir: str) -> PlainRepo | None:
+    def open(cls, git_dir: str, object_directory: str | None = None,
+             alternates: Sequence[str] = ()) -> PlainRepo | None:
         """The plain handle, or None when ``Repo`` must decide (see the module's docstring)."""
         if not (os.path.isfile(os.path.join(git_dir, "HEAD"))
                 and os.path.isdir(os.path.join(git_dir, "objects"))
@@ -80,7 +96,7 @@ class PlainRepo:
             return None
         if version not in (0, 1) or _has(config, b"sharedRepository"):
             return None
-        return cls(git_dir, config)
+        return cls(git_dir, config, object_directory, alternates)
 
     def __getitem__(self, sha: ObjectID) -> ShaFile:
         return self.object_store[sha]

@@ -220,7 +220,7 @@ def config_problem(objects: Objects, tree: bytes, source: str) -> tuple[Config |
     if data is None:
         return None, ""
     try:
-        return parse_config(data, source), ""
+        return parse_config(data, source, objects.config_cache), ""
     except LeapError as exc:
         return None, exc.problems[0].message if exc.problems else str(exc)
 

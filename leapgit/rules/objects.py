@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
-    from dulwich.repo import Repo
 
     from leapgit.gitobj import GitRepo
+    from leapgit.records.cache import RecordCache
 
 ZERO = "0" * 40
 _TYPE_NAMES = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}  # git's object type numbers
@@ -30,22 +30,25 @@ def oid(sha: str | bytes) -> Any:
     return sha.encode("utf-8", "surrogateescape") if isinstance(sha, str) else sha
 
 
-def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> Repo:
-    from dulwich.repo import Repo
+def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> GitRepo:
+    """Plain when it can be (``ledger.repo``: without ``dulwich.repo``'s import, which a
+    push paid on every run), else dulwich's ``Repo``."""
+    from leapgit.ledger.repo import open_repo
 
-    quarantine = env.get("GIT_OBJECT_DIRECTORY")
-    if not quarantine:
-        return Repo(str(git_dir))
+    quarantine = env.get("GIT_OBJECT_DIRECTORY") or None
     alternates = [p for p in env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":") if p]
-    return Repo(str(git_dir), object_directory=quarantine, alternates=alternates)
+    return open_repo(str(git_dir), quarantine, alternates if quarantine else ())
 
 
 class Objects:
     """Commits, trees and refs of one repository (the caller closes the repo)."""
 
-    def __init__(self, repo: GitRepo) -> None:
+    def __init__(self, repo: GitRepo, config_cache: RecordCache | None = None) -> None:
         self.repo = repo
         self.store = repo.object_store
+        # configs found valid before, by blob id (a hook's: no YAML parser or schema
+        # compiled on every push for the spine's unchanged config)
+        self.config_cache = config_cache
 
     def has(self, sha: str) -> bool:
         return oid(sha) in self.store

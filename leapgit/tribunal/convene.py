@@ -146,13 +146,12 @@ async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
                on_result: OnResult,
                checks: Callable[[], mechanical.Mechanical] | None,
                ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
-    import httpx
-
     from leapgit.tribunal.providers.base import SeatContext
+    from leapgit.tribunal.providers.base import client as http_client
 
     cfg = ws.config.tribunal
     longest = max([r.timeout for r in cfg.rungs] + [cfg.timeout])
-    async with httpx.AsyncClient(timeout=httpx.Timeout(longest)) as client:
+    async with http_client(longest) as client:
         digest = await asyncio.to_thread(worktree.digest, juror_tree) if juror_tree else ""
         ctx = SeatContext(client, cfg.max_answer_bytes, juror_tree=juror_tree,
                           juror_digest=digest)

@@ -31,6 +31,7 @@ from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers.base import Answer, SeatContext, dig
+from leapgit.tribunal.providers.base import client as http_client
 
 _LATEST_READ = 64  # probe records read back at most: older ones are history, not routing
 
@@ -159,13 +160,12 @@ def probeable(rung: Rung, env: Mapping[str, str]) -> str | None:
 
 async def _probe_all(rungs: tuple[Rung, ...], cfg: TribunalConfig, probe_id: str,
                      env: Mapping[str, str]) -> list[RungProbe]:
-    import httpx
 
     envelope = canary.envelope()
     prompt = canary.prompt(probe_id, envelope)
     longest = max([r.timeout for r in rungs] + [cfg.timeout])
     with canary_tree(envelope) as tree:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(longest)) as client:
+        async with http_client(longest) as client:
             ctx = SeatContext(client, cfg.max_answer_bytes, juror_tree=tree,
                               juror_digest=worktree.digest(tree), env=dict(env))
             return list(await asyncio.gather(*(probe_rung(r, prompt, envelope, ctx)

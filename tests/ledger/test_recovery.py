@@ -81,7 +81,9 @@ def test_a_live_git_ref_lock_is_waited_for_not_taken(tmp_path: Path) -> None:
     assert {"git.yaml", "mine.yaml"} <= set(files)
 
 
-def test_a_damaged_validator_cache_is_recompiled_never_trusted(tmp_path: Path) -> None:
+def test_a_damaged_validator_cache_is_recompiled_never_trusted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # damaged here, not the run's
     schema._validator.cache_clear()
     bad = {"kind": "receipt", "format": 1}
     with pytest.raises(InvalidRecord):
@@ -102,9 +104,11 @@ def test_a_damaged_validator_cache_is_recompiled_never_trusted(tmp_path: Path) -
         schema.validate_record(bad, "r.yaml")
 
 
-def test_a_damaged_compiled_validator_is_recompiled_never_trusted(tmp_path: Path) -> None:
+def test_a_damaged_compiled_validator_is_recompiled_never_trusted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import marshal
 
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # damaged here, not the run's
     schema._validator.cache_clear()
     bad = {"kind": "receipt", "format": 1}
     with pytest.raises(InvalidRecord):

@@ -13,7 +13,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A module-wide home with a fixed identity and no user or system git config."""
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as mp:
-        isolate(mp, home)
+        isolate(mp, home, tmp_path_factory.getbasetemp() / "xdg-cache")
         yield home
 
 
