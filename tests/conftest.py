@@ -29,6 +29,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
                    else os.cpu_count() or 1)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The run's own home and git settings under every fixture: a module-wide world (and
+    its `git daemon`) is built before any test's own ``_isolated_git``, and never sees the
+    user's home, git config or PATH."""
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, tmp_path_factory.mktemp("run-home"), _shared_cache(tmp_path_factory))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_git(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory

@@ -50,6 +50,9 @@ def isolate(mp: pytest.MonkeyPatch, home: Path, cache: Path | None = None) -> No
         mp.setenv(f"GIT_CONFIG_KEY_{n}", key)
         mp.setenv(f"GIT_CONFIG_VALUE_{n}", value)
     mp.setenv("GIT_CONFIG_COUNT", "2")
+    # a world's own `pytest` (its proof, a red, a scoring's tests) loads none of the plugins
+    # this run's environment holds: hypothesis's alone costs ~1.2 s a start
+    mp.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     # `python` in a world's proof and builder commands is this run's interpreter, found
     # first on PATH: not a version manager's shim (pyenv's costs ~10 processes a call)
     venv_bin = os.path.dirname(sys.executable)

@@ -69,18 +69,35 @@ def fetch(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess[bytes]
     return proc
 
 
-def _fetch(root: Path, remote: str, ref: str, track: str) -> str | None:
-    proc = fetch(root, ["--quiet", "--no-tags", remote, f"+{ref}:{track}"])
+def _fetch(root: Path, remote: str, ref: str, track: str,
+           also: Sequence[str] = ()) -> str | None:
+    """``also``: more refspecs (glob ones, pruned) brought by the same fetch: one
+    connection to the remote a look, not one a refspec. A remote without the ledger
+    fails the whole fetch: they are fetched on their own then."""
+    prune = ["--prune"] if also else []
+    proc = fetch(root, ["--quiet", "--no-tags", *prune, remote, f"+{ref}:{track}", *also])
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace")
         if "couldn't find remote ref" in err:
             git.run(["update-ref", "-d", track], root, check=False)
+            if also:
+                _fetch_only(root, remote, also)
             return None
         detail = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
         raise git.GitFailed(f"cannot reach {remote}: git fetch failed: {detail}; nothing "
                             "was pushed", hint="check the remote's name and that it is "
                             "reachable")
     return git.rev_parse(track, root)
+
+
+def _fetch_only(root: Path, remote: str, refspecs: Sequence[str]) -> None:
+    proc = fetch(root, ["--quiet", "--no-tags", "--prune", remote, *refspecs])
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip()
+        raise git.GitFailed(f"cannot reach {remote}: git fetch failed: "
+                            f"{err.splitlines()[-1] if err else 'exit ' + str(proc.returncode)}"
+                            "; nothing was pushed", hint="check the remote's URL and that it "
+                            "is reachable")
 
 
 def _push(root: Path, remote: str, tip: str | None, ref: str,
@@ -112,17 +129,18 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
 
 def sync(
     remote: str = "origin", start: Path | str = ".", max_rounds: int = MAX_ROUNDS,
-    also: Sequence[str] = (), push: bool = True,
+    also: Sequence[str] = (), push: bool = True, fetch_also: Sequence[str] = (),
 ) -> SyncResult:
     """``also``: refspecs (a ball branch's round) that go with the ledger in one atomic
     push (issue 16: a round's commit and its receipt land together, or neither).
-    ``push=False``: fetch and replay only (a worker's records go up with their round)."""
+    ``push=False``: fetch and replay only (a worker's records go up with their round).
+    ``fetch_also``: refspecs fetched with the ledger (the ball branches a look reads)."""
     ws = open_workspace(start)
     root, ref = ws.paths.root, ws.config.ledger_ref
     track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
     replayed = records = skipped = 0
     for attempt in range(1, max_rounds + 1):
-        remote_tip = _fetch(root, remote, ref, track)
+        remote_tip = _fetch(root, remote, ref, track, fetch_also if attempt == 1 else ())
         with ws.ledger() as ledger:
             if remote_tip is not None:
                 try:

@@ -250,7 +250,6 @@ class SliceRun:
     def _look(self) -> None:
         """Issue 16: the workers' rounds come home: the remote's ledger (ours replayed on
         it) and each published ball's branch, at most once per ``poll`` seconds."""
-        from leapgit.ledger.sync import sync
         from leapgit.loop import remote as rm
 
         if time.monotonic() - self._looked < self.opt.poll:
@@ -258,12 +257,12 @@ class SliceRun:
         self._looked = time.monotonic()
         remote = self.opt.remote
         assert remote is not None
-        sync(remote, start=self.ws.paths.root)
-        rm.fetch_balls(self.ws, remote)
+        rm.sync_with_balls(self.ws, remote)
         with self.ws.ledger() as ledger:
             rec = query.load_slice(ledger.require(), self.slice)
+        tips = rm.ball_tips(self.ws, remote)
         for ball in rec.balls:
-            rm.bring_home(self.ws, remote, self.ws.config.ball_branch(self.slice, ball))
+            rm.bring_home(self.ws, remote, self.ws.config.ball_branch(self.slice, ball), tips)
 
     def _next_steps(self, running: set[str]) -> list[Step]:
         out: list[Step] = []

@@ -5,6 +5,7 @@ remote's own compare-and-swap (``sync.push_records``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from leapgit import git
@@ -18,14 +19,26 @@ def tracking(remote: str, branch: str) -> str:
     return f"refs/leap/remotes/{remote}/heads/{branch}"
 
 
-def fetch_balls(ws: Workspace, remote: str) -> None:
+def balls_refspec(ws: Workspace, remote: str) -> str:
     """The remote's ball branches into ``tracking`` refs (never into local branches: one
     may be checked out in a worktree here)."""
     prefix = ws.config.ball_branch_prefix
+    return f"+refs/heads/{prefix}/*:{tracking(remote, prefix)}/*"
+
+
+def sync_with_balls(ws: Workspace, remote: str, push: bool = True) -> None:
+    """`leap sync` and ``fetch_balls`` in one fetch (a look of `leap run --remote` or of a
+    worker, several a second while workers build)."""
+    from leapgit.ledger.sync import sync
+
+    sync(remote, start=ws.paths.root, push=push, fetch_also=(balls_refspec(ws, remote),))
+
+
+def fetch_balls(ws: Workspace, remote: str) -> None:
     from leapgit.ledger.sync import fetch
 
     proc = fetch(ws.paths.root, ["--quiet", "--no-tags", "--prune", remote,
-                                 f"+refs/heads/{prefix}/*:{tracking(remote, prefix)}/*"])
+                                 balls_refspec(ws, remote)])
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip()
         raise git.GitFailed(f"cannot reach {remote}: no ball branches fetched, nothing "
@@ -76,11 +89,9 @@ def publish(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -> None
     it stands here, unless the remote holds it already or further on. Run again after a
     kill between the two, it pushes what is missing."""
     from leapgit.ledger import query
-    from leapgit.ledger.sync import sync
     from leapgit.rules.episodes import current_episode
 
-    sync(remote, start=ws.paths.root)
-    fetch_balls(ws, remote)
+    sync_with_balls(ws, remote)
     with ws.ledger() as ledger:
         view = ledger.require()
         thrown = [current_episode(view, slice_id, b).throw for b in balls
@@ -114,30 +125,43 @@ def take_home(ws: Workspace, remote: str, slice_id: str) -> None:
     (`leap sync`), and each of the slice's ball branches that no worktree here has checked
     out moved to the remote's tip (``bring_home``), so a ball resumed here goes on from the
     rounds its workers pushed, even where it was never thrown before."""
-    from leapgit.ledger.sync import sync
     from leapgit.worktrees.place import list_worktrees
 
-    sync(remote, start=ws.paths.root)
-    fetch_balls(ws, remote)
+    sync_with_balls(ws, remote)
     prefix = f"{ws.config.ball_branch_prefix}/{slice_id}/"
     there = git.run(["for-each-ref", "--format=%(refname)",
                      f"{tracking(remote, prefix.rstrip('/'))}/"], ws.paths.root).stdout
     busy = {w.branch for w in list_worktrees(ws) if w.branch}
+    tips = ball_tips(ws, remote)
     for name in there.decode().split():
         branch = prefix + name.rsplit("/", 1)[1]
         if f"refs/heads/{branch}" not in busy:
-            bring_home(ws, remote, branch)
+            bring_home(ws, remote, branch, tips)
 
 
-def bring_home(ws: Workspace, remote: str, branch: str) -> str | None:
+def ball_tips(ws: Workspace, remote: str) -> dict[str, str]:
+    """Every ball branch here and its copy from ``remote`` (ref name -> commit), read in
+    one git process (a look of `leap run --remote` asks for each ball's two)."""
+    prefix = ws.config.ball_branch_prefix
+    out = git.run(["for-each-ref", "--format=%(objectname) %(refname)",
+                   f"refs/heads/{prefix}/", f"{tracking(remote, prefix)}/"],
+                  ws.paths.root).stdout.decode("utf-8", "surrogateescape")
+    return {name: sha for sha, _, name in (line.partition(" ") for line in out.splitlines())}
+
+
+def bring_home(ws: Workspace, remote: str, branch: str,
+               tips: Mapping[str, str] | None = None) -> str | None:
     """The thrower's own copy of a published ball's branch moves to the remote's tip (a
     fast-forward, compare-and-swap): scoring and merging read it. None when the remote
-    holds no such branch; a local branch the remote's does not descend from is kept."""
-    there = remote_tip(ws, remote, branch)
+    holds no such branch; a local branch the remote's does not descend from is kept.
+    ``tips``: the refs as ``ball_tips`` read them a moment ago."""
+    ref = f"refs/heads/{branch}"
+    if tips is None:
+        there, here = remote_tip(ws, remote, branch), git.rev_parse(ref, ws.paths.root)
+    else:
+        there, here = tips.get(tracking(remote, branch)), tips.get(ref)
     if there is None:
         return None
-    ref = f"refs/heads/{branch}"
-    here = git.rev_parse(ref, ws.paths.root)
     if here == there:
         return there
     if here is not None and not git.is_ancestor(ws.paths.root, here, there):

@@ -174,7 +174,6 @@ class Worker:
 
     def _look(self) -> tuple[list[Open], bool]:
         """(the published episodes free to claim, whether any ball is still to be built)."""
-        from leapgit.ledger.sync import sync
         from leapgit.rules.claims import claims, live_claim
         from leapgit.rules.episodes import current_episode, unscored_claim
         from leapgit.rules.readiness import assess
@@ -182,10 +181,9 @@ class Worker:
         with self._push:
             try:
                 # fetch only: a round's receipt goes up with its commit (``_push_round``)
-                sync(self.opt.remote, start=self.ws.paths.root, push=False)
+                rm.sync_with_balls(self.ws, self.opt.remote, push=False)
             except (RuleViolation, LedgerConflict) as exc:
-                self._drop_refused(exc)
-        rm.fetch_balls(self.ws, self.opt.remote)
+                self._drop_refused(exc)  # the ball branches came with the fetch
         free: list[Open] = []
         busy = False
         now = time.time()

@@ -61,12 +61,13 @@ def files(w: ww.World, pattern: str) -> list[str]:
 
 
 def lease(w: ww.World, number: int, action: str = "take", timeout: float = 120,
-          slice_id: str = ww.S) -> dict[str, object]:
-    """The remote's run lease record, once it is there."""
+          slice_id: str = ww.S, log: str | None = None) -> dict[str, object]:
+    """The remote's run lease record, once it is there (``log``: the run's, shown if not)."""
     path = layout.run_path(slice_id, number, action)
     deadline = time.monotonic() + timeout
     while path not in files(w, f"slices/{slice_id}/runs/"):
-        assert time.monotonic() < deadline, (path, files(w, f"slices/{slice_id}/"))
+        said = (w.base_dir / log).read_text()[-3000:] if log else ""
+        assert time.monotonic() < deadline, (path, files(w, f"slices/{slice_id}/"), said)
         time.sleep(0.1)
     return yamlio.loads(w.ledger_text(path).encode(), path)
 
@@ -236,7 +237,7 @@ def test_a_lease_of_another_boot_of_the_same_host_and_path_is_not_taken_as_our_o
     twin = ours.split(" (boot ")[0] + " (boot 00000000)"
     with driving(w, w.work, "warm.log", ww.S):  # the slice's cut reaches the remote
         lease(w, 1)
-    lease(w, 1, "release", 30)
+    lease(w, 1, "release", 30, log="warm.log")
     rec = RunLeaseRecord(ww.S, 2, "take", twin, 4242, now_iso())
     push_records("origin", {layout.run_path(ww.S, 2, "take"): yamlio.dumps(rec.to_dict())},
                  "the twin's run", start=w.work)
@@ -285,7 +286,7 @@ def test_a_lease_of_this_clone_named_before_the_boot_was_part_of_it_is_taken_ove
                              cwd=w.work).strip()))
     with driving(w, w.work, "warm.log", ww.S):  # the slice's cut reaches the remote
         lease(w, 1)
-    lease(w, 1, "release", 30)
+    lease(w, 1, "release", 30, log="warm.log")
     old = RunLeaseRecord(ww.S, 2, "take", ours.split(" (boot ")[0], 4242, now_iso())
     push_records("origin", {layout.run_path(ww.S, 2, "take"): yamlio.dumps(old.to_dict())},
                  "a run before the upgrade", start=w.work)

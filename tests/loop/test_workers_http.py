@@ -90,7 +90,7 @@ def test_claims_and_rounds_only_in_the_pusher_s_own_name(served: webserver.GitHt
     workers = {yamlio.loads(w.ledger_text(p).encode(), p)["worker"]
                for p in w.ledger_files("/receipts/")}
     assert workers == {"alice"}, workers
-    from tests.loop.test_workers import fsck
+    from tests.loop.workers_world import fsck
 
     fsck(w.bare)
     assert Path(w.bare).is_dir()

@@ -11,13 +11,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from leapgit.records import yamlio
-from tests.support import IDENTITY, git, leap, make_repo
-from tests.tribunal.jurors import Call, Reply, verdict
+from tests.support import IDENTITY, GitDaemon, git, leap, make_repo
+from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
 S = "pkgs"
 # Long enough that no lease of a live worker runs out on a loaded 2-core machine, where one
@@ -202,3 +203,65 @@ def slow_pushes(w: World) -> tuple[Path, Path]:
     hook.chmod(0o755)
     marker.write_text("")
     return marker, entered
+
+
+# -- worlds of the worker tests (tests/loop/test_workers*.py) ---------------------------
+
+def world(daemon: GitDaemon, jurors: JurorServer, name: str, n: int,
+          deps: dict[str, list[str]] | None = None,
+          claim_seconds: float = CLAIM_SECONDS) -> World:
+    base = daemon.base / name
+    base.mkdir()
+    return build(base, lambda bare: daemon.url(str(bare.relative_to(daemon.base))),
+                    jurors.url, n, deps, claim_seconds)
+
+
+def receipts(w: World) -> dict[str, list[dict[str, object]]]:
+    out: dict[str, list[dict[str, object]]] = {}
+    for path in w.ledger_files("/receipts/"):
+        raw = yamlio.loads(w.ledger_text(path).encode(), path)
+        out.setdefault(str(raw["ball"]), []).append(raw)
+    return out
+
+
+def fsck(bare: Path) -> None:
+    """The remote's objects are whole (dangling objects of lost races are no damage)."""
+    proc = subprocess.run(["git", "fsck", "--no-progress", "--no-dangling"], cwd=bare,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stdout.strip(), proc
+
+
+def published(daemon: GitDaemon, jurors: JurorServer, name: str,
+              claim_seconds: float = CLAIM_SECONDS) -> World:
+    """A one-ball slice thrown to workers (`leap throw --remote`), its red recorded."""
+    from tests.scoring.world import commit_files
+
+    w = world(daemon, jurors, name, 2, claim_seconds=claim_seconds)  # L4: two balls or more
+    base = git("rev-parse", "main", cwd=w.work)
+    red = commit_files(w.work, base, {"tests/test_b1.py": red_test("b1")}, "test: b1")
+    res = w.leap("red", S, "b1", red)
+    assert res.code == 0, res
+    res = w.leap("throw", S, "--ball", "b1", "--remote", "origin")
+    assert res.code == 0 and "published to workers" in res.out, res
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == red
+    return w
+
+
+def claim_files(w: World, ball: str = "b1") -> list[str]:
+    return w.ledger_files(f"slices/{S}/balls/{ball}/episodes/1/claims/")
+
+
+def hung_worker(w: World, name: str, *extra: str) -> subprocess.Popen[bytes]:
+    """A worker (``name``, its own clone) whose builder has started ball b1's round and
+    waits there (the ``hang-b1`` file) until the test lets it go on."""
+    clone = w.clone(name)
+    (w.base_dir / "hang-b1").write_text("")
+    proc = w.popen("worker", "--remote", "origin", "--name", name, "--poll", "0.2", *extra,
+                   cwd=clone)
+    built = w.base_dir / "built.log"
+    deadline = time.monotonic() + 60
+    while not built.exists():  # the builder runs: the round is in the middle
+        assert time.monotonic() < deadline and proc.poll() is None, \
+            (w.base_dir / f"{name}.log").read_text()
+        time.sleep(0.05)
+    return proc

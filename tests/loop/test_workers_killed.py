@@ -1,0 +1,93 @@
+"""Issue 16: a worker killed, cut off from the remote, stalled past its lease or stopped
+with Ctrl-C loses nothing and leaves no claim behind that blocks the ball."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from leapgit.records import yamlio
+from tests.loop import workers_world as ww
+from tests.loop.workers_world import wait
+from tests.support import GitDaemon, git, leap
+from tests.tribunal.jurors import JurorServer
+
+# -- a worker killed, a worker cut off -----------------------------------------------------
+
+def test_a_killed_worker_s_ball_is_taken_over_once_its_claim_runs_out(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = ww.published(daemon, jurors, "killed", claim_seconds=5)
+    second = w.clone("second")
+    proc = ww.hung_worker(w, "first")
+    built = w.base_dir / "built.log"
+    proc.send_signal(signal.SIGKILL)  # the worker, in the middle of its round
+    proc.wait()
+    pid = int(built.read_text().split()[-1])
+    try:
+        os.kill(pid, signal.SIGKILL)  # the orphaned builder, as a dead machine's would be
+    except ProcessLookupError:
+        pass
+    (w.base_dir / "hang-b1").unlink()
+    took = time.monotonic()
+    res = leap("worker", "--remote", "origin", "--name", "second", "--once", "--poll", "0.2",
+               cwd=second, env=w.env, timeout=120)
+    assert res.code == 0, res
+    assert time.monotonic() - took >= 5 - 1.5  # it waited for the lease to run out
+    got = ww.receipts(w)["b1"]
+    assert [r["round"] for r in got] == [1] and got[0]["worker"] == "second", got
+    takes = sorted(p for p in ww.claim_files(w) if p.endswith("take.yaml"))
+    assert len(takes) == 2, takes
+    assert yamlio.loads(w.ledger_text(takes[1]).encode(), takes[1])["holder"] == "second"
+    ww.fsck(w.bare)
+
+
+def test_a_worker_that_loses_the_remote_stops_and_pushes_nothing_half(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = ww.published(daemon, jurors, "cutoff")
+    proc = ww.hung_worker(w, "cut")
+    clone = w.base_dir / "cut"
+    branch_before = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
+    git("remote", "set-url", "origin", "git://127.0.0.1:9/gone.git", cwd=clone)
+    (w.base_dir / "hang-b1").unlink()
+    code = wait(proc, w.base_dir / "cut.log", 60)
+    log = (w.base_dir / "cut.log").read_text()
+    assert code == 1, log
+    # one clear line: what stopped it, and where to look
+    assert "stopped: cannot reach origin" in log and "nothing was pushed" in log, log
+    assert "Traceback" not in log
+    assert "receipts" not in " ".join(w.ledger_files(f"slices/{ww.S}/balls/b1/"))
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == branch_before
+
+
+def test_a_stalled_worker_whose_lease_lapsed_renews_it_and_its_round_counts(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A worker stopped (SIGSTOP: a machine asleep) past its lease, and no one took the
+    ball over: it renews the lapsed claim before its round goes up (L9 allows it while no
+    later claim exists), and the round lands."""
+    w = ww.published(daemon, jurors, "stalled", claim_seconds=3)
+    proc = ww.hung_worker(w, "sleepy", "--once")
+    proc.send_signal(signal.SIGSTOP)
+    time.sleep(4)  # past the 3 s lease: the claim lapsed
+    (w.base_dir / "hang-b1").unlink()
+    proc.send_signal(signal.SIGCONT)
+    assert wait(proc, w.base_dir / "sleepy.log", 60) == 0, \
+        (w.base_dir / "sleepy.log").read_text()
+    got = ww.receipts(w)["b1"]
+    assert [(r["round"], r["worker"]) for r in got] == [(1, "sleepy")], got
+    names = ww.claim_files(w)
+    assert any("/claims/1/renew-" in p for p in names), names
+    assert not any("/claims/2/" in p for p in names), names
+
+
+def test_ctrl_c_records_the_running_round_as_0_and_gives_the_claim_back(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = ww.published(daemon, jurors, "ctrlc")
+    proc = ww.hung_worker(w, "polite")
+    proc.send_signal(signal.SIGINT)
+    assert wait(proc, w.base_dir / "polite.log", 60) == 130, \
+        (w.base_dir / "polite.log").read_text()
+    (w.base_dir / "hang-b1").unlink()
+    got = ww.receipts(w)["b1"]
+    assert [(r["round"], r["outcome"], r["worker"]) for r in got] == [(1, 0, "polite")], got
+    assert any(p.endswith("/claims/1/release.yaml") for p in ww.claim_files(w))

@@ -1,0 +1,102 @@
+"""Issue 16: a ball resumed from another machine: a held ball resumed to workers from a
+clone that never threw it, a published ball in flight continued by a worker, and a claim
+given back after a Ctrl-C while it went up."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from leapgit.ledger import layout
+from leapgit.records import yamlio
+from tests.loop import workers_world as ww
+from tests.loop.workers_world import wait
+from tests.support import GitDaemon, git
+from tests.tribunal.jurors import JurorServer
+
+# -- a ball resumed from another machine ---------------------------------------------------
+
+HOLDING = """\
+import os, pathlib
+pathlib.Path(f"pkg/{os.environ['LEAP_BALL']}.py").write_text("def nothing():\\n    pass\\n")
+pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 0\\nevidence: not there yet\\n")
+"""
+
+
+def test_a_held_ball_is_resumed_to_workers_from_a_clone_that_never_threw_it(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A worker's four rounds all hold (the episode ends at 0); an orchestrator on another
+    clone, which never had the ball's branch, resumes it to the workers as the hold's hint
+    says: the new episode goes on from the worker's last round, as the remote holds it."""
+    w = ww.published(daemon, jurors, "resumed")
+    (w.base_dir / "builder.py").write_text(HOLDING)
+    clone = w.clone("holder")
+    res = w.leap("worker", "--remote", "origin", "--name", "holder", "--once", cwd=clone)
+    assert res.code == 0, res
+    assert [(r["round"], r["outcome"]) for r in ww.receipts(w)["b1"]] == \
+        [(n, 0) for n in (1, 2, 3, 4)]
+    tip = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
+    other = w.clone("second-orchestrator")
+    hold = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin", cwd=other)
+    assert hold.code == 3 and "--resume" in hold.err, hold
+    res = w.leap("throw", ww.S, "--ball", "b1", "--resume", "--remote", "origin", cwd=other)
+    assert res.code == 0 and "published to workers" in res.out, res
+    thrown = yamlio.loads(w.ledger_text(layout.throw_path(ww.S, "b1", 2))
+                          .encode(), "throw.yaml")
+    assert thrown["resumed_from"] == 1 and thrown["published"] is True, thrown
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == tip
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=other) == tip
+
+
+def test_a_published_ball_in_flight_is_sent_to_a_worker_and_a_worker_continues_it(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """Its worker was stopped (Ctrl-C: round 1 held, the claim given back): throwing it
+    again is refused (L3) with the hint that leads on, and the hinted worker builds round 2
+    from the branch's tip."""
+    w = ww.published(daemon, jurors, "inflight")
+    proc = ww.hung_worker(w, "stopped")
+    proc.send_signal(signal.SIGINT)
+    assert wait(proc, w.base_dir / "stopped.log", 60) == 130
+    (w.base_dir / "hang-b1").unlink()
+    res = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin")
+    assert res.code == 1 and "[L3]" in res.err, res
+    hint = f"`leap worker --remote REMOTE --slice {ww.S}` on any clone continues it"
+    assert hint in res.err, res
+    # the hinted command, as is (it keeps serving: stopped once its round is up)
+    proc = w.popen("worker", "--remote", "origin", "--slice", ww.S, "--name", "next",
+                   cwd=w.clone("next"))
+    deadline = time.monotonic() + 120
+    while len(ww.receipts(w)["b1"]) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, \
+            (w.base_dir / "next.log").read_text()
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    wait(proc, w.base_dir / "next.log", 60)
+    got = ww.receipts(w)["b1"]
+    assert [(r["round"], r["outcome"], r["worker"]) for r in got] == \
+        [(1, 0, "stopped"), (2, 1, "next")], got
+
+
+def test_ctrl_c_while_the_claim_goes_up_gives_a_landed_claim_back(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """Ctrl-C came after the remote took the claim, before `git push` said so: the worker
+    gives it back before it exits, instead of leaving the ball held by no one until the
+    lease runs out (L9)."""
+    w = ww.published(daemon, jurors, "ctrlc-claim")
+    marker, entered = ww.slow_pushes(w)
+    clone = w.clone("hasty")
+    proc = w.popen("worker", "--remote", "origin", "--name", "hasty", "--poll", "0.2",
+                   cwd=clone)
+    deadline = time.monotonic() + 60
+    while not entered.exists():  # the take landed; its push has not returned
+        assert time.monotonic() < deadline and proc.poll() is None, \
+            (w.base_dir / "hasty.log").read_text()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    marker.unlink()
+    assert wait(proc, w.base_dir / "hasty.log", 60) == 130
+    names = ww.claim_files(w)
+    assert any(p.endswith("/claims/1/take.yaml") for p in names), names
+    assert any(p.endswith("/claims/1/release.yaml") for p in names), \
+        (names, (w.base_dir / "hasty.log").read_text())
+    assert "receipts" not in " ".join(w.ledger_files(f"slices/{ww.S}/balls/b1/"))
