@@ -7,8 +7,11 @@ paths commute."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
@@ -53,12 +56,13 @@ def swap(ledger: Ledger, build: Callable[[str | None, int], Move[_T]]) -> _T:
             return move.result
         reflog = ledger.committer.reflog(move.reflog)
         try:
-            if old is None:
-                moved = refs.add_if_new(ref, oid(move.to), **reflog)
-                if not moved and ledger.tip() is None:
-                    raise blocked_ref(ledger.ref)
-            else:
-                moved = refs.set_if_equals(ref, oid(old), oid(move.to), **reflog)
+            with uninterrupted():
+                if old is None:
+                    moved = refs.add_if_new(ref, oid(move.to), **reflog)
+                else:
+                    moved = refs.set_if_equals(ref, oid(old), oid(move.to), **reflog)
+            if old is None and not moved and ledger.tip() is None:
+                raise blocked_ref(ledger.ref)
         except FileLocked:
             moved = False  # git holds the ref lock right now: wait and count again
         except OSError as exc:  # the ref lock was given up: the ref did not move
@@ -74,6 +78,33 @@ def swap(ledger: Ledger, build: Callable[[str | None, int], Move[_T]]) -> _T:
         hint="nothing was written; try again (if no git process is running and the lock "
              "file stays, delete it)",
     )
+
+
+@contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done: a ref moves whole or not at all.
+    dulwich holds ``<ref>.lock`` across the write, fsync and rename; a KeyboardInterrupt
+    raised in between left the lock behind for as long as the interrupt was handled, and
+    the handler's own write (a lease given back) found the ledger locked. A signal that
+    came meanwhile goes to its handler as the block ends. Only the main thread receives
+    signals in Python; another thread's block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[signal.Signals] = []
+    old = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signal.Signals(signum)))
+           for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():  # None: a handler set outside Python
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for signum in caught:
+            handler = old[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
 
 
 def write(ledger: Ledger, records: dict[str, bytes], message: bytes, *, root: bool,

@@ -167,10 +167,17 @@ class RunLease:
             with self.ws.ledger() as ledger:
                 taken = ledger.require().record(layout.run_path(self.slice, rec.run, "take"),
                                                 RunLeaseRecord)
-            if taken is not None and taken.to_dict() == rec.to_dict():
+        except LeapError as exc:  # whether it landed is unknown: said, never silently
+            self._left_open(remote, rec.run, exc.lines()[0])
+            return
+        except KeyboardInterrupt:
+            self._left_open(remote, rec.run, "interrupted while it was given back")
+            return
+        if taken is not None and taken.to_dict() == rec.to_dict():
+            try:
                 self._give_back(remote, rec.run)
-        except (LeapError, KeyboardInterrupt):
-            pass
+            except KeyboardInterrupt:
+                pass  # ``_give_back`` said it may stay open; the first press goes on
 
     def _give_back(self, remote: str, number: int) -> None:
         from leapgit.errors import LeapError

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from leapgit.ledger.store import Ledger
 from tests.support import IDENTITY, git, make_repo
 
@@ -97,3 +99,37 @@ def test_a_writer_killed_at_random_points_never_leaves_a_broken_ref(tmp_path: Pa
     assert not list((root / ".git" / "objects").glob("*/*.lock"))
     assert not list((root / ".git" / "refs").rglob("*.lock"))
     assert git("rev-parse", f"{written.commit}^", cwd=root) == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names an fd through /proc")
+def test_ctrl_c_while_the_ref_swap_holds_git_s_ref_lock_leaves_no_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C (a real SIGINT to this process) that arrives while the compare-and-swap
+    holds ``<ref>.lock``: dulwich fsyncs the lock file in its close, and a KeyboardInterrupt
+    raised there left the lock behind for as long as the interrupt was handled, so the
+    handler's own write (`leap run` giving its run lease back) was LedgerBusy and the lease
+    stayed open (found under load). The swap finishes whole; the interrupt comes after."""
+    import dulwich.file
+
+    git_dir = _ledger_repo(tmp_path) / ".git"
+    real_fsync = os.fsync
+
+    def fsync_then_ctrl_c(fd: int) -> None:
+        real_fsync(fd)
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("ledger.lock"):  # the ref's lock
+            monkeypatch.setattr(dulwich.file.os, "fsync", real_fsync)  # once
+            os.kill(os.getpid(), signal.SIGINT)  # Python raises it at the next bytecode
+
+    monkeypatch.setattr(dulwich.file.os, "fsync", fsync_then_ctrl_c)
+    interrupted = False
+    with Ledger(git_dir) as ledger:
+        try:
+            ledger.append({"a.yaml": b"a: 1\n"}, "a")
+        except KeyboardInterrupt:
+            interrupted = True
+            ledger.append({"b.yaml": b"b: 1\n"}, "b")  # while the interrupt is handled
+    assert interrupted
+    assert not (git_dir / "refs" / "heads" / "leap" / "ledger.lock").exists()
+    files = git("ls-tree", "--name-only", "leap/ledger", cwd=git_dir.parent).split()
+    assert {"a.yaml", "b.yaml"} <= set(files), files
+    assert git("fsck", "--no-progress", cwd=git_dir.parent) == ""
