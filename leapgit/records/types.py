@@ -359,9 +359,11 @@ class Checkpoint(NamedTuple):
 def _preset_command(builder: dict[str, Any]) -> str | None:
     """The builder preset's command line (issue 17); None for no preset or an unknown one
     (``config.builder_problems`` names it)."""
+    if not builder.get("preset"):
+        return None  # the common case, without importing the table (a hook reads configs)
     from leapgit.records.presets import preset
 
-    found = preset(builder["preset"], "builder") if builder.get("preset") else None
+    found = preset(builder["preset"], "builder")
     return found.command(builder.get("model")) if found else None
 
 
