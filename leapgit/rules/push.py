@@ -12,7 +12,6 @@ def check_push(ctx: PushContext) -> list[Refusal]:
     from leapgit.rules.balls import ball_of_ref, check_ball_update
     from leapgit.rules.ledger import check_ledger_update
     from leapgit.rules.refs import check_ref_names
-    from leapgit.rules.signatures import check_signatures
     from leapgit.rules.spine import check_spine_update
 
     out = check_ref_names(ctx)  # F2: only exact names reach a protected ref
@@ -27,7 +26,10 @@ def check_push(ctx: PushContext) -> list[Refusal]:
             out.extend(check_spine_update(ctx, upd))
         elif ball_of_ref(ctx.config, upd.ref) is not None:
             out.extend(check_ball_update(ctx, upd))
-    out.extend(check_signatures(ctx))  # S1-S6, only when the spine's config requires them
+    if ctx.config.signing_required:  # S1-S6 (the signing rules load only then)
+        from leapgit.rules.signatures import check_signatures
+
+        out.extend(check_signatures(ctx))
     _ledger_first(ctx, out)
     return out
 
