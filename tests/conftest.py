@@ -13,6 +13,7 @@ from tests.templates import Served
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     _sigint_as_in_a_terminal()
+    _temporary_files_in_memory()
     """``-n N`` distributes whole modules (``--dist loadscope``), not single tests: the
     tests of a module that share a module-scoped world run on one worker, in the module's
     order, and it is built once. (``--dist loadgroup`` cannot say which: pytest 9 ignores
@@ -73,6 +74,28 @@ def repo(tmp_path: Path) -> Path:
         "tests/test_a.py": "def test_a():\n    assert True\n",
         "README.md": "# sample\n",
     })
+
+
+TMPFS = "/dev/shm"
+TMPFS_ROOM = 4 << 30  # a run writes ~1 GB; the last run's files are kept (pyproject.toml)
+
+
+def _temporary_files_in_memory() -> None:
+    """The run's temporary files (pytest's tmp_path, the worlds, every temporary worktree
+    leapgit makes) on Linux's tmpfs, when the machine has one with room and TMPDIR is not
+    set: git and dulwich fsync every ref they move and every pack, and on a disk that is a
+    sixth of the run (tests/hooks and tests/scoring: 124 s -> 103 s). The xdist workers
+    and every process a test starts inherit TMPDIR. Nothing a test checks depends on
+    where its files are."""
+    import shutil
+    import tempfile
+
+    if os.environ.get("TMPDIR") or not os.path.isdir(TMPFS) or not os.access(TMPFS, os.W_OK):
+        return
+    if shutil.disk_usage(TMPFS).free < TMPFS_ROOM:
+        return
+    os.environ["TMPDIR"] = TMPFS
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 
 def _sigint_as_in_a_terminal() -> None:

@@ -153,13 +153,22 @@ def _fresh_state() -> Iterator[None]:
 def _process_state() -> list[dict[Any, Any]]:
     """The module-level dicts a fresh process starts without: leapgit keeps its per-process
     state (ledger lock objects, parsed trees, checked signatures, ...) in private
-    lower-case module globals (``_locks``, ``_tree_caches``); upper-case ones are tables."""
+    lower-case module globals (``_locks``, ``_tree_caches``); upper-case ones are tables.
+    Their names are looked for again only when a module was loaded since (a scan of every
+    module's globals cost each call a few ms); each dict is read from its module anew."""
+    loaded = frozenset(n for n in sys.modules if n == "leapgit" or n.startswith("leapgit."))
+    if loaded != _STATE_NAMES[0]:
+        _STATE_NAMES[:] = [loaded, [
+            (name, attr) for name in sorted(loaded)
+            for attr, value in list(vars(sys.modules[name]).items())
+            if type(value) is dict and attr.startswith("_") and not attr.startswith("__")
+            and attr[1:].islower()]]
     found = []
-    for name, module in list(sys.modules.items()):
-        if name != "leapgit" and not name.startswith("leapgit."):
-            continue
-        for attr, value in list(vars(module).items()):
-            if (type(value) is dict and attr.startswith("_") and not attr.startswith("__")
-                    and attr[1:].islower()):
-                found.append(value)
+    for name, attr in _STATE_NAMES[1]:
+        value = vars(sys.modules[name]).get(attr)
+        if type(value) is dict:
+            found.append(value)
     return found
+
+
+_STATE_NAMES: list[Any] = [frozenset(), []]  # (the leapgit modules scanned, their names)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 
 
@@ -32,20 +33,27 @@ def find_cycle(deps: Mapping[str, Sequence[str]]) -> list[str] | None:
 
 def waves(deps: Mapping[str, Sequence[str]]) -> list[list[str]]:
     """Topological levels: wave 0 has no dependencies, wave n depends only on earlier waves.
-    The graph must be acyclic (check ``find_cycle`` first)."""
+    The graph must be acyclic (check ``find_cycle`` first). Linear in balls and edges (a
+    chain of thousands of balls is thousands of waves)."""
+    waiting = {n: len({d for d in ds if d in deps}) for n, ds in deps.items()}
+    children: dict[str, list[str]] = {n: [] for n in deps}
+    for node, ds in deps.items():
+        for parent in {d for d in ds if d in deps}:
+            children[parent].append(node)
     level: dict[str, int] = {}
-    pending = {n: {d for d in ds if d in deps} for n, ds in deps.items()}
+    ready = [n for n, count in waiting.items() if count == 0]
     current = 0
-    while pending:
-        ready = [n for n, ds in pending.items() if not ds]
-        if not ready:
-            raise ValueError("the graph has a cycle")
+    while ready:
+        nxt: list[str] = []
         for node in ready:
             level[node] = current
-            del pending[node]
-        for ds in pending.values():
-            ds.difference_update(ready)
-        current += 1
+            for child in children[node]:
+                waiting[child] -= 1
+                if waiting[child] == 0:
+                    nxt.append(child)
+        ready, current = nxt, current + 1
+    if len(level) != len(deps):
+        raise ValueError("the graph has a cycle")
     out: list[list[str]] = [[] for _ in range(current)]
     for node in deps:  # keep the draft's order inside a wave
         out[level[node]].append(node)
@@ -57,11 +65,11 @@ def descendants(deps: Mapping[str, Sequence[str]], root: str) -> list[str]:
     for node, parents in deps.items():
         for parent in parents:
             children.setdefault(parent, []).append(node)
-    seen: list[str] = []
-    todo = list(children.get(root, ()))
+    seen: dict[str, None] = {}  # insertion-ordered: breadth first, as found
+    todo = deque(children.get(root, ()))
     while todo:
-        node = todo.pop(0)
+        node = todo.popleft()
         if node not in seen:
-            seen.append(node)
+            seen[node] = None
             todo.extend(children.get(node, ()))
-    return seen
+    return list(seen)
