@@ -158,11 +158,13 @@ def temporary(repo_root: Path, commit: str, *, prefix: str = "leap-tree-") -> It
         _set_up(repo_root, tree, commit)  # before anything else runs there
         yield tree
     finally:
-        git.run(["worktree", "remove", "--force", str(tree)], repo_root, check=False)
+        removed = git.run(["worktree", "remove", "--force", str(tree)], repo_root,
+                          check=False).returncode == 0
         with _IN_USE_LOCK:
             _IN_USE.discard(key)
         shutil.rmtree(parent, ignore_errors=True)
-        git.run(["worktree", "prune"], repo_root, check=False)
+        if not removed:  # git still lists it: its files are gone now, so prune forgets it
+            git.run(["worktree", "prune"], repo_root, check=False)
 
 
 def _restore_writable(root: Path) -> None:
