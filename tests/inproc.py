@@ -60,7 +60,7 @@ def run_cli(args: list[str], *, cwd: Path | str, env: Mapping[str, str], input: 
 
 
 def _time_out(signum: int, frame: object) -> None:
-    faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
+    faulthandler.dump_traceback(file=sys.__stderr__ or sys.stderr, all_threads=True)
     raise Timeout
 
 
