@@ -81,6 +81,7 @@ TMPFS = "/dev/shm"
 TMPFS_ROOM = 4 << 30  # a run writes ~1 GB; the last run's files are kept (pyproject.toml)
 _RUN_TMP = "LEAP_TESTS_TMPDIR"  # the run's folder for temporary files, made by the controller
 _made_here: str | None = None  # that folder, in the process that made it
+_OWNER = "controller.pid"  # in that folder: the pid of the run that made it
 
 
 def _temporary_files_in_memory() -> None:
@@ -96,20 +97,47 @@ def _temporary_files_in_memory() -> None:
     it (PYTEST_DEBUG_TEMPROOT), the last run's kept (pyproject.toml). The xdist workers and
     every process a test starts inherit both. Nothing a test checks depends on where its
     files are."""
-    import shutil
     import tempfile
 
     if os.environ.get(_RUN_TMP):
         return  # an xdist worker: the controller made the run's folder
     base = tempfile.gettempdir()
-    if not os.environ.get("TMPDIR") and os.path.isdir(TMPFS) and os.access(TMPFS, os.W_OK) \
-            and shutil.disk_usage(TMPFS).free >= TMPFS_ROOM:
+    if not os.environ.get("TMPDIR") and _usable_tmpfs():
         base = TMPFS
     os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", base)
+    _remove_left_by_killed_runs(base)
     global _made_here
     _made_here = tempfile.mkdtemp(prefix="leap-tests-", dir=base)
+    Path(_made_here, _OWNER).write_text(str(os.getpid()))
     os.environ["TMPDIR"] = os.environ[_RUN_TMP] = _made_here
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+
+
+def _usable_tmpfs() -> bool:
+    """Linux's tmpfs, writable, with room, and mounted to run programs: on a ``noexec``
+    mount (hardened hosts, Docker's /dev/shm) git skips every hook there without a word, and
+    a test that a hook should refuse would pass."""
+    import shutil
+
+    if not os.path.isdir(TMPFS) or not os.access(TMPFS, os.W_OK):
+        return False
+    return not os.statvfs(TMPFS).f_flag & os.ST_NOEXEC and \
+        shutil.disk_usage(TMPFS).free >= TMPFS_ROOM
+
+
+def _remove_left_by_killed_runs(base: str) -> None:
+    """The folders of runs whose controller is gone (killed: a CI timeout, an OOM kill,
+    SIGKILL), which their own ``pytest_unconfigure`` never removed."""
+    import shutil
+
+    for folder in Path(base).glob("leap-tests-*"):
+        try:
+            pid = int((folder / _OWNER).read_text())
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, ValueError):
+            continue  # another user's, or one still being made: left alone
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -40,8 +40,13 @@ def isolate(mp: pytest.MonkeyPatch, home: Path, cache: Path | None = None) -> No
     mp.setenv("XDG_STATE_HOME", str(home / ".state"))
     mp.setenv("XDG_CACHE_HOME", str(cache or home / ".cache"))
     mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    mp.delenv("GIT_DIR", raising=False)
-    mp.delenv("GIT_WORK_TREE", raising=False)
+    # a user's git settings reach no test: a global config named elsewhere than ``home``
+    # (hooksPath, templates...), where their repositories are, how they reach remotes
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+                "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                "GIT_CEILING_DIRECTORIES", "GIT_CONFIG_GLOBAL", "GIT_TEMPLATE_DIR", "GIT_SSH",
+                "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_NAMESPACE"):
+        mp.delenv(key, raising=False)
     for key, value in IDENTITY.items():
         mp.setenv(key, value)
     # git's housekeeping after a commit, fetch or push (`git maintenance run --auto`, `gc

@@ -7,6 +7,7 @@ remote's ref moves atomically, and a replay skips records the remote already hol
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import threading
 import time
@@ -70,34 +71,47 @@ def fetch(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess[bytes]
 
 
 def _fetch(root: Path, remote: str, ref: str, track: str,
-           also: Sequence[str] = ()) -> str | None:
-    """``also``: more refspecs (glob ones, pruned) brought by the same fetch: one
-    connection to the remote a look, not one a refspec. A remote without the ledger
-    fails the whole fetch: they are fetched on their own then."""
+           also: Sequence[str] = ()) -> tuple[str | None, git.GitFailed | None]:
+    """The remote's ledger tip (None: it has no ledger), and what went wrong with ``also``.
+    ``also``: more refspecs (glob ones, pruned) brought by the same fetch: one connection
+    to the remote a look, not one a refspec. When that fetch fails, the ledger is fetched
+    on its own (a remote without the ledger, or one tracking ref of ``also`` that git
+    cannot write, never keeps the ledger from syncing), then ``also`` on its own: its
+    failure is returned, for the caller to raise once the ledger is up."""
     prune = ["--prune"] if also else []
     proc = fetch(root, ["--quiet", "--no-tags", *prune, remote, f"+{ref}:{track}", *also])
-    if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace")
-        if "couldn't find remote ref" in err:
-            git.run(["update-ref", "-d", track], root, check=False)
-            if also:
-                _fetch_only(root, remote, also)
-            return None
-        detail = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
-        raise git.GitFailed(f"cannot reach {remote}: git fetch failed: {detail}; nothing "
-                            "was pushed", hint="check the remote's name and that it is "
-                            "reachable")
-    return git.rev_parse(track, root)
+    if proc.returncode == 0:
+        return git.rev_parse(track, root), None
+    if also:
+        tip, _ = _fetch(root, remote, ref, track)
+        return tip, _fetch_only(root, remote, also)
+    err = proc.stderr.decode(errors="replace")
+    if "couldn't find remote ref" in err:
+        git.run(["update-ref", "-d", track], root, check=False)
+        return None, None
+    detail = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
+    raise git.GitFailed(f"cannot reach {remote}: git fetch failed: {detail}; nothing was "
+                        "pushed", hint="check the remote's name and that it is reachable")
 
 
-def _fetch_only(root: Path, remote: str, refspecs: Sequence[str]) -> None:
+_LEFT_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def _fetch_only(root: Path, remote: str, refspecs: Sequence[str]) -> git.GitFailed | None:
     proc = fetch(root, ["--quiet", "--no-tags", "--prune", remote, *refspecs])
-    if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip()
-        raise git.GitFailed(f"cannot reach {remote}: git fetch failed: "
-                            f"{err.splitlines()[-1] if err else 'exit ' + str(proc.returncode)}"
-                            "; nothing was pushed", hint="check the remote's URL and that it "
-                            "is reachable")
+    if proc.returncode == 0:
+        return None
+    err = proc.stderr.decode(errors="replace").strip()
+    line = err.splitlines()[-1] if err else f"exit {proc.returncode}"
+    left = _LEFT_LOCK.search(err)
+    if left is not None:  # here, not the remote: a git stopped midway left its lock
+        return git.GitFailed(f"cannot fetch {' '.join(refspecs)} from {remote}: a lock file "
+                             f"is in the way here: {left.group(1)} (the ledger was synced)",
+                             hint="a git process stopped midway left it: if no git process "
+                                  f"is running, delete {left.group(1)}, then run the "
+                                  "command again")
+    return git.GitFailed(f"cannot reach {remote}: git fetch failed: {line}",
+                         hint="check the remote's URL and that it is reachable")
 
 
 def _push(root: Path, remote: str, tip: str | None, ref: str,
@@ -140,7 +154,9 @@ def sync(
     track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
     replayed = records = skipped = 0
     for attempt in range(1, max_rounds + 1):
-        remote_tip = _fetch(root, remote, ref, track, fetch_also if attempt == 1 else ())
+        # the ball branches with every fetch of the ledger: a ledger fetched again after a
+        # lost race may hold rounds whose commits the first fetch did not bring
+        remote_tip, fetch_failed = _fetch(root, remote, ref, track, fetch_also)
         with ws.ledger() as ledger:
             if remote_tip is not None:
                 try:
@@ -155,14 +171,24 @@ def sync(
                 replayed, records, skipped = done.replayed, done.records, done.skipped
             tip = ledger.tip()
         if tip is None or (tip == remote_tip and not also) or not push:
-            return SyncResult(remote, ref, tip, False, replayed, records, skipped, attempt)
+            return _done(SyncResult(remote, ref, tip, False, replayed, records, skipped,
+                                    attempt), fetch_failed)
         lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
         if lost is None:
             git.run(["update-ref", track, tip], root, check=False)
-            return SyncResult(remote, ref, tip, True, replayed, records, skipped, attempt)
+            return _done(SyncResult(remote, ref, tip, True, replayed, records, skipped,
+                                    attempt), fetch_failed)
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
                      hint="nothing is lost: run `leap sync` again")
+
+
+def _done(result: SyncResult, fetch_failed: git.GitFailed | None) -> SyncResult:
+    """The sync's result, once the ledger is as far as it goes; then what the fetch of the
+    other refspecs could not bring, raised."""
+    if fetch_failed is not None:
+        raise fetch_failed
+    return result
 
 
 def push_records(remote: str, records: Mapping[str, bytes], subject: str,
@@ -177,7 +203,7 @@ def push_records(remote: str, records: Mapping[str, bytes], subject: str,
     root, ref = ws.paths.root, ws.config.ledger_ref
     track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
     for attempt in range(1, max_rounds + 1):
-        remote_tip = _fetch(root, remote, ref, track)
+        remote_tip, _ = _fetch(root, remote, ref, track)
         if remote_tip is None:
             raise RuleViolation(f"{remote} holds no ledger", rule="L8",
                                 hint=f"push one first (`leap sync {remote}`)")

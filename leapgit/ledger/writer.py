@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from leapgit.errors import LeapError, LedgerBusy, LedgerConflict, UsageError
 from leapgit.gitobj import oid, refname
@@ -80,31 +80,84 @@ def swap(ledger: Ledger, build: Callable[[str | None, int], Move[_T]]) -> _T:
     )
 
 
+_DEFERRED = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextmanager
 def uninterrupted() -> Iterator[None]:
     """Ctrl-C and SIGTERM wait until the block is done: a ref moves whole or not at all.
     dulwich holds ``<ref>.lock`` across the write, fsync and rename; a KeyboardInterrupt
     raised in between left the lock behind for as long as the interrupt was handled, and
-    the handler's own write (a lease given back) found the ledger locked. A signal that
-    came meanwhile goes to its handler as the block ends. Only the main thread receives
-    signals in Python; another thread's block runs as it is."""
+    the handler's own write (a lease given back) found the ledger locked. Every signal that
+    came meanwhile goes to its handler as the block ends, in order (a handler that counts
+    presses sees each). Only the main thread receives signals in Python; another thread's
+    block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[signal.Signals] = []
-    old = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signal.Signals(signum)))
-           for sig in (signal.SIGINT, signal.SIGTERM)}
+    caught: list[int] = []
+    old, due = _swap_handlers({sig: lambda signum, _frame: caught.append(signum)
+                               for sig in _DEFERRED})
+    if due is not None:  # a signal from before the block: handled as if the block never was
+        _swap_handlers(_restoring(old))
+        raise due
     try:
         yield
     finally:
-        for sig, handler in old.items():  # None: a handler set outside Python
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
-        for signum in caught:
-            handler = old[signum]
+        _, due = _swap_handlers(_restoring(old))
+        _deliver(caught, old, due)
+
+
+def _restoring(old: dict[signal.Signals, Any]) -> dict[signal.Signals, Any]:
+    """The handlers to put back (None: one set outside Python, which Python cannot set
+    again: the default)."""
+    return {sig: signal.SIG_DFL if h is None else h for sig, h in old.items()}
+
+
+def _swap_handlers(handlers: dict[signal.Signals, Any]
+                   ) -> tuple[dict[signal.Signals, Any], BaseException | None]:
+    """Install every one of ``handlers``, and return the ones they replaced, each read before
+    it is replaced. Python runs a due handler wherever Python code runs, ``signal.signal``'s
+    own wrapper included: what one raises here (a Ctrl-C from just before) is kept and
+    returned once every handler is in place, and the swap goes on where it stood. The
+    signals are blocked meanwhile, so in a process of one thread none arrives half way; in
+    a process of more (`leap run`), one sent to the process may reach another thread, and
+    its handler runs in the main thread at the next Python call, which the loop absorbs."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    blocked = mask(signal.SIG_BLOCK, _DEFERRED) if mask else None
+    old: dict[signal.Signals, Any] = {}
+    due: BaseException | None = None
+    try:
+        while True:
+            try:
+                for sig, handler in handlers.items():
+                    if sig not in old:
+                        old[sig] = signal.getsignal(sig)
+                    signal.signal(sig, handler)
+                return old, due
+            except BaseException as exc:  # noqa: BLE001 -- a handler that was due
+                due = due or exc
+    finally:
+        if mask is not None and blocked is not None:
+            mask(signal.SIG_SETMASK, blocked)
+
+
+def _deliver(caught: list[int], old: dict[signal.Signals, Any],
+             due: BaseException | None) -> None:
+    """Each signal caught in the block, to the handler it would have met: every one runs,
+    and the first exception (theirs, else ``due``) is raised once they all have."""
+    first: BaseException | None = None
+    for signum in caught:
+        handler = old[signal.Signals(signum)]
+        try:
             if callable(handler):
                 handler(signum, None)
-            elif handler == signal.SIG_DFL:
-                os.kill(os.getpid(), signum)
+            elif handler != signal.SIG_IGN:  # SIG_DFL, or one set outside Python
+                signal.raise_signal(signum)
+        except BaseException as exc:  # noqa: BLE001 -- raised after the others ran
+            first = first or exc
+    if first is not None or due is not None:
+        raise first or due  # type: ignore[misc]
 
 
 def write(ledger: Ledger, records: dict[str, bytes], message: bytes, *, root: bool,

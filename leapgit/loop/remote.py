@@ -133,7 +133,7 @@ def take_home(ws: Workspace, remote: str, slice_id: str) -> None:
                      f"{tracking(remote, prefix.rstrip('/'))}/"], ws.paths.root).stdout
     busy = {w.branch for w in list_worktrees(ws) if w.branch}
     tips = ball_tips(ws, remote)
-    for name in there.decode().split():
+    for name in filter(None, there.decode("utf-8", "surrogateescape").split("\n")):
         branch = prefix + name.rsplit("/", 1)[1]
         if f"refs/heads/{branch}" not in busy:
             bring_home(ws, remote, branch, tips)
@@ -146,7 +146,9 @@ def ball_tips(ws: Workspace, remote: str) -> dict[str, str]:
     out = git.run(["for-each-ref", "--format=%(objectname) %(refname)",
                    f"refs/heads/{prefix}/", f"{tracking(remote, prefix)}/"],
                   ws.paths.root).stdout.decode("utf-8", "surrogateescape")
-    return {name: sha for sha, _, name in (line.partition(" ") for line in out.splitlines())}
+    # "\n" only: a ref name may hold U+2028 or U+0085, which splitlines() would break at
+    return {name: sha for sha, _, name in (line.partition(" ") for line in out.split("\n"))
+            if name}
 
 
 def bring_home(ws: Workspace, remote: str, branch: str,

@@ -91,7 +91,7 @@ def listed(root: Path, view: LedgerView) -> list[Evidence]:
 
     raw = git.run(["for-each-ref", "--format=%(objectname) %(refname)", PREFIX], root).stdout
     out: list[Evidence] = []
-    for line in raw.decode("utf-8", "surrogateescape").splitlines():
+    for line in raw.decode("utf-8", "surrogateescape").split("\n"):  # names may hold U+2028
         commit, _, name = line.partition(" ")
         found = parse(name)
         if found is None:

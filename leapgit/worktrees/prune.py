@@ -174,7 +174,7 @@ def _present(ws: Workspace) -> set[tuple[str, str]]:
     prefix = f"refs/heads/{ws.config.ball_branch_prefix}/"
     refs = git.run(["for-each-ref", "--format=%(refname)", prefix], ws.paths.root).stdout
     found: set[tuple[str, str]] = set()
-    for name in refs.decode().split():
+    for name in filter(None, refs.decode("utf-8", "surrogateescape").split("\n")):
         sid, _, ball_id = name.removeprefix(prefix).partition("/")
         if ball_id and "/" not in ball_id:
             found.add((sid, ball_id))

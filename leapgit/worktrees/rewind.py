@@ -110,11 +110,9 @@ def _undo(repo: Repo, worktree: Path, start: str, changes: list[_Change],
           untracked: frozenset[str]) -> Rewound:
     ignored = _ignored(worktree, [c.path for c in changes if c.before is None])
     removed, restored, kept = [], [], []
-    folders: dict[Path, bool] = {}  # no file is written before every path is asked
-    inside = {c.path: _inside(worktree, worktree / c.path, folders) for c in changes}
-    for c in changes:
-        target = worktree / c.path
-        if not inside[c.path] or c.path in untracked or c.path in ignored:
+    for c in changes:  # each path asked as it comes: an undo before it may change the answer
+        target = worktree / c.path  # (a symlink the round put in a folder's place, removed)
+        if not _inside(worktree, target) or c.path in untracked or c.path in ignored:
             kept.append(c.path)
         elif blob_of_file(target) != (c.after[1].decode() if c.after else ABSENT):
             if target.exists() or target.is_symlink():

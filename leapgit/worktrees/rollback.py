@@ -57,17 +57,10 @@ class RolledBack:
         return text
 
 
-def _inside(worktree: Path, path: Path, folders: dict[Path, bool] | None = None) -> bool:
-    """Whether ``path``'s folder resolves inside the worktree. ``folders``: the answers for
-    folders already asked in one pass over many paths (each asks ``realpath``, an lstat
-    a component; a refused round can hold thousands of paths)."""
-    if folders is not None and path.parent in folders:
-        return folders[path.parent]
+def _inside(worktree: Path, path: Path) -> bool:
+    """Whether ``path``'s folder resolves inside the worktree, as it stands now."""
     root = Path(os.path.realpath(worktree))
-    found = Path(os.path.realpath(path.parent)).is_relative_to(root)
-    if folders is not None:
-        folders[path.parent] = found
-    return found
+    return Path(os.path.realpath(path.parent)).is_relative_to(root)
 
 
 def _write(target: Path, data: bytes, mode: int) -> None:

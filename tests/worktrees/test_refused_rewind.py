@@ -228,3 +228,30 @@ def test_leap_round_leaves_a_refused_breach_the_same_way(diamond: Path) -> None:
     assert hint in r.out + r.err, r
     git("restore", f"--source={EVIDENCE}", "--", "stray.txt", cwd=wt)
     assert (wt / "stray.txt").read_text() == "not A's\n"
+
+
+def test_a_file_under_a_folder_the_round_replaced_by_an_outside_symlink_comes_back(
+    tmp_path: Path,
+) -> None:
+    """The undo asks each path as it comes: once the round's symlink `a` (in the folder
+    `a/`'s place, leading outside) is removed, `a/b` is inside again and is restored, and
+    nothing is ever written outside (review of issue 13: every path asked up front kept
+    `a/b` missing, and the worktree showed a deletion out of scope)."""
+    import os
+
+    from dulwich.repo import Repo
+
+    from leapgit.worktrees.rewind import _changes, _undo
+    from tests.support import commit_all, make_repo
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    wt = make_repo(tmp_path / "wt", {"a/b": "start\n"})
+    start = git("rev-parse", "HEAD", cwd=wt)
+    git("rm", "-rq", "a", cwd=wt)
+    os.symlink(outside, wt / "a")
+    refused = commit_all(wt, "refused")
+    with Repo(str(wt)) as repo:
+        got = _undo(repo, wt, start, _changes(repo, start, refused), frozenset())
+    assert not (outside / "b").exists()
+    assert "a/b" in got.restored and (wt / "a" / "b").read_text() == "start\n", got

@@ -1,0 +1,104 @@
+"""The loop's view of the remote (`loop.remote`): one fetch brings the ledger and the ball
+branches, and the ball refs are read in one `git for-each-ref`. What the view must never do:
+hold a ledger newer than the ball branches it read with it, take one ball's tip for another,
+or let one ball's tracking ref keep the ledger from going up (review of issue 13's fetch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from leapgit.ledger import sync as ledger_sync
+from leapgit.ledger.workspace import open_workspace
+from leapgit.loop import remote as rm
+from tests.support import commit_all, git, leap, make_repo, ref, write_files
+
+BALL = "leap/ball/s/a"
+
+
+def _world(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote holding main and the ledger, and the thrower's clone of it."""
+    bare = tmp_path / "origin.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
+    work = make_repo(tmp_path / "work", {"README.md": "# x\n"})
+    assert leap("init", cwd=work).code == 0
+    git("remote", "add", "origin", str(bare), cwd=work)
+    git("push", "-q", "--no-verify", "origin", "main", "leap/ledger", cwd=work)
+    return bare, work
+
+
+def _local_record(work: Path, name: str) -> None:
+    with open_workspace(work).ledger() as ledger:
+        ledger.append({f"notes/{name}.yaml": b"a: 1\n"}, f"a record of {name}")
+
+
+def test_a_push_that_lost_a_race_reads_the_ball_branches_with_the_ledger_it_fetched_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, work = _world(tmp_path)
+    worker = tmp_path / "worker"
+    git("clone", "-q", str(bare), str(worker), cwd=tmp_path)
+    git("checkout", "-q", "-b", BALL, cwd=worker)
+    write_files(worker, {"f.py": "ROUND = 1\n"})
+    round_commit = commit_all(worker, "round 1")
+    git("fetch", "-q", "origin", "leap/ledger:refs/heads/leap/ledger", cwd=worker)
+    _local_record(worker, "worker-receipt")
+    _local_record(work, "thrower")  # the thrower has a record to push: sync goes round
+    real_push, pushes = ledger_sync._push, []
+
+    def worker_lands_first(*args: object, **kwargs: object) -> str | None:
+        if not pushes:  # between the thrower's fetch and its push: the worker's atomic push
+            git("push", "-q", "--atomic", "--no-verify", "origin", BALL, "leap/ledger",
+                cwd=worker)
+        pushes.append(1)
+        return real_push(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ledger_sync, "_push", worker_lands_first)
+    ws = open_workspace(work)
+    rm.sync_with_balls(ws, "origin")
+    assert len(pushes) == 2, "the first push must have lost the race"
+    tips = rm.ball_tips(ws, "origin")
+    assert tips.get(rm.tracking("origin", BALL)) == round_commit, \
+        "the ledger holds the worker's receipt, so the ball's round must be here with it"
+
+
+def test_a_ball_ref_name_with_a_unicode_line_separator_is_never_read_as_another_ball(
+    tmp_path: Path,
+) -> None:
+    bare, work = _world(tmp_path)
+    base = git("rev-parse", "HEAD", cwd=work)
+    write_files(work, {"other.py": "X = 1\n"})
+    other = commit_all(work, "not ball a")
+    # a remote without leapgit's server hook takes any name git allows
+    git("push", "-q", "--no-verify", "origin", f"{base}:refs/heads/{BALL}",
+        f"{other}:refs/heads/{BALL}\u2028x", f"{other}:refs/heads/{BALL}\u0085y", cwd=work)
+    git("branch", BALL, base, cwd=work)
+    ws = open_workspace(work)
+    rm.sync_with_balls(ws, "origin", push=False)
+    tips = rm.ball_tips(ws, "origin")
+    assert tips[rm.tracking("origin", BALL)] == base
+    rm.bring_home(ws, "origin", BALL, tips)
+    assert ref(work, f"refs/heads/{BALL}") == base
+
+
+def test_a_lock_left_on_one_ball_s_tracking_ref_still_lets_the_ledger_go_up_and_says_so(
+    tmp_path: Path,
+) -> None:
+    bare, work = _world(tmp_path)
+    git("push", "-q", "--no-verify", "origin", f"main:refs/heads/{BALL}", cwd=work)
+    lock = work / ".git" / "refs" / "leap" / "remotes" / "origin" / "heads" / f"{BALL}.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")  # a git killed in the middle of a fetch leaves this
+    _local_record(work, "thrower")
+    ws = open_workspace(work)
+    with pytest.raises(Exception) as raised:
+        rm.sync_with_balls(ws, "origin")
+    assert ref(bare, "refs/heads/leap/ledger") == ref(work, "refs/heads/leap/ledger"), \
+        "one ball's tracking ref must not keep the ledger from going up"
+    text = " ".join(raised.value.lines())  # type: ignore[attr-defined]
+    assert str(lock) in text and "reachable" not in text, text
+    # the hint leads on: with the lock gone, the same look goes through
+    lock.unlink()
+    rm.sync_with_balls(ws, "origin")
+    assert rm.ball_tips(ws, "origin")[rm.tracking("origin", BALL)] == ref(bare, f"refs/heads/{BALL}")
