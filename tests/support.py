@@ -50,11 +50,13 @@ def isolate(mp: pytest.MonkeyPatch, home: Path, cache: Path | None = None) -> No
     for key, value in IDENTITY.items():
         mp.setenv(key, value)
     # git's housekeeping after a commit, fetch or push (`git maintenance run --auto`, `gc
-    # --auto`) is no part of what a test checks: a process each time, ~5,000 in a run
-    for n, (key, value) in enumerate((("maintenance.auto", "false"), ("gc.auto", "0"))):
+    # --auto`, a server's `gc --auto` after each push) is no part of what a test checks: a
+    # process each time, ~6,000 in a run
+    settings = (("maintenance.auto", "false"), ("gc.auto", "0"), ("receive.autogc", "false"))
+    for n, (key, value) in enumerate(settings):
         mp.setenv(f"GIT_CONFIG_KEY_{n}", key)
         mp.setenv(f"GIT_CONFIG_VALUE_{n}", value)
-    mp.setenv("GIT_CONFIG_COUNT", "2")
+    mp.setenv("GIT_CONFIG_COUNT", str(len(settings)))
     # a world's own `pytest` (its proof, a red, a scoring's tests) loads none of the plugins
     # this run's environment holds: hypothesis's alone costs ~1.2 s a start
     mp.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
