@@ -45,7 +45,7 @@ def test_a_push_that_lost_a_race_reads_the_ball_branches_with_the_ledger_it_fetc
     git("fetch", "-q", "origin", "leap/ledger:refs/heads/leap/ledger", cwd=worker)
     _local_record(worker, "worker-receipt")
     _local_record(work, "thrower")  # the thrower has a record to push: sync goes round
-    real_push, pushes = ledger_sync._push, []
+    real_push, pushes = ledger_sync._push, list[int]()
 
     def worker_lands_first(*args: object, **kwargs: object) -> str | None:
         if not pushes:  # between the thrower's fetch and its push: the worker's atomic push
@@ -101,4 +101,5 @@ def test_a_lock_left_on_one_ball_s_tracking_ref_still_lets_the_ledger_go_up_and_
     # the hint leads on: with the lock gone, the same look goes through
     lock.unlink()
     rm.sync_with_balls(ws, "origin")
-    assert rm.ball_tips(ws, "origin")[rm.tracking("origin", BALL)] == ref(bare, f"refs/heads/{BALL}")
+    tips = rm.ball_tips(ws, "origin")
+    assert tips[rm.tracking("origin", BALL)] == ref(bare, f"refs/heads/{BALL}")
