@@ -185,7 +185,7 @@ class SliceRun:
                     raise KeyboardInterrupt
                 why = why or self._over()
                 if why is None and self.opt.remote is not None:
-                    self._look()
+                    self._look({s.ball for s in running.values()})
                 if why is None:
                     for step in self._next_steps(set(s.ball for s in running.values())):
                         if len(running) >= self.opt.jobs:
@@ -247,9 +247,13 @@ class SliceRun:
             view = ledger.require()
             return assess(view, query.load_slice(view, self.slice), self.ws.config.round_cap)
 
-    def _look(self) -> None:
+    def _look(self, running: set[str]) -> None:
         """Issue 16: the workers' rounds come home: the remote's ledger (ours replayed on
-        it) and each published ball's branch, at most once per ``poll`` seconds."""
+        it) and each published ball's branch, at most once per ``poll`` seconds. A ball with
+        a step of this run in flight is left as it is: a fresh throw resets its branch to
+        the base before it publishes it, and the remote's tip of the episode before, seen
+        in between, would bring that episode's rounds back onto the new one (its own step
+        fetches what it needs)."""
         from leapgit.loop import remote as rm
 
         if time.monotonic() - self._looked < self.opt.poll:
@@ -262,7 +266,9 @@ class SliceRun:
             rec = query.load_slice(ledger.require(), self.slice)
         tips = rm.ball_tips(self.ws, remote)
         for ball in rec.balls:
-            rm.bring_home(self.ws, remote, self.ws.config.ball_branch(self.slice, ball), tips)
+            if ball not in running:
+                rm.bring_home(self.ws, remote, self.ws.config.ball_branch(self.slice, ball),
+                              tips)
 
     def _next_steps(self, running: set[str]) -> list[Step]:
         out: list[Step] = []

@@ -103,3 +103,40 @@ def test_a_lock_left_on_one_ball_s_tracking_ref_still_lets_the_ledger_go_up_and_
     rm.sync_with_balls(ws, "origin")
     tips = rm.ball_tips(ws, "origin")
     assert tips[rm.tracking("origin", BALL)] == ref(bare, f"refs/heads/{BALL}")
+
+
+def test_a_look_leaves_the_branch_of_a_ball_with_a_step_in_flight(tmp_path: Path) -> None:
+    """`leap run --remote`: a fresh throw resets the ball's branch to its base, then pushes
+    it. A look in between saw the remote's tip of the episode before, which descends from
+    the base, and brought it back onto the new episode (review of issue 13). A ball whose
+    step is in flight is left alone; any other ball's rounds still come home."""
+    import io
+
+    from leapgit.loop.drive import Options, SliceRun
+    from leapgit.loop.events import Events
+
+    bare, work = _world(tmp_path)
+    write_files(work, {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n"})
+    commit_all(work, "the code")
+    (tmp_path / "slice.yaml").write_text(
+        "slice: s\nspine: integrator\nballs:\n"
+        "  - {id: a, goal: g, spec: s, scope: [src/a.py], proof: 'true', tests: 'true', "
+        "rollback: restore-scope}\n"
+        "  - {id: b, goal: g, spec: s, scope: [src/b.py], proof: 'true', tests: 'true', "
+        "rollback: restore-scope}\n")
+    assert leap("slice", "cut", str(tmp_path / "slice.yaml"), cwd=work).code == 0
+    base = git("rev-parse", "HEAD", cwd=work)
+    old_rounds = {}
+    for ball in ("a", "b"):  # the episode before: a round on each ball, on the remote
+        git("checkout", "-q", "-b", f"leap/ball/s/{ball}", base, cwd=work)
+        write_files(work, {f"src/{ball}.py": "X = 2\n"})
+        old_rounds[ball] = commit_all(work, "an earlier episode's round")
+        git("checkout", "-q", "main", cwd=work)
+        git("push", "-q", "--no-verify", "origin", f"leap/ball/s/{ball}", cwd=work)
+        git("update-ref", f"refs/heads/leap/ball/s/{ball}", base, cwd=work)  # reset
+    git("push", "-q", "--no-verify", "origin", "main", "leap/ledger", cwd=work)
+    run = SliceRun(open_workspace(work), "s", Events(io.StringIO(), "s"),
+                   Options(remote="origin", poll=0))
+    run._look({"a"})  # a's fresh throw is in flight; b is built by a worker
+    assert ref(work, "refs/heads/leap/ball/s/a") == base
+    assert ref(work, "refs/heads/leap/ball/s/b") == old_rounds["b"]
