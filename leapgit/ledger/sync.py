@@ -89,9 +89,7 @@ def _fetch(root: Path, remote: str, ref: str, track: str,
     if "couldn't find remote ref" in err:
         git.run(["update-ref", "-d", track], root, check=False)
         return None, None
-    detail = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
-    raise git.GitFailed(f"cannot reach {remote}: git fetch failed: {detail}; nothing was "
-                        "pushed", hint="check the remote's name and that it is reachable")
+    raise _fetch_failed(remote, [ref], proc, "nothing was pushed")
 
 
 _LEFT_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
@@ -101,17 +99,24 @@ def _fetch_only(root: Path, remote: str, refspecs: Sequence[str]) -> git.GitFail
     proc = fetch(root, ["--quiet", "--no-tags", "--prune", remote, *refspecs])
     if proc.returncode == 0:
         return None
+    return _fetch_failed(remote, refspecs, proc, "the ledger was synced")
+
+
+def _fetch_failed(remote: str, refspecs: Sequence[str], proc: subprocess.CompletedProcess[bytes],
+                  done: str) -> git.GitFailed:
+    """What a failed fetch says: a lock file a git stopped midway left here is named, with
+    what to do; anything else is the remote's name or reach."""
     err = proc.stderr.decode(errors="replace").strip()
-    line = err.splitlines()[-1] if err else f"exit {proc.returncode}"
     left = _LEFT_LOCK.search(err)
-    if left is not None:  # here, not the remote: a git stopped midway left its lock
+    if left is not None:
         return git.GitFailed(f"cannot fetch {' '.join(refspecs)} from {remote}: a lock file "
-                             f"is in the way here: {left.group(1)} (the ledger was synced)",
+                             f"is in the way here: {left.group(1)} ({done})",
                              hint="a git process stopped midway left it: if no git process "
                                   f"is running, delete {left.group(1)}, then run the "
                                   "command again")
-    return git.GitFailed(f"cannot reach {remote}: git fetch failed: {line}",
-                         hint="check the remote's URL and that it is reachable")
+    line = err.splitlines()[-1] if err else f"exit {proc.returncode}"
+    return git.GitFailed(f"cannot reach {remote}: git fetch failed: {line}; {done}",
+                         hint="check the remote's name and that it is reachable")
 
 
 def _push(root: Path, remote: str, tip: str | None, ref: str,

@@ -140,3 +140,23 @@ def test_a_look_leaves_the_branch_of_a_ball_with_a_step_in_flight(tmp_path: Path
     run._look({"a"})  # a's fresh throw is in flight; b is built by a worker
     assert ref(work, "refs/heads/leap/ball/s/a") == base
     assert ref(work, "refs/heads/leap/ball/s/b") == old_rounds["b"]
+
+
+def test_a_lock_left_on_the_ledger_s_tracking_ref_is_named_and_deleting_it_leads_on(
+    tmp_path: Path,
+) -> None:
+    bare, work = _world(tmp_path)
+    lock = work / ".git" / "refs" / "leap" / "remotes" / "origin" / "heads" / "leap" / \
+        "ledger.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")
+    _local_record(work, "thrower")
+    ws = open_workspace(work)
+    with pytest.raises(Exception) as raised:
+        rm.sync_with_balls(ws, "origin")
+    text = " ".join(raised.value.lines())  # type: ignore[attr-defined]
+    assert str(lock) in text and "reachable" not in text, text
+    assert ref(bare, "refs/heads/leap/ledger") != ref(work, "refs/heads/leap/ledger")
+    lock.unlink()  # what the hint says
+    rm.sync_with_balls(ws, "origin")
+    assert ref(bare, "refs/heads/leap/ledger") == ref(work, "refs/heads/leap/ledger")
