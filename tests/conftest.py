@@ -108,7 +108,7 @@ def _temporary_files_in_memory() -> None:
     _remove_left_by_killed_runs(base)
     global _made_here
     _made_here = tempfile.mkdtemp(prefix="leap-tests-", dir=base)
-    Path(_made_here, _OWNER).write_text(str(os.getpid()))
+    Path(_made_here, _OWNER).write_text(_owner())
     os.environ["TMPDIR"] = os.environ[_RUN_TMP] = _made_here
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
@@ -125,14 +125,30 @@ def _usable_tmpfs() -> bool:
         shutil.disk_usage(TMPFS).free >= TMPFS_ROOM
 
 
+def _owner(pid: int | None = None) -> str:
+    """Who made a run's folder: this machine (its boot and, in a container, its host name:
+    a /dev/shm shared between containers holds other namespaces' pids) and the pid."""
+    import socket
+
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            boot = fh.read().strip()
+    except OSError:
+        boot = "-"
+    return f"{boot} {socket.gethostname()} {os.getpid() if pid is None else pid}"
+
+
 def _remove_left_by_killed_runs(base: str) -> None:
-    """The folders of runs whose controller is gone (killed: a CI timeout, an OOM kill,
-    SIGKILL), which their own ``pytest_unconfigure`` never removed."""
+    """The folders of runs on this machine whose controller is gone (killed: a CI timeout,
+    an OOM kill, SIGKILL), which their own ``pytest_unconfigure`` never removed."""
     import shutil
 
     for folder in Path(base).glob("leap-tests-*"):
         try:
-            pid = int((folder / _OWNER).read_text())
+            owner = (folder / _OWNER).read_text().strip()
+            pid = int(owner.rsplit(" ", 1)[-1])
+            if owner != _owner(pid):
+                continue  # another machine's, or another container's
             os.kill(pid, 0)
         except ProcessLookupError:
             shutil.rmtree(folder, ignore_errors=True)

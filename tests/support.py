@@ -44,7 +44,8 @@ def isolate(mp: pytest.MonkeyPatch, home: Path, cache: Path | None = None) -> No
     # (hooksPath, templates...), where their repositories are, how they reach remotes
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-                "GIT_CEILING_DIRECTORIES", "GIT_CONFIG_GLOBAL", "GIT_TEMPLATE_DIR", "GIT_SSH",
+                "GIT_CEILING_DIRECTORIES", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_PARAMETERS",
+                "GIT_TEMPLATE_DIR", "GIT_SSH",
                 "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_NAMESPACE"):
         mp.delenv(key, raising=False)
     for key, value in IDENTITY.items():

@@ -100,7 +100,7 @@ def uninterrupted() -> Iterator[None]:
                                for sig in _DEFERRED})
     if due is not None:  # a signal from before the block: handled as if the block never was
         _swap_handlers(_restoring(old))
-        raise due
+        _deliver(caught, old, due)  # raises ``due`` once the block's own lambdas ran
     try:
         yield
     finally:
@@ -114,32 +114,43 @@ def _restoring(old: dict[signal.Signals, Any]) -> dict[signal.Signals, Any]:
     return {sig: signal.SIG_DFL if h is None else h for sig, h in old.items()}
 
 
+_SWAP_TRIES = 64  # each try that fails ran a handler that was due; a few at most
+
+
 def _swap_handlers(handlers: dict[signal.Signals, Any]
                    ) -> tuple[dict[signal.Signals, Any], BaseException | None]:
     """Install every one of ``handlers``, and return the ones they replaced, each read before
-    it is replaced. Python runs a due handler wherever Python code runs, ``signal.signal``'s
-    own wrapper included: what one raises here (a Ctrl-C from just before) is kept and
-    returned once every handler is in place, and the swap goes on where it stood. The
+    it is replaced, and what a handler that was due raised meanwhile. Python runs a due
+    handler wherever Python code runs, ``signal.signal``'s wrapper and ``pthread_sigmask``
+    included (after it changed the mask): each such raise is kept and the swap goes on
+    where it stood, so it ends with every handler in place and the mask as it was. The
     signals are blocked meanwhile, so in a process of one thread none arrives half way; in
     a process of more (`leap run`), one sent to the process may reach another thread, and
     its handler runs in the main thread at the next Python call, which the loop absorbs."""
     mask = getattr(signal, "pthread_sigmask", None)
-    blocked = mask(signal.SIG_BLOCK, _DEFERRED) if mask else None
     old: dict[signal.Signals, Any] = {}
     due: BaseException | None = None
+    before: set[signal.Signals] | None = None  # the mask as it was, read without a change
     try:
-        while True:
+        for _ in range(_SWAP_TRIES):
             try:
+                if mask is not None:
+                    if before is None:
+                        before = mask(signal.SIG_BLOCK, ())
+                    mask(signal.SIG_BLOCK, _DEFERRED)
                 for sig, handler in handlers.items():
                     if sig not in old:
                         old[sig] = signal.getsignal(sig)
                     signal.signal(sig, handler)
+                if mask is not None and before is not None:
+                    mask(signal.SIG_SETMASK, before)  # may run a handler due: kept, below
                 return old, due
             except BaseException as exc:  # noqa: BLE001 -- a handler that was due
                 due = due or exc
+        return old, due  # a handler raising at every try: the last state stands
     finally:
-        if mask is not None and blocked is not None:
-            mask(signal.SIG_SETMASK, blocked)
+        if mask is not None and before is not None:
+            mask(signal.SIG_SETMASK, before)
 
 
 def _deliver(caught: list[int], old: dict[signal.Signals, Any],

@@ -78,12 +78,13 @@ def consumers(root: Path, commit: str, touched: list[str]) -> list[str]:
     patterns = [p for path in touched for p in _patterns(path)]
     if not patterns:
         return []
-    args = ["grep", "-l", "-I", "-E"]
+    args = ["grep", "-l", "-z", "-I", "-E"]  # -z: each name whole, as git holds it
     for pattern in patterns:
         args += ["-e", pattern]
     proc = git.run([*args, commit, "--"], root, check=False)
     prefix = f"{commit}:"
-    names = {line.removeprefix(prefix) for line in proc.stdout.decode().splitlines()}
+    names = {name.removeprefix(prefix) for name in
+             proc.stdout.decode("utf-8", "surrogateescape").split("\0") if name}
     return sorted(names - set(touched))
 
 

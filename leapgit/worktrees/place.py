@@ -52,10 +52,11 @@ def worktree_of(ws: Workspace, thrown: ThrowRecord) -> Path:
 
 
 def list_worktrees(ws: Workspace) -> list[Worktree]:
-    text = git.run(["worktree", "list", "--porcelain"], ws.paths.root).stdout.decode()
+    text = git.run(["worktree", "list", "--porcelain"], ws.paths.root).stdout.decode(
+        "utf-8", "surrogateescape")  # a branch name need not be UTF-8
     out: list[Worktree] = []
-    for block in text.strip().split("\n\n"):
-        fields = dict(line.partition(" ")[::2] for line in block.splitlines() if line)
+    for block in text.strip().split("\n\n"):  # "\n" only: a name may hold U+2028
+        fields = dict(line.partition(" ")[::2] for line in block.split("\n") if line)
         if "worktree" in fields:
             out.append(Worktree(Path(fields["worktree"]), fields.get("HEAD"),
                                 fields.get("branch")))

@@ -183,3 +183,56 @@ def test_a_sigterm_while_the_handlers_go_in_leaves_ctrl_c_s_handler_in_place() -
     """))
     assert proc.stdout.splitlines() == ["the block ran", "interrupted", "ok"], \
         (proc.stdout, proc.stderr)
+
+
+def test_a_ctrl_c_due_as_the_block_starts_leaves_no_signal_blocked() -> None:
+    """CPython's ``pthread_sigmask`` runs a handler that was due after it changed the mask:
+    a Ctrl-C due as the block starts raised out of the call that blocked SIGINT and SIGTERM,
+    and they stayed blocked for the rest of the process and for every process it started
+    (a builder that ignores leap's SIGTERM). The child simulates that moment by running the
+    due handler where CPython does."""
+    proc = _run("""
+        import os, signal
+        from leapgit.ledger.writer import uninterrupted
+        real = signal.pthread_sigmask
+
+        def sigmask(how, mask):
+            out = real(how, mask)
+            if how == signal.SIG_BLOCK and not getattr(sigmask, "done", False):
+                sigmask.done = True
+                signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+            return out
+
+        signal.pthread_sigmask = sigmask
+        try:
+            with uninterrupted():
+                print("the block ran")
+        except KeyboardInterrupt:
+            print("interrupted")
+        signal.pthread_sigmask = real
+        print("blocked:", sorted(signal.Signals(s).name for s in real(signal.SIG_BLOCK, [])))
+        os.kill(os.getpid(), signal.SIGTERM)
+        print("NOT REACHED")
+    """)
+    assert proc.stdout.splitlines() == ["interrupted", "blocked: []"], (proc.stdout,
+                                                                       proc.stderr)
+    assert proc.returncode == -signal.SIGTERM
+
+
+def test_a_ctrl_c_while_the_handlers_go_back_still_delivers_what_the_block_caught() -> None:
+    """A SIGTERM caught in the block, then a Ctrl-C as the handlers go back: the Ctrl-C
+    waited for the unblock, raised there, and the SIGTERM never reached its handler."""
+    proc = _run(SPY + textwrap.dedent("""
+        got = []
+        real(signal.SIGTERM, lambda signum, frame: got.append("SIGTERM"))
+        land_at(3, signal.SIGINT)  # the block's first handler put back: a Ctrl-C lands
+        try:
+            with uninterrupted():
+                os.kill(os.getpid(), signal.SIGTERM)
+        except KeyboardInterrupt:
+            print("interrupted")
+        signal.signal = real
+        print(got)
+    """))
+    assert proc.stdout.splitlines() == ["interrupted", "['SIGTERM']"], (proc.stdout,
+                                                                         proc.stderr)
