@@ -160,7 +160,6 @@ def probeable(rung: Rung, env: Mapping[str, str]) -> str | None:
 
 async def _probe_all(rungs: tuple[Rung, ...], cfg: TribunalConfig, probe_id: str,
                      env: Mapping[str, str]) -> list[RungProbe]:
-
     envelope = canary.envelope()
     prompt = canary.prompt(probe_id, envelope)
     longest = max([r.timeout for r in rungs] + [cfg.timeout])
