@@ -12,6 +12,7 @@ from leapgit import git
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ThrowRecord
+from leapgit.rules.episodes import drops_branch
 
 
 def tracking(remote: str, branch: str) -> str:
@@ -114,8 +115,6 @@ def publish(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -> None
 
 
 def _drops(ws: Workspace, thrown: ThrowRecord, tip: str) -> bool:
-    from leapgit.rules.episodes import drops_branch
-
     with ws.ledger() as ledger:
         return drops_branch(ledger.require(), thrown, tip)
 
@@ -155,7 +154,9 @@ def bring_home(ws: Workspace, remote: str, branch: str,
                tips: Mapping[str, str] | None = None) -> str | None:
     """The thrower's own copy of a published ball's branch moves to the remote's tip (a
     fast-forward, compare-and-swap): scoring and merging read it. None when the remote
-    holds no such branch; a local branch the remote's does not descend from is kept.
+    holds no such branch; a local branch the remote's does not descend from is kept, and so
+    is one the remote still holds a tip for that the ball's current throw dropped (L3, L6:
+    thrown afresh, the branch here starts at the base until it is published).
     ``tips``: the refs as ``ball_tips`` read them a moment ago."""
     ref = f"refs/heads/{branch}"
     if tips is None:
@@ -168,8 +169,25 @@ def bring_home(ws: Workspace, remote: str, branch: str,
         return there
     if here is not None and not git.is_ancestor(ws.paths.root, here, there):
         return here
+    if here is not None and _dropped(ws, branch, there):
+        return here
     git.run(["update-ref", ref, there, here or ""], ws.paths.root, check=False)
     return there
+
+
+def _dropped(ws: Workspace, branch: str, tip: str) -> bool:
+    """Whether ``tip`` is an earlier episode's branch that the ball's current throw dropped
+    (``rules.episodes.drops_branch``, the rule `publish` and the server ask)."""
+    from leapgit.ledger import query
+    from leapgit.rules.episodes import current_episode
+
+    prefix = ws.config.ball_branch_prefix + "/"
+    slice_id, _, ball_id = branch.removeprefix(prefix).partition("/")
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        if not ball_id or not query.episodes(view, slice_id, ball_id):
+            return False
+        return drops_branch(view, current_episode(view, slice_id, ball_id).throw, tip)
 
 
 def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str) -> None:

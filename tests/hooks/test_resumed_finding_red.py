@@ -182,3 +182,39 @@ def test_a_fresh_throw_replaces_a_branch_left_at_its_findings_red(fresh_world: W
     pushed = w.push(f"+{BALL_A}")
     assert pushed.returncode == 0, pushed.stderr
     assert remote_refs(w.bare)[f"refs/heads/{BALL_A}"] == head
+
+
+def test_bringing_a_ball_home_never_puts_an_episode_a_fresh_throw_dropped_back(
+    fresh_world: World,
+) -> None:
+    """L3, L6: thrown afresh on the same base, the ball's branch here starts at the base,
+    while the remote still holds episode 1's branch (its finding's red) until the fresh
+    branch is published. Bringing the ball home then (`leap run --remote`'s look, `leap
+    throw --remote`'s take-home, a score) fast-forwarded the fresh branch onto episode 1's
+    tip, and the publish that followed saw nothing to push (blind review of issue 13). The
+    dropped tip is kept out; rounds pushed on the fresh branch still come home. The fresh
+    branch starts at the contract red, as `leap throw` makes it."""
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.loop import remote as rm
+
+    w = fresh_world
+    red, finding = _episode_one(w)
+    w.append(dict([w.receipt("a", 2, -1, claim=False)]), "a: -1, no commit")
+    w.append(respec_record(w, "a", 2, ()), "a: respecced")
+    _push(w, "leap/ledger")
+    _throw_two(w, 2)
+    git("checkout", "-q", "main", cwd=w.work)
+    git("update-ref", f"refs/heads/{BALL_A}", red, cwd=w.work)  # the fresh branch
+    ws = open_workspace(w.work)
+    rm.sync_with_balls(ws, "origin", push=False)
+    assert rm.bring_home(ws, "origin", BALL_A) == red
+    assert git("rev-parse", BALL_A, cwd=w.work) == red
+    # a round of the fresh episode, pushed from elsewhere: it comes home
+    git("checkout", "-q", "-B", "elsewhere", red, cwd=w.work)
+    head = commit(w.work, {"src/a.py": "A = 10  # afresh\n"}, round_message("a: afresh", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    pushed = w.push(f"+{head}:refs/heads/{BALL_A}")
+    assert pushed.returncode == 0, pushed.stderr
+    rm.sync_with_balls(ws, "origin", push=False)
+    assert rm.bring_home(ws, "origin", BALL_A) == head
+    assert git("rev-parse", BALL_A, cwd=w.work) == head
