@@ -84,7 +84,7 @@ def _fetch(root: Path, remote: str, ref: str, track: str,
         return git.rev_parse(track, root), None
     if also:
         tip, _ = _fetch(root, remote, ref, track)
-        return tip, _fetch_only(root, remote, also)
+        return tip, fetch_only(root, remote, also, "the ledger was synced", reached=True)
     err = proc.stderr.decode(errors="replace")
     if "couldn't find remote ref" in err:
         git.run(["update-ref", "-d", track], root, check=False)
@@ -95,17 +95,21 @@ def _fetch(root: Path, remote: str, ref: str, track: str,
 _LEFT_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 
 
-def _fetch_only(root: Path, remote: str, refspecs: Sequence[str]) -> git.GitFailed | None:
+def fetch_only(root: Path, remote: str, refspecs: Sequence[str], done: str,
+               reached: bool = False) -> git.GitFailed | None:
+    """``refspecs`` fetched (glob ones, pruned); what went wrong, said with ``done`` (what
+    stands nevertheless), or None. ``reached``: the remote answered a fetch just before."""
     proc = fetch(root, ["--quiet", "--no-tags", "--prune", remote, *refspecs])
     if proc.returncode == 0:
         return None
-    return _fetch_failed(remote, refspecs, proc, "the ledger was synced")
+    return _fetch_failed(remote, refspecs, proc, done, reached)
 
 
 def _fetch_failed(remote: str, refspecs: Sequence[str], proc: subprocess.CompletedProcess[bytes],
-                  done: str) -> git.GitFailed:
+                  done: str, reached: bool = False) -> git.GitFailed:
     """What a failed fetch says: a lock file a git stopped midway left here is named, with
-    what to do; anything else is the remote's name or reach."""
+    what to do; after the ledger came from ``remote`` (``reached``), git's own words, since
+    the remote answered; else the remote's name or reach."""
     err = proc.stderr.decode(errors="replace").strip()
     left = _LEFT_LOCK.search(err)
     if left is not None:
@@ -115,6 +119,10 @@ def _fetch_failed(remote: str, refspecs: Sequence[str], proc: subprocess.Complet
                                   f"is running, delete {left.group(1)}, then run the "
                                   "command again")
     line = err.splitlines()[-1] if err else f"exit {proc.returncode}"
+    if reached:
+        return git.GitFailed(f"cannot fetch {' '.join(refspecs)} from {remote}: {line} "
+                             f"({done})", hint="git's words say what to mend here, then run "
+                                               "the command again")
     return git.GitFailed(f"cannot reach {remote}: git fetch failed: {line}; {done}",
                          hint="check the remote's name and that it is reachable")
 

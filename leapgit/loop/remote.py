@@ -36,16 +36,14 @@ def sync_with_balls(ws: Workspace, remote: str, push: bool = True) -> None:
 
 
 def fetch_balls(ws: Workspace, remote: str) -> None:
-    from leapgit.ledger.sync import fetch
+    """The remote's ball branches alone (a score reads its ball's as the remote holds it);
+    a failure says what `sync` says of one (a lock file left here is named)."""
+    from leapgit.ledger.sync import fetch_only
 
-    proc = fetch(ws.paths.root, ["--quiet", "--no-tags", "--prune", remote,
-                                 balls_refspec(ws, remote)])
-    if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip()
-        raise git.GitFailed(f"cannot reach {remote}: no ball branches fetched, nothing "
-                            "was pushed: "
-                            f"{err.splitlines()[-1] if err else 'exit ' + str(proc.returncode)}",
-                            hint="check the remote's URL and that it is reachable")
+    failed = fetch_only(ws.paths.root, remote, [balls_refspec(ws, remote)],
+                        "no ball branch fetched, nothing pushed")
+    if failed is not None:
+        raise failed
 
 
 def remote_tip(ws: Workspace, remote: str, branch: str) -> str | None:

@@ -160,3 +160,47 @@ def test_a_lock_left_on_the_ledger_s_tracking_ref_is_named_and_deleting_it_leads
     lock.unlink()  # what the hint says
     rm.sync_with_balls(ws, "origin")
     assert ref(bare, "refs/heads/leap/ledger") == ref(work, "refs/heads/leap/ledger")
+
+
+def test_fetching_the_ball_branches_alone_names_a_lock_left_here_and_deleting_it_leads_on(
+    tmp_path: Path,
+) -> None:
+    """A score's own fetch of the ball branches (`rm.fetch_balls`) says of a lock file what
+    `sync` says: the file, not the network (review of issue 13)."""
+    bare, work = _world(tmp_path)
+    git("push", "-q", "--no-verify", "origin", f"main:refs/heads/{BALL}", cwd=work)
+    lock = work / ".git" / "refs" / "leap" / "remotes" / "origin" / "heads" / f"{BALL}.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")
+    ws = open_workspace(work)
+    with pytest.raises(Exception) as raised:
+        rm.fetch_balls(ws, "origin")
+    text = " ".join(raised.value.lines())  # type: ignore[attr-defined]
+    assert str(lock) in text and "reachable" not in text, text
+    lock.unlink()  # what the hint says
+    rm.fetch_balls(ws, "origin")
+    tips = rm.ball_tips(ws, "origin")
+    assert tips[rm.tracking("origin", BALL)] == ref(bare, f"refs/heads/{BALL}")
+
+
+def test_a_ball_fetch_that_fails_here_after_the_ledger_came_says_git_s_words_not_reach(
+    tmp_path: Path,
+) -> None:
+    """The remote answered (the ledger came from it): a ball branch git cannot write here
+    (a ref named like the ball folder stands in the way) is told in git's words, not as a
+    remote out of reach; mended as they say, the same look goes through."""
+    bare, work = _world(tmp_path)
+    git("push", "-q", "--no-verify", "origin", f"main:refs/heads/{BALL}", cwd=work)
+    in_the_way = "refs/leap/remotes/origin/heads/leap/ball"
+    git("update-ref", in_the_way, "HEAD", cwd=work)
+    _local_record(work, "thrower")
+    ws = open_workspace(work)
+    with pytest.raises(Exception) as raised:
+        rm.sync_with_balls(ws, "origin")
+    text = " ".join(raised.value.lines())  # type: ignore[attr-defined]
+    assert in_the_way in text and "reachable" not in text and "synced" in text, text
+    assert ref(bare, "refs/heads/leap/ledger") == ref(work, "refs/heads/leap/ledger")
+    git("update-ref", "-d", in_the_way, cwd=work)  # what git's words say
+    rm.sync_with_balls(ws, "origin")
+    tips = rm.ball_tips(ws, "origin")
+    assert tips[rm.tracking("origin", BALL)] == ref(bare, f"refs/heads/{BALL}")
