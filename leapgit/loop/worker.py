@@ -183,7 +183,8 @@ class Worker:
                 # fetch only: a round's receipt goes up with its commit (``_push_round``)
                 rm.sync_with_balls(self.ws, self.opt.remote, push=False)
             except (RuleViolation, LedgerConflict) as exc:
-                self._drop_refused(exc)  # the ball branches came with the fetch
+                self._drop_refused(exc)  # the ball branches came with the fetch (if their
+                # own fetch failed, the next look raises it: the refusal goes first)
         free: list[Open] = []
         busy = False
         now = time.time()
