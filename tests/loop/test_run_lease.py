@@ -295,3 +295,36 @@ def test_a_lease_of_this_clone_named_before_the_boot_was_part_of_it_is_taken_ove
     assert took["takes_over"] == 2 and took["holder"] == ours, took
     again.send_signal(signal.SIGINT)
     assert wait(again, w.base_dir / "again.log", 60) == 130
+
+
+def test_a_lease_a_stopped_run_could_not_give_back_is_taken_over_by_the_next_run_it_names(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """Every hint leads on: a run stopped while its remote is out of reach cannot give its
+    lease back; it warns that the lease may stay open and that this clone's next
+    `leap run S --remote R` takes it over, and that run, with the remote back, does so at
+    once (no `--take-over`, no wait for the lease to lapse)."""
+    from leapgit.loop.lease import clone_id
+
+    w = world(daemon, jurors, "left-open")
+    first = running(w, w.work, "first.log")
+    lease(w, 1, log="first.log")
+    away = w.bare.with_name(w.bare.name + ".away")
+    w.bare.rename(away)  # the remote is out of reach as the run stops
+    try:
+        first.send_signal(signal.SIGINT)
+        assert wait(first, w.base_dir / "first.log", 60) == 130
+    finally:
+        away.rename(w.bare)
+    said = (w.base_dir / "first.log").read_text()
+    assert f"run lease 1 of {ww.S} may stay open on origin (" in said, said
+    hint = f"the next `leap run {ww.S} --remote origin` of this clone takes it over"
+    assert hint in said, said
+    assert layout.run_path(ww.S, 1, "release") not in files(w, "/runs/")  # it stayed open
+    ours = clone_id(Path(git("rev-parse", "--path-format=absolute", "--git-common-dir",
+                             cwd=w.work).strip()))
+    again = running(w, w.work, "again.log")  # the hint (its own process)
+    took = lease(w, 2, log="again.log")
+    assert took["takes_over"] == 1 and took["holder"] == ours, took
+    again.send_signal(signal.SIGINT)
+    assert wait(again, w.base_dir / "again.log", 60) == 130
+    assert layout.run_path(ww.S, 2, "release") in files(w, "/runs/")
