@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leapgit.errors import RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.rules.episodes import current_episode
@@ -40,13 +39,10 @@ def check(slice_id: str, ball_id: str, start: Path | str = ".") -> CheckResult:
         query.load_slice(view, slice_id)
         episode = current_episode(view, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, episode.throw.spec_version)
-    from leapgit.worktrees.place import worktree_of
+    from leapgit.worktrees.place import require_worktree, worktree_of
 
     worktree = worktree_of(ws, episode.throw)
-    if not worktree.is_dir():
-        raise RuleViolation(f"the worktree of {slice_id}/{ball_id} is gone: {worktree}",
-                            rule="L5",
-                            hint=f"`leap throw {slice_id} --ball {ball_id} --resume` recreates it")
+    require_worktree(ws.paths.root, worktree, episode.throw.branch, f"{slice_id}/{ball_id}")
     return check_ball(ws.paths.common_dir, worktree, ball, episode.throw)
 
 

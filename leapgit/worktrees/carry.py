@@ -35,10 +35,7 @@ def carry_on(ws: Workspace, s: BallStanding) -> ThrowRecord:
     assert s.episode is not None
     t = s.episode.throw
     path = place.worktree_of(ws, t)
-    if place.registered(ws, path) is None:
-        raise Hold(f"the worktree of {t.slice}/{t.ball} is gone: {path}", rule="L5",
-                   hint=f"recreate it on its branch (`git worktree add {path} {t.branch}`), "
-                   "then run again")
+    place.require_worktree(ws.paths.root, path, t.branch, f"{t.slice}/{t.ball}", Hold)
     admin = admin_dir(ws.paths.common_dir, path)
     check_free(admin / "leap" if admin else None, path, f"{t.slice}/{t.ball}")  # L3
     return t

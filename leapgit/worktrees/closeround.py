@@ -28,6 +28,7 @@ from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.worktrees import handoff
 from leapgit.worktrees.evidence import keep
 from leapgit.worktrees.fold import fold
+from leapgit.worktrees.place import require_worktree
 from leapgit.worktrees.rewind import rewind
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.roundcheck import breach_evidence, judge_round, stage
@@ -148,9 +149,7 @@ def close_round(
     (``rewind``)."""
     t = episode.throw
     worktree = Path(t.worktree or "")
-    if not worktree.is_dir():
-        raise RuleViolation(f"the worktree of {t.slice}/{t.ball} is gone: {worktree}",
-                            rule="L5", hint="resume the ball to recreate it")
+    require_worktree(common_dir, worktree, t.branch, f"{t.slice}/{t.ball}")
     # The episode as the ledger holds it now: a builder that committed by itself had its
     # round recorded by the post-commit hook while it ran; what it left is the next round.
     episode = current_episode(ledger.require(), t.slice, t.ball)

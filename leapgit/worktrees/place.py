@@ -12,11 +12,12 @@ ball worktrees and holds the round (``watch.Watch``).
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit import git
-from leapgit.errors import RuleViolation, UsageError
+from leapgit.errors import LeapError, RuleViolation, UsageError
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ThrowRecord
 
@@ -52,7 +53,12 @@ def worktree_of(ws: Workspace, thrown: ThrowRecord) -> Path:
 
 
 def list_worktrees(ws: Workspace) -> list[Worktree]:
-    text = git.run(["worktree", "list", "--porcelain"], ws.paths.root).stdout.decode(
+    return _listed(ws.paths.root)
+
+
+def _listed(root: Path) -> list[Worktree]:
+    """The worktrees git lists, asked from ``root`` (a checkout or the common git dir)."""
+    text = git.run(["worktree", "list", "--porcelain"], root).stdout.decode(
         "utf-8", "surrogateescape")  # a branch name need not be UTF-8
     out: list[Worktree] = []
     for block in text.strip().split("\n\n"):  # "\n" only: a name may hold U+2028
@@ -64,8 +70,28 @@ def list_worktrees(ws: Workspace) -> list[Worktree]:
 
 
 def registered(ws: Workspace, path: Path) -> Worktree | None:
+    return _registered(list_worktrees(ws), path)
+
+
+def _registered(worktrees: list[Worktree], path: Path) -> Worktree | None:
     real = Path(os.path.realpath(path))
-    return next((w for w in list_worktrees(ws) if Path(os.path.realpath(w.path)) == real), None)
+    return next((w for w in worktrees if Path(os.path.realpath(w.path)) == real), None)
+
+
+def require_worktree(root: Path, path: Path, branch: str, ball: str,
+                     error: type[LeapError] = RuleViolation) -> None:
+    """L5: the ball's worktree is there to build in, or ``error`` says it is gone and names
+    the one way back. Its branch holds the ball's work, so the worktree is checked out on
+    it again; a folder deleted by hand is still listed by git, which must forget it first.
+    Every command that meets a missing worktree (`leap throw --run`, `leap round`,
+    `leap ball check`) asks this, and none sends the user to another leap command."""
+    listed = _registered(_listed(root), path)
+    if listed is not None and path.is_dir():
+        return
+    add = f"git worktree add {shlex.quote(str(path))} {shlex.quote(branch)}"
+    how = add if listed is None else f"git worktree prune && {add}"
+    raise error(f"the worktree of {ball} is gone: {path}", rule="L5",
+                hint=f"recreate it on its branch (`{how}`), then run this again")
 
 
 def check_placement(ws: Workspace, path: Path) -> None:

@@ -5,12 +5,16 @@ its builder. No round is repeated or skipped, and the round limit holds."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
@@ -172,20 +176,64 @@ def test_a_claim_waiting_for_its_score_is_not_continued(diamond: Path,
     assert len(_receipts(diamond)) == 1
 
 
+def _vanish(repo: Path, wt: Path, how: str) -> None:
+    """The ball's worktree goes: through git, or deleted by hand (git still lists it)."""
+    if how == "removed":
+        git("worktree", "remove", "--force", str(wt), cwd=repo)
+    else:
+        shutil.rmtree(wt)
+
+
+def _way_back(err: str) -> str:
+    """The command a "worktree is gone" refusal names to bring the worktree back."""
+    found = re.search(r"recreate it on its branch \(`([^`]+)`\)", err)
+    assert found is not None, err
+    return found.group(1)
+
+
+@pytest.mark.parametrize("how", ["removed", "deleted"])
 def test_a_continued_ball_whose_worktree_is_gone_is_refused_before_any_round(
-        diamond: Path, builder: Builder) -> None:
+        diamond: Path, builder: Builder, how: str) -> None:
     set_config(diamond, builder=builder(ROUNDS))
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
     wt = worktree_of(diamond, "A")
-    git("worktree", "remove", "--force", str(wt), cwd=diamond)
+    _vanish(diamond, wt, how)
     r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
     assert r.code == 3 and f"the worktree of dia/A is gone: {wt}" in r.err, r
     assert _receipts(diamond) == []
-    git("worktree", "add", "-q", str(wt), "leap/ball/dia/A", cwd=diamond)  # the hint's command
-    assert f"`git worktree add {wt} leap/ball/dia/A`" in r.err
+    back = _way_back(r.err)
+    assert back.endswith(f"git worktree add {wt} leap/ball/dia/A"), back
+    subprocess.run(back, shell=True, cwd=diamond, check=True)  # the hint's command, exactly
     r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
     assert r.code == 0, r
     assert [x.round for x in _receipts(diamond)] == [1]
+
+
+@pytest.mark.parametrize("how", ["removed", "deleted"])
+def test_a_gone_worktree_is_brought_back_by_what_ball_check_and_round_name(
+        diamond: Path, how: str) -> None:
+    """Every hint leads on (blind review): `leap ball check` and `leap round` named
+    `leap throw --resume`, which refuses a ball in flight and names `leap round` again.
+    Both now name the git command that puts the worktree back on the ball's branch, which
+    holds its work; a test runs it, and the check and the round go through."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    _vanish(diamond, wt, how)
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert checked.code == 1 and f"the worktree of dia/A is gone: {wt} [L5]" in checked.err, \
+        checked
+    closed = leap("round", "dia", "A", "--outcome", "0", "--evidence", "by hand", cwd=diamond)
+    assert closed.code == 1 and f"the worktree of dia/A is gone: {wt} [L5]" in closed.err, \
+        closed
+    back = _way_back(checked.err)
+    assert _way_back(closed.err) == back and "leap throw" not in checked.err + closed.err
+    assert _receipts(diamond) == []
+    subprocess.run(back, shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
+    (wt / "src" / "a.py").write_text("A = 2\n")
+    closed = leap("round", "dia", "A", "--outcome", "0", "--evidence", "by hand", cwd=diamond)
+    assert closed.code == 3 and "round 1 of dia/A (episode 1): hold" in closed.out, closed
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
 
 
 def test_the_in_flight_refusal_names_the_run_that_continues(diamond: Path,
