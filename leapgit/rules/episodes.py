@@ -133,34 +133,49 @@ def unscored_claim(view: LedgerView, episode: Episode) -> Receipt | None:
         else None
 
 
-def score_hint(episode: Episode, claim: Receipt, spent: bool) -> str:
+def put_back(episode: Episode, tip: str | None, worktree: str | None = None) -> str:
+    """L6: when the ball branch's ``tip`` is past where the episode's last round left it (a
+    commit no receipt records), the command that puts it back, ending in ", then "; else
+    "". ``worktree``: where the branch is checked out, for a hint read elsewhere."""
+    last = episode.receipts[-1] if episode.receipts else None
+    # where the last round left the branch: its commit, or (a round that made none) the
+    # newest recorded before it; --keep keeps uncommitted changes, and refuses to lose them
+    ended = next((r.commit for r in reversed(episode.receipts) if r.commit), None)
+    if tip is None or last is None or ended is None or ended == tip:
+        return ""
+    import shlex  # only here: the post-commit hook loads this module
+
+    git = f"git -C {shlex.quote(worktree)}" if worktree else "git"
+    return (f"`{git} reset --keep {ended[:12]}` puts the branch back where round "
+            f"{last.round} left it, then ")
+
+
+def score_hint(episode: Episode, claim: Receipt, spent: bool, tip: str | None = None,
+               worktree: str | None = None) -> str:
     """``spent``: the claim is on the last round the limit allows, so a hold ends the
-    episode; before that, the builder goes on after a hold."""
+    episode; before that, the builder goes on after a hold. ``tip``: the ball branch's, when
+    a commit past the claim must go first (``put_back``)."""
     t = episode.throw
     then = (f"a hold then resumes with `leap throw {t.slice} --ball {t.ball} --resume`"
             if spent else f"after a hold the builder goes on with round {claim.round + 1}")
-    return f"`leap score {t.slice} {t.ball}` grades round {claim.round}'s claim; {then}"
+    return (put_back(episode, tip, worktree) +
+            f"`leap score {t.slice} {t.ball}` grades round {claim.round}'s claim; {then}")
 
 
-def spent_hint(view: LedgerView, episode: Episode, commit: str | None = None) -> str:
+def spent_hint(view: LedgerView, episode: Episode, commit: str | None = None,
+               worktree: str | None = None) -> str:
     """What to do once an episode's rounds are spent (L6): score a last claim that waits for
     it, else resume; for ``commit``, a commit past the last round (the post-commit hook),
     put the branch back at that round first."""
     t = episode.throw
     last = episode.receipts[-1] if episode.receipts else None
-    back = ""
-    # where the last round left the branch: its commit, or (a round that made none) the
-    # newest recorded before it; --keep keeps uncommitted changes, and refuses to lose them
-    ended = next((r.commit for r in reversed(episode.receipts) if r.commit), None)
-    if commit is not None and last is not None and ended is not None and ended != commit:
-        back = (f"`git reset --keep {ended[:12]}` puts the branch back where round "
-                f"{last.round} left it, then ")
+    back = put_back(episode, commit, worktree)
     if episode.refused_by_score is not None or (last is not None and last.outcome == -1):
         return (f"{t.slice}/{t.ball} was refused (-1): respec the ball (`leap ball respec "
                 f"{t.slice} {t.ball} FILE`) and throw it again")
     claim = unscored_claim(view, episode)
     if claim is not None:
-        return back + score_hint(episode, claim, True)
+        return score_hint(episode, claim, True, commit, worktree)
     from leapgit.rules.passes import current_pass
 
     passed = current_pass(view, t.slice, t.ball)

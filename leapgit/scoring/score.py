@@ -29,7 +29,7 @@ from leapgit.records.scoring import (
     Step,
 )
 from leapgit.records.types import BallRecord
-from leapgit.rules.episodes import Episode, current_episode
+from leapgit.rules.episodes import Episode, current_episode, put_back, score_hint
 from leapgit.rules.passes import current_pass, pass_problems
 from leapgit.scoring.keep import keep_or_revert
 from leapgit.scoring.proofrun import Proved, run_proofs
@@ -38,6 +38,7 @@ from leapgit.scoring.review import Reviewed, convene_ball, recorded
 from leapgit.scoring.source import check_source
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.identity import Builder, parse_builder
+from leapgit.worktrees.place import worktree_of
 
 Echo = Callable[[str], None]
 _RESULT = {"ok": 1, "skipped": 1, "fail": -1, "hold": 0}
@@ -161,9 +162,7 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
         raise RuleViolation(f"{t.slice}/{t.ball}: the branch tip {commit[:12]} is not "
                             f"{last.commit[:12]}, the commit of the last receipt (round "
                             f"{last.round}): a commit no receipt records is an unrecorded "
-                            "round", rule="L6", hint="score only recorded rounds: put the "
-                            f"branch back at {last.commit[:12]}, or checkpoint and resume "
-                            "in a new episode")
+                            "round", rule="L6", hint=_recorded_only(ws, ep, commit))
     ref = f"refs/heads/{ws.config.ball_branch(t.slice, t.ball)}"
     commits, pre = round_commits(Objects(ledger.repo), reds, t.base, commit)
     rounds = [c for c in commits if c.id.decode() not in pre]
@@ -173,6 +172,19 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
         raise RuleViolation(f"{t.slice}/{t.ball}: {refused[0].message}", rule="L6",
                             hint=refused[0].hint)
 
+
+
+def _recorded_only(ws: Workspace, ep: Episode, tip: str) -> str:
+    """L6: score only recorded rounds: the branch goes back to where the last round left
+    it (in the ball's worktree), then the claim is scored; never "resume", which refuses a
+    ball whose claim waits for its score."""
+    t, last = ep.throw, ep.receipts[-1]
+    where = str(worktree_of(ws, t))
+    if last.claim and last.outcome == 1:
+        return "score only recorded rounds: " + score_hint(
+            ep, last, ep.spent(ws.config.round_cap), tip, where)
+    return (f"score only recorded rounds: {put_back(ep, tip, where)}run "
+            f"`leap score {t.slice} {t.ball}` again")
 
 def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str,
            reds: list[RedRecord], who: Builder, builder_text: str, ev: _Evidence,

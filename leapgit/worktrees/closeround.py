@@ -168,7 +168,9 @@ def close_round(
     if episode.spent(round_cap):
         raise RuleViolation(f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode "
                             f"{t.episode}; there is no fifth round", rule="L6",
-                            hint=spent_hint(ledger.require(), episode))
+                            hint=spent_hint(ledger.require(), episode,
+                                            _out(["rev-parse", "HEAD"], worktree),
+                                            str(worktree)))
     moved = worktree_problem(common_dir, worktree, t.branch)
     if moved is not None:
         return _refuse_moved(ledger, common_dir, ball, episode, moved, evidence, round_cap,

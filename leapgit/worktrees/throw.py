@@ -23,8 +23,8 @@ from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
-from leapgit.records.types import BallRecord, SliceRecord, StackEntry, ThrowRecord
-from leapgit.rules.episodes import score_hint, starts_afresh, unscored_claim
+from leapgit.records.types import BallRecord, Receipt, SliceRecord, StackEntry, ThrowRecord
+from leapgit.rules.episodes import Episode, score_hint, starts_afresh, unscored_claim
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
@@ -187,8 +187,8 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         for ball in balls or rec.balls:
             s = standing[ball]
             claim = None if s.episode is None else unscored_claim(view, s.episode)
-            score = None if claim is None or s.episode is None else score_hint(
-                s.episode, claim, s.episode.spent(ws.config.round_cap))
+            score = None if claim is None or s.episode is None else _score_hint(
+                ws, s.episode, claim)
             # L5, L8: a ball whose stacked dependency was reopened holds; it never carries on
             if s.reopened is None and not publish and carries_on(s, run, score):
                 try:  # L3, L6: the episode goes on at its next round; nothing is thrown
@@ -215,6 +215,15 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
     order = {b: i for i, b in enumerate(rec.balls)}
     every = sorted(carried + thrown, key=lambda t: order[t.record.ball])
     return ThrowResult(slice_id, base, tuple(every), tuple(skipped), commit)
+
+
+def _score_hint(ws: Workspace, ep: Episode, claim: Receipt) -> str:
+    """`leap score` grades the claim, once the ball branch is back where the claim left it
+    (a commit past it is an unrecorded round: L6)."""
+    t = ep.throw
+    tip = git.rev_parse(f"refs/heads/{t.branch}", ws.paths.root)
+    return score_hint(ep, claim, ep.spent(ws.config.round_cap), tip,
+                      str(place.worktree_of(ws, t)))
 
 
 def _carried(ws: Workspace, view: LedgerView, s: BallStanding) -> Thrown:

@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 import textwrap
 from collections.abc import Iterator
 from dataclasses import replace
@@ -124,7 +126,19 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     past = p.leap("score", S, "late")  # `leap score` grades only the commit round 4 claims
     assert past.code == 1 and f"is not {fourth[:12]}, the commit of the last receipt (round 4)" \
         in past.err, past
-    git("reset", "-q", "--hard", fourth, cwd=wt)
+    # from the main checkout, every refusal names the same way back, in the ball's worktree,
+    # and none sends to another refusal (blind review: score named "checkpoint and resume",
+    # which sends back to score; throw and round named score, which refuses)
+    reset = f"git -C {shlex.quote(str(wt))} reset --keep {fourth[:12]}"
+    back = f"`{reset}` puts the branch back where round 4 left it, then "
+    assert back + f"`leap score {S} late` grades round 4's claim" in past.err, past
+    assert "resume in a new episode" not in past.err, past
+    for refused in (p.leap("throw", S, "--ball", "late", "--resume"),
+                    p.leap("round", S, "late", "--outcome", "0", "--evidence", "a fifth")):
+        assert refused.code == 1 and back + f"`leap score {S} late` grades round 4's claim" \
+            in refused.err, refused
+    subprocess.run(reset, shell=True, cwd=p.work, check=True)  # the hint, exactly
+    assert git("rev-parse", "HEAD", cwd=wt) == fourth
     # round four claims a pass that nobody scored yet: the way on is `leap score`, and both
     # refusals say so rather than point at each other (final review, telemetry F3)
     early = p.leap("throw", S, "--ball", "late", "--resume")
