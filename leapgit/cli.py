@@ -423,7 +423,7 @@ def _run() -> click.Command:
 def _worker() -> click.Command:
     @click.command("worker")
     @click.option("--remote", required=True, metavar="REMOTE",
-                  help="the shared remote (a git remote name or URL) whose hooks hold the rules")
+                  help="the shared remote (a git remote's name) whose hooks hold the rules")
     @click.option("--slice", "slice_id", metavar="SLICE", help="serve only this slice")
     @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
                   help="balls built at once")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from leapgit.ledger.sync import require_remote
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.drive import Options, RunEnd, SliceRun
 from leapgit.loop.events import Events
@@ -15,6 +16,8 @@ from leapgit.loop.events import Events
 def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = False,
               start: Path | str = ".") -> RunEnd:
     ws = open_workspace(start)
+    if options.remote is not None:  # bad input: said before the run starts
+        require_remote(ws.paths.root, options.remote)
     return SliceRun(ws, slice_id, Events(stream, slice_id, as_json), options).run()
 
 

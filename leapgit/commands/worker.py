@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from leapgit.errors import printable
+from leapgit.ledger.sync import require_remote
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.worker import Options, Worker, WorkerEnd, default_name
 
@@ -16,6 +17,7 @@ from leapgit.loop.worker import Options, Worker, WorkerEnd, default_name
 def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = False,
           name: str | None = None, poll: float = 1.0, start: Path | str = ".") -> WorkerEnd:
     ws = open_workspace(start)
+    require_remote(ws.paths.root, remote)  # bad input: said before the worker starts
     options = Options(remote, name or default_name(), slice_id, jobs, once, poll)
     started = time.monotonic()
 

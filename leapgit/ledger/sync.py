@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import shlex
 import subprocess
 import threading
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leapgit import git
-from leapgit.errors import LedgerBusy, LedgerConflict, RuleViolation
+from leapgit.errors import LedgerBusy, LedgerConflict, RuleViolation, UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger.recovery import locked
 from leapgit.ledger.workspace import open_workspace
@@ -58,6 +59,25 @@ _FETCH_AGAIN = (b"cannot lock ref", b"did not send all necessary objects")
 FETCHING = threading.Lock()
 
 
+_NAMED: set[tuple[Path, str]] = set()  # (repository, remote) found among its remotes
+
+
+def require_remote(root: Path, remote: str) -> None:
+    """``remote`` is one of the repository's remotes, by name: leapgit tracks what it
+    fetched under ``refs/leap/remotes/<name>/``, which a URL or a path cannot name (a
+    fuzzing review: a URL made an invalid refspec). Asked before any fetch."""
+    if (root, remote) in _NAMED:
+        return
+    names = git.run(["remote"], root).stdout.decode("utf-8", "surrogateescape").split("\n")
+    if remote not in names:
+        known = ", ".join(n for n in names if n) or "none"
+        raise UsageError(f"{remote!r} is not a remote of this repository (its remotes: "
+                         f"{known})", field="--remote",
+                         hint=f"add it (`git remote add NAME {shlex.quote(remote)}`), then "
+                              "give NAME")
+    _NAMED.add((root, remote))
+
+
 def fetch(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
     """``git fetch ARGS`` under ``FETCHING``, again after a race (``_FETCH_AGAIN``)."""
     for attempt in range(3):
@@ -78,6 +98,7 @@ def _fetch(root: Path, remote: str, ref: str, track: str,
     on its own (a remote without the ledger, or one tracking ref of ``also`` that git
     cannot write, never keeps the ledger from syncing), then ``also`` on its own: its
     failure is returned, for the caller to raise once the ledger is up."""
+    require_remote(root, remote)
     prune = ["--prune"] if also else []
     proc = fetch(root, ["--quiet", "--no-tags", *prune, remote, f"+{ref}:{track}", *also])
     if proc.returncode == 0:
@@ -99,6 +120,7 @@ def fetch_only(root: Path, remote: str, refspecs: Sequence[str], done: str,
                reached: bool = False) -> git.GitFailed | None:
     """``refspecs`` fetched (glob ones, pruned); what went wrong, said with ``done`` (what
     stands nevertheless), or None. ``reached``: the remote answered a fetch just before."""
+    require_remote(root, remote)
     proc = fetch(root, ["--quiet", "--no-tags", "--prune", remote, *refspecs])
     if proc.returncode == 0:
         return None
@@ -118,13 +140,21 @@ def _fetch_failed(remote: str, refspecs: Sequence[str], proc: subprocess.Complet
                              hint="a git process stopped midway left it: if no git process "
                                   f"is running, delete {left.group(1)}, then run the "
                                   "command again")
-    line = err.splitlines()[-1] if err else f"exit {proc.returncode}"
+    line = _git_says(err) or f"exit {proc.returncode}"
     if reached:
         return git.GitFailed(f"cannot fetch {' '.join(refspecs)} from {remote}: {line} "
                              f"({done})", hint="git's words say what to mend here, then run "
                                                "the command again")
     return git.GitFailed(f"cannot reach {remote}: git fetch failed: {line}; {done}",
                          hint="check the remote's name and that it is reachable")
+
+
+def _git_says(err: str) -> str:
+    """What a failed git command said: its first ``fatal:`` or ``error:`` line, else its
+    last (its advice lines come after, e.g. "and the repository exists.")."""
+    lines = [ln.strip() for ln in err.strip().splitlines() if ln.strip()]
+    return next((ln for ln in lines if ln.startswith(("fatal:", "error:"))),
+                lines[-1] if lines else "")
 
 
 def _push(root: Path, remote: str, tip: str | None, ref: str,
@@ -146,7 +176,7 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
         return text.strip().splitlines()[-1] if text.strip() else "rejected"
     remote_lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
     if not remote_lines and any(why in text for why in _UNREACHABLE):
-        last = text.strip().splitlines()[-1] if text.strip() else f"exit {proc.returncode}"
+        last = _git_says(text) or f"exit {proc.returncode}"
         raise git.GitFailed(f"cannot reach {remote}: {last}; nothing was pushed (an atomic "
                             "push lands whole or not at all)",
                             hint="check the remote's URL and that it is reachable")

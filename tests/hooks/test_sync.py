@@ -100,3 +100,30 @@ def test_the_hint_names_a_remote_whose_name_has_a_slash(fresh_world: World) -> N
     assert res.code == 2 and "`leap sync team/main` takes it" in res.err, res
     assert leap("sync", "team/main", cwd=path).code == 0
     assert leap("status", cwd=path).code == 0
+
+
+def test_a_remote_given_as_a_url_or_an_unknown_name_is_bad_input_whose_hint_leads_on(
+        fresh_world: World) -> None:
+    """The tracking refs live under the remote's name, so `--remote` takes a remote's name
+    (fuzzing review: a URL made an invalid refspec, and an unknown name got git's last line,
+    "and the repository exists."). Either is refused as bad input, nothing written, and the
+    hint's `git remote add` leads on."""
+    w = fresh_world
+    before = git("for-each-ref", cwd=w.work)
+    for given in (w.url, "nonsense"):
+        res = leap("sync", given, cwd=w.work)
+        assert res.code == 2, res
+        assert f"--remote: {given!r} is not a remote of this repository (its remotes: " \
+            "origin)" in res.err, res
+        assert len(res.err.strip().splitlines()) == 1, res
+    assert f"add it (`git remote add NAME {w.url}`), then give NAME" in \
+        leap("sync", w.url, cwd=w.work).err
+    for command in (("worker", "--remote", w.url, "--once"),
+                    ("run", "s1", "--remote", w.url), ("throw", "s1", "--remote", w.url)):
+        res = leap(*command, cwd=w.work)
+        assert res.code == 2 and "is not a remote of this repository" in res.err, res
+    assert git("for-each-ref", cwd=w.work) == before  # nothing written
+    git("remote", "add", "shared", w.url, cwd=w.work)  # the hint, NAME chosen
+    assert leap("sync", "shared", cwd=w.work).code == 0
+    assert git("rev-parse", "refs/leap/remotes/shared/heads/leap/ledger", cwd=w.work) == \
+        git("rev-parse", "leap/ledger", cwd=w.bare)
