@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import UsageError
-from leapgit.ledger.workspace import open_workspace
+from leapgit.ledger.workspace import open_workspace, require_folder
 from leapgit.records import yamlio
-from leapgit.records.config import CONFIG_PATH, parse_config
+from leapgit.records.config import CONFIG_PATH, branch_problems, parse_config
 from leapgit.records.types import LedgerRoot
 from leapgit.timeutil import now_iso
 
@@ -84,6 +84,10 @@ def default_spine(root: Path) -> str:
 
 def init(start: Path | str = ".", spine: str | None = None,
          signing: SigningChoice | None = None) -> InitResult:
+    if spine is not None:  # a name git would refuse, refused before anything is written
+        found = branch_problems(spine, None, "--spine")
+        if found:
+            raise UsageError(problems=found)
     ws = open_workspace(start)
     if ws.paths.top is None:
         raise UsageError(
@@ -93,6 +97,8 @@ def init(start: Path | str = ".", spine: str | None = None,
     root = ws.paths.top
     ws.ledger().close()  # refuses what the ledger cannot live in (sha256) before any write
     config_path = root / CONFIG_PATH
+    require_folder(config_path.parent, file=str(CONFIG_PATH),
+                   hint=f"move it away: leapgit keeps its config in {CONFIG_PATH}")
     written = False
     if not config_path.exists():
         text = CONFIG_TEMPLATE.format(

@@ -19,6 +19,7 @@ from leapgit.commands.quickstart_flow import protocol_steps
 from leapgit.commands.quickstart_sample import SAMPLE_FILES, SAMPLE_SLICE
 from leapgit.commands.slice import check, cut
 from leapgit.commands.status import status
+from leapgit.ledger.workspace import require_folder
 
 Echo = Callable[[str], None]
 
@@ -62,11 +63,12 @@ def _step(echo: Echo, title: str, command: str, lines: list[str]) -> None:
 
 def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     root = (directory or Path(tempfile.mkdtemp(prefix="leap-quickstart-"))) / "calc"
+    hint = "pick another --dir, or leave it out for a temporary folder"
+    require_folder(root, field="--dir", hint=hint)
     if root.exists() and any(root.iterdir()):
         from leapgit.errors import UsageError
 
-        raise UsageError(f"{root} already exists and is not empty",
-                         hint="pick another --dir, or leave it out for a temporary folder")
+        raise UsageError(f"{root} already exists and is not empty", hint=hint)
     echo(f"leapgit quickstart: a throwaway repository in {root}")
     echo("(no network, no model: everything runs here, in plain git; the jurors are a "
          "scripted DEMO server on 127.0.0.1, their verdicts canned: this is not a review)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from leapgit.ledger.workspace import require_folder
 from leapgit.records import yamlio
 from leapgit.tribunal.convene import Convened, Echo, Request, convene
 
@@ -22,6 +23,8 @@ def convene_command(*, intent: str, criteria: str, builder: str, base: str | Non
                     round_no: int | None = None,
                     tests: str | None = None, red: str | None = None,
                     start: Path | str = ".", echo: Echo = print) -> Convened:
+    if out is not None:  # before the envelope is built: nothing to write it into
+        require_folder(out, field="--out", hint="pick another --out")
     request = Request(intent=intent, criteria=read_criteria(criteria), builder=builder,
                       base=base, head=head, slice=slice_id, ball=ball_id, out=out,
                       round=round_no, tests=tests, red=red)

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.hookimpl.chain import LEGACY_SUFFIX
+from leapgit.ledger.workspace import require_folder
 
 ID_LINE = b"# leapgit-hook-id: 7f3c9a5e-leapgit"
 CLIENT_HOOKS = ("post-commit", "pre-push")
@@ -215,6 +216,8 @@ def install(start: Path | str = ".", *, server: bool = False, force: bool = Fals
         raise UsageError("--spine and --ledger-ref pin the refs a server protects",
                          hint="pass them with --server; a clone reads .leap/config.yaml")
     folder = hooks_dir(paths, force)
+    require_folder(folder, field="hooks",  # before a server's pins: nothing half-set
+                   hint="move it away, or point core.hooksPath at a folder")
     pins = pin_server_refs(paths, spine, ledger_ref) if server else ()
     settings = server_settings(paths) if server else ()
     folder.mkdir(parents=True, exist_ok=True)

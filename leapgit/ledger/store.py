@@ -26,6 +26,7 @@ from leapgit.ledger.view import (
     LedgerCorrupt,
     LedgerMissing,
     LedgerView,
+    NotACommit,
     cached_tree,
     cached_tree_in,
 )
@@ -90,7 +91,13 @@ class Ledger(AbstractContextManager["Ledger"]):
             return None
 
     def view(self, commit: str | None = None) -> LedgerView:
-        return LedgerView(self.repo, commit if commit is not None else self.tip(), self.records)
+        """The ledger at ``commit``, by default at the ref's tip, which must be a commit."""
+        if commit is not None:
+            return LedgerView(self.repo, commit, self.records)
+        try:
+            return LedgerView(self.repo, self.tip(), self.records)
+        except NotACommit as exc:  # the ref was pointed by hand at a blob, a tree, a tag...
+            raise self._not_a_ledger(exc.problems[0].message) from None
 
     def require(self) -> LedgerView:
         view = self.view()
@@ -134,12 +141,15 @@ class Ledger(AbstractContextManager["Ledger"]):
                 root = None
             ok = isinstance(root, dict) and root.get("kind") == "ledger"
         if not ok:
-            raise UsageError(
-                f"{self.ref} exists but is not a leapgit ledger (no {ROOT_RECORD})",
-                file=".leap/config.yaml", field="ledger_ref",
-                hint="point ledger_ref at a ref of its own; leapgit never writes onto a branch "
-                     "it did not start",
-            )
+            raise self._not_a_ledger(f"no {ROOT_RECORD}")
+
+    def _not_a_ledger(self, why: str) -> UsageError:
+        return UsageError(
+            f"{self.ref} exists but is not a leapgit ledger ({why})",
+            file=".leap/config.yaml", field="ledger_ref",
+            hint="point ledger_ref at a ref of its own; leapgit never writes onto a branch "
+                 "it did not start",
+        )
 
     # writing
 
@@ -147,8 +157,9 @@ class Ledger(AbstractContextManager["Ledger"]):
         """Create the orphan root commit; return (commit, created). Idempotent."""
         current = self.tip()
         if current is not None:
-            self._check_is_ledger(self.view(current))
-            return current, False
+            view = self.view()
+            self._check_is_ledger(view)
+            return view.commit or current, False
         written = self._write(
             {ROOT_RECORD: root_record}, "leap: start the ledger",
             [(RECORD, ROOT_RECORD)], "", root=True,

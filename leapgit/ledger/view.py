@@ -52,6 +52,23 @@ class LedgerCorrupt(LeapError):
     """An object the ledger names is missing from the repository."""
 
 
+class NotACommit(LedgerCorrupt):
+    """A ledger view asked of an object that is no commit: a ref pointed by hand at a blob,
+    a tree, a tag, or at nothing this repository holds."""
+
+
+def commit_tree(repo: GitRepo, commit: str) -> bytes:
+    """The tree of ``commit``, or ``NotACommit`` saying what the id names instead."""
+    try:
+        found = repo.object_store[oid(commit)]
+    except KeyError:
+        raise NotACommit(f"names nothing in this repository, {commit[:12]}, not a commit"
+                         ) from None
+    if found.type_name != b"commit":
+        raise NotACommit(f"names a {found.type_name.decode()}, {commit[:12]}, not a commit")
+    return found.tree  # type: ignore[attr-defined]
+
+
 def cached_tree(repo: GitRepo, sha: bytes) -> Tree:
     return cached_tree_in(repo.object_store, sha)
 
@@ -90,7 +107,7 @@ class LedgerView:
         # pass ask the same paths again and again)
         self._entries: dict[str, tuple[int, bytes] | None] = {}
         if commit is not None:
-            self.tree = repo.object_store[oid(commit)].tree  # type: ignore[attr-defined]
+            self.tree = commit_tree(repo, commit)
 
     def _tree(self, sha: bytes) -> Tree:
         return cached_tree(self._repo, sha)

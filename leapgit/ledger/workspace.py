@@ -1,10 +1,13 @@
-"""The repository a command works on: where it lives, its config, and its ledger."""
+"""The repository a command works on: where it lives, its config, and its ledger; and
+the one check of a folder a command is told to use or make (``require_folder``)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NamedTuple
 
+from leapgit.errors import UsageError
 from leapgit.git import RepoPaths, discover
 from leapgit.ledger.store import Ledger
 from leapgit.records.config import CONFIG_PATH, load_config
@@ -47,3 +50,24 @@ def open_workspace(start: Path | str = ".", cache: bool = False) -> Workspace:
 
         records = RecordCache(paths.common_dir, "config")
     return Workspace(paths=paths, config=load_config(top, records))
+
+
+def require_folder(path: Path, *, field: str | None = None, file: str | None = None,
+                   hint: str | None = None) -> None:
+    """A folder is at ``path``, or can be made there; else a UsageError naming ``path``
+    and the option or config ``field`` that put it there. Nothing is left behind: making
+    is tried with a temporary folder in the nearest existing parent, removed at once (a
+    root under /proc passes every look and fails only the making)."""
+    if path.is_dir():
+        return
+    parent = next((p for p in (path, *path.parents) if os.path.lexists(p)), path)
+    if not parent.is_dir():
+        also = "" if parent == path else f", so {path} cannot be one"
+        raise UsageError(f"{parent} is not a folder{also}", file=file, field=field, hint=hint)
+    import tempfile  # not at the top: the post-commit hook imports this module
+
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".leap-probe-", dir=parent))
+    except OSError as exc:
+        raise UsageError(f"cannot make {path}: {exc.strerror} in {parent}", file=file,
+                         field=field, hint=hint) from None

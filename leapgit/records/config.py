@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from leapgit.errors import InvalidRecord, Problem
+from leapgit.errors import InvalidRecord, Problem, UsageError
 from leapgit.gitobj import refname
 from leapgit.records import schema, yamlio
 from leapgit.records.types import Config
@@ -27,12 +27,15 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
         cached = cache.get(blob)
         if cached is not None:
             config = Config.from_dict(cached)
-            check_refs(config, source)
+            found = _name_problems(config, source)
+            if found:
+                raise InvalidRecord(problems=found)
             return config
     raw = _validated(data, source)
     config = Config.from_dict(raw)
-    found = ref_problems(config.ledger_ref, config.spine, source)
+    found = _name_problems(config, source)
     found.extend(builder_problems(raw.get("builder") or {}, source))
+    found.extend(identity_problems(config.builder_identity, source, "builder.identity"))
     try:
         config.tribunal  # noqa: B018 -- its rungs are checked here, when the config is read
     except InvalidRecord as exc:
@@ -45,19 +48,48 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
 
 
 def _validated(data: bytes, source: str) -> dict[str, Any]:
-    raw = yamlio.loads(data, source)
+    try:
+        raw = yamlio.loads(data, source)
+    except InvalidRecord as exc:
+        raise _tagged(exc, source) from None
     if raw is None:
         raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidRecord(f"is {_KINDS.get(type(raw), 'a value')}, expected a mapping",
+                            file=source, field="(top level)", rule="config",
+                            hint="write `key: value` lines (version, spine, ledger_ref, ...)")
     try:
         schema.validate(raw, "config", source, rule="config")
     except InvalidRecord as exc:  # with the ref rules a schema cannot say, all at once
-        ledger, spine = raw.get("ledger_ref"), raw.get("spine")
-        more = (ref_problems(ledger, spine, source)
-                if isinstance(ledger, str) and isinstance(spine, str) else [])
         named = {p.field for p in exc.problems}
-        raise InvalidRecord(problems=[*exc.problems, *(p for p in more if p.field not in named)],
-                            ) from None
+        raise InvalidRecord(problems=[*exc.problems, *(
+            p for p in _raw_ref_problems(raw, source) if p.field not in named)]) from None
     return raw
+
+
+_KINDS = {list: "a list", str: "text", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def _tagged(exc: InvalidRecord, source: str) -> InvalidRecord:
+    """A config file that cannot be read, with the tag every config problem carries."""
+    return InvalidRecord(problems=[p._replace(file=source, rule=p.rule or "config")
+                                   for p in exc.problems])
+
+
+def _raw_ref_problems(raw: dict[str, Any], source: str) -> list[Problem]:
+    """``_name_problems`` of a config the schema refused, as far as its names are text."""
+    ledger_ref, spine = raw.get("ledger_ref"), raw.get("spine")
+    prefix = raw.get("ball_branch_prefix", Config().ball_branch_prefix)
+    if not (isinstance(ledger_ref, str) and isinstance(spine, str) and isinstance(prefix, str)):
+        return []
+    return _name_problems(Config(spine, ledger_ref, ball_branch_prefix=prefix), source)
+
+
+def _name_problems(config: Config, source: str) -> list[Problem]:
+    """The git names of a config: each one git would take, none in another's way."""
+    return [*ref_problems(config.ledger_ref, config.spine, source),
+            *ball_prefix_problems(config.ball_branch_prefix, config.spine, config.ledger_ref,
+                                  source)]
 
 
 def check_refs(config: Config, source: str) -> None:
@@ -76,7 +108,40 @@ def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
     if ledger_ref == f"refs/heads/{spine}":
         found.append(Problem("the ledger cannot live on the spine branch", source,
                              "ledger_ref", "config", "the ledger is an orphan branch of its own"))
+    found.extend(branch_problems(spine, source, "spine"))
     return found
+
+
+def branch_problems(name: str, source: str | None, field: str) -> list[Problem]:
+    """A name git refuses as a branch's (`git check-ref-format --branch`), said without
+    running git: before anything is written, not as git's error much later."""
+    from dulwich.refs import check_ref_format
+
+    # dulwich checks a full ref name; a branch may also not start with '-' nor be HEAD
+    if check_ref_format(refname(f"refs/heads/{name}")) and name[:1] != "-" and name != "HEAD":
+        return []
+    return [Problem(f"{name!r} is not a valid git branch name", source, field, "config",
+                    "git refuses spaces, '..', any of ~^:?*[\\, a part that starts with "
+                    "'.' or ends in '.lock', a leading '-', a trailing '/', and HEAD")]
+
+
+def ball_prefix_problems(prefix: str, spine: str, ledger_ref: str, source: str
+                         ) -> list[Problem]:
+    """Ball branches are <prefix>/<slice>/<ball>: git keeps no branch both as a name and as
+    a folder of names, so the prefix stays clear of the spine and the ledger's branch."""
+    found = branch_problems(prefix, source, "ball_branch_prefix")
+    ledger = ledger_ref.removeprefix("refs/heads/") if ledger_ref.startswith("refs/heads/") \
+        else None
+    for name, what in ((spine, "the spine"), (ledger, "the ledger")):
+        if name is not None and _nested(prefix, name):
+            found.append(Problem(f"ball branches {prefix}/<slice>/<ball> would collide with "
+                                 f"{what}'s branch {name!r}", source, "ball_branch_prefix",
+                                 "config", "choose a prefix of their own, e.g. leap/ball"))
+    return found
+
+
+def _nested(a: str, b: str) -> bool:
+    return a == b or a.startswith(f"{b}/") or b.startswith(f"{a}/")
 
 
 def builder_problems(builder: dict[str, Any], source: str) -> list[Problem]:
@@ -96,6 +161,40 @@ def builder_problems(builder: dict[str, Any], source: str) -> list[Problem]:
     return []
 
 
+_IDENTITY_KEYS = ("model", "family", "session")
+
+
+def parse_identity(text: str, *, file: str | None = None, field: str = "--builder"
+                   ) -> dict[str, str]:
+    """T4: a declared builder, ``model=ID,family=FAMILY,session=SESSION``; what is wrong
+    with it is said at the ``field`` of the ``file`` it came from."""
+    values: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = (s.strip() for s in part.partition("="))
+        if not sep or key not in _IDENTITY_KEYS or not value:
+            raise UsageError(f"cannot read {part!r}", file=file, field=field, rule="T4",
+                             hint="write model=ID,family=FAMILY,session=SESSION")
+        values[key] = value
+    missing = [k for k in _IDENTITY_KEYS if k not in values]
+    if missing:
+        raise UsageError(f"missing {', '.join(missing)}", file=file, field=field, rule="T4",
+                         hint="the builder is declared in full: "
+                              "model=ID,family=FAMILY,session=SESSION")
+    return values
+
+
+def identity_problems(text: str | None, source: str, field: str) -> list[Problem]:
+    """T4 at load: a config's declared builder is read when the config is, so a later
+    command never blames a flag that was not passed."""
+    if not text:
+        return []
+    try:
+        parse_identity(text, file=source, field=field)
+    except UsageError as exc:
+        return list(exc.problems)
+    return []
+
+
 def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:
     """The repository's config, or the defaults when it has none (a bare server repo, say)."""
     if root is None:
@@ -103,4 +202,8 @@ def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:
     path = root / CONFIG_PATH
     if not path.exists():
         return Config()
-    return parse_config(yamlio.read_bytes(path), str(CONFIG_PATH), cache)
+    try:
+        data = yamlio.read_bytes(path)
+    except InvalidRecord as exc:
+        raise _tagged(exc, str(CONFIG_PATH)) from None
+    return parse_config(data, str(CONFIG_PATH), cache)

@@ -232,9 +232,13 @@ def _plain(message: str, exc: Any) -> str:
     if rule == "additionalProperties":
         extra = message.split("contain", 1)[-1].replace("properties", "").strip()
         return f"unknown field(s): {extra}"
-    if rule == "pattern":
-        return f"{message} (ids: letters, digits, '-' and '_', at most 64)"
+    if rule == "pattern":  # a node says what its pattern admits; the default is for ids
+        node = getattr(exc, "definition", None) or {}
+        return f"{message} ({node.get('patternHint', _ID_HINT)})"
     return message
+
+
+_ID_HINT = "ids: letters, digits, '-' and '_', at most 64"
 
 
 def validate_record(data: Any, source: str) -> str:

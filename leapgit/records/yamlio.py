@@ -14,7 +14,10 @@ from __future__ import annotations
 import io
 import json
 import marshal  # built in: imported with the interpreter
+import math
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -68,12 +71,16 @@ def _one_meaning_constructor() -> Any:
 
 
 def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
-    """Read at most ``max_bytes`` (+1 to notice more) from ``path``: bounded memory."""
+    """Read at most ``max_bytes`` (+1 to notice more) from ``path``: bounded memory. Only a
+    regular file (symlinks followed): a FIFO's reader would wait forever for a writer, a
+    device's never ends. Opened without blocking, so a FIFO is seen before it is read."""
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as fh:
+            _require_regular(os.fstat(fd).st_mode, path)
             data = fh.read(max_bytes + 1)
     except IsADirectoryError:
-        raise InvalidRecord("is a directory, expected a YAML file", file=str(path)) from None
+        raise InvalidRecord(_IS_A_DIRECTORY, file=str(path)) from None
     except FileNotFoundError:
         raise InvalidRecord("no such file", file=str(path)) from None
     except OSError as exc:
@@ -84,6 +91,16 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
             hint="split it, or move long text out of the record",
         )
     return data
+
+
+_IS_A_DIRECTORY = "is a directory, expected a YAML file"
+
+
+def _require_regular(mode: int, path: Path) -> None:
+    if stat.S_ISDIR(mode):
+        raise InvalidRecord(_IS_A_DIRECTORY, file=str(path))
+    if not stat.S_ISREG(mode):
+        raise InvalidRecord("not a regular file", file=str(path))
 
 
 def decode(data: bytes, source: str, max_bytes: int = MAX_BYTES) -> str:
@@ -242,6 +259,11 @@ def _check_plain(value: Any, source: str, where: str, depth: int) -> None:
     elif isinstance(value, list):
         for i, item in enumerate(value):
             _check_plain(item, source, f"{where}[{i}]", depth + 1)
+    elif isinstance(value, float) and not math.isfinite(value):
+        # ".nan" passes every "> 0" of a schema (each comparison with it is false), and
+        # ".inf" means "no limit" where a limit was asked for; neither is ever recorded
+        raise InvalidRecord("not a finite number (NaN or infinity)", file=source,
+                            field=where or None, hint="write a plain number, e.g. 600")
     elif value is not None and not isinstance(value, (str, int, float, bool)):
         raise InvalidRecord(
             f"{type(value).__name__} value is not allowed", file=source, field=where or None,
@@ -367,7 +389,7 @@ def _scalar(value: Any, indent: int) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise ValueError("NaN and infinity cannot be recorded")
         return repr(value)
     if isinstance(value, str):

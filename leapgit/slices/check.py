@@ -6,6 +6,7 @@ well-formed slice that breaks L2 or L4 is a rule violation.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,10 +115,32 @@ def _ball_shape(ball: BallDraft, i: int, source: str) -> list[LeapError]:
     return errors
 
 
+def _process_texts(draft: SliceDraft) -> Iterator[tuple[str, str | None]]:
+    """(field, text) of every text a process gets: the commands a shell runs, the goal and
+    spec a builder gets in its environment. Scope paths are ``normalise``'s (L2)."""
+    yield "live_proof", draft.live_proof
+    for i, ball in enumerate(draft.balls):
+        yield from ((f"balls[{i}].{name}", text) for name, text in (
+            ("goal", ball.goal), ("spec", ball.spec), ("proof", ball.proof),
+            ("tests", ball.tests), ("rollback", ball.rollback),
+            ("live_proof", ball.live_proof),
+            ("metric.command", ball.metric.command if ball.metric else None)))
+
+
+def nul_bytes(draft: SliceDraft) -> list[LeapError]:
+    """L1: no command line, path or environment can carry a NUL byte; one found only when
+    the command runs (`leap red`, a throw) would sit in the ledger for good."""
+    return [InvalidRecord("holds a NUL byte (\\x00), which no command, path or environment "
+                          "can carry", file=draft.source, field=field, rule="L1",
+                          hint="remove it")
+            for field, text in _process_texts(draft) if text and "\0" in text]
+
+
 def check_slice(draft: SliceDraft, resolver: TreeResolver) -> CheckedSlice:
-    """L2 and L4 over a shape-checked draft; stamps every scope file with its base blob."""
+    """L2 and L4 over a shape-checked draft, and L1's NUL check (``nul_bytes``: a respec's
+    repaired ball meets it here too); stamps every scope file with its base blob."""
     source = draft.source
-    errors: list[LeapError] = []
+    errors: list[LeapError] = nul_bytes(draft)
     ids = [b.id for b in draft.balls]
 
     def rule(message: str, field: str, rule_id: str, hint: str | None = None) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from leapgit.errors import RuleViolation, combine
+from leapgit import git
+from leapgit.errors import RuleViolation, UsageError, combine
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.records import trailers as tr
@@ -15,12 +16,13 @@ from leapgit.timeutil import now_iso
 def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceRecord, Written]:
     draft = checked.draft
     view = ledger.require()
+    _project_base(ledger, view, base)
     if view.exists(layout.slice_dir(draft.slice)):
         raise RuleViolation(
             f"slice {draft.slice!r} is already cut", file=draft.source, field="slice",
             rule="L8", hint="records are never rewritten: choose a new slice id",
         )
-    claimed = combine(_claimed_elsewhere(view, checked))
+    claimed = combine(claimed_elsewhere(view, checked))
     if claimed is not None:
         raise claimed
     at = now_iso()
@@ -47,7 +49,18 @@ def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceR
     return rec, written
 
 
-def _claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
+def _project_base(ledger: Ledger, view: LedgerView, base: str) -> None:
+    """The base is a commit of the project: the ledger is an orphan branch of records, so a
+    commit sharing history with it is the ledger's own (or a copy's), never a base to
+    build on (`leap ball base` would hand it out)."""
+    assert view.commit is not None  # ``require``d
+    if git.run(["merge-base", base, view.commit], ledger.git_dir, check=False).returncode == 0:
+        raise UsageError(f"{base[:12]} is a commit of the ledger ({ledger.ref}), not of the "
+                         "project", field="--base", hint="cut from a commit of the project, "
+                         "e.g. the spine's tip (the default is HEAD)")
+
+
+def claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
     """L4: an open slice (neither merged nor abandoned) owns its balls' scope files; a new
     slice may not claim one of them. Every clash is named, with the slice that owns it."""
     owner: dict[str, tuple[str, str]] = {}  # file -> (slice, ball), every open slice

@@ -7,9 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from leapgit.errors import UsageError
-
-_KEYS = ("model", "family", "session")
+from leapgit.records.config import parse_identity
 
 # The names each family's models and products go by, as regular expressions (lower case).
 # A family named by a common word (``meta``, ``google``) is matched only inside authorship
@@ -59,20 +57,6 @@ class Builder:
 
 
 def parse_builder(text: str) -> Builder:
-    values: dict[str, str] = {}
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        key, sep, value = part.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or key not in _KEYS or not value:
-            raise UsageError(
-                f"cannot read {part!r}", field="--builder", rule="T4",
-                hint="write --builder model=ID,family=FAMILY,session=SESSION",
-            )
-        values[key] = value
-    missing = [k for k in _KEYS if k not in values]
-    if missing:
-        raise UsageError(
-            f"missing {', '.join(missing)}", field="--builder", rule="T4",
-            hint="the builder is declared in full: model=ID,family=FAMILY,session=SESSION",
-        )
-    return Builder(**values)
+    """T4: ``--builder model=ID,family=FAMILY,session=SESSION`` (the one reading of a
+    declared builder: ``records.config.parse_identity``, which the config's is read by)."""
+    return Builder(**parse_identity(text))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import LeapError, RuleViolation, UsageError
-from leapgit.ledger.workspace import Workspace
+from leapgit.ledger.workspace import Workspace, require_folder
 from leapgit.records.types import ThrowRecord
 
 
@@ -92,6 +92,13 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     how = add if listed is None else f"git worktree prune && {add}"
     raise error(f"the worktree of {ball} is gone: {path}", rule="L5",
                 hint=f"recreate it on its branch (`{how}`), then run this again")
+
+
+def check_root(ws: Workspace) -> None:
+    """L5: the worktrees' root is a folder, or one can be made there (a file, or a place
+    under /proc, fails only when the first worktree is made, after the checks)."""
+    require_folder(worktree_root(ws), file=".leap/config.yaml", field="worktrees.root",
+                   hint="point worktrees.root at a folder outside every checkout")
 
 
 def check_placement(ws: Workspace, path: Path) -> None:

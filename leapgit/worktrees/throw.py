@@ -362,6 +362,7 @@ def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan
     branch of any ball is removed or made (L5): a refused throw changes none."""
     from leapgit.worktrees.prune import check_droppable
 
+    place.check_root(ws)
     errors: list[LeapError] = []
     for plan in plans:
         ball = plan.standing.ball
