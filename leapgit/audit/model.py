@@ -20,6 +20,8 @@ CHECKS: dict[str, tuple[str, str]] = {
                                   "Leap-Record trailers name"),
     "ledger-history-kept": ("L8", "no record the ledger ref ever held was changed or "
                             "dropped by a rewrite (sync replays keep every record)"),
+    "slice-cut": ("L1", "every slice was cut whole: its record and every ball's first spec "
+                  "in one commit that passes the cut's own check"),
     "no-fifth-round": ("L6", "no episode has a fifth round"),
     "pass-provenance": ("L7.5", "every pass record carries its whole chain with one "
                         "candidate hash"),

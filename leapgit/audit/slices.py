@@ -15,6 +15,8 @@ from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
 from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import SliceRecord
+from leapgit.rules.context import RefUpdate
+from leapgit.rules.cuts import check_cut
 from leapgit.rules.landing import failed_hint, landing
 from leapgit.rules.passes import pass_problems, standing
 from leapgit.scoring.reopen import Watched, spine_hits
@@ -88,6 +90,7 @@ class SliceAuditor:
         self._spine()
 
     def _slice(self, slice_id: str) -> None:
+        self._cut(slice_id)
         rec = query.load_slice(self.view, slice_id)
         if query.abandoned(self.view, slice_id) is not None:
             self.abandoned.add(slice_id)
@@ -116,6 +119,25 @@ class SliceAuditor:
         self.found.append((slice_id, balls, bool(records)))
         if records:
             self._landing(rec)
+
+    def _cut(self, slice_id: str) -> None:
+        """L1: the cut as the server judges it (``rules.cuts``), with the ledger as the
+        commit that added the slice record left it."""
+        path = layout.slice_path(slice_id)
+        added = self.ctx.history.adder(path)
+        if added is None:
+            return
+        self.report.count("slice-cut")
+        view = self.ctx.view_at(added)
+        rec = view.record(path, SliceRecord)
+        if rec is None:
+            return
+        ledger = self.config.ledger_ref
+        push = self.ctx.push(RefUpdate(ledger, self.ctx.history.parent.get(added), added),
+                             {ledger: added})
+        for r in check_cut(push, ledger, added, path, rec, view):
+            self.report.add(Violation("slice-cut", slice_id, r.message + (
+                f" [{r.rule}]" if r.rule != "L1" else ""), added, r.path or path))
 
     def _landing(self, rec: SliceRecord) -> None:
         """T9, L8: a landed slice whose last live proof failed is reopened. Read after the

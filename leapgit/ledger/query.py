@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from leapgit.errors import UsageError
+from leapgit.errors import InvalidRecord, UsageError
 from leapgit.ledger import layout
 from leapgit.ledger.store import LedgerView
 from leapgit.records.abandon import AbandonRecord
@@ -44,6 +44,11 @@ def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
     path = layout.ball_path(slice_id, ball_id, versions[-1] if versions else 1)
     rec = view.record(path, BallRecord)
     if rec is None:
+        cut = view.record(layout.slice_path(slice_id), SliceRecord)
+        if cut is not None and ball_id in cut.balls:  # L1: written behind leapgit's back
+            raise InvalidRecord(f"missing: slice {slice_id} names ball {ball_id}", file=path,
+                                rule="L1", hint="`leap audit` names the commit that cut it "
+                                "so (the server refuses such a cut)")
         raise UsageError(f"unknown ball {ball_id!r} in slice {slice_id!r}")
     return rec
 

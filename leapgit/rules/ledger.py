@@ -122,6 +122,11 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
             _check_throw(ctx, ref, sha, path, thrown, view)
     if kind == "abandon":
         return _check_abandon(ref, sha, path, str(raw["slice"]), view)
+    if kind == "slice":
+        from leapgit.records.types import SliceRecord
+        from leapgit.rules.cuts import check_cut
+
+        return check_cut(ctx, ref, sha, path, SliceRecord.from_dict(raw), view)
     if kind == "checkpoint":
         return _check_checkpoint(ctx, ref, sha, path, Checkpoint.from_dict(raw), view)
     if kind == "score":

@@ -32,8 +32,10 @@ def check_respec(ctx: PushContext, ref: str, sha: str, path: str, rec: BallRecor
     from leapgit.ledger import query
     from leapgit.rules.readiness import assess
 
-    if rec.spec_version == 1:
-        return []  # a cut: the slice's own records
+    if rec.spec_version == 1:  # a cut: the slice's own records
+        from leapgit.rules.cuts import check_first_spec
+
+        return check_first_spec(ref, sha, path, rec, view, before)
     name = f"{rec.slice}/{rec.ball}"
     try:
         slice_rec = query.load_slice(view, rec.slice)

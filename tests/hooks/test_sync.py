@@ -11,7 +11,7 @@ from pathlib import Path
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
-from leapgit.records.types import SliceRecord
+from leapgit.records.types import ABSENT, BallRecord, SliceRecord, StampedScope
 from tests.hooks.world import NOW, World
 from tests.support import IDENTITY, git, leap
 
@@ -26,13 +26,24 @@ def clone(w: World, name: str) -> Path:
     return path
 
 
+def cut(w: World, slice_id: str, balls: tuple[str, ...] = ("x", "y")) -> dict[str, bytes]:
+    """A whole cut, as `leap slice cut` writes it (L1: the server takes nothing less): the
+    slice record and a first spec of each ball, each scoped to a new file of its own."""
+    rec = SliceRecord(slice=slice_id, spine="integrator", base=w.base, balls=balls,
+                      waves=(balls,), cut_at=NOW)
+    out = {layout.slice_path(slice_id): yamlio.dumps(rec.to_dict())}
+    for ball in balls:
+        spec = BallRecord(slice_id, ball, 1, "g", "s",
+                          (StampedScope(f"gen/{slice_id}/{ball}.py", ABSENT),), "true",
+                          "restore-scope", recorded_at=NOW)
+        out[layout.ball_path(slice_id, ball)] = yamlio.dumps(spec.to_dict())
+    return out
+
+
 def write_slices(w: World, repo: Path, prefix: str, count: int) -> None:
     with Ledger(repo / ".git") as ledger:
         for i in range(count):
-            rec = SliceRecord(slice=f"{prefix}-{i}", spine="main", base=w.base, balls=("x",),
-                              waves=(("x",),), cut_at=NOW)
-            ledger.append({layout.slice_path(rec.slice): yamlio.dumps(rec.to_dict())},
-                          f"cut slice {rec.slice}")
+            ledger.append(cut(w, f"{prefix}-{i}"), f"cut slice {prefix}-{i}")
 
 
 def test_two_clones_sync_200_records_concurrently(fresh_world: World) -> None:
@@ -52,8 +63,8 @@ def test_two_clones_sync_200_records_concurrently(fresh_world: World) -> None:
     assert len(added) == 200
     assert git("rev-list", "--merges", "leap/ledger", cwd=w.bare) == ""
     files = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices", cwd=w.bare).split()
-    for prefix in ("one", "two"):
-        assert sum(f.startswith(f"slices/{prefix}-") for f in files) == 100
+    for prefix in ("one", "two"):  # each cut: a slice record and two first specs
+        assert sum(f.startswith(f"slices/{prefix}-") for f in files) == 300
     res = leap("sync", cwd=one)
     assert res.code == 0, res
     assert git("rev-parse", "leap/ledger", cwd=one) == git("rev-parse", "leap/ledger", cwd=w.bare)
@@ -63,11 +74,9 @@ def test_same_path_with_different_bytes_is_refused_and_named(fresh_world: World)
     w = fresh_world
     one, two = clone(w, "one"), clone(w, "two")
     with Ledger(one / ".git") as ledger:
-        ledger.append({"slices/dup/slice.yaml": yamlio.dumps(SliceRecord(
-            "dup", "main", w.base, ("x",), (("x",),), NOW).to_dict())}, "one's dup")
+        ledger.append(cut(w, "dup", ("x", "z")), "one's dup")
     with Ledger(two / ".git") as ledger:
-        ledger.append({"slices/dup/slice.yaml": yamlio.dumps(SliceRecord(
-            "dup", "main", w.base, ("y",), (("y",),), NOW).to_dict())}, "two's dup")
+        ledger.append(cut(w, "dup", ("y", "z")), "two's dup")
     assert leap("sync", cwd=one).code == 0
     res = leap("sync", cwd=two)
     assert res.code == 1
@@ -127,3 +136,26 @@ def test_a_remote_given_as_a_url_or_an_unknown_name_is_bad_input_whose_hint_lead
     assert leap("sync", "shared", cwd=w.work).code == 0
     assert git("rev-parse", "refs/leap/remotes/shared/heads/leap/ledger", cwd=w.work) == \
         git("rev-parse", "leap/ledger", cwd=w.bare)
+
+
+def test_records_for_a_remote_without_a_ledger_lead_on_to_the_sync_that_puts_one_there(
+        fresh_world: World) -> None:
+    """Every hint leads on: adding records to a remote that holds no ledger says to push
+    one first with `leap sync REMOTE`; after exactly that, the records land."""
+    import pytest
+
+    from leapgit.errors import RuleViolation
+    from leapgit.ledger.sync import push_records
+
+    w = fresh_world
+    empty = w.base_dir / "empty.git"
+    git("init", "-q", "--bare", "-b", "main", str(empty), cwd=w.base_dir)
+    git("remote", "add", "empty", str(empty), cwd=w.work)
+    records = cut(w, "later")
+    with pytest.raises(RuleViolation) as refused:
+        push_records("empty", records, "cut later", start=w.work)
+    said = " ".join(refused.value.lines())
+    assert "empty holds no ledger [L8]; push one first (`leap sync empty`)" in said, said
+    assert leap("sync", "empty", cwd=w.work).code == 0  # the hint, exactly
+    tip = push_records("empty", records, "cut later", start=w.work)
+    assert git("rev-parse", "leap/ledger", cwd=empty) == tip
