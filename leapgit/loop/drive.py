@@ -420,10 +420,11 @@ class SliceRun:
         ran = done.balls[0]
         if ran.error is not None:
             raise ran.error
-        if ran.stuck:
-            raise Hold(f"its builder failed the same way twice in a row "
-                       f"({ran.last.evidence if ran.last else 'no receipt'})", rule="L6",
-                       hint=f"fix builder.command, then `leap run {self.slice}` goes on")
+        if ran.stuck:  # the receipt's evidence says how; its episode ended at 0
+            raise Hold("its builder failed the same way twice in a row: the episode ended at "
+                       f"0 (receipt {ran.last.round if ran.last else '-'} says how)",
+                       rule="L6", hint=f"fix builder.command, then `leap run {self.slice} "
+                       "--resume-holds` goes on in a new episode")
         if self._rounds(step.ball) == before and not self.stop.is_set():
             self.idle_builds[step.ball] = self.idle_builds.get(step.ball, 0) + 1
             if self.idle_builds[step.ball] >= 2:

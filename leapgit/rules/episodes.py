@@ -202,6 +202,7 @@ def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
         thrown = query.throw(view, slice_id, ball_id, number)
         if thrown is not None:
             return episode_of(view, thrown)
+    query.load_ball(view, slice_id, ball_id)  # a ball the slice does not hold is unknown
     raise UsageError(f"ball {ball_id!r} of slice {slice_id!r} has not been thrown",
                      hint=f"run `leap throw {slice_id} --ball {ball_id}` first")
 

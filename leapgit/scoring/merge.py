@@ -15,6 +15,7 @@ follow (a warning)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -71,6 +72,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
     records = history.merge_records(view, slice_id)
     landed = history.merged_scores(records)
     planned, missing = [], []
+    ways: dict[str, None] = {}  # what brings each ball not passed on, in order, once
     for ball in order(rec):
         passed = current_pass(view, slice_id, ball)
         if passed is not None and passed.score in landed.get(ball, ()):
@@ -79,20 +81,25 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
                             ws.paths.root)
         if passed is None or tip is None:
             missing.append(f"{ball} ({'no pass' if passed is None else 'no branch'})")
+            ways[f"`leap score {slice_id} {ball}`"] = None
             continue
         if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
             missing.append(f"{ball} (branch moved off its passed candidate)")
+            ways[f"`leap score {slice_id} {ball}`"] = None
             continue
         stale = current_stale(view, slice_id, ball)
         if stale is not None:  # L5, L8: its stack's dependency no longer stands
             missing.append(f"{ball} (held: {stale_reason(ball, stale)})")
+            # its own pass stands: scoring it again changes nothing; its dependency's does
+            ways[f"`leap score {slice_id} {stale.ball}` once {stale.ball}'s branch holds the "
+                 f"candidate {ball} stands on again"] = None
             continue
         planned.append(Planned(ball, passed, tip))
     if missing:
         reason = "; ".join(f"{r.ball} reopened: {r.reason}" for r in reopened)
         raise Hold(f"slice {slice_id} is not complete, nothing lands: not passed: "
                    f"{', '.join(missing)}" + (f"; {reason}" if reason else ""), rule="L8",
-                   hint="score every ball (`leap score`) first")
+                   hint="first " + "; ".join(ways))
     return planned, reopened
 
 
@@ -361,7 +368,8 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
     if record.holder != holder:
         raise UsageError(f"the merge of {slice_id} by {record.holder!r} landed at "
                          f"{tip[:12]} and is not yet recorded", rule="L9",
-                         hint=f"`leap merge {slice_id}` as {record.holder!r} records it")
+                         hint=f"`leap merge {slice_id} --holder {shlex.quote(record.holder)}` "
+                              "records it")
     return _finish(ws, record, ())
 
 

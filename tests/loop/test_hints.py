@@ -87,3 +87,39 @@ def test_a_hold_and_a_refuse_lead_on_with_the_commands_they_name(isolated: Path,
         landed = p.leap("run", "hst", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
+
+
+# the world's builder, but one that exits 3 with nothing done while `broken` exists: the
+# same failure twice in a row stops its ball (L6)
+BROKEN = textwrap.dedent("""\
+    import pathlib, runpy, sys
+    here = pathlib.Path(sys.argv[0]).parent
+    if (here / "broken").exists():
+        sys.exit(3)
+    sys.argv[0] = str(here / "builder.py")
+    runpy.run_path(str(here / "builder.py"), run_name="__main__")
+    """)
+
+
+def test_a_stuck_builder_stop_leads_on_once_the_builder_is_fixed(isolated: Path,
+                                                                 served: Served) -> None:
+    """Every hint leads on: a builder that fails the same way twice ends its episode at 0
+    and stops its ball with "fix builder.command, then `leap run S --resume-holds` goes
+    on"; with the builder fixed, exactly that command lands the slice."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-broken"), served.daemon, server.url, "hbr", ("a", "b"),
+                builder=BROKEN)
+        (p.base_dir / "broken").write_text("")
+        res = p.leap("run", "hbr", "--json", "--heartbeat", "0")
+        assert res.code == 3, res.out[-2000:]
+        stops = _stops(res.out)
+        assert "a" in stops and "failed the same way twice" in str(stops["a"]["reason"]), \
+            stops
+        assert "fix builder.command" in str(stops["a"]["hint"]), stops["a"]
+        # one way on: not `leap run` (which stops again at the ended episode), nor the
+        # receipt's `leap throw --resume --run` (blind review)
+        assert _hinted(stops["a"]["hint"]) == ["leap run hbr --resume-holds"], stops["a"]
+        assert "leap throw" not in str(stops["a"]["reason"]), stops["a"]
+        (p.base_dir / "broken").unlink()  # the builder is fixed
+        landed = p.leap("run", "hbr", "--resume-holds", "--heartbeat", "0")  # the hint
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]

@@ -203,6 +203,34 @@ def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
     assert p.leap("audit").code == 0
 
 
+def test_a_landed_merge_of_another_holder_names_the_merge_that_records_it(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hint leads on (blind review): the refusal named `leap merge S` "as" the holder,
+    which no command line can say; it names `--holder`, and that merge records it."""
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.scoring import merge as merging
+
+    p = left_passed
+    real = merging.write_merge
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(merging, "write_merge", broken)
+    with pytest.raises(KeyboardInterrupt):
+        merging.merge(open_workspace(p.work), "left", holder="alice", echo=lambda _: None)
+    monkeypatch.setattr(merging, "write_merge", real)
+    landed = p.tip("main")
+    other = p.leap("merge", "left")
+    assert other.code == 2 and "`leap merge left --holder alice` records it" in other.err, \
+        other
+    assert not p.leap("log").out.count(layout.merge_path("left"))
+    again = p.leap("merge", "left", "--holder", "alice")  # the hint, exactly
+    assert again.code == 0, again
+    record = git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
+    assert landed in record
+
+
 def test_plan_rechecks_each_branch_holds_its_passed_candidate(
         scored: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 6: a branch that moved after its pass (and was not reopened) lands nothing."""

@@ -265,3 +265,21 @@ def test_a_second_run_of_a_ball_being_driven_holds_until_the_first_is_stopped(
     assert r.code == 0, r
     assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0), (2, 1)]
     _branch_is_its_receipts(diamond)
+
+
+def test_a_round_of_a_ball_not_thrown_leads_on_to_its_throw(diamond: Path) -> None:
+    """Every hint leads on: `leap round` on a ball never thrown names `leap throw S --ball
+    B`; after exactly that, the round is recorded."""
+    r = leap("round", "dia", "A", "--outcome", "0", "--evidence", "by hand", cwd=diamond)
+    assert r.code == 2 and "run `leap throw dia --ball A` first" in r.err, r
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0  # the hint, exactly
+    (worktree_of(diamond, "A") / "src" / "a.py").write_text("A = 2\n")
+    r = leap("round", "dia", "A", "--outcome", "0", "--evidence", "by hand", cwd=diamond)
+    assert r.code == 3 and [x.round for x in _receipts(diamond)] == [1], r
+
+
+def test_a_round_of_a_ball_the_slice_does_not_hold_names_it_unknown(diamond: Path) -> None:
+    """Not "not thrown; throw it" (fuzzing review): that throw would be refused too."""
+    r = leap("round", "dia", "nope", "--outcome", "0", "--evidence", "x", cwd=diamond)
+    assert r.code == 2 and "unknown ball 'nope' in slice 'dia'" in r.err, r
+    assert "leap throw" not in r.err, r

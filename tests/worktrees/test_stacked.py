@@ -340,6 +340,9 @@ def test_a_dependency_reopened_after_the_throw_holds_the_dependent(fmt_world: Pr
     held = p.leap("merge", SLICE)
     assert held.code == 3, held
     assert f"fmt (held: {why})" in held.err and "nothing lands" in held.err
+    # the way on is the dependency's score, not fmt's, whose pass stands (blind review)
+    assert f"first `leap score {SLICE} ops` once ops's branch holds the candidate fmt stands " \
+        "on again" in held.err, held
     assert p.tip("main") == p.base
 
     # the hint leads on: ops's branch holds its first candidate's bytes again, score it
