@@ -14,14 +14,14 @@ from pathlib import Path
 
 from leapgit.ledger import layout
 from leapgit.records import yamlio
-from leapgit.records.types import SliceRecord
+from leapgit.records.types import ABSENT, BallRecord, SliceRecord, StampedScope
 from tests.support import git, leap, make_repo
 
 REF = "refs/heads/leap/ledger"
 # The real writer, killed at the one point between the two steps: right after dulwich's
 # logger appended the reflog line, before it renames the ref's lock into place.
 DIE_AFTER_REFLOG = textwrap.dedent("""\
-    import os, signal, sys
+    import json, os, signal, sys
     from leapgit.ledger import repo
     from leapgit.ledger.store import Ledger
 
@@ -31,14 +31,23 @@ DIE_AFTER_REFLOG = textwrap.dedent("""\
         os.kill(os.getpid(), signal.SIGKILL)
     repo.PlainRepo._write_reflog = then_die
     with Ledger(sys.argv[1]) as ledger:
-        ledger.append({sys.argv[2]: sys.stdin.buffer.read()}, "cut slice " + sys.argv[3])
+        records = {k: v.encode() for k, v in json.loads(sys.stdin.read()).items()}
+        ledger.append(records, "cut slice " + sys.argv[2])
     """)
 
 
-def slice_record(name: str, base: str) -> tuple[str, bytes]:
-    rec = SliceRecord(slice=name, spine="main", base=base, balls=("x",), waves=(("x",),),
+def cut(name: str, base: str) -> dict[str, bytes]:
+    """A whole cut (L1: the slice record with each ball's first spec), as `leap slice cut`
+    writes it, each ball scoped to a new file."""
+    balls = ("x", "y")
+    rec = SliceRecord(slice=name, spine="integrator", base=base, balls=balls, waves=(balls,),
                       cut_at="2024-01-01T00:00:00Z")
-    return layout.slice_path(name), yamlio.dumps(rec.to_dict())
+    out = {layout.slice_path(name): yamlio.dumps(rec.to_dict())}
+    for ball in balls:
+        spec = BallRecord(name, ball, 1, "g", "s", (StampedScope(f"{name}/{ball}.py", ABSENT),),
+                          "true", "restore-scope", recorded_at="2024-01-01T00:00:00Z")
+        out[layout.ball_path(name, ball)] = yamlio.dumps(spec.to_dict())
+    return out
 
 
 def reflog(root: Path) -> list[tuple[str, str]]:
@@ -59,9 +68,9 @@ def test_a_writer_killed_between_reflog_and_ref_leaves_no_false_rewrite(tmp_path
     assert leap("init", cwd=root).code == 0
     base = git("rev-parse", "main", cwd=root)
     tip = git("rev-parse", REF, cwd=root)
-    path, data = slice_record("lost", base)
-    killed = subprocess.run([sys.executable, "-c", DIE_AFTER_REFLOG, str(root / ".git"), path,
-                             "lost"], input=data, capture_output=True)
+    lost = json.dumps({k: v.decode() for k, v in cut("lost", base).items()}).encode()
+    killed = subprocess.run([sys.executable, "-c", DIE_AFTER_REFLOG, str(root / ".git"),
+                             "lost"], input=lost, capture_output=True)
     assert killed.returncode == -9, killed.stderr
     # the crash is real: a reflog line moves the ref to a commit it never held
     old, phantom = reflog(root)[-1]
@@ -69,11 +78,10 @@ def test_a_writer_killed_between_reflog_and_ref_leaves_no_false_rewrite(tmp_path
     assert git("rev-parse", REF, cwd=root) == tip
     assert history_kept(root) == {"code": 0, "violations": []}
     # the next write recovers the crash: the reflog holds only moves that happened
-    path2, data2 = slice_record("kept", base)
     from leapgit.ledger.store import Ledger
 
     with Ledger(root / ".git") as ledger:
-        written = ledger.append({path2: data2}, "cut slice kept")
+        written = ledger.append(cut("kept", base), "cut slice kept")
     moves = reflog(root)
     assert phantom not in {new for _, new in moves}
     assert all(moves[i][1] == moves[i + 1][0] for i in range(len(moves) - 1)), moves
@@ -91,10 +99,11 @@ def test_a_real_rewrite_of_the_ledger_still_fails_the_audit(tmp_path: Path) -> N
     start = git("rev-parse", REF, cwd=root)
     from leapgit.ledger.store import Ledger
 
-    path, data = slice_record("dropped", base)
+    records = cut("dropped", base)
     with Ledger(root / ".git") as ledger:
-        held = ledger.append({path: data}, "cut slice dropped").commit
+        held = ledger.append(records, "cut slice dropped").commit
     git("update-ref", "-m", "rewrite", REF, start, held, cwd=root)
     found = history_kept(root)
     assert found["code"] == 1
-    assert [(v["subject"], v["commit"]) for v in found["violations"]] == [(path, held)], found
+    assert sorted((v["subject"], v["commit"]) for v in found["violations"]) == \
+        sorted((p, held) for p in records), found  # each record the rewrite dropped
