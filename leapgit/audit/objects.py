@@ -94,7 +94,6 @@ class ReadStore(MemoryObjectStore):
             self._data[sha] = _parsed(sha, _TYPES[header[1]], data[at:at + size])
             at += size + 1
 
-
     def prefetch_diffs(self, pairs: Iterable[tuple[str, str]]) -> None:
         """The paths changed between each pair of trees, for all of them in one `git
         diff-tree --stdin` stream (no renames, as ``slices.diff.touched_paths`` reads a

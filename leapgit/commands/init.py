@@ -29,6 +29,7 @@ class SigningChoice:
     roles: tuple[str, ...]
     require: bool | None
 
+
 CONFIG_TEMPLATE = """\
 # leapgit configuration. Every key is checked against schemas/config.schema.json.
 version: 1

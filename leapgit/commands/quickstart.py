@@ -23,6 +23,7 @@ from leapgit.ledger.workspace import require_folder
 
 Echo = Callable[[str], None]
 
+
 class _EchoStream:
     """Progress lines through the quickstart's echo, indented like every other step."""
 

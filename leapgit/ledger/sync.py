@@ -6,6 +6,7 @@ remote's ref moves atomically, and a replay skips records the remote already hol
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shlex
@@ -68,13 +69,16 @@ def require_remote(root: Path, remote: str) -> None:
     fuzzing review: a URL made an invalid refspec). Asked before any fetch."""
     if (root, remote) in _NAMED:
         return
-    names = git.run(["remote"], root).stdout.decode("utf-8", "surrogateescape").split("\n")
+    names = [n for n in git.run(["remote"], root).stdout.decode(
+        "utf-8", "surrogateescape").split("\n") if n]
     if remote not in names:
-        known = ", ".join(n for n in names if n) or "none"
+        known = ", ".join(names) or "none"
+        located = "://" in remote or remote.startswith(("/", ".", "~")) or \
+            re.match(r"[^/]+@[^/]+:", remote) is not None or os.path.exists(remote)
         raise UsageError(f"{remote!r} is not a remote of this repository (its remotes: "
-                         f"{known})", field="--remote",
-                         hint=f"add it (`git remote add NAME {shlex.quote(remote)}`), then "
-                              "give NAME")
+                         f"{known})", hint=(
+                             f"add it (`git remote add NAME {shlex.quote(remote)}`), then give "
+                             "NAME" if located or not names else "give one of its remotes"))
     _NAMED.add((root, remote))
 
 

@@ -469,7 +469,6 @@ class Worker:
         self.echo(f"{found.slice}/{found.ball}: round {receipt.round} pushed "
                   f"({receipt.outcome}{claimed})")
 
-
     def _refused_others_only(self, exc: LeapError, found: Open, also: list[str]) -> bool:
         """Whether the refusal names records only, none of ``found``'s and no branch."""
         said = " ".join(exc.lines())

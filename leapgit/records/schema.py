@@ -26,7 +26,6 @@ RECORD_KINDS = (
 )
 
 
-
 def schema_text(name: str) -> str:
     """``name`` is ``slice``, ``config`` or ``records/<kind>``. Read from the folder the
     record cache stamps (``cache.schemas_dir``: in the package, or beside it in an editable

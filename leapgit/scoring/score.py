@@ -173,7 +173,6 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
                             hint=refused[0].hint)
 
 
-
 def _recorded_only(ws: Workspace, ep: Episode, tip: str) -> str:
     """L6: score only recorded rounds: the branch goes back to where the last round left
     it (in the ball's worktree), then the claim is scored; never "resume", which refuses a
@@ -185,6 +184,7 @@ def _recorded_only(ws: Workspace, ep: Episode, tip: str) -> str:
             ep, last, ep.spent(ws.config.round_cap), tip, where)
     return (f"score only recorded rounds: {put_back(ep, tip, where)}run "
             f"`leap score {t.slice} {t.ball}` again")
+
 
 def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str,
            reds: list[RedRecord], who: Builder, builder_text: str, ev: _Evidence,

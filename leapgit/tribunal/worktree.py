@@ -47,6 +47,8 @@ def in_use() -> frozenset[str]:
     test, red and merge runs write there, so no builder's round is held for it (L5, L9)."""
     with _IN_USE_LOCK:
         return frozenset(_IN_USE)
+
+
 _TAIL = 4000  # characters of the setup's output kept
 _SHOWN = 10  # of its lines shown under a hold
 

@@ -88,8 +88,11 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     listed = _registered(_listed(root), path)
     if listed is not None and path.is_dir():
         return
-    add = f"git worktree add {shlex.quote(str(path))} {shlex.quote(branch)}"
-    how = add if listed is None else f"git worktree prune && {add}"
+    where = shlex.quote(str(path))
+    add = f"git worktree add {where} {shlex.quote(branch)}"
+    # git forgets this one folder only (a prune would forget every missing one, another
+    # ball's on a disk not mounted now included, with leap's state in its admin folder)
+    how = add if listed is None else f"git worktree remove {where} && {add}"
     raise error(f"the worktree of {ball} is gone: {path}", rule="L5",
                 hint=f"recreate it on its branch (`{how}`), then run this again")
 

@@ -157,6 +157,7 @@ class _Driver:
             run.lock.closed()
         return played
 
+
 def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: int,
               progress: Progress, command: str | None = None,
               heartbeat: float = HEARTBEAT, stop: threading.Event | None = None,

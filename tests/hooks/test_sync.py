@@ -122,11 +122,13 @@ def test_a_remote_given_as_a_url_or_an_unknown_name_is_bad_input_whose_hint_lead
     for given in (w.url, "nonsense"):
         res = leap("sync", given, cwd=w.work)
         assert res.code == 2, res
-        assert f"--remote: {given!r} is not a remote of this repository (its remotes: " \
-            "origin)" in res.err, res
+        assert f"{given!r} is not a remote of this repository (its remotes: origin)" in \
+            res.err, res
         assert len(res.err.strip().splitlines()) == 1, res
     assert f"add it (`git remote add NAME {w.url}`), then give NAME" in \
         leap("sync", w.url, cwd=w.work).err
+    typo = leap("sync", "origni", cwd=w.work)  # a name mistyped is no URL to add
+    assert "give one of its remotes" in typo.err and "git remote add" not in typo.err, typo
     for command in (("worker", "--remote", w.url, "--once"),
                     ("run", "s1", "--remote", w.url), ("throw", "s1", "--remote", w.url)):
         res = leap(*command, cwd=w.work)
@@ -159,3 +161,23 @@ def test_records_for_a_remote_without_a_ledger_lead_on_to_the_sync_that_puts_one
     assert leap("sync", "empty", cwd=w.work).code == 0  # the hint, exactly
     tip = push_records("empty", records, "cut later", start=w.work)
     assert git("rev-parse", "leap/ledger", cwd=empty) == tip
+
+
+def test_a_forced_ledger_push_that_is_no_fast_forward_leads_on_to_leap_sync(
+        fresh_world: World) -> None:
+    """Every hint leads on: a ledger pushed by hand over records it lacks (`git push
+    --force`) is refused, naming `leap sync`; exactly that replays the records on the
+    remote's ledger, and both clones' records are there."""
+    w = fresh_world
+    one, two = clone(w, "one"), clone(w, "two")
+    write_slices(w, one, "one", 1)
+    assert leap("sync", cwd=one).code == 0
+    write_slices(w, two, "two", 1)
+    forced = subprocess.run(["git", "push", "--force", "origin", "leap/ledger"], cwd=two,
+                            capture_output=True, text=True)
+    assert forced.returncode != 0, forced
+    assert "[L8]" in forced.stderr and "not a fast-forward" in forced.stderr, forced.stderr
+    assert "replay your records on it with `leap sync`" in forced.stderr, forced.stderr
+    assert leap("sync", cwd=two).code == 0  # the hint, exactly
+    files = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices", cwd=w.bare).split()
+    assert {f.split("/")[1] for f in files} >= {"one-0", "two-0"}, files

@@ -228,7 +228,14 @@ def test_a_gone_worktree_is_brought_back_by_what_ball_check_and_round_name(
     back = _way_back(checked.err)
     assert _way_back(closed.err) == back and "leap throw" not in checked.err + closed.err
     assert _receipts(diamond) == []
+    # another worktree, on a disk not mounted just now, stays registered through the hint
+    # (blind review: `git worktree prune` forgot every missing one, its state with it)
+    other = diamond.parent / "elsewhere"
+    git("worktree", "add", "-q", "-b", "elsewhere", str(other), cwd=diamond)
+    unmounted = other.rename(diamond.parent / "unmounted")
     subprocess.run(back, shell=True, cwd=diamond, check=True)  # the hint, exactly
+    unmounted.rename(other)
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=other) == "elsewhere"
     assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
     (wt / "src" / "a.py").write_text("A = 2\n")
     closed = leap("round", "dia", "A", "--outcome", "0", "--evidence", "by hand", cwd=diamond)

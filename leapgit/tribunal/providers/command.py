@@ -126,7 +126,6 @@ def _claude_result(text: str) -> Answer:
     return Answer(answer, f"exit 0, subtype {envelope.get('subtype')!r}", usage)
 
 
-
 def _footer_last(verdict: dict[str, object]) -> dict[str, object]:
     """A structured verdict is data, not text: its keys come in whatever order Claude Code
     serialised them, which ``--json-schema`` does not fix. Written out as a verdict, its
