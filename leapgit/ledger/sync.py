@@ -73,13 +73,19 @@ def require_remote(root: Path, remote: str) -> None:
         "utf-8", "surrogateescape").split("\n") if n]
     if remote not in names:
         known = ", ".join(names) or "none"
-        located = "://" in remote or remote.startswith(("/", ".", "~")) or \
-            re.match(r"[^/]+@[^/]+:", remote) is not None or os.path.exists(remote)
         raise UsageError(f"{remote!r} is not a remote of this repository (its remotes: "
                          f"{known})", hint=(
                              f"add it (`git remote add NAME {shlex.quote(remote)}`), then give "
-                             "NAME" if located or not names else "give one of its remotes"))
+                             "NAME" if located(remote) or not names else
+                             "give one of its remotes"))
     _NAMED.add((root, remote))
+
+
+def located(remote: str) -> bool:
+    """Whether ``remote`` reads as where a repository is (a URL, a path, ``host:path``),
+    rather than as a remote's name."""
+    return "://" in remote or remote.startswith(("/", ".", "~")) or \
+        re.match(r"[^/]+@[^/]+:", remote) is not None or os.path.exists(remote)
 
 
 def fetch(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess[bytes]:

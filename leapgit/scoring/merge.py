@@ -205,6 +205,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     if resumed is not None:
         return resumed
     spine.require_clean(root, name)
+    remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
     with ws.ledger() as ledger:
         planned, reopened = plan(ws, ledger, slice_id)
         rec = query.load_slice(ledger.require(), slice_id)
@@ -214,7 +215,6 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         _left_by_a_killed_merge(ledger, name, holder, slice_id)
         lease = leases.take_lease(ledger, name, holder, _taken_for(slice_id))
     temp = TEMP_REF.format(slice=slice_id)
-    remote = spine.spine_remote(root, name)
     pushing: MergeRecord | None = None
     try:
         merges = build(ws, slice_id, old, planned)

@@ -4,6 +4,7 @@ and push to the spine's remote so the server's ``pre-receive`` judges it."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,9 +152,24 @@ def move_spine(root: Path, spine: str, old: str, new: str) -> str | None:
 
 
 def spine_remote(root: Path, spine: str) -> str | None:
+    """The remote the spine tracks, by name, or None; a URL or a path there (`git push -u
+    URL`) is bad input, said before a merge takes its lease or convenes its review."""
+    from leapgit.ledger.sync import located, require_remote
+
     proc = git.run(["config", "--get", f"branch.{spine}.remote"], root, check=False)
     name = proc.stdout.decode().strip()
-    return name if proc.returncode == 0 and name and name != "." else None
+    if proc.returncode != 0 or not name or name == ".":
+        return None
+    try:
+        require_remote(root, name)
+    except UsageError as exc:
+        track = f"`git config branch.{spine}.remote NAME`"
+        raise UsageError(exc.problems[0].message, file=".git/config",
+                         field=f"branch.{spine}.remote", hint=(
+                             f"track the spine by a remote's name: `git remote add NAME "
+                             f"{shlex.quote(name)}`, then {track}" if located(name) else
+                             f"{track}, NAME one of its remotes")) from None
+    return name
 
 
 class PushRefused(RuleViolation):

@@ -231,6 +231,29 @@ def test_a_landed_merge_of_another_holder_names_the_merge_that_records_it(
     assert landed in record
 
 
+def test_a_spine_tracking_a_url_is_named_before_the_merge_takes_its_lease(
+        left_passed: Project) -> None:
+    """`git push -u URL main` leaves a URL as the spine's remote: the merge says so, naming
+    the git setting, before it takes a lease or convenes its review (blind review: it said
+    so only after both, naming an option `leap merge` does not have); the hint leads on."""
+    p = left_passed
+    url = git("remote", "get-url", "origin", cwd=p.work)
+    git("config", "branch.main.remote", url, cwd=p.work)
+    before = p.tip("leap/ledger")
+    refused = p.leap("merge", "left")
+    assert refused.code == 2, refused
+    assert f".git/config: branch.main.remote: {url!r} is not a remote of this repository" \
+        in refused.err, refused
+    assert p.tip("leap/ledger") == before  # no lease, no review, nothing recorded
+    hint = f"`git remote add NAME {url}`, then `git config branch.main.remote NAME`"
+    assert hint in refused.err, refused
+    git("remote", "add", "shared", url, cwd=p.work)  # the hint, NAME chosen
+    git("config", "branch.main.remote", "shared", cwd=p.work)
+    merged = p.leap("merge", "left")
+    assert merged.code == 0, merged
+    assert p.remote_tip("refs/heads/main") == p.tip("main") != p.base
+
+
 def test_plan_rechecks_each_branch_holds_its_passed_candidate(
         scored: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Finding 6: a branch that moved after its pass (and was not reopened) lands nothing."""
