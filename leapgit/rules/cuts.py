@@ -1,8 +1,14 @@
 """A cut on the ledger (L1), judged on the server as `leap slice cut` judges its draft
-(``slices.check.check_slice``, ``slices.cut.claimed_elsewhere``): a slice record lands only
-with the first spec of every ball it names, in waves that are its dependency order, and the
-slice those specs make passes the cut's own check; a first spec joins no slice cut before.
-A slice record alone would stop every clone's `leap status` on the ball it lacks."""
+(``slices.check.check_slice``): a slice record lands only with the first spec of every ball
+it names, each named once, in waves that are its dependency order, on a base that is a
+commit, and the slice those specs make passes the cut's own check of itself; a first spec
+joins no slice cut before. A slice record alone would stop every clone's `leap status` on
+the ball it lacks.
+
+Not judged here: whether a file is claimed by another open slice (L4). The cut refuses
+that on the clone; two clones cutting over one file at once both land, as before this rule,
+since a refusal here would leave the second clone's ledger with a cut no command takes
+back (and would cost every cut a walk of every open slice)."""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
-from leapgit.records.types import BallRecord, StampedScope
+from leapgit.records.types import ABSENT, BallRecord, StampedScope
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
@@ -25,14 +31,20 @@ HINT = ("cut slices with `leap slice cut`, which writes the slice and every ball
 def check_cut(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecord,
               view: LedgerView) -> list[Refusal]:
     """``view``: the ledger as the cut's commit leaves it."""
+    twice = sorted({b for b in rec.balls if rec.balls.count(b) > 1})
+    if twice:
+        return [Refusal("L1", ref, sha, path, f"names ball {', '.join(twice)} more than once",
+                        HINT)]
+    if ctx.objects.has(rec.base) and ctx.objects.type_of(rec.base) != "commit":
+        return [Refusal("L1", ref, sha, path, f"its base {rec.base[:12]} is a "
+                        f"{ctx.objects.type_of(rec.base)}, not a commit", HINT)]
     specs = {b: view.record(layout.ball_path(rec.slice, b), BallRecord) for b in rec.balls}
     out = [Refusal("L1", ref, sha, path, f"names ball {b}, whose first spec "
                    f"({layout.ball_path(rec.slice, b)}) the cut lacks", HINT)
            for b, spec in specs.items() if spec is None]
     if out:
         return out
-    return _as_drafted(ctx, ref, sha, path, rec, view,
-                       [s for s in specs.values() if s is not None])
+    return _as_drafted(ctx, ref, sha, path, rec, [s for s in specs.values() if s is not None])
 
 
 def check_first_spec(ref: str, sha: str, path: str, rec: BallRecord, view: LedgerView,
@@ -52,16 +64,16 @@ def check_first_spec(ref: str, sha: str, path: str, rec: BallRecord, view: Ledge
 
 
 def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecord,
-                view: LedgerView, specs: list[BallRecord]) -> list[Refusal]:
+                specs: list[BallRecord]) -> list[Refusal]:
     """L1, L2, L4: the cut's check of the slice the specs make, at the slice's base as the
     server stores it; the waves and the stamps are the ones that check gives."""
     from leapgit.records.drafts import BallDraft, SliceDraft
     from leapgit.slices.check import check_slice
-    from leapgit.slices.cut import claimed_elsewhere
     from leapgit.slices.scope import TreeResolver
 
     draft = SliceDraft(source=path, slice=rec.slice, spine=rec.spine,
-                       balls=tuple(BallDraft.from_record(s) for s in specs))
+                       balls=tuple(BallDraft.from_record(s) for s in specs),
+                       description=rec.description, live_proof=rec.live_proof)
     based = ctx.objects.has(rec.base)
     tree = ctx.objects.commit(rec.base).tree if based else None
     try:
@@ -69,22 +81,32 @@ def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecor
     except LeapError as exc:
         return [Refusal(p.rule or "L1", ref, sha, path, p.message, p.hint or HINT)
                 for p in exc.problems]
-    out = [Refusal(e.problems[0].rule or "L4", ref, sha, path, e.problems[0].message,
-                   e.problems[0].hint or HINT) for e in claimed_elsewhere(view, checked)]
+    out = []
     if rec.waves != checked.waves:
         out.append(Refusal("L1", ref, sha, path, f"waves {[list(w) for w in rec.waves]} are "
                            "not the balls' dependency order "
                            f"{[list(w) for w in checked.waves]}", HINT))
     if based:  # the stamps are the base's blobs (without the base, nothing to hold them to)
-        out += [Refusal("L2", ref, sha, layout.ball_path(rec.slice, s.ball), f"scope entry "
-                        f"{e.path!r} is stamped {e.blob[:12]}, not the slice base's "
-                        f"{_stamp(checked.scopes[s.ball], e.path)}", HINT)
-                for s in specs for e in s.scope
-                if (e.path, e.blob, e.resolved) not in
-                {(c.path, c.blob, c.resolved) for c in checked.scopes[s.ball]}]
+        for spec in specs:
+            out += _stamps(ref, sha, layout.ball_path(rec.slice, spec.ball), spec.scope,
+                           checked.scopes[spec.ball])
     return out
 
 
-def _stamp(stamps: tuple[StampedScope, ...], path: str) -> str:
-    found = next((s for s in stamps if s.path == path), None)
-    return found.blob[:12] if found is not None else "nothing"
+def _stamps(ref: str, sha: str, path: str, recorded: tuple[StampedScope, ...],
+            base: tuple[StampedScope, ...]) -> list[Refusal]:
+    """L2: each scope entry stamped with its blob at the slice's base, and a file the base
+    holds resolved as the base resolves it (a file the base lacks may be reached through a
+    symlink of the clone's work tree, which the server never sees)."""
+    want = {s.path: s for s in base}
+    out = []
+    for entry in recorded:
+        found = want.get(entry.path)
+        if found is None or found.blob != entry.blob or (
+                entry.blob != ABSENT and found.resolved != entry.resolved):
+            out.append(Refusal("L2", ref, sha, path, f"scope entry {entry.path!r} is stamped "
+                               f"{entry.blob[:12]} (resolved {entry.resolved or entry.path!r}),"
+                               f" not as the slice's base has it: "
+                               f"{found.blob[:12] if found else 'nothing'} (resolved "
+                               f"{(found.resolved or found.path) if found else '-'!r})", HINT))
+    return out

@@ -22,7 +22,7 @@ def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceR
             f"slice {draft.slice!r} is already cut", file=draft.source, field="slice",
             rule="L8", hint="records are never rewritten: choose a new slice id",
         )
-    claimed = combine(claimed_elsewhere(view, checked))
+    claimed = combine(_claimed_elsewhere(view, checked))
     if claimed is not None:
         raise claimed
     at = now_iso()
@@ -60,7 +60,7 @@ def _project_base(ledger: Ledger, view: LedgerView, base: str) -> None:
                          "e.g. the spine's tip (the default is HEAD)")
 
 
-def claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
+def _claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
     """L4: an open slice (neither merged nor abandoned) owns its balls' scope files; a new
     slice may not claim one of them. Every clash is named, with the slice that owns it."""
     owner: dict[str, tuple[str, str]] = {}  # file -> (slice, ball), every open slice

@@ -47,14 +47,60 @@ def test_a_slice_record_without_its_balls_specs_is_refused(fresh_world: World) -
             "names ball a, whose first spec", layout.ball_path("s2", "a"))
 
 
-def test_a_cut_that_takes_an_open_slices_file_is_refused_as_the_draft_would_be(
+def test_a_cut_over_an_open_slices_file_lands_as_before(fresh_world: World) -> None:
+    """L4 across slices is the clone's check at its cut, not the server's: two clones
+    cutting over one file at once both land (a refusal would leave the second clone's
+    ledger holding a cut no command takes back: blind review)."""
+    w = fresh_world
+    w.append(_records(w, "s2", {"a": _spec(w, "a"), "c": _on(w, "src/c.py")}))
+    assert w.push("leap/ledger").returncode == 0
+
+
+def test_a_cut_naming_a_ball_twice_or_on_a_base_that_is_no_commit_is_refused(
         fresh_world: World) -> None:
-    """Slice s2 takes a file of s1, an open slice: L4, as `leap slice cut` refuses it."""
     w = fresh_world
     before = remote_refs(w.bare)
-    w.append(_records(w, "s2", {"a": _spec(w, "a"), "c": _on(w, "src/c.py")}))
-    refused(w, w.push("leap/ledger"), before, "L4", layout.slice_path("s2"),
-            "'src/a.py' belongs to ball 'a' of open slice 's1'")
+    records = _records(w, "s2", {"c": _on(w, "src/c.py"), "d": _on(w, "src/d.py")},
+                       names=("c", "c", "d"))
+    w.append(records)
+    refused(w, w.push("leap/ledger"), before, "L1", layout.slice_path("s2"),
+            "names ball c more than once")
+    w.reset_ledger()
+    blob = git("rev-parse", "main:src/c.py", cwd=w.work)
+    cut = _records(w, "s3", {"c": _on(w, "src/c.py"), "d": _on(w, "src/d.py")})
+    rec = yamlio.loads(cut[layout.slice_path("s3")], "s3")
+    cut[layout.slice_path("s3")] = yamlio.dumps({**rec, "base": blob})
+    w.append(cut)
+    refused(w, w.push("leap/ledger"), before, "L1", layout.slice_path("s3"),
+            f"its base {blob[:12]} is a blob, not a commit")
+
+
+def test_a_nul_byte_in_the_slice_s_live_proof_is_refused_as_the_cut_refuses_it(
+        fresh_world: World) -> None:
+    w = fresh_world
+    before = remote_refs(w.bare)
+    cut = _records(w, "s2", {"c": _on(w, "src/c.py"), "d": _on(w, "src/d.py")})
+    rec = yamlio.loads(cut[layout.slice_path("s2")], "s2")
+    cut[layout.slice_path("s2")] = yamlio.dumps({**rec, "live_proof": "make check\0"})
+    w.append(cut)
+    refused(w, w.push("leap/ledger"), before, "L1", layout.slice_path("s2"), "NUL byte")
+
+
+def test_an_honest_cut_through_a_symlink_of_the_work_tree_lands(fresh_world: World) -> None:
+    """A file the base lacks, named through a symlink only the clone's work tree has: the
+    cut records where it resolves, which the server cannot see; the stamp (absent) is
+    what it holds to (blind review: the server refused this honest cut)."""
+    w = fresh_world
+    (w.work / "lib").symlink_to("src")
+    draft = w.base_dir / "s2.yaml"
+    draft.write_text("slice: s2\nspine: integrator\nballs:\n"
+                     "  - {id: c, goal: g, spec: s, scope: [lib/other.py], proof: 'true', "
+                     "tests: 'true', rollback: restore-scope}\n"
+                     "  - {id: d, goal: g, spec: s, scope: [src/c.py], proof: 'true', "
+                     "tests: 'true', rollback: restore-scope}\n")
+    assert leap("slice", "cut", str(draft), cwd=w.work).code == 0
+    assert leap("sync", cwd=w.work).code == 0
+    assert leap("audit", cwd=w.work).code == 0
 
 
 def test_a_cut_whose_waves_are_not_its_dependency_order_is_refused(
