@@ -11,7 +11,7 @@ from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.ledger.workspace import open_workspace, require_folder
 from leapgit.records import yamlio
-from leapgit.records.config import CONFIG_PATH, branch_problems, parse_config
+from leapgit.records.config import CONFIG_PATH, parse_config, spine_problems
 from leapgit.records.types import LedgerRoot
 from leapgit.timeutil import now_iso
 
@@ -86,7 +86,7 @@ def default_spine(root: Path) -> str:
 def init(start: Path | str = ".", spine: str | None = None,
          signing: SigningChoice | None = None) -> InitResult:
     if spine is not None:  # a name git would refuse, refused before anything is written
-        found = branch_problems(spine, None, "--spine")
+        found = spine_problems(spine)
         if found:
             raise UsageError(problems=found)
     ws = open_workspace(start)

@@ -105,11 +105,27 @@ def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
     if not check_ref_format(refname(ledger_ref)):
         found.append(Problem(f"{ledger_ref!r} is not a valid git ref name", source,
                              "ledger_ref", "config", "use a name like refs/heads/leap/ledger"))
-    if ledger_ref == f"refs/heads/{spine}":
+    ledger = ledger_ref.removeprefix("refs/heads/") if ledger_ref.startswith("refs/heads/") \
+        else None
+    if ledger == spine:
         found.append(Problem("the ledger cannot live on the spine branch", source,
                              "ledger_ref", "config", "the ledger is an orphan branch of its own"))
+    elif ledger is not None and _nested(spine, ledger):
+        found.append(Problem(f"the ledger's branch {ledger!r} and the spine {spine!r} would "
+                             "collide: git keeps no branch both as a name and as a folder of "
+                             "names", source, "ledger_ref", "config",
+                             "give the ledger a branch of its own, e.g. leap/ledger"))
     found.extend(branch_problems(spine, source, "spine"))
     return found
+
+
+def spine_problems(spine: str, field: str = "--spine") -> list[Problem]:
+    """A spine given on its own (`leap init --spine`), with the default ledger branch and
+    ball prefix: every problem the names have is the spine's, said at ``field``; the first
+    is said, since another name mends them all."""
+    return [p._replace(file=None, field=field, hint=p.hint if p.field == "spine" else
+                       "choose another spine name")
+            for p in _name_problems(Config(spine=spine), field)][:1]
 
 
 def branch_problems(name: str, source: str | None, field: str) -> list[Problem]:
