@@ -263,7 +263,8 @@ def _check_plain(value: Any, source: str, where: str, depth: int) -> None:
         # ".nan" passes every "> 0" of a schema (each comparison with it is false), and
         # ".inf" means "no limit" where a limit was asked for; neither is ever recorded
         raise InvalidRecord("not a finite number (NaN or infinity)", file=source,
-                            field=where or None, hint="write a plain number, e.g. 600")
+                            field=where or None,
+                            hint="write a finite number (e.g. 600), or quote it if you meant text")
     elif value is not None and not isinstance(value, (str, int, float, bool)):
         raise InvalidRecord(
             f"{type(value).__name__} value is not allowed", file=source, field=where or None,
