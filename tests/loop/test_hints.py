@@ -123,3 +123,30 @@ def test_a_stuck_builder_stop_leads_on_once_the_builder_is_fixed(isolated: Path,
         (p.base_dir / "broken").unlink()  # the builder is fixed
         landed = p.leap("run", "hbr", "--resume-holds", "--heartbeat", "0")  # the hint
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+
+
+def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
+        isolated: Path, served: Served) -> None:
+    """Every hint leads on: a held ball resumed once (`--resume-holds`) that holds again
+    stops with "`leap ball respec S B FILE`, then `leap run S`"; exactly those land it."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-again"), served.daemon, server.url, "hag", ("a", "b"),
+                builder=MOODY)
+        (p.base_dir / "hold").write_text("")
+        first = p.leap("run", "hag", "--json", "--heartbeat", "0")
+        assert first.code == 3 and _hinted(_stops(first.out)["a"]["hint"]) == \
+            ["leap run hag --resume-holds"], first.out[-2000:]
+        again = p.leap("run", "hag", "--resume-holds", "--json", "--heartbeat", "0")
+        assert again.code == 3, again.out[-2000:]
+        stop = _stops(again.out)["a"]
+        assert "ended at 0 again" in str(stop["reason"]), stop
+        assert _hinted(stop["hint"]) == ["leap ball respec hag a FILE", "leap run hag"], stop
+        (p.base_dir / "hold").unlink()  # the repaired spec is one the builder can meet
+        spec = p.base_dir / "a.yaml"
+        spec.write_text("goal: a works\nspec: make a work, inside calc/a.py only\n"
+                        "scope: [calc/a.py, tests/test_a.py]\nproof: python -m unittest -q "
+                        "tests.test_a\ntests: python -m unittest -q\nrollback: restore-scope\n"
+                        "reason: held twice\n")
+        assert p.leap("ball", "respec", "hag", "a", str(spec)).code == 0  # the hint
+        landed = p.leap("run", "hag", "--heartbeat", "0")  # then `leap run`
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]

@@ -117,12 +117,21 @@ def test_run_max_usd_holds_the_priced_spend_when_one_seat_reports_none(
         _price_a_token_a_dollar(p)
         before = p.remote_tip("refs/heads/main")
         res = p.leap("run", "usd", "--json", "--heartbeat", "0")
-    got = events(res.out)
-    table = next(e for e in got if e["event"] == "table")
-    assert "not fully priced" in str(table["stopped"]), res.out[-2000:]
-    assert not any(e["event"] == "merge" for e in got), res.out[-2000:]
-    assert p.remote_tip("refs/heads/main") == before
-    assert res.code == 3, res.code
+        got = events(res.out)
+        table = next(e for e in got if e["event"] == "table")
+        assert "not fully priced" in str(table["stopped"]), res.out[-2000:]
+        assert "remove run.max_usd, then `leap run` again" in str(table["stopped"])
+        assert not any(e["event"] == "merge" for e in got), res.out[-2000:]
+        assert p.remote_tip("refs/heads/main") == before
+        assert res.code == 3, res.code
+        # every hint leads on: with the cap removed, `leap run` again lands the slice
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        del cfg["run"]
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        landed = p.leap("run", "usd", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+    assert p.remote_tip("refs/heads/main") != before
 
 
 # -- finding 3 --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from leapgit.ledger import layout
 from leapgit.ledger.leases import release_lease, take_lease
 from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
 from tests.scoring.test_refusals import ball, unit_test
 from tests.scoring.world import Project, build_project
 from tests.support import GitDaemon, git
@@ -250,6 +251,27 @@ def test_a_spine_tracking_a_url_is_named_before_the_merge_takes_its_lease(
     git("remote", "add", "shared", url, cwd=p.work)  # the hint, NAME chosen
     git("config", "branch.main.remote", "shared", cwd=p.work)
     merged = p.leap("merge", "left")
+    assert merged.code == 0, merged
+    assert p.remote_tip("refs/heads/main") == p.tip("main") != p.base
+
+
+def test_a_merge_with_no_declared_builder_leads_on_with_the_flag_it_names(
+        left_passed: Project) -> None:
+    """Every hint leads on (T4): with builder.identity gone from the config, `leap merge`
+    names `--builder model=ID,family=F,session=S`; given so, the merge lands."""
+    from tests.scoring.world import BUILDER_ID
+
+    p = left_passed
+    cfg_path = p.work / ".leap" / "config.yaml"
+    cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+    del cfg["builder"]["identity"]
+    cfg_path.write_bytes(yamlio.dumps(cfg))
+    refused = p.leap("merge", "left")
+    assert refused.code == 2 and "builder.identity: the builder is not declared [T4]" in \
+        refused.err, refused
+    assert "pass --builder model=ID,family=F,session=S or set builder.identity" in \
+        refused.err, refused
+    merged = p.leap("merge", "left", "--builder", BUILDER_ID)  # the hint
     assert merged.code == 0, merged
     assert p.remote_tip("refs/heads/main") == p.tip("main") != p.base
 
