@@ -4,9 +4,13 @@ at the same time; every record lands once, on a linear ledger."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
@@ -144,8 +148,6 @@ def test_records_for_a_remote_without_a_ledger_lead_on_to_the_sync_that_puts_one
         fresh_world: World) -> None:
     """Every hint leads on: adding records to a remote that holds no ledger says to push
     one first with `leap sync REMOTE`; after exactly that, the records land."""
-    import pytest
-
     from leapgit.errors import RuleViolation
     from leapgit.ledger.sync import push_records
 
@@ -181,3 +183,52 @@ def test_a_forced_ledger_push_that_is_no_fast_forward_leads_on_to_leap_sync(
     assert leap("sync", cwd=two).code == 0  # the hint, exactly
     files = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices", cwd=w.bare).split()
     assert {f.split("/")[1] for f in files} >= {"one-0", "two-0"}, files
+
+
+def test_a_ledger_that_kept_moving_leads_on_to_leap_sync_again(fresh_world: World) -> None:
+    """Every hint leads on: a sync whose every push lost its race (here none is allowed)
+    holds with nothing lost and names `leap sync` again; exactly that lands the records."""
+    from leapgit.errors import LedgerBusy
+    from leapgit.ledger.sync import sync
+
+    w = fresh_world
+    write_slices(w, w.work, "busy", 1)
+    with pytest.raises(LedgerBusy) as held:
+        sync("origin", start=w.work, max_rounds=0)
+    said = " ".join(held.value.lines())
+    assert "kept moving" in said and "nothing is lost: run `leap sync` again" in said, said
+    assert leap("sync", cwd=w.work).code == 0  # the hint, exactly
+    files = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices", cwd=w.bare).split()
+    assert any(f.startswith("slices/busy-0/") for f in files), files
+
+
+def test_a_worker_on_a_remote_without_a_ledger_leads_on_once_the_thrower_syncs(
+        fresh_world: World) -> None:
+    """Every hint leads on: a worker's clone of a remote that holds no ledger yet is told
+    the thrower pushes it with `leap sync REMOTE`; once the thrower ran exactly that, the
+    worker takes the ledger and looks."""
+    w = fresh_world
+    empty = w.base_dir / "empty.git"
+    git("init", "-q", "--bare", "-b", "main", str(empty), cwd=w.base_dir)
+    git("push", "-q", str(empty), "main", cwd=w.work)
+    worker = w.base_dir / "worker"
+    git("clone", "-q", str(empty), str(worker), cwd=w.base_dir)
+    waiting = leap("worker", "--remote", "origin", "--once", cwd=worker)
+    assert waiting.code != 0 and "no ledger on origin" in waiting.out + waiting.err, waiting
+    assert "the thrower pushes it (`leap sync origin`)" in waiting.out + waiting.err, waiting
+    git("remote", "add", "empty", str(empty), cwd=w.work)
+    assert leap("sync", "empty", cwd=w.work).code == 0  # the hint, in the thrower's clone
+    # the worker now takes the ledger and waits on its thrown balls (none is published)
+    looking = subprocess.Popen([sys.executable, "-m", "leapgit", "worker", "--remote",
+                                "origin", "--once"], cwd=worker, env={**os.environ, **IDENTITY},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while git("rev-parse", "--verify", "-q", "leap/ledger", cwd=worker, check=False) != \
+                git("rev-parse", "leap/ledger", cwd=empty):
+            assert looking.poll() is None and time.monotonic() < deadline, \
+                looking.communicate(timeout=5)
+            time.sleep(0.05)
+    finally:
+        looking.send_signal(signal.SIGINT)
+        looking.communicate(timeout=30)
