@@ -85,10 +85,6 @@ def default_spine(root: Path) -> str:
 
 def init(start: Path | str = ".", spine: str | None = None,
          signing: SigningChoice | None = None) -> InitResult:
-    if spine is not None:  # a name git would refuse, refused before anything is written
-        found = spine_problems(spine)
-        if found:
-            raise UsageError(problems=found)
     ws = open_workspace(start)
     if ws.paths.top is None:
         raise UsageError(
@@ -102,6 +98,11 @@ def init(start: Path | str = ".", spine: str | None = None,
                    hint=f"move it away: leapgit keeps its config in {CONFIG_PATH}")
     written = False
     if not config_path.exists():
+        # a spine given for a new config, with its default names: refused before anything
+        # is written (an existing config's names are its own: checked when it is read)
+        found = spine_problems(spine) if spine is not None else []
+        if found:
+            raise UsageError(problems=found)
         text = CONFIG_TEMPLATE.format(
             spine=yamlio.quote(spine or default_spine(root)),
             ledger_ref=yamlio.quote(ws.config.ledger_ref),

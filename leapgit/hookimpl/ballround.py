@@ -169,7 +169,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 done = record_round(
                     ledger, slice_id, ball_id, outcome=-1, claim=False, commit=head,
                     candidate=tree, recorded_by=RECORDED_BY, round_cap=config.round_cap,
-                    quick=True, evidence="scope breach ("
+                    worktree=top, quick=True, evidence="scope breach ("
                     + ", ".join(sorted({r.rule for r in scope})) + "): "
                     + ", ".join(_shown(r.path) if r.path else "merge" for r in scope),
                 )
@@ -191,7 +191,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 from leapgit.rules.episodes import spent_hint
 
                 say(f"the round was not recorded: {slice_id}/{ball_id} used its rounds; "
-                    + spent_hint(view, episode, head))
+                    + spent_hint(view, episode, head, top))
                 return
             say("the round was not recorded: amend the commit with its trailers "
                 "(`git commit --amend`); the server refuses a round without them" if not
@@ -201,8 +201,8 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         done = record_round(
             ledger, slice_id, ball_id, outcome=trailers.outcome, claim=True, commit=head,
             candidate=tree, recorded_by=RECORDED_BY, round_cap=config.round_cap,
+            worktree=top, expect_round=trailers.round, quick=True,
             evidence=trailers.evidence or commit.message.decode("utf-8", "replace").split("\n")[0],
-            expect_round=trailers.round, quick=True,
         )
         reopened = None
         if history.has(view, slice_id, ball_id, "scores"):  # only a score can hold a pass

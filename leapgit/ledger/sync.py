@@ -76,8 +76,9 @@ def require_remote(root: Path, remote: str) -> None:
         raise UsageError(f"{remote!r} is not a remote of this repository (its remotes: "
                          f"{known})", hint=(
                              f"add it (`git remote add NAME {shlex.quote(remote)}`), then give "
-                             "NAME" if located(remote) or not names else
-                             "give one of its remotes"))
+                             "NAME" if located(remote) else "give one of its remotes" if names
+                             else f"add it by that name (`git remote add "
+                                  f"{shlex.quote(remote)} URL`)"))
     _NAMED.add((root, remote))
 
 

@@ -149,7 +149,9 @@ def ball_prefix_problems(prefix: str, spine: str, ledger_ref: str, source: str
     ledger = ledger_ref.removeprefix("refs/heads/") if ledger_ref.startswith("refs/heads/") \
         else None
     for name, what in ((spine, "the spine"), (ledger, "the ledger")):
-        if name is not None and _nested(prefix, name):
+        # <prefix>/<slice>/<ball> needs <prefix> and every folder above it as folders; a
+        # branch deeper under the prefix clashes only with a slice or ball of its name
+        if name is not None and (prefix == name or prefix.startswith(f"{name}/")):
             found.append(Problem(f"ball branches {prefix}/<slice>/<ball> would collide with "
                                  f"{what}'s branch {name!r}", source, "ball_branch_prefix",
                                  "config", "choose a prefix of their own, e.g. leap/ball"))

@@ -135,8 +135,10 @@ def unscored_claim(view: LedgerView, episode: Episode) -> Receipt | None:
 
 def put_back(episode: Episode, tip: str | None, worktree: str | None = None) -> str:
     """L6: when the ball branch's ``tip`` is past where the episode's last round left it (a
-    commit no receipt records), the command that puts it back, ending in ", then "; else
-    "". ``worktree``: where the branch is checked out, for a hint read elsewhere."""
+    commit no receipt records), the commands that keep that commit under a ref of its own
+    and put the branch back, ending in ", then "; else "". They name the ball's worktree
+    (``worktree``, else the one its throw names), so they move the ball's branch wherever
+    they are typed, never the checkout the user stands in."""
     last = episode.receipts[-1] if episode.receipts else None
     # where the last round left the branch: its commit, or (a round that made none) the
     # newest recorded before it; --keep keeps uncommitted changes, and refuses to lose them
@@ -145,9 +147,13 @@ def put_back(episode: Episode, tip: str | None, worktree: str | None = None) -> 
         return ""
     import shlex  # only here: the post-commit hook loads this module
 
-    git = f"git -C {shlex.quote(worktree)}" if worktree else "git"
-    return (f"`{git} reset --keep {ended[:12]}` puts the branch back where round "
-            f"{last.round} left it, then ")
+    t = episode.throw
+    where = worktree or t.worktree
+    git = f"git -C {shlex.quote(where)}" if where else "git"
+    kept = f"refs/leap/kept/{t.slice}/{t.ball}/{tip[:12]}"
+    return (f"`{git} update-ref {kept} {tip[:12]} && {git} reset --keep {ended[:12]}` keeps "
+            f"the commit past round {last.round} at {kept} and puts the branch back where "
+            f"round {last.round} left it, then ")
 
 
 def score_hint(episode: Episode, claim: Receipt, spent: bool, tip: str | None = None,

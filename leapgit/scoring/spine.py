@@ -163,7 +163,7 @@ def spine_remote(root: Path, spine: str) -> str | None:
     try:
         require_remote(root, name)
     except UsageError as exc:
-        track = f"`git config branch.{spine}.remote NAME`"
+        track = f"`git config {shlex.quote(f'branch.{spine}.remote')} NAME`"
         raise UsageError(exc.problems[0].message, file=".git/config",
                          field=f"branch.{spine}.remote", hint=(
                              f"track the spine by a remote's name: `git remote add NAME "

@@ -27,6 +27,7 @@ class Worktree:
     path: Path
     head: str | None
     branch: str | None  # refs/heads/...
+    locked: bool = False
 
 
 def worktree_root(ws: Workspace) -> Path:
@@ -65,7 +66,7 @@ def _listed(root: Path) -> list[Worktree]:
         fields = dict(line.partition(" ")[::2] for line in block.split("\n") if line)
         if "worktree" in fields:
             out.append(Worktree(Path(fields["worktree"]), fields.get("HEAD"),
-                                fields.get("branch")))
+                                fields.get("branch"), "locked" in fields))
     return out
 
 
@@ -85,11 +86,25 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     it again; a folder deleted by hand is still listed by git, which must forget it first.
     Every command that meets a missing worktree (`leap throw --run`, `leap round`,
     `leap ball check`) asks this, and none sends the user to another leap command."""
-    listed = _registered(_listed(root), path)
+    every = _listed(root)
+    listed = _registered(every, path)
     if listed is not None and path.is_dir():
         return
     where = shlex.quote(str(path))
     add = f"git worktree add {where} {shlex.quote(branch)}"
+    elsewhere = next((w for w in every if w.branch == f"refs/heads/{branch}"
+                      and w is not listed and w.path.is_dir()), None)
+    if elsewhere is not None:  # moved (`git worktree move`), or checked out by hand
+        there = shlex.quote(str(elsewhere.path))
+        how = f"git worktree move {there} {where}" if elsewhere is not every[0] else \
+            f"git -C {there} switch --detach && {add}"
+        raise error(f"the worktree of {ball} is not at {path}: its branch is checked out at "
+                    f"{elsewhere.path}", rule="L5", hint=f"`{how}`, then run this again")
+    if listed is not None and listed.locked:  # on a disk not mounted now, say
+        raise error(f"the worktree of {ball} is not at {path}, and git holds it locked",
+                    rule="L5", hint=f"mount its disk; or, if it is gone for good, "
+                    f"`git worktree unlock {where} && git worktree remove {where} && {add}`, "
+                    "then run this again")
     # git forgets this one folder only (a prune would forget every missing one, another
     # ball's on a disk not mounted now included, with leap's state in its admin folder)
     how = add if listed is None else f"git worktree remove {where} && {add}"

@@ -45,9 +45,11 @@ def record_round(
     round_cap: int, commit: str | None = None, candidate: str | None = None,
     recorded_by: str = "cli", claim: bool = True, log: str | None = None,
     expect_round: int | None = None, quick: bool = False, stuck: bool = False,
+    worktree: str | None = None,
 ) -> RoundRecorded:
     """Record the next round of the ball's current episode. Retries when a concurrent writer
     took the same round number; a commit already recorded is not recorded twice.
+    ``worktree``: where the round was built, which a refusal's hint names.
 
     ``quick`` (the post-commit hook): a record whose every string is one line is written
     without parsing it back (see ``_checked``)."""
@@ -60,7 +62,7 @@ def record_round(
                     return RoundRecorded(done, episode.checkpoint, None)
         try:
             return _record(ledger, episode, outcome, evidence, round_cap, commit, candidate,
-                           recorded_by, claim, log, expect_round, quick, stuck)
+                           recorded_by, claim, log, expect_round, quick, stuck, worktree)
         except LedgerConflict:
             continue  # another writer recorded a round first: count again
     # no rule refused the round (not a RuleViolation): the hook names `leap round`
@@ -72,7 +74,7 @@ def _record(
     ledger: Ledger, episode: Episode, outcome: Literal[-1, 0, 1], evidence: str,
     round_cap: int, commit: str | None, candidate: str | None, recorded_by: str,
     claim: bool, log: str | None, expect_round: int | None, quick: bool,
-    stuck: bool = False,
+    stuck: bool = False, worktree: str | None = None,
 ) -> RoundRecorded:
     """``stuck``: a 0 after the same failure of the round before ends the episode now, with
     a checkpoint (``STUCK``), instead of burning the rounds left (L6, issue 14 item 9)."""
@@ -89,7 +91,7 @@ def _record(
         raise RuleViolation(
             f"{t.slice}/{t.ball} already used {round_no - 1} rounds in episode {t.episode}; "
             "there is no fifth round", rule="L6",
-            hint=spent_hint(ledger.require(), episode, commit),
+            hint=spent_hint(ledger.require(), episode, commit, worktree),
         )
     if expect_round is not None and expect_round != round_no:
         raise RuleViolation(

@@ -12,7 +12,7 @@ import pytest
 from leapgit.errors import InvalidRecord
 from leapgit.records import yamlio
 from tests.slices.drafts import base_draft, write
-from tests.support import leap, ref
+from tests.support import git, leap, ref
 
 BAD_INPUT = 2
 HEAD = "version: 1\nspine: main\nledger_ref: refs/heads/leap/ledger\n"
@@ -104,7 +104,7 @@ def test_a_ledger_record_number_that_is_not_finite_is_refused(value: str) -> Non
     ("main", "the spine"),
     ("main/balls", "the spine"),
     ("leap/ledger", "the ledger"),
-    ("leap", "the ledger"),
+    ("leap/ledger/x", "the ledger"),
     ("leap/..", "not a valid git branch name"),
     ("x.lock", "not a valid git branch name"),
     ("a/.hidden", "not a valid git branch name"),
@@ -242,3 +242,27 @@ def test_a_pattern_error_hint_says_what_the_field_holds(
     line = _refused(repo, "status")
     assert line.startswith(f"leap: {CONFIG}: {field}: must match pattern "), line
     assert hint in line and "ids:" not in line and "[config]" in line, line
+
+
+def test_init_with_a_spine_an_existing_config_names_is_judged_by_that_config(
+        repo: Path) -> None:
+    """Blind review: `leap init --spine leap` was refused against the default ledger branch
+    (leap/ledger) though the repository's config names its own ledger and prefix."""
+    (repo / ".leap").mkdir()
+    (repo / CONFIG).write_text("version: 1\nspine: leap\nledger_ref: refs/heads/ledger\n"
+                               "ball_branch_prefix: balls\n")
+    git("add", CONFIG, cwd=repo)
+    git("commit", "-q", "-m", "config", cwd=repo)
+    git("branch", "-m", "leap", cwd=repo)
+    res = leap("init", "--spine", "leap", cwd=repo)
+    assert res.code == 0, res
+    assert ref(repo, "ledger") is not None  # the config's own ledger branch
+
+
+def test_a_ball_prefix_above_the_ledger_s_branch_is_no_clash(repo: Path) -> None:
+    """<prefix>/<slice>/<ball> with prefix leap and the ledger at leap/ledger: git keeps
+    both (only a slice named ledger would clash), and a repository an earlier leapgit set
+    up so keeps working (blind review)."""
+    _with_config(repo, HEAD + "ball_branch_prefix: leap\n")
+    res = leap("status", cwd=repo)
+    assert res.code in (0, 2) and "ball_branch_prefix" not in res.err, res

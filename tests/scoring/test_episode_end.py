@@ -119,8 +119,17 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     fourth = git("rev-parse", "HEAD", cwd=wt)
     hooked = run_git("commit", "-q", "--allow-empty", "-m",
                      "late 5\n\nLeap-Round: 5\nLeap-Outcome: 0", cwd=wt)
-    assert f"`git reset --keep {fourth[:12]}` puts the branch back where round 4 left it, " \
-        f"then `leap score {S} late` grades round 4's claim" in hooked.stderr, hooked.stderr
+    fifth = git("rev-parse", "HEAD", cwd=wt)
+    # the ball's worktree named, so the hint moves the ball's branch wherever it is typed
+    # (blind review: typed in the main checkout, a bare `git reset` moved the spine), and
+    # the commit past round four kept under a ref of its own, not dropped to the reflog
+    kept = f"refs/leap/kept/{S}/late/{fifth[:12]}"
+    git_wt = f"git -C {shlex.quote(str(wt))}"
+    reset = f"{git_wt} update-ref {kept} {fifth[:12]} && {git_wt} reset --keep {fourth[:12]}"
+    back = f"`{reset}` keeps the commit past round 4 at {kept} and puts the branch back " \
+        "where round 4 left it, then "
+    assert back + f"`leap score {S} late` grades round 4's claim" in hooked.stderr, \
+        hooked.stderr
     assert "leap round" not in hooked.stderr and "resume in a new episode" not in \
         hooked.stderr, hooked.stderr
     past = p.leap("score", S, "late")  # `leap score` grades only the commit round 4 claims
@@ -129,8 +138,6 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     # from the main checkout, every refusal names the same way back, in the ball's worktree,
     # and none sends to another refusal (blind review: score named "checkpoint and resume",
     # which sends back to score; throw and round named score, which refuses)
-    reset = f"git -C {shlex.quote(str(wt))} reset --keep {fourth[:12]}"
-    back = f"`{reset}` puts the branch back where round 4 left it, then "
     assert back + f"`leap score {S} late` grades round 4's claim" in past.err, past
     assert "resume in a new episode" not in past.err, past
     for refused in (p.leap("throw", S, "--ball", "late", "--resume"),
@@ -139,6 +146,8 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
             in refused.err, refused
     subprocess.run(reset, shell=True, cwd=p.work, check=True)  # the hint, exactly
     assert git("rev-parse", "HEAD", cwd=wt) == fourth
+    assert git("rev-parse", kept, cwd=p.work) == fifth  # nothing lost
+    assert git("rev-parse", "main", cwd=p.work) == p.base  # the spine never moved
     # round four claims a pass that nobody scored yet: the way on is `leap score`, and both
     # refusals say so rather than point at each other (final review, telemetry F3)
     early = p.leap("throw", S, "--ball", "late", "--resume")

@@ -290,3 +290,40 @@ def test_a_round_of_a_ball_the_slice_does_not_hold_names_it_unknown(diamond: Pat
     r = leap("round", "dia", "nope", "--outcome", "0", "--evidence", "x", cwd=diamond)
     assert r.code == 2 and "unknown ball 'nope' in slice 'dia'" in r.err, r
     assert "leap throw" not in r.err, r
+
+
+def test_a_worktree_moved_elsewhere_is_named_where_it_is_and_moved_back(diamond: Path) -> None:
+    """`git worktree move` took the ball's worktree, uncommitted edits and all: it is not
+    "gone", and `git worktree add` would fail (the branch is checked out there); the hint
+    moves it back, edits kept (blind review)."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "src" / "a.py").write_text("A = 7  # not committed\n")
+    moved = diamond.parent / "moved-A"
+    git("worktree", "move", str(wt), str(moved), cwd=diamond)
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert checked.code == 1, checked
+    assert f"its branch is checked out at {moved}" in checked.err, checked
+    back = re.search(r"; `([^`]+)`, then run this again", checked.err)
+    assert back is not None and back.group(1) == f"git worktree move {moved} {wt}", checked
+    subprocess.run(back.group(1), shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert (wt / "src" / "a.py").read_text() == "A = 7  # not committed\n"  # nothing lost
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=wt) == "leap/ball/dia/A"
+    again = leap("ball", "check", "dia", "A", cwd=diamond)  # checks the edit now, not where
+    assert "is not at" not in again.err and "src/a.py" in again.out + again.err, again
+
+
+def test_a_locked_worktree_whose_disk_is_away_is_not_removed_by_the_hint_unasked(
+        diamond: Path) -> None:
+    """A worktree git holds locked (a disk not mounted now) is not called gone: the hint
+    says to mount it first, and only then names the unlock (blind review: `git worktree
+    remove` of a locked worktree fails)."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    git("worktree", "lock", "--reason", "on the usb disk", str(wt), cwd=diamond)
+    away = wt.rename(diamond.parent / "unmounted-A")
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert checked.code == 1 and "git holds it locked" in checked.err, checked
+    assert "mount its disk; or, if it is gone for good," in checked.err, checked
+    away.rename(wt)  # the disk is back: nothing to do
+    assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
