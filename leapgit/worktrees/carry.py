@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leapgit.errors import Hold
 from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ThrowRecord
@@ -35,7 +34,7 @@ def carry_on(ws: Workspace, s: BallStanding) -> ThrowRecord:
     assert s.episode is not None
     t = s.episode.throw
     path = place.worktree_of(ws, t)
-    place.require_worktree(ws.paths.root, path, t.branch, f"{t.slice}/{t.ball}", Hold)
+    place.require_worktree(ws.paths.root, path, t.branch, f"{t.slice}/{t.ball}")
     admin = admin_dir(ws.paths.common_dir, path)
     check_free(admin / "leap" if admin else None, path, f"{t.slice}/{t.ball}")  # L3
     return t

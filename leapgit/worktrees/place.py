@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit import git
-from leapgit.errors import LeapError, RuleViolation, UsageError
+from leapgit.errors import Hold, RuleViolation, UsageError
 from leapgit.ledger.workspace import Workspace, require_folder
 from leapgit.records.types import ThrowRecord
 
@@ -79,13 +79,14 @@ def _registered(worktrees: list[Worktree], path: Path) -> Worktree | None:
     return next((w for w in worktrees if Path(os.path.realpath(w.path)) == real), None)
 
 
-def require_worktree(root: Path, path: Path, branch: str, ball: str,
-                     error: type[LeapError] = RuleViolation) -> None:
-    """L5: the ball's worktree is there to build in, or ``error`` says it is gone and names
-    the one way back. Its branch holds the ball's work, so the worktree is checked out on
-    it again; a folder deleted by hand is still listed by git, which must forget it first.
-    Every command that meets a missing worktree (`leap throw --run`, `leap round`,
-    `leap ball check`) asks this, and none sends the user to another leap command."""
+def require_worktree(root: Path, path: Path, branch: str, ball: str) -> None:
+    """L5: the ball's worktree is there to build in, or a hold (exit 3: the work stands on
+    its branch, only its place is missing) says it is not and names the one way back. Its
+    branch holds the ball's work, so the worktree is checked out on it again; a folder
+    deleted by hand is still listed by git, which must forget it first; a worktree moved
+    elsewhere is moved back; a locked one may be on a disk not mounted now. Every command
+    that meets a missing worktree (`leap throw --run`, `leap round`, `leap ball check`)
+    asks this, and none sends the user to another leap command."""
     every = _listed(root)
     listed = _registered(every, path)
     if listed is not None and path.is_dir():
@@ -98,17 +99,17 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
         there = shlex.quote(str(elsewhere.path))
         how = f"git worktree move {there} {where}" if elsewhere is not every[0] else \
             f"git -C {there} switch --detach && {add}"
-        raise error(f"the worktree of {ball} is not at {path}: its branch is checked out at "
+        raise Hold(f"the worktree of {ball} is not at {path}: its branch is checked out at "
                     f"{elsewhere.path}", rule="L5", hint=f"`{how}`, then run this again")
     if listed is not None and listed.locked:  # on a disk not mounted now, say
-        raise error(f"the worktree of {ball} is not at {path}, and git holds it locked",
+        raise Hold(f"the worktree of {ball} is not at {path}, and git holds it locked",
                     rule="L5", hint=f"mount its disk; or, if it is gone for good, "
                     f"`git worktree unlock {where} && git worktree remove {where} && {add}`, "
                     "then run this again")
     # git forgets this one folder only (a prune would forget every missing one, another
     # ball's on a disk not mounted now included, with leap's state in its admin folder)
     how = add if listed is None else f"git worktree remove {where} && {add}"
-    raise error(f"the worktree of {ball} is gone: {path}", rule="L5",
+    raise Hold(f"the worktree of {ball} is gone: {path}", rule="L5",
                 hint=f"recreate it on its branch (`{how}`), then run this again")
 
 

@@ -220,10 +220,10 @@ def test_a_gone_worktree_is_brought_back_by_what_ball_check_and_round_name(
     wt = worktree_of(diamond, "A")
     _vanish(diamond, wt, how)
     checked = leap("ball", "check", "dia", "A", cwd=diamond)
-    assert checked.code == 1 and f"the worktree of dia/A is gone: {wt} [L5]" in checked.err, \
+    assert checked.code == 3 and f"the worktree of dia/A is gone: {wt} [L5]" in checked.err, \
         checked
     closed = leap("round", "dia", "A", "--outcome", "0", "--evidence", "by hand", cwd=diamond)
-    assert closed.code == 1 and f"the worktree of dia/A is gone: {wt} [L5]" in closed.err, \
+    assert closed.code == 3 and f"the worktree of dia/A is gone: {wt} [L5]" in closed.err, \
         closed
     back = _way_back(checked.err)
     assert _way_back(closed.err) == back and "leap throw" not in checked.err + closed.err
@@ -302,7 +302,7 @@ def test_a_worktree_moved_elsewhere_is_named_where_it_is_and_moved_back(diamond:
     moved = diamond.parent / "moved-A"
     git("worktree", "move", str(wt), str(moved), cwd=diamond)
     checked = leap("ball", "check", "dia", "A", cwd=diamond)
-    assert checked.code == 1, checked
+    assert checked.code == 3, checked  # a hold: the work stands on its branch
     assert f"its branch is checked out at {moved}" in checked.err, checked
     back = re.search(r"; `([^`]+)`, then run this again", checked.err)
     assert back is not None and back.group(1) == f"git worktree move {moved} {wt}", checked
@@ -323,7 +323,7 @@ def test_a_locked_worktree_whose_disk_is_away_is_not_removed_by_the_hint_unasked
     git("worktree", "lock", "--reason", "on the usb disk", str(wt), cwd=diamond)
     away = wt.rename(diamond.parent / "unmounted-A")
     checked = leap("ball", "check", "dia", "A", cwd=diamond)
-    assert checked.code == 1 and "git holds it locked" in checked.err, checked
+    assert checked.code == 3 and "git holds it locked" in checked.err, checked
     assert "mount its disk; or, if it is gone for good," in checked.err, checked
     away.rename(wt)  # the disk is back: nothing to do
     assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
