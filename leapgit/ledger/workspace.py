@@ -53,7 +53,7 @@ def open_workspace(start: Path | str = ".", cache: bool = False) -> Workspace:
 
 
 def require_folder(path: Path, *, field: str | None = None, file: str | None = None,
-                   hint: str | None = None) -> None:
+                   hint: str | None = None, rule: str | None = None) -> None:
     """A folder is at ``path``, or can be made there; else a UsageError naming ``path``
     and the option or config ``field`` that put it there. Nothing is left behind: making
     is tried with a temporary folder in the nearest existing parent, removed at once (a
@@ -63,11 +63,12 @@ def require_folder(path: Path, *, field: str | None = None, file: str | None = N
     parent = next((p for p in (path, *path.parents) if os.path.lexists(p)), path)
     if not parent.is_dir():
         also = "" if parent == path else f", so {path} cannot be one"
-        raise UsageError(f"{parent} is not a folder{also}", file=file, field=field, hint=hint)
+        raise UsageError(f"{parent} is not a folder{also}", file=file, field=field, hint=hint,
+                         rule=rule)
     import tempfile  # not at the top: the post-commit hook imports this module
 
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".leap-probe-", dir=parent))
     except OSError as exc:
         raise UsageError(f"cannot make {path}: {exc.strerror} in {parent}", file=file,
-                         field=field, hint=hint) from None
+                         field=field, hint=hint, rule=rule) from None

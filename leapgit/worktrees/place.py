@@ -117,7 +117,7 @@ def check_root(ws: Workspace) -> None:
     """L5: the worktrees' root is a folder, or one can be made there (a file, or a place
     under /proc, fails only when the first worktree is made, after the checks)."""
     require_folder(worktree_root(ws), file=".leap/config.yaml", field="worktrees.root",
-                   hint="point worktrees.root at a folder outside every checkout")
+                   hint="point worktrees.root at a folder outside every checkout", rule="L5")
 
 
 def check_placement(ws: Workspace, path: Path) -> None:

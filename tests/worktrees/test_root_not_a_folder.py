@@ -31,8 +31,8 @@ def test_a_root_that_is_a_file_is_named(diamond: Path, tmp_path: Path) -> None:
     ledger = ref(diamond, "leap/ledger")
     r = leap("throw", "dia", cwd=diamond)
     assert (r.code, r.out) == (2, ""), r
-    assert r.err == (f"leap: .leap/config.yaml: worktrees.root: {blocker} is not a folder; "
-                     f"{HINT}\n"), r
+    assert r.err == (f"leap: .leap/config.yaml: worktrees.root: {blocker} is not a folder "
+                     f"[L5]; {HINT}\n"), r
     assert blocker.read_text() == "root:x:0:0\n"
     _nothing_thrown(diamond, ledger)
 
@@ -44,6 +44,6 @@ def test_a_root_where_no_folder_can_be_made_is_named(diamond: Path) -> None:
     r = leap("throw", "dia", cwd=diamond)
     assert (r.code, r.out) == (2, ""), r
     assert r.err == ("leap: .leap/config.yaml: worktrees.root: cannot make "
-                     "/proc/leap-worktrees: No such file or directory in /proc; "
+                     "/proc/leap-worktrees: No such file or directory in /proc [L5]; "
                      f"{HINT}\n"), r
     _nothing_thrown(diamond, ledger)
