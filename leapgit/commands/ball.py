@@ -19,7 +19,7 @@ def base(slice_id: str, ball_id: str, start: Path | str = ".") -> BallBase:
     ``refs/leap/bases/<slice>/<ball>``."""
     ws = open_workspace(start)
     with ws.ledger() as ledger:
-        return ball_base(ws.paths.root, ledger.require(), slice_id, ball_id)
+        return ball_base(ws.paths.root, ledger.require(), slice_id, ball_id, ws.config.spine)
 
 
 def base_lines(slice_id: str, ball_id: str, found: BallBase) -> list[str]:

@@ -62,7 +62,7 @@ def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
     with ws.ledger() as ledger:
         view = ledger.require()
         ball = query.load_ball(view, slice_id, ball_id)
-        base = ball_base(root, view, slice_id, ball_id).commit
+        base = ball_base(root, view, slice_id, ball_id, ws.config.spine).commit
     log = ws.paths.common_dir / "leap" / "logs" / slice_id / ball_id / "red-author.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()

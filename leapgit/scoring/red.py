@@ -42,7 +42,7 @@ def _base(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
     dependencies' passed candidates (`leap ball base` names it; a hold until they pass)."""
     from leapgit.worktrees.stack import ball_base
 
-    return ball_base(ws.paths.root, view, slice_id, ball_id).commit
+    return ball_base(ws.paths.root, view, slice_id, ball_id, ws.config.spine).commit
 
 
 def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,

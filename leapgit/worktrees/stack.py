@@ -116,9 +116,13 @@ def stack_base(root: Path, view: LedgerView, rec: SliceRecord, ball: BallRecord)
     return BallBase(commit, f"the stack of {named} on the slice's base", stack)
 
 
-def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str) -> BallBase:
+def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
+              spine: str | None = None) -> BallBase:
     """The base a ball's red is built on: its current throw's base; before a throw, the base
-    `leap throw` gives it (a stack base when it has dependencies, else the slice's base)."""
+    `leap throw` gives it: a stack base when it has dependencies, else the tip of the
+    ``spine`` branch (the slice's base when none is named or it has no tip). A red written
+    on the slice's base after the spine moved (another slice landed) would stand on no
+    branch `leap throw` starts, and every round would be refused (T7.1)."""
     from leapgit.rules.balls import recorded_base
 
     rec = query.load_slice(view, slice_id)
@@ -126,6 +130,11 @@ def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str) -> Ball
     found = recorded_base(view, slice_id, ball_id)
     if found.thrown is None and ball.depends_on:
         return stack_base(root, view, rec, ball)
+    tip = git.rev_parse(f"refs/heads/{spine}", root) if spine and found.thrown is None \
+        else None
+    if tip is not None:
+        name_base(root, slice_id, ball_id, tip)
+        return BallBase(tip, f"the tip of {spine}, where `leap throw` starts it")
     name_base(root, slice_id, ball_id, found.commit)
     return BallBase(found.commit, found.source,
                     found.thrown.stack if found.thrown is not None else ())

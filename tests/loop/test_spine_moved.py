@@ -1,0 +1,55 @@
+"""A slice lands after the spine moved under it (a blind review of `leap run`): two slices
+cut at one base, the first lands, then `leap run` of the second. Before, its balls were
+thrown from the moved spine's tip while their reds stood on the cut's base, so no ball
+branch held its red test, every round was refused (T7.1: "frozen test files edited after
+red") and the respec the stop named led to the same refusal. A ball without dependencies
+is now thrown from the base its red was written on, as a dependent ball is thrown from its
+stack on the slice's base; the merge lands each candidate onto the spine as it stands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from leapgit.records import yamlio
+from tests.loop.world import AUTHOR, CODE, jurors, red_test
+from tests.scoring.world import Project, ball_yaml, build_project
+from tests.support import git
+from tests.templates import Served
+from tests.tribunal.jurors import JurorServer
+
+
+def _slice(slice_id: str, balls: str) -> str:
+    return f"slice: {slice_id}\nspine: integrator\nballs:\n" + "".join(
+        ball_yaml(b, [f"calc/{b}.py", f"tests/test_{b}.py"], f"test_{b}") for b in balls)
+
+
+def _two_slices(base: Path, served: Served, url: str) -> Project:
+    p = build_project(base, served.daemon, url, _slice("s1", "ab") + "\n---\n" +
+                      _slice("s2", "cd"), None,
+                      {b: {f"calc/{b}.py": CODE[b]} for b in "abcd"})
+    (base / "author.py").write_text(AUTHOR)
+    (base / "reds.json").write_text(json.dumps(
+        {b: [f"tests/test_{b}.py", red_test(b)] for b in "abcd"}))
+    cfg_path = p.work / ".leap" / "config.yaml"
+    cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+    cfg["red"] = {"command": f"{sys.executable} {base / 'author.py'}",
+                  "identity": "model=scripted-author,family=demo,session=author-1"}
+    cfg_path.write_bytes(yamlio.dumps(cfg))
+    return p
+
+
+def test_a_slice_cut_beside_one_that_landed_first_lands_after_it(isolated: Path,
+                                                                 served: Served) -> None:
+    with JurorServer("openai", jurors) as server:
+        p = _two_slices(served.folder("moved-two"), served, server.url)
+        first = p.leap("run", "s1", "--heartbeat", "0")
+        assert first.code == 0 and "landed" in first.out, first.out[-2000:]
+        moved = p.tip("main")
+        assert moved != p.base
+        second = p.leap("run", "s2", "--heartbeat", "0")
+    assert second.code == 0 and "landed" in second.out, second.out[-3000:]
+    assert git("merge-base", "--is-ancestor", moved, "main", cwd=p.work) == ""
+    for b in "abcd":  # every ball's bytes are on the spine
+        assert git("show", f"main:calc/{b}.py", cwd=p.work) == CODE[b].rstrip("\n")
