@@ -41,8 +41,12 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         return Step("done", ball, wave, "passed")
     if v == "waiting":
         return Step("wait", ball, wave, s.why())
-    if v in ("blocked", "held"):
-        return Step("stop", ball, wave, s.why(), EXIT_HOLD if v == "held" else EXIT_RULE)
+    if v == "blocked":  # L5: a refused ancestor blocks it; its repair leads on
+        return Step("stop", ball, wave, s.why(), EXIT_RULE,
+                    f"repair {s.by} with `leap ball respec {slice_id} {s.by} FILE`, then "
+                    f"`leap run {slice_id}` throws them again")
+    if v == "held":
+        return Step("stop", ball, wave, s.why(), EXIT_HOLD)
     if v == "refused":
         ep = s.episode
         if ep is not None and s.spec_version > ep.throw.spec_version:

@@ -150,3 +150,39 @@ def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
         assert p.leap("ball", "respec", "hag", "a", str(spec)).code == 0  # the hint
         landed = p.leap("run", "hag", "--heartbeat", "0")  # then `leap run`
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+# the world's builder, but a's rounds write outside its scope while `breach` exists
+BREACHING_A = textwrap.dedent("""\
+    import os, pathlib, runpy, sys
+    here = pathlib.Path(sys.argv[0]).parent
+    if os.environ["LEAP_BALL"] == "a" and (here / "breach").exists():
+        pathlib.Path("outside.txt").write_text("not a's file")
+    sys.argv[0] = str(here / "builder.py")
+    runpy.run_path(str(here / "builder.py"), run_name="__main__")
+    """)
+
+
+def test_a_ball_blocked_by_a_refused_dependency_names_that_dependency_s_repair(
+        isolated: Path, served: Served) -> None:
+    """Every hint leads on (dead-end hunt): c depends on a; a refused (-1) blocks c, whose
+    stop named nothing. It names a's respec and the run; exactly those land both."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-blocked"), served.daemon, server.url, "hbl", ("a", "c"),
+                builder=BREACHING_A)
+        (p.base_dir / "breach").write_text("")
+        res = p.leap("run", "hbl", "--json", "--heartbeat", "0")
+        assert res.code == 1, res.out[-2000:]
+        stops = _stops(res.out)
+        assert "blocked" in str(stops["c"]["reason"]), stops
+        assert _hinted(stops["c"]["hint"]) == ["leap ball respec hbl a FILE", "leap run hbl"], \
+            stops["c"]
+        (p.base_dir / "breach").unlink()
+        spec = p.base_dir / "a.yaml"
+        spec.write_text("goal: a works\nspec: make a work, inside calc/a.py only\n"
+                        "scope: [calc/a.py, tests/test_a.py]\nproof: python -m unittest -q "
+                        "tests.test_a\ntests: python -m unittest -q\nrollback: restore-scope\n"
+                        "reason: the builder wrote outside the scope\n")
+        assert p.leap("ball", "respec", "hbl", "a", str(spec)).code == 0  # the hint
+        landed = p.leap("run", "hbl", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
