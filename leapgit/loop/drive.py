@@ -387,11 +387,19 @@ class SliceRun:
         rm.push_branch(self.ws, self.opt.remote, branch, red, force=False)
 
     def _do_throw(self, step: Step, resume: bool = False) -> None:
-        from leapgit.worktrees.throw import throw
+        from leapgit.worktrees.throw import RedBehind, throw
 
         remote = self.opt.remote
-        result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
-                       publish=remote is not None)
+        try:
+            result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
+                           publish=remote is not None)
+        except RedBehind:  # the spine moved since its red: the author writes it again there
+            if not self.ws.config.red_command:
+                raise
+            self._do_red(step._replace(reason="the spine moved since its red: the test "
+                                       "author writes it again where the throw starts"))
+            result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
+                           publish=remote is not None)
         for skipped in result.skipped:
             raise skipped.error
         if remote is not None:

@@ -141,6 +141,43 @@ def _stacked(ws: Workspace, view: LedgerView, rec: SliceRecord, plan: _Plan) -> 
     return replace(plan, base=found.commit, stack=found.stack)
 
 
+class RedBehind(Hold):
+    """T7.1: the ball's red stands on a base the throw no longer starts from (the spine
+    moved since: another slice landed), and no round was built on it: it is written again
+    where the throw starts (`leap run` asks its test author; by hand, `leap red`)."""
+
+    def __init__(self, slice_id: str, ball_id: str, red: int, on: str, tip: str) -> None:
+        super().__init__(f"{slice_id}/{ball_id}'s red {red} stands on {on[:12]}, and the "
+                         f"spine moved since (its tip is {tip[:12]}): a branch started there "
+                         "would not hold its red test", rule="T7.1",
+                         hint=f"write the red again where the throw starts (`leap ball base "
+                              f"{slice_id} {ball_id}` names it), then `leap red {slice_id} "
+                              f"{ball_id} COMMIT`")
+        self.ball = ball_id
+
+
+def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
+                ) -> _Plan | RedBehind:
+    """T7.1: a fresh branch of a ball without dependencies starts at its red, so it starts
+    where its red stands. A red behind the spine's tip is written again while no round was
+    built on it; once one was, the episode starts on the red's own base (the merge lands its
+    candidate onto the spine as it stands then)."""
+    from leapgit.ledger import history
+    from leapgit.rules.balls import contract_red
+
+    ball = plan.standing.ball
+    if not plan.fresh or plan.standing.depends_on:
+        return plan
+    red = contract_red(history.reds(view, slice_id, ball))
+    if red is None or git.is_ancestor(ws.paths.root, plan.base, red.commit):
+        return plan
+    built = any(query.receipts(view, slice_id, ball, e)
+                for e in query.episodes(view, slice_id, ball))
+    if not built:
+        return RedBehind(slice_id, ball, red.red, red.base, plan.base)
+    return replace(plan, base=red.base)
+
+
 def _no_red(slice_id: str, ball_id: str) -> RuleViolation:
     """T7.1: a ball thrown without its failing contract test can never pass (`leap score`
     holds for the missing red), so it is not thrown."""
@@ -151,7 +188,9 @@ def _no_red(slice_id: str, ball_id: str) -> RuleViolation:
 
 
 def _worst(errors: list[LeapError]) -> LeapError:
-    """A refusal outranks a hold; bad input outranks both."""
+    """A refusal outranks a hold; bad input outranks both; one error is itself."""
+    if len(errors) == 1:
+        return errors[0]
     problems = [p for e in errors for p in e.problems]
     if all(isinstance(e, Hold) for e in errors):
         return Hold(problems=problems)
@@ -204,6 +243,9 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         unred = [p for p in plans if latest_red(view, slice_id, p.standing.ball) is None]
         plans = [p for p in plans if p not in unred]  # T7.1: red first
         skipped += [Skipped(p.standing.ball, _no_red(slice_id, p.standing.ball)) for p in unred]
+        placed = [_on_its_red(ws, view, slice_id, p) for p in plans]
+        skipped += [Skipped(p.ball, p) for p in placed if isinstance(p, RedBehind)]
+        plans = [p for p in placed if not isinstance(p, RedBehind)]
         if balls and skipped:
             raise _worst([s.error for s in skipped])
         if not plans and not carried:

@@ -53,3 +53,40 @@ def test_a_slice_cut_beside_one_that_landed_first_lands_after_it(isolated: Path,
     assert git("merge-base", "--is-ancestor", moved, "main", cwd=p.work) == ""
     for b in "abcd":  # every ball's bytes are on the spine
         assert git("show", f"main:calc/{b}.py", cwd=p.work) == CODE[b].rstrip("\n")
+
+
+def _red_on_the_tip(p: Project, slice_id: str, ball: str) -> str:
+    """A red commit for ``ball`` on the base `leap ball base` names, recorded."""
+    from tests.scoring.world import commit_files
+
+    base = p.leap("ball", "base", slice_id, ball)
+    assert base.code == 0, base
+    commit = commit_files(p.work, base.out.split()[0],
+                          {f"tests/test_{ball}.py": red_test(ball)}, f"red {ball}")
+    recorded = p.leap("red", slice_id, ball, commit)
+    assert recorded.code == 0, recorded
+    return commit
+
+
+def test_a_red_the_spine_moved_past_before_the_throw_is_written_again(
+        isolated: Path, served: Served) -> None:
+    """Its red written, the spine moved (the other slice landed) before the ball was thrown:
+    by hand, the throw holds and names where to write the red again, which leads on; under
+    `leap run`, the test author writes it again by itself and the slice lands."""
+    with JurorServer("openai", jurors) as server:
+        p = _two_slices(served.folder("moved-red"), served, server.url)
+        old_c = _red_on_the_tip(p, "s2", "c")
+        _red_on_the_tip(p, "s2", "d")
+        first = p.leap("run", "s1", "--heartbeat", "0")
+        assert first.code == 0 and "landed" in first.out, first.out[-2000:]
+        held = p.leap("throw", "s2", "--ball", "c")
+        assert held.code == 3 and "s2/c's red 1 stands on" in held.err, held
+        assert "`leap ball base s2 c` names it), then `leap red s2 c COMMIT`" in held.err
+        new_c = _red_on_the_tip(p, "s2", "c")  # the hint, exactly
+        assert new_c != old_c
+        thrown = p.leap("throw", "s2", "--ball", "c")
+        assert thrown.code == 0, thrown
+        assert git("merge-base", "--is-ancestor", new_c, "leap/ball/s2/c", cwd=p.work) == ""
+        landed = p.leap("run", "s2", "--heartbeat", "0")  # d: the author writes it again
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+    assert "the spine moved since its red" in landed.out, landed.out[-3000:]

@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 
 from leapgit.records.types import BallRecord
+from tests.reds import red_of
 from tests.scoring.world import commit_files
 from tests.support import commit_all, git, leap, make_repo, write_files
-from tests.worktrees.conftest import mark_passed, worktree_of
+from tests.worktrees.conftest import DIAMOND_REDS, mark_passed, worktree_of
 
 
 def _blob(repo: Path, rev_path: str) -> str:
@@ -29,6 +30,11 @@ def test_stale_map_names_file_expected_and_actual(diamond: Path) -> None:
     write_files(diamond, {"src/a.py": "A = 'changed after the cut'\n"})
     commit_all(diamond, "someone edits a.py on the spine")
     actual = _blob(diamond, "HEAD:src/a.py")
+    # A's red stands behind the moved spine: the throw holds, and A's red is written again
+    # where the throw starts, as it says (T7.1: a branch always starts at its red)
+    held = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert held.code == 3 and "the spine moved since" in held.err, held
+    red_of(diamond, "dia", "A", DIAMOND_REDS["A"])
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
     r = leap("ball", "check", "dia", "A", cwd=diamond)
     assert r.code == 1, r
