@@ -146,3 +146,26 @@ def test_a_ball_blocked_by_a_refused_dependency_leads_on_to_that_dependency_s_re
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0  # and throw it again
     waits = leap("throw", "dia", "--ball", "B", cwd=diamond)
     assert waits.code == 3 and "blocked" not in waits.err, waits  # held: A has not passed
+
+
+def test_a_fresh_episode_after_the_spine_moved_starts_at_its_red(
+        diamond: Path, tmp_path: Path) -> None:
+    """T7.1: rounds were built on A's red, so it is not written again; the spine moved
+    (a commit outside the slice); A refused and respecced starts its fresh episode on its
+    red's own base, at its red, not on the moved tip without it (a dead-end hunt: every
+    round of such an episode was refused as editing the frozen tests)."""
+    from tests.reds import red_commit
+    from tests.support import commit_all, write_files
+
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    r = leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong spec", cwd=diamond)
+    assert r.code == 1, r
+    write_files(diamond, {"NOTES.md": "the spine moves on\n"})
+    commit_all(diamond, "a commit outside the slice")
+    repair = tmp_path / "repair.yaml"
+    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+    thrown = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert thrown.code == 0 and "episode 2" in thrown.out, thrown
+    red = red_commit(diamond, "dia", "A")
+    assert git("merge-base", "--is-ancestor", red, "leap/ball/dia/A", cwd=diamond) == ""
