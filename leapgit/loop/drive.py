@@ -458,6 +458,15 @@ class SliceRun:
                          candidate=r.candidate[:12],
                          usage=r.usage.to_dict() if r.usage is not None else None,
                          detail=r.reason)
+        if r.outcome == 0 and r.rule == "T6":
+            # the tribunal gave no verdict (a juror out of reach, or no evidence): no round
+            # of the builder's can answer that, and rounds spent on it would read as findings
+            # that stopped falling (T9); the claim waits for the jurors to sit again
+            raise Hold(f"score {r.score} held: the tribunal gave no verdict ({r.reason})",
+                       rule="T6", hint=f"bring its rungs back (`leap tribunal rungs --probe` "
+                       f"shows which answer), then `leap score {self.slice} {step.ball}` "
+                       f"seats it again on the same claim, and `leap run {self.slice}` goes "
+                       "on")
         self._findings(step)
 
     def _findings(self, step: Step) -> None:

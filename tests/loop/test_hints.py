@@ -186,3 +186,35 @@ def test_a_ball_blocked_by_a_refused_dependency_names_that_dependency_s_repair(
         assert p.leap("ball", "respec", "hbl", "a", str(spec)).code == 0  # the hint
         landed = p.leap("run", "hbl", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+def test_a_tribunal_out_of_reach_stops_the_ball_and_its_hint_leads_on(
+        isolated: Path, served: Served) -> None:
+    """The dead-end hunt: with no juror in reach, each score held (T6) and `leap run` had
+    the builder build again on the same candidate, until a T9 escalation blamed the spec.
+    The run now stops the ball at the first such hold, naming `leap score` once the jurors
+    answer; exactly that, then `leap run`, lands the slice."""
+    from leapgit.records import yamlio
+
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-jurors"), served.daemon, server.url, "hjr", ("a", "b"))
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        cfg["tribunal"]["rungs"][0]["endpoint"] = "http://127.0.0.1:9"  # nobody answers
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        res = p.leap("run", "hjr", "--json", "--heartbeat", "0")
+        assert res.code == 3, res.out[-2000:]
+        stop = _stops(res.out)["a"]
+        assert "the tribunal gave no verdict" in str(stop["reason"]), stop
+        assert _hinted(stop["hint"]) == ["leap tribunal rungs --probe", "leap score hjr a",
+                                         "leap run hjr"], stop
+        rounds = [e for e in events(res.out) if e["event"] == "round" and e["ball"] == "a"
+                  and "round" in e and str(e.get("step", "")).startswith("build")]
+        assert {e["round"] for e in rounds} == {1}, rounds  # no round spent on it
+        cfg["tribunal"]["rungs"][0]["endpoint"] = server.url  # the jurors are back
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        for ball in ("a", "b"):
+            scored = p.leap("score", "hjr", ball)  # the hint
+            assert scored.code == 0, scored
+        landed = p.leap("run", "hjr", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
