@@ -84,7 +84,11 @@ def test_a_push_the_remote_took_before_dying_reports_landed_and_resumes(
     assert leases_closed(p, p.work) and leases_closed(p, p.bare)
     assert layout.merge_path("left") not in git("ls-tree", "-r", "--name-only", "leap/ledger",
                                                 "slices/left", cwd=p.work)
-    assert_resumes(p, landed)
+    # every hint leads on: `leap lease release` leaves the stopped merge to `leap merge`
+    waiting = p.leap("lease", "release")
+    assert waiting.code == 1 and "run `leap merge left` again to finish it" in waiting.err, \
+        waiting
+    assert_resumes(p, landed)  # exactly that command
 
 
 def _interrupt(after: bool) -> Callable[..., None]:
