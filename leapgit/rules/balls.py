@@ -361,20 +361,23 @@ def check_history(objects: Objects, ref: str, ball: BallRecord, base: str, head:
     return out
 
 
-def hidden_rounds(commits: Iterable[Commit], recorded: Rounds, ball_id: str | None = None
-                  ) -> list[tuple[str, str]]:
+def hidden_rounds(commits: Iterable[Commit], recorded: Rounds, ball_id: str | None = None,
+                  slice_id: str | None = None) -> list[tuple[str, str]]:
     """(commit, what makes it a round) of ``commits`` that are rounds: they carry a
-    ``Leap-Round`` trailer (a round's receipt), or a receipt records them. ``ball_id``:
-    a round that names another ball (``Leap-Ball``) is not one of this ball's (a
-    dependency's candidate, below a red recorded before a stacked throw)."""
-    from leapgit.records.trailers import BALL, ROUND, parse
+    ``Leap-Round`` trailer (a round's receipt), or a receipt records them. ``ball_id``,
+    ``slice_id``: a round that names another ball (``Leap-Ball``), or another slice's
+    (``Leap-Slice``), is not one of this ball's (a dependency's candidate, below a red
+    recorded before a stacked throw; a ball of the same name in a slice that landed on the
+    spine the red is written on)."""
+    from leapgit.records.trailers import BALL, ROUND, SLICE, parse
 
     known = {r.commit for r in recorded.receipts if r.commit} | recorded.earlier
     out = []
     for commit in commits:
         found = parse(commit.message)
         sha, number, named = commit.id.decode(), found.get(ROUND), found.get(BALL)
-        if number is not None and (ball_id is None or named in (None, ball_id)):
+        theirs = found.get(SLICE) not in (None, slice_id) if slice_id is not None else False
+        if number is not None and not theirs and (ball_id is None or named in (None, ball_id)):
             out.append((sha, f"Leap-Round: {number}"))
         elif sha in known:
             out.append((sha, "a round the ledger records"))

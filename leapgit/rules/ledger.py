@@ -530,4 +530,5 @@ def _red_first(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
                     f"before red {rec.red} at {rec.commit[:12]}: red comes first, before the "
                     "build", "record red before the build; the rounds count from the base")
             for commit, what in hidden_rounds(ahead, recorded_rounds(view, rec.slice,
-                                                                     rec.ball), rec.ball)]
+                                                                     rec.ball), rec.ball,
+                                              rec.slice)]
