@@ -189,7 +189,10 @@ def decide(view: LedgerView, p: Prepared, req: Request, results: list[seating.Le
     prints = [f.fingerprint for r in results for f in ledger_records.findings_of(r)]
     past = provenance.past_rounds(view, p.target.series, p.info.round, p.target.slice,
                                   p.target.ball)
-    progress = convergence.progress(prints, past, decision.outcome == "pass")
+    # a round no juror gave a verdict in (T6) measured nothing; a HALT (T2) is a person's
+    progress = convergence.progress(prints, past, decision.outcome == "pass",
+                                    measured=decision.halted or any(
+                                        r.outcome in ("pass", "refuse") for r in results))
     if progress.escalate:  # T9: stop and escalate to a person
         named = ", ".join(progress.oscillating or progress.new) or "none"
         why = ("escalation: NEW findings flat or rising two rounds in a row (per round: "

@@ -42,7 +42,10 @@ def flat_or_rising_twice(counts: Sequence[int]) -> bool:
     return len(counts) >= 3 and counts[-1] >= counts[-2] >= counts[-3]
 
 
-def progress(current: Sequence[str], past: Sequence[PastRound], passed: bool) -> Progress:
+def progress(current: Sequence[str], past: Sequence[PastRound], passed: bool,
+             measured: bool = True) -> Progress:
+    """``measured``: some juror gave a verdict this round. A round with none (every seat
+    out of reach: T6, hold and re-seat) measured no findings, so it never escalates."""
     before = sorted(past, key=lambda p: p.round)
     previous = before[-1].fingerprints if before else frozenset()
     now = list(dict.fromkeys(current))
@@ -53,4 +56,4 @@ def progress(current: Sequence[str], past: Sequence[PastRound], passed: bool) ->
     counts = tuple(p.new_count for p in before) + (len(new),)
     oscillating = tuple(f for f in new if f in earlier)
     return Progress(new, recurring, resolved, counts, oscillating,
-                    escalate=not passed and flat_or_rising_twice(counts))
+                    escalate=measured and not passed and flat_or_rising_twice(counts))

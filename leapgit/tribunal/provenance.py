@@ -47,6 +47,9 @@ def past_rounds(view: LedgerView, series: str, round_no: int, slice_id: str | No
         found = view.record(f"{root}/{run}/summary.yaml", SummaryRecord)
         if found is None or found.series != series or found.round >= round_no:
             continue
+        if not found.halted and found.lenses and \
+                all(lens.outcome == "hold" for lens in found.lenses):
+            continue  # no juror gave a verdict: the round measured no findings (T9)
         past = PastRound(found.round, frozenset(f.fingerprint for f in found.findings),
                          found.new_count)
         if found.round not in latest or latest[found.round][0] < found.recorded_at:

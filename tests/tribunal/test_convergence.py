@@ -93,3 +93,21 @@ def test_escalation_keeps_the_halt(repo: Repo) -> None:
 
     summary = load(third.out / "summary.yaml")
     assert summary["halted"] is True and summary["escalated"] is True
+
+
+def test_rounds_no_juror_answered_measure_nothing_and_never_escalate(repo: Repo) -> None:
+    """T9 measures NEW findings per round; a round in which no juror gave a verdict (every
+    seat out of reach: T6, hold and re-seat) measured none. Three such rounds held, never
+    escalated (a dead-end hunt: a T9 escalation then blamed the spec); once the jurors
+    answer, the rounds before count for nothing."""
+    outcomes = []
+    for round_no in (1, 2, 3):
+        repo.config([rung("r1", "openai", "http://127.0.0.1:9")])  # nobody answers
+        outcomes.append(repo.convene(round=round_no, out=repo.root.parent / f"d{round_no}"))
+    assert [o.decision.outcome for o in outcomes] == ["hold"] * 3
+    assert not any(o.decision.escalated for o in outcomes), [o.decision for o in outcomes]
+    assert outcomes[-1].progress.new_counts == (0,)  # the rounds before measured nothing
+    with JurorServer("openai") as server:
+        repo.config([rung("r1", "openai", server.url)])
+        answered = repo.convene(round=4, out=repo.root.parent / "d4")
+    assert not answered.decision.escalated, answered.decision
