@@ -448,25 +448,31 @@ class SliceRun:
             rm.bring_home(self.ws, self.opt.remote,
                           self.ws.config.ball_branch(self.slice, step.ball))
 
-        self.events.emit("score", step.ball, step.wave, step="convening",
-                         detail=step.reason)
-        scored = score(self.ws, self.slice, step.ball, None,
-                       lambda line: self.events.emit("log", step.ball, line=line))
-        r = scored.record
-        self.events.emit("score", step.ball, step.wave, step=f"score {r.score}",
-                         outcome=OUTCOME[r.outcome], rule=r.rule, run=r.run_id,
-                         candidate=r.candidate[:12],
-                         usage=r.usage.to_dict() if r.usage is not None else None,
-                         detail=r.reason)
-        if r.outcome == 0 and r.rule == "T6":
-            # the tribunal gave no verdict (a juror out of reach, or no evidence): no round
-            # of the builder's can answer that, and rounds spent on it would read as findings
-            # that stopped falling (T9); the claim waits for the jurors to sit again
+        for sitting in (1, 2):  # T6: a tribunal that gave no verdict sits once more
+            self.events.emit("score", step.ball, step.wave, step="convening",
+                             detail=step.reason if sitting == 1 else "the tribunal gave no "
+                             "verdict: it sits again (T6)")
+            scored = score(self.ws, self.slice, step.ball, None,
+                           lambda line: self.events.emit("log", step.ball, line=line))
+            r = scored.record
+            self.events.emit("score", step.ball, step.wave, step=f"score {r.score}",
+                             outcome=OUTCOME[r.outcome], rule=r.rule, run=r.run_id,
+                             candidate=r.candidate[:12],
+                             usage=r.usage.to_dict() if r.usage is not None else None,
+                             detail=r.reason)
+            if not (r.outcome == 0 and r.rule == "T6"):
+                break
+        else:
+            # no round of the builder's can answer a missing verdict, and rounds spent on it
+            # would read as findings that stopped falling (T9): the claim waits for the
+            # jurors (`leap run` again seats them again first: ``steps._unjudged``)
+            unreached = "no verdict for" in r.reason
             raise Hold(f"score {r.score} held: the tribunal gave no verdict ({r.reason})",
-                       rule="T6", hint=f"bring its rungs back (`leap tribunal rungs --probe` "
-                       f"shows which answer), then `leap score {self.slice} {step.ball}` "
-                       f"seats it again on the same claim, and `leap run {self.slice}` goes "
-                       "on")
+                       rule="T6", hint=("bring its rungs back (`leap tribunal rungs --probe` "
+                                        "shows which answer), then " if unreached else
+                                        "look at its jurors' answers (`leap log --slice "
+                                        f"{self.slice}`), then ") +
+                       f"`leap run {self.slice}` seats the tribunal again on the same claim")
         self._findings(step)
 
     def _findings(self, step: Step) -> None:

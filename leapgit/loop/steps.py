@@ -14,7 +14,7 @@ from leapgit.errors import EXIT_HOLD, EXIT_RULE
 from leapgit.ledger import history, layout
 from leapgit.ledger.store import LedgerView
 from leapgit.records.tribunal_run import SummaryRecord
-from leapgit.rules.episodes import unscored_claim
+from leapgit.rules.episodes import Episode, unscored_claim
 from leapgit.rules.readiness import BallStanding
 
 Kind = Literal["done", "wait", "red", "finding_red", "throw", "build", "score", "resume",
@@ -98,6 +98,9 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
             return asked
     if unscored_claim(view, ep) is not None:
         return Step("score", ball, wave, f"round {len(ep.receipts)} claims a pass")
+    if _unjudged(view, slice_id, ball, ep):  # T6: no round of the builder's answers that
+        return Step("score", ball, wave, f"the tribunal gave no verdict on round "
+                    f"{len(ep.receipts)}'s claim: it sits again")
     if ep.spent(round_cap):  # a spent episode without a claim ends at its checkpoint
         return Step("stop", ball, wave, f"episode {ep.throw.episode} used its {round_cap} "
                     "rounds without a claim", EXIT_HOLD)
@@ -137,6 +140,17 @@ def _refused_reason(view: LedgerView, slice_id: str, s: BallStanding) -> str:
         score = history.scores(view, slice_id, s.ball)[-1]
         return f"score {score.score} refused it (-1): {score.reason}"
     return "refused (-1)"
+
+
+def _unjudged(view: LedgerView, slice_id: str, ball: str, ep: Episode) -> bool:
+    """The last round claims a pass, and the score of it held for want of a verdict (T6: a
+    juror out of reach, or only bare passes): the claim waits for the tribunal, not for
+    another round of the builder's."""
+    last = ep.receipts[-1] if ep.receipts else None
+    if last is None or not (last.claim and last.outcome == 1):
+        return False
+    graded = history.graded_last(view, slice_id, ball, ep.throw.episode, len(ep.receipts))
+    return graded is not None and graded.outcome == 0 and graded.rule == "T6"
 
 
 def _escalated(view: LedgerView, slice_id: str, s: BallStanding) -> str | None:

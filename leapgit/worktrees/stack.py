@@ -132,6 +132,9 @@ def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
         return stack_base(root, view, rec, ball)
     tip = git.rev_parse(f"refs/heads/{spine}", root) if spine and found.thrown is None \
         else None
+    if spine and found.thrown is None and tip is None:  # as `leap throw` says it
+        raise UsageError(f"spine branch {spine!r} does not exist", file=".leap/config.yaml",
+                         field="spine")
     if tip is not None:
         name_base(root, slice_id, ball_id, tip)
         return BallBase(tip, f"the tip of {spine}, where `leap throw` starts it")

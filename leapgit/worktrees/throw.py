@@ -169,8 +169,9 @@ def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
     if not plan.fresh or plan.standing.depends_on:
         return plan
     red = contract_red(history.reds(view, slice_id, ball))
-    if red is None or git.is_ancestor(ws.paths.root, plan.base, red.commit):
-        return plan
+    if red is None or git.rev_parse(f"{red.commit}^{{commit}}", ws.paths.root) is None or \
+            git.is_ancestor(ws.paths.root, plan.base, red.commit):
+        return plan  # (a red commit not here is no sign the spine moved)
     built = any(query.receipts(view, slice_id, ball, e)
                 for e in query.episodes(view, slice_id, ball))
     if not built:

@@ -192,8 +192,9 @@ def test_a_tribunal_out_of_reach_stops_the_ball_and_its_hint_leads_on(
         isolated: Path, served: Served) -> None:
     """The dead-end hunt: with no juror in reach, each score held (T6) and `leap run` had
     the builder build again on the same candidate, until a T9 escalation blamed the spec.
-    The run now stops the ball at the first such hold, naming `leap score` once the jurors
-    answer; exactly that, then `leap run`, lands the slice."""
+    The run now seats the tribunal once more, then stops the ball, naming `leap run` once
+    the jurors answer; run again while they are still out, it spends no round either; with
+    them back, exactly that command lands the slice."""
     from leapgit.records import yamlio
 
     with JurorServer("openai", jurors) as server:
@@ -206,15 +207,17 @@ def test_a_tribunal_out_of_reach_stops_the_ball_and_its_hint_leads_on(
         assert res.code == 3, res.out[-2000:]
         stop = _stops(res.out)["a"]
         assert "the tribunal gave no verdict" in str(stop["reason"]), stop
-        assert _hinted(stop["hint"]) == ["leap tribunal rungs --probe", "leap score hjr a",
-                                         "leap run hjr"], stop
-        rounds = [e for e in events(res.out) if e["event"] == "round" and e["ball"] == "a"
-                  and "round" in e and str(e.get("step", "")).startswith("build")]
-        assert {e["round"] for e in rounds} == {1}, rounds  # no round spent on it
+        assert _hinted(stop["hint"]) == ["leap tribunal rungs --probe", "leap run hjr"], stop
+        sat = [e for e in events(res.out) if e["event"] == "score" and e["ball"] == "a"
+               and e.get("step") == "convening"]
+        assert len(sat) == 2, sat  # once more, then the stop
+        again = p.leap("run", "hjr", "--json", "--heartbeat", "0")  # the jurors still out
+        assert again.code == 3, again.out[-2000:]
+        for out in (res.out, again.out):
+            built = [e for e in events(out) if e["event"] == "round" and e["ball"] == "a"
+                     and str(e.get("step", "")) == "build" and e.get("round", 1) > 1]
+            assert built == [], built  # no round spent on a missing verdict
         cfg["tribunal"]["rungs"][0]["endpoint"] = server.url  # the jurors are back
         cfg_path.write_bytes(yamlio.dumps(cfg))
-        for ball in ("a", "b"):
-            scored = p.leap("score", "hjr", ball)  # the hint
-            assert scored.code == 0, scored
-        landed = p.leap("run", "hjr", "--heartbeat", "0")
+        landed = p.leap("run", "hjr", "--heartbeat", "0")  # the hint, exactly
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]

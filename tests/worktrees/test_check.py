@@ -107,3 +107,15 @@ def test_check_outcome_kinds_directly(diamond: Path) -> None:
     (wt / "src/a.py").write_text("edited\n")
     result = check_ball(diamond / ".git", wt, ball, thrown)
     assert result.outcome == -1 and "src/a.py" in result.evidence()
+
+
+def test_the_base_of_a_red_on_a_missing_spine_is_refused_as_the_throw_refuses_it(
+        diamond: Path) -> None:
+    """`leap ball base` names the spine's tip for a ball not thrown yet; with no spine
+    branch here it says so, as `leap throw` does, rather than name the slice's base (where a
+    red would stand behind the throw's start: blind review)."""
+    git("branch", "-m", "main", "elsewhere", cwd=diamond)
+    based = leap("ball", "base", "dia", "A", cwd=diamond)
+    thrown = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    for r in (based, thrown):
+        assert r.code == 2 and "spine branch 'main' does not exist" in r.err, r
