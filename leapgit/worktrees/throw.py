@@ -220,7 +220,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             raise UsageError(f"slice {slice_id!r} has no ball {unknown[0]!r} "
                              f"(balls: {', '.join(rec.balls)})")
         standing = assess(view, rec, ws.config.round_cap)
-        base = spine_tip(ws)  # L5: the base of every ball of this throw without dependencies
+        base = spine_tip(ws)  # L5: where a fresh ball without dependencies starts (_on_its_red)
         plans: list[_Plan] = []
         carried: list[Thrown] = []
         skipped: list[Skipped] = []
