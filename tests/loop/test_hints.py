@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
+from tests.scoring.world import Project
 from tests.templates import Served
 from tests.tribunal.jurors import JurorServer
 
@@ -39,6 +40,16 @@ def _stops(out: str) -> dict[str, dict[str, object]]:
 
 def _hinted(hint: object) -> list[str]:
     return re.findall(r"`(leap [^`]*)`", str(hint))
+
+
+def _respec(p: Project, slice_id: str, ball: str, reason: str) -> int:
+    """`leap ball respec SLICE BALL FILE` with the ball's spec as the world cuts it."""
+    spec = p.base_dir / f"{ball}.yaml"
+    spec.write_text(f"goal: {ball} works\nspec: make {ball} work, inside calc/{ball}.py "
+                    f"only\nscope: [calc/{ball}.py, tests/test_{ball}.py]\nproof: python -m "
+                    f"unittest -q tests.test_{ball}\ntests: python -m unittest -q\n"
+                    f"rollback: restore-scope\nreason: {reason}\n")
+    return p.leap("ball", "respec", slice_id, ball, str(spec)).code
 
 
 def test_no_red_and_no_author_names_leap_red_which_leads_on(isolated: Path,
@@ -78,12 +89,7 @@ def test_a_hold_and_a_refuse_lead_on_with_the_commands_they_name(isolated: Path,
         table = next(e for e in events(resumed.out) if e["event"] == "table")
         rows = {r["ball"]: r for r in table["balls"]}  # type: ignore[union-attr]
         assert rows["a"]["state"] == "passed" and rows["b"]["state"] == "stopped", rows
-        spec = p.base_dir / "b.yaml"
-        spec.write_text("goal: b works\nspec: make b work, inside calc/b.py only\n"
-                        "scope: [calc/b.py, tests/test_b.py]\nproof: python -m unittest -q "
-                        "tests.test_b\ntests: python -m unittest -q\nrollback: restore-scope\n"
-                        "reason: the builder wrote outside the scope\n")
-        assert p.leap("ball", "respec", "hst", "b", str(spec)).code == 0
+        assert _respec(p, "hst", "b", "the builder wrote outside the scope") == 0
         landed = p.leap("run", "hst", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
@@ -142,48 +148,28 @@ def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
         assert "ended at 0 again" in str(stop["reason"]), stop
         assert _hinted(stop["hint"]) == ["leap ball respec hag a FILE", "leap run hag"], stop
         (p.base_dir / "hold").unlink()  # the repaired spec is one the builder can meet
-        spec = p.base_dir / "a.yaml"
-        spec.write_text("goal: a works\nspec: make a work, inside calc/a.py only\n"
-                        "scope: [calc/a.py, tests/test_a.py]\nproof: python -m unittest -q "
-                        "tests.test_a\ntests: python -m unittest -q\nrollback: restore-scope\n"
-                        "reason: held twice\n")
-        assert p.leap("ball", "respec", "hag", "a", str(spec)).code == 0  # the hint
+        assert _respec(p, "hag", "a", "held twice") == 0  # the hint
         landed = p.leap("run", "hag", "--heartbeat", "0")  # then `leap run`
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
-# the world's builder, but a's rounds write outside its scope while `breach` exists
-BREACHING_A = textwrap.dedent("""\
-    import os, pathlib, runpy, sys
-    here = pathlib.Path(sys.argv[0]).parent
-    if os.environ["LEAP_BALL"] == "a" and (here / "breach").exists():
-        pathlib.Path("outside.txt").write_text("not a's file")
-    sys.argv[0] = str(here / "builder.py")
-    runpy.run_path(str(here / "builder.py"), run_name="__main__")
-    """)
-
-
 def test_a_ball_blocked_by_a_refused_dependency_names_that_dependency_s_repair(
         isolated: Path, served: Served) -> None:
-    """Every hint leads on (dead-end hunt): c depends on a; a refused (-1) blocks c, whose
-    stop named nothing. It names a's respec and the run; exactly those land both."""
+    """Every hint leads on (dead-end hunt): d depends on a and b; b refused (-1: its builder wrote
+    outside its scope) blocks d, whose stop named nothing. It names b's respec and the run;
+    exactly those land both."""
     with JurorServer("openai", jurors) as server:
-        p = duo(served.folder("hint-blocked"), served.daemon, server.url, "hbl", ("a", "c"),
-                builder=BREACHING_A)
+        p = duo(served.folder("hint-blocked"), served.daemon, server.url, "hbl", ("a", "b", "d"),
+                builder=MOODY)
         (p.base_dir / "breach").write_text("")
         res = p.leap("run", "hbl", "--json", "--heartbeat", "0")
         assert res.code == 1, res.out[-2000:]
         stops = _stops(res.out)
-        assert "blocked" in str(stops["c"]["reason"]), stops
-        assert _hinted(stops["c"]["hint"]) == ["leap ball respec hbl a FILE", "leap run hbl"], \
-            stops["c"]
+        assert "blocked" in str(stops["d"]["reason"]), stops
+        assert _hinted(stops["d"]["hint"]) == ["leap ball respec hbl b FILE", "leap run hbl"], \
+            stops["d"]
         (p.base_dir / "breach").unlink()
-        spec = p.base_dir / "a.yaml"
-        spec.write_text("goal: a works\nspec: make a work, inside calc/a.py only\n"
-                        "scope: [calc/a.py, tests/test_a.py]\nproof: python -m unittest -q "
-                        "tests.test_a\ntests: python -m unittest -q\nrollback: restore-scope\n"
-                        "reason: the builder wrote outside the scope\n")
-        assert p.leap("ball", "respec", "hbl", "a", str(spec)).code == 0  # the hint
+        assert _respec(p, "hbl", "b", "the builder wrote outside the scope") == 0  # the hint
         landed = p.leap("run", "hbl", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
