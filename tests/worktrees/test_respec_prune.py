@@ -111,21 +111,29 @@ def test_a_held_ball_respecced_to_another_scope_starts_afresh_from_the_spine(
     assert git("show", "leap/ball/dia/A:src/a.py", cwd=diamond) == "A = 1"  # fresh branch
 
 
+def _refused_a(repo: Path) -> None:
+    """A thrown, its round one refused (-1) by hand: stuck, to be repaired (L3)."""
+    assert leap("throw", "dia", "--ball", "A", cwd=repo).code == 0
+    r = leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong spec", cwd=repo)
+    assert r.code == 1, r
+
+
+def _respec_a(repo: Path, folder: Path) -> int:
+    """`leap ball respec dia A FILE` with A's scope and a new helper file."""
+    repair = folder / "repair.yaml"
+    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
+    return leap("ball", "respec", "dia", "A", str(repair), cwd=repo).code
+
+
 def test_a_refused_ball_s_throw_leads_on_to_the_respec_that_repairs_it(
         diamond: Path, tmp_path: Path) -> None:
     """Every hint leads on: a ball refused (-1) is thrown no more until repaired; the
     refusal names `leap ball respec`, and after it the throw goes on, a fresh episode."""
-    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
-    (worktree_of(diamond, "A") / "src" / "a.py").write_text("A = 0\n")
-    r = leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong spec", cwd=diamond)
-    assert r.code == 1, r
+    _refused_a(diamond)
     again = leap("throw", "dia", "--ball", "A", cwd=diamond)
     assert again.code == 1 and "dia/A was refused (-1) in episode 1 [L3]" in again.err, again
     assert "repair the spec (`leap ball respec`), then throw it" in again.err, again
-    repair = tmp_path / "repair.yaml"
-    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
-    r = leap("ball", "respec", "dia", "A", str(repair), cwd=diamond)  # the hint
-    assert r.code == 0, r
+    assert _respec_a(diamond, tmp_path) == 0  # the hint
     r = leap("throw", "dia", "--ball", "A", cwd=diamond)  # then throw it
     assert r.code == 0 and "episode 2  spec v2" in r.out, r
 
@@ -134,15 +142,11 @@ def test_a_ball_blocked_by_a_refused_dependency_leads_on_to_that_dependency_s_re
         diamond: Path, tmp_path: Path) -> None:
     """Every hint leads on: B waits on A; A refused (-1) blocks B, whose refusal names A's
     respec; after it A is thrown again, and B is no longer blocked (it waits for A)."""
-    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
-    r = leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong spec", cwd=diamond)
-    assert r.code == 1, r
+    _refused_a(diamond)
     blocked = leap("throw", "dia", "--ball", "B", cwd=diamond)
     assert blocked.code == 1 and "[L5]" in blocked.err, blocked
     assert "repair A (`leap ball respec`) and throw it again" in blocked.err, blocked
-    repair = tmp_path / "repair.yaml"
-    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
-    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0  # the hint
+    assert _respec_a(diamond, tmp_path) == 0  # the hint
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0  # and throw it again
     waits = leap("throw", "dia", "--ball", "B", cwd=diamond)
     assert waits.code == 3 and "blocked" not in waits.err, waits  # held: A has not passed
@@ -157,14 +161,10 @@ def test_a_fresh_episode_after_the_spine_moved_starts_at_its_red(
     from tests.reds import red_commit
     from tests.support import commit_all, write_files
 
-    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
-    r = leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong spec", cwd=diamond)
-    assert r.code == 1, r
+    _refused_a(diamond)
     write_files(diamond, {"NOTES.md": "the spine moves on\n"})
     commit_all(diamond, "a commit outside the slice")
-    repair = tmp_path / "repair.yaml"
-    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
-    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+    assert _respec_a(diamond, tmp_path) == 0
     thrown = leap("throw", "dia", "--ball", "A", cwd=diamond)
     assert thrown.code == 0 and "episode 2" in thrown.out, thrown
     red = red_commit(diamond, "dia", "A")
