@@ -162,6 +162,17 @@ def test_a_fresh_throw_after_a_refuse_is_not_asked_for_the_earlier_findings_red(
     assert landed.returncode == 0, landed.stderr
 
 
+def _thrown_afresh(w: World) -> tuple[str, str]:
+    """Episode 1 left at its finding's red (round 2 refused without a commit), respecced,
+    and thrown afresh on the same base: (its contract red, the finding's red)."""
+    red, finding = _episode_one(w)
+    w.append(dict([w.receipt("a", 2, -1, claim=False)]), "a: -1, no commit")
+    w.append(respec_record(w, "a", 2, ()), "a: respecced")
+    _push(w, "leap/ledger")
+    _throw_two(w, 2)
+    return red, finding
+
+
 def test_a_fresh_throw_replaces_a_branch_left_at_its_findings_red(fresh_world: World
                                                                   ) -> None:
     """L3, L6 (``rules.episodes.drops_branch``): episode 1's branch was left at its
@@ -170,11 +181,7 @@ def test_a_fresh_throw_replaces_a_branch_left_at_its_findings_red(fresh_world: W
     red's commit is recorded work, like a receipt's (blind review: before, only receipts'
     commits and the base were, and the fresh branch could never be pushed)."""
     w = fresh_world
-    red, finding = _episode_one(w)
-    w.append(dict([w.receipt("a", 2, -1, claim=False)]), "a: -1, no commit")
-    w.append(respec_record(w, "a", 2, ()), "a: respecced")
-    _push(w, "leap/ledger")
-    _throw_two(w, 2)
+    red, finding = _thrown_afresh(w)
     assert remote_refs(w.bare)[f"refs/heads/{BALL_A}"] == finding
     git("checkout", "-q", "-B", BALL_A, red, cwd=w.work)
     head = commit(w.work, {"src/a.py": "A = 10  # afresh\n"}, round_message("a: afresh", 1, 1))
@@ -198,11 +205,7 @@ def test_bringing_a_ball_home_never_puts_an_episode_a_fresh_throw_dropped_back(
     from leapgit.loop import remote as rm
 
     w = fresh_world
-    red, finding = _episode_one(w)
-    w.append(dict([w.receipt("a", 2, -1, claim=False)]), "a: -1, no commit")
-    w.append(respec_record(w, "a", 2, ()), "a: respecced")
-    _push(w, "leap/ledger")
-    _throw_two(w, 2)
+    red, finding = _thrown_afresh(w)
     git("checkout", "-q", "main", cwd=w.work)
     git("update-ref", f"refs/heads/{BALL_A}", red, cwd=w.work)  # the fresh branch
     ws = open_workspace(w.work)
