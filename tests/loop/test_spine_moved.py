@@ -8,12 +8,9 @@ stack on the slice's base; the merge lands each candidate onto the spine as it s
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
-from leapgit.records import yamlio
-from tests.loop.world import AUTHOR, CODE, jurors, red_test
+from tests.loop.world import CODE, jurors, red_test, scripted_author
 from tests.scoring.world import Project, ball_yaml, build_project
 from tests.support import git
 from tests.templates import Served
@@ -29,14 +26,7 @@ def _two_slices(base: Path, served: Served, url: str) -> Project:
     p = build_project(base, served.daemon, url, _slice("s1", "ab") + "\n---\n" +
                       _slice("s2", "cd"), None,
                       {b: {f"calc/{b}.py": CODE[b]} for b in "abcd"})
-    (base / "author.py").write_text(AUTHOR)
-    (base / "reds.json").write_text(json.dumps(
-        {b: [f"tests/test_{b}.py", red_test(b)] for b in "abcd"}))
-    cfg_path = p.work / ".leap" / "config.yaml"
-    cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
-    cfg["red"] = {"command": f"{sys.executable} {base / 'author.py'}",
-                  "identity": "model=scripted-author,family=demo,session=author-1"}
-    cfg_path.write_bytes(yamlio.dumps(cfg))
+    scripted_author(p, {b: [f"tests/test_{b}.py", red_test(b)] for b in "abcd"})
     return p
 
 

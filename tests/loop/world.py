@@ -135,18 +135,23 @@ def build(base_dir: Path, daemon: object, juror_url: str, buggy: bool = True,
     p = build_project(base_dir, daemon, juror_url, DRAFT, None,  # type: ignore[arg-type]
                       plan(buggy, every_round))
     (base_dir / "builder.py").write_text(BUILDER)
-    (base_dir / "author.py").write_text(AUTHOR)
-    (base_dir / "reds.json").write_text(json.dumps(
-        {**{b: [f"tests/test_{b}.py", red_test(b)] for b in DEPS},
-         "c+finding": [FINDING_TEST, FINDING_RED]}))
+    scripted_author(p, {**{b: [f"tests/test_{b}.py", red_test(b)] for b in DEPS},
+                        "c+finding": [FINDING_TEST, FINDING_RED]})
+    return p
+
+
+def scripted_author(p: Project, reds: dict[str, list[str]]) -> None:
+    """The world's test author (``AUTHOR``), writing ``reds`` (ball -> [path, text]), as
+    the project's `red.command`, in a role of its own."""
     import sys
 
+    (p.base_dir / "author.py").write_text(AUTHOR)
+    (p.base_dir / "reds.json").write_text(json.dumps(reds))
     cfg_path = p.work / ".leap" / "config.yaml"
     cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
-    cfg["red"] = {"command": f"{sys.executable} {base_dir / 'author.py'}",
+    cfg["red"] = {"command": f"{sys.executable} {p.base_dir / 'author.py'}",
                   "identity": "model=scripted-author,family=demo,session=author-1"}
     cfg_path.write_bytes(yamlio.dumps(cfg))
-    return p
 
 
 def events(out: str) -> list[dict[str, object]]:
