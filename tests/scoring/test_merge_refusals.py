@@ -172,14 +172,13 @@ def test_audit_flags_a_merged_slice_no_longer_on_the_spine(scored: Project) -> N
         git("update-ref", "refs/heads/main", merged, first, cwd=scored.work)
 
 
-def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
-        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Finding 2: an error while recording a landed merge leaves no open lease (here or on
-    the remote), and `leap merge` again writes the record of what landed."""
+def _landed_unrecorded(p: Project, monkeypatch: pytest.MonkeyPatch,
+                      holder: str = "integrator") -> str:
+    """`leap merge left` by ``holder``, stopped (Ctrl-C) after its push landed and before
+    its record was written; the spine tip it landed."""
     from leapgit.ledger.workspace import open_workspace
     from leapgit.scoring import merge as merging
 
-    p = left_passed
     real = merging.write_merge
 
     def broken(*args: object, **kwargs: object) -> object:
@@ -187,9 +186,17 @@ def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
 
     monkeypatch.setattr(merging, "write_merge", broken)
     with pytest.raises(KeyboardInterrupt):
-        merging.merge(open_workspace(p.work), "left", echo=lambda _: None)
+        merging.merge(open_workspace(p.work), "left", holder=holder, echo=lambda _: None)
     monkeypatch.setattr(merging, "write_merge", real)
-    landed = p.tip("main")
+    return p.tip("main")
+
+
+def test_a_merge_stopped_after_the_push_gives_the_lease_back_and_resumes(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding 2: an error while recording a landed merge leaves no open lease (here or on
+    the remote), and `leap merge` again writes the record of what landed."""
+    p = left_passed
+    landed = _landed_unrecorded(p, monkeypatch)
     assert p.remote_tip("refs/heads/main") == landed
     for where in (p.work, p.bare):
         leases = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
@@ -208,20 +215,8 @@ def test_a_landed_merge_of_another_holder_names_the_merge_that_records_it(
         left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every hint leads on (blind review): the refusal named `leap merge S` "as" the holder,
     which no command line can say; it names `--holder`, and that merge records it."""
-    from leapgit.ledger.workspace import open_workspace
-    from leapgit.scoring import merge as merging
-
     p = left_passed
-    real = merging.write_merge
-
-    def broken(*args: object, **kwargs: object) -> object:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(merging, "write_merge", broken)
-    with pytest.raises(KeyboardInterrupt):
-        merging.merge(open_workspace(p.work), "left", holder="alice", echo=lambda _: None)
-    monkeypatch.setattr(merging, "write_merge", real)
-    landed = p.tip("main")
+    landed = _landed_unrecorded(p, monkeypatch, "alice")
     other = p.leap("merge", "left")
     assert other.code == 2 and "`leap merge left --holder alice` records it" in other.err, \
         other
