@@ -142,6 +142,14 @@ def test_a_remote_given_as_a_url_or_an_unknown_name_is_bad_input_whose_hint_lead
     assert leap("sync", "shared", cwd=w.work).code == 0
     assert git("rev-parse", "refs/leap/remotes/shared/heads/leap/ledger", cwd=w.work) == \
         git("rev-parse", "leap/ledger", cwd=w.bare)
+    git("remote", "rename", "origin", "upstream", cwd=w.work)  # no remote named origin
+    git("remote", "remove", "upstream", cwd=w.work)  # and none at all
+    git("remote", "remove", "shared", cwd=w.work)
+    none = leap("sync", "origin", cwd=w.work)
+    assert none.code == 2 and "add it by that name (`git remote add origin URL`)" in none.err, \
+        none
+    git("remote", "add", "origin", w.url, cwd=w.work)  # that hint, URL filled in
+    assert leap("sync", "origin", cwd=w.work).code == 0
 
 
 def test_records_for_a_remote_without_a_ledger_lead_on_to_the_sync_that_puts_one_there(

@@ -203,7 +203,10 @@ def test_a_tribunal_out_of_reach_stops_the_ball_and_its_hint_leads_on(
             built = [e for e in events(out) if e["event"] == "round" and e["ball"] == "a"
                      and str(e.get("step", "")) == "build" and e.get("round", 1) > 1]
             assert built == [], built  # no round spent on a missing verdict
+        probed = p.leap("tribunal", "rungs", "--probe")  # the hint's first command
+        assert probed.code == 3, probed  # it names the rung that does not answer
         cfg["tribunal"]["rungs"][0]["endpoint"] = server.url  # the jurors are back
         cfg_path.write_bytes(yamlio.dumps(cfg))
+        assert p.leap("tribunal", "rungs", "--probe").code == 0  # now it answers
         landed = p.leap("run", "hjr", "--heartbeat", "0")  # the hint, exactly
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
