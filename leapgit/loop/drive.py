@@ -36,7 +36,7 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.loop.events import Events, Heartbeat
 from leapgit.loop.lease import RunLease
 from leapgit.loop.live import Proved
-from leapgit.loop.steps import Step, next_step
+from leapgit.loop.steps import Step, next_step, no_verdict
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees.buildround import HEARTBEAT
 
@@ -460,19 +460,16 @@ class SliceRun:
                              candidate=r.candidate[:12],
                              usage=r.usage.to_dict() if r.usage is not None else None,
                              detail=r.reason)
-            if not (r.outcome == 0 and r.rule == "T6"):
+            if not no_verdict(r):
                 break
         else:
             # no round of the builder's can answer a missing verdict, and rounds spent on it
             # would read as findings that stopped falling (T9): the claim waits for the
             # jurors (`leap run` again seats them again first: ``steps._unjudged``)
-            unreached = "no verdict for" in r.reason
             raise Hold(f"score {r.score} held: the tribunal gave no verdict ({r.reason})",
-                       rule="T6", hint=("bring its rungs back (`leap tribunal rungs --probe` "
-                                        "shows which answer), then " if unreached else
-                                        "look at its jurors' answers (`leap log --slice "
-                                        f"{self.slice}`), then ") +
-                       f"`leap run {self.slice}` seats the tribunal again on the same claim")
+                       rule="T6", hint="bring its rungs back (`leap tribunal rungs --probe` "
+                       f"shows which answer), then `leap run {self.slice}` seats the tribunal "
+                       "again on the same claim")
         self._findings(step)
 
     def _findings(self, step: Step) -> None:

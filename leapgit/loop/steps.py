@@ -13,6 +13,7 @@ from typing import Literal, NamedTuple
 from leapgit.errors import EXIT_HOLD, EXIT_RULE
 from leapgit.ledger import history, layout
 from leapgit.ledger.store import LedgerView
+from leapgit.records.scoring import ScoreRecord
 from leapgit.records.tribunal_run import SummaryRecord
 from leapgit.rules.episodes import Episode, unscored_claim
 from leapgit.rules.readiness import BallStanding
@@ -67,6 +68,10 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         return Step("throw", ball, wave, "ready: every dependency passed")
     ep = s.episode
     assert ep is not None
+    if _unjudged(view, slice_id, ball, ep):  # T6: no round of the builder's answers that,
+        # even on the last round, whose held score would otherwise end the episode
+        return Step("score", ball, wave, f"the tribunal gave no verdict on round "
+                    f"{len(ep.receipts)}'s claim: it sits again")
     if v in ("checkpoint", "hold") and s.spec_version > ep.throw.spec_version:
         return Step("resume", ball, wave, f"respecced to version {s.spec_version} after "
                     f"episode {ep.throw.episode} ended at 0: a new episode")
@@ -98,9 +103,6 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
             return asked
     if unscored_claim(view, ep) is not None:
         return Step("score", ball, wave, f"round {len(ep.receipts)} claims a pass")
-    if _unjudged(view, slice_id, ball, ep):  # T6: no round of the builder's answers that
-        return Step("score", ball, wave, f"the tribunal gave no verdict on round "
-                    f"{len(ep.receipts)}'s claim: it sits again")
     if ep.spent(round_cap):  # a spent episode without a claim ends at its checkpoint
         return Step("stop", ball, wave, f"episode {ep.throw.episode} used its {round_cap} "
                     "rounds without a claim", EXIT_HOLD)
@@ -150,7 +152,13 @@ def _unjudged(view: LedgerView, slice_id: str, ball: str, ep: Episode) -> bool:
     if last is None or not (last.claim and last.outcome == 1):
         return False
     graded = history.graded_last(view, slice_id, ball, ep.throw.episode, len(ep.receipts))
-    return graded is not None and graded.outcome == 0 and graded.rule == "T6"
+    return graded is not None and no_verdict(graded)
+
+
+def no_verdict(score: ScoreRecord) -> bool:
+    """T6: the score held because a seat gave no verdict (out of reach, off its lens): the
+    tribunal sits again; not a bare pass, nor a tribunal that failed to run."""
+    return score.outcome == 0 and score.rule == "T6" and "hold and re-seat" in score.reason
 
 
 def _escalated(view: LedgerView, slice_id: str, s: BallStanding) -> str | None:

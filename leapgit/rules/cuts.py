@@ -79,7 +79,8 @@ def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecor
     try:
         checked = check_slice(draft, TreeResolver(ctx.objects.repo, tree, None))
     except LeapError as exc:
-        return [Refusal(p.rule or "L1", ref, sha, path, p.message, p.hint or HINT)
+        return [Refusal(p.rule or "L1", ref, sha, path,
+                        f"{p.field}: {p.message}" if p.field else p.message, p.hint or HINT)
                 for p in exc.problems]
     out = []
     if rec.waves != checked.waves:

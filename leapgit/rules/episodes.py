@@ -151,9 +151,10 @@ def put_back(episode: Episode, tip: str | None, worktree: str | None = None) -> 
     where = worktree or t.worktree
     git = f"git -C {shlex.quote(where)}" if where else "git"
     kept = f"refs/leap/kept/{t.slice}/{t.ball}/{tip[:12]}"
-    return (f"`{git} update-ref {kept} {tip[:12]} && {git} reset --keep {ended[:12]}` keeps "
-            f"the commit past round {last.round} at {kept} and puts the branch back where "
-            f"round {last.round} left it, then ")
+    # on the ball's branch first: `reset` moves whatever branch the worktree stands on
+    return (f"`{git} switch -q {shlex.quote(t.branch)} && {git} update-ref {kept} {tip[:12]} && "
+            f"{git} reset --keep {ended[:12]}` keeps the commit past round {last.round} at "
+            f"{kept} and puts the branch back where round {last.round} left it, then ")
 
 
 def score_hint(episode: Episode, claim: Receipt, spent: bool, tip: str | None = None,

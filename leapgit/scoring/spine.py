@@ -164,8 +164,7 @@ def spine_remote(root: Path, spine: str) -> str | None:
         require_remote(root, name)
     except UsageError as exc:
         track = f"`git config {shlex.quote(f'branch.{spine}.remote')} NAME`"
-        raise UsageError(exc.problems[0].message, file=".git/config",
-                         field=f"branch.{spine}.remote", hint=(
+        raise UsageError(exc.problems[0].message, field=f"branch.{spine}.remote", hint=(
                              f"track the spine by a remote's name: `git remote add NAME "
                              f"{shlex.quote(name)}`, then {track}" if located(name) else
                              f"{track}, NAME one of its remotes")) from None

@@ -143,8 +143,8 @@ def _stacked(ws: Workspace, view: LedgerView, rec: SliceRecord, plan: _Plan) -> 
 
 class RedBehind(Hold):
     """T7.1: the ball's red stands on a base the throw no longer starts from (the spine
-    moved since: another slice landed), and no round was built on it: it is written again
-    where the throw starts (`leap run` asks its test author; by hand, `leap red`)."""
+    moved since: another slice landed), and the ball was never thrown: the red is written
+    again where the throw starts (`leap run` asks its test author; by hand, `leap red`)."""
 
     def __init__(self, slice_id: str, ball_id: str, red: int, on: str, tip: str) -> None:
         super().__init__(f"{slice_id}/{ball_id}'s red {red} stands on {on[:12]}, and the "
@@ -159,9 +159,9 @@ class RedBehind(Hold):
 def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
                 ) -> _Plan | RedBehind:
     """T7.1: a fresh branch of a ball without dependencies starts at its red, so it starts
-    where its red stands. A red behind the spine's tip is written again while no round was
-    built on it; once one was, the episode starts on the red's own base (the merge lands its
-    candidate onto the spine as it stands then)."""
+    where its red stands. A red behind the spine's tip is written again before the ball's
+    first throw; after it (`leap red` refuses a ball thrown before), the episode starts on
+    the red's own base (the merge lands its candidate onto the spine as it stands then)."""
     from leapgit.ledger import history
     from leapgit.rules.balls import contract_red
 
@@ -172,11 +172,9 @@ def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
     if red is None or git.rev_parse(f"{red.commit}^{{commit}}", ws.paths.root) is None or \
             git.is_ancestor(ws.paths.root, plan.base, red.commit):
         return plan  # (a red commit not here is no sign the spine moved)
-    built = any(query.receipts(view, slice_id, ball, e)
-                for e in query.episodes(view, slice_id, ball))
-    if not built:
+    if not query.episodes(view, slice_id, ball):  # never thrown: its red is written again
         return RedBehind(slice_id, ball, red.red, red.base, plan.base)
-    return replace(plan, base=red.base)
+    return replace(plan, base=red.base)  # thrown before: the red stands (`leap red` refuses)
 
 
 def _no_red(slice_id: str, ball_id: str) -> RuleViolation:

@@ -252,7 +252,7 @@ def test_a_commit_past_a_last_claim_that_made_no_commit_is_told_to_drop_it(
     assert f"reset --keep {third[:12]}` keeps the commit past round 4 at refs/leap/kept/s1/b/" \
         f"{fifth[:12]} and puts the branch back where round 4 left it, then `leap score s1 b` " \
         "grades round 4's claim" in err, err
-    assert f"git -C {wt} update-ref" in err, err  # the ball's worktree, wherever typed
+    assert f"git -C {wt} switch -q leap/ball/s1/b && git -C {wt} update-ref" in err, err
     assert [r.round for r in receipts(w, "b")] == [1, 2, 3, 4]
 
 

@@ -83,7 +83,8 @@ def test_a_nul_byte_in_the_slice_s_live_proof_is_refused_as_the_cut_refuses_it(
     rec = yamlio.loads(cut[layout.slice_path("s2")], "s2")
     cut[layout.slice_path("s2")] = yamlio.dumps({**rec, "live_proof": "make check\0"})
     w.append(cut)
-    refused(w, w.push("leap/ledger"), before, "L1", layout.slice_path("s2"), "NUL byte")
+    refused(w, w.push("leap/ledger"), before, "L1", layout.slice_path("s2"),
+            "live_proof: holds a NUL byte")  # the field named (telemetry review)
 
 
 def test_an_honest_cut_through_a_symlink_of_the_work_tree_lands(fresh_world: World) -> None:

@@ -12,6 +12,8 @@ import re
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
 from tests.scoring.world import Project
@@ -174,17 +176,20 @@ def test_a_ball_blocked_by_a_refused_dependency_names_that_dependency_s_repair(
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
+@pytest.mark.parametrize("limit", [4, 1], ids=["a-round-to-spare", "the-last-round"])
 def test_a_tribunal_out_of_reach_stops_the_ball_and_its_hint_leads_on(
-        isolated: Path, served: Served) -> None:
+        isolated: Path, served: Served, limit: int) -> None:
     """The dead-end hunt: with no juror in reach, each score held (T6) and `leap run` had
     the builder build again on the same candidate, until a T9 escalation blamed the spec.
     The run now seats the tribunal once more, then stops the ball, naming `leap run` once
     the jurors answer; run again while they are still out, it spends no round either; with
-    them back, exactly that command lands the slice."""
+    them back, exactly that command lands the slice. On the last round too, whose held
+    score ended the episode, so `leap run` resumed a new one (blind review)."""
     from leapgit.records import yamlio
 
     with JurorServer("openai", jurors) as server:
-        p = duo(served.folder("hint-jurors"), served.daemon, server.url, "hjr", ("a", "b"))
+        p = duo(served.folder(f"hint-jurors-{limit}"), served.daemon, server.url, "hjr",
+                ("a", "b"), config={"round_limit": limit})
         cfg_path = p.work / ".leap" / "config.yaml"
         cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
         cfg["tribunal"]["rungs"][0]["endpoint"] = "http://127.0.0.1:9"  # nobody answers

@@ -125,7 +125,8 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
     # the commit past round four kept under a ref of its own, not dropped to the reflog
     kept = f"refs/leap/kept/{S}/late/{fifth[:12]}"
     git_wt = f"git -C {shlex.quote(str(wt))}"
-    reset = f"{git_wt} update-ref {kept} {fifth[:12]} && {git_wt} reset --keep {fourth[:12]}"
+    reset = (f"{git_wt} switch -q leap/ball/{S}/late && {git_wt} update-ref {kept} "
+             f"{fifth[:12]} && {git_wt} reset --keep {fourth[:12]}")
     back = f"`{reset}` keeps the commit past round 4 at {kept} and puts the branch back " \
         "where round 4 left it, then "
     assert back + f"`leap score {S} late` grades round 4's claim" in hooked.stderr, \
