@@ -106,11 +106,19 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str) -> None:
                     rule="L5", hint=f"mount its disk; or, if it is gone for good, "
                     f"`git worktree unlock {where} && git worktree remove {where} && {add}`, "
                     "then run this again")
+    if listed is None and path.exists():  # a folder git no longer lists as a worktree
+        aside = shlex.quote(f"{path}.aside")
+        raise Hold(f"the worktree of {ball} at {path} is not listed by git", rule="L5",
+                   hint=f"move the folder aside and recreate the worktree on its branch "
+                   f"(`mv {where} {aside} && {add}`; what it held stays in {aside}), then "
+                   "run this again")
     # git forgets this one folder only (a prune would forget every missing one, another
     # ball's on a disk not mounted now included, with leap's state in its admin folder)
     how = add if listed is None else f"git worktree remove {where} && {add}"
+    moved = "" if listed is None else "; if its folder was moved by hand, `git worktree " \
+        "repair NEWPATH` finds it instead, edits kept"
     raise Hold(f"the worktree of {ball} is gone: {path}", rule="L5",
-                hint=f"recreate it on its branch (`{how}`), then run this again")
+               hint=f"recreate it on its branch (`{how}`), then run this again{moved}")
 
 
 def check_root(ws: Workspace) -> None:

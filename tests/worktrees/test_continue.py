@@ -327,3 +327,43 @@ def test_a_locked_worktree_whose_disk_is_away_is_not_removed_by_the_hint_unasked
     assert "mount its disk; or, if it is gone for good," in checked.err, checked
     away.rename(wt)  # the disk is back: nothing to do
     assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
+
+
+def test_a_worktree_moved_by_hand_is_found_again_by_the_repair_the_hint_names(
+        diamond: Path) -> None:
+    """`mv` of a ball's worktree: git still lists the old place, now missing. Removing that
+    registration would strand the moved folder's edits, so the hint names `git worktree
+    repair NEWPATH` beside the way back; after it the worktree is named where it is, and
+    the move back keeps the edits (reversibility review)."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "src" / "a.py").write_text("A = 7  # not committed\n")
+    moved = wt.rename(diamond.parent / "moved-by-hand")
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert checked.code == 3 and "`git worktree repair NEWPATH` finds it instead" in \
+        checked.err, checked
+    git("worktree", "repair", str(moved), cwd=diamond)  # the hint, NEWPATH the moved folder
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert f"its branch is checked out at {moved}" in checked.err, checked
+    back = re.search(r"; `([^`]+)`, then run this again", checked.err)
+    assert back is not None, checked
+    subprocess.run(back.group(1), shell=True, cwd=diamond, check=True)
+    assert (wt / "src" / "a.py").read_text() == "A = 7  # not committed\n"
+
+
+def test_a_worktree_git_no_longer_lists_is_moved_aside_and_recreated_as_the_hint_says(
+        diamond: Path) -> None:
+    """The folder is there, its admin entry gone: not "gone", and `git worktree add` would
+    fail on the folder (nor can `git worktree repair` find its repository again); the hint
+    moves it aside, keeping what it held, and recreates the worktree (boundary review)."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "notes.txt").write_text("kept\n")
+    shutil.rmtree(diamond / ".git" / "worktrees")
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert checked.code == 3 and "is not listed by git" in checked.err, checked
+    fix = re.search(r"\(`(mv [^`]+)`;", checked.err)
+    assert fix is not None, checked
+    subprocess.run(fix.group(1), shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert (wt.parent / "A.aside" / "notes.txt").read_text() == "kept\n"  # nothing lost
+    assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
