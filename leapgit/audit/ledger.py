@@ -121,19 +121,55 @@ def _reflog(root: Path, ref: str, tip: str, edited: set[str], report: AuditRepor
     if not seen:
         return
     reachable = set(git.run(["rev-list", tip], root).stdout.decode().split())
+    gone: list[tuple[str, list[tuple[str, str, str]]]] = []  # (commit, [(status, path, blob)])
     for sha in seen:
         report.count("ledger-history-kept")
         if sha in reachable:
             continue
-        diff = git.run(["diff-tree", "-r", "--no-renames", "--diff-filter=MDT", "--name-status",
-                        sha, tip], root, check=False)
+        diff = git.run(["diff-tree", "-r", "--no-renames", "--diff-filter=MDT", "--raw",
+                        "--no-abbrev", sha, tip], root, check=False)
         if diff.returncode != 0:
             continue  # the old commit was pruned: nothing left to compare
+        lines = []
         for line in diff.stdout.decode("utf-8", "replace").splitlines():
-            status, _, path = line.partition("\t")
-            if path in edited:
+            meta, _, path = line.partition("\t")
+            fields = meta.split()
+            lines.append((fields[-1], path, fields[2]))
+        gone.append((sha, lines))
+    excused = _lost_leases(root, tip, gone, report)
+    for sha, lines in gone:
+        for status, path, blob in lines:
+            if path in edited or (path, blob) in excused:
                 continue  # an edit inside the current history: named once, above
             what = "dropped" if status == "D" else "changed"
             report.add(Violation("ledger-history-kept", path, f"a record the ledger held at "
                                  f"{sha[:12]} was {what} by a rewrite of its history",
                                  sha, path))
+
+
+def _lost_leases(root: Path, tip: str, gone: list[tuple[str, list[tuple[str, str, str]]]],
+                 report: AuditReport) -> set[tuple[str, str]]:
+    """Of the records commits the ledger ref left held (``gone``: path and blob), those of
+    leases this clone took alone that lost their number to the remote's, which a sync
+    leaves out (L9, ``leases.lost_leases``: the rule the sync asked), judged at each such
+    commit; an earlier commit holding the same bytes (the lease before its release) is
+    excused by the later judgment. Each is said as a note."""
+    from leapgit.ledger import leases
+    from leapgit.ledger.sync import lease_spine
+    from leapgit.ledger.workspace import open_workspace
+
+    if not any(lease_spine(path) for _, lines in gone for _, path, _ in lines):
+        return set()
+    found: set[tuple[str, str]] = set()
+    with open_workspace(root).ledger() as ledger:
+        there = ledger.view(tip)
+        for sha, lines in gone:
+            spines = {s for _, path, _ in lines if (s := lease_spine(path)) is not None}
+            for spine in sorted(spines):
+                lost, still = leases.lost_leases(ledger.view(sha), there, spine)
+                if still is None:
+                    found.update((path, blob) for _, path, blob in lines if path in lost)
+    for path in sorted({path for path, _ in found}):
+        report.notes.append(f"{path}: a lease taken here alone that lost its number to the "
+                            "remote's, left out by a sync (L9)")
+    return found

@@ -9,9 +9,11 @@ checks it on every pushed ledger commit that touches a lease.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from leapgit.errors import LedgerConflict, RuleViolation
+from leapgit.errors import Hold, LedgerConflict, RuleViolation
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import trailers as tr
@@ -79,27 +81,82 @@ def lease_problems(view: LedgerView, spine: str) -> list[tuple[str, str]]:
     return problems
 
 
-def take_lease(ledger: Ledger, spine: str, holder: str, reason: str | None = None) -> Lease:
-    """Open the next lease on ``spine`` for ``holder``; refuse while another is open."""
-    view = ledger.require()
+class LeaseHeld(Hold):
+    """Another integrator holds the spine's lease now: wait for its release."""
+
+    lease: Lease
+
+
+def held_by(current: Lease, spine: str, again: str) -> LeaseHeld:
+    said = f": {current.take.reason}" if current.take and current.take.reason else ""
+    held = LeaseHeld(f"spine {spine!r} is leased to {current.holder!r} (lease "
+                     f"{current.number}{said}): one integrator at a time, nothing landed",
+                     file=layout.lease_path(spine, current.number, "take"), rule=RULE,
+                     hint=f"{again} again once it is given back (its holder gives back a "
+                          "lease whose merge died with `leap lease release --holder NAME`)")
+    held.lease = current
+    return held
+
+
+def next_take(view: LedgerView, spine: str, holder: str, reason: str | None = None,
+              again: str = "`leap merge`") -> tuple[Lease, dict[str, bytes], str,
+                                                    list[tuple[str, str]]]:
+    """The next lease on ``spine`` for ``holder`` as records to write (the lease, its
+    records, their commit's subject and trailers); a ``LeaseHeld`` while another is open."""
     current = active_lease(view, spine)
     if current is not None:
-        raise RuleViolation(
-            f"spine {spine!r} is leased to {current.holder!r} (lease {current.number})",
-            file=layout.lease_path(spine, current.number, "take"), rule=RULE,
-            hint="one integrator at a time: wait for the release (its holder gives back a "
-                 "lease whose merge died with `leap lease release --holder NAME`)",
-        )
+        raise held_by(current, spine, again)
     number = len(leases(view, spine)) + 1
     record = LeaseRecord(spine, number, "take", holder, now_iso(), reason)
-    path = layout.lease_path(spine, number, "take")
+    return (Lease(spine, number, record, None),
+            {layout.lease_path(spine, number, "take"): yamlio.dumps(record.to_dict())},
+            f"lease {number} on {spine}: taken by {holder}",
+            [(tr.SPINE, spine), (tr.LEASE, str(number))])
+
+
+def take_lease(ledger: Ledger, spine: str, holder: str, reason: str | None = None) -> Lease:
+    """Open the next lease on ``spine`` for ``holder`` in this ledger (a spine with no
+    remote); refuse while another is open. With a remote, ``take_lease_on`` takes it."""
+    lease, records, subject, trailers = next_take(ledger.require(), spine, holder, reason)
     try:
-        ledger.append({path: yamlio.dumps(record.to_dict())}, f"lease {number} on {spine}: "
-                      f"taken by {holder}", [(tr.SPINE, spine), (tr.LEASE, str(number))])
+        ledger.append(records, subject, trailers)
     except LedgerConflict:
-        raise RuleViolation(f"another integrator took lease {number} on {spine!r} first",
-                            file=path, rule=RULE, hint="wait for its release") from None
-    return Lease(spine, number, record, None)
+        raise RuleViolation(f"another integrator took lease {lease.number} on {spine!r} first",
+                            file=next(iter(records)), rule=RULE,
+                            hint="wait for its release") from None
+    return lease
+
+
+def take_lease_on(remote: str, start: Path, spine: str, holder: str, reason: str,
+                  again: str, ready: Callable[[Ledger], None] = lambda _: None,
+                  attempts: int = 5) -> Lease:
+    """L9 with a shared remote: the lease is decided by the remote's compare-and-swap, never
+    by a write here that another clone cannot see (two clones each taking lease N stopped
+    every later sync on "a true conflict"). Each try syncs first (this clone's records up,
+    the remote's down), lets ``ready`` tidy the view (a lease left by a killed merge), and
+    then asks the remote for the next number; a lost race looks again. ``again``: the
+    command a ``LeaseHeld`` names."""
+    from leapgit.ledger.sync import push_records, sync
+    from leapgit.ledger.workspace import open_workspace
+
+    ws = open_workspace(start)
+    for _ in range(attempts):
+        sync(remote, start=start)
+        with ws.ledger() as ledger:
+            ready(ledger)
+            view = ledger.require()
+            lease, records, subject, trailers = next_take(view, spine, holder, reason, again)
+        try:
+            push_records(remote, records, subject, trailers, start=start)
+        except LedgerConflict:
+            continue  # another integrator took that number first: look again
+        except RuleViolation as exc:
+            if "a second concurrent integrator lease" in " ".join(exc.lines()):
+                continue  # taken there since this look: the next names its holder
+            raise
+        return lease
+    raise Hold(f"the integrator lease on {spine!r} kept moving on {remote}", rule=RULE,
+               hint=f"{again} again")
 
 
 def release_lease(ledger: Ledger, spine: str, holder: str, reason: str | None = None) -> Lease:
@@ -119,3 +176,26 @@ def release_lease(ledger: Ledger, spine: str, holder: str, reason: str | None = 
                   f"lease {current.number} on {spine}: released by {holder}",
                   [(tr.SPINE, spine), (tr.LEASE, str(current.number))])
     return Lease(spine, current.number, current.take, record)
+
+
+def lost_leases(here: LedgerView, there: LedgerView, spine: str
+                ) -> tuple[list[str], Lease | None]:
+    """The records of this clone's leases on ``spine`` that lost their number to a lease
+    the remote took first (an older leapgit took a merge's lease here alone): the paths a
+    sync leaves out so this ledger can follow the remote's, and the lease of them still
+    open here (its holder gives it back first: `leap lease release`). Only leases with no
+    merge recorded under them are lost this way: they carry no work (their commits stay in
+    git's reflog); under a merge, the spine itself parted and no path is returned."""
+    theirs = {lease.number: lease.take for lease in leases(there, spine)}
+    lost = [lease for lease in leases(here, spine)
+            if lease.take is not None and theirs.get(lease.number, None) != lease.take]
+    from leapgit.ledger import history, query
+
+    numbers = {lease.number for lease in lost}
+    for slice_id in query.slice_ids(here) if numbers else ():
+        if any(m.spine == spine and m.lease in numbers
+               for m in history.merge_records(here, slice_id)):
+            return [], None
+    still = next((lease for lease in lost if lease.open), None)
+    return [layout.lease_path(spine, lease.number, action) for lease in lost
+            for action in ("take", "release")], still

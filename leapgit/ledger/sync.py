@@ -211,19 +211,24 @@ def sync(
         # the ball branches with every fetch of the ledger: a ledger fetched again after a
         # lost race may hold rounds whose commits the first fetch did not bring
         remote_tip, fetch_failed = _fetch(root, remote, ref, track, fetch_also)
+        conflict = None
         with ws.ledger() as ledger:
             if remote_tip is not None:
                 try:
                     done = ledger.replay_onto(remote_tip)
                 except LedgerConflict as exc:
-                    path = exc.problems[0].file if exc.problems else "?"
-                    raise LedgerConflict(
-                        f"a true conflict: {path} holds different bytes here and on {remote}",
-                        file=path, rule="L8",
-                        hint="records are never edited: write your version under a new record",
-                    ) from None
-                replayed, records, skipped = done.replayed, done.records, done.skipped
+                    conflict = exc.problems[0].file if exc.problems else "?"
+                else:
+                    replayed, records, skipped = done.replayed, done.records, done.skipped
             tip = ledger.tip()
+        if conflict is not None:
+            assert remote_tip is not None
+            hint = _lost_leases_left_out(start, remote_tip, conflict)
+            if hint is None:
+                continue  # this clone's lost leases left out: replay onto the remote's again
+            raise LedgerConflict(
+                f"a true conflict: {conflict} holds different bytes here and on {remote}",
+                file=conflict, rule="L8", hint=hint)
         if tip is None or (tip == remote_tip and not also) or not push:
             return _done(SyncResult(remote, ref, tip, False, replayed, records, skipped,
                                     attempt), fetch_failed)
@@ -235,6 +240,46 @@ def sync(
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
                      hint="nothing is lost: run `leap sync` again")
+
+
+def lease_spine(path: str) -> str | None:
+    """The spine of a lease record's path (``spines/<spine>/leases/<n>/<action>.yaml``; a
+    spine's name may hold slashes), or None for any other path."""
+    spine, found, _ = path.removeprefix("spines/").rpartition("/leases/")
+    return spine if path.startswith("spines/") and found else None
+
+
+def _lost_leases_left_out(start: Path | str, remote_tip: str, path: str) -> str | None:
+    """A conflict on a lease record: this clone's leases that lost their number to the
+    remote's (``leases.lost_leases``) are left out of the local ledger, when they are the
+    only records the two ledgers hold different bytes of. None when they were; else what
+    to do (the hint of the conflict)."""
+    from leapgit.ledger import leases
+
+    kept = "records are never edited: write your version under a new record"
+    spine = lease_spine(path)
+    if spine is None:
+        return kept
+    ws = open_workspace(start)
+    with ws.ledger() as ledger:
+        here, there = ledger.require(), ledger.view(remote_tip)
+        lost, still = leases.lost_leases(here, there, spine)
+        differ = _differing(ws.paths.root, remote_tip, here.commit or "")
+    if still is not None:
+        return (f"lease {still.number} on {spine!r}, taken here alone, lost its number to "
+                f"the remote's: `leap lease release --holder {shlex.quote(still.holder)}` "
+                "gives it back here, then `leap sync` again leaves it out")
+    if not lost or not set(differ) <= set(lost):
+        return kept
+    drop_local(start, remote_tip, lambda p: p in lost)
+    return None
+
+
+def _differing(root: Path, a: str, b: str) -> list[str]:
+    """The paths two ledger commits both hold with different bytes."""
+    out = git.run(["diff-tree", "-r", "-z", "--no-renames", "--diff-filter=M", "--name-only",
+                   a, b], root).stdout.decode("utf-8", "surrogateescape")
+    return [p for p in out.split("\0") if p]
 
 
 def _done(result: SyncResult, fetch_failed: git.GitFailed | None) -> SyncResult:

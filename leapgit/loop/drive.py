@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import (
     EXIT_HOLD,
@@ -40,7 +40,13 @@ from leapgit.loop.steps import Step, next_step, no_verdict
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees.buildround import HEARTBEAT
 
+if TYPE_CHECKING:
+    from leapgit.scoring.merge import MergeResult
+
 OUTCOME = {1: "pass", 0: "hold", -1: "refuse"}
+# seconds a run waits for one integrator lease another holds (its merge reviews the whole
+# slice: minutes); a lease whose merge died stays open until its holder gives it back
+LEASE_PATIENCE = 30 * 60
 EXIT_INTERRUPTED = 130
 
 
@@ -500,8 +506,7 @@ class SliceRun:
 
         self.busy["slice"] = "merge"
         try:
-            merged = merge(self.ws, self.slice,
-                           echo=lambda line: self.events.emit("log", line=line))
+            merged = self._merge(merge)
         except LeapError as exc:
             end.stopped = f"merge: {exc.lines()[0]}"
             end.exit_code = exc.exit_code
@@ -535,6 +540,29 @@ class SliceRun:
                          details=live.output_tail.splitlines()[-8:] if failed and live
                          else None)
         self._share()
+
+    def _merge(self, merge: Callable[..., MergeResult]) -> MergeResult:
+        """`leap merge`, waiting while another integrator holds the spine's lease (L9: one
+        at a time; a slice run beside this one merges first): a look every ``poll``
+        seconds, at most ``LEASE_PATIENCE`` seconds for one lease, and never past
+        --max-minutes or the spend cap."""
+        from leapgit.ledger.leases import LeaseHeld
+
+        waited: tuple[int, float] | None = None  # (the lease waited for, since when)
+        while True:
+            try:
+                return merge(self.ws, self.slice,
+                             echo=lambda line: self.events.emit("log", line=line))
+            except LeaseHeld as exc:
+                number = exc.lease.number
+                if waited is None or waited[0] != number:
+                    waited = (number, time.monotonic())
+                    self.events.emit("merge", step=f"waits for lease {number}",
+                                     holder=exc.lease.holder, spine=exc.lease.spine,
+                                     detail="another integrator holds the spine")
+                if time.monotonic() - waited[1] > LEASE_PATIENCE or self._over() is not None:
+                    raise
+                time.sleep(self.opt.poll)
 
     def _share(self) -> None:
         from leapgit.ledger.sync import sync

@@ -206,17 +206,28 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         return resumed
     spine.require_clean(root, name)
     remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
+    if remote:
+        from leapgit.ledger.sync import sync
+
+        sync(remote, start=root)  # plan on what the remote holds: its reopens, its merges
     with ws.ledger() as ledger:
         planned, reopened = plan(ws, ledger, slice_id)
         rec = query.load_slice(ledger.require(), slice_id)
         landed = history.merge_records(ledger.require(), slice_id)
         if not planned:  # every pass is on the spine: nothing to do, and that is no error
             return MergeResult(landed[-1], reopened, None, ledger.tip() or "", already=True)
-        _left_by_a_killed_merge(ledger, name, holder, slice_id)
-        lease = leases.take_lease(ledger, name, holder, _taken_for(slice_id))
+        if not remote:
+            _left_by_a_killed_merge(ledger, name, holder, slice_id)
+            lease = leases.take_lease(ledger, name, holder, _taken_for(slice_id))
+    if remote:
+        lease = leases.take_lease_on(
+            remote, root, name, holder, _taken_for(slice_id), f"`leap merge {slice_id}`",
+            lambda ledger: _left_by_a_killed_merge(ledger, name, holder, slice_id))
     temp = TEMP_REF.format(slice=slice_id)
     pushing: MergeRecord | None = None
     try:
+        if remote:
+            old = _follow(ws, remote, old)
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
         spine.require_fast_forward(root, name, old, merges[-1].commit)
@@ -290,6 +301,37 @@ def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
         warning = f"the local spine was not moved to {new[:12]}: {exc.lines()[0]}"
     if warning:
         echo(f"warning: {warning}")
+
+
+def _follow(ws: Workspace, remote: str, old: str) -> str:
+    """L9: the merge is built on the spine as the remote holds it, which another
+    integration may have moved since this clone last looked (a candidate built on an old
+    copy is refused there as no fast-forward, after a paid review). A spine here that is
+    behind moves forward to it first, its checkout too; one that parted from it stops the
+    merge, nothing landed. Returns the tip to build on."""
+    root, name = ws.paths.root, ws.config.spine
+    track = f"refs/remotes/{remote}/{name}"
+    fetched = git.run(["fetch", "--quiet", "--no-tags", remote,
+                       f"+refs/heads/{name}:{track}"], root, check=False)
+    there = git.rev_parse(track, root) if fetched.returncode == 0 else None
+    if there is None or there == old or is_ancestor(root, there, old):
+        return old  # the remote has no spine yet, or this clone's is as far or further
+    if not is_ancestor(root, old, there):
+        where = spine.checkout_of(root, name)
+        keep = f"git -C {shlex.quote(str(root))} branch {name}-here-{old[:8]} {old}"
+        follow = (f"git -C {shlex.quote(str(where))} reset --keep {there}" if where else
+                  f"git -C {shlex.quote(str(root))} branch -f {name} {there}")
+        raise RuleViolation(
+            f"the spine {name!r} here ({old[:12]}) and on {remote} ({there[:12]}) have "
+            "parted: nothing landed", rule="L9",
+            hint=f"the remote's is the one spine: keep this clone's (`{keep}`), follow the "
+                 f"remote's (`{follow}`), then `leap merge` again")
+    spine.require_fast_forward(root, name, old, there)
+    warning = spine.move_spine(root, name, old, there)
+    if warning:
+        raise Hold(f"the spine {name!r} must first follow {remote}'s to {there[:12]}: "
+                   f"{warning}", rule="L9", hint="then `leap merge` again")
+    return there
 
 
 def _lease_up(ws: Workspace, remote: str) -> None:
