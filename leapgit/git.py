@@ -203,3 +203,11 @@ def reflog_moves(root: Path, ref: str, tip: str | None) -> list[str]:
         if new != zero and (after != old or old == new):
             found.append(new)
     return found[::-1]
+
+
+def says(err: str) -> str:
+    """What a failed git command said: its first ``fatal:`` or ``error:`` line, else its
+    last (its advice lines come after, e.g. "and the repository exists.")."""
+    lines = [ln.strip() for ln in err.strip().splitlines() if ln.strip()]
+    return next((ln for ln in lines if ln.startswith(("fatal:", "error:"))),
+                lines[-1] if lines else "")

@@ -151,21 +151,13 @@ def _fetch_failed(remote: str, refspecs: Sequence[str], proc: subprocess.Complet
                              hint="a git process stopped midway left it: if no git process "
                                   f"is running, delete {left.group(1)}, then run the "
                                   "command again")
-    line = _git_says(err) or f"exit {proc.returncode}"
+    line = git.says(err) or f"exit {proc.returncode}"
     if reached:
         return git.GitFailed(f"cannot fetch {' '.join(refspecs)} from {remote}: {line} "
                              f"({done})", hint="git's words say what to mend here, then run "
                                                "the command again")
     return git.GitFailed(f"cannot reach {remote}: git fetch failed: {line}; {done}",
                          hint="check the remote's name and that it is reachable")
-
-
-def _git_says(err: str) -> str:
-    """What a failed git command said: its first ``fatal:`` or ``error:`` line, else its
-    last (its advice lines come after, e.g. "and the repository exists.")."""
-    lines = [ln.strip() for ln in err.strip().splitlines() if ln.strip()]
-    return next((ln for ln in lines if ln.startswith(("fatal:", "error:"))),
-                lines[-1] if lines else "")
 
 
 def _push(root: Path, remote: str, tip: str | None, ref: str,
@@ -187,7 +179,7 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
         return text.strip().splitlines()[-1] if text.strip() else "rejected"
     remote_lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
     if not remote_lines and any(why in text for why in _UNREACHABLE):
-        last = _git_says(text) or f"exit {proc.returncode}"
+        last = git.says(text) or f"exit {proc.returncode}"
         raise git.GitFailed(f"cannot reach {remote}: {last}; nothing was pushed (an atomic "
                             "push lands whole or not at all)",
                             hint="check the remote's URL and that it is reachable")
@@ -223,7 +215,7 @@ def sync(
             tip = ledger.tip()
         if conflict is not None:
             assert remote_tip is not None
-            hint = _lost_leases_left_out(start, remote_tip, conflict)
+            hint = _lost_leases_left_out(start, remote, remote_tip, conflict)
             if hint is None:
                 continue  # this clone's lost leases left out: replay onto the remote's again
             raise LedgerConflict(
@@ -249,7 +241,8 @@ def lease_spine(path: str) -> str | None:
     return spine if path.startswith("spines/") and found else None
 
 
-def _lost_leases_left_out(start: Path | str, remote_tip: str, path: str) -> str | None:
+def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path: str
+                          ) -> str | None:
     """A conflict on a lease record: this clone's leases that lost their number to the
     remote's (``leases.lost_leases``) are left out of the local ledger, when they are the
     only records the two ledgers hold different bytes of. None when they were; else what
@@ -268,7 +261,8 @@ def _lost_leases_left_out(start: Path | str, remote_tip: str, path: str) -> str 
     if still is not None:
         return (f"lease {still.number} on {spine!r}, taken here alone, lost its number to "
                 f"the remote's: `leap lease release --holder {shlex.quote(still.holder)}` "
-                "gives it back here, then `leap sync` again leaves it out")
+                f"gives it back here, then `leap sync {shlex.quote(remote)}` again leaves it "
+                "out")
     if not lost or not set(differ) <= set(lost):
         return kept
     drop_local(start, remote_tip, lambda p: p in lost)

@@ -183,8 +183,12 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
     text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     said = [ln[7:].strip() for ln in text.splitlines()
             if ln.startswith("remote:") and "[" in ln]
-    hint = "; ".join(said) or text.strip()[-300:]
-    if refused_by_status(proc.stdout.decode(errors="replace")):
+    porcelain = proc.stdout.decode(errors="replace")
+    git_said = [ln.split("\t")[-1] for ln in porcelain.splitlines() if ln.startswith("!\t")]
+    hint = "; ".join(said) or (f"git said: {'; '.join(git_said)}; `leap merge` again builds "
+                               "on the spine the remote holds" if git_said else
+                               git.says(text))
+    if refused_by_status(porcelain):
         raise PushRefused(f"the remote {remote} refused the spine push; nothing landed",
                           rule=_rule(said), hint=hint)
     # no answer (a dropped connection): the remote may have taken it; the caller asks it

@@ -68,12 +68,12 @@ def test_integrator_merge_under_the_lease_is_accepted(fresh_world: World) -> Non
 def test_lease_domain_functions_refuse_a_second_writer(fresh_world: World) -> None:
     import pytest
 
-    from leapgit.errors import RuleViolation
+    from leapgit.errors import Hold, RuleViolation
 
     w = fresh_world
     with w.ledger() as ledger:
         take_lease(ledger, "main", "alice")
-        with pytest.raises(RuleViolation, match="leased to 'alice'"):
+        with pytest.raises(Hold, match="leased to 'alice'"):
             take_lease(ledger, "main", "bob")
         with pytest.raises(RuleViolation, match="held by 'alice', not 'bob'"):
             release_lease(ledger, "main", "bob")

@@ -144,7 +144,8 @@ def test_two_runs_of_two_slices_on_two_clones_at_once_both_land(
     with two_clones(daemon, jurors, "two-runs") as (w, b):
         runs = [w.popen("run", ww.S, *RUN, cwd=w.work, log=w.base_dir / "A.log"),
                 w.popen("run", "more", *RUN, cwd=b, log=w.base_dir / "B.log")]
-        codes = [wait(proc, w.base_dir / f"{n}.log", 300) for proc, n in zip(runs, "AB", strict=True)]
+        codes = [wait(proc, w.base_dir / f"{n}.log", 300)
+                 for proc, n in zip(runs, "AB", strict=True)]
     logs = {n: (w.base_dir / f"{n}.log").read_text() for n in "AB"}
     assert codes == [0, 0], {n: text[-3000:] for n, text in logs.items()}
     assert all("landed" in text for text in logs.values())
@@ -156,3 +157,30 @@ def test_two_runs_of_two_slices_on_two_clones_at_once_both_land(
     audit = w.leap("audit", cwd=b)
     assert audit.code == 0, audit
 
+
+
+def test_a_lease_taken_here_alone_and_still_open_is_given_back_then_left_out(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """An older leapgit's merge took lease 1 in B's ledger alone and died; the remote gave
+    lease 1 to another integrator. B's sync names the release, which leads on: the next
+    sync leaves B's lease out, and B's audit says so as a note, not a rewrite."""
+    w = ww.world(daemon, jurors, "lost-open-lease", 2)
+    b = w.clone("B")
+    assert w.leap("sync", "origin", cwd=b).code == 0
+    open_lease_elsewhere(w)
+    with open_workspace(b).ledger() as ledger:
+        take_lease(ledger, "main", "integrator", "merge pkgs on a machine of old")
+    stuck = w.leap("sync", "origin", cwd=b)
+    assert stuck.code == 1 and "a true conflict: spines/main/leases/1/take.yaml" in stuck.err
+    hint = ("`leap lease release --holder integrator` gives it back here, then `leap sync "
+            "origin` again")
+    assert hint in stuck.err, stuck
+    released = w.leap("lease", "release", "--holder", "integrator", cwd=b)  # the hint
+    assert released.code == 0, released
+    synced = w.leap("sync", "origin", cwd=b)  # the hint, exactly
+    assert synced.code == 0, synced
+    take = git("show", f"leap/ledger:{layout.lease_path('main', 1, 'take')}", cwd=b)
+    assert ELSEWHERE in take  # the remote's lease 1 stands here
+    audit = w.leap("audit", cwd=b)
+    assert audit.code == 0, audit
+    assert "left out by a sync (L9)" in audit.out, audit

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from leapgit.errors import RuleViolation
 from leapgit.ledger import leases
+from leapgit.ledger.leases import LeaseHeld
 from leapgit.ledger.store import Ledger
 from tests.support import leap, make_repo
 
@@ -18,7 +18,7 @@ def test_the_holder_gives_back_a_lease_its_dead_merge_left(tmp_path: Path) -> No
     assert leap("init", cwd=repo).code == 0
     with Ledger(repo / ".git") as ledger:  # a merge killed outright left this open
         leases.take_lease(ledger, "main", "integrator", "merge s")
-    with Ledger(repo / ".git") as ledger, pytest.raises(RuleViolation) as refused:
+    with Ledger(repo / ".git") as ledger, pytest.raises(LeaseHeld) as refused:
         leases.take_lease(ledger, "main", "integrator", "merge s")  # even by its holder
     assert "leap lease release --holder NAME" in " ".join(refused.value.lines())
     other = leap("lease", "release", "--holder", "someone", cwd=repo)

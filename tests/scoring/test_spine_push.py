@@ -1,0 +1,64 @@
+"""What a refused spine push says (a dead-end hunt: it quoted the last 300 characters of
+git's advice, cut mid-word). A refusal with no server line says git's own status of the
+ref, and what leads on."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from leapgit.scoring.spine import PushRefused, push
+from tests.scoring.test_merge_refusals import left_passed
+from tests.scoring.world import Project
+from tests.support import git, make_repo
+
+__all__ = ["left_passed"]  # the fixture, shared
+
+
+def test_a_push_git_refuses_as_no_fast_forward_says_so_in_one_line(tmp_path: Path) -> None:
+    work = make_repo(tmp_path / "work", {"f.txt": "one\n"})
+    bare = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    other = tmp_path / "other"
+    git("clone", "-q", str(bare), str(other), cwd=tmp_path)
+    (other / "f.txt").write_text("theirs\n")
+    git("-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qam", "theirs", cwd=other)
+    git("push", "-q", "origin", "HEAD:main", cwd=other)
+    git("remote", "add", "origin", str(bare), cwd=work)
+    (work / "f.txt").write_text("ours\n")
+    git("-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qam", "ours", cwd=work)
+    with pytest.raises(PushRefused) as refused:
+        push(work, "origin", ["HEAD:refs/heads/main"])
+    line = refused.value.lines()[0]
+    assert "refused the spine push; nothing landed" in line, line
+    assert "git said: [rejected] (fetch first)" in line or \
+        "git said: [rejected] (non-fast-forward)" in line, line
+    assert "`leap merge` again builds on the spine the remote holds" in line, line
+    assert "\\n" not in line and "hint:" not in line, line
+
+
+def test_a_spine_parted_from_the_remotes_names_how_to_keep_it_and_follow_which_leads_on(
+        left_passed: Project) -> None:
+    p = left_passed
+    there = git("commit-tree", f"{p.remote_tip('refs/heads/main')}^{{tree}}", "-p",
+                "refs/heads/main", "-m", "an admin's commit on the server", cwd=p.bare)
+    git("update-ref", "refs/heads/main", there, cwd=p.bare)
+    git("-c", "user.name=o", "-c", "user.email=o@x", "commit", "-q", "--allow-empty",
+        "--no-verify", "-m", "this clone's own", cwd=p.work)
+    mine = p.tip("main")
+    parted = p.leap("merge", "left")
+    assert parted.code == 1 and "have parted: nothing landed [L9]" in parted.err, parted
+    assert p.remote_tip("refs/heads/main") == there
+    commands = re.findall(r"`(git -C [^`]+)`", parted.err)
+    assert len(commands) == 2, parted.err
+    for command in commands:  # the hint, exactly
+        subprocess.run(shlex.split(command), check=True, capture_output=True)
+    assert git("rev-parse", f"main-here-{mine[:8]}", cwd=p.work) == mine  # kept
+    landed = p.leap("merge", "left")
+    assert landed.code == 0, landed
+    tip = p.remote_tip("refs/heads/main")
+    assert tip != there and git("merge-base", "--is-ancestor", there, tip, cwd=p.bare) == ""
