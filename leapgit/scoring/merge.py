@@ -206,23 +206,22 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         return resumed
     spine.require_clean(root, name)
     remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
-    if remote:
+    planned, reopened, rec, landed, tip = _plan(ws, slice_id)
+    if planned and remote:  # plan again on what the remote holds: its reopens, its merges
         from leapgit.ledger.sync import sync
 
-        sync(remote, start=root)  # plan on what the remote holds: its reopens, its merges
-    with ws.ledger() as ledger:
-        planned, reopened = plan(ws, ledger, slice_id)
-        rec = query.load_slice(ledger.require(), slice_id)
-        landed = history.merge_records(ledger.require(), slice_id)
-        if not planned:  # every pass is on the spine: nothing to do, and that is no error
-            return MergeResult(landed[-1], reopened, None, ledger.tip() or "", already=True)
-        if not remote:
-            _left_by_a_killed_merge(ledger, name, holder, slice_id)
-            lease = leases.take_lease(ledger, name, holder, _taken_for(slice_id))
+        sync(remote, start=root)
+        planned, reopened, rec, landed, tip = _plan(ws, slice_id)
+    if not planned:  # every pass is on the spine: nothing to do, and that is no error
+        return MergeResult(landed[-1], reopened, None, tip, already=True)
     if remote:
         lease = leases.take_lease_on(
             remote, root, name, holder, _taken_for(slice_id), f"`leap merge {slice_id}`",
             lambda ledger: _left_by_a_killed_merge(ledger, name, holder, slice_id))
+    else:
+        with ws.ledger() as ledger:
+            _left_by_a_killed_merge(ledger, name, holder, slice_id)
+            lease = leases.take_lease(ledger, name, holder, _taken_for(slice_id))
     temp = TEMP_REF.format(slice=slice_id)
     pushing: MergeRecord | None = None
     try:
@@ -250,6 +249,16 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     # Pushed (or no remote): the slice has landed. Record it whatever the checkout does.
     _move(ws, old, record.tip, echo)
     return _finish(ws, record, reopened)
+
+
+def _plan(ws: Workspace, slice_id: str) -> tuple[list[Planned], tuple[ReopenRecord, ...],
+                                                  SliceRecord, list[MergeRecord], str]:
+    """``plan`` on the ledger as it is here, with the slice, its merges and the tip read."""
+    with ws.ledger() as ledger:
+        planned, reopened = plan(ws, ledger, slice_id)
+        view = ledger.require()
+        return (planned, reopened, query.load_slice(view, slice_id),
+                history.merge_records(view, slice_id), ledger.tip() or "")
 
 
 def _stopped(ws: Workspace, slice_id: str, holder: str, remote: str | None,
