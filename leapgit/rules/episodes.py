@@ -133,6 +133,13 @@ def unscored_claim(view: LedgerView, episode: Episode) -> Receipt | None:
         else None
 
 
+def kept_ref(slice_id: str, ball_id: str, tip: str) -> str:
+    """Where a ball's commit that no branch holds any longer is kept (nothing lost): one
+    put back past its last round (``put_back``), an episode's branch dropped for a fresh
+    one (``worktrees.prune.drop_refused``)."""
+    return f"refs/leap/kept/{slice_id}/{ball_id}/{tip[:12]}"
+
+
 def put_back(episode: Episode, tip: str | None, worktree: str | None = None) -> str:
     """L6: when the ball branch's ``tip`` is past where the episode's last round left it (a
     commit no receipt records), the commands that keep that commit under a ref of its own
@@ -150,7 +157,7 @@ def put_back(episode: Episode, tip: str | None, worktree: str | None = None) -> 
     t = episode.throw
     where = worktree or t.worktree
     git = f"git -C {shlex.quote(where)}" if where else "git"
-    kept = f"refs/leap/kept/{t.slice}/{t.ball}/{tip[:12]}"
+    kept = kept_ref(t.slice, t.ball, tip)
     # on the ball's branch first: `reset` moves whatever branch the worktree stands on
     return (f"`{git} switch -q {shlex.quote(t.branch)} && {git} update-ref {kept} {tip[:12]} && "
             f"{git} reset --keep {ended[:12]}` keeps the commit past round {last.round} at "

@@ -128,8 +128,14 @@ def check_droppable(ws: Workspace, slice_id: str, ball_id: str, path: Path) -> N
 
 def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch: str) -> None:
     """Before a refused ball (or a held one whose scope a respec changed) is thrown again
-    from a fresh branch (L3), its old worktree and branch go."""
+    from a fresh branch (L3), its old worktree and branch go; the branch's tip stays under
+    ``kept_ref`` (nothing lost: a commit past the last round no receipt records)."""
+    from leapgit.rules.episodes import kept_ref
+
     check_droppable(ws, slice_id, ball_id, path)
+    tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
+    if tip is not None:
+        git.run(["update-ref", kept_ref(slice_id, ball_id, tip), tip], ws.paths.root)
     place.remove(ws, path, branch, force=True)
 
 

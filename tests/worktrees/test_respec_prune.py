@@ -93,6 +93,7 @@ def test_a_held_ball_respecced_to_another_scope_starts_afresh_from_the_spine(
     for n in range(4):  # episode 1: four legit rounds on src/a.py, then a checkpoint
         (wt / "src/a.py").write_text(f"A = {n + 2}\n")
         assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
+    dropped = git("rev-parse", "leap/ball/dia/A", cwd=diamond)  # episode 1's last round
     repair = tmp_path / "repair.yaml"
     # another scope (src/a.py dropped), which keeps the red's frozen test (T7.1)
     repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]",
@@ -109,6 +110,9 @@ def test_a_held_ball_respecced_to_another_scope_starts_afresh_from_the_spine(
         view = ledger.require()
         assert query.throw(view, "dia", "A", 2).base == spine  # type: ignore[union-attr]
     assert git("show", "leap/ball/dia/A:src/a.py", cwd=diamond) == "A = 1"  # fresh branch
+    # nothing lost: the dropped episode's tip stays under a ref of its own
+    kept = f"refs/leap/kept/dia/A/{dropped[:12]}"
+    assert git("rev-parse", kept, cwd=diamond) == dropped
 
 
 def _refused_a(repo: Path) -> None:
