@@ -11,7 +11,6 @@ the real hook behind `git daemon`."""
 from __future__ import annotations
 
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -110,45 +109,26 @@ def test_a_second_clone_merges_past_a_lease_it_had_not_seen_onto_the_moved_spine
     landed_both(w, b, first)
 
 
-def test_leap_run_waits_for_the_lease_of_another_integrator_then_lands(
+def test_two_runs_of_two_slices_on_two_clones_at_once_wait_for_a_lease_and_both_land(
         daemon: GitDaemon, jurors: JurorServer) -> None:
-    with two_clones(daemon, jurors, "run-waits") as (w, b):
-        a = w.leap("run", ww.S, *RUN, timeout=240)
-        assert a.code == 0 and "landed" in a.out, a.out[-3000:]
-        first = git("rev-parse", "main", cwd=w.bare)
-        open_lease_elsewhere(w)
-        later = threading.Timer(0.0, lambda: None)
-        run = w.popen("run", "more", *RUN, cwd=b, log=w.base_dir / "B.log")
-        try:
-            deadline = time.monotonic() + 240
-            log = w.base_dir / "B.log"
-            while "waits for lease 2" not in log.read_text():
-                assert run.poll() is None and time.monotonic() < deadline, \
-                    log.read_text()[-3000:]
-                time.sleep(0.2)
-            later = threading.Timer(1.0, give_back_elsewhere, (w,))
-            later.start()
-            code = wait(run, log, 240)
-        finally:
-            later.join()
-            if run.poll() is None:
-                run.kill()
-    assert code == 0, log.read_text()[-3000:]
-    assert "landed" in log.read_text()
-    landed_both(w, b, first)
-
-
-def test_two_runs_of_two_slices_on_two_clones_at_once_both_land(
-        daemon: GitDaemon, jurors: JurorServer) -> None:
-    """The hunt's own case: whichever merges second waits for, or follows, the first."""
+    """The hunt's own case: whichever merges second waits for, or follows, the first. A
+    third integrator's lease is open when both runs reach their merge: both wait for it
+    (`leap run` looks again), and land once it is given back."""
     with two_clones(daemon, jurors, "two-runs") as (w, b):
-        runs = [w.popen("run", ww.S, *RUN, cwd=w.work, log=w.base_dir / "A.log"),
-                w.popen("run", "more", *RUN, cwd=b, log=w.base_dir / "B.log")]
-        codes = [wait(proc, w.base_dir / f"{n}.log", 300)
-                 for proc, n in zip(runs, "AB", strict=True)]
-    logs = {n: (w.base_dir / f"{n}.log").read_text() for n in "AB"}
-    assert codes == [0, 0], {n: text[-3000:] for n, text in logs.items()}
-    assert all("landed" in text for text in logs.values())
+        open_lease_elsewhere(w)
+        logs = {"A": w.base_dir / "A.log", "B": w.base_dir / "B.log"}
+        runs = [w.popen("run", ww.S, *RUN, cwd=w.work, log=logs["A"]),
+                w.popen("run", "more", *RUN, cwd=b, log=logs["B"])]
+        deadline = time.monotonic() + 240
+        while not all("waits for lease 1" in log.read_text() for log in logs.values()):
+            said = {n: log.read_text()[-2000:] for n, log in logs.items()}
+            assert all(r.poll() is None for r in runs) and time.monotonic() < deadline, said
+            time.sleep(0.2)
+        give_back_elsewhere(w)
+        codes = [wait(proc, logs[n], 300) for proc, n in zip(runs, "AB", strict=True)]
+    texts = {n: log.read_text() for n, log in logs.items()}
+    assert codes == [0, 0], {n: text[-3000:] for n, text in texts.items()}
+    assert all("landed" in text for text in texts.values())
     tip = git("rev-parse", "main", cwd=w.bare)
     for ball in ("b1", "b2", "c1", "c2"):
         assert git("show", f"{tip}:pkg/{ball}.py", cwd=w.bare), ball
@@ -156,7 +136,6 @@ def test_two_runs_of_two_slices_on_two_clones_at_once_both_land(
     git("pull", "-q", "--ff-only", "origin", "main", cwd=b)  # whichever landed first
     audit = w.leap("audit", cwd=b)
     assert audit.code == 0, audit
-
 
 
 def test_a_lease_taken_here_alone_and_still_open_is_given_back_then_left_out(
