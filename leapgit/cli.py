@@ -663,12 +663,22 @@ def _red() -> click.Command:
     @click.command("red")
     @click.argument("slice_id", metavar="SLICE")
     @click.argument("ball_id", metavar="BALL")
-    @click.argument("commit", metavar="COMMIT")
-    def red_cmd(slice_id: str, ball_id: str, commit: str) -> None:
-        """T7.1: record COMMIT as the ball's red commit (its proof must fail there)."""
+    @click.argument("commit", metavar="COMMIT", required=False)
+    @click.option("--carry", is_flag=True,
+                  help="L5: carry the ball's red onto its fresh stack base (a restack: its "
+                       "dependencies passed again with other bytes)")
+    def red_cmd(slice_id: str, ball_id: str, commit: str | None, carry: bool) -> None:
+        """T7.1: record COMMIT as the ball's red commit (its proof must fail there); with
+        --carry, no COMMIT: leapgit writes the commit itself."""
+        from leapgit.commands.red import carry as carry_red
         from leapgit.commands.red import lines, red
+        from leapgit.errors import UsageError
 
-        _emit(lines(red(slice_id, ball_id, commit)))
+        if carry == (commit is not None):
+            raise UsageError("give COMMIT, or --carry without one", field="COMMIT",
+                             hint=f"`leap red {slice_id} {ball_id} COMMIT`")
+        _emit(lines(carry_red(slice_id, ball_id) if carry else
+                    red(slice_id, ball_id, str(commit))))
     return red_cmd
 
 

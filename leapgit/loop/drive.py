@@ -393,10 +393,19 @@ class SliceRun:
         rm.push_branch(self.ws, self.opt.remote, branch, red, force=False)
 
     def _do_throw(self, step: Step, resume: bool = False) -> None:
-        from leapgit.worktrees.throw import RedBehind, throw
+        from leapgit.worktrees.throw import RedBehind, RedToCarry, throw
 
         remote = self.opt.remote
         try:
+            result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
+                           publish=remote is not None)
+        except RedToCarry:  # L5: a restack; its red goes onto the fresh stack first
+            from leapgit.scoring.red import carry_red
+
+            r = carry_red(self.ws, self.slice, step.ball).record
+            self.events.emit("red", step.ball, step.wave, step="carried", red=r.red,
+                             commit=r.commit[:12], carries=r.carries,
+                             frozen=[t.path for t in r.tests])
             result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
                            publish=remote is not None)
         except RedBehind:  # the spine moved since its red: the author writes it again there

@@ -46,6 +46,9 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         return Step("stop", ball, wave, s.why(), EXIT_RULE,
                     f"repair {s.by} with `leap ball respec {slice_id} {s.by} FILE`, then "
                     f"`leap run {slice_id}` throws them again")
+    if v == "held" and s.restack:  # L5: its dependency passed again with other bytes
+        return Step("throw", ball, wave, f"restacked on the new pass of {s.by}: its red is "
+                    "carried there, and it is thrown again")
     if v == "held":
         return Step("stop", ball, wave, s.why(), EXIT_HOLD)
     if v == "refused":

@@ -74,6 +74,9 @@ class RedRecord:
     # commit is that candidate's child, and it freezes its tests for that episode's rounds
     answers: int | None = None
     episode: int | None = None
+    # L5, T7.1: a restack's red: red ``carries``'s frozen tests, byte for byte, on the ball's
+    # fresh stack base, once its stack went stale and its dependencies passed again
+    carries: int | None = None
 
     @property
     def finding(self) -> bool:
@@ -94,14 +97,16 @@ class RedRecord:
                 "recorded_at": self.recorded_at,
                 **({"replaces": self.replaces} if self.replaces is not None else {}),
                 **({"answers": self.answers, "episode": self.episode}
-                   if self.answers is not None else {})}
+                   if self.answers is not None else {}),
+                **({"carries": self.carries} if self.carries is not None else {})}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> RedRecord:
         return cls(raw["slice"], raw["ball"], raw["red"], raw["commit"], raw["base"],
                    tuple(FileBlob.from_dict(t) for t in raw["tests"]),
                    RunEvidence.from_dict(raw["proof"]), raw["recorded_at"],
-                   raw.get("replaces"), raw.get("answers"), raw.get("episode"))
+                   raw.get("replaces"), raw.get("answers"), raw.get("episode"),
+                   raw.get("carries"))
 
 
 @dataclass(frozen=True)

@@ -348,6 +348,10 @@ def _check_throw(ctx: PushContext, ref: str, sha: str, path: str, rec: ThrowReco
                         "number episodes without gaps")]
     episode = Episode(previous, tuple(query.receipts(view, slice_id, ball_id, number - 1)),
                       query.checkpoint(view, slice_id, ball_id, number - 1))
+    from leapgit.rules.stack import restacks
+
+    if restacks(view, previous, rec):
+        return []  # L5, L8: its stack went stale; it starts afresh on the passes that stand
     state = own_state(episode, *scored(view, slice_id, ball_id, episode,
                                        ctx.config.round_cap))
     if state == "pass":
@@ -398,6 +402,15 @@ def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
     from leapgit.rules.balls import recorded_rounds
 
     hint = "record red before the build; a weaker test is a respec, never a new red"
+    if rec.carries is not None:  # L5: a restack's red, carried onto the fresh stack base
+        from leapgit.ledger import query
+        from leapgit.rules.stack import carry_problems
+
+        ball = query.load_ball(view, rec.slice, rec.ball)
+        base = query.load_slice(view, rec.slice).base
+        return [Refusal("T7.1", ref, sha, path, why, "`leap red SLICE BALL --carry` carries "
+                        "the red onto the fresh stack base")
+                for why in carry_problems(ctx.objects, view, rec, base, ball)]
     rounds = recorded_rounds(view, rec.slice, rec.ball).receipts
     out = []
     if rounds:

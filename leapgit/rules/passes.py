@@ -215,7 +215,9 @@ def standing(scores: Sequence[ScoreRecord], reopens: Iterable[ReopenRecord]
 
 def standing_pass(view: LedgerView, slice_id: str, ball_id: str, before: int | None = None
                   ) -> ScoreRecord | None:
-    """``standing``, read from the ledger; ``before``: of the scores numbered below it."""
+    """``standing``, read from the ledger; ``before``: of the scores numbered below it. A
+    pass of an episode older than the ball's newest throw stands no more: only a restack
+    throws a passed ball again (L8)."""
     from leapgit.ledger import history
 
     found = history.scores(view, slice_id, ball_id)
@@ -223,6 +225,8 @@ def standing_pass(view: LedgerView, slice_id: str, ball_id: str, before: int | N
         found = [s for s in found if s.score < before]
     if not found or found[-1].outcome != 1:
         return None  # nothing to void: the reopens are not read
+    if found[-1].episode < max(query.episodes(view, slice_id, ball_id), default=0):
+        return None  # L5, L8: a later throw (a restack, ``rules.stack``) superseded it
     return standing(found, history.reopens(view, slice_id, ball_id))
 
 
@@ -245,8 +249,11 @@ def full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: str
     rec = standing_pass(view, slice_id, ball_id)
     if rec is None:
         last = found[-1]
-        why = "was reopened by a byte change (L8)" if last.outcome == 1 else \
-            f"scored {last.outcome}: {last.reason}"
+        newest = max(query.episodes(view, slice_id, ball_id), default=0)
+        why = (f"passed episode {last.episode}, which a restack superseded (L5)"
+               if last.outcome == 1 and last.episode < newest else
+               "was reopened by a byte change (L8)" if last.outcome == 1 else
+               f"scored {last.outcome}: {last.reason}")
         raise NoFullPass(f"ball {slice_id}/{ball_id} has no standing pass: score "
                          f"{last.score} {why}", rule="L8" if last.outcome == 1 else "L7")
     if rec.candidate != candidate_tree:

@@ -39,6 +39,7 @@ class BallStanding:
     by: str | None = None  # the ancestor that blocks or holds it, or the dependency it awaits
     by_checkpoint: bool = False  # a holding ancestor ended at a checkpoint (else by its score)
     reopened: StackEntry | None = None  # the stacked dependency reopened after its throw (L8)
+    restack: bool = False  # every dependency passed again: it is thrown on a fresh stack (L5)
 
     @property
     def stuck(self) -> bool:
@@ -56,7 +57,9 @@ class BallStanding:
         if self.verdict == "held" and self.reopened is not None:
             from leapgit.rules.stack import stale_reason
 
-            return f"held: {stale_reason(self.ball, self.reopened)}"
+            again = (f"; {self.reopened.ball} passed again: {self.ball} is thrown again on "
+                     "its new candidate (a restack)" if self.restack else "")
+            return f"held: {stale_reason(self.ball, self.reopened)}{again}"
         if self.verdict == "held":
             how = "with a checkpoint" if self.by_checkpoint else "(its last round scored 0)"
             return f"held: its ancestor {self.by} ended at 0 {how}"
@@ -141,9 +144,10 @@ def assess(view: LedgerView, rec: SliceRecord, round_cap: int = 4
         verdict, by = ("held", reopened.ball) if reopened is not None else \
             _verdict(ball, state, deps, own)
         held = own[by][1] if verdict == "held" and by is not None else None
+        restack = reopened is not None and _restacking(view, rec.slice, ball)
         out[ball] = BallStanding(ball, wave, deps[ball], versions[ball], state, episode,
                                  verdict, by, held is not None and held.checkpoint is not None,
-                                 reopened)
+                                 reopened, restack)
     return out
 
 
@@ -156,6 +160,12 @@ def _reopened(view: LedgerView, state: Own, episode: Episode | None) -> StackEnt
     from leapgit.rules.stack import stale
 
     return stale(view, episode.throw)
+
+
+def _restacking(view: LedgerView, slice_id: str, ball: str) -> bool:
+    from leapgit.rules.stack import restacking
+
+    return restacking(view, slice_id, ball) is not None
 
 
 def _verdict(

@@ -11,6 +11,13 @@ names the stack; these judgments hold it to the ledger.
   its candidate (``rules.spine``): a forged stack is refused.
 - ``stale``: the stack entry whose dependency no longer stands passed with that candidate
   (reopened, L8, or re-passed with other bytes): the dependent holds (``rules.readiness``).
+- ``restacking``: once every dependency stands passed again, with other bytes, the held
+  dependent is thrown again on a fresh stack of those passes (a restack), whatever its own
+  episode reached (in flight, held, even passed: its work stands on bytes that no longer
+  stand). Its red goes first, carried onto the fresh stack base byte for byte
+  (``carry_problems``: the red's ``carries``), then a throw whose stack stands
+  (``restacks``); a pass of the earlier episode no longer stands (``rules.passes``). The
+  client's `leap red --carry`, `leap throw` and `leap run` and the server ask these.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from leapgit.ledger.store import LedgerView
+    from leapgit.records.scoring import RedRecord, ScoreRecord
     from leapgit.records.types import BallRecord, StackEntry, ThrowRecord
     from leapgit.rules.objects import Objects
 
@@ -45,6 +53,82 @@ def current_stale(view: LedgerView, slice_id: str, ball_id: str) -> StackEntry |
         if thrown is not None:
             return stale(view, thrown)
     return None
+
+
+def restacking(view: LedgerView, slice_id: str, ball_id: str) -> ThrowRecord | None:
+    """L5, L8: the ball's current throw, when its stack went stale (``stale``) and every
+    dependency of the ball stands passed again (the ball is thrown again on the fresh
+    stack); else None."""
+    from leapgit.ledger import query
+    from leapgit.rules.passes import current_pass
+
+    numbers = query.episodes(view, slice_id, ball_id)
+    thrown = query.throw(view, slice_id, ball_id, numbers[-1]) if numbers else None
+    if thrown is None or not thrown.stack or stale(view, thrown) is None:
+        return None
+    ball = query.load_ball(view, slice_id, ball_id)
+    if any(current_pass(view, slice_id, dep) is None for dep in ball.depends_on):
+        return None
+    return thrown
+
+
+def restacks(view: LedgerView, previous: ThrowRecord, thrown: ThrowRecord) -> bool:
+    """L5, L8: ``thrown`` restacks the ball: the episode before it stands on a stale stack,
+    and ``thrown`` starts afresh from it on a stack of the passes that stand now."""
+    return bool(previous.stack) and bool(thrown.stack) and \
+        thrown.resumed_from == previous.episode and thrown.base != previous.base and \
+        stale(view, previous) is not None and stale(view, thrown) is None
+
+
+def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_base: str,
+                   ball: BallRecord) -> list[str]:
+    """T7.1 over a restack: a red that ``carries`` an earlier red onto the ball's fresh stack
+    base. Its ball is restacking (``restacking``); its frozen tests are the carried red's,
+    byte for byte; and, once its commits are here (the client's check, or a push that
+    brings them), its base is a stack of the passes that stand now (``stack_problems``) and
+    its commit adds exactly those tests to that base, its one parent."""
+    from leapgit.ledger.history import reds
+
+    carried = next((r for r in reds(view, rec.slice, rec.ball) if r.red == rec.carries), None)
+    if carried is None or carried.finding:
+        return [f"red {rec.red} carries red {rec.carries}, which is no contract red of "
+                f"{rec.slice}/{rec.ball}"]
+    if restacking(view, rec.slice, rec.ball) is None:
+        return [f"{rec.slice}/{rec.ball} is not restacking: its stack stands, or a dependency "
+                "has not passed again"]
+    out = [f"red {rec.red} freezes {', '.join(sorted(set(rec.frozen()) ^ set(carried.frozen())))}"
+           f" against red {carried.red}: a carry freezes the same tests"] \
+        if set(rec.frozen()) != set(carried.frozen()) else \
+        [f"red {rec.red} changes {path}, frozen by red {carried.red}: a carry keeps its bytes"
+         for path, blob in sorted(rec.frozen().items()) if carried.frozen()[path] != blob]
+    if out or not (objects.has(rec.base) and objects.has(rec.commit)):
+        return out  # a record names its commits; the ball branch that holds them is judged
+    from leapgit.rules.passes import current_pass
+
+    layers = [_entry(dep, current_pass(view, rec.slice, dep)) for dep in ball.depends_on]
+    out.extend(stack_problems(objects, view, slice_base, ball, rec.base, layers))
+    if out:
+        return out
+    commit = objects.commit(rec.commit)
+    if [p.decode() for p in commit.parents] != [rec.base]:
+        return [f"the red commit {rec.commit[:12]} is not one commit on its base "
+                f"{rec.base[:12]}"]
+    base_tree = objects.commit(rec.base).tree
+    changed = objects.touched(base_tree, commit.tree)
+    if changed != set(rec.frozen()):
+        return [f"the red commit {rec.commit[:12]} changes {', '.join(sorted(changed))}, "
+                "not exactly its frozen tests"]
+    held = {path: (objects.blob_id_at(commit.tree, path) or b"").decode()
+            for path in rec.frozen()}
+    return [f"the red commit holds {path} as {held[path][:12] or 'nothing'}, not the frozen "
+            f"{blob[:12]}" for path, blob in sorted(rec.frozen().items()) if held[path] != blob]
+
+
+def _entry(dep: str, passed: ScoreRecord | None) -> StackEntry:
+    from leapgit.records.types import StackEntry
+
+    assert passed is not None  # ``restacking`` held: every dependency stands passed
+    return StackEntry(dep, passed.score, passed.candidate, passed.commit)
 
 
 def stale_reason(ball: str, entry: StackEntry) -> str:

@@ -31,7 +31,7 @@ from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.rules.passes import current_pass
-from leapgit.rules.stack import current_stale, stale_reason
+from leapgit.rules.stack import current_stale, restacking, stale_reason
 from leapgit.scoring import reopen, spine
 from leapgit.scoring.aggregate import Aggregate, review_merged
 from leapgit.timeutil import now_iso
@@ -90,6 +90,11 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         stale = current_stale(view, slice_id, ball)
         if stale is not None:  # L5, L8: its stack's dependency no longer stands
             missing.append(f"{ball} (held: {stale_reason(ball, stale)})")
+            if restacking(view, slice_id, ball) is not None:  # it passed again: a restack
+                ways[f"`leap red {slice_id} {ball} --carry`, then `leap throw {slice_id} "
+                     f"--ball {ball} --run` and `leap score {slice_id} {ball}` (a restack "
+                     f"on {stale.ball}'s new pass; `leap run {slice_id}` does all three)"] = None
+                continue
             # its own pass stands: scoring it again changes nothing; its dependency's does
             ways[f"`leap score {slice_id} {stale.ball}` once {stale.ball}'s branch holds the "
                  f"candidate {ball} stands on again"] = None

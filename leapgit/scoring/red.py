@@ -82,6 +82,77 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
     return RedResult(record, written.commit)
 
 
+def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None = None
+              ) -> RedResult:
+    """L5, T7.1: a restack's red. The ball's stack went stale and its dependencies passed
+    again (``rules.stack.restacking``): its contract red's frozen tests, byte for byte, go
+    onto the fresh stack base as one commit, which must again fail for the right reason
+    over tests green at that base, and are recorded as a red that ``carries`` it. Once
+    carried, it says so and writes nothing."""
+    from leapgit.rules.balls import contract_red
+    from leapgit.rules.objects import Objects
+    from leapgit.rules.stack import carry_problems, restacking
+
+    root, name = ws.paths.root, f"{slice_id}/{ball_id}"
+    limit = timeout or ws.config.tribunal.test_timeout
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        ball = query.load_ball(view, slice_id, ball_id)
+        if restacking(view, slice_id, ball_id) is None:
+            raise RuleViolation(f"{name} is not restacking: its stack stands, or a dependency "
+                                "has not passed again; no red is carried", rule="L5",
+                                hint=f"`leap status {slice_id}` says where it stands")
+        carried = contract_red(history.reds(view, slice_id, ball_id))
+        if carried is None:
+            raise RuleViolation(f"{name} has no red to carry", rule=RULE)
+        base = _base(ws, view, slice_id, ball_id)
+        if carried.carries is not None and carried.base == base:
+            return RedResult(carried, ledger.tip() or "")  # carried already
+        commit = _carried_commit(root, carried, base, name)
+        _green_at_base(root, ball, base, limit)
+        run = _fails_at_red(root, ball, commit, limit)
+        number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
+        record = RedRecord(slice_id, ball_id, number, commit, base, carried.tests,
+                           RunEvidence("red", run.command, run.exit_code, run.seconds,
+                                       run.output_tail, f"red {commit[:12]}"),
+                           now_iso(), carries=carried.red)
+        slice_base = query.load_slice(view, slice_id).base
+        found = carry_problems(Objects(ledger.repo), view, record, slice_base, ball)
+        if found:  # the server's own rule, asked before anything is written
+            raise RuleViolation(f"the carried red of {name} would be refused: {found[0]}",
+                                rule=RULE)
+        written = ledger.append(
+            {layout.red_path(slice_id, ball_id, number): yamlio.dumps(record.to_dict())},
+            f"red {number} of {name}: red {carried.red} carried onto its fresh stack",
+            [(tr.SLICE, slice_id), (tr.BALL, ball_id), (tr.RED, commit)])
+    return RedResult(record, written.commit)
+
+
+def _carried_commit(root: Path, red: RedRecord, base: str, name: str) -> str:
+    """One commit on ``base`` adding ``red``'s frozen tests as its commit holds them."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="leap-carry-") as folder:
+        env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        git.run(["read-tree", base], root, env=env)
+        for test in red.tests:
+            mode = git.out(["ls-tree", red.commit, "--", test.path], root).split()[0]
+            git.run(["update-index", "--add", "--cacheinfo",
+                     f"{mode},{test.blob},{test.path}"], root, env=env)
+        tree = git.run(["write-tree"], root, env=env).stdout.decode().strip()
+    message = (f"red: {name}, red {red.red}'s tests carried onto its fresh stack\n\n"
+               f"{tr.SLICE}: {red.slice}\n{tr.BALL}: {red.ball}\n").encode()
+    args = ["commit-tree", "--no-gpg-sign", tree, "-p", base]
+    proc = git.run(args, root, input=message, check=False)
+    if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
+        proc = git.run(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
+                        *args], root, input=message)
+    if proc.returncode != 0:
+        raise git.GitFailed(f"git commit-tree failed: {proc.stderr.decode().strip()}")
+    return proc.stdout.decode().strip()
+
+
 def _replaceable(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecord]:
     """The reds a new red replaces (T7.1: red comes first). Once a round was built on the
     frozen tests, or the ball is in flight from its red, no red is recorded any more."""

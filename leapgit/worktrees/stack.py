@@ -118,18 +118,21 @@ def stack_base(root: Path, view: LedgerView, rec: SliceRecord, ball: BallRecord)
 
 def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
               spine: str | None = None) -> BallBase:
-    """The base a ball's red is built on: its current throw's base; before a throw, the base
-    `leap throw` gives it: a stack base when it has dependencies, else the tip of the
+    """The base a ball's red is built on: its current throw's base; before a throw, or once
+    its stack went stale and its dependencies passed again (a restack, ``rules.stack``), the
+    base `leap throw` gives it: a stack base when it has dependencies, else the tip of the
     ``spine`` branch (the slice's base when none is named or it has no tip). A red written
     on the slice's base after the spine moved (another slice landed) would stand on no
     branch `leap throw` starts, and every round would be refused (T7.1)."""
     from leapgit.rules.balls import recorded_base
+    from leapgit.rules.stack import restacking
 
     rec = query.load_slice(view, slice_id)
     ball = query.load_ball(view, slice_id, ball_id)
     found = recorded_base(view, slice_id, ball_id)
-    if found.thrown is None and ball.depends_on:
-        return stack_base(root, view, rec, ball)
+    if ball.depends_on and (found.thrown is None or
+                            restacking(view, slice_id, ball_id) is not None):
+        return stack_base(root, view, rec, ball)  # a restack: the stack of the passes now
     tip = git.rev_parse(f"refs/heads/{spine}", root) if spine and found.thrown is None \
         else None
     if spine and found.thrown is None and tip is None:  # as `leap throw` says it

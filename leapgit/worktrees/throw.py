@@ -82,6 +82,9 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.verdict == "blocked":
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}", rule="L5",
                             hint=f"repair {s.by} (`leap ball respec`) and throw it again")
+    if s.verdict == "held" and s.restack:
+        assert ep is not None  # L5, L8: a fresh episode on the passes that stand now
+        return _Plan(s, ep.throw.episode + 1, base, ep.throw.episode, True)
     if s.verdict in ("held", "waiting") and s.reopened is not None:
         raise Hold(f"{slice_id}/{s.ball} is {s.why()}", rule="L5",
                    hint=f"its work stands on that candidate: score {s.by} again once its "
@@ -177,6 +180,41 @@ def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
     return replace(plan, base=red.base)  # thrown before: the red stands (`leap red` refuses)
 
 
+class RedToCarry(Hold):
+    """L5, T7.1: a restack starts the ball on a fresh stack, and its red is not carried
+    there yet: a branch started there would not hold its red test."""
+
+    def __init__(self, slice_id: str, ball_id: str, red: int, on: str, base: str) -> None:
+        super().__init__(f"{slice_id}/{ball_id} is restacked on {base[:12]}, and its red "
+                         f"{red} stands on its old stack {on[:12]}", rule="T7.1",
+                         hint=f"`leap red {slice_id} {ball_id} --carry` carries it there, then "
+                              f"`leap throw {slice_id} --ball {ball_id}`")
+        self.ball = ball_id
+
+
+def _red_carried(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
+                 ) -> _Plan | RedToCarry:
+    """T7.1 over a restack: the fresh branch starts at the red carried onto its stack."""
+    from leapgit.ledger import history
+    from leapgit.rules.balls import contract_red
+
+    if not plan.standing.restack:
+        return plan
+    red = contract_red(history.reds(view, slice_id, plan.standing.ball))
+    if red is not None and red.base == plan.base:
+        return plan
+    assert red is not None  # thrown before: it has a red
+    return RedToCarry(slice_id, plan.standing.ball, red.red, red.base, plan.base)
+
+
+def _on_its_base(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
+                 ) -> _Plan | RedBehind | RedToCarry:
+    """T7.1: where the ball's fresh branch starts holds its red (``_on_its_red``,
+    ``_red_carried``), or the hold that says how it will."""
+    found = _on_its_red(ws, view, slice_id, plan)
+    return found if isinstance(found, RedBehind) else _red_carried(ws, view, slice_id, found)
+
+
 def _no_red(slice_id: str, ball_id: str) -> RuleViolation:
     """T7.1: a ball thrown without its failing contract test can never pass (`leap score`
     holds for the missing red), so it is not thrown."""
@@ -242,9 +280,9 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         unred = [p for p in plans if latest_red(view, slice_id, p.standing.ball) is None]
         plans = [p for p in plans if p not in unred]  # T7.1: red first
         skipped += [Skipped(p.standing.ball, _no_red(slice_id, p.standing.ball)) for p in unred]
-        placed = [_on_its_red(ws, view, slice_id, p) for p in plans]
-        skipped += [Skipped(p.ball, p) for p in placed if isinstance(p, RedBehind)]
-        plans = [p for p in placed if not isinstance(p, RedBehind)]
+        placed = [_on_its_base(ws, view, slice_id, p) for p in plans]
+        skipped += [Skipped(p.ball, p) for p in placed if isinstance(p, (RedBehind, RedToCarry))]
+        plans = [p for p in placed if isinstance(p, _Plan)]
         if balls and skipped:
             raise _worst([s.error for s in skipped])
         if not plans and not carried:

@@ -340,12 +340,12 @@ def test_a_dependency_reopened_after_the_throw_holds_the_dependent(fmt_world: Pr
     held = p.leap("merge", SLICE)
     assert held.code == 3, held
     assert f"fmt (held: {why})" in held.err and "nothing lands" in held.err
-    # the way on is the dependency's score, not fmt's, whose pass stands (blind review)
-    assert f"first `leap score {SLICE} ops` once ops's branch holds the candidate fmt stands " \
-        "on again" in held.err, held
+    # the way on is a restack of fmt on ops's new pass (tests/worktrees/test_restack.py)
+    assert f"`leap red {SLICE} fmt --carry`, then `leap throw {SLICE} --ball fmt --run`" in \
+        held.err, held
     assert p.tip("main") == p.base
 
-    # the hint leads on: ops's branch holds its first candidate's bytes again, score it
+    # or ops's branch holds its first candidate's bytes again, and a score of it
     target.write_text(passed_bytes)
     git("commit", "-qam", "ops: back to the passed bytes\n\nLeap-Round: 3\nLeap-Outcome: 1",
         cwd=wt)

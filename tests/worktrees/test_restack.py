@@ -1,0 +1,139 @@
+"""A restack (L5, L8): a dependent ball stands on its dependency's passed candidate; the
+dependency is reopened and passes again with other bytes. Before, the dependent stayed held
+for good: `leap merge` and `leap throw` sent the user to the dependency's score, which
+answered "already passed", and a respec refused a passed ball. Now the dependent is thrown
+again on a fresh stack of the passes that stand: its red goes first, its frozen tests
+carried onto the fresh stack base byte for byte (`leap red --carry`), then a fresh episode
+(`leap throw`), whose pass supersedes the old one. The server asks the same rules
+(``rules.stack``): a carry that changes a frozen test, or a new episode after a pass whose
+stack stands, is refused. Real repositories, the real hook behind `git daemon`, the scripted
+juror of ``test_stacked``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from leapgit.ledger import layout
+from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
+from leapgit.records.scoring import RedRecord
+from tests.hooks.world import run_git
+from tests.scoring.world import Project
+from tests.support import git
+from tests.worktrees.test_stacked import SLICE, fmt_world, juror_url, ok, record
+
+__all__ = ["fmt_world", "juror_url"]  # the fixtures, shared
+
+MORE = "# ops, one more byte\n"
+
+
+def ops_passes_again_with_other_bytes(p: Project) -> str:
+    """ops's branch gets a commit after its pass (reopened, L8), and passes again: fmt's
+    stack no longer stands. The new ops.py text."""
+    wt = p.worktree("ops")
+    target = wt / "calc" / "ops.py"
+    target.write_text(target.read_text() + MORE)
+    git("commit", "-qam", "ops: one more byte\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
+    assert "score 2 of calc/ops: 1 (pass)" in ok(p, "score", SLICE, "ops")
+    return target.read_text()
+
+
+def standing(p: Project, ball: str) -> dict[str, object]:
+    status = json.loads(ok(p, "status", SLICE, "--json"))
+    found: dict[str, object] = next(b for w in status["slices"][0]["waves"] for b in w
+                                    if b["ball"] == ball)
+    return found
+
+
+def test_a_dependent_ball_is_restacked_on_its_dependencys_new_pass_and_lands(
+        fmt_world: Project) -> None:
+    p = fmt_world
+    new_ops = ops_passes_again_with_other_bytes(p)
+    assert "ops passed again: fmt is thrown again on its new candidate (a restack)" in \
+        ok(p, "status", SLICE)
+    held = p.leap("merge", SLICE)
+    assert held.code == 3 and "nothing lands" in held.err, held
+    hint = (f"`leap red {SLICE} fmt --carry`, then `leap throw {SLICE} --ball fmt --run` and "
+            f"`leap score {SLICE} fmt`")
+    assert hint in held.err, held.err
+    # the throw alone says the red goes first, and names the command
+    early = p.leap("throw", SLICE, "--ball", "fmt")
+    assert early.code == 3 and f"`leap red {SLICE} fmt --carry` carries it there" in early.err
+    # the hint, exactly
+    carried = p.leap("red", SLICE, "fmt", "--carry")
+    assert carried.code == 0 and "carries red 1 onto the fresh stack base" in carried.out, \
+        carried
+    red2 = RedRecord.from_dict(record(p, layout.red_path(SLICE, "fmt", 2)))
+    red1 = RedRecord.from_dict(record(p, layout.red_path(SLICE, "fmt", 1)))
+    assert red2.carries == 1 and red2.tests == red1.tests and red2.base != red1.base
+    assert git("show", f"{red2.base}:calc/ops.py", cwd=p.work) == new_ops.rstrip("\n")
+    again = p.leap("red", SLICE, "fmt", "--carry")  # carried already: nothing written
+    assert again.code == 0 and git("rev-parse", "leap/ledger", cwd=p.work) == \
+        p.tip("leap/ledger")
+    ok(p, "throw", SLICE, "--ball", "fmt", "--run")
+    throw2 = record(p, layout.throw_path(SLICE, "fmt", 2))
+    assert throw2["base"] == red2.base and throw2["resumed_from"] == 1
+    assert standing(p, "fmt")["readiness"] != "passed"  # the old pass stands no more
+    assert "score 2 of calc/fmt: 1 (pass)" in ok(p, "score", SLICE, "fmt")
+    merged = p.leap("merge", SLICE)
+    assert merged.code == 0, merged
+    spine = p.remote_tip("refs/heads/main")
+    assert spine == p.tip("main")
+    assert git("show", f"{spine}:calc/ops.py", cwd=p.work) == new_ops.rstrip("\n")
+    assert "show_diff" in git("show", f"{spine}:calc/fmt.py", cwd=p.work)
+    audit = p.leap("audit")
+    assert audit.code == 0, audit.out[-3000:]
+    # the old episode's tip is kept: nothing lost
+    assert git("for-each-ref", "--format=%(refname)", "refs/leap/kept/calc/fmt/", cwd=p.work)
+
+
+def test_leap_run_restacks_the_dependent_by_itself(fmt_world: Project) -> None:
+    p = fmt_world
+    new_ops = ops_passes_again_with_other_bytes(p)
+    ran = p.leap("run", SLICE, "--heartbeat", "0")
+    assert ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
+    assert "carried" in ran.out, ran.out[-3000:]
+    spine = p.remote_tip("refs/heads/main")
+    assert git("show", f"{spine}:calc/ops.py", cwd=p.work) == new_ops.rstrip("\n")
+
+
+def _forge(p: Project, rec: RedRecord) -> str:
+    with Ledger(p.work / ".git") as ledger:
+        ledger.append({layout.red_path(SLICE, "fmt", rec.red): yamlio.dumps(rec.to_dict())},
+                      "forged red", [("Leap-Slice", SLICE), ("Leap-Ball", "fmt")])
+    pushed = run_git("push", "--no-verify", "origin", "refs/heads/leap/ledger", cwd=p.work)
+    return pushed.stderr if pushed.returncode != 0 else ""
+
+
+def test_the_server_refuses_a_carry_that_changes_a_frozen_test(fmt_world: Project,
+                                                               tmp_path: Path) -> None:
+    p = fmt_world
+    ops_passes_again_with_other_bytes(p)
+    assert p.leap("sync", "origin").code == 0
+    before = p.tip("leap/ledger")
+    carried = p.leap("red", SLICE, "fmt", "--carry")
+    assert carried.code == 0, carried
+    good = RedRecord.from_dict(record(p, layout.red_path(SLICE, "fmt", 2)))
+    git("update-ref", "refs/heads/leap/ledger", before, cwd=p.work)  # not pushed: forge it
+    from tests.scoring.world import commit_files
+
+    path, text = next((t.path, git("show", f"{good.commit}:{t.path}", cwd=p.work))
+                      for t in good.tests)
+    weaker = commit_files(p.work, good.base, {path: text + "\n# weakened\n"}, "red: weaker")
+    blob = git("rev-parse", f"{weaker}:{path}", cwd=p.work)
+    from leapgit.records.scoring import FileBlob
+
+    forged = RedRecord(good.slice, good.ball, good.red, weaker, good.base,
+                       (FileBlob(path, blob),), good.proof, good.recorded_at, carries=1)
+    said = _forge(p, forged)
+    assert "[T7.1]" in said and f"changes {path}, frozen by red 1" in said, said
+
+
+def test_the_server_refuses_a_carry_while_the_stack_stands(fmt_world: Project) -> None:
+    p = fmt_world
+    red1 = RedRecord.from_dict(record(p, layout.red_path(SLICE, "fmt", 1)))
+    forged = RedRecord(SLICE, "fmt", 2, red1.commit, red1.base, red1.tests, red1.proof,
+                       red1.recorded_at, carries=1)
+    said = _forge(p, forged)
+    assert "[T7.1]" in said and "is not restacking" in said, said
