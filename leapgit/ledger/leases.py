@@ -189,6 +189,8 @@ def lost_leases(here: LedgerView, there: LedgerView, spine: str
     theirs = {lease.number: lease.take for lease in leases(there, spine)}
     lost = [lease for lease in leases(here, spine)
             if lease.take is not None and theirs.get(lease.number, None) != lease.take]
+    if not lost or theirs.get(lost[0].number) is None:
+        return [], None  # no lease of the remote's took that number: nothing was lost to it
     from leapgit.ledger import history, query
 
     numbers = {lease.number for lease in lost}

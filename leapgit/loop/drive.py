@@ -551,24 +551,26 @@ class SliceRun:
         self._share()
 
     def _merge(self, merge: Callable[..., MergeResult]) -> MergeResult:
-        """`leap merge`, waiting while another integrator holds the spine's lease (L9: one
-        at a time; a slice run beside this one merges first): a look every ``poll``
-        seconds, at most ``LEASE_PATIENCE`` seconds for one lease, and never past
-        --max-minutes or the spend cap."""
+        """`leap merge`, waiting while another integrator holds the spine's lease, or another
+        merge of this clone runs (L9: one at a time; a slice run beside this one merges
+        first): a look every ``poll`` seconds, at most ``LEASE_PATIENCE`` seconds for one
+        holder, and never past --max-minutes or the spend cap."""
         from leapgit.ledger.leases import LeaseHeld
+        from leapgit.scoring.merge import MergeBusy
 
-        waited: tuple[int, float] | None = None  # (the lease waited for, since when)
+        waited: tuple[str, float] | None = None  # (what it waits for, since when)
         while True:
             try:
                 return merge(self.ws, self.slice,
                              echo=lambda line: self.events.emit("log", line=line))
-            except LeaseHeld as exc:
-                number = exc.lease.number
-                if waited is None or waited[0] != number:
-                    waited = (number, time.monotonic())
-                    self.events.emit("merge", step=f"waits for lease {number}",
-                                     holder=exc.lease.holder, spine=exc.lease.spine,
-                                     detail="another integrator holds the spine")
+            except (LeaseHeld, MergeBusy) as exc:
+                what = (f"lease {exc.lease.number}" if isinstance(exc, LeaseHeld) else
+                        "this clone's other merge")
+                if waited is None or waited[0] != what:
+                    waited = (what, time.monotonic())
+                    self.events.emit("merge", step=f"waits for {what}",
+                                     holder=exc.lease.holder if isinstance(exc, LeaseHeld)
+                                     else None, detail=exc.lines()[0])
                 if time.monotonic() - waited[1] > LEASE_PATIENCE or self._over() is not None:
                     raise
                 time.sleep(self.opt.poll)

@@ -160,12 +160,16 @@ def next_merge(view: LedgerView, slice_id: str) -> int:
     return found[-1].number + 1 if found else 1
 
 
+class MergeBusy(Hold):
+    """Another merge of this clone runs now (its merge lock is held): wait for it to end."""
+
+
 def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
           echo: Echo = print) -> MergeResult:
-    """L9: while it holds the spine's lease, a merge also holds this machine's merge lock,
+    """L9: while it holds the spine's lease, a merge also holds this clone's merge lock,
     which the operating system gives back when the process dies (``kill -9``): a lease this
-    machine took for the slice, with no merge running here, was left by a killed merge and
-    is given back before the next takes it."""
+    clone took (``_taken_for`` names the clone), with no merge running here, was left by a
+    killed merge and is given back before the next takes one."""
     from filelock import FileLock, Timeout
 
     folder = ws.paths.common_dir / "leap" / "merging"
@@ -174,27 +178,39 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise Hold("another merge runs on this machine now", rule="L9",
-                   hint=f"wait for it to end, then `leap merge {slice_id}` again") from None
+        raise MergeBusy("another merge runs in this clone now", rule="L9",
+                        hint=f"wait for it to end, then `leap merge {slice_id}` again") from None
     try:
         return _merge(ws, slice_id, holder, builder, echo)
     finally:
         lock.release()
 
 
-def _taken_for(slice_id: str) -> str:
+_CLONE = " in clone "
+
+
+def _taken_for(ws: Workspace, slice_id: str) -> str:
+    """The reason of a lease this clone takes: the slice, the host and this clone's git dir
+    (another clone on the same host holds a merge lock of its own)."""
+    import os
     import socket
 
-    return f"merge {slice_id} on {socket.gethostname()}"
+    where = os.path.realpath(ws.paths.common_dir)
+    return f"merge {slice_id} on {socket.gethostname()}{_CLONE}{where}"
 
 
-def _left_by_a_killed_merge(ledger: Ledger, name: str, holder: str, slice_id: str) -> None:
+def _left_by_a_killed_merge(ws: Workspace, ledger: Ledger, name: str, holder: str) -> None:
+    """The open lease, when this clone took it (for any slice) and no merge of this clone
+    runs (the caller holds its merge lock): a killed merge left it; it is given back."""
     active = leases.active_lease(ledger.require(), name)
-    if active is None or active.take is None or active.holder != holder \
-            or active.take.reason != _taken_for(slice_id):
+    if active is None or active.take is None or active.holder != holder:
+        return
+    mine = _taken_for(ws, "").partition(" on ")[2]
+    reason = active.take.reason or ""
+    if not (reason.startswith("merge ") and reason.partition(" on ")[2] == mine):
         return
     leases.release_lease(ledger, name, holder, "its merge was killed: no merge holds this "
-                         "machine's merge lock (L9)")
+                         "clone's merge lock (L9)")
 
 
 def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
@@ -221,12 +237,17 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         return MergeResult(landed[-1], reopened, None, tip, already=True)
     if remote:
         lease = leases.take_lease_on(
-            remote, root, name, holder, _taken_for(slice_id), f"`leap merge {slice_id}`",
-            lambda ledger: _left_by_a_killed_merge(ledger, name, holder, slice_id))
+            remote, root, name, holder, _taken_for(ws, slice_id), f"`leap merge {slice_id}`",
+            lambda ledger: _left_by_a_killed_merge(ws, ledger, name, holder))
     else:
         with ws.ledger() as ledger:
-            _left_by_a_killed_merge(ledger, name, holder, slice_id)
-            lease = leases.take_lease(ledger, name, holder, _taken_for(slice_id))
+            _left_by_a_killed_merge(ws, ledger, name, holder)
+            try:
+                lease = leases.take_lease(ledger, name, holder, _taken_for(ws, slice_id))
+            except leases.LeaseHeld as exc:  # no other clone shares this ledger: none waits
+                raise RuleViolation(problems=[exc.problems[0]._replace(
+                    hint="its holder gives back a lease whose merge died with `leap lease "
+                         f"release --holder {shlex.quote(exc.lease.holder)}`")]) from None
     temp = TEMP_REF.format(slice=slice_id)
     pushing: MergeRecord | None = None
     try:

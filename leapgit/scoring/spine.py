@@ -185,9 +185,12 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
             if ln.startswith("remote:") and "[" in ln]
     porcelain = proc.stdout.decode(errors="replace")
     git_said = [ln.split("\t")[-1] for ln in porcelain.splitlines() if ln.startswith("!\t")]
-    hint = "; ".join(said) or (f"git said: {'; '.join(git_said)}; `leap merge` again builds "
-                               "on the spine the remote holds" if git_said else
-                               git.says(text))
+    hook_said = [ln[7:].strip() for ln in text.splitlines()
+                 if ln.startswith("remote:") and ln[7:].strip()]
+    behind = any(s.startswith("[rejected]") for s in git_said)  # not a fast-forward
+    hint = "; ".join(said) or "; ".join(
+        [f"git said: {'; '.join(git_said)}" if git_said else git.says(text), *hook_said[-3:]]
+        + (["`leap merge` again builds on the spine the remote holds"] if behind else []))
     if refused_by_status(porcelain):
         raise PushRefused(f"the remote {remote} refused the spine push; nothing landed",
                           rule=_rule(said), hint=hint)

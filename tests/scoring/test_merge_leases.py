@@ -1,0 +1,118 @@
+"""The integrator lease under clones that share a host and a remote (L9), from a blind
+review of the lease taken by the remote's compare-and-swap: a lease this clone took and no
+merge of it holds was left by a killed merge, and is given back (any slice); one another
+clone took, on the same host, is not; a rewrite of the ledger by hand is no "lost lease";
+a refused spine push keeps the server's words; `leap run` waits for this clone's other
+merge as for another integrator's lease."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from filelock import FileLock
+
+from leapgit.ledger import leases
+from leapgit.ledger.store import Ledger
+from leapgit.ledger.workspace import open_workspace
+from leapgit.scoring.merge import _taken_for
+from leapgit.scoring.spine import PushRefused, push
+from tests.scoring.test_merge_refusals import left_passed
+from tests.scoring.world import Project
+from tests.support import IDENTITY, git, leap, make_repo
+
+__all__ = ["left_passed"]  # the fixture, shared
+
+
+def clone_b(p: Project) -> Path:
+    """A second clone of the remote on this host, with the ledger and the ball branches."""
+    b = p.base_dir / "B"
+    git("clone", "-q", git("remote", "get-url", "origin", cwd=p.work), str(b), cwd=p.base_dir)
+    shutil.copytree(p.work / ".leap", b / ".leap")
+    (b / ".git" / "info" / "exclude").write_text(".leap/\n")
+    assert leap("sync", "origin", cwd=p.work).code == 0
+    assert leap("sync", "origin", cwd=b).code == 0
+    git("fetch", "-q", str(p.work), "+refs/heads/leap/ball/*:refs/heads/leap/ball/*", cwd=b)
+    return b
+
+
+def test_another_clone_on_this_host_never_takes_a_live_lease_as_a_killed_merges(
+        left_passed: Project) -> None:
+    p = left_passed
+    b = clone_b(p)
+    ws = open_workspace(p.work)  # clone A: its merge of `left` runs now
+    taken = leases.take_lease_on("origin", p.work, "main", "integrator",
+                                 _taken_for(ws, "left"), "`leap merge left`")
+    res = leap("merge", "left", cwd=b, timeout=300)
+    assert res.code == 3 and f"leased to 'integrator' (lease {taken.number}" in res.err, res
+    names = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                cwd=p.bare).splitlines()
+    assert f"spines/main/leases/{taken.number}/release.yaml" not in names, names
+
+
+def test_a_lease_a_killed_merge_of_another_slice_left_in_this_clone_is_given_back(
+        left_passed: Project) -> None:
+    p = left_passed
+    ws = open_workspace(p.work)
+    with Ledger(p.work / ".git") as ledger:
+        leases.take_lease(ledger, "main", "integrator", _taken_for(ws, "right"))
+    res = p.leap("merge", "left")
+    assert res.code == 0, res
+    reasons = git("show", "leap/ledger:spines/main/leases/1/release.yaml", cwd=p.work)
+    assert "its merge was killed" in reasons
+
+
+def test_a_rewrite_of_the_ledger_by_hand_is_no_lost_lease(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    before = git("rev-parse", "leap/ledger", cwd=repo)
+    with Ledger(repo / ".git") as ledger:
+        leases.take_lease(ledger, "main", "integrator")
+        leases.release_lease(ledger, "main", "integrator")
+    git("update-ref", "refs/heads/leap/ledger", before, cwd=repo)
+    audit = leap("audit", cwd=repo)
+    assert audit.code == 1 and "ledger-history-kept" in audit.out, audit
+    assert "left out by a sync" not in audit.out
+
+
+def test_a_push_a_server_hook_declined_keeps_its_words(tmp_path: Path) -> None:
+    work = make_repo(tmp_path / "work", {"f.txt": "one\n"})
+    bare = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'GH006: Protected branch update failed' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    git("remote", "add", "origin", str(bare), cwd=work)
+    (work / "f.txt").write_text("two\n")
+    git("-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qam", "two", cwd=work)
+    try:
+        push(work, "origin", ["HEAD:refs/heads/main"])
+    except PushRefused as exc:
+        line = exc.lines()[0]
+    else:
+        raise AssertionError("the hook declined the push")
+    assert "GH006: Protected branch update failed" in line, line
+    assert "`leap merge` again" not in line, line
+
+
+def test_leap_run_waits_for_this_clones_other_merge(left_passed: Project) -> None:
+    p = left_passed
+    lock = FileLock(str(p.work / ".git" / "leap" / "merging" / "spine.lock"))
+    (p.work / ".git" / "leap" / "merging").mkdir(parents=True, exist_ok=True)
+    log = p.base_dir / "run.log"
+    with lock:  # another merge of this clone runs
+        with open(log, "wb") as out:
+            run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "left",
+                                    "--heartbeat", "0", "--poll", "0.2"], cwd=p.work,
+                                   stdout=out, stderr=subprocess.STDOUT,
+                                   env={**IDENTITY, **os.environ})
+        deadline = time.monotonic() + 120
+        while "waits for this clone's other merge" not in log.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+    assert run.wait(240) == 0, log.read_text()[-3000:]
+    assert "landed" in log.read_text()
