@@ -137,10 +137,12 @@ class SliceRun:
             with Heartbeat(self.events, self.opt.heartbeat,
                            lambda: [f"{b}:{s}" for b, s in sorted(self.busy.items())]):
                 end.stopped = self._balls()
-                standings = self._standings()
-                if end.stopped is None and all(s.verdict == "passed"
-                                               for s in standings.values()):
-                    self._land(end)
+                # L8, T7.6: an aggregate refusal sends its findings back to the builders;
+                # their next rounds are scored and the slice merges again
+                while end.stopped is None and all(
+                        s.verdict == "passed" for s in self._standings().values()) \
+                        and self._land(end):
+                    end.stopped = self._balls()
             end.balls = self._ends(self._standings())
             with self.ws.ledger() as ledger:
                 end.usage = history.spent(ledger.require(), self.slice).to_dict()
@@ -509,18 +511,27 @@ class SliceRun:
             return sum(len(query.receipts(view, self.slice, ball, e)) for e in eps)
 
     # -- the spine ----------------------------------------------------------------------
-    def _land(self, end: RunEnd) -> None:
+    def _land(self, end: RunEnd) -> bool:
+        """Merge the slice and prove it live. True when the aggregate review refused it and
+        sent its findings back to the builders of the balls they name (L8, T7.6): the run
+        goes on with their next rounds."""
         from leapgit.loop.live import prove_live
+        from leapgit.scoring.aggregate import AggregateRefused
         from leapgit.scoring.merge import merge
 
         self.busy["slice"] = "merge"
         try:
             merged = self._merge(merge)
         except LeapError as exc:
+            if isinstance(exc, AggregateRefused) and exc.blamed:
+                self.events.emit("findings", step="aggregate", run=exc.run_id,
+                                 balls=list(exc.blamed), detail=exc.lines()[0])
+                return True
             end.stopped = f"merge: {exc.lines()[0]}"
             end.exit_code = exc.exit_code
-            self.events.emit("stop", reason=end.stopped)
-            return
+            self.events.emit("stop", reason=end.stopped,
+                             details=tuple(exc.detail_lines()[-12:]) or None)
+            return False
         finally:
             self.busy.pop("slice", None)
         rec = merged.record
@@ -549,6 +560,7 @@ class SliceRun:
                          details=live.output_tail.splitlines()[-8:] if failed and live
                          else None)
         self._share()
+        return False
 
     def _merge(self, merge: Callable[..., MergeResult]) -> MergeResult:
         """`leap merge`, waiting while another integrator holds the spine's lease, or another

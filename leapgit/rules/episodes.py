@@ -12,7 +12,10 @@ from leapgit.ledger.store import LedgerView
 from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from leapgit.records.scoring import RedRecord, ScoreRecord
+    from leapgit.records.tribunal_run import FindingRecord, SummaryRecord
 
 
 def answers_findings(score: ScoreRecord) -> bool:
@@ -77,15 +80,25 @@ def findings_to_answer(view: LedgerView, slice_id: str, ball_id: str) -> Finding
         return None
     summary = view.record(f"{layout.tribunal_dir(score.run_id, slice_id, ball_id)}"
                           "/summary.yaml", SummaryRecord)
-    if summary is None:
-        return None
+    if summary is None:  # L8: the aggregate review's refusal, its share for this ball
+        from leapgit.rules import aggregate
+
+        summary = aggregate.summary(view, score.run_id)
+        blamed = aggregate.findings(view, score)
+        if summary is None or blamed is None:
+            return None
+        return _findings(score, summary, blamed)
     # T7.6: blocker, major and minor findings are answered; an info note is not a finding
     # to fix (a passing juror's observation)
-    asked = [f for f in summary.findings if f.severity != "info"]
+    return _findings(score, summary, [f for f in summary.findings if f.severity != "info"])
+
+
+def _findings(score: ScoreRecord, summary: SummaryRecord, asked: Sequence[FindingRecord]
+              ) -> Findings:
     told = [f.to_dict() for f in asked if f.supported]
     unsupported = [f.to_dict() for f in asked if not f.supported]
-    return Findings(score.score, score.run_id, summary.round, tuple(told), tuple(unsupported),
-                    summary.resolved)
+    return Findings(score.score, summary.run_id, summary.round, tuple(told),
+                    tuple(unsupported), summary.resolved)
 
 
 class Episode(NamedTuple):

@@ -192,10 +192,18 @@ def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     earlier one is history, written while the builder went on, and ends nothing. After a
     pass that stands, only a score of a newer claim counts: a score by hand must not void a
     pass."""
+    from leapgit.rules import aggregate
+
     problems = round_problems(view, rec)
     receipts = query.receipts(view, rec.slice, rec.ball, rec.episode)
     standing = standing_pass(view, rec.slice, rec.ball, before=rec.score)
     newest = max(query.episodes(view, rec.slice, rec.ball), default=rec.episode)
+    blamed = aggregate.score_problems(view, rec)  # L8, T7.6: the merged result refused
+    if blamed is not None:
+        problems.extend(blamed)
+        if standing is None or standing.commit != rec.commit:
+            problems.append("an aggregate score grades the claim of the ball's standing pass")
+        return problems
     if standing is not None and (standing.commit == rec.commit or rec.episode != newest
                                  or rec.rounds != len(receipts)):
         problems.append(f"score {standing.score} passed the ball and stands; a score after "

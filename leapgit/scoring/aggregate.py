@@ -16,6 +16,22 @@ from leapgit.scoring.commands import run_command
 from leapgit.scoring.proofrun import evidence
 
 
+class AggregateRefused(RuleViolation):
+    """The aggregate review refused the merged result (L8): nothing lands. ``blamed``: the
+    balls whose passes its findings voided (``scoring.merge`` writes their scores), whose
+    builders answer them (T7.6)."""
+
+    def __init__(self, slice_id: str, run_id: str, reason: str,
+                 blamed: tuple[str, ...] = ()) -> None:
+        back = (f"; its findings go back to the builder of {', '.join(blamed)} (T7.6)"
+                if blamed else "")
+        super().__init__(f"the aggregate blind review refused the merged result (run "
+                         f"{run_id}): {reason}; nothing lands{back}", rule="L8",
+                         hint=None if not blamed else f"`leap run {slice_id}` answers them: "
+                         "the test author, the builder's next round, a score, the merge again")
+        self.slice, self.run_id, self.reason, self.blamed = slice_id, run_id, reason, blamed
+
+
 @dataclass(frozen=True)
 class Aggregate:
     run_id: str
@@ -23,7 +39,8 @@ class Aggregate:
     tests: tuple[RunEvidence, ...]
 
 
-def merged_tests(ws: Workspace, head: str, commands: Sequence[str]) -> tuple[RunEvidence, ...]:
+def merged_tests(ws: Workspace, slice_id: str, head: str, commands: Sequence[str]
+                 ) -> tuple[RunEvidence, ...]:
     from leapgit.tribunal.worktree import temporary
 
     runs: list[RunEvidence] = []
@@ -33,10 +50,14 @@ def merged_tests(ws: Workspace, head: str, commands: Sequence[str]) -> tuple[Run
         for command in commands:
             run = run_command("tests", command, tree, timeout=ws.config.tribunal.test_timeout)
             runs.append(evidence(run, f"merged result {head[:12]}"))
-            if not run.ok:
-                raise RuleViolation(f"the merged result fails: {run.describe()}; nothing "
-                                    "lands", rule="L8", hint="the balls pass alone but not "
-                                    "together: re-cut or re-score")
+            if not run.ok:  # each ball's candidate passed alone: scoring it again changes
+                # nothing; the work is cut again, the balls' scopes and tests as they must be
+                raise RuleViolation(
+                    f"the merged result fails: {run.describe()}; nothing lands", rule="L8",
+                    hint=f"the balls pass alone but not together: `leap slice abandon "
+                         f"{slice_id} --reason 'its merged tests fail'`, then cut the work "
+                         "again (`leap slice cut FILE`)",
+                    details=run.shown("the tests on the merged result"))
     return tuple(runs)
 
 
@@ -53,16 +74,21 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
         rec = query.load_slice(view, slice_id)
         balls = [query.load_ball(view, slice_id, b) for b in ball_ids]
     commands = list(dict.fromkeys(b.tests for b in balls if b.tests))
-    tests = merged_tests(ws, head, commands)
+    tests = merged_tests(ws, slice_id, head, commands)
     intent = (rec.description or f"the merged balls of slice {slice_id}").splitlines()[0]
     criteria = "\n".join(f"- {b.ball}: {b.goal}" for b in balls)
     done = convene(Request(intent=intent, criteria=criteria, builder=builder, base=base,
                            head=head_ref), start=root, echo=echo)
     outcome, reason = done.decision.outcome, done.decision.reason
     if outcome == "refuse":
-        raise RuleViolation(f"the aggregate blind review refused the merged result (run "
-                            f"{done.info.run_id}): {reason}; nothing lands", rule="L8")
-    if outcome != "pass":
+        raise AggregateRefused(slice_id, done.info.run_id, reason)
+    if outcome != "pass":  # T6 (no verdict: hold and re-seat), or T9 (a person decides)
+        summary = f"{ws.config.ledger_ref}:tribunal/{done.info.run_id}/summary.yaml"
+        hint = (f"a person reads the findings (`git show {summary}`) "
+                f"and decides: `leap slice abandon {slice_id} --reason WHY` frees the balls' "
+                "files for a slice cut again" if done.decision.escalated else
+                f"bring its rungs back (`leap tribunal rungs --probe` shows which answer), then "
+                f"`leap merge {slice_id}` seats the review again")
         raise Hold(f"the aggregate blind review did not pass (run {done.info.run_id}): "
-                   f"{reason}; nothing lands", rule="L8")
+                   f"{reason}; nothing lands", rule="L8", hint=hint)
     return Aggregate(done.info.run_id, done.info.tree, tests)

@@ -33,7 +33,7 @@ from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.rules.passes import current_pass
 from leapgit.rules.stack import current_stale, restacking, stale_reason
 from leapgit.scoring import reopen, spine
-from leapgit.scoring.aggregate import Aggregate, review_merged
+from leapgit.scoring.aggregate import Aggregate, AggregateRefused, review_merged
 from leapgit.timeutil import now_iso
 
 Echo = Callable[[str], None]
@@ -259,7 +259,11 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         # L8: a re-merge re-scores the whole slice on the merged result (every ball's
         # tests; the review from the base the slice first landed on), not only what changed
         since = landed[0].base if landed else old
-        agg = review_merged(ws, slice_id, since, temp, builder_text, order(rec), echo)
+        try:
+            agg = review_merged(ws, slice_id, since, temp, builder_text, order(rec), echo)
+        except AggregateRefused as refused:  # L8, T7.6: its findings go back to builders
+            raise AggregateRefused(slice_id, refused.run_id, refused.reason,
+                                   _blame(ws, slice_id, refused.run_id)) from None
         spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
         record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
         _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
@@ -285,6 +289,40 @@ def _plan(ws: Workspace, slice_id: str) -> tuple[list[Planned], tuple[ReopenReco
         view = ledger.require()
         return (planned, reopened, query.load_slice(view, slice_id),
                 history.merge_records(view, slice_id), ledger.tip() or "")
+
+
+def _blame(ws: Workspace, slice_id: str, run_id: str) -> tuple[str, ...]:
+    """L8, T7.6: the aggregate review refused the merged result; each ball its findings
+    name gets a score of -1 on the claim its pass graded (``rules.aggregate``), so the pass
+    no longer stands and the builder's next round answers them. The balls, in order."""
+    from leapgit.records.scoring import Step
+    from leapgit.rules import aggregate
+    from leapgit.scoring.score import write_score
+
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        summary = aggregate.summary(view, run_id)
+        if summary is None:
+            return ()
+        rec = query.load_slice(view, slice_id)
+        balls = [query.load_ball(view, slice_id, b) for b in rec.balls]
+        blamed = aggregate.blame(balls, summary.findings)
+        done = []
+        for ball, found in blamed.items():
+            passed = current_pass(view, slice_id, ball)
+            if passed is None:
+                continue
+            files = ", ".join(dict.fromkeys(f.file for f in found if f.file)) or "the whole"
+            why = (f"the aggregate review of the merged result refused it (run {run_id}): "
+                   f"{len(found)} finding(s) on {files}")
+            number = history.next_number(view, layout.ball_dir(slice_id, ball) + "/scores")
+            write_score(ledger, replace(
+                passed, score=number, outcome=-1, reason=why, rule="L8", run_id=run_id,
+                steps=(Step("tribunal", "fail", why, "L8"),), provenance=None, usage=None,
+                metric=None, runs=(), recorded_at=now_iso()))
+            view = ledger.require()
+            done.append(ball)
+    return tuple(done)
 
 
 def _stopped(ws: Workspace, slice_id: str, holder: str, remote: str | None,

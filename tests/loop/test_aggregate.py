@@ -1,0 +1,160 @@
+"""The aggregate review refuses the merged result (L8, T7.6). Before, `leap run` stopped
+with no way on: every run again paid for the same review of the same bytes, a respec of a
+passed ball was refused, and the findings went nowhere. Now the findings go back to the
+builders of the balls whose files they name: each gets a score of -1 on the claim its pass
+graded (the server takes it only for an aggregate run that refused and blames that ball,
+``rules.aggregate``), its test author and its builder's next round answer them, and the
+slice merges again. Real repositories, the real hook behind `git daemon`, jurors on
+127.0.0.1 speaking the OpenAI wire format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from leapgit.ledger import history
+from leapgit.ledger.store import Ledger
+from leapgit.records.scoring import ScoreRecord
+from leapgit.rules import aggregate
+from leapgit.rules.passes import grade_problems
+from tests.loop.test_review_findings import duo
+from tests.loop.world import CODE, events, jurors
+from tests.support import git
+from tests.templates import Served
+from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
+
+BUGGY_B = CODE["b"] + "# BUG-AGG: fb disagrees with fa once merged\n"
+
+
+def merged(call: Call) -> bool:
+    return "the merged balls of slice" in json.dumps(call.body.get("messages", []))
+
+
+def refuse_merged_bug(call: Call) -> Reply:
+    """The balls pass alone; the merged result's review refuses b's bug, with a finding on
+    b's file that quotes it."""
+    if merged(call) and call.lens == "defect" and "BUG-AGG" in json.dumps(call.body):
+        return Reply(verdict("defect", "refuse", [{
+            "severity": "major", "file": "calc/b.py", "claim": "fb disagrees with fa once "
+            "merged", "evidence": "BUG-AGG: fb disagrees"}]))
+    return jurors(call)
+
+
+def test_an_aggregate_refusal_goes_back_to_the_builder_and_the_slice_lands(
+        isolated: Path, served: Served) -> None:
+    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B},
+            "b+fixed": {"calc/b.py": CODE["b"]}}
+    with JurorServer("openai", refuse_merged_bug) as server:
+        p = duo(served.folder("agg-back"), served.daemon, server.url, "agg", ("a", "b"), plan)
+        res = p.leap("run", "agg", "--json", "--heartbeat", "0")
+        aggregate_calls = sum(1 for c in server.chats() if merged(c))
+    got = events(res.out)
+    assert res.code == 0, res.out[-3000:]
+    back = next(e for e in got if e["event"] == "findings" and e.get("step") == "aggregate")
+    assert back["balls"] == ["b"], back
+    assert any(e["event"] == "merge" and e.get("step") == "merged" for e in got)
+    tip = p.remote_tip("refs/heads/main")
+    assert "BUG-AGG" not in git("show", f"{tip}:calc/b.py", cwd=p.work)  # the fixed bytes
+    assert aggregate_calls == 16, aggregate_calls  # two reviews: refused, then passed
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        scores = history.scores(view, "agg", "b")
+        blamed = next(s for s in scores if s.rule == "L8")
+        assert blamed.outcome == -1 and blamed.run_id, blamed
+        assert history.scores(view, "agg", "a")[-1].outcome == 1  # a's pass stands
+        # what run.max_usd caps counts the refused review too
+        refused = aggregate.summary(view, blamed.run_id or "")
+        assert refused is not None and refused.usage is not None and refused.usage.tokens_in
+        landed = aggregate.summary(view, history.merge_records(view, "agg")[-1].aggregate_run)
+        assert landed is not None and landed.usage is not None
+        balls = sum(history.ball_spent(view, "agg", b).tokens_in for b in "ab")
+        assert history.spent(view, "agg").tokens_in == \
+            balls + refused.usage.tokens_in + landed.usage.tokens_in
+        # the server's rule: an aggregate score needs a refusing run that blames the ball
+        forged = ScoreRecord(**{**blamed.__dict__, "ball": "a", "score": 99})
+        assert any("blames no finding on agg/a" in why for why in grade_problems(view, forged))
+    from leapgit.ledger import layout
+
+    stored = git("show", f"refs/heads/leap/ledger:{layout.score_path('agg', 'b', blamed.score)}",
+                 cwd=p.bare)  # the server took it
+    assert "aggregate review of the merged result refused it" in stored
+    audit = p.leap("audit")
+    assert audit.code == 0, audit.out[-3000:]
+
+
+def test_leap_merge_by_hand_names_the_run_that_answers_the_findings(
+        isolated: Path, served: Served) -> None:
+    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B},
+            "b+fixed": {"calc/b.py": CODE["b"]}}
+    with JurorServer("openai", refuse_merged_bug) as server:
+        p = duo(served.folder("agg-hand"), served.daemon, server.url, "hand", ("a", "b"), plan)
+        readme = p.work / "calc" / "__init__.py"
+        kept = readme.read_text()
+        readme.write_text(kept + "# not committed\n")  # the run stops before its merge
+        stopped = p.leap("run", "hand", "--heartbeat", "0")
+        assert stopped.code == 2 and "uncommitted changes" in stopped.out, stopped.out[-2000:]
+        readme.write_text(kept)
+        refused = p.leap("merge", "hand")
+        assert refused.code == 1, refused
+        assert "its findings go back to the builder of b (T7.6)" in refused.err, refused.err
+        assert "`leap run hand` answers them" in refused.err, refused.err
+        ran = p.leap("run", "hand", "--heartbeat", "0")  # the hint, exactly
+    assert ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
+
+
+def test_merged_tests_that_fail_show_their_output_and_the_abandon_hint_leads_on(
+        isolated: Path, served: Served) -> None:
+    """b's red test passes alone but fails once a's file is there: the merged tests fail.
+    The stop shows what the tests printed, and names the abandon and the new cut, which
+    free the balls' files for a slice cut again (here, with b's test repaired)."""
+    from leapgit.records import yamlio
+    from tests.loop.world import red_test
+
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("agg-tests"), served.daemon, server.url, "mt", ("a", "b"))
+        reds = json.loads((p.base_dir / "reds.json").read_text())
+        reds["b"][1] = red_test("b") + (
+            "\n\nclass Alone(unittest.TestCase):\n    def test_alone(self):\n"
+            "        import os\n        self.assertFalse(os.path.exists('calc/a.py'))\n")
+        (p.base_dir / "reds.json").write_text(json.dumps(reds))
+        failed = p.leap("run", "mt", "--heartbeat", "0")
+        assert failed.code == 1, failed.out[-2000:]
+        said = failed.out + failed.err
+        assert "the merged result fails" in said and "test_alone" in said, said[-3000:]
+        hint = "`leap slice abandon mt --reason 'its merged tests fail'`"
+        assert hint in said and "or re-score" not in said, said[-3000:]
+        gone = p.leap("slice", "abandon", "mt", "--reason", "its merged tests fail")
+        assert gone.code == 0, gone
+        reds["b"][1] = red_test("b")
+        (p.base_dir / "reds.json").write_text(json.dumps(reds))
+        draft = yamlio.loads((p.base_dir / "slice0.yaml").read_bytes(), "slice0.yaml")
+        draft["slice"] = "mt2"
+        (p.base_dir / "again.yaml").write_bytes(yamlio.dumps(draft))
+        assert p.leap("slice", "cut", str(p.base_dir / "again.yaml")).code == 0
+        landed = p.leap("run", "mt2", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+
+
+def test_an_aggregate_review_without_a_verdict_holds_and_its_hint_leads_on(
+        isolated: Path, served: Served) -> None:
+    """T6: the merged result's jurors are out of reach: a hold, nothing lands, and the hint
+    names the probe and `leap merge` again, which lands once they answer."""
+    down = {"on": True}
+
+    def script(call: Call) -> Reply:
+        if merged(call) and down["on"]:
+            return Reply("down", status=503)
+        return jurors(call)
+
+    with JurorServer("openai", script) as server:
+        p = duo(served.folder("agg-hold"), served.daemon, server.url, "hold", ("a", "b"))
+        held = p.leap("run", "hold", "--heartbeat", "0")
+        said = held.out + held.err
+        assert held.code == 3 and "the aggregate blind review did not pass" in said, said
+        assert "`leap tribunal rungs --probe` shows which answer), then `leap merge hold` " \
+            "seats the review again" in said, said[-3000:]
+        down["on"] = False
+        probed = p.leap("tribunal", "rungs", "--probe")
+        assert probed.code == 0, probed
+        landed = p.leap("merge", "hold")
+    assert landed.code == 0, landed
