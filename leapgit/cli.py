@@ -668,8 +668,10 @@ def _red() -> click.Command:
                   help="L5: carry the ball's red onto its fresh stack base (a restack: its "
                        "dependencies passed again with other bytes)")
     def red_cmd(slice_id: str, ball_id: str, commit: str | None, carry: bool) -> None:
-        """T7.1: record COMMIT as the ball's red commit (its proof must fail there); with
-        --carry, no COMMIT: leapgit writes the commit itself."""
+        """T7.1: record COMMIT as the ball's red commit (its proof must fail there).
+
+        With --carry and no COMMIT (L5, a restack): leapgit writes the commit itself, the
+        ball's frozen tests byte for byte on its fresh stack base."""
         from leapgit.commands.red import carry as carry_red
         from leapgit.commands.red import lines, red
         from leapgit.errors import UsageError

@@ -60,14 +60,14 @@ _FETCH_AGAIN = (b"cannot lock ref", b"did not send all necessary objects")
 FETCHING = threading.Lock()
 
 
-_NAMED: set[tuple[Path, str]] = set()  # (repository, remote) found among its remotes
+_named: dict[tuple[Path, str], bool] = {}  # (repository, remote) found among its remotes
 
 
 def require_remote(root: Path, remote: str) -> None:
     """``remote`` is one of the repository's remotes, by name: leapgit tracks what it
     fetched under ``refs/leap/remotes/<name>/``, which a URL or a path cannot name (a
     fuzzing review: a URL made an invalid refspec). Asked before any fetch."""
-    if (root, remote) in _NAMED:
+    if (root, remote) in _named:
         return
     names = [n for n in git.run(["remote"], root).stdout.decode(
         "utf-8", "surrogateescape").split("\n") if n]
@@ -79,7 +79,7 @@ def require_remote(root: Path, remote: str) -> None:
                              "NAME" if located(remote) else "give one of its remotes" if names
                              else f"add it by that name (`git remote add "
                                   f"{shlex.quote(remote)} URL`)"))
-    _NAMED.add((root, remote))
+    _named[(root, remote)] = True
 
 
 def located(remote: str) -> bool:

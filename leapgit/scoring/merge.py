@@ -227,12 +227,19 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         return resumed
     spine.require_clean(root, name)
     remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
-    planned, reopened, rec, landed, tip = _plan(ws, slice_id)
-    if planned and remote:  # plan again on what the remote holds: its reopens, its merges
+    found = None  # planned here first: a slice merged already needs no remote
+    try:
+        found = _plan(ws, slice_id)
+    except Hold:
+        if not remote:
+            raise  # else the remote may hold the passes this clone has not seen yet
+    if remote and (found is None or found[0]):  # again on what the remote holds
         from leapgit.ledger.sync import sync
 
         sync(remote, start=root)
-        planned, reopened, rec, landed, tip = _plan(ws, slice_id)
+        found = _plan(ws, slice_id)
+    assert found is not None
+    planned, reopened, rec, landed, tip = found
     if not planned:  # every pass is on the spine: nothing to do, and that is no error
         return MergeResult(landed[-1], reopened, None, tip, already=True)
     if remote:

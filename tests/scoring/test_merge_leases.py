@@ -116,3 +116,17 @@ def test_leap_run_waits_for_this_clones_other_merge(left_passed: Project) -> Non
             time.sleep(0.1)
     assert run.wait(240) == 0, log.read_text()[-3000:]
     assert "landed" in log.read_text()
+
+
+def test_a_clone_whose_ledger_is_behind_merges_on_the_passes_the_remote_holds(
+        left_passed: Project) -> None:
+    """A blind review: the merge planned on this clone's ledger alone, and a clone that had
+    not seen the passes yet was told to score the balls again."""
+    p = left_passed
+    b = clone_b(p)
+    passes = git("log", "--format=%H", "-1", "leap/ledger", "--", "slices/left/balls/u/scores",
+                 cwd=b)
+    git("update-ref", "refs/heads/leap/ledger", f"{passes}^", cwd=b)  # before u's pass
+    res = leap("merge", "left", cwd=b, timeout=300)
+    assert res.code == 0, res
+    assert git("rev-parse", "main", cwd=p.bare) == git("rev-parse", "main", cwd=b)
