@@ -17,7 +17,7 @@ from leapgit.audit.model import AuditReport, Violation
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
 from leapgit.records.scoring import Merged, MergeRecord
-from leapgit.records.tribunal_run import SummaryRecord
+from leapgit.rules import aggregate
 
 if TYPE_CHECKING:
     from leapgit.audit.context import AuditContext
@@ -63,8 +63,8 @@ def check_merges(ctx: AuditContext, merges: list[MergeRecord], report: AuditRepo
                                  f"which is not on the spine {rec.spine!r} (now "
                                  f"{(spine_tip or 'missing')[:12]}): rewound or rewritten",
                                  rec.tip, where))
-        summary = ctx.view_at(report.ledger_tip).record(
-            f"tribunal/{rec.aggregate_run}/summary.yaml", SummaryRecord)
+        summary = aggregate.summary(ctx.view_at(report.ledger_tip), rec.aggregate_run,
+                                    rec.slice)
         tip = ctx.graph.node(rec.tip)
         if summary is None or summary.outcome != "pass" or \
                 (tip is not None and summary.tree != tip.tree):

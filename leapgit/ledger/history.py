@@ -205,14 +205,13 @@ def spent(view: LedgerView, slice_id: str) -> Usage:
 
     folder = f"{layout.slice_dir(slice_id)}/balls"
     balls = [name for name in view.list(folder) if not name.endswith(".yaml")]
-    runs = [merged.aggregate_run for merged in (
-        merge_records(view, slice_id) if view.exists(layout.merge_path(slice_id)) else [])]
-    # an aggregate review that refused the merged result is named by the scores it wrote
-    runs += [s.run_id for b in balls if has(view, slice_id, b, "scores")
-             for s in scores(view, slice_id, b) if s.run_id and s.rule == "L8"]
-    reviews = []
-    for run in dict.fromkeys(runs):
-        path = f"{layout.tribunal_dir(run)}/summary.yaml"
+    # every aggregate review of the slice, whatever it said (under the slice), and those of
+    # merges recorded before the slice kept them (``tribunal/<run>``)
+    mine = f"{layout.slice_dir(slice_id)}/tribunal"
+    reviews = [_runs_spent(view, mine) or NOTHING]
+    for merged in (merge_records(view, slice_id) if view.exists(layout.merge_path(slice_id))
+                   else []):
+        path = f"{layout.tribunal_dir(merged.aggregate_run)}/summary.yaml"
         summary = view.record(path, SummaryRecord) if view.exists(path) else None
         if summary is not None:
             reviews.append(summary.usage if summary.usage is not None else UNMEASURED)

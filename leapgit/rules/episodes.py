@@ -83,7 +83,7 @@ def findings_to_answer(view: LedgerView, slice_id: str, ball_id: str) -> Finding
     if summary is None:  # L8: the aggregate review's refusal, its share for this ball
         from leapgit.rules import aggregate
 
-        summary = aggregate.summary(view, score.run_id)
+        summary = aggregate.refusing(view, slice_id, score.run_id)
         blamed = aggregate.findings(view, score)
         if summary is None or blamed is None:
             return None

@@ -198,12 +198,9 @@ def grade_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     receipts = query.receipts(view, rec.slice, rec.ball, rec.episode)
     standing = standing_pass(view, rec.slice, rec.ball, before=rec.score)
     newest = max(query.episodes(view, rec.slice, rec.ball), default=rec.episode)
-    blamed = aggregate.score_problems(view, rec)  # L8, T7.6: the merged result refused
+    blamed = aggregate.score_problems(view, rec, standing)  # L8, T7.6: the merged result
     if blamed is not None:
-        problems.extend(blamed)
-        if standing is None or standing.commit != rec.commit:
-            problems.append("an aggregate score grades the claim of the ball's standing pass")
-        return problems
+        return problems + blamed
     if standing is not None and (standing.commit == rec.commit or rec.episode != newest
                                  or rec.rounds != len(receipts)):
         problems.append(f"score {standing.score} passed the ball and stands; a score after "

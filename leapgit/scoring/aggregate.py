@@ -22,14 +22,24 @@ class AggregateRefused(RuleViolation):
     builders answer them (T7.6)."""
 
     def __init__(self, slice_id: str, run_id: str, reason: str,
-                 blamed: tuple[str, ...] = ()) -> None:
+                 blamed: tuple[str, ...] = (), unowned: tuple[str, ...] = (),
+                 ledger_ref: str = "refs/heads/leap/ledger") -> None:
         back = (f"; its findings go back to the builder of {', '.join(blamed)} (T7.6)"
-                if blamed else "")
+                if blamed else f"; its findings name {', '.join(unowned)}, which no ball's "
+                "scope holds" if unowned else "")
+        summary = f"slices/{slice_id}/tribunal/{run_id}/summary.yaml"
+        hint = (f"`leap run {slice_id}` answers them: the test author, the builder's next "
+                "round, a score, the merge again" if blamed else
+                f"no builder may change those files: `leap slice abandon {slice_id} --reason "
+                "'the merged result needs other files'`, then cut the work again with them in "
+                "a scope (`leap slice cut FILE`)" if unowned else
+                f"a person reads the review (`git show {ledger_ref}:{summary}`): it names no "
+                f"finding a builder can answer; `leap slice abandon {slice_id} --reason WHY` "
+                "frees the balls' files for a slice cut again")
         super().__init__(f"the aggregate blind review refused the merged result (run "
-                         f"{run_id}): {reason}; nothing lands{back}", rule="L8",
-                         hint=None if not blamed else f"`leap run {slice_id}` answers them: "
-                         "the test author, the builder's next round, a score, the merge again")
-        self.slice, self.run_id, self.reason, self.blamed = slice_id, run_id, reason, blamed
+                         f"{run_id}): {reason}; nothing lands{back}", rule="L8", hint=hint)
+        self.slice, self.run_id, self.reason = slice_id, run_id, reason
+        self.blamed, self.unowned = blamed, unowned
 
 
 @dataclass(frozen=True)
@@ -78,12 +88,15 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
     intent = (rec.description or f"the merged balls of slice {slice_id}").splitlines()[0]
     criteria = "\n".join(f"- {b.ball}: {b.goal}" for b in balls)
     done = convene(Request(intent=intent, criteria=criteria, builder=builder, base=base,
-                           head=head_ref), start=root, echo=echo)
+                           head=head_ref, slice=slice_id, aggregate=True), start=root,
+                   echo=echo)
     outcome, reason = done.decision.outcome, done.decision.reason
     if outcome == "refuse":
-        raise AggregateRefused(slice_id, done.info.run_id, reason)
+        raise AggregateRefused(slice_id, done.info.run_id, reason,
+                               ledger_ref=ws.config.ledger_ref)
     if outcome != "pass":  # T6 (no verdict: hold and re-seat), or T9 (a person decides)
-        summary = f"{ws.config.ledger_ref}:tribunal/{done.info.run_id}/summary.yaml"
+        summary = f"{ws.config.ledger_ref}:slices/{slice_id}/tribunal/{done.info.run_id}" \
+            "/summary.yaml"
         hint = (f"a person reads the findings (`git show {summary}`) "
                 f"and decides: `leap slice abandon {slice_id} --reason WHY` frees the balls' "
                 "files for a slice cut again" if done.decision.escalated else

@@ -29,7 +29,9 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
+from leapgit.records.tribunal_run import FindingRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
+from leapgit.rules import aggregate
 from leapgit.rules.passes import current_pass
 from leapgit.rules.stack import current_stale, restacking, stale_reason
 from leapgit.scoring import reopen, spine
@@ -267,10 +269,12 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         # tests; the review from the base the slice first landed on), not only what changed
         since = landed[0].base if landed else old
         try:
-            agg = review_merged(ws, slice_id, since, temp, builder_text, order(rec), echo)
+            agg = _review(ws, slice_id, since, temp, builder_text, order(rec), echo)
         except AggregateRefused as refused:  # L8, T7.6: its findings go back to builders
+            blamed = _blame(ws, slice_id, refused.run_id)
             raise AggregateRefused(slice_id, refused.run_id, refused.reason,
-                                   _blame(ws, slice_id, refused.run_id)) from None
+                                   tuple(blamed.balls), blamed.unowned,
+                                   ws.config.ledger_ref) from None
         spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
         record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
         _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
@@ -298,38 +302,56 @@ def _plan(ws: Workspace, slice_id: str) -> tuple[list[Planned], tuple[ReopenReco
                 history.merge_records(view, slice_id), ledger.tip() or "")
 
 
-def _blame(ws: Workspace, slice_id: str, run_id: str) -> tuple[str, ...]:
+def _review(ws: Workspace, slice_id: str, since: str, head_ref: str, builder: str,
+            balls: list[str], echo: Echo) -> Aggregate:
+    """The aggregate review of the merged result at ``head_ref``, unless the slice's review
+    refused this very tree already (T6: the same bytes are not reviewed, and paid for,
+    again): then that refusal stands."""
+    tree = git.out(["rev-parse", f"{head_ref}^{{tree}}"], ws.paths.root)
+    with ws.ledger() as ledger:
+        view = ledger.require()
+        run = aggregate.refused_tree(view, slice_id, tree)
+        found = aggregate.refusing(view, slice_id, run) if run else None
+    if run is not None and found is not None:
+        echo(f"the merged result {tree[:12]} is the one the aggregate review refused in run "
+             f"{run}: not reviewed again")
+        raise AggregateRefused(slice_id, run, found.reason, ledger_ref=ws.config.ledger_ref)
+    return review_merged(ws, slice_id, since, head_ref, builder, balls, echo)
+
+
+def _blame(ws: Workspace, slice_id: str, run_id: str) -> aggregate.Blame:
     """L8, T7.6: the aggregate review refused the merged result; each ball its findings
     name gets a score of -1 on the claim its pass graded (``rules.aggregate``), so the pass
-    no longer stands and the builder's next round answers them. The balls, in order."""
+    no longer stands and the builder's next round answers them."""
     from leapgit.records.scoring import Step
-    from leapgit.rules import aggregate
     from leapgit.scoring.score import write_score
 
     with ws.ledger() as ledger:
         view = ledger.require()
-        summary = aggregate.summary(view, run_id)
+        summary = aggregate.refusing(view, slice_id, run_id)
         if summary is None:
-            return ()
+            return aggregate.Blame({}, ())
         rec = query.load_slice(view, slice_id)
         balls = [query.load_ball(view, slice_id, b) for b in rec.balls]
-        blamed = aggregate.blame(balls, summary.findings)
-        done = []
-        for ball, found in blamed.items():
+        found = aggregate.blame(balls, summary.findings)
+        if found.unowned:  # no builder may edit those files: the slice is cut again
+            return aggregate.Blame({}, found.unowned)
+        done: dict[str, list[FindingRecord]] = {}
+        for ball, share in found.balls.items():
             passed = current_pass(view, slice_id, ball)
             if passed is None:
                 continue
-            files = ", ".join(dict.fromkeys(f.file for f in found if f.file)) or "the whole"
+            files = ", ".join(dict.fromkeys(f.file for f in share if f.file)) or "the whole"
             why = (f"the aggregate review of the merged result refused it (run {run_id}): "
-                   f"{len(found)} finding(s) on {files}")
+                   f"{len(share)} finding(s) on {files}")
             number = history.next_number(view, layout.ball_dir(slice_id, ball) + "/scores")
             write_score(ledger, replace(
-                passed, score=number, outcome=-1, reason=why, rule="L8", run_id=run_id,
-                steps=(Step("tribunal", "fail", why, "L8"),), provenance=None, usage=None,
-                metric=None, runs=(), recorded_at=now_iso()))
+                passed, score=number, outcome=-1, reason=why, rule=aggregate.RULE,
+                run_id=run_id, steps=(Step("tribunal", "fail", why, aggregate.RULE),),
+                provenance=None, usage=None, metric=None, runs=(), recorded_at=now_iso()))
             view = ledger.require()
-            done.append(ball)
-    return tuple(done)
+            done[ball] = share
+    return aggregate.Blame(done, ())
 
 
 def _stopped(ws: Workspace, slice_id: str, holder: str, remote: str | None,

@@ -60,6 +60,7 @@ class Request:
     round: int | None = None  # None: the next round of the target's series (T7, T9)
     tests: str | None = None
     red: str | None = None
+    aggregate: bool = False  # L8: ``slice``'s merged result, ``base``..``head``
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,8 @@ def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
     require_preset_programs(cfg, os.environ.get("PATH"))  # issue 17: before any seat
     builder = parse_builder(req.builder)
     contract = envelope.check_contract(req.intent, req.criteria)
-    tgt = target.choose(root, view, ws.config, req.base, req.head, req.slice, req.ball)
+    tgt = target.choose(root, view, ws.config, req.base, req.head, req.slice, req.ball,
+                        req.aggregate)
     change = changes.read_change(root, tgt.base, tgt.head)
     if not change.touched:
         raise UsageError(f"{tgt.base[:12]}..{tgt.head[:12]} touches no file: nothing to grade",

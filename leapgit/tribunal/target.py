@@ -71,8 +71,20 @@ def from_revs(root: Path, base_rev: str, head_rev: str) -> Target:
     return Target(base, head, f"base:{base}", lambda: git.rev_parse(head_rev, root))
 
 
+def merged(root: Path, slice_id: str, base_rev: str, head_rev: str) -> Target:
+    """A slice's merged result (the aggregate review, L8): its rounds are the slice's own
+    series, recorded under the slice (``slices/<s>/tribunal/<run>``), so a refusal names the
+    slice it refused and T9 counts across the slice's merges, not across a spine tip."""
+    base = resolve(base_rev, root, "--base")
+    head = resolve(head_rev, root, "--head")
+    return Target(base, head, f"merge:{slice_id}", lambda: git.rev_parse(head_rev, root),
+                  slice_id, None)
+
+
 def choose(root: Path, view: LedgerView, config: Config, base: str | None, head: str | None,
-           slice_id: str | None, ball_id: str | None) -> Target:
+           slice_id: str | None, ball_id: str | None, aggregate: bool = False) -> Target:
+    if aggregate and slice_id and base and head:
+        return merged(root, slice_id, base, head)
     if slice_id or ball_id:
         if not (slice_id and ball_id) or bool(base) != bool(head):
             raise UsageError("give --slice and --ball together, and --base with --head",

@@ -63,9 +63,10 @@ def test_an_aggregate_refusal_goes_back_to_the_builder_and_the_slice_lands(
         assert blamed.outcome == -1 and blamed.run_id, blamed
         assert history.scores(view, "agg", "a")[-1].outcome == 1  # a's pass stands
         # what run.max_usd caps counts the refused review too
-        refused = aggregate.summary(view, blamed.run_id or "")
+        refused = aggregate.summary(view, blamed.run_id or "", "agg")
         assert refused is not None and refused.usage is not None and refused.usage.tokens_in
-        landed = aggregate.summary(view, history.merge_records(view, "agg")[-1].aggregate_run)
+        landed = aggregate.summary(view, history.merge_records(view, "agg")[-1].aggregate_run,
+                                   "agg")
         assert landed is not None and landed.usage is not None
         balls = sum(history.ball_spent(view, "agg", b).tokens_in for b in "ab")
         assert history.spent(view, "agg").tokens_in == \
@@ -73,6 +74,13 @@ def test_an_aggregate_refusal_goes_back_to_the_builder_and_the_slice_lands(
         # the server's rule: an aggregate score needs a refusing run that blames the ball
         forged = ScoreRecord(**{**blamed.__dict__, "ball": "a", "score": 99})
         assert any("blames no finding on agg/a" in why for why in grade_problems(view, forged))
+        # nor may a review that came before a pass void it
+        stands = history.scores(view, "agg", "b")[-1]
+        assert stands.outcome == 1
+        again = ScoreRecord(**{**stands.__dict__, "score": 99, "outcome": -1, "rule": "L8",
+                               "run_id": blamed.run_id, "steps": blamed.steps})
+        assert any("came before the pass it would void" in why
+                   for why in grade_problems(view, again)), grade_problems(view, again)
     from leapgit.ledger import layout
 
     stored = git("show", f"refs/heads/leap/ledger:{layout.score_path('agg', 'b', blamed.score)}",
@@ -158,3 +166,39 @@ def test_an_aggregate_review_without_a_verdict_holds_and_its_hint_leads_on(
         assert probed.code == 0, probed
         landed = p.leap("merge", "hold")
     assert landed.code == 0, landed
+
+
+def test_the_same_merged_bytes_are_not_reviewed_again(isolated: Path, served: Served) -> None:
+    """A blind review: b's builder answered the findings with the same bytes, and each merge
+    paid for the review of the same merged tree again. Its refusal stands for those bytes:
+    one review, and the ball's rounds run out (a hold that names its resume)."""
+    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B}}
+    with JurorServer("openai", refuse_merged_bug) as server:
+        p = duo(served.folder("agg-same"), served.daemon, server.url, "same", ("a", "b"), plan)
+        res = p.leap("run", "same", "--heartbeat", "0")
+        reviews = sum(1 for c in server.chats() if merged(c))
+    assert reviews == 8, reviews  # one convening of the eight lenses
+    assert res.code == 3, res.out[-3000:]
+    assert "not reviewed again" in res.out, res.out[-3000:]
+    assert "--resume-holds" in res.out, res.out[-3000:]
+
+
+def test_a_finding_on_a_file_no_ball_holds_names_the_abandon_and_a_new_cut(
+        isolated: Path, served: Served) -> None:
+    def script(call: Call) -> Reply:
+        if merged(call) and call.lens == "defect":
+            return Reply(verdict("defect", "refuse", [{
+                "severity": "major", "file": "calc/__init__.py", "claim": "the package "
+                "exports neither function", "evidence": "def fb"}]))
+        return jurors(call)
+
+    with JurorServer("openai", script) as server:
+        p = duo(served.folder("agg-unowned"), served.daemon, server.url, "own", ("a", "b"))
+        res = p.leap("run", "own", "--heartbeat", "0")
+    assert res.code == 1, res.out[-3000:]
+    assert "its findings name calc/__init__.py, which no ball's scope holds" in res.out, \
+        res.out[-3000:]
+    hint = "`leap slice abandon own --reason 'the merged result needs other files'`"
+    assert hint in res.out, res.out[-3000:]
+    gone = p.leap("slice", "abandon", "own", "--reason", "the merged result needs other files")
+    assert gone.code == 0, gone  # the hint, exactly: the balls' files are free again
