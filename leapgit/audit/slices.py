@@ -41,10 +41,14 @@ def _slice_state(balls: list[BallAudit], merged: bool, landed: set[str] | None =
 
 
 def _state(scores: list[ScoreRecord], reopens: list[ReopenRecord], merged: bool,
-           built: bool) -> str:
+           built: bool, newest: int = 0) -> str:
+    """``newest``: the ball's newest episode; a pass of an earlier one was superseded by a
+    restack (``rules.passes.standing_pass``)."""
     if not scores:
         return "built" if built else "cut"
     last = scores[-1]
+    if last.outcome == 1 and last.episode < newest:
+        return "built"  # L5: thrown again on a fresh stack, its new episode not passed yet
     if last.outcome == 1:  # L8: the one rule of a standing pass
         return "reopened" if standing(scores, reopens) is None else \
             ("merged" if merged else "passed")
@@ -109,9 +113,9 @@ class SliceAuditor:
                 if s.outcome == 1:
                     self._pass(s)
             last = scores[-1] if scores else None
-            built = bool(query.episodes(self.view, slice_id, ball))
+            episodes = query.episodes(self.view, slice_id, ball)
             merged = last is not None and last.score in landed.get(ball, ())
-            state = _state(scores, reopens, merged, built)
+            state = _state(scores, reopens, merged, bool(episodes), max(episodes, default=0))
             if state == "merged" and last is not None:
                 self.watched.append(Watched(last, records[-1].tip))
             balls.append(BallAudit(ball, state, last.score if last else None,

@@ -348,12 +348,18 @@ def _check_throw(ctx: PushContext, ref: str, sha: str, path: str, rec: ThrowReco
                         "number episodes without gaps")]
     episode = Episode(previous, tuple(query.receipts(view, slice_id, ball_id, number - 1)),
                       query.checkpoint(view, slice_id, ball_id, number - 1))
+    from leapgit.ledger import history
+    from leapgit.rules.passes import standing
     from leapgit.rules.stack import restacks
 
     if restacks(view, previous, rec):
         return []  # L5, L8: its stack went stale; it starts afresh on the passes that stand
-    state = own_state(episode, *scored(view, slice_id, ball_id, episode,
-                                       ctx.config.round_cap))
+    # the pass as it stood before this throw (a later throw supersedes it, rules.passes)
+    passed = standing(history.scores(view, slice_id, ball_id),
+                      history.reopens(view, slice_id, ball_id)) \
+        if history.has(view, slice_id, ball_id, "scores") else None
+    state = "pass" if passed is not None and passed.episode == number - 1 else \
+        own_state(episode, *scored(view, slice_id, ball_id, episode, ctx.config.round_cap))
     if state == "pass":
         return [Refusal("L8", ref, sha, path, f"{name} already passed (1)",
                         "a passed ball is merged, not thrown again")]

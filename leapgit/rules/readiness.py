@@ -157,9 +157,11 @@ def _reopened(view: LedgerView, state: Own, episode: Episode | None) -> StackEnt
     work stands on bytes that no longer stand. A refused ball is refused anyway."""
     if episode is None or not episode.throw.stack or state in ("cut", "refuse"):
         return None
-    from leapgit.rules.stack import stale
+    from leapgit.rules.stack import landed, stale
 
-    return stale(view, episode.throw)
+    found = stale(view, episode.throw)
+    return None if found is None or landed(view, episode.throw.slice, episode.throw.ball) \
+        else found
 
 
 def _restacking(view: LedgerView, slice_id: str, ball: str) -> bool:

@@ -69,15 +69,39 @@ def restacking(view: LedgerView, slice_id: str, ball_id: str) -> ThrowRecord | N
     ball = query.load_ball(view, slice_id, ball_id)
     if any(current_pass(view, slice_id, dep) is None for dep in ball.depends_on):
         return None
-    return thrown
+    return None if landed(view, slice_id, ball_id) else thrown
+
+
+def landed(view: LedgerView, slice_id: str, ball_id: str) -> bool:
+    """The ball's standing pass is on the spine (a merge of the slice records it): its
+    bytes stand there, and a dependency that passed again since lands beside them (the
+    re-merge's aggregate review judges the two together); it is never restacked."""
+    from leapgit.ledger import history, layout
+    from leapgit.rules.passes import standing_pass
+
+    passed = standing_pass(view, slice_id, ball_id)
+    if passed is None or not view.exists(layout.merge_path(slice_id)):
+        return False
+    merged = history.merged_scores(history.merge_records(view, slice_id))
+    return passed.score in merged.get(ball_id, ())
 
 
 def restacks(view: LedgerView, previous: ThrowRecord, thrown: ThrowRecord) -> bool:
     """L5, L8: ``thrown`` restacks the ball: the episode before it stands on a stale stack,
     and ``thrown`` starts afresh from it on a stack of the passes that stand now."""
-    return bool(previous.stack) and bool(thrown.stack) and \
-        thrown.resumed_from == previous.episode and thrown.base != previous.base and \
-        stale(view, previous) is not None and stale(view, thrown) is None
+    if not (previous.stack and thrown.stack and thrown.resumed_from == previous.episode
+            and thrown.base != previous.base and stale(view, previous) is not None
+            and stale(view, thrown) is None):
+        return False
+    from leapgit.ledger import history, query
+    from leapgit.rules.balls import contract_red
+
+    ball = query.load_ball(view, thrown.slice, thrown.ball)
+    if sorted(e.ball for e in thrown.stack) != sorted(set(ball.depends_on)) or \
+            len(thrown.stack) != len(set(ball.depends_on)):
+        return False  # the stack names each dependency once (``_named``)
+    red = contract_red(history.reds(view, thrown.slice, thrown.ball))
+    return red is not None and red.carries is not None and red.base == thrown.base
 
 
 def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_base: str,

@@ -109,8 +109,17 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
         if carried.carries is not None and carried.base == base:
             return RedResult(carried, ledger.tip() or "")  # carried already
         commit = _carried_commit(root, carried, base, name)
-        _green_at_base(root, ball, base, limit)
-        run = _fails_at_red(root, ball, commit, limit)
+        try:
+            _green_at_base(root, ball, base, limit)
+            run = _fails_at_red(root, ball, commit, limit)
+        except (RuleViolation, Hold) as exc:  # its red no longer holds on the new bytes
+            if isinstance(exc, Hold) and "stopped before any test ran" not in exc.lines()[0]:
+                raise
+            raise type(exc)(problems=[exc.problems[0]._replace(hint=(
+                f"{name}'s red, as written, does not hold on its dependencies' new bytes: "
+                f"its contract must change, and a passed slice's contract is cut anew: `leap "
+                f"slice abandon {slice_id} --reason 'its contract changed'`, then `leap slice "
+                "cut FILE`"))], details=exc.details) from None
         number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         record = RedRecord(slice_id, ball_id, number, commit, base, carried.tests,
                            RunEvidence("red", run.command, run.exit_code, run.seconds,

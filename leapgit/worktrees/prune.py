@@ -26,7 +26,7 @@ from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees import place
 from leapgit.worktrees.check import blob_of_file
-from leapgit.worktrees.closeround import dirty_paths
+from leapgit.worktrees.closeround import admin_dir, dirty_paths
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,10 @@ def check_droppable(ws: Workspace, slice_id: str, ball_id: str, path: Path) -> N
         ball = query.load_ball(view, slice_id, ball_id)
     if t is None or place.registered(ws, path) is None:
         return  # no worktree of the ball there: nothing to drop (a stray folder is placed's)
+    from leapgit.worktrees.drivelock import check_free
+
+    admin = admin_dir(ws.paths.common_dir, path)  # L3: never under a builder at work in it
+    check_free(admin / "leap" if admin else None, path, f"{slice_id}/{ball_id}")
     dirty = uncommitted_work(ws, ball, t)
     if dirty:
         raise UsageError(f"the old worktree of {slice_id}/{ball_id} still holds uncommitted "

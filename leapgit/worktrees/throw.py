@@ -151,8 +151,9 @@ class RedBehind(Hold):
 
     def __init__(self, slice_id: str, ball_id: str, red: int, on: str, tip: str) -> None:
         super().__init__(f"{slice_id}/{ball_id}'s red {red} stands on {on[:12]}, and the "
-                         f"spine moved since (its tip is {tip[:12]}): a branch started there "
-                         "would not hold its red test", rule="T7.1",
+                         f"base its throw starts from is {tip[:12]} now (the spine moved, or "
+                         "its dependencies passed again): a branch started there would not "
+                         "hold its red test", rule="T7.1",
                          hint=f"write the red again where the throw starts (`leap ball base "
                               f"{slice_id} {ball_id}` names it), then `leap red {slice_id} "
                               f"{ball_id} COMMIT`")
@@ -161,15 +162,16 @@ class RedBehind(Hold):
 
 def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
                 ) -> _Plan | RedBehind:
-    """T7.1: a fresh branch of a ball without dependencies starts at its red, so it starts
-    where its red stands. A red behind the spine's tip is written again before the ball's
-    first throw; after it (`leap red` refuses a ball thrown before), the episode starts on
-    the red's own base (the merge lands its candidate onto the spine as it stands then)."""
+    """T7.1: a fresh branch starts at the ball's red, so it starts where its red stands. A
+    red its base moved past (the spine's tip, or a stack whose dependencies passed again)
+    is written again before the ball's first throw; after it (`leap red` refuses a ball
+    thrown before), a ball without dependencies starts on the red's own base (the merge
+    lands its candidate onto the spine as it stands then), a stacked one is restacked."""
     from leapgit.ledger import history
     from leapgit.rules.balls import contract_red
 
     ball = plan.standing.ball
-    if not plan.fresh or plan.standing.depends_on:
+    if not plan.fresh:
         return plan
     red = contract_red(history.reds(view, slice_id, ball))
     if red is None or git.rev_parse(f"{red.commit}^{{commit}}", ws.paths.root) is None or \
@@ -177,6 +179,8 @@ def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
         return plan  # (a red commit not here is no sign the spine moved)
     if not query.episodes(view, slice_id, ball):  # never thrown: its red is written again
         return RedBehind(slice_id, ball, red.red, red.base, plan.base)
+    if plan.standing.depends_on:
+        return plan  # thrown before on a stack: a restack carries its red (``_red_carried``)
     return replace(plan, base=red.base)  # thrown before: the red stands (`leap red` refuses)
 
 

@@ -21,9 +21,9 @@ from leapgit.records.scoring import RedRecord
 from tests.hooks.world import run_git
 from tests.scoring.world import Project
 from tests.support import git
-from tests.worktrees.test_stacked import SLICE, fmt_world, juror_url, ok, record
+from tests.worktrees.test_stacked import SLICE, fmt_world, juror_url, ok, ops_world, record
 
-__all__ = ["fmt_world", "juror_url"]  # the fixtures, shared
+__all__ = ["fmt_world", "juror_url", "ops_world"]  # the fixtures, shared
 
 MORE = "# ops, one more byte\n"
 
@@ -137,3 +137,82 @@ def test_the_server_refuses_a_carry_while_the_stack_stands(fmt_world: Project) -
                        red1.recorded_at, carries=1)
     said = _forge(p, forged)
     assert "[T7.1]" in said and "is not restacking" in said, said
+
+
+def test_a_restack_never_drops_a_worktree_a_builder_works_in(fmt_world: Project) -> None:
+    """A blind review: a throw that starts the ball afresh dropped the worktree a builder of
+    another process was still building in. The drive lock says so, and the throw holds."""
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.worktrees.closeround import admin_dir
+    from leapgit.worktrees.drivelock import DriveLock
+
+    p = fmt_world
+    ops_passes_again_with_other_bytes(p)
+    assert p.leap("red", SLICE, "fmt", "--carry").code == 0
+    wt = p.worktree("fmt")
+    admin = admin_dir(open_workspace(p.work).paths.common_dir, wt)
+    assert admin is not None
+    with DriveLock(admin / "leap", wt, f"{SLICE}/fmt"):  # a builder works in it now
+        busy = p.leap("throw", SLICE, "--ball", "fmt")
+        assert busy.code != 0 and "a builder is still running in" in busy.err, busy
+        assert (wt / "calc" / "fmt.py").exists()  # nothing dropped
+    ok(p, "throw", SLICE, "--ball", "fmt")  # once it is free
+
+
+def test_a_ball_whose_pass_landed_is_not_restacked(fmt_world: Project) -> None:
+    """A blind review: restacking a ball whose pass is on the spine could never merge (its
+    fresh branch conflicts with its own landed bytes). A dependency that passes again after
+    the slice landed lands beside it (the re-merge's aggregate review judges the two)."""
+    p = fmt_world
+    assert p.leap("merge", SLICE).code == 0
+    new_ops = ops_passes_again_with_other_bytes(p)
+    assert "a restack" not in ok(p, "status", SLICE)
+    ran = p.leap("run", SLICE, "--heartbeat", "0")
+    assert ran.code == 0, ran.out[-3000:]
+    spine = p.remote_tip("refs/heads/main")
+    assert git("show", f"{spine}:calc/ops.py", cwd=p.work) == new_ops.rstrip("\n")
+    assert not git("ls-tree", "--name-only", "leap/ledger",
+                   f"slices/{SLICE}/balls/fmt/episodes/2", cwd=p.work)
+
+
+def test_the_server_refuses_a_restack_throw_without_its_carried_red(fmt_world: Project
+                                                                    ) -> None:
+    from leapgit.records.types import StackEntry, ThrowRecord
+
+    p = fmt_world
+    ops_passes_again_with_other_bytes(p)
+    assert p.leap("sync", "origin").code == 0
+    score = yamlio.loads(git("show", f"leap/ledger:{layout.score_path(SLICE, 'ops', 2)}",
+                             cwd=p.work).encode(), "score")
+    first = ThrowRecord.from_dict(record(p, layout.throw_path(SLICE, "fmt", 1)))
+    forged = first._replace(episode=2, resumed_from=1, base=p.base, stack=(StackEntry(
+        "ops", 2, str(score["candidate"]), str(score["commit"])),), published=True,
+        worktree=None)
+    with Ledger(p.work / ".git") as ledger:
+        ledger.append({layout.throw_path(SLICE, "fmt", 2): yamlio.dumps(forged.to_dict())},
+                      "forged throw", [("Leap-Slice", SLICE), ("Leap-Ball", "fmt")])
+    pushed = run_git("push", "--no-verify", "origin", "refs/heads/leap/ledger", cwd=p.work)
+    assert pushed.returncode != 0 and "episode 1 of calc/fmt already passed" in \
+        pushed.stderr, pushed.stderr
+
+
+def test_a_red_its_stack_moved_past_before_the_first_throw_is_written_again(
+        ops_world: Project) -> None:
+    """A blind review: fmt's red on the stack of ops's first pass, ops passes again before
+    fmt is thrown: the throw started on the fresh stack without the red. It holds now and
+    names where to write it again, which leads on."""
+    from tests.scoring.world import commit_files
+    from tests.worktrees.test_stacked import FMT_RED, stack_of
+
+    p = ops_world
+    old = commit_files(p.work, stack_of(p), {FMT_RED[0]: FMT_RED[1]}, "red: fmt")
+    ok(p, "red", SLICE, "fmt", old)
+    ops_passes_again_with_other_bytes(p)
+    held = p.leap("throw", SLICE, "--ball", "fmt")
+    assert held.code == 3 and "calc/fmt's red 1 stands on" in held.err, held
+    assert f"`leap ball base {SLICE} fmt` names it), then `leap red {SLICE} fmt COMMIT`" in \
+        held.err, held.err
+    new = commit_files(p.work, stack_of(p), {FMT_RED[0]: FMT_RED[1]}, "red: fmt again")
+    ok(p, "red", SLICE, "fmt", new)  # the hint, exactly
+    ok(p, "throw", SLICE, "--ball", "fmt")
+    assert git("merge-base", "--is-ancestor", new, f"leap/ball/{SLICE}/fmt", cwd=p.work) == ""
