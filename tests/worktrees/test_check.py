@@ -33,7 +33,8 @@ def test_stale_map_names_file_expected_and_actual(diamond: Path) -> None:
     # A's red stands behind the moved spine: the throw holds, and A's red is written again
     # where the throw starts, as it says (T7.1: a branch always starts at its red)
     held = leap("throw", "dia", "--ball", "A", cwd=diamond)
-    assert held.code == 3 and "(the spine moved, or its dependencies passed again)" in held.err, held
+    assert held.code == 3 and "(the spine moved, or its dependencies passed again)" in \
+        held.err, held
     red_of(diamond, "dia", "A", DIAMOND_REDS["A"])
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
     r = leap("ball", "check", "dia", "A", cwd=diamond)
