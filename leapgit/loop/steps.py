@@ -88,9 +88,9 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
     if v in ("checkpoint", "hold"):
         if not resume_holds:
             return Step("stop", ball, wave, f"episode {ep.throw.episode} ended at 0 ("
-                        f"{'a checkpoint' if ep.checkpoint else 'its last round held'})",
-                        EXIT_HOLD, f"`leap run {slice_id} --resume-holds` resumes it once in "
-                        "a new episode")
+                        f"{_why_held(view, slice_id, ball, ep)})", EXIT_HOLD,
+                        f"`leap run {slice_id} --resume-holds` resumes it once in a new "
+                        "episode")
         if ep.throw.resumed_from is not None:
             return Step("stop", ball, wave, f"episode {ep.throw.episode}, itself resumed "
                         f"from episode {ep.throw.resumed_from}, ended at 0 again: the spec "
@@ -133,6 +133,18 @@ def _findings_to_test(view: LedgerView, slice_id: str, s: BallStanding) -> Step 
     return Step("finding_red", s.ball, s.wave, f"score {graded.score} refused on "
                 f"{len(found.findings)} finding(s): the test author writes their tests",
                 score=graded.score)
+
+
+def _why_held(view: LedgerView, slice_id: str, ball: str, ep: Episode) -> str:
+    """What ended an episode at 0: its checkpoint, the aggregate review's refusal of the
+    claim of its last round (L8: its findings go to the next episode), or a held score."""
+    if ep.checkpoint:
+        return "a checkpoint"
+    last = history.graded_last(view, slice_id, ball, ep.throw.episode, len(ep.receipts))
+    if last is not None and last.rule == "L8" and last.outcome == -1:
+        return (f"the aggregate review refused round {last.rounds}'s claim, its last round "
+                f"(score {last.score}): a new episode answers its findings")
+    return "its last round held"
 
 
 def _refused_reason(view: LedgerView, slice_id: str, s: BallStanding) -> str:

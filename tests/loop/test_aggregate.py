@@ -202,3 +202,18 @@ def test_a_finding_on_a_file_no_ball_holds_names_the_abandon_and_a_new_cut(
     assert hint in res.out, res.out[-3000:]
     gone = p.leap("slice", "abandon", "own", "--reason", "the merged result needs other files")
     assert gone.code == 0, gone  # the hint, exactly: the balls' files are free again
+
+
+def test_a_refusal_of_a_last_rounds_claim_says_so_and_names_the_resume(
+        isolated: Path, served: Served) -> None:
+    """A blind review: b passed on its last round, the aggregate refused it, and the stop
+    said "its last round held"."""
+    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B}}
+    with JurorServer("openai", refuse_merged_bug) as server:
+        p = duo(served.folder("agg-last"), served.daemon, server.url, "last", ("a", "b"), plan,
+                config={"round_limit": 1})
+        res = p.leap("run", "last", "--heartbeat", "0")
+    assert res.code == 3, res.out[-3000:]
+    assert "the aggregate review refused round 1's claim, its last round" in res.out, \
+        res.out[-3000:]
+    assert "`leap run last --resume-holds` resumes it once in a new episode" in res.out
