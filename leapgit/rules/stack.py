@@ -104,6 +104,22 @@ def restacks(view: LedgerView, previous: ThrowRecord, thrown: ThrowRecord) -> bo
     return red is not None and red.carries is not None and red.base == thrown.base
 
 
+def carried_tests(view: LedgerView, thrown: ThrowRecord, carried: RedRecord
+                  ) -> dict[str, tuple[str, str]]:
+    """T7.1, T7.6 over a restack: what the red that carries ``carried`` (the contract red)
+    freezes, ``{path: (blob, the red commit that holds it)}``: the contract red's tests, and
+    the tests the test author wrote for the findings of the episodes the stale throw's
+    branch held (they stay frozen: a restack never drops a finding's test)."""
+    from leapgit.rules.episodes import episode_reds
+
+    reds = episode_reds(view, thrown.slice, thrown.ball, thrown.episode)
+    out = {t.path: (t.blob, carried.commit) for t in carried.tests}
+    for red in reds:
+        if red.finding:
+            out.update({t.path: (t.blob, red.commit) for t in red.tests})
+    return out
+
+
 def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_base: str,
                    ball: BallRecord) -> list[str]:
     """T7.1 over a restack: a red that ``carries`` an earlier red onto the ball's fresh stack
@@ -117,14 +133,17 @@ def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_bas
     if carried is None or carried.finding:
         return [f"red {rec.red} carries red {rec.carries}, which is no contract red of "
                 f"{rec.slice}/{rec.ball}"]
-    if restacking(view, rec.slice, rec.ball) is None:
+    thrown = restacking(view, rec.slice, rec.ball)
+    if thrown is None:
         return [f"{rec.slice}/{rec.ball} is not restacking: its stack stands, or a dependency "
                 "has not passed again"]
-    out = [f"red {rec.red} freezes {', '.join(sorted(set(rec.frozen()) ^ set(carried.frozen())))}"
-           f" against red {carried.red}: a carry freezes the same tests"] \
-        if set(rec.frozen()) != set(carried.frozen()) else \
-        [f"red {rec.red} changes {path}, frozen by red {carried.red}: a carry keeps its bytes"
-         for path, blob in sorted(rec.frozen().items()) if carried.frozen()[path] != blob]
+    want = {path: blob for path, (blob, _) in carried_tests(view, thrown, carried).items()}
+    out = [f"red {rec.red} freezes {', '.join(sorted(set(rec.frozen()) ^ set(want)))} against "
+           f"red {carried.red} and the findings' tests: a carry freezes the same tests"] \
+        if set(rec.frozen()) != set(want) else \
+        [f"red {rec.red} changes {path}, frozen by red {carried.red} or a finding's red: a "
+         "carry keeps its bytes" for path, blob in sorted(rec.frozen().items())
+         if want[path] != blob]
     if out or not (objects.has(rec.base) and objects.has(rec.commit)):
         return out  # a record names its commits; the ball branch that holds them is judged
     from leapgit.rules.passes import current_pass

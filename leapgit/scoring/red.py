@@ -91,14 +91,15 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
     carried, it says so and writes nothing."""
     from leapgit.rules.balls import contract_red
     from leapgit.rules.objects import Objects
-    from leapgit.rules.stack import carry_problems, restacking
+    from leapgit.rules.stack import carried_tests, carry_problems, restacking
 
     root, name = ws.paths.root, f"{slice_id}/{ball_id}"
     limit = timeout or ws.config.tribunal.test_timeout
     with ws.ledger() as ledger:
         view = ledger.require()
         ball = query.load_ball(view, slice_id, ball_id)
-        if restacking(view, slice_id, ball_id) is None:
+        thrown = restacking(view, slice_id, ball_id)
+        if thrown is None:
             raise RuleViolation(f"{name} is not restacking: its stack stands, or a dependency "
                                 "has not passed again; no red is carried", rule="L5",
                                 hint=f"`leap status {slice_id}` says where it stands")
@@ -108,7 +109,8 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
         base = _base(ws, view, slice_id, ball_id)
         if carried.carries is not None and carried.base == base:
             return RedResult(carried, ledger.tip() or "")  # carried already
-        commit = _carried_commit(root, carried, base, name)
+        tests = carried_tests(view, thrown, carried)
+        commit = _carried_commit(root, carried, tests, base, name)
         try:
             _green_at_base(root, ball, base, limit)
             run = _fails_at_red(root, ball, commit, limit)
@@ -121,7 +123,8 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
                 f"slice abandon {slice_id} --reason 'its contract changed'`, then `leap slice "
                 "cut FILE`"))], details=exc.details) from None
         number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
-        record = RedRecord(slice_id, ball_id, number, commit, base, carried.tests,
+        frozen = tuple(FileBlob(path, blob) for path, (blob, _) in sorted(tests.items()))
+        record = RedRecord(slice_id, ball_id, number, commit, base, frozen,
                            RunEvidence("red", run.command, run.exit_code, run.seconds,
                                        run.output_tail, f"red {commit[:12]}"),
                            now_iso(), carries=carried.red)
@@ -137,18 +140,20 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
     return RedResult(record, written.commit)
 
 
-def _carried_commit(root: Path, red: RedRecord, base: str, name: str) -> str:
-    """One commit on ``base`` adding ``red``'s frozen tests as its commit holds them."""
+def _carried_commit(root: Path, red: RedRecord, tests: dict[str, tuple[str, str]], base: str,
+                    name: str) -> str:
+    """One commit on ``base`` adding the ``tests`` (``{path: (blob, a commit holding
+    it)}``, ``rules.stack.carried_tests``) as those commits hold them."""
     import os
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="leap-carry-") as folder:
         env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         git.run(["read-tree", base], root, env=env)
-        for test in red.tests:
-            mode = git.out(["ls-tree", red.commit, "--", test.path], root).split()[0]
-            git.run(["update-index", "--add", "--cacheinfo",
-                     f"{mode},{test.blob},{test.path}"], root, env=env)
+        for path, (blob, holder) in sorted(tests.items()):
+            mode = git.out(["ls-tree", holder, "--", path], root).split()[0]
+            git.run(["update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}"], root,
+                    env=env)
         tree = git.run(["write-tree"], root, env=env).stdout.decode().strip()
     message = (f"red: {name}, red {red.red}'s tests carried onto its fresh stack\n\n"
                f"{tr.SLICE}: {red.slice}\n{tr.BALL}: {red.ball}\n").encode()

@@ -19,11 +19,13 @@ from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.records.scoring import RedRecord
 from tests.hooks.world import run_git
+from tests.scoring.conftest import isolated  # noqa: E402
 from tests.scoring.world import Project
 from tests.support import git
+from tests.templates import Served
 from tests.worktrees.test_stacked import SLICE, fmt_world, juror_url, ok, ops_world, record
 
-__all__ = ["fmt_world", "juror_url", "ops_world"]  # the fixtures, shared
+__all__ = ["fmt_world", "isolated", "juror_url", "ops_world"]  # the fixtures, shared
 
 MORE = "# ops, one more byte\n"
 
@@ -216,3 +218,42 @@ def test_a_red_its_stack_moved_past_before_the_first_throw_is_written_again(
     ok(p, "red", SLICE, "fmt", new)  # the hint, exactly
     ok(p, "throw", SLICE, "--ball", "fmt")
     assert git("merge-base", "--is-ancestor", new, f"leap/ball/{SLICE}/fmt", cwd=p.work) == ""
+
+
+def test_a_restack_carries_the_tests_written_for_the_findings_too(
+        isolated: Path, served: Served) -> None:
+    """A blind review: a restack carried only the contract red, so the tests the test author
+    wrote for the tribunal's findings (T7.6) left the ball's branch. c depends on a; c's
+    first candidate is refused on a finding, which becomes a further red; c passes; a passes
+    again with other bytes: c's carried red freezes the finding's test too, on the branch
+    its restacked episode builds on."""
+    from tests.loop.test_review_findings import BUGGY_GC, FIXED_GC, _finding_author, duo
+    from tests.loop.world import CODE, jurors
+    from tests.tribunal.jurors import JurorServer
+
+    plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
+            "c+fixed": {"calc/c.py": FIXED_GC}}
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("restack-finding"), served.daemon, server.url, "fr", ("a", "c"),
+                plan, scope={"c": ["tests/test_c_finding.py"]},
+                proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
+        (p.base_dir / "author.py").write_text(_finding_author())
+        init = p.work / "calc" / "__init__.py"
+        kept = init.read_text()
+        init.write_text(kept + "# not committed\n")  # the run stops before its merge
+        first = p.leap("run", "fr", "--heartbeat", "0")
+        assert first.code == 2 and "uncommitted changes" in first.out, first.out[-3000:]
+        init.write_text(kept)
+        wt = p.worktree("a", "fr")
+        (wt / "calc" / "a.py").write_text(CODE["a"] + "# a, once more\n")
+        git("commit", "-qam", "a: once more\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
+        assert p.leap("score", "fr", "a").code == 0
+        carried = p.leap("red", "fr", "c", "--carry")
+        assert carried.code == 0, carried
+        assert "frozen: tests/test_c_finding.py" in carried.out, carried.out
+        # the restacked episode's branch holds the finding's test, and it holds the builder
+        # to it: this scripted builder forgets the finding, and the test refuses its round
+        held = p.leap("run", "fr", "--heartbeat", "0")
+    assert git("show", "leap/ball/fr/c:tests/test_c_finding.py", cwd=p.work)
+    assert held.code == 1 and "fr/c  score" in held.out, held.out[-3000:]
+    assert "tests: proof `python -m unittest discover" in held.out, held.out[-3000:]
