@@ -4,6 +4,7 @@ lens footer. Everything that is not exactly that fails closed."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,8 +102,26 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
         if not _encodable(value):
             raise BadAnswer(f"{where}.{key} is not valid Unicode (a lone surrogate)", tail(text))
     located = envelope.locate(evidence)  # T9: only as good as the envelope
+    named = _as_path(named, envelope, located)
     return Finding(severity, claim.strip(), evidence, named or located or "", located is not None,
                    mutant)
+
+
+_LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?(?::\d+)?|#L\d+(?:-L?\d+)?)$")
+
+
+def _as_path(named: str, envelope: Envelope, located: str | None) -> str:
+    """The file a juror named, as the envelope names it: jurors write `./src/x.py`,
+    `src/x.py:7` or `src/x.py#L7` for one file, and a finding is blamed by its path (L8:
+    the aggregate review names the ball that owns it). A name no envelope file matches
+    stays as written, unless the quoted evidence locates the finding."""
+    paths = {f.path for f in envelope.files}
+    if not named or named in paths:
+        return named
+    bare = _LINE_SUFFIX.sub("", named.strip()).removeprefix("./")
+    if bare in paths:
+        return bare
+    return located if located is not None else named
 
 
 def _mutant(value: Any, where: str, text: str) -> str | None:
