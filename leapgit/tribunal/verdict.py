@@ -102,7 +102,7 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
         if not _encodable(value):
             raise BadAnswer(f"{where}.{key} is not valid Unicode (a lone surrogate)", tail(text))
     located = envelope.locate(evidence)  # T9: only as good as the envelope
-    named = _as_path(named, envelope, located)
+    named = _as_path(named, envelope)
     return Finding(severity, claim.strip(), evidence, named or located or "", located is not None,
                    mutant)
 
@@ -110,18 +110,20 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?(?::\d+)?|#L\d+(?:-L?\d+)?)$")
 
 
-def _as_path(named: str, envelope: Envelope, located: str | None) -> str:
+def _as_path(named: str, envelope: Envelope) -> str:
     """The file a juror named, as the envelope names it: jurors write `./src/x.py`,
-    `src/x.py:7` or `src/x.py#L7` for one file, and a finding is blamed by its path (L8:
-    the aggregate review names the ball that owns it). A name no envelope file matches
-    stays as written, unless the quoted evidence locates the finding."""
+    `src/x.py:7`, `src/x.py#L7` or `x.py` for one file, and a finding is blamed by its path
+    (L8: the aggregate review names the ball that owns it). A name that is one envelope
+    file's path, or the tail of exactly one, is that path; any other stays as written (a
+    file outside the change)."""
     paths = {f.path for f in envelope.files}
     if not named or named in paths:
         return named
     bare = _LINE_SUFFIX.sub("", named.strip()).removeprefix("./")
     if bare in paths:
         return bare
-    return located if located is not None else named
+    tails = [p for p in paths if p.endswith("/" + bare)]
+    return tails[0] if len(tails) == 1 else bare
 
 
 def _mutant(value: Any, where: str, text: str) -> str | None:

@@ -32,11 +32,12 @@ def test_a_file_named_with_a_line_or_a_dot_is_the_envelope_s_file(named: str) ->
     assert found.file == "src/shop/prices.py", found
 
 
-def test_a_name_no_envelope_file_matches_is_placed_by_its_evidence() -> None:
-    found = parse(said("prices.py"), "defect", ENVELOPE).findings[0]
+@pytest.mark.parametrize("named", ["prices.py", "shop/prices.py:2"])
+def test_a_file_named_by_its_tail_is_the_one_envelope_file_it_ends(named: str) -> None:
+    found = parse(said(named), "defect", ENVELOPE).findings[0]
     assert found.file == "src/shop/prices.py" and found.supported, found
 
 
-def test_a_name_that_matches_nothing_stays_as_written() -> None:
-    found = parse(said("setup.cfg", "no such text"), "defect", ENVELOPE).findings[0]
-    assert found.file == "setup.cfg" and not found.supported, found
+def test_a_file_outside_the_change_stays_as_written_whatever_its_evidence_quotes() -> None:
+    found = parse(said("setup.cfg"), "defect", ENVELOPE).findings[0]
+    assert found.file == "setup.cfg" and found.supported, found
