@@ -670,6 +670,10 @@ class SliceRun:
             raise UsageError("no rungs are configured, so no juror can sit",
                              file=".leap/config.yaml", field="tribunal.rungs", rule="T2")
         check_author(self.ws)
+        from leapgit.scoring import spine
+
+        if spine.spine_remote(self.ws.paths.root, cfg.spine) or self.opt.remote is not None:
+            spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg)
         with self.ws.ledger() as ledger:
             view = ledger.require()
             query.load_slice(view, self.slice)  # an unknown slice is bad input

@@ -7,10 +7,14 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import RuleViolation, UsageError
 from leapgit.records import trailers as tr
+
+if TYPE_CHECKING:
+    from leapgit.records.types import Config
 
 MERGE_TRAILERS = (tr.SLICE, tr.BALL, tr.CANDIDATE, tr.TRIBUNAL, tr.SCORE)
 
@@ -169,6 +173,38 @@ def spine_remote(root: Path, spine: str) -> str | None:
                              f"{shlex.quote(name)}`, then {track}" if located(name) else
                              f"{track}, NAME one of its remotes")) from None
     return name
+
+
+def judged_by(root: Path, spine: str) -> Config:
+    """The config the server judges this clone's pushes by: the spine tip's committed
+    `.leap/config.yaml`, or the defaults when it holds none (README, "On a server"); a
+    committed config that does not parse gives the defaults too (the server's
+    ``rules.context.spine_config`` then looks further back; a mismatch is said anyway)."""
+    from leapgit.errors import LeapError
+    from leapgit.records.config import CONFIG_PATH, Config, parse_config
+
+    proc = git.run(["show", f"refs/heads/{spine}:{CONFIG_PATH.as_posix()}"], root,
+                   check=False)
+    if proc.returncode != 0:
+        return Config()
+    try:
+        return parse_config(proc.stdout, f"{spine}:{CONFIG_PATH.as_posix()}")
+    except LeapError:
+        return Config()
+
+
+def require_round_cap_of_server(root: Path, spine: str, config: Config) -> None:
+    """L6: rounds are counted by one cap. A cap set in this clone's config only, while the
+    server judges by the spine's (the defaults when it commits none), ends episodes the
+    server still counts open: a resumed episode is then refused for good. Said before
+    anything is recorded."""
+    there = judged_by(root, spine)
+    if there.round_cap != config.round_cap:
+        raise UsageError(f"round_limit is {config.round_cap} here, but the server judges "
+                         f"rounds by the spine's config, which gives {there.round_cap}",
+                         file=".leap/config.yaml", field="round_limit", rule="L6",
+                         hint=f"set `round_limit: {there.round_cap}` in .leap/config.yaml, or "
+                              "land your config on the spine, then run again")
 
 
 class PushRefused(RuleViolation):

@@ -217,3 +217,28 @@ def test_a_refusal_of_a_last_rounds_claim_says_so_and_names_the_resume(
     assert "the aggregate review refused round 1's claim, its last round" in res.out, \
         res.out[-3000:]
     assert "`leap run last --resume-holds` resumes it once in a new episode" in res.out
+
+
+def test_a_round_limit_set_only_in_this_clone_is_bad_input_before_anything_is_recorded(
+        isolated: Path, served: Served) -> None:
+    """A walk-away hunt: `round_limit: 1` in this clone's config only, while the server
+    judged rounds by the spine's (the defaults: 4). An aggregate refusal of a last round
+    led to `--resume-holds`, whose new episode the server refused for good ("episode 1 is
+    still in flight"). `leap run` now says so first, and its hint leads on."""
+    from leapgit.records import yamlio
+
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("agg-cap"), served.daemon, server.url, "cap", ("a", "b"))
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        cfg_path.write_bytes(yamlio.dumps({**cfg, "round_limit": 1}))
+        before = git("rev-parse", "leap/ledger", cwd=p.work)
+        refused = p.leap("run", "cap", "--heartbeat", "0")
+        assert refused.code == 2, refused
+        assert "round_limit is 1 here, but the server judges rounds by the spine's config, " \
+            "which gives 4 [L6]" in refused.err, refused.err
+        assert "set `round_limit: 4` in .leap/config.yaml" in refused.err
+        assert git("rev-parse", "leap/ledger", cwd=p.work) == before  # nothing recorded
+        cfg_path.write_bytes(yamlio.dumps({**cfg, "round_limit": 4}))  # the hint
+        landed = p.leap("run", "cap", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]

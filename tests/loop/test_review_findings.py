@@ -48,23 +48,42 @@ def duo(base_dir: Path, daemon: object, juror_url: str, slice_id: str, balls: tu
     for b, command in (proof or {}).items():
         draft = draft.replace(f"proof: python -m unittest -q tests.test_{b}\n",
                               f"proof: {command}\n")
+    extra: dict[str, object] = {
+        "red": red or {"command": f"{sys.executable} {base_dir / 'author.py'}",
+                       "identity": "model=scripted-author,family=demo,session=author-1"}}
+    if builder is not None:
+        (base_dir / "own-builder.py").write_text(builder)
+    extra.update(config or {})
+    # the server judges rounds by the spine's config: a round_limit of the world's own is
+    # committed there before the first push, with the rest of the config as it will be
+    committed = extra if "round_limit" in extra else None
     p = build_project(base_dir, daemon, juror_url, draft, None,  # type: ignore[arg-type]
-                      plan or {b: {f"calc/{b}.py": CODE[b]} for b in balls})
+                      plan or {b: {f"calc/{b}.py": CODE[b]} for b in balls},
+                      committed=None if committed is None else {
+                          **committed, **({"builder": _builder(base_dir, juror_url)}
+                                          if builder is not None else {})})
     (base_dir / "builder.py").write_text(BUILDER)
     (base_dir / "author.py").write_text(AUTHOR)
     (base_dir / "reds.json").write_text(json.dumps(
         {b: [f"tests/test_{b}.py", red_test(b)] for b in balls}))
+    if committed is not None:
+        return p
     cfg_path = p.work / ".leap" / "config.yaml"
     cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
-    cfg["red"] = red or {"command": f"{sys.executable} {base_dir / 'author.py'}",
-                         "identity": "model=scripted-author,family=demo,session=author-1"}
     if builder is not None:
-        (base_dir / "own-builder.py").write_text(builder)
         cfg["builder"]["command"] = f"{sys.executable} {base_dir / 'own-builder.py'}"
-    for key, value in (config or {}).items():
-        cfg[key] = value
+    cfg.update(extra)
     cfg_path.write_bytes(yamlio.dumps(cfg))
     return p
+
+
+def _builder(base_dir: Path, juror_url: str) -> dict[str, object]:
+    """The world's builder block, its command the test's own builder script."""
+    from tests.scoring.world import config as world_config
+
+    cfg = yamlio.loads(world_config(juror_url, f"{sys.executable} "
+                                    f"{base_dir / 'own-builder.py'}"), "config")
+    return dict(cfg["builder"])
 
 
 def _stop_of(got: list[Event], ball: str) -> Event:
