@@ -323,7 +323,7 @@ def _ball() -> click.Command:
         dependencies' passed candidates (exit 3 until they passed)."""
         from leapgit.commands.ball import base, base_lines
 
-        _emit(base_lines(slice_id, ball_id, base(slice_id, ball_id)))
+        _emit(base_lines(slice_id, ball_id, *base(slice_id, ball_id)))
 
     @ball_group.command("check")
     @click.argument("slice_id", metavar="SLICE")
@@ -678,7 +678,10 @@ def _red() -> click.Command:
 
         if carry == (commit is not None):
             raise UsageError("give COMMIT, or --carry without one", field="COMMIT",
-                             hint=f"`leap red {slice_id} {ball_id} COMMIT`")
+                             hint=f"`leap red {slice_id} {ball_id} COMMIT` records a red "
+                                  f"before the build; `leap red {slice_id} {ball_id} --carry` "
+                                  "carries a restacked ball's red (`leap ball base` says "
+                                  "which)")
         _emit(lines(carry_red(slice_id, ball_id) if carry else
                     red(slice_id, ball_id, str(commit))))
     return red_cmd

@@ -14,19 +14,29 @@ from leapgit.worktrees.respec import respec as respec_ball
 from leapgit.worktrees.stack import BASE_REF, BallBase, ball_base
 
 
-def base(slice_id: str, ball_id: str, start: Path | str = ".") -> BallBase:
+def base(slice_id: str, ball_id: str, start: Path | str = ".") -> tuple[BallBase, bool]:
     """L5: the commit the ball's red is built on (a dependent ball's stack base), named by
-    ``refs/leap/bases/<slice>/<ball>``."""
+    ``refs/leap/bases/<slice>/<ball>``; and whether the ball is restacking (its red is then
+    carried there, not written anew)."""
+    from leapgit.rules.stack import restacking
+
     ws = open_workspace(start)
     with ws.ledger() as ledger:
-        return ball_base(ws.paths.root, ledger.require(), slice_id, ball_id, ws.config.spine)
+        view = ledger.require()
+        found = ball_base(ws.paths.root, view, slice_id, ball_id, ws.config.spine)
+        return found, restacking(view, slice_id, ball_id) is not None
 
 
-def base_lines(slice_id: str, ball_id: str, found: BallBase) -> list[str]:
+def base_lines(slice_id: str, ball_id: str, found: BallBase, restack: bool = False
+               ) -> list[str]:
     ref = BASE_REF.format(slice=slice_id, ball=ball_id)
     out = [found.commit, f"  {slice_id}/{ball_id} builds on {found.source}"]
     out += [f"  + {e.ball}: score {e.score}, candidate {e.candidate[:12]} (commit "
             f"{e.commit[:12]})" for e in found.stack]
+    if restack:  # L5: its red is carried, byte for byte; a new red is refused (T7.1)
+        out.append(f"  ref {ref}: its dependencies passed again: `leap red {slice_id} "
+                   f"{ball_id} --carry` carries its red there")
+        return out
     out.append(f"  ref {ref}: build the red on it (`git worktree add PATH {ref}`), commit "
                f"the failing test, then `leap red {slice_id} {ball_id} COMMIT`")
     return out

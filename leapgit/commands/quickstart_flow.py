@@ -74,7 +74,7 @@ def _red(root: Path, echo: Echo, step: Step, ball: str) -> None:
 
     # L5: a dependent ball's red is built on its stack base (`leap ball base`), which holds
     # its dependencies' passed candidates
-    base = ball_base(SLICE, ball, root).commit
+    base = ball_base(SLICE, ball, root)[0].commit
     sha = commit_files(root, base, RED_TESTS[ball], f"red: the contract test of {ball}")
     step(echo, f"red first: the failing contract test of {ball}, recorded before the build",
          f"leap red {SLICE} {ball} {sha[:12]}", red.lines(red.red(SLICE, ball, sha, root)))

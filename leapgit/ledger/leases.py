@@ -87,25 +87,27 @@ class LeaseHeld(Hold):
     lease: Lease
 
 
-def held_by(current: Lease, spine: str, again: str) -> LeaseHeld:
+def held_by(current: Lease, spine: str, again: str, remote: str | None = None) -> LeaseHeld:
     said = f": {current.take.reason}" if current.take and current.take.reason else ""
+    share = f" and `leap sync {remote}` in its clone" if remote else ""
     held = LeaseHeld(f"spine {spine!r} is leased to {current.holder!r} (lease "
                      f"{current.number}{said}): one integrator at a time, nothing landed",
                      file=layout.lease_path(spine, current.number, "take"), rule=RULE,
                      hint=f"{again} again once it is given back (its holder gives back a "
-                          "lease whose merge died with `leap lease release --holder NAME`)")
+                          f"lease whose merge died with `leap lease release --holder NAME`"
+                          f"{share})")
     held.lease = current
     return held
 
 
 def next_take(view: LedgerView, spine: str, holder: str, reason: str | None = None,
-              again: str = "`leap merge`") -> tuple[Lease, dict[str, bytes], str,
-                                                    list[tuple[str, str]]]:
+              again: str = "`leap merge`", remote: str | None = None
+              ) -> tuple[Lease, dict[str, bytes], str, list[tuple[str, str]]]:
     """The next lease on ``spine`` for ``holder`` as records to write (the lease, its
     records, their commit's subject and trailers); a ``LeaseHeld`` while another is open."""
     current = active_lease(view, spine)
     if current is not None:
-        raise held_by(current, spine, again)
+        raise held_by(current, spine, again, remote)
     number = len(leases(view, spine)) + 1
     record = LeaseRecord(spine, number, "take", holder, now_iso(), reason)
     return (Lease(spine, number, record, None),
@@ -145,7 +147,8 @@ def take_lease_on(remote: str, start: Path, spine: str, holder: str, reason: str
         with ws.ledger() as ledger:
             ready(ledger)
             view = ledger.require()
-            lease, records, subject, trailers = next_take(view, spine, holder, reason, again)
+            lease, records, subject, trailers = next_take(view, spine, holder, reason, again,
+                                                          remote)
         try:
             push_records(remote, records, subject, trailers, start=start)
         except LedgerConflict:

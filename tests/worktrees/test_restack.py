@@ -59,6 +59,11 @@ def test_a_dependent_ball_is_restacked_on_its_dependencys_new_pass_and_lands(
     hint = (f"`leap red {SLICE} fmt --carry`, then `leap throw {SLICE} --ball fmt --run` and "
             f"`leap score {SLICE} fmt`")
     assert hint in held.err, held.err
+    # `leap ball base` and a `leap red` without a commit name the carry, not a new red
+    assert f"`leap red {SLICE} fmt --carry` carries its red there" in \
+        ok(p, "ball", "base", SLICE, "fmt")
+    bare = p.leap("red", SLICE, "fmt")
+    assert bare.code == 2 and f"`leap red {SLICE} fmt --carry`" in bare.err, bare
     # the throw alone says the red goes first, and names the command
     early = p.leap("throw", SLICE, "--ball", "fmt")
     assert early.code == 3 and f"`leap red {SLICE} fmt --carry` carries it there" in early.err
