@@ -208,15 +208,18 @@ def test_a_refusal_of_a_last_rounds_claim_says_so_and_names_the_resume(
         isolated: Path, served: Served) -> None:
     """A blind review: b passed on its last round, the aggregate refused it, and the stop
     said "its last round held"."""
-    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B}}
+    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B},
+            "b+fixed": {"calc/b.py": CODE["b"]}}
     with JurorServer("openai", refuse_merged_bug) as server:
         p = duo(served.folder("agg-last"), served.daemon, server.url, "last", ("a", "b"), plan,
                 config={"round_limit": 1})
         res = p.leap("run", "last", "--heartbeat", "0")
-    assert res.code == 3, res.out[-3000:]
-    assert "the aggregate review refused round 1's claim, its last round" in res.out, \
-        res.out[-3000:]
-    assert "`leap run last --resume-holds` resumes it once in a new episode" in res.out
+        assert res.code == 3, res.out[-3000:]
+        assert "the aggregate review refused round 1's claim, its last round" in res.out, \
+            res.out[-3000:]
+        assert "`leap run last --resume-holds` resumes it once in a new episode" in res.out
+        resumed = p.leap("run", "last", "--resume-holds", "--heartbeat", "0")  # the hint
+    assert resumed.code == 0 and "landed" in resumed.out, resumed.out[-3000:]
 
 
 def test_a_round_limit_set_only_in_this_clone_is_bad_input_before_anything_is_recorded(
