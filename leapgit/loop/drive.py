@@ -672,8 +672,9 @@ class SliceRun:
         check_author(self.ws)
         from leapgit.scoring import spine
 
-        if spine.spine_remote(self.ws.paths.root, cfg.spine) or self.opt.remote is not None:
-            spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg)
+        remote = spine.spine_remote(self.ws.paths.root, cfg.spine) or self.opt.remote
+        if remote is not None:
+            spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)
         with self.ws.ledger() as ledger:
             view = ledger.require()
             query.load_slice(view, self.slice)  # an unknown slice is bad input

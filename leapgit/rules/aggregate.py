@@ -7,9 +7,9 @@ the slice (``slices/<s>/tribunal/<run>``; merges before this kept it at ``tribun
 
 - ``blame``: the balls a refusal's findings name. Only supported findings count (T9: one
   whose quoted evidence the envelope never held is the envelope's problem); scopes are
-  disjoint (L4), so a finding's file has one owner; a finding that names no file is every
-  ball's; one on a file no ball's scope holds is no builder's to fix (the slice is cut
-  again).
+  disjoint (L4), so a finding's file has one owner; a finding that names no file (or the
+  review's contract) is every ball's; one on a file no ball's scope holds is no builder's
+  to fix (the slice is cut again).
 - An *aggregate score* of a ball is a score of -1 with the tribunal's failed step
   (``rules.episodes.answers_findings``) and rule L8 that grades the claim its standing pass
   graded, whose ``run_id`` is a refusing aggregate run of the slice that came after that
@@ -49,9 +49,11 @@ def blame(balls: Sequence[BallRecord], findings: Sequence[FindingRecord]) -> Bla
     owner = {path: b.ball for b in balls for path in b.paths}
     out: dict[str, list[FindingRecord]] = {}
     unowned: dict[str, None] = {}
+    from leapgit.tribunal.envelope import CONTRACT
+
     for finding in asked:
         named = owner.get(finding.file)
-        if finding.file and named is None:
+        if finding.file and finding.file != CONTRACT and named is None:
             unowned[finding.file] = None
             continue
         for b in balls:

@@ -175,16 +175,20 @@ def spine_remote(root: Path, spine: str) -> str | None:
     return name
 
 
-def judged_by(root: Path, spine: str) -> Config:
+def judged_by(root: Path, spine: str, remote: str | None = None) -> Config | None:
     """The config the server judges this clone's pushes by: the spine tip's committed
-    `.leap/config.yaml`, or the defaults when it holds none (README, "On a server"); a
-    committed config that does not parse gives the defaults too (the server's
-    ``rules.context.spine_config`` then looks further back; a mismatch is said anyway)."""
+    `.leap/config.yaml` (this clone's spine, else the remote's as last fetched), or the
+    defaults when it holds none (README, "On a server"); a committed config that does not
+    parse gives the defaults too (the server's ``rules.context.spine_config`` then looks
+    further back; a mismatch is said anyway). None when no spine is here to read."""
     from leapgit.errors import LeapError
     from leapgit.records.config import CONFIG_PATH, Config, parse_config
 
-    proc = git.run(["show", f"refs/heads/{spine}:{CONFIG_PATH.as_posix()}"], root,
-                   check=False)
+    refs = [f"refs/heads/{spine}"] + ([f"refs/remotes/{remote}/{spine}"] if remote else [])
+    tip = next((r for r in refs if git.rev_parse(r, root) is not None), None)
+    if tip is None:
+        return None
+    proc = git.run(["show", f"{tip}:{CONFIG_PATH.as_posix()}"], root, check=False)
     if proc.returncode != 0:
         return Config()
     try:
@@ -193,13 +197,14 @@ def judged_by(root: Path, spine: str) -> Config:
         return Config()
 
 
-def require_round_cap_of_server(root: Path, spine: str, config: Config) -> None:
+def require_round_cap_of_server(root: Path, spine: str, config: Config,
+                                remote: str | None = None) -> None:
     """L6: rounds are counted by one cap. A cap set in this clone's config only, while the
     server judges by the spine's (the defaults when it commits none), ends episodes the
     server still counts open: a resumed episode is then refused for good. Said before
     anything is recorded."""
-    there = judged_by(root, spine)
-    if there.round_cap != config.round_cap:
+    there = judged_by(root, spine, remote)
+    if there is not None and there.round_cap != config.round_cap:
         raise UsageError(f"round_limit is {config.round_cap} here, but the server judges "
                          f"rounds by the spine's config, which gives {there.round_cap}",
                          file=".leap/config.yaml", field="round_limit", rule="L6",

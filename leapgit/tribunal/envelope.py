@@ -62,7 +62,7 @@ class Envelope:
     @cached_property
     def _squashed(self) -> tuple[tuple[str, str], ...]:
         found = [(f.path, _squash(f.text)) for f in self.files if f.text is not None]
-        found.append(("(contract)", _squash(self.contract.intent + " " + self.contract.criteria)))
+        found.append((CONTRACT, _squash(self.contract.intent + " " + self.contract.criteria)))
         return tuple(found)
 
     def locate(self, evidence: str) -> str | None:
@@ -71,6 +71,9 @@ class Envelope:
         if not needle:
             return None
         return next((path for path, text in self._squashed if needle in text), None)
+
+
+CONTRACT = "(contract)"  # where evidence quoting the review's intent and criteria is found
 
 
 def estimate_tokens(text: str) -> int:

@@ -102,28 +102,33 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
         if not _encodable(value):
             raise BadAnswer(f"{where}.{key} is not valid Unicode (a lone surrogate)", tail(text))
     located = envelope.locate(evidence)  # T9: only as good as the envelope
-    named = _as_path(named, envelope)
+    named = _as_path(named, envelope, located)
     return Finding(severity, claim.strip(), evidence, named or located or "", located is not None,
                    mutant)
 
 
-_LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?(?::\d+)?|#L\d+(?:-L?\d+)?)$")
+_LINE_SUFFIX = re.compile(r"(?::L?\d+(?:-L?\d+)?(?::\d+)?|#L\d+(?:-L?\d+)?"
+                          r"|\s*\(lines? \d+(?:-\d+)?\))$")
 
 
-def _as_path(named: str, envelope: Envelope) -> str:
+def _as_path(named: str, envelope: Envelope, located: str | None) -> str:
     """The file a juror named, as the envelope names it: jurors write `./src/x.py`,
-    `src/x.py:7`, `src/x.py#L7` or `x.py` for one file, and a finding is blamed by its path
-    (L8: the aggregate review names the ball that owns it). A name that is one envelope
-    file's path, or the tail of exactly one, is that path; any other stays as written (a
-    file outside the change)."""
+    `/src/x.py`, `src/x.py:7`, `src/x.py:L7`, `src/x.py#L7`, `src/x.py (line 7)` or `x.py`
+    for one file, and a finding is blamed by its path (L8: the aggregate review names the
+    ball that owns it). A name that is one envelope file's path, or the tail of exactly
+    one, is that path; any other is the file its quoted evidence is found in (T9), and
+    stays as written only when the evidence is found in no file (an unsupported finding,
+    which blames no ball)."""
     paths = {f.path for f in envelope.files}
     if not named or named in paths:
         return named
-    bare = _LINE_SUFFIX.sub("", named.strip()).removeprefix("./")
+    bare = _LINE_SUFFIX.sub("", named.strip()).strip("/").removeprefix("./")
     if bare in paths:
         return bare
     tails = [p for p in paths if p.endswith("/" + bare)]
-    return tails[0] if len(tails) == 1 else bare
+    if len(tails) == 1:
+        return tails[0]
+    return located if located in paths else named
 
 
 def _mutant(value: Any, where: str, text: str) -> str | None:

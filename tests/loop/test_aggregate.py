@@ -10,6 +10,9 @@ slice merges again. Real repositories, the real hook behind `git daemon`, jurors
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import subprocess
 from pathlib import Path
 
 from leapgit.ledger import history
@@ -74,13 +77,6 @@ def test_an_aggregate_refusal_goes_back_to_the_builder_and_the_slice_lands(
         # the server's rule: an aggregate score needs a refusing run that blames the ball
         forged = ScoreRecord(**{**blamed.__dict__, "ball": "a", "score": 99})
         assert any("blames no finding on agg/a" in why for why in grade_problems(view, forged))
-        # nor may a review that came before a pass void it
-        stands = history.scores(view, "agg", "b")[-1]
-        assert stands.outcome == 1
-        again = ScoreRecord(**{**stands.__dict__, "score": 99, "outcome": -1, "rule": "L8",
-                               "run_id": blamed.run_id, "steps": blamed.steps})
-        assert any("came before the pass it would void" in why
-                   for why in grade_problems(view, again)), grade_problems(view, again)
     from leapgit.ledger import layout
 
     stored = git("show", f"refs/heads/leap/ledger:{layout.score_path('agg', 'b', blamed.score)}",
@@ -183,25 +179,74 @@ def test_the_same_merged_bytes_are_not_reviewed_again(isolated: Path, served: Se
     assert "--resume-holds" in res.out, res.out[-3000:]
 
 
-def test_a_finding_on_a_file_no_ball_holds_names_the_abandon_and_a_new_cut(
+def test_a_finding_on_the_whole_change_or_a_file_named_loosely_goes_to_the_builders(
         isolated: Path, served: Served) -> None:
+    """A blind review: a finding whose evidence quotes the review's contract (no file), and
+    one naming `/calc/b.py`, were read as no ball's file, and the slice stopped for good.
+    The first is every ball's, the second b's; the builders answer, and the slice lands."""
+    calls = {"n": 0}
+
+    def script(call: Call) -> Reply:
+        if merged(call) and call.lens == "defect" and calls["n"] == 0:
+            calls["n"] += 1
+            return Reply(verdict("defect", "refuse", [
+                {"severity": "minor", "file": "", "claim": "the whole change reads oddly",
+                 "evidence": "the merged balls of slice"},
+                {"severity": "major", "file": "/calc/b.py", "claim": "fb is suspicious",
+                 "evidence": "def fb"}]))
+        return jurors(call)
+
+    plan = {b: {f"calc/{b}.py": CODE[b]} for b in "ab"}
+    plan.update({f"{b}+fixed": {f"calc/{b}.py": CODE[b] + "# answered\n"} for b in "ab"})
+    with JurorServer("openai", script) as server:
+        p = duo(served.folder("agg-loose"), served.daemon, server.url, "loose", ("a", "b"),
+                plan)
+        res = p.leap("run", "loose", "--json", "--heartbeat", "0")
+    got = events(res.out)
+    assert res.code == 0, res.out[-3000:]
+    back = next(e for e in got if e["event"] == "findings" and e.get("step") == "aggregate")
+    assert back["balls"] == ["a", "b"], back
+
+
+def test_a_refusal_whose_findings_no_builder_can_answer_names_its_summary_and_the_abandon(
+        isolated: Path, served: Served) -> None:
+    """Its only finding quotes what the envelope never held (T9: unsupported): no ball is
+    blamed; the stop names the review's summary, which a person reads, and the abandon."""
     def script(call: Call) -> Reply:
         if merged(call) and call.lens == "defect":
             return Reply(verdict("defect", "refuse", [{
-                "severity": "major", "file": "calc/__init__.py", "claim": "the package "
-                "exports neither function", "evidence": "def fb"}]))
+                "severity": "major", "file": "calc/b.py", "claim": "a made-up line",
+                "evidence": "this text is in no file"}]))
         return jurors(call)
 
     with JurorServer("openai", script) as server:
-        p = duo(served.folder("agg-unowned"), served.daemon, server.url, "own", ("a", "b"))
-        res = p.leap("run", "own", "--heartbeat", "0")
+        p = duo(served.folder("agg-none"), served.daemon, server.url, "none", ("a", "b"))
+        res = p.leap("run", "none", "--heartbeat", "0")
     assert res.code == 1, res.out[-3000:]
-    assert "its findings name calc/__init__.py, which no ball's scope holds" in res.out, \
+    shown = re.search(r"`(git show [^`]+)`", res.out)
+    assert shown is not None and "names no finding a builder can answer" in res.out, \
         res.out[-3000:]
-    hint = "`leap slice abandon own --reason 'the merged result needs other files'`"
-    assert hint in res.out, res.out[-3000:]
-    gone = p.leap("slice", "abandon", "own", "--reason", "the merged result needs other files")
-    assert gone.code == 0, gone  # the hint, exactly: the balls' files are free again
+    summary = subprocess.run(shlex.split(shown.group(1)), cwd=p.work, capture_output=True,
+                             text=True, check=True).stdout  # the hint, exactly
+    assert "this text is in no file" in summary
+    gone = p.leap("slice", "abandon", "none", "--reason", "its review blames no builder")
+    assert gone.code == 0, gone
+
+
+def test_a_finding_on_a_file_no_ball_holds_is_blamed_on_none(isolated: Path) -> None:
+    from types import SimpleNamespace
+    from typing import cast
+
+    from leapgit.records.tribunal_run import FindingRecord
+    from leapgit.records.types import BallRecord
+    from leapgit.rules.aggregate import blame
+
+    ball = cast(BallRecord, SimpleNamespace(ball="a", paths=("calc/a.py",)))
+    found = blame([ball], [FindingRecord("f", "defect", "major", "setup.cfg", "c", "e", True),
+                           FindingRecord("g", "defect", "major", "(contract)", "c", "e",
+                                         True)])
+    assert found.unowned == ("setup.cfg",) and [f.fingerprint for f in found.balls["a"]] \
+        == ["g"], found
 
 
 def test_a_refusal_of_a_last_rounds_claim_says_so_and_names_the_resume(

@@ -62,3 +62,29 @@ def test_a_spine_parted_from_the_remotes_names_how_to_keep_it_and_follow_which_l
     assert landed.code == 0, landed
     tip = p.remote_tip("refs/heads/main")
     assert tip != there and git("merge-base", "--is-ancestor", there, tip, cwd=p.bare) == ""
+
+
+def test_the_servers_round_cap_is_read_from_the_remotes_spine_in_a_clone_without_one(
+        tmp_path: Path) -> None:
+    """A blind review: a fresh clone whose spine is not its default branch has no local
+    spine: the check read the defaults and refused a right config."""
+    from leapgit.errors import UsageError
+    from leapgit.records.types import Config
+    from leapgit.scoring.spine import require_round_cap_of_server
+
+    work = make_repo(tmp_path / "work", {"f.txt": "one\n"})
+    git("checkout", "-q", "-b", "integrator", cwd=work)
+    (work / ".leap").mkdir()
+    (work / ".leap" / "config.yaml").write_text(
+        "version: 1\nspine: integrator\nledger_ref: refs/heads/leap/ledger\nround_limit: 3\n")
+    git("add", ".leap/config.yaml", cwd=work)
+    git("-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qm", "config", cwd=work)
+    git("checkout", "-q", "main", cwd=work)
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(work), str(clone), cwd=tmp_path)
+    assert git("branch", "--list", "integrator", cwd=clone) == ""
+    require_round_cap_of_server(clone, "integrator", Config(spine="integrator", round_limit=3),
+                                "origin")
+    with pytest.raises(UsageError) as wrong:
+        require_round_cap_of_server(clone, "integrator", Config(spine="integrator"), "origin")
+    assert "which gives 3" in wrong.value.lines()[0]

@@ -25,8 +25,10 @@ def said(file: str, evidence: str = "return x * 2") -> str:
 
 
 @pytest.mark.parametrize("named", ["src/shop/prices.py", "./src/shop/prices.py",
-                                   "src/shop/prices.py:2", "src/shop/prices.py:2:5",
-                                   "src/shop/prices.py#L2", "src/shop/prices.py#L1-L2"])
+                                   "/src/shop/prices.py", "src/shop/prices.py:2",
+                                   "src/shop/prices.py:2:5", "src/shop/prices.py:L2",
+                                   "src/shop/prices.py#L2", "src/shop/prices.py#L1-L2",
+                                   "src/shop/prices.py (line 2)"])
 def test_a_file_named_with_a_line_or_a_dot_is_the_envelope_s_file(named: str) -> None:
     found = parse(said(named), "defect", ENVELOPE).findings[0]
     assert found.file == "src/shop/prices.py", found
@@ -38,6 +40,13 @@ def test_a_file_named_by_its_tail_is_the_one_envelope_file_it_ends(named: str) -
     assert found.file == "src/shop/prices.py" and found.supported, found
 
 
-def test_a_file_outside_the_change_stays_as_written_whatever_its_evidence_quotes() -> None:
+def test_a_name_the_change_does_not_hold_is_the_file_its_evidence_is_found_in() -> None:
+    """A blind review: a name no envelope file matched stayed as written, read as no
+    ball's file, and the slice stopped for good."""
     found = parse(said("setup.cfg"), "defect", ENVELOPE).findings[0]
-    assert found.file == "setup.cfg" and found.supported, found
+    assert found.file == "src/shop/prices.py" and found.supported, found
+
+
+def test_a_name_whose_evidence_is_found_nowhere_stays_as_written() -> None:
+    found = parse(said("setup.cfg", "no such text"), "defect", ENVELOPE).findings[0]
+    assert found.file == "setup.cfg" and not found.supported, found
