@@ -118,8 +118,10 @@ def juror_server() -> Iterator[str]:
         server.server_close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def juror_url() -> Iterator[str]:
+    """One scripted juror for the run: the stacked worlds are built once and copied, and a
+    copy's config names the juror its first build knew (test_restack copies them too)."""
     with juror_server() as url:
         yield url
 
