@@ -16,8 +16,12 @@ from leapgit.loop.worker import Options, Worker, WorkerEnd, default_name
 
 def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = False,
           name: str | None = None, poll: float = 1.0, start: Path | str = ".") -> WorkerEnd:
+    from leapgit.scoring.spine import require_round_cap_of_server
+
     ws = open_workspace(start)
     require_remote(ws.paths.root, remote)  # bad input: said before the worker starts
+    # L6: its rounds are counted by the server's cap, before any claim is taken
+    require_round_cap_of_server(ws.paths.root, ws.config.spine, ws.config, remote)
     options = Options(remote, name or default_name(), slice_id, jobs, once, poll)
     started = time.monotonic()
 
