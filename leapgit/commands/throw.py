@@ -58,7 +58,12 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     """``run``: the builders are driven next (`--run`): a ball in flight carries on, and
     each round sets up its fresh worktree itself. ``remote`` (issue 16): the balls are
     published there for `leap worker`s to build; nothing is built here."""
+    from leapgit.scoring import spine
+
     ws = open_workspace(start)
+    shared = remote or spine.spine_remote(ws.paths.root, ws.config.spine)
+    if shared is not None:  # L6: episodes end by the server's round cap
+        spine.require_round_cap_of_server(ws.paths.root, ws.config.spine, ws.config, shared)
     if remote is not None:
         from leapgit.errors import UsageError
         from leapgit.loop.remote import publish, take_home

@@ -286,6 +286,8 @@ def test_a_round_limit_set_only_in_this_clone_is_bad_input_before_anything_is_re
         assert "round_limit is 1 here, but the server judges rounds by the spine's config, " \
             "which gives 4 [L6]" in refused.err, refused.err
         assert "set `round_limit: 4` in .leap/config.yaml" in refused.err
+        thrown = p.leap("throw", "cap", "--ball", "a")  # by hand, the same
+        assert thrown.code == 2 and "round_limit is 1 here" in thrown.err, thrown
         assert git("rev-parse", "leap/ledger", cwd=p.work) == before  # nothing recorded
         cfg_path.write_bytes(yamlio.dumps({**cfg, "round_limit": 4}))  # the hint
         landed = p.leap("run", "cap", "--heartbeat", "0")
