@@ -20,13 +20,16 @@ from leapgit.ledger.store import Ledger
 from leapgit.records.scoring import ScoreRecord
 from leapgit.rules import aggregate
 from leapgit.rules.passes import grade_problems
-from tests.loop.test_review_findings import duo
+from tests.loop.test_review_findings import duo, passed_not_merged
 from tests.loop.world import CODE, events, jurors
 from tests.support import git
 from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
 BUGGY_B = CODE["b"] + "# BUG-AGG: fb disagrees with fa once merged\n"
+# b built with the bug, and without it once the findings reach its builder (T7.6)
+FIXED_B = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B},
+           "b+fixed": {"calc/b.py": CODE["b"]}}
 
 
 def merged(call: Call) -> bool:
@@ -45,8 +48,7 @@ def refuse_merged_bug(call: Call) -> Reply:
 
 def test_an_aggregate_refusal_goes_back_to_the_builder_and_the_slice_lands(
         isolated: Path, served: Served) -> None:
-    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B},
-            "b+fixed": {"calc/b.py": CODE["b"]}}
+    plan = FIXED_B
     with JurorServer("openai", refuse_merged_bug) as server:
         p = duo(served.folder("agg-back"), served.daemon, server.url, "agg", ("a", "b"), plan)
         res = p.leap("run", "agg", "--json", "--heartbeat", "0")
@@ -88,16 +90,10 @@ def test_an_aggregate_refusal_goes_back_to_the_builder_and_the_slice_lands(
 
 def test_leap_merge_by_hand_names_the_run_that_answers_the_findings(
         isolated: Path, served: Served) -> None:
-    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B},
-            "b+fixed": {"calc/b.py": CODE["b"]}}
+    plan = FIXED_B
     with JurorServer("openai", refuse_merged_bug) as server:
         p = duo(served.folder("agg-hand"), served.daemon, server.url, "hand", ("a", "b"), plan)
-        readme = p.work / "calc" / "__init__.py"
-        kept = readme.read_text()
-        readme.write_text(kept + "# not committed\n")  # the run stops before its merge
-        stopped = p.leap("run", "hand", "--heartbeat", "0")
-        assert stopped.code == 2 and "uncommitted changes" in stopped.out, stopped.out[-2000:]
-        readme.write_text(kept)
+        passed_not_merged(p, "hand")
         refused = p.leap("merge", "hand")
         assert refused.code == 1, refused
         assert "its findings go back to the builder of b (T7.6)" in refused.err, refused.err
@@ -253,8 +249,7 @@ def test_a_refusal_of_a_last_rounds_claim_says_so_and_names_the_resume(
         isolated: Path, served: Served) -> None:
     """A blind review: b passed on its last round, the aggregate refused it, and the stop
     said "its last round held"."""
-    plan = {"a": {"calc/a.py": CODE["a"]}, "b": {"calc/b.py": BUGGY_B},
-            "b+fixed": {"calc/b.py": CODE["b"]}}
+    plan = FIXED_B
     with JurorServer("openai", refuse_merged_bug) as server:
         p = duo(served.folder("agg-last"), served.daemon, server.url, "last", ("a", "b"), plan,
                 config={"round_limit": 1})

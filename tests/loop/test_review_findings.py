@@ -77,6 +77,19 @@ def duo(base_dir: Path, daemon: object, juror_url: str, slice_id: str, balls: tu
     return p
 
 
+def passed_not_merged(p: Project, slice_id: str) -> None:
+    """`leap run` passes every ball of the slice and stops before its merge (an uncommitted
+    change in the spine's checkout, taken back after): the merge is left to the test."""
+    init = p.work / "calc" / "__init__.py"
+    kept = init.read_text()
+    init.write_text(kept + "# not committed\n")
+    try:
+        stopped = p.leap("run", slice_id, "--heartbeat", "0")
+    finally:
+        init.write_text(kept)
+    assert stopped.code == 2 and "uncommitted changes" in stopped.out, stopped.out[-3000:]
+
+
 def _builder(base_dir: Path, juror_url: str) -> dict[str, object]:
     """The world's builder block, its command the test's own builder script."""
     from tests.scoring.world import config as world_config

@@ -232,7 +232,13 @@ def test_a_restack_carries_the_tests_written_for_the_findings_too(
     first candidate is refused on a finding, which becomes a further red; c passes; a passes
     again with other bytes: c's carried red freezes the finding's test too, on the branch
     its restacked episode builds on."""
-    from tests.loop.test_review_findings import BUGGY_GC, FIXED_GC, _finding_author, duo
+    from tests.loop.test_review_findings import (
+        BUGGY_GC,
+        FIXED_GC,
+        _finding_author,
+        duo,
+        passed_not_merged,
+    )
     from tests.loop.world import CODE, jurors
     from tests.tribunal.jurors import JurorServer
 
@@ -243,12 +249,7 @@ def test_a_restack_carries_the_tests_written_for_the_findings_too(
                 plan, scope={"c": ["tests/test_c_finding.py"]},
                 proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
         (p.base_dir / "author.py").write_text(_finding_author())
-        init = p.work / "calc" / "__init__.py"
-        kept = init.read_text()
-        init.write_text(kept + "# not committed\n")  # the run stops before its merge
-        first = p.leap("run", "fr", "--heartbeat", "0")
-        assert first.code == 2 and "uncommitted changes" in first.out, first.out[-3000:]
-        init.write_text(kept)
+        passed_not_merged(p, "fr")
         wt = p.worktree("a", "fr")
         (wt / "calc" / "a.py").write_text(CODE["a"] + "# a, once more\n")
         git("commit", "-qam", "a: once more\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=wt)
