@@ -128,11 +128,13 @@ def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_bas
     brings them), its base is a stack of the passes that stand now (``stack_problems``) and
     its commit adds exactly those tests to that base, its one parent."""
     from leapgit.ledger.history import reds
+    from leapgit.rules.balls import contract_red
 
-    carried = next((r for r in reds(view, rec.slice, rec.ball) if r.red == rec.carries), None)
-    if carried is None or carried.finding:
-        return [f"red {rec.red} carries red {rec.carries}, which is no contract red of "
-                f"{rec.slice}/{rec.ball}"]
+    # the contract red that stood before this one: never itself, nor a later one
+    carried = contract_red([r for r in reds(view, rec.slice, rec.ball) if r.red < rec.red])
+    if carried is None or carried.red != rec.carries:
+        return [f"red {rec.red} carries red {rec.carries}, which is not the contract red of "
+                f"{rec.slice}/{rec.ball} before it"]
     thrown = restacking(view, rec.slice, rec.ball)
     if thrown is None:
         return [f"{rec.slice}/{rec.ball} is not restacking: its stack stands, or a dependency "

@@ -324,7 +324,6 @@ def _blame(ws: Workspace, slice_id: str, run_id: str) -> aggregate.Blame:
     name gets a score of -1 on the claim its pass graded (``rules.aggregate``), so the pass
     no longer stands and the builder's next round answers them."""
     from leapgit.records.scoring import Step
-    from leapgit.scoring.score import write_score
 
     with ws.ledger() as ledger:
         view = ledger.require()
@@ -337,20 +336,26 @@ def _blame(ws: Workspace, slice_id: str, run_id: str) -> aggregate.Blame:
         if found.unowned:  # no builder may edit those files: the slice is cut again
             return aggregate.Blame({}, found.unowned)
         done: dict[str, list[FindingRecord]] = {}
+        files: dict[str, bytes] = {}
         for ball, share in found.balls.items():
             passed = current_pass(view, slice_id, ball)
             if passed is None:
                 continue
-            files = ", ".join(dict.fromkeys(f.file for f in share if f.file)) or "the whole"
+            named = ", ".join(dict.fromkeys(f.file for f in share if f.file)) or "the whole"
             why = (f"the aggregate review of the merged result refused it (run {run_id}): "
-                   f"{len(share)} finding(s) on {files}")
+                   f"{len(share)} finding(s) on {named}")
             number = history.next_number(view, layout.ball_dir(slice_id, ball) + "/scores")
-            write_score(ledger, replace(
+            score = replace(
                 passed, score=number, outcome=-1, reason=why, rule=aggregate.RULE,
                 run_id=run_id, steps=(Step("tribunal", "fail", why, aggregate.RULE),),
-                provenance=None, usage=None, metric=None, runs=(), recorded_at=now_iso()))
-            view = ledger.require()
+                provenance=None, usage=None, metric=None, runs=(), recorded_at=now_iso())
+            files[layout.score_path(slice_id, ball, number)] = yamlio.dumps(score.to_dict())
             done[ball] = share
+        if files:  # one commit: a kill never leaves some balls blamed and others not
+            ledger.append(files, f"scores of {slice_id}: the aggregate review {run_id} "
+                          f"refused the merged result [L8]",
+                          [(tr.SLICE, slice_id), *((tr.BALL, b) for b in done),
+                           (tr.RUN, run_id)])
     return aggregate.Blame(done, ())
 
 

@@ -178,9 +178,9 @@ def spine_remote(root: Path, spine: str) -> str | None:
 def judged_by(root: Path, spine: str, remote: str | None = None) -> Config | None:
     """The config the server judges this clone's pushes by: the spine tip's committed
     `.leap/config.yaml` (this clone's spine, else the remote's as last fetched), or the
-    defaults when it holds none (README, "On a server"); a committed config that does not
-    parse gives the defaults too (the server's ``rules.context.spine_config`` then looks
-    further back; a mismatch is said anyway). None when no spine is here to read."""
+    defaults when it holds none (README, "On a server"). None when no spine is here to read,
+    or its config does not parse (the server then judges by an older one,
+    ``rules.context.fallback_config``: not guessed here)."""
     from leapgit.errors import LeapError
     from leapgit.records.config import CONFIG_PATH, Config, parse_config
 
@@ -193,8 +193,8 @@ def judged_by(root: Path, spine: str, remote: str | None = None) -> Config | Non
         return Config()
     try:
         return parse_config(proc.stdout, f"{spine}:{CONFIG_PATH.as_posix()}")
-    except LeapError:
-        return Config()
+    except LeapError:  # the server looks further back (``rules.context.fallback_config``)
+        return None
 
 
 def require_round_cap_of_server(root: Path, spine: str, config: Config,

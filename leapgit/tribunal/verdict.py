@@ -108,7 +108,7 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
 
 
 _LINE_SUFFIX = re.compile(r"(?::L?\d+(?:-L?\d+)?(?::\d+)?|#L\d+(?:-L?\d+)?"
-                          r"|\s*\(lines? \d+(?:-\d+)?\))$")
+                          r"|[ \t]?\(lines? \d+(?:-\d+)?\))$")
 
 
 def _as_path(named: str, envelope: Envelope, located: str | None) -> str:

@@ -88,3 +88,14 @@ def test_the_servers_round_cap_is_read_from_the_remotes_spine_in_a_clone_without
     with pytest.raises(UsageError) as wrong:
         require_round_cap_of_server(clone, "integrator", Config(spine="integrator"), "origin")
     assert "which gives 3" in wrong.value.lines()[0]
+
+
+def test_a_spine_config_that_does_not_parse_is_not_guessed_at(tmp_path: Path) -> None:
+    """A boundary review: the check read the defaults for a spine config that does not
+    parse, where the server judges by an older one, and advised a wrong round_limit."""
+    from leapgit.records.types import Config
+    from leapgit.scoring.spine import judged_by, require_round_cap_of_server
+
+    work = make_repo(tmp_path / "work", {".leap/config.yaml": "version: [\n"})
+    assert judged_by(work, "main") is None
+    require_round_cap_of_server(work, "main", Config(round_limit=2))  # no guess, no refusal

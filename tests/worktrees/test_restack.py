@@ -137,6 +137,29 @@ def test_the_server_refuses_a_carry_that_changes_a_frozen_test(fmt_world: Projec
     assert "[T7.1]" in said and f"changes {path}, frozen by red 1" in said, said
 
 
+def test_the_server_refuses_a_red_that_carries_itself(fmt_world: Project) -> None:
+    """A boundary review: a red 2 that `carries: 2` was its own "carried red", and a weakened
+    test passed every byte check against itself."""
+    from leapgit.records.scoring import FileBlob
+    from tests.scoring.world import commit_files
+
+    p = fmt_world
+    ops_passes_again_with_other_bytes(p)
+    assert p.leap("sync", "origin").code == 0
+    before = p.tip("leap/ledger")
+    assert p.leap("red", SLICE, "fmt", "--carry").code == 0
+    good = RedRecord.from_dict(record(p, layout.red_path(SLICE, "fmt", 2)))
+    git("update-ref", "refs/heads/leap/ledger", before, cwd=p.work)  # not pushed: forge it
+    path = good.tests[0].path
+    weaker = commit_files(p.work, good.base, {path: "def test_nothing():\n    assert True\n"},
+                          "red: weaker")
+    forged = RedRecord(good.slice, good.ball, good.red, weaker, good.base,
+                       (FileBlob(path, git("rev-parse", f"{weaker}:{path}", cwd=p.work)),),
+                       good.proof, good.recorded_at, carries=good.red)
+    said = _forge(p, forged)
+    assert "[T7.1]" in said and "is not the contract red of calc/fmt before it" in said, said
+
+
 def test_the_server_refuses_a_carry_while_the_stack_stands(fmt_world: Project) -> None:
     p = fmt_world
     red1 = RedRecord.from_dict(record(p, layout.red_path(SLICE, "fmt", 1)))
