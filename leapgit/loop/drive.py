@@ -139,10 +139,17 @@ class SliceRun:
                 end.stopped = self._balls()
                 # L8, T7.6: an aggregate refusal sends its findings back to the builders;
                 # their next rounds are scored and the slice merges again
-                while end.stopped is None and all(
-                        s.verdict == "passed" for s in self._standings().values()) \
-                        and self._land(end):
-                    end.stopped = self._balls()
+                try:
+                    while end.stopped is None and all(
+                            s.verdict == "passed" for s in self._standings().values()) \
+                            and self._land(end):
+                        end.stopped = self._balls()
+                except KeyboardInterrupt:  # in the merge step: stopped as the ball loop stops
+                    self.stop.set()
+                    self.interrupted = True
+                    end.stopped = (f"interrupted in the merge step; `leap run {self.slice}` "
+                                   "goes on from here")
+                    self.events.emit("stop", reason=end.stopped)
             end.balls = self._ends(self._standings())
             with self.ws.ledger() as ledger:
                 end.usage = history.spent(ledger.require(), self.slice).to_dict()

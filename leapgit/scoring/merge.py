@@ -215,6 +215,32 @@ def _left_by_a_killed_merge(ws: Workspace, ledger: Ledger, name: str, holder: st
                          "clone's merge lock (L9)")
 
 
+def _interrupted_taking(ws: Workspace, slice_id: str, holder: str, remote: str,
+                        echo: Echo) -> None:
+    """Ctrl-C while the lease was being taken: the remote may have taken it already (its
+    compare-and-swap answered before this clone wrote it down). Looked for there and given
+    back, so no other clone waits on a merge that never ran (L9)."""
+    from leapgit.ledger.sync import sync
+
+    name = ws.config.spine
+    try:
+        sync(remote, start=ws.paths.root)
+        with ws.ledger() as ledger:
+            active = leases.active_lease(ledger.require(), name)
+    except (LeapError, OSError) as exc:
+        why = exc.lines()[0] if isinstance(exc, LeapError) else str(exc)
+        echo(f"interrupted while taking the lease, and {remote} could not be read ({why}): "
+             f"a lease it took for this merge is given back by this clone's next `leap "
+             f"merge {slice_id}`")
+        return
+    if active is None or active.take is None or active.holder != holder or \
+            active.take.reason != _taken_for(ws, slice_id):
+        return  # the remote never took it: nothing to give back
+    _release(ws, name, holder, f"merge of {slice_id} interrupted as its lease was taken: "
+             "nothing landed", remote)
+    echo(f"interrupted as lease {active.number} was taken on {remote}: given back")
+
+
 def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
            echo: Echo) -> MergeResult:
     from leapgit.scoring.score import declared_builder
@@ -245,9 +271,14 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     if not planned:  # every pass is on the spine: nothing to do, and that is no error
         return MergeResult(landed[-1], reopened, None, tip, already=True)
     if remote:
-        lease = leases.take_lease_on(
-            remote, root, name, holder, _taken_for(ws, slice_id), f"`leap merge {slice_id}`",
-            lambda ledger: _left_by_a_killed_merge(ws, ledger, name, holder))
+        try:
+            lease = leases.take_lease_on(
+                remote, root, name, holder, _taken_for(ws, slice_id),
+                f"`leap merge {slice_id}`",
+                lambda ledger: _left_by_a_killed_merge(ws, ledger, name, holder))
+        except KeyboardInterrupt:
+            _interrupted_taking(ws, slice_id, holder, remote, echo)
+            raise
     else:
         with ws.ledger() as ledger:
             _left_by_a_killed_merge(ws, ledger, name, holder)

@@ -7,13 +7,16 @@ merge as for another integrator's lease."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from filelock import FileLock
 
 from leapgit.ledger import leases
@@ -130,3 +133,95 @@ def test_a_clone_whose_ledger_is_behind_merges_on_the_passes_the_remote_holds(
     res = leap("merge", "left", cwd=b, timeout=300)
     assert res.code == 0, res
     assert git("rev-parse", "main", cwd=p.bare) == git("rev-parse", "main", cwd=b)
+
+
+def test_ctrl_c_in_the_merge_step_ends_the_json_stream_and_its_hint_leads_on(
+        left_passed: Project) -> None:
+    """A reversibility review: Ctrl-C while `leap run` was in its merge step (its wait, the
+    merge, the live proof) left the `--json` stream with no ``stop`` and no ``end``: an
+    orchestrating agent could not tell an interrupt from a crash. It now stops as the ball
+    loop does (exit 130), names the next run, and that run lands the slice."""
+    p = left_passed
+    lock = FileLock(str(p.work / ".git" / "leap" / "merging" / "spine.lock"))
+    (p.work / ".git" / "leap" / "merging").mkdir(parents=True, exist_ok=True)
+    log = p.base_dir / "run.jsonl"
+    with lock:  # another merge of this clone runs: the run waits in its merge step
+        with open(log, "wb") as out:
+            run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "left", "--json",
+                                    "--heartbeat", "0", "--poll", "0.2"], cwd=p.work,
+                                   stdout=out, stderr=subprocess.DEVNULL,
+                                   env={**IDENTITY, **os.environ})
+        deadline = time.monotonic() + 120
+        while "waits for this clone's other merge" not in log.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        run.send_signal(signal.SIGINT)
+        assert run.wait(60) == 130, log.read_text()[-3000:]
+    events = [json.loads(line) for line in log.read_text().splitlines()
+              if line.startswith("{")]
+    stops = [e for e in events if e["event"] == "stop"]
+    assert stops and "interrupted" in stops[-1]["reason"], events[-4:]
+    assert "`leap run left` goes on from here" in stops[-1]["reason"], stops[-1]
+    assert events[-1]["event"] == "end" and events[-1]["exit_code"] == 130, events[-4:]
+    with Ledger(p.work / ".git") as ledger:  # no lease left open by the interrupt
+        assert leases.active_lease(ledger.require(), "main") is None
+    again = leap("run", "left", "--heartbeat", "0", cwd=p.work, timeout=300)  # the hint
+    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
+
+
+def test_ctrl_c_as_the_remote_takes_the_lease_gives_it_back_there(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reversibility review: a Ctrl-C that landed just after the remote took the lease
+    (its compare-and-swap answered, the merge's own clean-up not yet begun) left the lease
+    open there without a word, and every other clone's merge waited on it. The merge now
+    looks for its lease on the remote and gives it back; the next merge lands."""
+    from leapgit.scoring.merge import merge
+
+    p = left_passed
+    real = leases.take_lease_on
+
+    def taken_then_interrupted(*args: object, **kwargs: object) -> leases.Lease:
+        real(*args, **kwargs)  # type: ignore[arg-type]
+        raise KeyboardInterrupt  # Ctrl-C, as the remote's answer came in
+
+    monkeypatch.setattr(leases, "take_lease_on", taken_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        merge(open_workspace(p.work), "left")
+    monkeypatch.undo()
+    b = clone_b(p)  # the remote's ledger, as any other clone sees it
+    with Ledger(b / ".git") as ledger:
+        view = ledger.require()
+        assert leases.active_lease(view, "main") is None
+        assert len(leases.leases(view, "main")) == 1  # it was taken, and given back
+    landed = leap("merge", "left", cwd=p.work, timeout=300)
+    assert landed.code == 0, landed
+
+
+def test_ctrl_c_as_the_lease_is_taken_with_the_remote_gone_names_the_merge_that_gives_it_back(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    from leapgit.scoring.merge import merge
+
+    p = left_passed
+    real = leases.take_lease_on
+    away = p.bare.with_name(p.bare.name + ".away")
+
+    def taken_then_cut_off(*args: object, **kwargs: object) -> leases.Lease:
+        real(*args, **kwargs)  # type: ignore[arg-type]
+        p.bare.rename(away)  # the remote goes out of reach
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leases, "take_lease_on", taken_then_cut_off)
+    said: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        merge(open_workspace(p.work), "left", echo=said.append)
+    monkeypatch.undo()
+    away.rename(p.bare)
+    assert any("given back by this clone's next `leap merge left`" in line
+               for line in said), said
+    landed = leap("merge", "left", cwd=p.work, timeout=300)  # the hint, exactly
+    assert landed.code == 0, landed
+    b = clone_b(p)
+    with Ledger(b / ".git") as ledger:
+        view = ledger.require()
+        assert leases.active_lease(view, "main") is None
+        assert len(leases.leases(view, "main")) == 2  # the interrupted one, the merge's
