@@ -292,7 +292,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     pushing: MergeRecord | None = None
     try:
         if remote:
-            old = _follow(ws, remote, old)
+            old = _follow(ws, slice_id, remote, old, echo)
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
         spine.require_fast_forward(root, name, old, merges[-1].commit)
@@ -441,7 +441,7 @@ def _move(ws: Workspace, old: str, new: str, echo: Echo) -> None:
         echo(f"warning: {warning}")
 
 
-def _follow(ws: Workspace, remote: str, old: str) -> str:
+def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> str:
     """L9: the merge is built on the spine as the remote holds it, which another
     integration may have moved since this clone last looked (a candidate built on an old
     copy is refused there as no fast-forward, after a paid review). A spine here that is
@@ -451,9 +451,15 @@ def _follow(ws: Workspace, remote: str, old: str) -> str:
     track = f"refs/remotes/{remote}/{name}"
     fetched = git.run(["fetch", "--quiet", "--no-tags", remote,
                        f"+refs/heads/{name}:{track}"], root, check=False)
-    there = git.rev_parse(track, root) if fetched.returncode == 0 else None
+    if fetched.returncode != 0:
+        said = git.says(fetched.stderr.decode(errors="replace"))
+        if "couldn't find remote ref" in said:
+            return old  # the remote has no spine yet: this merge gives it its first
+        raise Hold(f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
+                   rule="L9", hint=f"`leap merge {slice_id}` again once {remote} answers")
+    there = git.rev_parse(track, root)
     if there is None or there == old or is_ancestor(root, there, old):
-        return old  # the remote has no spine yet, or this clone's is as far or further
+        return old  # this clone's spine is as far as the remote's, or further
     if not is_ancestor(root, old, there):
         where = spine.checkout_of(root, name)
         keep = f"git -C {shlex.quote(str(root))} branch {name}-here-{old[:8]} {old}"
@@ -469,6 +475,8 @@ def _follow(ws: Workspace, remote: str, old: str) -> str:
     if warning:
         raise Hold(f"the spine {name!r} must first follow {remote}'s to {there[:12]}: "
                    f"{warning}", rule="L9", hint="then `leap merge` again")
+    echo(f"the spine {name!r} here followed {remote}'s from {old[:12]} to {there[:12]} "
+         "(another integration landed there first)")
     return there
 
 

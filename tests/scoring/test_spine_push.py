@@ -99,3 +99,51 @@ def test_a_spine_config_that_does_not_parse_is_not_guessed_at(tmp_path: Path) ->
     work = make_repo(tmp_path / "work", {".leap/config.yaml": "version: [\n"})
     assert judged_by(work, "main") is None
     require_round_cap_of_server(work, "main", Config(round_limit=2))  # no guess, no refusal
+
+
+def test_a_spine_here_that_is_behind_follows_the_remotes_and_says_so(
+        left_passed: Project) -> None:
+    """A reversibility review: the merge moved this clone's spine (and its checkout) to the
+    remote's without a word, and it stayed moved when the merge then stopped."""
+    p = left_passed
+    there = git("commit-tree", f"{p.remote_tip('refs/heads/main')}^{{tree}}", "-p",
+                "refs/heads/main", "-m", "an admin's commit on the server", cwd=p.bare)
+    git("update-ref", "refs/heads/main", there, cwd=p.bare)
+    mine = p.tip("main")
+    landed = p.leap("merge", "left")
+    assert landed.code == 0, landed
+    assert f"the spine 'main' here followed origin's from {mine[:12]} to {there[:12]}" in \
+        landed.out + landed.err, landed
+
+
+def test_a_remote_spine_that_cannot_be_read_stops_the_merge_and_the_hint_leads_on(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reversibility review: a failed fetch of the remote's spine was ignored, and the merge
+    was built on the copy here: a paid review, then a push the remote may refuse."""
+    from leapgit.ledger import leases
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.scoring.merge import merge
+    from tests.support import leap
+
+    p = left_passed
+    real = leases.take_lease_on
+    away = p.bare.with_name(p.bare.name + ".away")
+
+    def taken_then_cut_off(*args: object, **kwargs: object) -> leases.Lease:
+        lease = real(*args, **kwargs)  # type: ignore[arg-type]
+        p.bare.rename(away)  # the remote goes out of reach before its spine is read
+        return lease
+
+    monkeypatch.setattr(leases, "take_lease_on", taken_then_cut_off)
+    from leapgit.errors import Hold
+
+    with pytest.raises(Hold) as held:
+        merge(open_workspace(p.work), "left", echo=lambda _line: None)
+    monkeypatch.undo()
+    away.rename(p.bare)
+    line = held.value.lines()[0]
+    assert "could not read the spine 'main' on origin" in line and "nothing landed" in line, \
+        line
+    assert "`leap merge left` again once origin answers" in line, line
+    landed = leap("merge", "left", cwd=p.work, timeout=300)  # the hint, exactly
+    assert landed.code == 0, landed
