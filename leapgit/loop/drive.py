@@ -590,7 +590,11 @@ class SliceRun:
                     self.events.emit("merge", step=f"waits for {what}",
                                      holder=exc.lease.holder if isinstance(exc, LeaseHeld)
                                      else None, detail=exc.lines()[0])
-                if time.monotonic() - waited[1] > LEASE_PATIENCE or self._over() is not None:
+                over = self._over()
+                if over is not None:  # time or money, not the holder, ends the wait
+                    raise Hold(f"{over}; the merge waited for {what}", rule="L9",
+                               hint=f"`leap run {self.slice}` again") from None
+                if time.monotonic() - waited[1] > LEASE_PATIENCE:
                     raise
                 time.sleep(self.opt.poll)
 

@@ -225,3 +225,20 @@ def test_ctrl_c_as_the_lease_is_taken_with_the_remote_gone_names_the_merge_that_
         view = ledger.require()
         assert leases.active_lease(view, "main") is None
         assert len(leases.leases(view, "main")) == 2  # the interrupted one, the merge's
+
+
+def test_a_merge_wait_cut_off_by_max_minutes_names_the_time_and_the_next_run_lands(
+        left_passed: Project) -> None:
+    """A reversibility review: a wait for the lease cut off by --max-minutes stopped the
+    run naming the lease, as though the lease had stopped it, not the time."""
+    p = left_passed
+    lock = FileLock(str(p.work / ".git" / "leap" / "merging" / "spine.lock"))
+    (p.work / ".git" / "leap" / "merging").mkdir(parents=True, exist_ok=True)
+    with lock:  # another merge of this clone runs, for longer than the run may take
+        cut = leap("run", "left", "--heartbeat", "0", "--poll", "0.2", "--max-minutes",
+                   "0.05", cwd=p.work, timeout=120)
+    assert cut.code == 3, cut
+    said = cut.out + cut.err
+    assert "--max-minutes 0.05 reached" in said and "this clone's other merge" in said, said
+    again = leap("run", "left", "--heartbeat", "0", cwd=p.work, timeout=300)
+    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
