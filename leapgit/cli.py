@@ -573,7 +573,9 @@ def _sync() -> click.Command:
         what = "pushed" if r.pushed else "up to date"
         _emit([f"ledger {r.ref} on {remote}: {what} at {(r.tip or 'nothing')[:12]} "
                f"({r.records} records replayed, {r.skipped} already there, {r.rounds} "
-               "round(s))"])
+               "round(s))"] + ([f"left out here: {', '.join(r.left_out)}: this clone's "
+                               f"lease records that lost their number to {remote}'s (L9)"]
+                              if r.left_out else []))
     return sync_cmd
 
 

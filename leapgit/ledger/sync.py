@@ -51,6 +51,7 @@ class SyncResult:
     records: int
     skipped: int
     rounds: int
+    left_out: tuple[str, ...] = ()  # this clone's lease records that lost their number
 
 
 # What a fetch that raced another git on either side says; the same fetch again succeeds.
@@ -199,6 +200,7 @@ def sync(
     root, ref = ws.paths.root, ws.config.ledger_ref
     track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
     replayed = records = skipped = 0
+    left_out: list[str] = []
     for attempt in range(1, max_rounds + 1):
         # the ball branches with every fetch of the ledger: a ledger fetched again after a
         # lost race may hold rounds whose commits the first fetch did not bring
@@ -215,7 +217,7 @@ def sync(
             tip = ledger.tip()
         if conflict is not None:
             assert remote_tip is not None
-            hint = _lost_leases_left_out(start, remote, remote_tip, conflict)
+            hint = _lost_leases_left_out(start, remote, remote_tip, conflict, left_out)
             if hint is None:
                 continue  # this clone's lost leases left out: replay onto the remote's again
             raise LedgerConflict(
@@ -223,12 +225,12 @@ def sync(
                 file=conflict, rule="L8", hint=hint)
         if tip is None or (tip == remote_tip and not also) or not push:
             return _done(SyncResult(remote, ref, tip, False, replayed, records, skipped,
-                                    attempt), fetch_failed)
+                                    attempt, tuple(left_out)), fetch_failed)
         lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
         if lost is None:
             git.run(["update-ref", track, tip], root, check=False)
             return _done(SyncResult(remote, ref, tip, True, replayed, records, skipped,
-                                    attempt), fetch_failed)
+                                    attempt, tuple(left_out)), fetch_failed)
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
                      hint="nothing is lost: run `leap sync` again")
@@ -241,12 +243,12 @@ def lease_spine(path: str) -> str | None:
     return spine if path.startswith("spines/") and found else None
 
 
-def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path: str
-                          ) -> str | None:
+def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path: str,
+                          left_out: list[str]) -> str | None:
     """A conflict on a lease record: this clone's leases that lost their number to the
     remote's (``leases.lost_leases``) are left out of the local ledger, when they are the
-    only records the two ledgers hold different bytes of. None when they were; else what
-    to do (the hint of the conflict)."""
+    only records the two ledgers hold different bytes of (their paths added to
+    ``left_out``). None when they were; else what to do (the hint of the conflict)."""
     from leapgit.ledger import leases
 
     kept = "records are never edited: write your version under a new record"
@@ -265,7 +267,7 @@ def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path:
                 "out")
     if not lost or not set(differ) <= set(lost):
         return kept
-    drop_local(start, remote_tip, lambda p: p in lost)
+    left_out.extend(drop_local(start, remote_tip, lambda p: p in lost))
     return None
 
 

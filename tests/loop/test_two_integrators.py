@@ -163,6 +163,9 @@ def test_a_lease_taken_here_alone_and_still_open_is_given_back_then_left_out(
     assert released.code == 0, released
     synced = w.leap("sync", "origin", cwd=b)  # the hint, exactly
     assert synced.code == 0, synced
+    # what it left out is said (a reversibility review: the drop went unreported)
+    assert "left out here: spines/main/leases/1/take.yaml, spines/main/leases/1/release.yaml" \
+        in synced.out and "lost their number to origin's (L9)" in synced.out, synced
     take = git("show", f"leap/ledger:{layout.lease_path('main', 1, 'take')}", cwd=b)
     assert ELSEWHERE in take  # the remote's lease 1 stands here
     audit = w.leap("audit", cwd=b)
