@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit import git
-from leapgit.errors import UsageError
+from leapgit.errors import Hold, UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger import query
 from leapgit.ledger.store import LedgerView
@@ -27,6 +27,8 @@ from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees import place
 from leapgit.worktrees.check import blob_of_file
 from leapgit.worktrees.closeround import admin_dir, dirty_paths
+
+DROP_TRIES = 5  # compare-and-swap deletes of a dropped branch before it is a hold
 
 
 @dataclass(frozen=True)
@@ -134,13 +136,23 @@ def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch:
     """Before a refused ball (or a held one whose scope a respec changed) is thrown again
     from a fresh branch (L3), its old worktree and branch go; the branch's tip stays under
     ``kept_ref`` (nothing lost: a commit past the last round no receipt records)."""
-    from leapgit.rules.episodes import kept_ref
+    from leapgit.rules import episodes
 
     check_droppable(ws, slice_id, ball_id, path)
-    tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
-    if tip is not None:
-        git.run(["update-ref", kept_ref(slice_id, ball_id, tip), tip], ws.paths.root)
-    place.remove(ws, path, branch, force=True)
+    root = ws.paths.root
+    place.remove(ws, path, None, force=True)  # the worktree; then the branch, by CAS
+    for _ in range(DROP_TRIES):  # a commit that lands meanwhile is kept as well
+        tip = git.rev_parse(f"refs/heads/{branch}", root)
+        if tip is None:
+            return
+        git.run(["update-ref", episodes.kept_ref(slice_id, ball_id, tip), tip], root)
+        if git.run(["update-ref", "-d", f"refs/heads/{branch}", tip], root,
+                   check=False).returncode == 0:
+            return
+    raise Hold(f"the branch {branch} kept moving while it was dropped; each tip it had is "
+               f"kept under refs/leap/kept/{slice_id}/{ball_id}/", rule="L3",
+               hint=f"stop whatever commits to it, then `leap throw {slice_id} --ball {ball_id}` "
+                    "again")
 
 
 def restarts(s: BallStanding, thrown: BallRecord, current: BallRecord) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from tests.support import git, leap, ref
@@ -113,6 +115,80 @@ def test_a_held_ball_respecced_to_another_scope_starts_afresh_from_the_spine(
     # nothing lost: the dropped episode's tip stays under a ref of its own
     kept = f"refs/leap/kept/dia/A/{dropped[:12]}"
     assert git("rev-parse", kept, cwd=diamond) == dropped
+
+
+def test_a_commit_that_lands_on_the_dropped_branch_as_it_goes_is_kept_too(
+        diamond: Path, tmp_path: Path, builder: Callable[..., str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reversibility review: the dropped branch went by `git branch -D`, whatever it held
+    by then; a commit that reached it after its tip was kept was lost. It goes by
+    compare-and-swap now, and every tip it had is kept."""
+    from leapgit.rules import episodes
+
+    leap("throw", "dia", "--ball", "A", cwd=diamond)
+    wt = worktree_of(diamond, "A")
+    for n in range(4):
+        (wt / "src/a.py").write_text(f"A = {n + 2}\n")
+        assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
+    repair = tmp_path / "repair.yaml"
+    repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]",
+                                     "scope: [src/a_helper.py, tests/a.sh]"))
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+    set_config(diamond, builder=builder("""
+        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    late: list[str] = []
+    real = episodes.kept_ref
+
+    def keep_then_a_commit_lands(slice_id: str, ball_id: str, tip: str) -> str:
+        if not late:  # once: another writer's commit reaches the branch right now
+            tree = git("rev-parse", f"{tip}^{{tree}}", cwd=diamond)
+            late.append(git("commit-tree", tree, "-p", tip, "-m", "late", cwd=diamond))
+            git("update-ref", "refs/heads/leap/ball/dia/A", late[0], cwd=diamond)
+        return real(slice_id, ball_id, tip)
+
+    monkeypatch.setattr(episodes, "kept_ref", keep_then_a_commit_lands)
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 0, r
+    assert late and git("rev-parse", f"refs/leap/kept/dia/A/{late[0][:12]}",
+                        cwd=diamond) == late[0]
+
+
+def test_a_dropped_branch_that_keeps_moving_is_a_hold_whose_hint_leads_on(
+        diamond: Path, tmp_path: Path, builder: Callable[..., str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from leapgit.rules import episodes
+
+    leap("throw", "dia", "--ball", "A", cwd=diamond)
+    _refused_a_round(worktree_of(diamond, "A"))
+    assert _respec_a(diamond, tmp_path) == 0
+    set_config(diamond, builder=builder("""
+        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    real = episodes.kept_ref
+
+    def a_commit_lands_each_time(slice_id: str, ball_id: str, tip: str) -> str:
+        tree = git("rev-parse", f"{tip}^{{tree}}", cwd=diamond)
+        git("update-ref", "refs/heads/leap/ball/dia/A",
+            git("commit-tree", tree, "-p", tip, "-m", "again", cwd=diamond), cwd=diamond)
+        return real(slice_id, ball_id, tip)
+
+    monkeypatch.setattr(episodes, "kept_ref", a_commit_lands_each_time)
+    held = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert held.code == 3 and "kept moving while it was dropped" in held.err, held
+    assert "then `leap throw dia --ball A` again" in held.err, held
+    monkeypatch.undo()  # the writer stopped
+    again = leap("throw", "dia", "--ball", "A", cwd=diamond)  # the hint, exactly
+    assert again.code == 0, again
+    kept = git("for-each-ref", "--format=%(refname)", "refs/leap/kept/dia/A/", cwd=diamond)
+    assert len(kept.splitlines()) == 6, kept  # every tip the branch had
+
+
+def _refused_a_round(wt: Path) -> None:
+    (wt / "src/a.py").write_text("A = 9\n")
+    assert leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong", cwd=wt).code == 1
 
 
 def _refused_a(repo: Path) -> None:
