@@ -24,6 +24,11 @@ from pathlib import Path
 from tests.benchmarks.common import arguments, git, median_ms, report
 
 BIN = Path(sys.executable).parent
+# what `leap status` cannot start without: its command line, and dulwich's objects, object
+# store, refs and config (the ledger is read through them)
+FLOOR_MODULES = ("click", "dulwich.objects", "dulwich.object_store", "dulwich.refs",
+                 "dulwich.config")
+FLOOR = "floor: the libraries alone"
 DRAFT = ("slice: s1\nspine: integrator\nballs:\n"
          "  - {id: b0, goal: g, spec: s, scope: [src/a.py], proof: 'true', "
          "tests: 'true', rollback: restore-scope}\n"
@@ -72,6 +77,7 @@ def main() -> None:
             "leap status (2 balls)": ([str(BIN / "leap"), "status"], "wave 0"),
             "pre-commit --version": ([str(pre_commit), "--version"], "pre-commit"),
             "python -c pass": ([sys.executable, "-c", "pass"], ""),
+            FLOOR: ([sys.executable, "-c", f"import {', '.join(FLOOR_MODULES)}"], ""),
         }
         for cmd, expected in cases.values():  # the warm-up writes every process's bytecode
             out = _run(cmd, repo, env)
@@ -89,6 +95,10 @@ def main() -> None:
           f"interpreter alone: {ms['python -c pass']:.1f} ms)")
     for name in ("leap --version", "leap status (2 balls)"):
         report(name, ms[name], anchor, ms[anchor], "< 0.5")
+    print(f"  the floor of `leap status`: the interpreter with the libraries it reads through "
+          f"({', '.join(FLOOR_MODULES)}), no leapgit: {ms[FLOOR]:.1f} ms, "
+          f"{ms[FLOOR] / ms[anchor]:.2f}x the anchor; leapgit's own share of `leap status`: "
+          f"{(ms['leap status (2 balls)'] - ms[FLOOR]) / ms[anchor]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ from tests.benchmarks.common import arguments
 from tests.support import IDENTITY, git, leap, make_repo
 
 NOW = "2024-01-01T00:00:00Z"
+# a recording post-commit starts as `python -I -S`, loads site, and cannot write the ledger
+# without dulwich's objects, object store, refs and config (the design card: the ledger is
+# written with dulwich): what no change to leapgit's own code can take off the hook
+FLOOR = ("import site; site.main(); "
+         "import dulwich.objects, dulwich.object_store, dulwich.refs, dulwich.config")
 os.environ.update(IDENTITY)
 os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 
@@ -107,6 +112,7 @@ def bench_post_commit(tmp: Path, size: Size) -> None:
     anchor_t: list[float] = []
     inside: list[float] = []
     cold: list[float] = []  # a ball's first round: its records are not in the hook's cache
+    floor: list[float] = []  # the interpreter and dulwich alone (FLOOR), as a process
     # interleaved, one of each kind in turn, so a load that comes and goes on a shared
     # machine weighs on every kind alike and the ratios stay fair
     spare = tmp / "wt-spare"
@@ -126,6 +132,7 @@ def bench_post_commit(tmp: Path, size: Size) -> None:
             none.append(timed(commit, plain))
             outside.append(timed(commit, repo))
             anchor_t.append(timed(commit, anchor))
+            floor.append(timed([sys.executable, "-I", "-S", "-c", FLOOR], repo))
     hook_only = [timed([str(repo / ".git/hooks/post-commit")], repo) for _ in range(size.runs)]
     anchor_hook = [timed([str(anchor / ".git/hooks/post-commit")], anchor)
                    for _ in range(size.runs)]
@@ -149,6 +156,11 @@ def bench_post_commit(tmp: Path, size: Size) -> None:
           f"{median_ms(anchor_hook):.1f} ms")
     print(f"  ratios of hook cost to pre-commit's: outside {(o - n) / (a - n):.2f}x, "
           f"in a ball {(i - nb) / (a - n):.2f}x (a first round {(c - nb) / (a - n):.2f}x)")
+    f = median_ms(floor)
+    print(f"  the floor of a recording hook: the interpreter as the hook starts it with the "
+          f"dulwich modules it writes the ledger through, no leapgit: {f:.1f} ms, "
+          f"{f / (a - n):.2f}x pre-commit's hook cost; leapgit's own share in a ball: "
+          f"{(i - nb - f) / (a - n):.2f}x")
 
 
 def fill_ledger(repo: Path, base: str, records: int) -> None:
