@@ -133,11 +133,19 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
         if found:  # the server's own rule, asked before anything is written
             raise RuleViolation(f"the carried red of {name} would be refused: {found[0]}",
                                 rule=RULE)
+        # a commit leapgit made: referenced before the ledger names it (`git gc` never
+        # takes it before a throw builds on it)
+        git.run(["update-ref", carried_ref(slice_id, ball_id, number), commit], root)
         written = ledger.append(
             {layout.red_path(slice_id, ball_id, number): yamlio.dumps(record.to_dict())},
             f"red {number} of {name}: red {carried.red} carried onto its fresh stack",
             [(tr.SLICE, slice_id), (tr.BALL, ball_id), (tr.RED, commit)])
     return RedResult(record, written.commit)
+
+
+def carried_ref(slice_id: str, ball_id: str, red: int) -> str:
+    """Where a carried red's commit is kept (``carry_red`` makes that commit itself)."""
+    return f"refs/leap/carried/{slice_id}/{ball_id}/{red}"
 
 
 def _carried_commit(root: Path, red: RedRecord, tests: dict[str, tuple[str, str]], base: str,
