@@ -139,6 +139,15 @@ def fetch_only(root: Path, remote: str, refspecs: Sequence[str], done: str,
     return _fetch_failed(remote, refspecs, proc, done, reached)
 
 
+def lock_in_the_way(remote: str, refspecs: Sequence[str],
+                    proc: subprocess.CompletedProcess[bytes], done: str) -> git.GitFailed | None:
+    """A fetch failed by a lock file a git stopped midway left here, said as ``_fetch_failed``
+    says it (naming the file and what to do), or None for any other failure."""
+    if _LEFT_LOCK.search(proc.stderr.decode(errors="replace")) is None:
+        return None
+    return _fetch_failed(remote, refspecs, proc, done)
+
+
 def _fetch_failed(remote: str, refspecs: Sequence[str], proc: subprocess.CompletedProcess[bytes],
                   done: str, reached: bool = False) -> git.GitFailed:
     """What a failed fetch says: a lock file a git stopped midway left here is named, with

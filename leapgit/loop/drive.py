@@ -74,11 +74,12 @@ class RunEnd:
     stopped: str | None = None  # why the run stopped before the spine (time, money, a stop)
     exit_code: int = EXIT_OK
     usage: dict[str, Any] | None = None  # the slice's juror spend
+    interrupted: bool = False  # Ctrl-C or SIGTERM
 
     @property
     def outcome(self) -> str:
         if self.merged_tip is None:
-            return "not merged"
+            return "interrupted" if self.interrupted else "not merged"
         if self.live is None or self.live.record is None:
             return "landed, live proof not declared"
         return "landed, live proof held" if self.live.record.outcome == 1 else \
@@ -145,11 +146,13 @@ class SliceRun:
                             and self._land(end):
                         end.stopped = self._balls()
                 except KeyboardInterrupt:  # in the merge step: stopped as the ball loop stops
+                    self.driving = True  # a later press only counts: the run ends whole
                     self.stop.set()
                     self.interrupted = True
                     end.stopped = (f"interrupted in the merge step; `leap run {self.slice}` "
                                    "goes on from here")
                     self.events.emit("stop", reason=end.stopped)
+            end.interrupted = self.interrupted
             end.balls = self._ends(self._standings())
             with self.ws.ledger() as ledger:
                 end.usage = history.spent(ledger.require(), self.slice).to_dict()

@@ -219,26 +219,34 @@ def _interrupted_taking(ws: Workspace, slice_id: str, holder: str, remote: str,
                         echo: Echo) -> None:
     """Ctrl-C while the lease was being taken: the remote may have taken it already (its
     compare-and-swap answered before this clone wrote it down). Looked for there and given
-    back, so no other clone waits on a merge that never ran (L9)."""
+    back, so no other clone waits on a merge that never ran (L9). What cannot be done now
+    (the remote out of reach, a second Ctrl-C) is said, with what does it later."""
     from leapgit.ledger.sync import sync
 
     name = ws.config.spine
+    later = (f"a lease {remote} took for this merge is given back by this clone's next "
+             f"`leap merge {slice_id}`")
     try:
-        sync(remote, start=ws.paths.root)
-        with ws.ledger() as ledger:
-            active = leases.active_lease(ledger.require(), name)
-    except (LeapError, OSError) as exc:
-        why = exc.lines()[0] if isinstance(exc, LeapError) else str(exc)
-        echo(f"interrupted while taking the lease, and {remote} could not be read ({why}): "
-             f"a lease it took for this merge is given back by this clone's next `leap "
-             f"merge {slice_id}`")
-        return
-    if active is None or active.take is None or active.holder != holder or \
-            active.take.reason != _taken_for(ws, slice_id):
-        return  # the remote never took it: nothing to give back
-    _release(ws, name, holder, f"merge of {slice_id} interrupted as its lease was taken: "
-             "nothing landed", remote)
-    echo(f"interrupted as lease {active.number} was taken on {remote}: given back")
+        try:
+            sync(remote, start=ws.paths.root)
+            with ws.ledger() as ledger:
+                active = leases.active_lease(ledger.require(), name)
+        except (LeapError, OSError) as exc:
+            why = exc.lines()[0] if isinstance(exc, LeapError) else str(exc)
+            echo(f"interrupted while taking the lease, and {remote} could not be read "
+                 f"({why}): {later}")
+            return
+        if active is None or active.take is None or active.holder != holder or \
+                active.take.reason != _taken_for(ws, slice_id):
+            return  # the remote never took it: nothing to give back
+        shared = _release(ws, name, holder, f"merge of {slice_id} interrupted as its lease "
+                          "was taken: nothing landed", remote)
+    except KeyboardInterrupt:  # pressed again: said, and the interrupt goes on
+        echo(f"interrupted again while giving the lease back: {later}")
+        raise
+    echo(f"interrupted as lease {active.number} was taken on {remote}: " +
+         ("given back" if shared else
+          f"given back here; `leap sync {remote}` gives it back on {remote}"))
 
 
 def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
@@ -447,14 +455,19 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
     copy is refused there as no fast-forward, after a paid review). A spine here that is
     behind moves forward to it first, its checkout too; one that parted from it stops the
     merge, nothing landed. Returns the tip to build on."""
+    from leapgit.ledger.sync import fetch, lock_in_the_way
+
     root, name = ws.paths.root, ws.config.spine
     track = f"refs/remotes/{remote}/{name}"
-    fetched = git.run(["fetch", "--quiet", "--no-tags", remote,
-                       f"+refs/heads/{name}:{track}"], root, check=False)
+    spec = f"+refs/heads/{name}:{track}"
+    fetched = fetch(root, ["--quiet", "--no-tags", remote, spec])  # again after a race
     if fetched.returncode != 0:
         said = git.says(fetched.stderr.decode(errors="replace"))
         if "couldn't find remote ref" in said:
             return old  # the remote has no spine yet: this merge gives it its first
+        locked = lock_in_the_way(remote, [spec], fetched, "nothing landed")
+        if locked is not None:
+            raise locked
         raise Hold(f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
                    rule="L9", hint=f"`leap merge {slice_id}` again once {remote} answers")
     there = git.rev_parse(track, root)
@@ -495,9 +508,10 @@ def _push(ws: Workspace, remote: str, tip: str) -> None:
 
 
 def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | None = None
-             ) -> None:
+             ) -> bool:
     """Give the lease back, here and (when the spine has a remote) there: a lease left open
-    on the remote would refuse every later merge."""
+    on the remote would refuse every later merge. False when the remote did not take the
+    release (it is recorded here; `leap sync` carries it up)."""
     try:
         with ws.ledger() as ledger:
             leases.release_lease(ledger, name, holder, reason)
@@ -509,7 +523,8 @@ def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | N
         try:
             sync(remote, start=ws.paths.root)
         except (LeapError, OSError):
-            pass  # the release is recorded here; `leap sync` carries it up later
+            return False  # the release is recorded here; `leap sync` carries it up later
+    return True
 
 
 def _record(ws: Workspace, slice_id: str, lease: int, holder: str, old: str,

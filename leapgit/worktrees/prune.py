@@ -12,6 +12,7 @@ starts the ball (its red, the slice base, the spine) and no uncommitted work, or
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,6 +141,14 @@ def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch:
 
     check_droppable(ws, slice_id, ball_id, path)
     root = ws.paths.root
+    own = os.path.realpath(path)
+    for other in place.list_worktrees(ws):  # refused before anything moves
+        if other.branch == f"refs/heads/{branch}" and os.path.realpath(other.path) != own:
+            detach = f"git -C {shlex.quote(str(other.path))} switch --detach"
+            raise Hold(f"the branch {branch} of {slice_id}/{ball_id}, dropped for a fresh "
+                       f"throw (L3), is checked out in {other.path}", rule="L3",
+                       hint=f"`{detach}` frees it, then `leap throw {slice_id} --ball "
+                            f"{ball_id}`")
     place.remove(ws, path, None, force=True)  # the worktree; then the branch, by CAS
     for _ in range(DROP_TRIES):  # a commit that lands meanwhile is kept as well
         tip = git.rev_parse(f"refs/heads/{branch}", root)

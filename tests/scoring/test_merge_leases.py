@@ -163,8 +163,7 @@ def test_ctrl_c_in_the_merge_step_ends_the_json_stream_and_its_hint_leads_on(
     assert stops and "interrupted" in stops[-1]["reason"], events[-4:]
     assert "`leap run left` goes on from here" in stops[-1]["reason"], stops[-1]
     assert events[-1]["event"] == "end" and events[-1]["exit_code"] == 130, events[-4:]
-    with Ledger(p.work / ".git") as ledger:  # no lease left open by the interrupt
-        assert leases.active_lease(ledger.require(), "main") is None
+    assert events[-1]["outcome"] == "interrupted", events[-1]
     again = leap("run", "left", "--heartbeat", "0", cwd=p.work, timeout=300)  # the hint
     assert again.code == 0 and "landed" in again.out, again.out[-3000:]
 
@@ -239,6 +238,79 @@ def test_a_merge_wait_cut_off_by_max_minutes_names_the_time_and_the_next_run_lan
                    "0.05", cwd=p.work, timeout=120)
     assert cut.code == 3, cut
     said = cut.out + cut.err
-    assert "--max-minutes 0.05 reached" in said and "this clone's other merge" in said, said
+    assert "stopped: merge: --max-minutes 0.05 reached: a hold, nothing lost; the merge " \
+        "waited for this clone's other merge" in said, said
     again = leap("run", "left", "--heartbeat", "0", cwd=p.work, timeout=300)
     assert again.code == 0 and "landed" in again.out, again.out[-3000:]
+
+
+def _leases_on_remote(p: Project) -> list[str]:
+    return git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+               cwd=p.bare).splitlines()
+
+
+def test_a_second_ctrl_c_in_the_lease_give_back_names_the_merge_that_gives_it_back(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: a second Ctrl-C inside the give-back's own sync left the lease open
+    on the remote without a word."""
+    from leapgit.ledger import sync as syncing
+    from leapgit.scoring.merge import merge
+
+    p = left_passed
+    real = leases.take_lease_on
+
+    def pressed(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    def taken_then_interrupted(*args: object, **kwargs: object) -> leases.Lease:
+        real(*args, **kwargs)  # type: ignore[arg-type]
+        monkeypatch.setattr(syncing, "sync", pressed)  # the second press, in the give-back
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leases, "take_lease_on", taken_then_interrupted)
+    said: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        merge(open_workspace(p.work), "left", echo=said.append)
+    monkeypatch.undo()
+    assert any("given back by this clone's next `leap merge left`" in line
+               for line in said), said
+    landed = leap("merge", "left", cwd=p.work, timeout=300)  # the hint, exactly
+    assert landed.code == 0, landed
+    assert sum(n.endswith("take.yaml") for n in _leases_on_remote(p)) == \
+        sum(n.endswith("release.yaml") for n in _leases_on_remote(p)) == 2
+
+
+def test_a_give_back_that_did_not_reach_the_remote_says_so_and_names_the_sync(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: the give-back said "given back" when its sync to the remote failed
+    and the lease stayed open there."""
+    from leapgit.errors import LedgerBusy
+    from leapgit.ledger import sync as syncing
+    from leapgit.scoring.merge import merge
+
+    p = left_passed
+    real, real_sync = leases.take_lease_on, syncing.sync
+    calls: list[int] = []
+
+    def the_release_fails(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) >= 2:  # the release's sync: the remote kept moving
+            raise LedgerBusy("the ledger on origin kept moving", hint="try again")
+        return real_sync(*args, **kwargs)  # type: ignore[arg-type]
+
+    def taken_then_interrupted(*args: object, **kwargs: object) -> leases.Lease:
+        real(*args, **kwargs)  # type: ignore[arg-type]
+        monkeypatch.setattr(syncing, "sync", the_release_fails)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leases, "take_lease_on", taken_then_interrupted)
+    said: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        merge(open_workspace(p.work), "left", echo=said.append)
+    monkeypatch.undo()
+    assert not any(n.endswith("release.yaml") for n in _leases_on_remote(p))
+    assert any("given back here; `leap sync origin` gives it back on origin" in line
+               for line in said), said
+    synced = leap("sync", "origin", cwd=p.work)  # the hint, exactly
+    assert synced.code == 0, synced
+    assert any(n.endswith("release.yaml") for n in _leases_on_remote(p))

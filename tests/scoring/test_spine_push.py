@@ -147,3 +147,27 @@ def test_a_remote_spine_that_cannot_be_read_stops_the_merge_and_the_hint_leads_o
     assert "`leap merge left` again once origin answers" in line, line
     landed = leap("merge", "left", cwd=p.work, timeout=300)  # the hint, exactly
     assert landed.code == 0, landed
+
+
+def test_a_lock_file_in_the_way_of_following_the_remotes_spine_is_named(
+        left_passed: Project) -> None:
+    """A blind review: a lock file a killed git left on the remote-tracking ref failed the
+    fetch of the remote's spine, and the merge named `leap merge` again "once origin
+    answers": origin had answered, and every try failed alike."""
+    from tests.support import leap
+
+    p = left_passed
+    there = git("commit-tree", f"{p.remote_tip('refs/heads/main')}^{{tree}}", "-p",
+                "refs/heads/main", "-m", "an admin's commit on the server", cwd=p.bare)
+    git("update-ref", "refs/heads/main", there, cwd=p.bare)
+    lock = p.work / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    stopped = leap("merge", "left", cwd=p.work)
+    assert stopped.code != 0, stopped
+    assert f"a lock file is in the way here: {lock}" in stopped.err, stopped
+    assert "once origin answers" not in stopped.err, stopped
+    assert f"delete {lock}, then run the command again" in stopped.err, stopped
+    lock.unlink()  # the hint, exactly
+    landed = leap("merge", "left", cwd=p.work)
+    assert landed.code == 0, landed

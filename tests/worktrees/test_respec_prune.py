@@ -186,6 +186,31 @@ def test_a_dropped_branch_that_keeps_moving_is_a_hold_whose_hint_leads_on(
     assert len(kept.splitlines()) == 6, kept  # every tip the branch had
 
 
+def test_a_dropped_branch_checked_out_in_another_worktree_is_a_hold_whose_hint_leads_on(
+        diamond: Path, tmp_path: Path, builder: Callable[..., str]) -> None:
+    """A blind review: the branch went by `update-ref -d` even while another worktree had it
+    checked out, which left that worktree on a branch with no commits and every later throw
+    failing in `git worktree add`. It is refused before anything moves."""
+    leap("throw", "dia", "--ball", "A", cwd=diamond)
+    wt = worktree_of(diamond, "A")
+    _refused_a_round(wt)
+    assert _respec_a(diamond, tmp_path) == 0
+    set_config(diamond, builder=builder("""
+        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+    other = tmp_path / "other"
+    git("worktree", "add", "-q", "--force", str(other), "leap/ball/dia/A", cwd=diamond)
+    held = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert held.code == 3 and f"checked out in {other}" in held.err, held
+    assert wt.exists()  # nothing moved
+    command = f"git -C {other} switch --detach"
+    assert f"`{command}` frees it, then `leap throw dia --ball A`" in held.err, held
+    git("-C", str(other), "switch", "-q", "--detach", cwd=diamond)  # the hint, exactly
+    again = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert again.code == 0, again
+
+
 def _refused_a_round(wt: Path) -> None:
     (wt / "src/a.py").write_text("A = 9\n")
     assert leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong", cwd=wt).code == 1
