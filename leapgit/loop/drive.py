@@ -446,6 +446,7 @@ class SliceRun:
         from leapgit.worktrees.run import run_balls
 
         self._advance(step.ball)
+        self._left_builder(step)
         before = self._rounds(step.ball)
         progress = EventProgress(self.events, self.slice, [(step.ball, step.wave)],
                                  self.ws.config.round_cap)
@@ -464,6 +465,32 @@ class SliceRun:
             self.idle_builds[step.ball] = self.idle_builds.get(step.ball, 0) + 1
             if self.idle_builds[step.ball] >= 2:
                 raise Hold("its builder ran twice without recording a round", rule="L6")
+
+    def _left_builder(self, step: Step) -> None:
+        """L3: a builder a killed run left in the ball's worktree (in a session of its own)
+        still holds the ball: waited for, as a person would, at most builder.timeout; its
+        round is then closed as any killed run's (``carry.close_killed_round``)."""
+        from leapgit.worktrees import drivelock, place
+        from leapgit.worktrees.closeround import admin_dir
+
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            eps = query.episodes(view, self.slice, step.ball)
+            t = query.throw(view, self.slice, step.ball, eps[-1]) if eps else None
+        admin = admin_dir(self.ws.paths.common_dir, place.worktree_of(self.ws, t)) \
+            if t is not None else None
+        if admin is None:
+            return
+        deadline = time.monotonic() + self.ws.config.builder_timeout
+        said = False
+        while drivelock.left_running(admin / "leap") and not self.stop.is_set() \
+                and time.monotonic() < deadline:
+            if not said:
+                self.events.emit("log", step.ball, step.wave, line="a builder a killed run "
+                                 "left still runs in the ball's worktree: waiting for it to "
+                                 "end, then its round is recorded (L3, L6)")
+                said = True
+            time.sleep(0.2)
 
     def _do_score(self, step: Step) -> None:
         from leapgit.scoring.score import score

@@ -119,6 +119,8 @@ class RoundPlayer:
         watched = self.watch.snapshot(worktree)
         before = tree_state(worktree)
         untracked = untracked_paths(worktree)  # a refused round leaves them alone (L6)
+        if lock is not None:  # a kill from here on leaves this round for the next driver
+            lock.starting(round_no)
         ex = run_builder(
             self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
             self.ws.config.builder_timeout, self.stop, lock_fd=lock.fd if lock else None,

@@ -5,7 +5,8 @@ while it drives a ball, and hands the lock's descriptor to the builder it starts
 drops the lock when its last holder is gone, so a run killed by SIGKILL frees the ball at
 once, unless its builder (in a session of its own) is still running: then that builder
 keeps the ball until it ends, and a new run is told which process group to stop. The file
-names the driver's pid and, while a round runs, the builder's process group and the round:
+names the driver's pid and, from just before a builder starts, the round (and then the
+builder's process group, ``-`` until it is known):
 a round the file still names when the next driver takes the lock was never closed by its
 own (the run was killed), and that driver closes it first (``carry.close_killed_round``).
 """
@@ -81,10 +82,16 @@ class DriveLock:
             return self
         self.fd = fd
         said = os.pread(fd, 200, 0).split()
-        # a round the last driver started and never closed (it was killed)
+        # a round the last driver started and never closed (it was killed); named on until
+        # it is closed, so a kill of this driver before then loses it no more than the last
         self.unclosed = int(said[2]) if len(said) > 2 and said[2].isdigit() else None
-        self._say(f"{os.getpid()}\n")
+        self._say(f"{os.getpid()}" + (f" - {self.unclosed}" if self.unclosed else "") + "\n")
         return self
+
+    def starting(self, round_no: int) -> None:
+        """Before the builder starts: from here a kill leaves a round for the next driver to
+        close (at 0, with what the builder left), never files that no round accounts for."""
+        self._say(f"{os.getpid()} - {round_no}\n")
 
     def started(self, group: int, round_no: int) -> None:
         self._say(f"{os.getpid()} {group} {round_no}\n")
@@ -95,9 +102,12 @@ class DriveLock:
         self._say(f"{os.getpid()}\n")
 
     def _say(self, text: str) -> None:
+        """Written over what it said, then cut to length: a kill in between leaves the round
+        named (never an empty file)."""
         if self.fd is not None:
-            os.ftruncate(self.fd, 0)
-            os.pwrite(self.fd, text.encode(), 0)
+            data = text.encode()
+            os.pwrite(self.fd, data, 0)
+            os.ftruncate(self.fd, len(data))
 
     def __exit__(self, *exc: object) -> None:
         if self.fd is not None:
@@ -122,6 +132,19 @@ def held(folder: Path) -> bool:
     finally:
         os.close(fd)  # closing drops a lock taken here
     return False
+
+
+def left_running(folder: Path) -> bool:
+    """Whether a builder a driver that is gone handed the lock to still holds it in
+    ``folder`` (the builder runs in a session of its own and outlives a killed driver)."""
+    if not held(folder):
+        return False
+    try:
+        said = (folder / NAME).read_text(encoding="utf-8").split()
+    except OSError:
+        said = []
+    driver = int(said[0]) if said and said[0].isdigit() else None
+    return driver is None or (driver != os.getpid() and not _alive(driver))
 
 
 def check_free(folder: Path | None, worktree: Path, ball: str) -> None:

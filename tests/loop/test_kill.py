@@ -18,6 +18,7 @@ import pytest
 
 from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import Ledger
+from leapgit.worktrees import drivelock
 from tests.loop.world import DEPS, S, build, jurors
 from tests.support import git, leap
 from tests.templates import Served
@@ -109,3 +110,53 @@ def test_killed_at_ten_moments_the_slice_lands_once(isolated: Path, served: Serv
     git("fetch", "-q", "origin", "refs/heads/leap/ledger:refs/heads/leap/ledger", cwd=clone)
     audited = leap("audit", cwd=clone)
     assert audited.code == 0, audited
+
+
+# Every Python process of the killed `leap run` loads this (PYTHONPATH): `leap run` dies by
+# SIGKILL at the one moment a plain kill hits by chance (a flake under load found it): the
+# builder is started and the drive lock does not name its round yet (run_builder: Popen,
+# then ``started``); the builder, in a session of its own, outlives it by a few seconds
+KILL_AS_THE_BUILDER_STARTS = """\
+import os
+import signal
+import sys
+import time
+
+if sys.argv and sys.argv[0].endswith("builder.py"):
+    time.sleep(3)  # still at work when the next run comes to its ball
+else:
+    from leapgit.worktrees import drivelock
+
+    def started(self, group, round_no):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    drivelock.DriveLock.started = started
+"""
+
+
+def test_killed_as_its_builder_starts_the_next_run_records_that_round_and_lands(
+        isolated: Path, served: Served, tmp_path: Path) -> None:
+    """The builder runs in a session of its own and outlives the kill; it wrote the ball's
+    files. The drive lock named no round then, so the next run took those files for a change
+    outside any round (L2), refused the ball (-1) for good, and blocked its dependents; and a
+    next run that came while the builder still ran stopped the ball (a hold) where it can
+    wait."""
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(KILL_AS_THE_BUILDER_STARTS)
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder("run5-kill"), served.daemon, server.url)
+        killed = subprocess.run(
+            [sys.executable, "-m", "leapgit", "run", S, "--json", "--heartbeat", "0"],
+            cwd=p.work, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "PYTHONPATH": str(inject)})
+        assert killed.returncode == -signal.SIGKILL, killed.stdout[-3000:]
+        assert any(drivelock.held(lock.parent) for lock in  # the builder is still at work
+                   (p.work / ".git" / "worktrees").glob("*/leap/drive.lock"))
+        again = p.leap("run", S, "--heartbeat", "0")  # waits for it, then goes on
+    assert again.code == 0 and "landed" in again.out, again.out[-4000:]
+    assert "a builder a killed run left still runs" in again.out, again.out[-4000:]
+    # the killed run's round: recorded at 0 with what its builder left, by the next run
+    left = git("grep", "-l", "ended before it recorded the round", "leap/ledger", "--",
+               "slices/five", cwd=p.work)
+    assert "/receipts/" in left, left
