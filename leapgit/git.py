@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from leapgit.errors import LeapError, UsageError
+from leapgit.errors import EXIT_HOLD, LeapError, UsageError
 from leapgit.records.types import ABSENT
 
 # Variables that describe *which* repository git works on. Identity and config variables
@@ -35,6 +35,42 @@ _LOCATION_VARS = (
 
 class GitFailed(LeapError):
     """A git command this program needed failed."""
+
+
+class RemoteUnavailable(GitFailed):
+    """A remote that did not answer (git could not reach it), or could not judge a push (its
+    hook failed closed on an error of its own): nothing was pushed, a hold (exit 3). A loop
+    that can wait (`leap run --remote`, `leap worker`) looks again (``loop.remote.Reach``)."""
+
+    exit_code = EXIT_HOLD
+
+
+# What git says of a remote it could not talk to at all, and what a leapgit server hook
+# says when it cannot judge a push (``hookimpl.failclosed``): worth looking again later.
+UNAVAILABLE = ("unable to connect", "Could not read from remote", "unable to access",
+               "Connection refused", "Could not resolve host", "does not appear to be a git",
+               "No such file or directory", "Connection reset", "the remote end hung up",
+               "access denied or repository not exported", "internal error, refusing")
+
+
+def unavailable(text: str) -> bool:
+    return any(why in text for why in UNAVAILABLE)
+
+
+def unavailable_push(remote: str, text: str, remote_lines: list[str]
+                     ) -> RemoteUnavailable | None:
+    """What a failed push says when the remote did not answer, or its hook could not judge
+    the push (``remote_lines``: what the server said); None for a refusal or anything else."""
+    broken = [ln[7:].strip() for ln in remote_lines if "internal error, refusing" in ln]
+    if broken:
+        return RemoteUnavailable(f"{remote} could not judge the push: {broken[0]}; nothing "
+                                 "was pushed", hint="its hook failed on an error of its own: "
+                                 "try again; if it stays, its keeper reads the server's side")
+    if remote_lines or not unavailable(text):
+        return None
+    return RemoteUnavailable(f"cannot reach {remote}: {says(text) or 'no answer'}; nothing was "
+                             "pushed (an atomic push lands whole or not at all)",
+                             hint="check the remote's URL and that it is reachable")
 
 
 def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -35,10 +35,6 @@ _RETRY = ("non-fast-forward", "fetch first", "failed to update ref", "cannot loc
 # F1: the server's hook saw the ref move between git's advertisement and its own run (another
 # push landed in between): a lost race when every refusal of the push is that one.
 _STALE = "but this repository holds it at"
-# Reasons git gives for a remote it could not talk to at all.
-_UNREACHABLE = ("unable to connect", "Could not read from remote", "unable to access",
-                "Connection refused", "Could not resolve host", "does not appear to be a git",
-                "No such file or directory", "Connection reset", "the remote end hung up")
 
 
 @dataclass(frozen=True)
@@ -166,8 +162,9 @@ def _fetch_failed(remote: str, refspecs: Sequence[str], proc: subprocess.Complet
         return git.GitFailed(f"cannot fetch {' '.join(refspecs)} from {remote}: {line} "
                              f"({done})", hint="git's words say what to mend here, then run "
                                                "the command again")
-    return git.GitFailed(f"cannot reach {remote}: git fetch failed: {line}; {done}",
-                         hint="check the remote's name and that it is reachable")
+    failed = git.RemoteUnavailable if git.unavailable(err) else git.GitFailed
+    return failed(f"cannot reach {remote}: git fetch failed: {line}; {done}",
+                  hint="check the remote's name and that it is reachable")
 
 
 def _push(root: Path, remote: str, tip: str | None, ref: str,
@@ -188,11 +185,9 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
             _STALE in text and text.count("[L") == text.count(_STALE):
         return text.strip().splitlines()[-1] if text.strip() else "rejected"
     remote_lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
-    if not remote_lines and any(why in text for why in _UNREACHABLE):
-        last = git.says(text) or f"exit {proc.returncode}"
-        raise git.GitFailed(f"cannot reach {remote}: {last}; nothing was pushed (an atomic "
-                            "push lands whole or not at all)",
-                            hint="check the remote's URL and that it is reachable")
+    failed = git.unavailable_push(remote, text, remote_lines)
+    if failed is not None:
+        raise failed
     raise RuleViolation(f"the remote refused the ledger push to {remote}",
                         hint="; ".join(ln[7:].strip() for ln in remote_lines) or text.strip())
 

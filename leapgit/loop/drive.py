@@ -31,6 +31,7 @@ from leapgit.errors import (
     LeapError,
     UsageError,
 )
+from leapgit.git import RemoteUnavailable
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace
 from leapgit.loop.events import Events, Heartbeat
@@ -113,6 +114,11 @@ class SliceRun:
 
         self.watch = Watch(ws)  # L5, L9: one for every builder of the run
         self.awaiting: set[str] = set()  # with a remote: balls its workers build now
+        from leapgit.loop.remote import Reach
+
+        self.reach = Reach(options.remote, options.poll,  # with a remote: whether it answers
+                           lambda line: self.events.emit("log", line=line)) \
+            if options.remote is not None else None
         self._looked = 0.0
         self._deadline = (time.monotonic() + options.max_minutes * 60
                           if options.max_minutes else None)
@@ -204,7 +210,8 @@ class SliceRun:
                 why = why or self._over()
                 if why is None and self.opt.remote is not None:
                     self._look({s.ball for s in running.values()})
-                if why is None:
+                away = self.reach is not None and self.reach.away  # no step starts till back
+                if why is None and not away:
                     for step in self._next_steps(set(s.ball for s in running.values())):
                         if len(running) >= self.opt.jobs:
                             break
@@ -212,7 +219,7 @@ class SliceRun:
                             continue  # run.max_usd: the spend is read before each scoring
                         self.busy[step.ball] = step.kind
                         running[pool.submit(self._perform, step)] = step
-                if not running and (why is not None or not self.awaiting):
+                if not running and (why is not None or not (self.awaiting or away)):
                     return why
                 if not running:
                     time.sleep(self.opt.poll)  # workers build: look again in a moment
@@ -241,7 +248,11 @@ class SliceRun:
             any(s.kind == "score" for s in running)
 
     def _over(self) -> str | None:
-        """Why no further step starts: time (--max-minutes), or money (run.max_usd)."""
+        """Why no further step starts: time (--max-minutes), money (run.max_usd), or the
+        remote out of reach for too long."""
+        if self.reach is not None and self.reach.gave_up:
+            return (f"{self.reach.gave_up}; a hold, nothing lost: `leap run {self.slice} "
+                    f"--remote {self.opt.remote}` again once it answers")
         if self._deadline is not None and time.monotonic() >= self._deadline:
             self.stop.set()  # running builders stop; each running round is recorded as 0
             return f"--max-minutes {self.opt.max_minutes:g} reached: a hold, nothing lost"
@@ -278,15 +289,26 @@ class SliceRun:
             return
         self._looked = time.monotonic()
         remote = self.opt.remote
-        assert remote is not None
-        rm.sync_with_balls(self.ws, remote)
-        with self.ws.ledger() as ledger:
-            rec = query.load_slice(ledger.require(), self.slice)
-        tips = rm.ball_tips(self.ws, remote)
-        for ball in rec.balls:
-            if ball not in running:
-                rm.bring_home(self.ws, remote, self.ws.config.ball_branch(self.slice, ball),
-                              tips)
+        assert remote is not None and self.reach is not None
+        try:
+            rm.sync_with_balls(self.ws, remote)
+            with self.ws.ledger() as ledger:
+                rec = query.load_slice(ledger.require(), self.slice)
+            tips = rm.ball_tips(self.ws, remote)
+            for ball in rec.balls:
+                if ball not in running:
+                    rm.bring_home(self.ws, remote,
+                                  self.ws.config.ball_branch(self.slice, ball), tips)
+            # a ball published to the workers whose branch never reached the remote (its
+            # push was lost after its throw record went up): no worker can claim it
+            lost = [b for b in sorted(self.awaiting - running) if rm.remote_tip(
+                self.ws, remote, self.ws.config.ball_branch(self.slice, b)) is None]
+            if lost:
+                rm.publish(self.ws, remote, self.slice, lost)
+        except RemoteUnavailable as exc:
+            self.reach.lost(exc)  # looked at again in ``poll``; ``_over`` says when to stop
+            return
+        self.reach.back()
 
     def _next_steps(self, running: set[str]) -> list[Step]:
         out: list[Step] = []
@@ -326,6 +348,9 @@ class SliceRun:
     def _settle(self, step: Step, fut: Future[None]) -> None:
         exc = fut.exception()
         if exc is None:
+            return
+        if isinstance(exc, RemoteUnavailable) and self.reach is not None:
+            self.reach.lost(exc)  # the step is planned again once the remote answers
             return
         if isinstance(exc, LeapError):
             first = exc.problems[0] if exc.problems else None
@@ -610,8 +635,20 @@ class SliceRun:
         waited: tuple[str, float] | None = None  # (what it waits for, since when)
         while True:
             try:
-                return merge(self.ws, self.slice,
-                             echo=lambda line: self.events.emit("log", line=line))
+                merged = merge(self.ws, self.slice,
+                               echo=lambda line: self.events.emit("log", line=line))
+                if self.reach is not None:
+                    self.reach.back()
+                return merged
+            except RemoteUnavailable as exc:
+                if self.reach is None:
+                    raise
+                self.reach.lost(exc)
+                over = self._over()
+                if over is not None:
+                    raise Hold(over, rule="L9") from None
+                time.sleep(self.opt.poll)
+                continue
             except (LeaseHeld, MergeBusy) as exc:
                 what = (f"lease {exc.lease.number}" if isinstance(exc, LeaseHeld) else
                         "this clone's other merge")

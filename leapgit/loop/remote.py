@@ -5,7 +5,7 @@ remote's own compare-and-swap (``sync.push_records``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from leapgit import git
@@ -13,6 +13,43 @@ from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ThrowRecord
 from leapgit.rules.episodes import drops_branch
+
+REMOTE_PATIENCE = 30 * 60  # seconds a loop looks again for a remote out of reach
+
+
+class Reach:
+    """Whether the shared remote answers, for a loop that can wait for it (`leap run
+    --remote`, `leap worker`): its first failure is said once, with how long the loop waits;
+    an answer says it is back; past ``REMOTE_PATIENCE`` the loop gives up (``gave_up``)."""
+
+    def __init__(self, remote: str, poll: float, say: Callable[[str], None]) -> None:
+        self.remote, self.poll, self.say = remote, poll, say
+        self.since: float | None = None
+        self.gave_up: str | None = None
+
+    @property
+    def away(self) -> bool:
+        return self.since is not None
+
+    def lost(self, exc: git.RemoteUnavailable) -> str | None:
+        """The reason to give up, once the remote has been away too long; else None."""
+        import time
+
+        now = time.monotonic()
+        why = exc.problems[0].message if exc.problems else str(exc)
+        if self.since is None:
+            self.since = now
+            self.say(f"{self.remote} is out of reach ({why}): looking again every "
+                     f"{self.poll:g} s, at most {REMOTE_PATIENCE / 60:g} minutes")
+        elif now - self.since > REMOTE_PATIENCE:
+            self.gave_up = (f"{self.remote} has been out of reach for "
+                            f"{REMOTE_PATIENCE / 60:g} minutes ({why})")
+        return self.gave_up
+
+    def back(self) -> None:
+        if self.since is not None:
+            self.since = None
+            self.say(f"{self.remote} answers again: going on")
 
 
 def tracking(remote: str, branch: str) -> str:
@@ -63,8 +100,9 @@ def adopt_ledger(ws: Workspace, remote: str) -> None:
     tip = git.rev_parse(track, ws.paths.root) if proc.returncode == 0 else None
     if tip is None:
         err = proc.stderr.decode(errors="replace").strip()
-        raise git.GitFailed(f"no ledger on {remote} ({err.splitlines()[-1] if err else ref})",
-                            hint=f"the thrower pushes it (`leap sync {remote}`)")
+        failed = git.RemoteUnavailable if git.unavailable(err) else git.GitFailed
+        raise failed(f"no ledger on {remote} ({err.splitlines()[-1] if err else ref})",
+                     hint=f"the thrower pushes it (`leap sync {remote}`)")
     git.run(["update-ref", ref, tip, ""], ws.paths.root, check=False)
 
 
@@ -76,10 +114,13 @@ def push_branch(ws: Workspace, remote: str, branch: str, sha: str, force: bool) 
                    check=False)  # the server judges it (``sync._push``)
     if proc.returncode != 0:
         text = (proc.stdout + proc.stderr).decode(errors="replace")
-        said = [ln[7:].strip() for ln in text.splitlines() if ln.startswith("remote:")
-                and ln[7:].strip()]
+        lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
+        failed = git.unavailable_push(remote, text, lines)
+        if failed is not None:  # not a refusal: nothing was judged
+            raise failed
         raise RuleViolation(f"the remote refused {branch}", rule="L9",
-                            hint="; ".join(said) or text.strip().splitlines()[-1])
+                            hint="; ".join(ln[7:].strip() for ln in lines) or
+                            text.strip().splitlines()[-1])
     git.run(["update-ref", tracking(remote, branch), sha], ws.paths.root, check=False)
 
 

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from leapgit.errors import LeapError, LedgerConflict, RuleViolation
+from leapgit.errors import Hold, LeapError, LedgerConflict, RuleViolation
+from leapgit.git import RemoteUnavailable
 from leapgit.ledger import layout, query
 from leapgit.ledger.workspace import Workspace
 from leapgit.loop import remote as rm
@@ -117,13 +118,23 @@ class Worker:
                                   thread_name_prefix="leap-worker")
         running: dict[Future[Built], tuple[str, str]] = {}
         taken = 0
+        reach = rm.Reach(self.opt.remote, self.opt.poll, self.echo)  # a look may go unanswered
+        adopted = False
         try:
-            rm.adopt_ledger(self.ws, self.opt.remote)
             while True:
                 if (self.opt.once and taken) or len(running) >= self.opt.jobs:
                     free: list[Open] = []  # no room for another ball: no look at the remote
                 else:
-                    free, busy = self._look()
+                    try:
+                        if not adopted:
+                            rm.adopt_ledger(self.ws, self.opt.remote)
+                            adopted = True
+                        free, busy = self._look()
+                    except RemoteUnavailable as exc:  # looked at again after ``poll``
+                        self._away(reach, exc)
+                        free, busy = [], True
+                    else:
+                        reach.back()
                     if not free and not busy and not running:
                         return end  # nothing thrown is left to build
                 for found in free:
@@ -131,7 +142,11 @@ class Worker:
                         break
                     if (found.slice, found.ball) in running.values():
                         continue
-                    number = self._claim(found)
+                    try:
+                        number = self._claim(found)
+                    except RemoteUnavailable as exc:  # looked at again after ``poll``
+                        self._away(reach, exc)
+                        break
                     if number is None:
                         continue
                     taken += 1
@@ -171,6 +186,15 @@ class Worker:
         finally:
             pool.shutdown(wait=True)
             restore()
+
+    def _away(self, reach: rm.Reach, exc: RemoteUnavailable) -> None:
+        """The remote did not answer a look or a claim: said once, looked at again after
+        ``poll``; past ``remote.REMOTE_PATIENCE`` the worker stops (a hold)."""
+        gave_up = reach.lost(exc)
+        if gave_up is not None:
+            raise Hold(f"{gave_up}; nothing lost", rule="L9",
+                       hint=f"`leap worker --remote {self.opt.remote} --name {self.opt.name}` "
+                            "again once it answers") from None
 
     def _look(self) -> tuple[list[Open], bool]:
         """(the published episodes free to claim, whether any ball is still to be built)."""

@@ -468,7 +468,8 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
         locked = lock_in_the_way(remote, [spec], fetched, "nothing landed")
         if locked is not None:
             raise locked
-        raise Hold(f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
+        away = git.RemoteUnavailable if git.unavailable(said) else Hold  # `leap run` waits
+        raise away(f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
                    rule="L9", hint=f"`leap merge {slice_id}` again once {remote} answers")
     there = git.rev_parse(track, root)
     if there is None or there == old or is_ancestor(root, there, old):

@@ -135,9 +135,9 @@ def test_a_remote_spine_that_cannot_be_read_stops_the_merge_and_the_hint_leads_o
         return lease
 
     monkeypatch.setattr(leases, "take_lease_on", taken_then_cut_off)
-    from leapgit.errors import Hold
+    from leapgit.git import RemoteUnavailable
 
-    with pytest.raises(Hold) as held:
+    with pytest.raises(RemoteUnavailable) as held:  # a hold (exit 3): `leap run` waits
         merge(open_workspace(p.work), "left", echo=lambda _line: None)
     monkeypatch.undo()
     away.rename(p.bare)

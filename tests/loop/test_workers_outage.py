@@ -1,0 +1,65 @@
+"""The shared remote out of reach for a while (a walk-away hunt: its git daemon restarted,
+its repository moved away and back), and `leap run --remote` with two workers at work: the
+driver and the workers look again until it answers, and the slice lands. Before, the
+driver's first failed look ended the run with exit 2 (bad input) and no `end` event, and
+each worker stopped on its first failed idle look."""
+
+from __future__ import annotations
+
+import time
+
+from tests.loop import workers_world as ww
+from tests.loop.workers_world import wait
+from tests.support import GitDaemon, git, leap
+from tests.tribunal.jurors import JurorServer
+
+
+def test_the_remote_out_of_reach_for_a_while_is_waited_for_and_the_slice_lands(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = ww.world(daemon, jurors, "outage", 2)
+    clones = [w.clone(f"w{i}") for i in (1, 2)]
+    log = w.base_dir / "work.log"
+    orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
+                   cwd=w.work, log=log)
+    workers = [w.popen("worker", "--remote", "origin", "--name", c.name, "--poll", "0.2",
+                       cwd=c) for c in clones]
+    deadline = time.monotonic() + 120
+    while "  throw  " not in log.read_text():  # published: the workers build now
+        assert orch.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.1)
+    away = w.bare.with_name(w.bare.name + ".away")
+    w.bare.rename(away)  # out of reach: git daemon no longer serves it
+    time.sleep(4)
+    away.rename(w.bare)
+    code = wait(orch, log)
+    codes = [wait(p, w.base_dir / f"w{i}.log", 60) for i, p in enumerate(workers, 1)]
+    said = log.read_text()
+    assert code == 0 and "landed" in said, said[-4000:]
+    assert "origin is out of reach (" in said, said[-4000:]
+    assert "origin answers again: going on" in said, said[-4000:]
+    logs = [(w.base_dir / f"w{i}.log").read_text() for i in (1, 2)]
+    assert codes == [0, 0], [text[-2000:] for text in logs]
+    fresh = w.base_dir / "fresh"
+    git("clone", "-q", w.url, str(fresh), cwd=w.base_dir)
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=fresh)
+    audit = leap("audit", cwd=fresh)
+    assert audit.code == 0, audit
+
+
+def test_a_ball_whose_branch_never_reached_the_remote_is_published_again(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A walk-away hunt: the push of a published ball's branch was lost after its throw
+    record reached the remote (the remote went away between the two). No worker could claim
+    a ball with no branch there, and every `leap run --remote` waited for it for good."""
+    w = ww.published(daemon, jurors, "lost-branch")
+    git("update-ref", "-d", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)  # the lost push
+    git("update-ref", "-d", "refs/leap/remotes/origin/heads/leap/ball/pkgs/b1", cwd=w.work,
+        check=False)
+    log = w.base_dir / "work.log"
+    orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
+                   cwd=w.work, log=log)
+    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
+                     cwd=w.clone("w1"))
+    code = wait(orch, log, 120)
+    assert code == 0 and "landed" in log.read_text(), log.read_text()[-4000:]
+    assert wait(worker, w.base_dir / "w1.log", 60) == 0
