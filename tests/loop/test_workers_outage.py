@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.loop import workers_world as ww
 from tests.loop.workers_world import wait
 from tests.support import GitDaemon, git, leap
@@ -62,4 +64,30 @@ def test_a_ball_whose_branch_never_reached_the_remote_is_published_again(
                      cwd=w.clone("w1"))
     code = wait(orch, log, 120)
     assert code == 0 and "landed" in log.read_text(), log.read_text()[-4000:]
+    assert wait(worker, w.base_dir / "w1.log", 60) == 0
+
+
+def test_a_remote_out_of_reach_past_the_patience_is_a_hold_whose_hint_leads_on(
+        daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    w = ww.world(daemon, jurors, "patience", 2)
+
+    def away(*_args: object, **_kwargs: object) -> None:
+        raise RemoteUnavailable("cannot reach origin: git fetch failed: fatal: unable to "
+                                "connect to 127.0.0.1; nothing was pushed")
+
+    monkeypatch.setattr(rm, "REMOTE_PATIENCE", 1.0)
+    monkeypatch.setattr(rm, "sync_with_balls", away)  # every look goes unanswered
+    held = w.leap("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0")
+    assert held.code == 3, held
+    assert "origin has been out of reach for" in held.out, held.out[-3000:]
+    hint = f"`leap run {ww.S} --remote origin` again once it answers"
+    assert hint in held.out, held.out[-3000:]
+    monkeypatch.undo()
+    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
+                     cwd=w.clone("w1"))
+    again = w.leap("run", ww.S, "--remote", "origin")  # the hint, exactly
+    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
     assert wait(worker, w.base_dir / "w1.log", 60) == 0
