@@ -53,8 +53,12 @@ UNAVAILABLE = ("unable to connect", "Could not read from remote", "unable to acc
                "access denied or repository not exported", "internal error, refusing")
 
 
+# ... unless the remote answered and said no: an HTTP 4xx, an ssh key it does not take
+REFUSED = ("The requested URL returned error: 4", "Permission denied")
+
+
 def unavailable(text: str) -> bool:
-    return any(why in text for why in UNAVAILABLE)
+    return any(why in text for why in UNAVAILABLE) and not any(no in text for no in REFUSED)
 
 
 def unavailable_push(remote: str, text: str, remote_lines: list[str]
@@ -66,7 +70,8 @@ def unavailable_push(remote: str, text: str, remote_lines: list[str]
         return RemoteUnavailable(f"{remote} could not judge the push: {broken[0]}; nothing "
                                  "was pushed", hint="its hook failed on an error of its own: "
                                  "try again; if it stays, its keeper reads the server's side")
-    if remote_lines or not unavailable(text):
+    # a git daemon that serves fetches and not pushes says "access denied" to a push
+    if remote_lines or not unavailable(text) or "access denied" in text:
         return None
     return RemoteUnavailable(f"cannot reach {remote}: {says(text) or 'no answer'}; nothing was "
                              "pushed (an atomic push lands whole or not at all)",

@@ -299,12 +299,18 @@ class SliceRun:
                 if ball not in running:
                     rm.bring_home(self.ws, remote,
                                   self.ws.config.ball_branch(self.slice, ball), tips)
-            # a ball published to the workers whose branch never reached the remote (its
-            # push was lost after its throw record went up): no worker can claim it
-            lost = [b for b in sorted(self.awaiting - running) if rm.remote_tip(
-                self.ws, remote, self.ws.config.ball_branch(self.slice, b)) is None]
-            if lost:
-                rm.publish(self.ws, remote, self.slice, lost)
+            # a ball published to the workers whose branch push was lost after its throw
+            # record went up (none there, or an earlier episode's): pushed again
+            for ball in sorted(self.awaiting - running):
+                try:
+                    rm.push_branches(self.ws, remote, self.slice, [ball])
+                except RemoteUnavailable:
+                    raise
+                except LeapError as exc:
+                    first = exc.problems[0] if exc.problems else None
+                    self._stop(Step("stop", ball, self._standings()[ball].wave,
+                                    f"publish: {exc.lines()[0]}", exc.exit_code,
+                                    first.hint if first else None))
         except RemoteUnavailable as exc:
             self.reach.lost(exc)  # looked at again in ``poll``; ``_over`` says when to stop
             return
@@ -348,9 +354,11 @@ class SliceRun:
     def _settle(self, step: Step, fut: Future[None]) -> None:
         exc = fut.exception()
         if exc is None:
+            if self.reach is not None:
+                self.reach.back("step")
             return
         if isinstance(exc, RemoteUnavailable) and self.reach is not None:
-            self.reach.lost(exc)  # the step is planned again once the remote answers
+            self.reach.lost(exc, "step")  # planned again; ``_over`` says when to stop
             return
         if isinstance(exc, LeapError):
             first = exc.problems[0] if exc.problems else None
@@ -423,11 +431,13 @@ class SliceRun:
 
         assert self.opt.remote is not None
         sync(self.opt.remote, start=self.ws.paths.root)  # the red's record first
+        # the remote's first: a push cut off leaves the branch here as it was, and the step
+        # is planned again (``_settle``)
+        rm.push_branch(self.ws, self.opt.remote, branch, red, force=False)
         here = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
         if here != red:
             git.run(["update-ref", f"refs/heads/{branch}", red, here or ""],
                     self.ws.paths.root)
-        rm.push_branch(self.ws, self.opt.remote, branch, red, force=False)
 
     def _do_throw(self, step: Step, resume: bool = False) -> None:
         from leapgit.worktrees.throw import RedBehind, RedToCarry, throw
@@ -638,12 +648,12 @@ class SliceRun:
                 merged = merge(self.ws, self.slice,
                                echo=lambda line: self.events.emit("log", line=line))
                 if self.reach is not None:
-                    self.reach.back()
+                    self.reach.back("merge")
                 return merged
             except RemoteUnavailable as exc:
                 if self.reach is None:
                     raise
-                self.reach.lost(exc)
+                self.reach.lost(exc, "merge")
                 over = self._over()
                 if over is not None:
                     raise Hold(over, rule="L9") from None

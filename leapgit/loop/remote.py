@@ -19,36 +19,38 @@ REMOTE_PATIENCE = 30 * 60  # seconds a loop looks again for a remote out of reac
 
 class Reach:
     """Whether the shared remote answers, for a loop that can wait for it (`leap run
-    --remote`, `leap worker`): its first failure is said once, with how long the loop waits;
-    an answer says it is back; past ``REMOTE_PATIENCE`` the loop gives up (``gave_up``)."""
+    --remote`, `leap worker`), kept by kind of call (a look, a step, a claim): a fetch that
+    answers says nothing of a push that does not. A kind's first failure is said once, with
+    how long the loop waits; its next success says it is back; past ``REMOTE_PATIENCE`` of
+    one kind failing, the loop gives up (``gave_up``)."""
 
     def __init__(self, remote: str, poll: float, say: Callable[[str], None]) -> None:
         self.remote, self.poll, self.say = remote, poll, say
-        self.since: float | None = None
+        self.since: dict[str, float] = {}
         self.gave_up: str | None = None
 
     @property
     def away(self) -> bool:
-        return self.since is not None
+        """Whether the looks go unanswered (no new step starts meanwhile)."""
+        return "look" in self.since
 
-    def lost(self, exc: git.RemoteUnavailable) -> str | None:
-        """The reason to give up, once the remote has been away too long; else None."""
+    def lost(self, exc: git.RemoteUnavailable, kind: str = "look") -> str | None:
+        """The reason to give up, once ``kind`` has failed too long; else None."""
         import time
 
         now = time.monotonic()
         why = exc.problems[0].message if exc.problems else str(exc)
-        if self.since is None:
-            self.since = now
+        if kind not in self.since:
+            self.since[kind] = now
             self.say(f"{self.remote} is out of reach ({why}): looking again every "
                      f"{self.poll:g} s, at most {REMOTE_PATIENCE / 60:g} minutes")
-        elif now - self.since > REMOTE_PATIENCE:
+        elif now - self.since[kind] > REMOTE_PATIENCE:
             self.gave_up = (f"{self.remote} has been out of reach for "
                             f"{REMOTE_PATIENCE / 60:g} minutes ({why})")
         return self.gave_up
 
-    def back(self) -> None:
-        if self.since is not None:
-            self.since = None
+    def back(self, kind: str = "look") -> None:
+        if self.since.pop(kind, None) is not None:
             self.say(f"{self.remote} answers again: going on")
 
 
@@ -128,10 +130,17 @@ def publish(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -> None
     """Issue 16: the throw records (with the ledger), then each published ball's branch as
     it stands here, unless the remote holds it already or further on. Run again after a
     kill between the two, it pushes what is missing."""
+    sync_with_balls(ws, remote)
+    push_branches(ws, remote, slice_id, balls)
+
+
+def push_branches(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -> None:
+    """``publish`` past its sync: each published ball's branch as it stands here, unless
+    the remote holds it already or further on (a look of `leap run --remote` asks it of
+    every ball the workers build, after its own sync)."""
     from leapgit.ledger import query
     from leapgit.rules.episodes import current_episode
 
-    sync_with_balls(ws, remote)
     with ws.ledger() as ledger:
         view = ledger.require()
         thrown = [current_episode(view, slice_id, b).throw for b in balls

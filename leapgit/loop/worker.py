@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from leapgit.errors import Hold, LeapError, LedgerConflict, RuleViolation
+from leapgit.errors import EXIT_HOLD, Hold, LeapError, LedgerConflict, RuleViolation
 from leapgit.git import RemoteUnavailable
 from leapgit.ledger import layout, query
 from leapgit.ledger.workspace import Workspace
@@ -73,6 +73,7 @@ class WorkerEnd:
     built: list[Built] = field(default_factory=list)
     interrupted: bool = False
     stopped: str | None = None  # an error that stopped the worker (the remote gone ...)
+    held: bool = False  # that error was a hold (the remote out of reach too long)
 
     @property
     def exit_code(self) -> int:
@@ -81,7 +82,7 @@ class WorkerEnd:
         if self.interrupted:
             return 130
         if self.stopped is not None:
-            return EXIT_RULE
+            return EXIT_HOLD if self.held else EXIT_RULE
         return EXIT_HOLD if any(b.error for b in self.built) else EXIT_OK
 
 
@@ -145,8 +146,9 @@ class Worker:
                     try:
                         number = self._claim(found)
                     except RemoteUnavailable as exc:  # looked at again after ``poll``
-                        self._away(reach, exc)
+                        self._away(reach, exc, "claim")
                         break
+                    reach.back("claim")
                     if number is None:
                         continue
                     taken += 1
@@ -177,7 +179,7 @@ class Worker:
                     continue
             return end
         except LeapError as exc:
-            end.stopped = exc.lines()[0]
+            end.stopped, end.held = exc.lines()[0], exc.exit_code == EXIT_HOLD
             self.stop.set()
             self.echo(f"stopped: {end.stopped}")
             for fut in list(running):
@@ -187,10 +189,10 @@ class Worker:
             pool.shutdown(wait=True)
             restore()
 
-    def _away(self, reach: rm.Reach, exc: RemoteUnavailable) -> None:
+    def _away(self, reach: rm.Reach, exc: RemoteUnavailable, kind: str = "look") -> None:
         """The remote did not answer a look or a claim: said once, looked at again after
         ``poll``; past ``remote.REMOTE_PATIENCE`` the worker stops (a hold)."""
-        gave_up = reach.lost(exc)
+        gave_up = reach.lost(exc, kind)
         if gave_up is not None:
             raise Hold(f"{gave_up}; nothing lost", rule="L9",
                        hint=f"`leap worker --remote {self.opt.remote} --name {self.opt.name}` "
@@ -456,17 +458,49 @@ class Worker:
         """The round's commit on the ball branch and its receipt on the ledger, in one
         atomic push (both land, or neither)."""
         from leapgit import git
-        from leapgit.ledger.sync import sync
 
         tip = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
         there = rm.remote_tip(self.ws, self.opt.remote, branch)
-        also = [f"{tip}:refs/heads/{branch}"] if tip is not None and tip != there else []
         left = self.leases.get((found.slice, found.ball), 0.0) - time.time()
         if left < self.claim_seconds / 2:  # renew before the round goes up, not after
-            self._renew_now(found, number)
+            try:
+                self._renew_now(found, number)
+            except RemoteUnavailable:
+                pass  # the push below waits for the remote while the claim lasts
+        mine = [f"{tip}:refs/heads/{branch}"] if tip is not None and tip != there else []
+        said = False
+        while True:  # the remote out of reach: the same push again while the claim lasts
+            try:
+                others = self._push_once(found, branch, tip, there, mine)
+                break
+            except RemoteUnavailable as exc:
+                if self.stop.is_set() or time.time() >= self.leases.get(
+                        (found.slice, found.ball), 0.0):
+                    raise
+                if not said:
+                    why = exc.problems[0].message if exc.problems else str(exc)
+                    self.echo(f"{found.slice}/{found.ball}: round {closed.recorded.receipt.round}"
+                              f" waits for {self.opt.remote} to answer ({why}); its claim "
+                              "lasts till then")
+                    said = True
+                time.sleep(self.opt.poll)
+        for moved, sha in ([(branch, tip)] if tip is not None else []) + others:
+            git.run(["update-ref", rm.tracking(self.opt.remote, moved), sha],
+                    self.ws.paths.root, check=False)
+        receipt = closed.recorded.receipt
+        claimed = " claim" if receipt.claim and receipt.outcome == 1 else ""
+        self.echo(f"{found.slice}/{found.ball}: round {receipt.round} pushed "
+                  f"({receipt.outcome}{claimed})")
+
+    def _push_once(self, found: Open, branch: str, tip: str | None, there: str | None,
+                   mine: list[str]) -> list[tuple[str, str]]:
+        """One atomic push of the round with any earlier round still here; returns the other
+        balls' branches that went with it."""
+        from leapgit.ledger.sync import sync
+
         with self._push:
             others = self._recorded_rounds(found)
-            also += [f"{sha}:refs/heads/{other}" for other, sha in others]
+            also = mine + [f"{sha}:refs/heads/{other}" for other, sha in others]
             try:
                 try:
                     sync(self.opt.remote, start=self.ws.paths.root, also=also)
@@ -476,22 +510,15 @@ class Worker:
                     # another ball's stale record rode along (a round that never went up):
                     # it goes, this ball's round goes up again on its own (L9)
                     self._drop_refused(exc)
-                    also = also[:1] if tip is not None and tip != there else []
                     others = []
-                    sync(self.opt.remote, start=self.ws.paths.root, also=also)
+                    sync(self.opt.remote, start=self.ws.paths.root, also=mine)
             except (RuleViolation, LedgerConflict) as exc:
                 # the authority said no: its ledger is the truth for this ball's records
                 self._drop_refused(exc, (found.slice, found.ball))
                 if tip is not None and there is not None:
                     self._keep_refused(found, branch, tip, there)
                 raise
-        for moved, sha in ([(branch, tip)] if tip is not None else []) + others:
-            git.run(["update-ref", rm.tracking(self.opt.remote, moved), sha],
-                    self.ws.paths.root, check=False)
-        receipt = closed.recorded.receipt
-        claimed = " claim" if receipt.claim and receipt.outcome == 1 else ""
-        self.echo(f"{found.slice}/{found.ball}: round {receipt.round} pushed "
-                  f"({receipt.outcome}{claimed})")
+        return others
 
     def _refused_others_only(self, exc: LeapError, found: Open, also: list[str]) -> bool:
         """Whether the refusal names records only, none of ``found``'s and no branch."""

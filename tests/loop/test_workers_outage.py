@@ -91,3 +91,24 @@ def test_a_remote_out_of_reach_past_the_patience_is_a_hold_whose_hint_leads_on(
     again = w.leap("run", ww.S, "--remote", "origin")  # the hint, exactly
     assert again.code == 0 and "landed" in again.out, again.out[-3000:]
     assert wait(worker, w.base_dir / "w1.log", 60) == 0
+
+
+def test_a_push_that_keeps_failing_while_fetches_answer_still_runs_out_of_patience(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: every answered look reset the clock of a claim (or a step) that
+    kept failing, so the loop never gave up and said two lines every poll."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    said: list[str] = []
+    clock = [0.0]
+    monkeypatch.setattr("time.monotonic", lambda: clock[0])
+    monkeypatch.setattr(rm, "REMOTE_PATIENCE", 10.0)
+    reach = rm.Reach("origin", 1.0, said.append)
+    refused = RemoteUnavailable("cannot reach origin: the push was not taken")
+    for _ in range(30):  # a look answers, a claim does not, every second
+        reach.back("look")
+        assert reach.lost(refused, "claim") is None or clock[0] > 10.0
+        clock[0] += 1.0
+    assert reach.gave_up is not None and "origin has been out of reach" in reach.gave_up
+    assert len(said) == 1, said  # said once, not every poll
