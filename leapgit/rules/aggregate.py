@@ -85,6 +85,21 @@ def refusing(view: LedgerView, slice_id: str, run_id: str | None) -> SummaryReco
         found.outcome == "refuse" else None
 
 
+def passed_tree(view: LedgerView, slice_id: str, tree: str, base: str) -> str | None:
+    """The aggregate run of the slice that passed the merged ``tree``, reviewed from
+    ``base``, already, if any (T6: the same bytes are not reviewed, and paid for, again; a
+    merge stopped after its review, by an outage or a kill, lands on it)."""
+    from leapgit.ledger import layout
+
+    folder = layout.tribunal_dir("x", slice_id).rsplit("/", 1)[0]
+    for run in reversed(view.list(folder)):
+        found = summary(view, run, slice_id)
+        if found is not None and found.series == series(slice_id) and \
+                found.outcome == "pass" and found.tree == tree and found.base == base:
+            return run
+    return None
+
+
 def refused_tree(view: LedgerView, slice_id: str, tree: str) -> str | None:
     """The aggregate run of the slice that refused the merged ``tree`` already, if any
     (T6: the same bytes are not reviewed again)."""

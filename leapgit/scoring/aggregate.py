@@ -12,6 +12,7 @@ from leapgit.errors import Hold, RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.scoring import RunEvidence
+from leapgit.rules import aggregate as rules_aggregate
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.proofrun import evidence
 
@@ -85,6 +86,13 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
         balls = [query.load_ball(view, slice_id, b) for b in ball_ids]
     commands = list(dict.fromkeys(b.tests for b in balls if b.tests))
     tests = merged_tests(ws, slice_id, head, commands)
+    tree = git.out(["rev-parse", f"{head}^{{tree}}"], root)
+    with ws.ledger() as ledger:
+        passed = rules_aggregate.passed_tree(ledger.require(), slice_id, tree, base)
+    if passed is not None:
+        echo(f"the merged result {tree[:12]} passed the aggregate review in run {passed}: "
+             "not reviewed again")
+        return Aggregate(passed, tree, tests)
     intent = (rec.description or f"the merged balls of slice {slice_id}").splitlines()[0]
     criteria = "\n".join(f"- {b.ball}: {b.goal}" for b in balls)
     done = convene(Request(intent=intent, criteria=criteria, builder=builder, base=base,

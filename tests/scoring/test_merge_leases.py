@@ -314,3 +314,33 @@ def test_a_give_back_that_did_not_reach_the_remote_says_so_and_names_the_sync(
     synced = leap("sync", "origin", cwd=p.work)  # the hint, exactly
     assert synced.code == 0, synced
     assert any(n.endswith("release.yaml") for n in _leases_on_remote(p))
+
+
+def test_a_merge_cut_off_after_its_review_passed_lands_on_that_review_unpaid(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk-away hunt: an outage after the aggregate review passed threw the review away,
+    and the next merge paid for the same review of the same bytes again (T6: the same bytes
+    are not reviewed again, as a refusal already was not)."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.scoring import merge as merging
+
+    p = left_passed
+
+    def cut_off(*_args: object, **_kwargs: object) -> None:
+        raise RemoteUnavailable("cannot reach origin: the remote end hung up; nothing was "
+                                "pushed")
+
+    def runs() -> list[str]:  # every record of the slice's aggregate reviews
+        return git("ls-tree", "-r", "--name-only", "leap/ledger", "slices/left/tribunal/",
+                   cwd=p.work).splitlines()
+
+    monkeypatch.setattr(merging, "_push", cut_off)  # the spine push, after the review
+    with pytest.raises(RemoteUnavailable):
+        merging.merge(open_workspace(p.work), "left", echo=lambda _line: None)
+    monkeypatch.undo()
+    reviewed = runs()
+    assert any(r.endswith("/summary.yaml") for r in reviewed), reviewed
+    landed = leap("merge", "left", cwd=p.work, timeout=300)
+    assert landed.code == 0, landed
+    assert "passed the aggregate review in run" in landed.out, landed
+    assert "round 2" not in landed.out and runs() == reviewed  # no second review, no spend
