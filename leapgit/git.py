@@ -53,6 +53,8 @@ UNAVAILABLE = ("unable to connect", "Could not read from remote", "unable to acc
                "access denied or repository not exported", "internal error, refusing")
 
 
+# What git says when the connection dropped mid-push: the refs may have moved already.
+DROPPED = ("unexpected disconnect", "error in sideband demultiplexer")
 # ... unless the remote answered and said no: an HTTP 4xx, an ssh key it does not take
 REFUSED = ("The requested URL returned error: 4", "Permission denied")
 
@@ -65,6 +67,10 @@ def unavailable_push(remote: str, text: str, remote_lines: list[str]
                      ) -> RemoteUnavailable | None:
     """What a failed push says when the remote did not answer, or its hook could not judge
     the push (``remote_lines``: what the server said); None for a refusal or anything else."""
+    if any(cut in text for cut in DROPPED):  # after the refs moved, or before: unknown
+        return RemoteUnavailable(f"the connection to {remote} dropped during the push "
+                                 f"({says(text) or 'no answer'}): it may have landed",
+                                 hint="the next look at the remote tells")
     broken = [ln[7:].strip() for ln in remote_lines if "internal error, refusing" in ln]
     if broken:
         return RemoteUnavailable(f"{remote} could not judge the push: {broken[0]}; nothing "

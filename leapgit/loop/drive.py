@@ -464,14 +464,14 @@ class SliceRun:
                            publish=remote is not None)
         for skipped in result.skipped:
             raise skipped.error
-        if remote is not None:
-            from leapgit.loop.remote import publish
-
-            publish(self.ws, remote, self.slice, [step.ball])
-        for t in result.thrown:
+        for t in result.thrown:  # recorded: said before its publish, which may be cut off
             self.events.emit("throw", step.ball, step.wave, episode=t.record.episode,
                              base=t.record.base[:12], resumed=resume or None,
                              detail=step.reason)
+        if remote is not None:  # cut off, it is published again by a later look
+            from leapgit.loop.remote import publish
+
+            publish(self.ws, remote, self.slice, [step.ball])
 
     def _do_resume(self, step: Step) -> None:
         self._do_throw(step, resume=True)

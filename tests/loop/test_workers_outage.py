@@ -112,3 +112,73 @@ def test_a_push_that_keeps_failing_while_fetches_answer_still_runs_out_of_patien
         clock[0] += 1.0
     assert reach.gave_up is not None and "origin has been out of reach" in reach.gave_up
     assert len(said) == 1, said  # said once, not every poll
+
+
+# the server's post-receive, once: the push of a worker's round (a ball branch with the
+# ledger) loses its connection after the refs moved
+DROP_AFTER_LANDING = """#!/bin/sh
+ball=; ledger=
+while read old new ref; do
+  case "$ref" in
+    refs/heads/leap/ledger) ledger=1 ;;
+    refs/heads/leap/ball/*) ball=1 ;;
+  esac
+done
+if [ -n "$ball" ] && [ -n "$ledger" ] && [ ! -e "{mark}" ]; then
+  touch "{mark}"; kill -9 $PPID
+fi
+exit 0
+"""
+
+
+def test_a_round_push_whose_connection_drops_after_it_landed_is_no_refusal(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A walk-away hunt: git's "unexpected disconnect" after the refs moved was read as a
+    refusal; the worker took its own landed round back out of its ledger, kept it as
+    refused, and exited 3."""
+    w = ww.world(daemon, jurors, "dropped", 2)
+    hook = w.bare / "hooks" / "post-receive"
+    hook.write_text(DROP_AFTER_LANDING.replace("{mark}", str(w.base_dir / "dropped")))
+    hook.chmod(0o755)
+    clones = [w.clone(f"w{i}") for i in (1, 2)]
+    log = w.base_dir / "work.log"
+    orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
+                   cwd=w.work, log=log)
+    workers = [w.popen("worker", "--remote", "origin", "--name", c.name, "--poll", "0.2",
+                       cwd=c) for c in clones]
+    code = wait(orch, log)
+    codes = [wait(p, w.base_dir / f"w{i}.log", 60) for i, p in enumerate(workers, 1)]
+    assert (w.base_dir / "dropped").exists()  # the connection did drop
+    assert code == 0 and "landed" in log.read_text(), log.read_text()[-3000:]
+    logs = [(w.base_dir / f"w{i}.log").read_text() for i in (1, 2)]
+    assert codes == [0, 0], [text[-2000:] for text in logs]
+    assert not any("the remote refused" in text for text in logs), logs
+    for c in clones:
+        assert git("for-each-ref", "refs/leap/evidence/refused/", cwd=c) == ""
+
+
+def test_a_throw_whose_publish_is_cut_off_is_said_and_published_by_a_later_look(
+        daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk-away hunt: a throw whose publish the outage cut off was built, scored and
+    merged with no `throw` event in the run's stream."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    w = ww.world(daemon, jurors, "publish-cut", 2)
+    real = rm.publish
+    cut: list[str] = []
+
+    def cut_off_once(*args: object, **kwargs: object) -> None:
+        if not cut:
+            cut.append("cut")
+            raise RemoteUnavailable("cannot reach origin: the remote end hung up; nothing "
+                                    "was pushed")
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rm, "publish", cut_off_once)
+    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
+                     cwd=w.clone("w1"))
+    ran = w.leap("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0")
+    assert cut and ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
+    assert ran.out.count("  throw  episode=1") == 2, ran.out[-3000:]
+    assert wait(worker, w.base_dir / "w1.log", 60) == 0
