@@ -20,9 +20,9 @@ REMOTE_PATIENCE = 30 * 60  # seconds a loop looks again for a remote out of reac
 class Reach:
     """Whether the shared remote answers, for a loop that can wait for it (`leap run
     --remote`, `leap worker`), kept by kind of call (a look, a step, a claim): a fetch that
-    answers says nothing of a push that does not. A kind's first failure is said once, with
-    how long the loop waits; its next success says it is back; past ``REMOTE_PATIENCE`` of
-    one kind failing, the loop gives up (``gave_up``)."""
+    answers says nothing of a push that does not. An outage is said once, with how long the
+    loop waits, and its end once every kind answers again; past ``REMOTE_PATIENCE`` of one
+    kind failing, the loop gives up (``gave_up``)."""
 
     def __init__(self, remote: str, poll: float, say: Callable[[str], None]) -> None:
         self.remote, self.poll, self.say = remote, poll, say
@@ -41,16 +41,17 @@ class Reach:
         now = time.monotonic()
         why = exc.problems[0].message if exc.problems else str(exc)
         if kind not in self.since:
+            if not self.since:  # said once an outage, whichever kind of call meets it first
+                self.say(f"{self.remote} is out of reach ({why}): looking again every "
+                         f"{self.poll:g} s, at most {REMOTE_PATIENCE / 60:g} minutes")
             self.since[kind] = now
-            self.say(f"{self.remote} is out of reach ({why}): looking again every "
-                     f"{self.poll:g} s, at most {REMOTE_PATIENCE / 60:g} minutes")
         elif now - self.since[kind] > REMOTE_PATIENCE:
             self.gave_up = (f"{self.remote} has been out of reach for "
                             f"{REMOTE_PATIENCE / 60:g} minutes ({why})")
         return self.gave_up
 
     def back(self, kind: str = "look") -> None:
-        if self.since.pop(kind, None) is not None:
+        if self.since.pop(kind, None) is not None and not self.since:
             self.say(f"{self.remote} answers again: going on")
 
 

@@ -182,3 +182,20 @@ def test_a_throw_whose_publish_is_cut_off_is_said_and_published_by_a_later_look(
     assert cut and ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
     assert ran.out.count("  throw  episode=1") == 2, ran.out[-3000:]
     assert wait(worker, w.base_dir / "w1.log", 60) == 0
+
+
+def test_an_outage_met_by_several_kinds_of_call_is_said_once_and_its_end_once() -> None:
+    """A walk-away hunt: one outage said "out of reach" twice (a look's, a claim's), and
+    "answers again" while a push still went unanswered."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    said: list[str] = []
+    reach = rm.Reach("origin", 1.0, said.append)
+    gone = RemoteUnavailable("cannot reach origin: the remote end hung up")
+    reach.lost(gone, "look")
+    reach.lost(gone, "claim")
+    reach.back("look")
+    assert len(said) == 1 and "out of reach" in said[0], said
+    reach.back("claim")
+    assert said[1:] == ["origin answers again: going on"], said
