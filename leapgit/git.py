@@ -63,10 +63,11 @@ def unavailable(text: str) -> bool:
     return any(why in text for why in UNAVAILABLE) and not any(no in text for no in REFUSED)
 
 
-def unavailable_push(remote: str, text: str, remote_lines: list[str]
+def unavailable_push(remote: str, text: str, remote_lines: list[str], root: Path | str
                      ) -> RemoteUnavailable | None:
-    """What a failed push says when the remote did not answer, or its hook could not judge
-    the push (``remote_lines``: what the server said); None for a refusal or anything else."""
+    """What a failed push (from ``root``) says when the remote did not answer, or its hook
+    could not judge the push (``remote_lines``: what the server said); None for a refusal
+    or anything else."""
     if any(cut in text for cut in DROPPED):  # after the refs moved, or before: unknown
         return RemoteUnavailable(f"the connection to {remote} dropped during the push "
                                  f"({says(text) or 'no answer'}): it may have landed",
@@ -76,8 +77,12 @@ def unavailable_push(remote: str, text: str, remote_lines: list[str]
         return RemoteUnavailable(f"{remote} could not judge the push: {broken[0]}; nothing "
                                  "was pushed", hint="its hook failed on an error of its own: "
                                  "try again; if it stays, its keeper reads the server's side")
-    # a git daemon that serves fetches and not pushes says "access denied" to a push
-    if remote_lines or not unavailable(text) or "access denied" in text:
+    if remote_lines or not unavailable(text):
+        return None
+    # a git daemon says "access denied" both for a repository it cannot find now and for
+    # one it serves to fetches only: a look tells the two apart
+    if "access denied" in text and run(["ls-remote", remote, "refs/leap/probe"], root,
+                                       check=False).returncode == 0:
         return None
     return RemoteUnavailable(f"cannot reach {remote}: {says(text) or 'no answer'}; nothing was "
                              "pushed (an atomic push lands whole or not at all)",

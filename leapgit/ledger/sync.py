@@ -185,7 +185,7 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
             _STALE in text and text.count("[L") == text.count(_STALE):
         return text.strip().splitlines()[-1] if text.strip() else "rejected"
     remote_lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
-    failed = git.unavailable_push(remote, text, remote_lines)
+    failed = git.unavailable_push(remote, text, remote_lines, root)
     if failed is not None:
         raise failed
     raise RuleViolation(f"the remote refused the ledger push to {remote}",

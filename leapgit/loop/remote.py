@@ -118,7 +118,7 @@ def push_branch(ws: Workspace, remote: str, branch: str, sha: str, force: bool) 
     if proc.returncode != 0:
         text = (proc.stdout + proc.stderr).decode(errors="replace")
         lines = [ln for ln in text.splitlines() if ln.startswith("remote:") and ln[7:].strip()]
-        failed = git.unavailable_push(remote, text, lines)
+        failed = git.unavailable_push(remote, text, lines, ws.paths.root)
         if failed is not None:  # not a refusal: nothing was judged
             raise failed
         raise RuleViolation(f"the remote refused {branch}", rule="L9",

@@ -7,12 +7,13 @@ each worker stopped on its first failed idle look."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.loop import workers_world as ww
 from tests.loop.workers_world import wait
-from tests.support import GitDaemon, git, leap
+from tests.support import GitDaemon, git, leap, make_repo
 from tests.tribunal.jurors import JurorServer
 
 
@@ -199,3 +200,34 @@ def test_an_outage_met_by_several_kinds_of_call_is_said_once_and_its_end_once() 
     assert len(said) == 1 and "out of reach" in said[0], said
     reach.back("claim")
     assert said[1:] == ["origin answers again: going on"], said
+
+
+def test_a_daemon_that_takes_no_pushes_refuses_and_one_that_lost_the_repository_is_away(
+        daemon: GitDaemon, tmp_path: Path) -> None:
+    """git daemon says "access denied or repository not exported" both to a push of a
+    repository it serves to fetches only (a refusal: waiting would never help) and to any
+    call for one it cannot find now (moved away for a while: out of reach). A look tells
+    them apart; a full-suite run found the second taken for the first, and a throw's
+    publish stopped its ball in the middle of an outage."""
+    from leapgit import git as gitcalls
+
+    work = make_repo(tmp_path / "work", {"a.txt": "a\n"})
+    bare = daemon.base / "fetch-only.git"
+    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    git("config", "daemon.receivepack", "false", cwd=bare)
+    git("remote", "add", "origin", daemon.url("fetch-only.git"), cwd=work)
+
+    def pushed() -> str:
+        proc = gitcalls.run(["push", "--porcelain", "origin", "HEAD:refs/heads/x"], work,
+                            check=False)
+        assert proc.returncode != 0
+        return (proc.stdout + proc.stderr).decode(errors="replace")
+
+    said = pushed()
+    assert "access denied" in said, said
+    assert gitcalls.unavailable_push("origin", said, [], work) is None  # a refusal
+    bare.rename(bare.with_name("moved.git"))  # now it cannot find it
+    said = pushed()
+    assert "access denied" in said, said
+    assert isinstance(gitcalls.unavailable_push("origin", said, [], work),
+                      gitcalls.RemoteUnavailable)
