@@ -6,6 +6,7 @@ each worker stopped on its first failed idle look."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -17,15 +18,23 @@ from tests.support import GitDaemon, git, leap, make_repo
 from tests.tribunal.jurors import JurorServer
 
 
-def test_the_remote_out_of_reach_for_a_while_is_waited_for_and_the_slice_lands(
-        daemon: GitDaemon, jurors: JurorServer) -> None:
-    w = ww.world(daemon, jurors, "outage", 2)
+def _run_with_two_workers(w: ww.World) -> tuple[subprocess.Popen[bytes],
+                                                 list[subprocess.Popen[bytes]], Path]:
+    """`leap run --remote origin` and two workers (clones w1, w2), as processes; the run's
+    log."""
     clones = [w.clone(f"w{i}") for i in (1, 2)]
     log = w.base_dir / "work.log"
     orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
                    cwd=w.work, log=log)
     workers = [w.popen("worker", "--remote", "origin", "--name", c.name, "--poll", "0.2",
                        cwd=c) for c in clones]
+    return orch, workers, log
+
+
+def test_the_remote_out_of_reach_for_a_while_is_waited_for_and_the_slice_lands(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = ww.world(daemon, jurors, "outage", 2)
+    orch, workers, log = _run_with_two_workers(w)
     deadline = time.monotonic() + 120
     while "  throw  " not in log.read_text():  # published: the workers build now
         assert orch.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
@@ -141,12 +150,7 @@ def test_a_round_push_whose_connection_drops_after_it_landed_is_no_refusal(
     hook = w.bare / "hooks" / "post-receive"
     hook.write_text(DROP_AFTER_LANDING.replace("{mark}", str(w.base_dir / "dropped")))
     hook.chmod(0o755)
-    clones = [w.clone(f"w{i}") for i in (1, 2)]
-    log = w.base_dir / "work.log"
-    orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
-                   cwd=w.work, log=log)
-    workers = [w.popen("worker", "--remote", "origin", "--name", c.name, "--poll", "0.2",
-                       cwd=c) for c in clones]
+    orch, workers, log = _run_with_two_workers(w)
     code = wait(orch, log)
     codes = [wait(p, w.base_dir / f"w{i}.log", 60) for i, p in enumerate(workers, 1)]
     assert (w.base_dir / "dropped").exists()  # the connection did drop
@@ -154,8 +158,9 @@ def test_a_round_push_whose_connection_drops_after_it_landed_is_no_refusal(
     logs = [(w.base_dir / f"w{i}.log").read_text() for i in (1, 2)]
     assert codes == [0, 0], [text[-2000:] for text in logs]
     assert not any("the remote refused" in text for text in logs), logs
-    for c in clones:
-        assert git("for-each-ref", "refs/leap/evidence/refused/", cwd=c) == ""
+    for i in (1, 2):
+        assert git("for-each-ref", "refs/leap/evidence/refused/", cwd=w.base_dir / f"w{i}") \
+            == ""
 
 
 def test_a_throw_whose_publish_is_cut_off_is_said_and_published_by_a_later_look(

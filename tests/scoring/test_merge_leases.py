@@ -14,6 +14,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -102,14 +104,20 @@ def test_a_push_a_server_hook_declined_keeps_its_words(tmp_path: Path) -> None:
     assert "`leap merge` again" not in line, line
 
 
-def test_leap_run_waits_for_this_clones_other_merge(left_passed: Project) -> None:
-    p = left_passed
-    lock = FileLock(str(p.work / ".git" / "leap" / "merging" / "spine.lock"))
+def _merge_lock(p: Project) -> FileLock:
+    """This clone's merge lock: held, another merge of this clone runs."""
     (p.work / ".git" / "leap" / "merging").mkdir(parents=True, exist_ok=True)
-    log = p.base_dir / "run.log"
-    with lock:  # another merge of this clone runs
+    return FileLock(str(p.work / ".git" / "leap" / "merging" / "spine.lock"))
+
+
+@contextmanager
+def _run_waiting_for_the_other_merge(p: Project, log: Path, *args: str
+                                     ) -> Iterator[subprocess.Popen[bytes]]:
+    """`leap run left ARGS` as a process, once it waits in its merge step for this clone's
+    other merge (the lock is held until the block ends)."""
+    with _merge_lock(p):
         with open(log, "wb") as out:
-            run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "left",
+            run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "left", *args,
                                     "--heartbeat", "0", "--poll", "0.2"], cwd=p.work,
                                    stdout=out, stderr=subprocess.STDOUT,
                                    env={**IDENTITY, **os.environ})
@@ -117,6 +125,14 @@ def test_leap_run_waits_for_this_clones_other_merge(left_passed: Project) -> Non
         while "waits for this clone's other merge" not in log.read_text():
             assert run.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
+        yield run
+
+
+def test_leap_run_waits_for_this_clones_other_merge(left_passed: Project) -> None:
+    p = left_passed
+    log = p.base_dir / "run.log"
+    with _run_waiting_for_the_other_merge(p, log) as run:
+        pass
     assert run.wait(240) == 0, log.read_text()[-3000:]
     assert "landed" in log.read_text()
 
@@ -142,19 +158,8 @@ def test_ctrl_c_in_the_merge_step_ends_the_json_stream_and_its_hint_leads_on(
     orchestrating agent could not tell an interrupt from a crash. It now stops as the ball
     loop does (exit 130), names the next run, and that run lands the slice."""
     p = left_passed
-    lock = FileLock(str(p.work / ".git" / "leap" / "merging" / "spine.lock"))
-    (p.work / ".git" / "leap" / "merging").mkdir(parents=True, exist_ok=True)
     log = p.base_dir / "run.jsonl"
-    with lock:  # another merge of this clone runs: the run waits in its merge step
-        with open(log, "wb") as out:
-            run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "left", "--json",
-                                    "--heartbeat", "0", "--poll", "0.2"], cwd=p.work,
-                                   stdout=out, stderr=subprocess.DEVNULL,
-                                   env={**IDENTITY, **os.environ})
-        deadline = time.monotonic() + 120
-        while "waits for this clone's other merge" not in log.read_text():
-            assert run.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+    with _run_waiting_for_the_other_merge(p, log, "--json") as run:
         run.send_signal(signal.SIGINT)
         assert run.wait(60) == 130, log.read_text()[-3000:]
     events = [json.loads(line) for line in log.read_text().splitlines()
@@ -231,9 +236,7 @@ def test_a_merge_wait_cut_off_by_max_minutes_names_the_time_and_the_next_run_lan
     """A reversibility review: a wait for the lease cut off by --max-minutes stopped the
     run naming the lease, as though the lease had stopped it, not the time."""
     p = left_passed
-    lock = FileLock(str(p.work / ".git" / "leap" / "merging" / "spine.lock"))
-    (p.work / ".git" / "leap" / "merging").mkdir(parents=True, exist_ok=True)
-    with lock:  # another merge of this clone runs, for longer than the run may take
+    with _merge_lock(p):  # another merge of this clone runs, longer than the run may take
         cut = leap("run", "left", "--heartbeat", "0", "--poll", "0.2", "--max-minutes",
                    "0.05", cwd=p.work, timeout=120)
     assert cut.code == 3, cut

@@ -90,21 +90,7 @@ def test_prune_only_finished_balls(diamond: Path, builder: Callable[..., str]) -
 
 def test_a_held_ball_respecced_to_another_scope_starts_afresh_from_the_spine(
         diamond: Path, tmp_path: Path, builder: Callable[..., str]) -> None:
-    leap("throw", "dia", "--ball", "A", cwd=diamond)
-    wt = worktree_of(diamond, "A")
-    for n in range(4):  # episode 1: four legit rounds on src/a.py, then a checkpoint
-        (wt / "src/a.py").write_text(f"A = {n + 2}\n")
-        assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
-    dropped = git("rev-parse", "leap/ball/dia/A", cwd=diamond)  # episode 1's last round
-    repair = tmp_path / "repair.yaml"
-    # another scope (src/a.py dropped), which keeps the red's frozen test (T7.1)
-    repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]",
-                                     "scope: [src/a_helper.py, tests/a.sh]"))
-    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
-    set_config(diamond, builder=builder("""
-        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
-        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
-    """))
+    dropped = _held_and_respecced(diamond, tmp_path, builder)  # episode 1's last round
     r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
     assert r.code == 0 and "A: 1 round(s), last pass (claim): done" in r.out, r
     spine = git("rev-parse", "main", cwd=diamond)
@@ -125,19 +111,7 @@ def test_a_commit_that_lands_on_the_dropped_branch_as_it_goes_is_kept_too(
     compare-and-swap now, and every tip it had is kept."""
     from leapgit.rules import episodes
 
-    leap("throw", "dia", "--ball", "A", cwd=diamond)
-    wt = worktree_of(diamond, "A")
-    for n in range(4):
-        (wt / "src/a.py").write_text(f"A = {n + 2}\n")
-        assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
-    repair = tmp_path / "repair.yaml"
-    repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]",
-                                     "scope: [src/a_helper.py, tests/a.sh]"))
-    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
-    set_config(diamond, builder=builder("""
-        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
-        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
-    """))
+    _held_and_respecced(diamond, tmp_path, builder)
     late: list[str] = []
     real = episodes.kept_ref
 
@@ -163,10 +137,7 @@ def test_a_dropped_branch_that_keeps_moving_is_a_hold_whose_hint_leads_on(
     leap("throw", "dia", "--ball", "A", cwd=diamond)
     _refused_a_round(worktree_of(diamond, "A"))
     assert _respec_a(diamond, tmp_path) == 0
-    set_config(diamond, builder=builder("""
-        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
-        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
-    """))
+    _helper_builder(diamond, builder)
     real = episodes.kept_ref
 
     def a_commit_lands_each_time(slice_id: str, ball_id: str, tip: str) -> str:
@@ -195,10 +166,7 @@ def test_a_dropped_branch_checked_out_in_another_worktree_is_a_hold_whose_hint_l
     wt = worktree_of(diamond, "A")
     _refused_a_round(wt)
     assert _respec_a(diamond, tmp_path) == 0
-    set_config(diamond, builder=builder("""
-        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
-        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
-    """))
+    _helper_builder(diamond, builder)
     other = tmp_path / "other"
     git("worktree", "add", "-q", "--force", str(other), "leap/ball/dia/A", cwd=diamond)
     held = leap("throw", "dia", "--ball", "A", cwd=diamond)
@@ -214,6 +182,32 @@ def test_a_dropped_branch_checked_out_in_another_worktree_is_a_hold_whose_hint_l
 def _refused_a_round(wt: Path) -> None:
     (wt / "src/a.py").write_text("A = 9\n")
     assert leap("round", "dia", "A", "--outcome", "-1", "--evidence", "wrong", cwd=wt).code == 1
+
+
+def _helper_builder(repo: Path, builder: Callable[..., str]) -> None:
+    """A builder that writes A's respecced scope's helper and claims a pass."""
+    set_config(repo, builder=builder("""
+        pathlib.Path("src/a_helper.py").write_text("HELP = 1\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: done\\n")
+    """))
+
+
+def _held_and_respecced(repo: Path, folder: Path, builder: Callable[..., str]) -> str:
+    """A thrown, four legit rounds on src/a.py ending at a checkpoint (held), then respecced
+    to another scope (src/a.py dropped) that keeps the red's frozen test (T7.1), with
+    ``_helper_builder``; returns episode 1's last round."""
+    leap("throw", "dia", "--ball", "A", cwd=repo)
+    wt = worktree_of(repo, "A")
+    for n in range(4):
+        (wt / "src/a.py").write_text(f"A = {n + 2}\n")
+        assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
+    dropped = git("rev-parse", "leap/ball/dia/A", cwd=repo)
+    repair = folder / "repair.yaml"
+    repair.write_text(REPAIR.replace("scope: [src/a.py, {extra}]",
+                                     "scope: [src/a_helper.py, tests/a.sh]"))
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=repo).code == 0
+    _helper_builder(repo, builder)
+    return dropped
 
 
 def _refused_a(repo: Path) -> None:
