@@ -6,6 +6,7 @@ each worker stopped on its first failed idle look."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -236,3 +237,33 @@ def test_a_daemon_that_takes_no_pushes_refuses_and_one_that_lost_the_repository_
     assert "access denied" in said, said
     assert isinstance(gitcalls.unavailable_push("origin", said, [], work),
                       gitcalls.RemoteUnavailable)
+
+
+def test_a_worker_out_of_patience_is_a_hold_whose_hint_leads_on(
+        daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    w = ww.published(daemon, jurors, "worker-patience")
+    clone = w.clone("w1")
+
+    def away(*_args: object, **_kwargs: object) -> None:
+        raise RemoteUnavailable("cannot reach origin: git fetch failed: fatal: unable to "
+                                "connect to 127.0.0.1; nothing was pushed")
+
+    monkeypatch.setattr(rm, "REMOTE_PATIENCE", 1.0)
+    monkeypatch.setattr(rm, "sync_with_balls", away)  # every look goes unanswered
+    held = w.leap("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2", cwd=clone)
+    said = held.out + held.err
+    assert held.code == 3 and "origin has been out of reach for" in said, held
+    hint = "`leap worker --remote origin --name w1` again once it answers"
+    assert hint in said, held
+    monkeypatch.undo()
+    log = w.base_dir / "w1.log"
+    again = w.popen("worker", "--remote", "origin", "--name", "w1", cwd=clone, log=log)
+    deadline = time.monotonic() + 60  # the hint, exactly: it claims the ball and builds
+    while "pkgs/b1: claim 1 taken by w1" not in log.read_text():
+        assert again.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
+    again.send_signal(signal.SIGINT)
+    assert wait(again, log, 60) in (0, 130), log.read_text()
