@@ -114,6 +114,7 @@ class SliceRun:
 
         self.watch = Watch(ws)  # L5, L9: one for every builder of the run
         self.awaiting: set[str] = set()  # with a remote: balls its workers build now
+        self.not_before: dict[str, float] = {}  # a ball's step the remote cut off: when again
         from leapgit.loop.remote import Reach
 
         self.reach = Reach(options.remote, options.poll,  # with a remote: whether it answers
@@ -301,7 +302,7 @@ class SliceRun:
                                   self.ws.config.ball_branch(self.slice, ball), tips)
             # a ball published to the workers whose branch push was lost after its throw
             # record went up (none there, or an earlier episode's): pushed again
-            for ball in sorted(self.awaiting - running):
+            for ball in sorted(self.awaiting - running - self.stopped.keys()):
                 try:
                     rm.push_branches(self.ws, remote, self.slice, [ball])
                 except RemoteUnavailable:
@@ -324,7 +325,8 @@ class SliceRun:
             rec = query.load_slice(view, self.slice)
             standings = assess(view, rec, self.ws.config.round_cap)
             for ball, s in standings.items():
-                if ball in running or ball in self.stopped:
+                if ball in running or ball in self.stopped or \
+                        time.monotonic() < self.not_before.get(ball, 0.0):
                     continue
                 step = next_step(view, self.slice, s, self.ws.config.round_cap,
                                  bool(self.ws.config.red_command), self.opt.resume_holds)
@@ -359,6 +361,7 @@ class SliceRun:
             return
         if isinstance(exc, RemoteUnavailable) and self.reach is not None:
             self.reach.lost(exc, "step")  # planned again; ``_over`` says when to stop
+            self.not_before[step.ball] = time.monotonic() + self.opt.poll  # not at once
             return
         if isinstance(exc, LeapError):
             first = exc.problems[0] if exc.problems else None

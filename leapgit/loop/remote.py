@@ -26,8 +26,14 @@ class Reach:
 
     def __init__(self, remote: str, poll: float, say: Callable[[str], None]) -> None:
         self.remote, self.poll, self.say = remote, poll, say
-        self.since: dict[str, float] = {}
+        self.since: dict[str, float] = {}  # kind -> when it first failed, this outage
+        self.last: dict[str, float] = {}  # kind -> when it last failed
         self.gave_up: str | None = None
+
+    def _stale(self, kind: str, now: float) -> bool:
+        """A kind that has not been tried for a while (no claim to make, no step to take):
+        its old failure belongs to an outage that is over once the looks answer."""
+        return now - self.last.get(kind, now) > max(10 * self.poll, 60.0)
 
     @property
     def away(self) -> bool:
@@ -40,6 +46,9 @@ class Reach:
 
         now = time.monotonic()
         why = exc.problems[0].message if exc.problems else str(exc)
+        if kind in self.since and "look" not in self.since and self._stale(kind, now):
+            del self.since[kind]  # a new outage, not the one before
+        self.last[kind] = now
         if kind not in self.since:
             if not self.since:  # said once an outage, whichever kind of call meets it first
                 self.say(f"{self.remote} is out of reach ({why}): looking again every "
@@ -51,7 +60,15 @@ class Reach:
         return self.gave_up
 
     def back(self, kind: str = "look") -> None:
-        if self.since.pop(kind, None) is not None and not self.since:
+        import time
+
+        was = bool(self.since)
+        self.since.pop(kind, None)
+        now = time.monotonic()
+        for other in [k for k in self.since if "look" not in self.since and
+                      self._stale(k, now)]:
+            del self.since[other]
+        if was and not self.since:
             self.say(f"{self.remote} answers again: going on")
 
 

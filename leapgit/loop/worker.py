@@ -374,7 +374,8 @@ class Worker:
                 self.renewals[key] = k - 1
                 self.echo(f"{found.slice}/{found.ball}: could not renew claim {number}: "
                           f"{exc.lines()[0]}")
-                return False
+                # out of reach: the renewer tries again at its next turn; else it stops
+                return isinstance(exc, RemoteUnavailable)
             return True
 
     def _release(self, found: Open, number: int, why: str) -> None:
@@ -463,10 +464,7 @@ class Worker:
         there = rm.remote_tip(self.ws, self.opt.remote, branch)
         left = self.leases.get((found.slice, found.ball), 0.0) - time.time()
         if left < self.claim_seconds / 2:  # renew before the round goes up, not after
-            try:
-                self._renew_now(found, number)
-            except RemoteUnavailable:
-                pass  # the push below waits for the remote while the claim lasts
+            self._renew_now(found, number)  # out of reach: the push below waits for it
         mine = [f"{tip}:refs/heads/{branch}"] if tip is not None and tip != there else []
         said = False
         while True:  # the remote out of reach: the same push again while the claim lasts

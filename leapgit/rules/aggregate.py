@@ -85,17 +85,25 @@ def refusing(view: LedgerView, slice_id: str, run_id: str | None) -> SummaryReco
         found.outcome == "refuse" else None
 
 
-def passed_tree(view: LedgerView, slice_id: str, tree: str, base: str) -> str | None:
+def passed_tree(view: LedgerView, slice_id: str, tree: str, base: str, family: str
+                ) -> str | None:
     """The aggregate run of the slice that passed the merged ``tree``, reviewed from
-    ``base``, already, if any (T6: the same bytes are not reviewed, and paid for, again; a
-    merge stopped after its review, by an outage or a kill, lands on it)."""
-    from leapgit.ledger import layout
+    ``base``, for a builder of ``family``, and that no merge landed on yet, if any (T6: the
+    same bytes are not reviewed, and paid for, again; a merge stopped after its review, by
+    an outage or a kill, lands on it). A respec since the review (other goals: other
+    criteria) asks for a review of its own."""
+    from leapgit.ledger import history, layout, query
 
     folder = layout.tribunal_dir("x", slice_id).rsplit("/", 1)[0]
+    landed = {m.aggregate_run for m in history.merge_records(view, slice_id)}
+    balls = [query.load_ball(view, slice_id, b) for b in query.load_slice(view, slice_id).balls]
     for run in reversed(view.list(folder)):
         found = summary(view, run, slice_id)
-        if found is not None and found.series == series(slice_id) and \
-                found.outcome == "pass" and found.tree == tree and found.base == base:
+        if found is None or run in landed or found.series != series(slice_id) or \
+                found.outcome != "pass" or found.tree != tree or found.base != base or \
+                found.builder_family.casefold() != family.casefold():
+            continue
+        if all(b.recorded_at is None or b.recorded_at <= found.recorded_at for b in balls):
             return run
     return None
 

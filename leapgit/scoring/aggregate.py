@@ -87,8 +87,11 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
     commands = list(dict.fromkeys(b.tests for b in balls if b.tests))
     tests = merged_tests(ws, slice_id, head, commands)
     tree = git.out(["rev-parse", f"{head}^{{tree}}"], root)
+    from leapgit.tribunal.identity import parse_builder
+
     with ws.ledger() as ledger:
-        passed = rules_aggregate.passed_tree(ledger.require(), slice_id, tree, base)
+        passed = rules_aggregate.passed_tree(ledger.require(), slice_id, tree, base,
+                                             parse_builder(builder).family)
     if passed is not None:
         echo(f"the merged result {tree[:12]} passed the aggregate review in run {passed}: "
              "not reviewed again")

@@ -245,8 +245,12 @@ def _interrupted_taking(ws: Workspace, slice_id: str, holder: str, remote: str,
         echo(f"interrupted again while giving the lease back: {later}")
         raise
     echo(f"interrupted as lease {active.number} was taken on {remote}: " +
-         ("given back" if shared else
-          f"given back here; `leap sync {remote}` gives it back on {remote}"))
+         ("given back" if shared else _not_shared(remote)))
+
+
+def _not_shared(remote: str | None) -> str:
+    """What a lease given back here, but not on the remote, still needs."""
+    return f"the lease is given back here; `leap sync {remote}` gives it back on {remote}"
 
 
 def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
@@ -413,14 +417,17 @@ def _stopped(ws: Workspace, slice_id: str, holder: str, remote: str | None,
         not refused else ("none", None)
     if fate == "none":
         _intent(ws, slice_id).unlink(missing_ok=True)
-        _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed", remote)
+        if not _release(ws, name, holder, f"merge of {slice_id} stopped: nothing landed",
+                        remote):
+            echo(_not_shared(remote))
         return
     assert pushing is not None and remote is not None
     tip = pushing.tip[:12]
     said = (f"the merge of {slice_id} landed on {remote} at {tip}" if fate == "landed" else
             f"the push of {slice_id} to {remote} stopped and its spine is "
             f"{held[:12] if held else 'unreadable'}: it may have landed at {tip}")
-    _release(ws, name, holder, f"{said}; its record is not yet written", remote)
+    if not _release(ws, name, holder, f"{said}; its record is not yet written", remote):
+        echo(_not_shared(remote))
     message = f"{said}, but its record is not yet written" if fate == "landed" else said
     hint = f"`leap merge {slice_id}` again records it" + ("" if fate == "landed" else
                                                           " if it landed")
@@ -468,9 +475,13 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
         locked = lock_in_the_way(remote, [spec], fetched, "nothing landed")
         if locked is not None:
             raise locked
-        away = git.RemoteUnavailable if git.unavailable(said) else Hold  # `leap run` waits
-        raise away(f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
-                   rule="L9", hint=f"`leap merge {slice_id}` again once {remote} answers")
+        if git.unavailable(said):  # `leap run` waits for it
+            raise git.RemoteUnavailable(
+                f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
+                rule="L9", hint=f"`leap merge {slice_id}` again once {remote} answers")
+        raise Hold(f"{remote} would not give its spine {name!r} ({said}): nothing landed",
+                   rule="L9", hint="git's words say what to mend here (access, the "
+                   "remote's name)")
     there = git.rev_parse(track, root)
     if there is None or there == old or is_ancestor(root, there, old):
         return old  # this clone's spine is as far as the remote's, or further

@@ -267,3 +267,25 @@ def test_a_worker_out_of_patience_is_a_hold_whose_hint_leads_on(
         time.sleep(0.1)
     again.send_signal(signal.SIGINT)
     assert wait(again, log, 60) in (0, 130), log.read_text()
+
+
+def test_a_failure_of_a_call_not_made_for_a_while_starts_a_new_outage(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: a claim that failed in a short outage, and then was not tried for an
+    hour (no ball to claim) while the looks answered, made the next brief outage give up at
+    once, and the first outage's end was never said."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    said: list[str] = []
+    clock = [0.0]
+    monkeypatch.setattr("time.monotonic", lambda: clock[0])
+    reach = rm.Reach("origin", 1.0, said.append)
+    gone = RemoteUnavailable("cannot reach origin: the remote end hung up")
+    reach.lost(gone, "claim")
+    clock[0] = 120.0
+    reach.back("look")  # the looks answer; no claim was tried since
+    assert said[-1] == "origin answers again: going on", said
+    clock[0] = 3600.0
+    assert reach.lost(gone, "claim") is None  # a new outage: said, and waited for
+    assert len(said) == 3 and "out of reach" in said[-1], said

@@ -319,31 +319,51 @@ def test_a_give_back_that_did_not_reach_the_remote_says_so_and_names_the_sync(
     assert any(n.endswith("release.yaml") for n in _leases_on_remote(p))
 
 
-def test_a_merge_cut_off_after_its_review_passed_lands_on_that_review_unpaid(
-        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A walk-away hunt: an outage after the aggregate review passed threw the review away,
-    and the next merge paid for the same review of the same bytes again (T6: the same bytes
-    are not reviewed again, as a refusal already was not)."""
+def _reviewed_then_cut_off(p: Project, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """`leap merge left` whose aggregate review passed and whose spine push was then cut
+    off; returns the records of the slice's aggregate reviews."""
     from leapgit.git import RemoteUnavailable
     from leapgit.scoring import merge as merging
-
-    p = left_passed
 
     def cut_off(*_args: object, **_kwargs: object) -> None:
         raise RemoteUnavailable("cannot reach origin: the remote end hung up; nothing was "
                                 "pushed")
 
-    def runs() -> list[str]:  # every record of the slice's aggregate reviews
-        return git("ls-tree", "-r", "--name-only", "leap/ledger", "slices/left/tribunal/",
-                   cwd=p.work).splitlines()
-
     monkeypatch.setattr(merging, "_push", cut_off)  # the spine push, after the review
     with pytest.raises(RemoteUnavailable):
         merging.merge(open_workspace(p.work), "left", echo=lambda _line: None)
     monkeypatch.undo()
-    reviewed = runs()
+    reviewed = _reviews(p)
     assert any(r.endswith("/summary.yaml") for r in reviewed), reviewed
+    return reviewed
+
+
+def _reviews(p: Project) -> list[str]:  # every record of the slice's aggregate reviews
+    return git("ls-tree", "-r", "--name-only", "leap/ledger", "slices/left/tribunal/",
+               cwd=p.work).splitlines()
+
+
+def test_a_merge_cut_off_after_its_review_passed_lands_on_that_review_unpaid(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk-away hunt: an outage after the aggregate review passed threw the review away,
+    and the next merge paid for the same review of the same bytes again (T6: the same bytes
+    are not reviewed again, as a refusal already was not)."""
+    p = left_passed
+    reviewed = _reviewed_then_cut_off(p, monkeypatch)
     landed = leap("merge", "left", cwd=p.work, timeout=300)
     assert landed.code == 0, landed
     assert "passed the aggregate review in run" in landed.out, landed
-    assert "round 2" not in landed.out and runs() == reviewed  # no second review, no spend
+    assert "round 2" not in landed.out and _reviews(p) == reviewed  # no review, no spend
+
+
+def test_a_passed_review_is_not_reused_for_a_builder_of_another_family(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: the reuse ignored the builder; its jurors were chosen apart from
+    another family's (T4)."""
+    p = left_passed
+    reviewed = _reviewed_then_cut_off(p, monkeypatch)
+    landed = leap("merge", "left", "--builder", "model=other-m,family=otherfam,session=s2",
+                  cwd=p.work, timeout=300)
+    assert landed.code == 0, landed
+    assert "passed the aggregate review in run" not in landed.out, landed
+    assert _reviews(p) != reviewed  # reviewed again, for this builder
