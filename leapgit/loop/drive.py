@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -133,12 +134,8 @@ class SliceRun:
             restore()
 
     def _run(self) -> RunEnd:
-        if self.opt.remote is not None:  # any clone of the remote may drive: its ledger
-            from leapgit.ledger.sync import sync
-
-            sync(self.opt.remote, start=self.ws.paths.root, push=False)
-        self._preflight()
-        with RunLease(self.ws, self.slice, self.opt.remote, self.opt.take_over):
+        with ExitStack() as held:
+            self._open(held)
             self.events.emit("start", jobs=self.opt.jobs, resume_holds=self.opt.resume_holds,
                              max_minutes=self.opt.max_minutes)
             end = RunEnd(self.slice)
@@ -166,6 +163,37 @@ class SliceRun:
             end.exit_code = self._exit_code(end)
             self._table(end)
         return end
+
+    def _open(self, held: ExitStack) -> None:
+        """The run's start: the remote's ledger here, the preflight, the run lease. With a
+        remote out of reach, it waits as a look does (``Reach``), up to its patience or
+        --max-minutes, then a hold naming this run again; nothing was taken meanwhile."""
+        while True:
+            try:
+                if self.opt.remote is not None:  # any clone of the remote may drive
+                    from leapgit.ledger.sync import sync
+
+                    sync(self.opt.remote, start=self.ws.paths.root, push=False)
+                self._preflight()
+                held.enter_context(RunLease(self.ws, self.slice, self.opt.remote,
+                                            self.opt.take_over))
+            except RemoteUnavailable as exc:
+                if self.reach is None:
+                    raise
+                gave_up = self.reach.lost(exc)
+                if gave_up is None and self._deadline is not None and \
+                        time.monotonic() + self.opt.poll >= self._deadline:
+                    gave_up = (f"--max-minutes {self.opt.max_minutes:g} reached while "
+                               f"{self.opt.remote} was out of reach ({exc.lines()[0]})")
+                if gave_up is not None:
+                    raise RemoteUnavailable(
+                        f"{gave_up}; a hold, nothing taken", hint=f"`leap run {self.slice} "
+                        f"--remote {self.opt.remote}` again once it answers") from None
+                time.sleep(self.opt.poll)
+                continue
+            if self.reach is not None:
+                self.reach.back()
+            return
 
     def _balls(self) -> str | None:
         self.driving = True

@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,13 @@ from tests.support import GitDaemon, git, leap, make_repo
 from tests.tribunal.jurors import JurorServer
 
 
-def _run_with_two_workers(w: ww.World) -> tuple[subprocess.Popen[bytes],
-                                                 list[subprocess.Popen[bytes]], Path]:
-    """`leap run --remote origin` and two workers (clones w1, w2), as processes; the run's
-    log."""
+def _run_with_two_workers(w: ww.World, cloned: Callable[[], object] = lambda: None
+                          ) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]],
+                                     Path]:
+    """`leap run --remote origin` and two workers (clones w1, w2), as processes, started
+    once ``cloned`` has run; the run's log."""
     clones = [w.clone(f"w{i}") for i in (1, 2)]
+    cloned()
     log = w.base_dir / "work.log"
     orch = w.popen("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0",
                    cwd=w.work, log=log)
@@ -57,6 +60,65 @@ def test_the_remote_out_of_reach_for_a_while_is_waited_for_and_the_slice_lands(
     git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=fresh)
     audit = leap("audit", cwd=fresh)
     assert audit.code == 0, audit
+
+
+def test_a_run_started_while_the_remote_is_out_of_reach_waits_for_it_and_lands(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """Before, `leap run --remote` with the remote out of reach at its very start stopped
+    with exit 3 before its first event, where a look later in the run waits for it."""
+    w = ww.world(daemon, jurors, "away-at-start", 2)
+    away = w.bare.with_name(w.bare.name + ".away")
+    orch, workers, log = _run_with_two_workers(w, lambda: w.bare.rename(away))
+    deadline = time.monotonic() + 60
+    while "origin is out of reach (" not in log.read_text():
+        assert orch.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.1)
+    assert "  start  " not in log.read_text(), log.read_text()  # nothing taken meanwhile
+    time.sleep(1)
+    away.rename(w.bare)
+    code = wait(orch, log)
+    said = log.read_text()
+    assert code == 0 and "landed" in said, said[-4000:]
+    assert said.index("origin answers again: going on") < said.index("  start  "), said
+    codes = [wait(p, w.base_dir / f"w{i}.log", 60) for i, p in enumerate(workers, 1)]
+    assert codes == [0, 0]
+
+
+@pytest.mark.parametrize("limit", ["patience", "max-minutes"])
+def test_a_run_whose_remote_never_answers_at_its_start_is_a_hold_whose_hint_leads_on(
+        daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch,
+        limit: str) -> None:
+    from leapgit.git import RemoteUnavailable
+    from leapgit.ledger import sync
+    from leapgit.loop import remote as rm
+
+    w = ww.world(daemon, jurors, f"never-at-start-{limit}", 2)
+    tries: list[object] = []
+
+    def away(*_args: object, **_kwargs: object) -> None:
+        tries.append(_args)
+        raise RemoteUnavailable("cannot reach origin: git fetch failed: fatal: unable to "
+                                "connect to 127.0.0.1; nothing was pushed")
+
+    monkeypatch.setattr(sync, "sync", away)
+    if limit == "patience":
+        monkeypatch.setattr(rm, "REMOTE_PATIENCE", 1.0)
+        held = w.leap("run", ww.S, "--remote", "origin", "--poll", "0.2", "--json")
+        assert "origin has been out of reach for" in held.err, held
+    else:
+        held = w.leap("run", ww.S, "--remote", "origin", "--poll", "0.2", "--json",
+                      "--max-minutes", "0.02")
+        assert "--max-minutes 0.02 reached while origin was out of reach" in held.err, held
+    assert held.code == 3 and len(tries) > 2, held  # looked again before it gave up
+    assert "origin is out of reach (" in held.out, held  # said while it waited
+    hint = f"`leap run {ww.S} --remote origin` again once it answers"
+    assert hint in held.err, held
+    monkeypatch.undo()
+    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
+                     cwd=w.clone("w1"))
+    again = w.leap("run", ww.S, "--remote", "origin")  # the hint, exactly
+    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
+    assert wait(worker, w.base_dir / "w1.log", 60) == 0
 
 
 def test_a_ball_whose_branch_never_reached_the_remote_is_published_again(
