@@ -547,16 +547,22 @@ class SliceRun:
             if t is not None else None
         if admin is None:
             return
-        deadline = time.monotonic() + self.ws.config.builder_timeout
+        timeout = self.ws.config.builder_timeout
+        began = time.monotonic()
         said = False
         while drivelock.left_running(admin / "leap") and not self.stop.is_set() \
-                and time.monotonic() < deadline:
+                and time.monotonic() < began + timeout:
             if not said:
                 self.events.emit("log", step.ball, step.wave, line="a builder a killed run "
                                  "left still runs in the ball's worktree: waiting for it to "
-                                 "end, then its round is recorded (L3, L6)")
+                                 f"end (at most builder.timeout, {timeout:g} s), then its "
+                                 "round is recorded (L3, L6)")
                 said = True
             time.sleep(0.2)
+        if said and not drivelock.left_running(admin / "leap"):
+            self.events.emit("log", step.ball, step.wave, line="the builder a killed run left "
+                             f"ended after {time.monotonic() - began:.0f} s: its round is "
+                             "recorded now")
 
     def _do_score(self, step: Step) -> None:
         from leapgit.scoring.score import score

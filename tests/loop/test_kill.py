@@ -156,6 +156,7 @@ def test_killed_as_its_builder_starts_the_next_run_records_that_round_and_lands(
         again = p.leap("run", S, "--heartbeat", "0")  # waits for it, then goes on
     assert again.code == 0 and "landed" in again.out, again.out[-4000:]
     assert "a builder a killed run left still runs" in again.out, again.out[-4000:]
+    assert "the builder a killed run left ended after" in again.out, again.out[-4000:]
     # the killed run's round: recorded at 0 with what its builder left, by the next run
     left = git("grep", "-l", "ended before it recorded the round", "leap/ledger", "--",
                "slices/five", cwd=p.work)
