@@ -94,6 +94,36 @@ def test_a_stalled_worker_whose_lease_lapsed_renews_it_and_its_round_counts(
     assert not any("/claims/2/" in p for p in names), names
 
 
+def test_the_claim_renewer_keeps_renewing_through_an_outage(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: the renewer stopped for good at its first failed renewal, so a long
+    round after a short outage ran on with a lease no one renewed (another worker could take
+    the ball over while this one still built it)."""
+    w = ww.published(daemon, jurors, "renewer", claim_seconds=4)
+    proc = ww.hung_worker(w, "keen")
+    clone, log_path = w.base_dir / "keen", w.base_dir / "keen.log"
+    url = git("remote", "get-url", "origin", cwd=clone)
+    git("remote", "set-url", "origin", "git://127.0.0.1:9/gone.git", cwd=clone)
+    deadline = time.monotonic() + 60
+    while "could not renew claim 1" not in log_path.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()
+        time.sleep(0.1)
+    before = {p for p in ww.claim_files(w) if "/renew-" in p}
+    git("remote", "set-url", "origin", url, cwd=clone)  # it answers again
+    while not {p for p in ww.claim_files(w) if "/renew-" in p} - before:  # builder still at it
+        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()
+        time.sleep(0.2)
+    assert (w.base_dir / "hang-b1").exists()  # renewed by the renewer, not before the push
+    (w.base_dir / "hang-b1").unlink()
+    while not ww.receipts(w).get("b1"):
+        assert time.monotonic() < deadline, log_path.read_text()[-3000:]
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    assert wait(proc, log_path, 60) == 130, log_path.read_text()
+    assert [r["worker"] for r in ww.receipts(w)["b1"]] == ["keen"]
+    assert not any("/claims/2/" in p for p in ww.claim_files(w))
+
+
 def test_ctrl_c_records_the_running_round_as_0_and_gives_the_claim_back(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     w = ww.published(daemon, jurors, "ctrlc")
