@@ -319,6 +319,36 @@ def test_a_give_back_that_did_not_reach_the_remote_says_so_and_names_the_sync(
     assert any(n.endswith("release.yaml") for n in _leases_on_remote(p))
 
 
+def test_a_merge_stopped_with_the_remote_gone_says_its_lease_is_given_back_here_only(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: a merge the outage stopped gave its lease back here, and said nothing
+    of the remote, where it stayed open (``merge._stopped``)."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.ledger import sync as syncing
+    from leapgit.scoring import merge as merging
+
+    p = left_passed
+    gone = RemoteUnavailable("cannot reach origin: the remote end hung up; nothing was pushed")
+
+    def away(*_args: object, **_kwargs: object) -> None:
+        raise gone
+
+    def cut_off(*_args: object, **_kwargs: object) -> None:
+        monkeypatch.setattr(syncing, "sync", away)  # the give-back cannot reach it either
+        raise gone
+
+    monkeypatch.setattr(merging, "_push", cut_off)
+    said: list[str] = []
+    with pytest.raises(RemoteUnavailable):
+        merging.merge(open_workspace(p.work), "left", echo=said.append)
+    monkeypatch.undo()
+    assert "the lease is given back here; `leap sync origin` gives it back on origin" in said
+    assert not any(n.endswith("release.yaml") for n in _leases_on_remote(p))
+    synced = leap("sync", "origin", cwd=p.work)  # the hint, exactly
+    assert synced.code == 0, synced
+    assert any(n.endswith("release.yaml") for n in _leases_on_remote(p))
+
+
 def _reviewed_then_cut_off(p: Project, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """`leap merge left` whose aggregate review passed and whose spine push was then cut
     off; returns the records of the slice's aggregate reviews."""
