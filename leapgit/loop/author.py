@@ -77,7 +77,7 @@ def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
             "LEAP_SPEC": ball.spec, "LEAP_PROOF": ball.proof, "LEAP_SCOPE": "\n".join(ball.paths),
             "LEAP_BASE": base, "LEAP_HANDOFF": str(handoff), "LEAP_WORKTREE": str(tree),
             "LEAP_ROLE": "test-author"})
-        _run(command, tree, env, log, ws.config.red_timeout)
+        _run(command, tree, env, log, ws.config.red_timeout, slice_id)
         head = git.out(["rev-parse", "HEAD"], tree)
         if head == base:
             raise Hold(f"the test author made no commit for {slice_id}/{ball_id} (see {log})",
@@ -129,7 +129,7 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
             "LEAP_SPEC": ball.spec, "LEAP_PROOF": ball.proof, "LEAP_SCOPE": "\n".join(ball.paths),
             "LEAP_BASE": score.commit, "LEAP_HANDOFF": str(handoff), "LEAP_WORKTREE": str(tree),
             "LEAP_ROLE": "test-author", "LEAP_FINDINGS": str(len(found.findings))})
-        _run(command, tree, env, log, ws.config.red_timeout)
+        _run(command, tree, env, log, ws.config.red_timeout, slice_id)
         head = git.out(["rev-parse", "HEAD"], tree)
         if head == score.commit:
             return None
@@ -137,7 +137,8 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
     return Authored(recorded, time.monotonic() - start, log)
 
 
-def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> None:
+def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float,
+         slice_id: str) -> None:
     """The author in a process group of its own: a timeout stops everything it started."""
     from leapgit.scoring.commands import run_command
 
@@ -145,13 +146,13 @@ def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float
         run = run_command("red", command, cwd, timeout=timeout, env=env)
     except OSError as exc:
         raise Hold(f"the test author could not start: {exc}", rule="T7.1",
-                   hint="fix red.command") from exc
+                   hint=f"fix red.command; `leap run {slice_id}` asks it again") from exc
     with open(log, "ab") as out:
         out.write(f"$ {command}\n{run.stdout}".encode())
     if run.timed_out:
         raise Hold(f"the test author timed out after {timeout:.0f} s (see {log})",
-                   rule="T7.1", hint="raise red.timeout or fix red.command; `leap run` asks "
-                   "it again")
+                   rule="T7.1", hint=f"raise red.timeout or fix red.command; `leap run "
+                   f"{slice_id}` asks it again")
     if not run.ok:
         raise Hold(f"the test author exited {run.exit_code} (see {log})", rule="T7.1",
-                   hint="fix red.command; `leap run` asks it again")
+                   hint=f"fix red.command; `leap run {slice_id}` asks it again")

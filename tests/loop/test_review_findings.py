@@ -26,7 +26,7 @@ from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from tests.loop.world import AUTHOR, BUILDER, CODE, DEPS, events, jurors, red_test
 from tests.scoring.world import Project, ball_yaml, build_project
-from tests.support import git, leap
+from tests.support import Result, git, leap
 from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply
 
@@ -112,6 +112,8 @@ def test_a_step_that_fails_keeps_its_hint(isolated: Path, served: Served) -> Non
                 red={"command": f"{sys.executable} -c \"raise SystemExit(1)\"",
                      "identity": "model=scripted-author,family=demo,session=author-1"})
         res = p.leap("run", "hint", "--json", "--heartbeat", "0")
+        again = _fix_the_author_and_follow(p, res)
+    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
     assert res.code == 3, (res.out[-2000:], res.err)
     got = events(res.out)
     stop = _stop_of(got, "a")
@@ -119,6 +121,19 @@ def test_a_step_that_fails_keeps_its_hint(isolated: Path, served: Served) -> Non
     assert "red.command" in str(stop.get("hint") or ""), stop  # ...and the way on is not
     row = next(e for e in got if e["event"] == "table")["balls"][0]  # type: ignore[index]
     assert row.get("hint"), row
+
+
+def _fix_the_author_and_follow(p: Project, res: Result) -> Result:
+    """red.command fixed (the world's author), then the stop's hint, exactly (a walk-away
+    hunt: it named `leap run` with no slice, a usage error)."""
+    stop = _stop_of(events(res.out), "a")
+    said = str(stop.get("hint"))
+    assert "`leap run hint` asks it again" in said, said
+    cfg_path = p.work / ".leap" / "config.yaml"
+    cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+    cfg["red"]["command"] = f"{sys.executable} {p.work.parent / 'author.py'}"
+    cfg_path.write_bytes(yamlio.dumps(cfg))
+    return p.leap(*said.split("`")[1].split()[1:], "--heartbeat", "0")
 
 
 # -- finding 2 --------------------------------------------------------------------------
