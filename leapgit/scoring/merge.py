@@ -304,7 +304,12 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     pushing: MergeRecord | None = None
     try:
         if remote:
-            old = _follow(ws, slice_id, remote, old, echo)
+            followed = _follow(ws, slice_id, remote, old, echo)
+            if followed != old:  # it may be a merge of this slice a stopped run left
+                kept = _kept_landed(ws, slice_id, holder, followed, echo)
+                if kept is not None:
+                    return kept
+            old = followed
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
         spine.require_fast_forward(root, name, old, merges[-1].commit)
@@ -327,6 +332,10 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
             _push(ws, remote, merges[-1].commit)
     except BaseException as exc:
         _stopped(ws, slice_id, holder, remote, pushing, exc, echo)
+        if isinstance(exc, spine.PushRefused):  # a merge a stopped run left landed first?
+            kept = _kept_landed(ws, slice_id, holder, old, echo)
+            if kept is not None:
+                return kept
         raise
     finally:
         git.run(["update-ref", "-d", temp], root, check=False)
@@ -557,10 +566,12 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
             echo: Echo = print) -> MergeResult | None:
     """A merge of ``slice_id`` that landed (the spine is at its planned tip, here or on its
     remote) and was never recorded: write its record now, giving the lease back if it is
-    still ours."""
+    still ours. A push that may still land (the remote's spine is still at its base: a push
+    a killed merge left in flight, or a server that finishes after the client died) is
+    kept aside, never forgotten (``_kept_landed``)."""
     path = _intent(ws, slice_id)
     if not path.is_file():
-        return None
+        return _kept_landed(ws, slice_id, holder, tip, echo)
     record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
     with ws.ledger() as ledger:
         recorded = any(r.tip == record.tip
@@ -577,15 +588,69 @@ def _resume(ws: Workspace, slice_id: str, holder: str, tip: str,
                                   and _remote_holds(ws, record.remote, record.tip, held)):
             _move(ws, record.base, record.tip, echo)  # pushed, stopped before the local move
             landed = True
+        elif held == record.base and record.spine == ws.config.spine:
+            _set_aside(ws, record)  # not landed yet: it still may
     if recorded or not landed or record.spine != ws.config.spine:
         path.unlink(missing_ok=True)  # recorded already, or it never landed here: stale
-        return None
-    if record.holder != holder:
-        raise UsageError(f"the merge of {slice_id} by {record.holder!r} landed at "
-                         f"{tip[:12]} and is not yet recorded", rule="L9",
-                         hint=f"`leap merge {slice_id} --holder {shlex.quote(record.holder)}` "
-                              "records it")
+        return _kept_landed(ws, slice_id, holder, tip, echo)
+    _require_holder(record, holder, tip)
     return _finish(ws, record, ())
+
+
+def _require_holder(record: MergeRecord, holder: str, tip: str) -> None:
+    if record.holder != holder:
+        raise UsageError(f"the merge of {record.slice} by {record.holder!r} landed at "
+                         f"{tip[:12]} and is not yet recorded", rule="L9",
+                         hint=f"`leap merge {record.slice} --holder "
+                              f"{shlex.quote(record.holder)}` records it")
+
+
+def _kept(ws: Workspace, slice_id: str) -> Path:
+    """Where a planned merge whose push may still land waits (``_set_aside``)."""
+    return ws.paths.common_dir / "leap-merging" / "kept" / slice_id
+
+
+def _set_aside(ws: Workspace, record: MergeRecord) -> None:
+    folder = _kept(ws, record.slice)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"{record.tip}.tmp"
+    tmp.write_bytes(yamlio.dumps(record.to_dict()))
+    tmp.replace(folder / f"{record.tip}.yaml")
+
+
+def _kept_landed(ws: Workspace, slice_id: str, holder: str, tip: str,
+                 echo: Echo) -> MergeResult | None:
+    """L8: a merge set aside because its push might still land, found landed (on the spine
+    here, ``tip``, or on the remote's): recorded now, as any merge that landed unrecorded.
+    One that can land no more (the spine moved on without it: its push is no fast-forward
+    now), or that is recorded, is dropped."""
+    folder = _kept(ws, slice_id)
+    kept = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+    if not kept:
+        return None
+    with ws.ledger() as ledger:
+        recorded = {r.tip for r in history.merge_records(ledger.require(), slice_id)}
+    held: dict[str, str | None] = {}  # remote -> its spine's tip, asked once
+    for path in kept:
+        record = MergeRecord.from_dict(yamlio.loads(path.read_bytes(), str(path)))
+        if record.tip in recorded or record.spine != ws.config.spine or not record.remote:
+            path.unlink(missing_ok=True)
+            continue
+        if record.remote not in held:
+            held[record.remote] = _remote_tip(ws, record.remote)
+        there = held[record.remote]
+        if tip == record.tip or is_ancestor(ws.paths.root, record.tip, tip) or (
+                there is not None and there != record.base and
+                (there == record.tip or _remote_holds(ws, record.remote, record.tip, there))):
+            _require_holder(record, holder, tip)
+            echo(f"the merge of {slice_id} a stopped run left in flight landed at "
+                 f"{record.tip[:12]}: recorded now")
+            if tip == record.base:
+                _move(ws, record.base, record.tip, echo)
+            return _finish(ws, record, ())
+        if there is not None and there != record.base:
+            path.unlink(missing_ok=True)  # the spine moved on without it: it cannot land
+    return None
 
 
 def _remote_holds(ws: Workspace, remote: str, tip: str, held: str) -> bool:
@@ -627,4 +692,5 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
                  f"{record.slice}` again resumes", remote)
         raise
     _intent(ws, record.slice).unlink(missing_ok=True)
+    (_kept(ws, record.slice) / f"{record.tip}.yaml").unlink(missing_ok=True)
     return MergeResult(record, reopened, remote, tip)

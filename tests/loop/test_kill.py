@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -161,3 +162,45 @@ def test_killed_as_its_builder_starts_the_next_run_records_that_round_and_lands(
     left = git("grep", "-l", "ended before it recorded the round", "leap/ledger", "--",
                "slices/five", cwd=p.work)
     assert "/receipts/" in left, left
+
+
+def test_killed_while_its_spine_push_is_in_flight_the_push_that_lands_later_is_recorded(
+        isolated: Path, served: Served, tmp_path: Path) -> None:
+    """A chaos hunt: `leap run` SIGKILLed while its spine push was still in the server's
+    hook. The push, a child the kill left running, landed a moment later; the next run had
+    asked the remote in between, taken the merge for one that never landed and forgotten
+    it. From then on every run and merge exited 2 ("touches no file") and the audit failed
+    (L8: integration merges no slice pass record names). The remote's spine push waits 3 s
+    in its hook here, as on a slow server."""
+    mark = tmp_path / "spine-push-in-the-hook"
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder("run5-push-in-flight"), served.daemon, server.url)
+        hook = p.bare / "hooks" / "pre-receive"
+        text = hook.read_text()
+        line = next(ln for ln in text.splitlines() if ln.startswith("exec "))
+        hook.write_text(text.replace(line, (
+            'input=$(cat)\n'
+            f'case "$input" in *" refs/heads/main"*) : > "{mark}"; sleep 3;; esac\n'
+            f'printf "%s\\n" "$input" | {line.removeprefix("exec ")}\n')))
+        proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
+                                 "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        while not mark.exists():
+            assert proc.poll() is None, "the run ended before its spine push"
+            time.sleep(0.02)
+        proc.kill()  # the driver alone: its `git push` goes on, and lands
+        proc.wait()
+        again = p.leap("run", S, "--heartbeat", "0")
+        time.sleep(3.5)  # whichever push lost, it is through the hook by now
+        after = p.leap("run", S, "--heartbeat", "0")
+    assert again.code == 0 and "landed" in again.out, again.out[-4000:]
+    assert after.code == 0, after.out[-3000:]
+    with Ledger(p.work / ".git") as ledger:
+        assert len(history.merge_records(ledger.require(), S)) == 1
+    log = git("log", "--first-parent", "--format=%s", "main", cwd=p.bare).splitlines()
+    assert len([s for s in log if s.startswith(f"leap: integrate {S}/")]) == 5, log
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(p.bare), str(clone), cwd=tmp_path)
+    git("fetch", "-q", "origin", "refs/heads/leap/ledger:refs/heads/leap/ledger", cwd=clone)
+    audited = leap("audit", cwd=clone)
+    assert audited.code == 0, audited
