@@ -7,6 +7,7 @@ reaches leapgit, which decides, rather than every child at once.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -15,8 +16,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.records.trailers import round_trailers
 from leapgit.worktrees.check import command_words, is_builtin
 
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL
@@ -49,17 +53,23 @@ def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
                 timeout: float, stop: threading.Event, *, lock_fd: int | None = None,
                 started: Callable[[int], None] | None = None,
                 beat: Callable[[float], None] | None = None,
-                every: float = 15.0) -> BuilderExit:
+                every: float = 15.0, exit_file: Path | None = None) -> BuilderExit:
     """``lock_fd`` (the ball's drive lock) is inherited by the builder; ``started`` is told
     its process group; ``beat`` is called with the seconds elapsed every ``every`` seconds
-    while it runs."""
+    while it runs; ``exit_file``: where the builder's exit status is written as it ends,
+    by the shell that runs it (a driver killed meanwhile loses it no more: ``left_exit``)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     started_at = time.monotonic()
+    shell = command
+    if exit_file is not None:
+        exit_file.unlink(missing_ok=True)
+        shell = (f"(\n{command}\n)\nleap_exit=$?\nprintf '%s\\n' \"$leap_exit\" > "
+                 f"{shlex.quote(str(exit_file))}\nexit $leap_exit")
     with open(log, "ab") as out:  # after the worktree's setup, when it ran this round
         out.write(f"$ {command}\n".encode())
         out.flush()
         proc = subprocess.Popen(
-            command, shell=True, cwd=worktree, env=env, stdin=subprocess.DEVNULL,
+            shell, shell=True, cwd=worktree, env=env, stdin=subprocess.DEVNULL,
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             pass_fds=() if lock_fd is None else (lock_fd,),
         )
@@ -84,6 +94,35 @@ def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
                 return BuilderExit(proc.returncode, timed_out=not stop.is_set(),
                                    interrupted=stop.is_set(),
                                    seconds=time.monotonic() - started_at)
+
+
+def left_exit(exit_file: Path) -> int | None:
+    """The exit status ``run_builder`` had the builder's shell write, if it ended so."""
+    try:
+        text = exit_file.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
+                 worktree: Path, start: str, timeout: float) -> tuple[Literal[-1, 0, 1], str]:
+    """What the builder says its round came to. Interrupt and timeout end the round at 0."""
+    if ex.interrupted:
+        return 0, "interrupted (SIGINT): leap stopped the builder; the round ended at 0"
+    if ex.timed_out:
+        return 0, f"the builder timed out after {timeout:g} s; the round ended at 0"
+    if report is not None:
+        return report
+    head = git.out(["rev-parse", "HEAD"], worktree)
+    if head != start:  # a builder that committed by itself carries its receipt as trailers
+        msg = git.run(["log", "-1", "--format=%B", head], worktree).stdout
+        said = round_trailers(msg)
+        if said.outcome is not None:
+            return said.outcome, said.evidence or "builder commit trailers"
+    if ex.code == 0:
+        return 1, "the builder exited 0 without a report (a claim, never a pass)"
+    return 0, f"the builder exited {ex.code} without a report"
 
 
 def _unresolved(program: str, root: Path) -> str | None:

@@ -21,11 +21,10 @@ from leapgit import git
 from leapgit.errors import LeapError
 from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
-from leapgit.records.trailers import round_trailers
 from leapgit.records.types import BallRecord, ThrowRecord
 from leapgit.rules.episodes import Episode
 from leapgit.worktrees import handoff
-from leapgit.worktrees.builder import BuilderExit, run_builder
+from leapgit.worktrees.builder import builder_word, run_builder
 from leapgit.worktrees.check import check_ball
 from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.drivelock import DriveLock
@@ -49,26 +48,6 @@ class Played:
 def log_path(ws: Workspace, t: ThrowRecord, round_no: int) -> Path:
     return (ws.paths.common_dir / "leap" / "logs" / t.slice / t.ball
             / f"episode-{t.episode}-round-{round_no}.log")
-
-
-def _builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
-                  worktree: Path, start: str, timeout: float) -> tuple[Literal[-1, 0, 1], str]:
-    """What the builder says its round came to. Interrupt and timeout end the round at 0."""
-    if ex.interrupted:
-        return 0, "interrupted (SIGINT): leap stopped the builder; the round ended at 0"
-    if ex.timed_out:
-        return 0, f"the builder timed out after {timeout:g} s; the round ended at 0"
-    if report is not None:
-        return report
-    head = git.out(["rev-parse", "HEAD"], worktree)
-    if head != start:  # a builder that committed by itself carries its receipt as trailers
-        msg = git.run(["log", "-1", "--format=%B", head], worktree).stdout
-        said = round_trailers(msg)
-        if said.outcome is not None:
-            return said.outcome, said.evidence or "builder commit trailers"
-    if ex.code == 0:
-        return 1, "the builder exited 0 without a report (a claim, never a pass)"
-    return 0, f"the builder exited {ex.code} without a report"
 
 
 def next_step(t: ThrowRecord, round_no: int, round_cap: int) -> str:
@@ -120,15 +99,15 @@ class RoundPlayer:
         before = tree_state(worktree)
         untracked = untracked_paths(worktree)  # a refused round leaves them alone (L6)
         if lock is not None:  # a kill from here on leaves this round for the next driver
-            lock.starting(round_no)
+            lock.starting(round_no, start)
         ex = run_builder(
             self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
             self.ws.config.builder_timeout, self.stop, lock_fd=lock.fd if lock else None,
             started=(lambda group: lock.started(group, round_no)) if lock else None,
             beat=lambda seconds: self.progress.beat(t.ball, round_no, seconds, last_line(log)),
-            every=self.heartbeat)
+            every=self.heartbeat, exit_file=lock.exit_file(round_no) if lock else None)
         try:
-            outcome, evidence = _builder_word(ex, handoff.read_report(hand.report), worktree,
+            outcome, evidence = builder_word(ex, handoff.read_report(hand.report), worktree,
                                               start, self.ws.config.builder_timeout)
             failure = ex.code if (outcome == 0 and ex.code and not ex.interrupted
                                   and not ex.timed_out and tree_state(worktree) == before) \

@@ -12,15 +12,18 @@ never recorded is recorded first, at 0, with what its builder left.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
+from leapgit import git
 from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ThrowRecord
 from leapgit.rules.episodes import current_episode
 from leapgit.rules.readiness import BallStanding
 from leapgit.worktrees import handoff, place
+from leapgit.worktrees.builder import BuilderExit, builder_word, left_exit
 from leapgit.worktrees.closeround import RoundClosed, admin_dir, close_round
-from leapgit.worktrees.drivelock import check_free
+from leapgit.worktrees.drivelock import DriveLock, check_free
 
 
 def carries_on(s: BallStanding, run: bool, score: str | None) -> bool:
@@ -41,21 +44,39 @@ def carry_on(ws: Workspace, s: BallStanding) -> ThrowRecord:
 
 
 def close_killed_round(ws: Workspace, slice_id: str, ball_id: str, round_no: int,
-                       log: Path) -> RoundClosed | None:
+                       log: Path, lock: DriveLock | None = None) -> RoundClosed | None:
     """L6: a round always ends in a receipt. The run that drove ``round_no`` was killed
     before it recorded the round (the drive lock still names it): the round is recorded now,
-    at 0, with what its builder left in the worktree (folded and scope-checked as any round),
-    before the episode goes on; never a second builder on top of unrecorded work."""
+    with what its builder left in the worktree (folded and scope-checked as any round),
+    before the episode goes on; never a second builder on top of unrecorded work. A builder
+    that ended after the kill left its exit status (``builder.run_builder``): the round is
+    its word, as if its run had lived (its report, trailers, or exit status); else 0."""
     with ws.ledger() as ledger:
         view = ledger.require()
         ep = current_episode(view, slice_id, ball_id)
         if ep.closed or len(ep.receipts) + 1 != round_no:
             return None  # recorded after all (the run died after the receipt), or ended
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
+        killed = (f"the `leap throw --run` that drove round {round_no} ended before it "
+                  "recorded the round (it was killed)")
+        outcome: Literal[-1, 0, 1] = 0
+        evidence = (f"{killed}; leapgit recorded it at 0 with what its builder left when the "
+                    "ball was continued")
+        claim, start = False, None
+        exit_file = lock.exit_file(round_no) if lock is not None else None
+        code = left_exit(exit_file) if exit_file is not None else None
+        if code is not None and lock is not None:
+            worktree = Path(ep.throw.worktree or "")
+            start = lock.start or None  # unknown: no commit of its own is read as its word
+            report = handoff.read_report(handoff.private_dir(worktree) / "report.yaml")
+            outcome, said = builder_word(BuilderExit(code), report, worktree,
+                                         start or git.out(["rev-parse", "HEAD"], worktree),
+                                         ws.config.builder_timeout)
+            claim = True
+            evidence = (f"{said} ({killed}; its builder ended after it, exit {code}, and "
+                        "leapgit recorded its word when the ball was continued)")
         return close_round(
-            ledger, ws.paths.common_dir, ball, ep, outcome=0, claim=False,
-            evidence=(f"the `leap throw --run` that drove round {round_no} ended before it "
-                      "recorded the round (it was killed); leapgit recorded it at 0 with "
-                      "what its builder left when the ball was continued"),
-            round_cap=ws.config.round_cap, recorded_by="leap throw --run",
-            log=str(log) if log.exists() else None, env=handoff.environment({}))
+            ledger, ws.paths.common_dir, ball, ep, outcome=outcome, claim=claim,
+            evidence=evidence, round_cap=ws.config.round_cap, recorded_by="leap throw --run",
+            start=start, log=str(log) if log.exists() else None,
+            env=handoff.environment({}))

@@ -62,6 +62,7 @@ class DriveLock:
         self.worktree, self.ball = worktree, ball
         self.fd: int | None = None
         self.unclosed: int | None = None
+        self.start = ""  # HEAD as the named round's builder started (``starting``)
 
     def take(self) -> int | None:
         """The locked descriptor, or the Hold that says who holds the ball."""
@@ -81,24 +82,32 @@ class DriveLock:
         if fd is None:
             return self
         self.fd = fd
-        said = os.pread(fd, 200, 0).split()
+        said = os.pread(fd, 300, 0).decode(errors="replace").split()
         # a round the last driver started and never closed (it was killed); named on until
         # it is closed, so a kill of this driver before then loses it no more than the last
         self.unclosed = int(said[2]) if len(said) > 2 and said[2].isdigit() else None
-        self._say(f"{os.getpid()}" + (f" - {self.unclosed}" if self.unclosed else "") + "\n")
+        self.start = said[3] if self.unclosed and len(said) > 3 else ""
+        self._say(f"{os.getpid()}" + (f" - {self.unclosed} {self.start}".rstrip()
+                                      if self.unclosed else "") + "\n")
         return self
 
-    def starting(self, round_no: int) -> None:
-        """Before the builder starts: from here a kill leaves a round for the next driver to
-        close (at 0, with what the builder left), never files that no round accounts for."""
-        self._say(f"{os.getpid()} - {round_no}\n")
+    def starting(self, round_no: int, start: str = "") -> None:
+        """Before the builder starts (at HEAD ``start``): from here a kill leaves a round for
+        the next driver to close, with what the builder left and, once it ended, its exit
+        status (``exit_file``); never files that no round accounts for."""
+        self.start = start
+        self._say(f"{os.getpid()} - {round_no} {start}".rstrip() + "\n")
 
     def started(self, group: int, round_no: int) -> None:
-        self._say(f"{os.getpid()} {group} {round_no}\n")
+        self._say(f"{os.getpid()} {group} {round_no} {self.start}".rstrip() + "\n")
+
+    def exit_file(self, round_no: int) -> Path | None:
+        """Where round ``round_no``'s builder's exit status is written as it ends."""
+        return self.path.parent / f"builder-{round_no}.exit" if self.path is not None else None
 
     def closed(self) -> None:
         """The round is recorded: nothing is left to close."""
-        self.unclosed = None
+        self.unclosed, self.start = None, ""
         self._say(f"{os.getpid()}\n")
 
     def _say(self, text: str) -> None:

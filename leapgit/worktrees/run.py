@@ -124,12 +124,12 @@ class _Driver:
         if lock is not None and lock.unclosed is not None:  # L6: a killed run's round first
             ep, _ = _episode(self.ws, slice_id, ball_id)
             left = close_killed_round(self.ws, slice_id, ball_id, lock.unclosed,
-                                      log_path(self.ws, ep.throw, lock.unclosed))
+                                      log_path(self.ws, ep.throw, lock.unclosed), lock)
             lock.closed()
             if left is not None:
                 yield left
-                if left.recorded.checkpoint:
-                    return
+                if left.recorded.checkpoint or left.recorded.receipt.outcome != 0:
+                    return  # as any round: a claim waits for its score, a -1 ends the run
         failed: int | None = None
         while not self.stop.is_set():
             ep, ball = _episode(self.ws, slice_id, ball_id)

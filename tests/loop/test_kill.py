@@ -204,3 +204,39 @@ def test_killed_while_its_spine_push_is_in_flight_the_push_that_lands_later_is_r
     git("fetch", "-q", "origin", "refs/heads/leap/ledger:refs/heads/leap/ledger", cwd=clone)
     audited = leap("audit", cwd=clone)
     assert audited.code == 0, audited
+
+
+def test_killed_while_its_builder_finishes_the_builders_word_is_recorded_and_it_lands(
+        isolated: Path, served: Served, tmp_path: Path) -> None:
+    """A chaos hunt: `leap run` SIGKILLed while the builder (in a session of its own) was
+    finishing: it committed the ball's whole change and exited 0, and no one heard it. The
+    next run recorded that round at 0, handed the same work to a second round, whose
+    builder (one that commits, as aider does) found nothing to commit and failed; twice,
+    so the episode ended, then the resumed one, until only a respec of a sound spec was
+    left. The builder's shell now writes its exit status where the next run reads it:
+    the round is the builder's own word, a claim that is scored, and the slice lands."""
+    from tests.loop import real_project as rp
+
+    with JurorServer("openai", rp.jurors) as server:
+        p = rp.build(served.folder("real-kill-finishing"), served.daemon, server.url)
+        builder = p.base_dir / "builder.py"  # a pause after its commit: a summary, say
+        builder.write_text(builder.read_text() + "\nimport time\ntime.sleep(2)\n")
+        proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", rp.S, "--json",
+                                 "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        branch = f"leap/ball/{rp.S}/prices"
+        while "prices: step" not in git("log", "--format=%s", branch, "--", cwd=p.work,
+                                        check=False):
+            assert proc.poll() is None, "the run ended before the builder committed"
+            time.sleep(0.02)
+        proc.kill()  # the driver alone: the builder finishes its round, unheard
+        proc.wait()
+        again = p.leap("run", rp.S, "--heartbeat", "0")
+    assert again.code == 0 and "landed" in again.out, again.out[-4000:]
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        first = query.receipts(view, rp.S, "prices", 1)[0]
+        assert first.outcome == 1 and first.claim, first  # its word: exit 0, a claim
+        assert "exit 0" in first.evidence and "it was killed" in first.evidence, first
+        assert len(query.episodes(view, rp.S, "prices")) == 1
+    assert "a builder a killed run left still runs" in again.out, again.out[-4000:]
