@@ -86,17 +86,20 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
                     f"spec with `leap ball respec {slice_id} {ball} FILE` once they decide",
                     escalated=True)
     if v in ("checkpoint", "hold"):
+        # a resumed episode that ended at 0 again is the spec's to repair, with or without
+        # --resume-holds (a chaos hunt: `leap run` named --resume-holds, which resumed
+        # nothing and named `leap run` again)
+        if ep.throw.resumed_from is not None:
+            return Step("stop", ball, wave, f"episode {ep.throw.episode}, itself resumed "
+                        f"from episode {ep.throw.resumed_from}, ended at 0 again: the spec "
+                        f"needs repair (L3) ({_why_held(view, slice_id, ball, ep)})",
+                        EXIT_HOLD, f"`leap ball respec {slice_id} {ball} FILE`, then `leap "
+                        f"run {slice_id}`")
         if not resume_holds:
             return Step("stop", ball, wave, f"episode {ep.throw.episode} ended at 0 ("
                         f"{_why_held(view, slice_id, ball, ep)})", EXIT_HOLD,
                         f"`leap run {slice_id} --resume-holds` resumes it once in a new "
                         "episode")
-        if ep.throw.resumed_from is not None:
-            return Step("stop", ball, wave, f"episode {ep.throw.episode}, itself resumed "
-                        f"from episode {ep.throw.resumed_from}, ended at 0 again: the spec "
-                        "needs repair (L3)", EXIT_HOLD,
-                        f"`leap ball respec {slice_id} {ball} FILE`, then `leap run "
-                        f"{slice_id}`")
         return Step("resume", ball, wave, f"episode {ep.throw.episode} ended at 0: resume it "
                     "once (--resume-holds)")
     # in flight

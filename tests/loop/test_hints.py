@@ -149,6 +149,12 @@ def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
         stop = _stops(again.out)["a"]
         assert "ended at 0 again" in str(stop["reason"]), stop
         assert _hinted(stop["hint"]) == ["leap ball respec hag a FILE", "leap run hag"], stop
+        # a chaos hunt: a plain `leap run` named --resume-holds here, which resumed nothing
+        # and named `leap run` again: the two sent the user to each other
+        plain = p.leap("run", "hag", "--json", "--heartbeat", "0")
+        assert plain.code == 3, plain.out[-2000:]
+        assert _hinted(_stops(plain.out)["a"]["hint"]) == \
+            ["leap ball respec hag a FILE", "leap run hag"], plain.out[-2000:]
         (p.base_dir / "hold").unlink()  # the repaired spec is one the builder can meet
         assert _respec(p, "hag", "a", "held twice") == 0  # the hint
         landed = p.leap("run", "hag", "--heartbeat", "0")  # then `leap run`
