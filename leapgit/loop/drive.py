@@ -521,6 +521,13 @@ class SliceRun:
                          stop=self.stop, watch=self.watch)
         ran = done.balls[0]
         if ran.error is not None:
+            if isinstance(ran.error, Hold) and ran.error.problems and \
+                    ran.error.problems[0].rule == "L6" and \
+                    self._standings()[step.ball].verdict in ("checkpoint", "hold", "refused"):
+                # the episode ended under the round (its builder's own commits): what the
+                # ball's standing says comes next, as for any ended episode
+                self.events.emit("log", step.ball, step.wave, line=ran.error.lines()[0])
+                return
             raise ran.error
         if ran.stuck:  # the receipt's evidence says how; its episode ended at 0
             raise Hold("its builder failed the same way twice in a row: the episode ended at "

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from leapgit import git
-from leapgit.errors import LeapError
+from leapgit.errors import Hold, LeapError
 from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import BallRecord, ThrowRecord
@@ -180,6 +180,12 @@ class RoundPlayer:
                                         round_cap=self.limit, claim=False, log=str(log),
                                         recorded_by="leap throw --run")
             except LeapError as again:
+                first = again.problems[0] if again.problems else None
+                if first is not None and first.rule == "L6" and again.lines()[0] == cause:
+                    # the builder's own commits (recorded by the hook) ended the episode
+                    # while its round ran: no round is left to record, and nothing is lost
+                    raise Hold(f"its builder's own commits ended the episode while its "
+                               f"round ran: {first.message}", rule="L6") from exc
                 raise LeapError(f"{evidence}; the round was not recorded either: "
                                 f"{again.lines()[0]}") from exc
             view = ledger.require()

@@ -221,3 +221,38 @@ def test_a_tribunal_out_of_reach_stops_the_ball_and_its_hint_leads_on(
         assert p.leap("tribunal", "rungs", "--probe").code == 0  # now it answers
         landed = p.leap("run", "hjr", "--heartbeat", "0")  # the hint, exactly
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+# a's builder commits five rounds in one call (hooks on): the post-commit hook records 1-4,
+# the fourth with a checkpoint, and refuses the fifth (L6) while the driver's round is open
+FIVE_IN_ONE = textwrap.dedent("""\
+    import json, os, pathlib, runpy, subprocess, sys
+    here = pathlib.Path(sys.argv[0]).parent
+    if os.environ["LEAP_BALL"] == "a" and not (here / "fixed").exists():
+        code = json.loads((here / "plan.json").read_text())["a"]["calc/a.py"]
+        for r in range(1, 6):
+            pathlib.Path("calc/a.py").write_text(code + f"# step {r}\\n")
+            subprocess.run(["git", "add", "-A"], check=True)
+            subprocess.run(["git", "commit", "-q", "-m", f"step {r}\\n\\nLeap-Round: {r}\\n"
+                            f"Leap-Outcome: 0\\nLeap-Evidence: step {r}\\n"])
+        sys.exit(0)
+    sys.argv[0] = str(here / "builder.py")
+    runpy.run_path(str(here / "builder.py"), run_name="__main__")
+    """)
+
+
+def test_a_builder_that_commits_past_the_round_limit_is_a_hold_that_leads_on(
+        isolated: Path, served: Served) -> None:
+    """A hunt with misbehaving builders: five rounds committed in one call ended the episode
+    under the driver's open round; `leap run` stopped with exit 2 (bad input), the same
+    reason twice, and no hint."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-five"), served.daemon, server.url, "five1", ("a", "b"),
+                builder=FIVE_IN_ONE)
+        first = p.leap("run", "five1", "--json", "--heartbeat", "0")
+        assert first.code == 3, first.out[-3000:]
+        hint = _stops(first.out)["a"].get("hint")
+        assert _hinted(hint) == ["leap run five1 --resume-holds"], first.out[-3000:]
+        (p.base_dir / "fixed").write_text("")
+        landed = p.leap(*_hinted(hint)[0].split()[1:], "--heartbeat", "0")  # the hint
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
