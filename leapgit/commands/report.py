@@ -116,7 +116,8 @@ def status_lines(s: Status) -> list[str]:
                 if hit is not None:
                     out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
                                f"(`leap merge {rec.slice}` records it)")
-                out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice))
+                out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice, s.round_limit,
+                                         sl.escalated.get(b.ball)))
                 out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out
@@ -146,7 +147,8 @@ def _score_detail(scored: BallScore | None) -> list[str]:
             f"      spent on jurors: {show(scored.spent)}"]
 
 
-def _throw_detail(s: BallStanding | None, slice_id: str) -> list[str]:
+def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
+                  escalated: tuple[str, str] | None = None) -> list[str]:
     """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint."""
     if s is None:
         return []
@@ -172,9 +174,12 @@ def _throw_detail(s: BallStanding | None, slice_id: str) -> list[str]:
     resume = f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
     if ep.checkpoint is not None:
         out.append(f"{pad}checkpoint after {ep.checkpoint.rounds_used} rounds; {resume}")
+    elif escalated is not None:  # T9: as `leap run` says it (``loop.steps.escalation``)
+        out.extend([f"{pad}{escalated[0]}", f"{pad}next: {escalated[1]}"])
     elif s.verdict == "hold":
-        out.append(f"{pad}its score held round {len(ep.receipts)} (0), the last the limit "
-                   f"allows: the episode ended; {resume}")
+        last = ", the last the limit allows" if len(ep.receipts) >= round_limit else ""
+        out.append(f"{pad}its score held round {len(ep.receipts)} (0){last}: the episode "
+                   f"ended; {resume}")
     return out
 
 

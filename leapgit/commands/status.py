@@ -48,6 +48,8 @@ class SliceStatus(NamedTuple):
     abandoned: AbandonRecord | None = None  # the slice was given up (L3, L4)
     scores: Mapping[str, BallScore] = {}  # thrown balls that were scored (never mutated)
     landing: Landing | None = None  # merged: its last merge and live proof
+    # T9: balls held on an escalation: (why, what a person runs), as `leap run` says them
+    escalated: Mapping[str, tuple[str, str]] = {}
 
     @property
     def spent(self) -> Usage | None:
@@ -146,11 +148,12 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             rec = query.load_slice(view, sid)
             balls = tuple(query.ball_state(view, rec, b) for b in rec.balls)
             depends = {b: query.load_ball(view, sid, b).depends_on for b in rec.balls}
-            out.append(SliceStatus(rec, balls, depends,
-                                   assess(view, rec, ws.config.round_cap), {},
+            standing = assess(view, rec, ws.config.round_cap)
+            out.append(SliceStatus(rec, balls, depends, standing, {},
                                    abandoned=query.abandoned(view, sid),
                                    scores=ball_scores(view, sid, balls),
-                                   landing=landing(view, rec)))
+                                   landing=landing(view, rec),
+                                   escalated=_escalated(view, sid, standing)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen
@@ -161,6 +164,17 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
 
         signed = signature_presence(ledger.repo, ws.config.ledger_ref)
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)
+
+
+def _escalated(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]
+               ) -> dict[str, tuple[str, str]]:
+    held = [s for s in standing.values() if s.verdict == "hold"]
+    if not held:
+        return {}  # imports nothing: `leap status` of a cut slice is benchmarked
+    from leapgit.loop.steps import escalation
+
+    found = {s.ball: escalation(view, slice_id, s) for s in held}
+    return {ball: said for ball, said in found.items() if said is not None}
 
 
 def ball_scores(view: LedgerView, slice_id: str, balls: tuple[query.BallState, ...]

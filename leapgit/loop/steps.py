@@ -14,7 +14,7 @@ from leapgit.errors import EXIT_HOLD, EXIT_RULE
 from leapgit.ledger import history, layout
 from leapgit.ledger.store import LedgerView
 from leapgit.records.scoring import ScoreRecord
-from leapgit.records.tribunal_run import SummaryRecord
+from leapgit.records.tribunal_run import SummaryRecord, VerdictRecord
 from leapgit.rules.episodes import Episode, unscored_claim
 from leapgit.rules.readiness import BallStanding
 
@@ -79,12 +79,9 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         return Step("resume", ball, wave, f"respecced to version {s.spec_version} after "
                     f"episode {ep.throw.episode} ended at 0: a new episode")
     # T9 first: an escalation is a person's to decide, never resumed by the run
-    escalated = _escalated(view, slice_id, s)
+    escalated = escalation(view, slice_id, s)
     if escalated is not None:
-        return Step("stop", ball, wave, escalated, EXIT_HOLD,
-                    f"a person reads the findings (`leap log --slice {slice_id}`); repair the "
-                    f"spec with `leap ball respec {slice_id} {ball} FILE` once they decide",
-                    escalated=True)
+        return Step("stop", ball, wave, escalated[0], EXIT_HOLD, escalated[1], escalated=True)
     if v in ("checkpoint", "hold"):
         # a resumed episode that ended at 0 again is the spec's to repair, with or without
         # --resume-holds (a chaos hunt: `leap run` named --resume-holds, which resumed
@@ -179,9 +176,12 @@ def no_verdict(score: ScoreRecord) -> bool:
     return score.outcome == 0 and score.rule == "T6" and "hold and re-seat" in score.reason
 
 
-def _escalated(view: LedgerView, slice_id: str, s: BallStanding) -> str | None:
+def escalation(view: LedgerView, slice_id: str, s: BallStanding) -> tuple[str, str] | None:
     """T9: the latest score of this round held on an escalation (NEW findings flat or
-    rising two rounds in a row): a person decides, the run does not go on."""
+    rising two rounds in a row): a person decides, the run does not go on. (why, what the
+    person runs), one wording for `leap run`'s stop and `leap status`. Refusals that carry
+    no finding at all (jurors that answered badly: T6, a valid refuse) are the jurors' to
+    mend, not the spec's."""
     ep = s.episode
     if ep is None or not history.has(view, slice_id, s.ball, "scores"):
         return None
@@ -190,12 +190,26 @@ def _escalated(view: LedgerView, slice_id: str, s: BallStanding) -> str | None:
     score = history.graded_last(view, slice_id, s.ball, ep.throw.episode, len(ep.receipts))
     if not escalated(view, score) or score is None or not score.run_id:
         return None
-    summary = view.record(f"{layout.tribunal_dir(score.run_id, slice_id, s.ball)}"
-                          "/summary.yaml", SummaryRecord)
+    folder = layout.tribunal_dir(score.run_id, slice_id, s.ball)
+    summary = view.record(f"{folder}/summary.yaml", SummaryRecord)
     if summary is None or not summary.escalated:
         return None
     counts = ", ".join(map(str, summary.new_counts)) or str(summary.new_count)
+    why = (f"T9 escalation after tribunal round {summary.round}: NEW findings per round "
+           f"{counts}, flat or rising two rounds in a row")
     named = ", ".join(f"{f.lens} ({f.severity}): {f.claim}" for f in summary.findings
-                      if f.severity != "info")[:400] or "none"
-    return (f"T9 escalation after tribunal round {summary.round}: NEW findings per round "
-            f"{counts}, flat or rising two rounds in a row; findings: {named}")
+                      if f.severity != "info")[:400]
+    if named:
+        return (f"{why}; findings: {named}",
+                f"a person reads the findings (`leap log --slice {slice_id}`); repair the "
+                f"spec with `leap ball respec {slice_id} {s.ball} FILE` once they decide, then "
+                f"`leap run {slice_id}`")
+    said = []
+    for name in view.list(f"{folder}/verdicts"):
+        verdict = view.record(f"{folder}/verdicts/{name}", VerdictRecord)
+        if verdict is not None and verdict.outcome == "refuse" and not verdict.findings:
+            said.append(f"{verdict.lens}: {verdict.reason}")
+    return (f"{why}; the refusals carry no finding to answer ({'; '.join(said)[:400]})",
+            f"the jurors refused without a finding: mend their rungs (`leap tribunal rungs "
+            f"--probe` shows which answer), then `leap throw {slice_id} --ball {s.ball} "
+            f"--resume` starts a new episode and `leap run {slice_id}` goes on")

@@ -8,6 +8,7 @@ promise). Each test runs exactly the command the stop names and shows the slice 
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -18,7 +19,7 @@ from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
 from tests.scoring.world import Project
 from tests.templates import Served
-from tests.tribunal.jurors import JurorServer
+from tests.tribunal.jurors import Call, JurorServer, Reply
 
 # the world's builder, but a's rounds hold while `hold` exists and b's write outside its
 # scope while `breach` exists (a -1 the builder cannot answer: L4, L6)
@@ -256,3 +257,37 @@ def test_a_builder_that_commits_past_the_round_limit_is_a_hold_that_leads_on(
         (p.base_dir / "fixed").write_text("")
         landed = p.leap(*_hinted(hint)[0].split()[1:], "--heartbeat", "0")  # the hint
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+
+
+def test_jurors_that_answer_garbage_escalate_to_their_rungs_and_status_says_the_same(
+        isolated: Path, served: Served) -> None:
+    """A hunt with misbehaving jurors: every juror answered a's candidate with broken JSON
+    (T6: a valid refuse). The T9 stop said "findings: none" and named a respec of a sound
+    spec, and `leap status` named another step, calling round 3 the last the limit allows.
+    Both now say the jurors refused without a finding, and name the same steps, which land
+    the slice once the jurors answer."""
+    broken = [True]
+
+    def garbled(call: Call) -> Reply:
+        if broken[0] and "calc/a.py" in json.dumps(call.body.get("messages", [])):
+            return Reply('{"verdict": "pass", "findings": [')
+        return jurors(call)
+
+    with JurorServer("openai", garbled) as server:
+        p = duo(served.folder("hint-garbage"), served.daemon, server.url, "garb", ("a", "b"))
+        first = p.leap("run", "garb", "--json", "--heartbeat", "0")
+        assert first.code == 3, first.out[-3000:]
+        stop = _stops(first.out)["a"]
+        assert "the refusals carry no finding to answer" in str(stop["reason"]), stop
+        assert "answered badly" in str(stop["reason"]), stop
+        steps = _hinted(stop["hint"])
+        assert steps == ["leap tribunal rungs --probe", "leap throw garb --ball a --resume",
+                         "leap run garb"], stop
+        shown = p.leap("status", "garb").out
+        assert f"next: {stop['hint']}" in shown, shown  # one next step, said alike
+        assert "the last the limit allows" not in shown, shown
+        broken[0] = False  # the rungs mended
+        for step in steps:  # the hint, exactly
+            done = p.leap(*step.split()[1:])
+            assert done.code == 0, (step, done.out[-3000:], done.err)
+    assert "landed" in done.out, done.out[-3000:]
