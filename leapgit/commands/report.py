@@ -172,7 +172,12 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
         if r.log:
             out.append(f"{pad}log {r.log}")
     resume = f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
-    if ep.checkpoint is not None:
+    if t.resumed_from is not None and s.verdict in ("checkpoint", "hold"):
+        from leapgit.loop.steps import repair  # L3: as `leap run` says it
+
+        resume = (f"resumed from episode {t.resumed_from} and ended at 0 again: the spec "
+                  f"needs repair: {repair(t.slice, t.ball)}")
+    if escalated is None and ep.checkpoint is not None:
         out.append(f"{pad}checkpoint after {ep.checkpoint.rounds_used} rounds; {resume}")
     elif escalated is not None:  # T9: as `leap run` says it (``loop.steps.escalation``)
         out.extend([f"{pad}{escalated[0]}", f"{pad}next: {escalated[1]}"])

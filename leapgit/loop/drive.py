@@ -187,7 +187,7 @@ class SliceRun:
                                f"{self.opt.remote} was out of reach ({exc.lines()[0]})")
                 if gave_up is not None:
                     raise RemoteUnavailable(
-                        f"{gave_up}; a hold, nothing taken", hint=f"`leap run {self.slice} "
+                        f"{gave_up}; a hold", hint=f"`leap run {self.slice} "
                         f"--remote {self.opt.remote}` again once it answers") from None
                 time.sleep(self.opt.poll)
                 continue
@@ -509,6 +509,7 @@ class SliceRun:
 
     def _do_build(self, step: Step) -> None:
         from leapgit.loop.progress import EventProgress
+        from leapgit.worktrees.buildround import EpisodeEnded
         from leapgit.worktrees.run import run_balls
 
         self._advance(step.ball)
@@ -521,13 +522,8 @@ class SliceRun:
                          stop=self.stop, watch=self.watch)
         ran = done.balls[0]
         if ran.error is not None:
-            if isinstance(ran.error, Hold) and ran.error.problems and \
-                    ran.error.problems[0].rule == "L6" and \
-                    self._standings()[step.ball].verdict in ("checkpoint", "hold", "refused"):
-                # the episode ended under the round (its builder's own commits): what the
-                # ball's standing says comes next, as for any ended episode
-                self.events.emit("log", step.ball, step.wave, line=ran.error.lines()[0])
-                return
+            if isinstance(ran.error, EpisodeEnded):  # said by its round event: the ball's
+                return  # standing says what comes next (a score, a resume, a stop)
             raise ran.error
         if ran.stuck:  # the receipt's evidence says how; its episode ended at 0
             raise Hold("its builder failed the same way twice in a row: the episode ended at "

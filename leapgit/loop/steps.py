@@ -90,8 +90,7 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
             return Step("stop", ball, wave, f"episode {ep.throw.episode}, itself resumed "
                         f"from episode {ep.throw.resumed_from}, ended at 0 again: the spec "
                         f"needs repair (L3) ({_why_held(view, slice_id, ball, ep)})",
-                        EXIT_HOLD, f"`leap ball respec {slice_id} {ball} FILE`, then `leap "
-                        f"run {slice_id}`")
+                        EXIT_HOLD, repair(slice_id, ball))
         if not resume_holds:
             return Step("stop", ball, wave, f"episode {ep.throw.episode} ended at 0 ("
                         f"{_why_held(view, slice_id, ball, ep)})", EXIT_HOLD,
@@ -176,6 +175,11 @@ def no_verdict(score: ScoreRecord) -> bool:
     return score.outcome == 0 and score.rule == "T6" and "hold and re-seat" in score.reason
 
 
+def repair(slice_id: str, ball: str) -> str:
+    """L3: what a spec that needs repair asks of a person (`leap run` and `leap status`)."""
+    return f"`leap ball respec {slice_id} {ball} FILE`, then `leap run {slice_id}`"
+
+
 def escalation(view: LedgerView, slice_id: str, s: BallStanding) -> tuple[str, str] | None:
     """T9: the latest score of this round held on an escalation (NEW findings flat or
     rising two rounds in a row): a person decides, the run does not go on. (why, what the
@@ -199,16 +203,15 @@ def escalation(view: LedgerView, slice_id: str, s: BallStanding) -> tuple[str, s
            f"{counts}, flat or rising two rounds in a row")
     named = ", ".join(f"{f.lens} ({f.severity}): {f.claim}" for f in summary.findings
                       if f.severity != "info")[:400]
-    if named:
-        return (f"{why}; findings: {named}",
-                f"a person reads the findings (`leap log --slice {slice_id}`); repair the "
-                f"spec with `leap ball respec {slice_id} {s.ball} FILE` once they decide, then "
-                f"`leap run {slice_id}`")
     said = []
-    for name in view.list(f"{folder}/verdicts"):
+    for name in [] if named else view.list(f"{folder}/verdicts"):
         verdict = view.record(f"{folder}/verdicts/{name}", VerdictRecord)
         if verdict is not None and verdict.outcome == "refuse" and not verdict.findings:
             said.append(f"{verdict.lens}: {verdict.reason}")
+    if named or not said:
+        return (f"{why}; findings: {named or 'none'}",
+                f"a person reads the findings (`leap log --slice {slice_id}`); repair the "
+                f"spec with {repair(slice_id, s.ball)} once they decide")
     return (f"{why}; the refusals carry no finding to answer ({'; '.join(said)[:400]})",
             f"the jurors refused without a finding: mend their rungs (`leap tribunal rungs "
             f"--probe` shows which answer), then `leap throw {slice_id} --ball {s.ball} "

@@ -146,8 +146,58 @@ def _chmod_tree(root: Path, writable: bool) -> None:
     root.chmod(mode | stat.S_IWUSR if writable else mode & ~0o222)
 
 
+OWNER = "leap-owner"  # beside a throwaway tree: "<pid> <commit>" of the process that made it
+_reaped: set[str] = set()  # repositories whose left throwaway trees this process removed
+
+
+def reap_left(repo_root: Path) -> list[Path]:
+    """The throwaway trees of processes that are gone (a run killed mid-score), removed
+    from git's list and the disk: each is a full checkout, and a kill left one per scoring,
+    red or merge in flight. A commit made in one (a test author's red never recorded) is
+    kept under ``refs/leap/kept/throwaway/``, never lost. Returns the trees removed."""
+    out = git.run(["worktree", "list", "--porcelain"], repo_root, check=False)
+    gone: list[Path] = []
+    for block in out.stdout.decode(errors="replace").split("\n\n"):
+        fields = dict(line.partition(" ")[::2] for line in block.splitlines())
+        path = fields.get("worktree", "")
+        if not path or not throwaway(os.path.realpath(path)):
+            continue
+        tree = Path(path)
+        try:
+            pid, made = (tree.parent / OWNER).read_text(encoding="utf-8").split()
+        except (OSError, ValueError):
+            continue  # not marked (being made now, or by an older leapgit): left alone
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        head = fields.get("HEAD", made)
+        if head != made:
+            git.run(["update-ref", f"refs/leap/kept/throwaway/{tree.parent.name}", head],
+                    repo_root, check=False)
+        git.run(["worktree", "remove", "--force", "--force", str(tree)], repo_root,
+                check=False)
+        shutil.rmtree(tree.parent, ignore_errors=True)
+        gone.append(tree)
+    if gone:
+        git.run(["worktree", "prune"], repo_root, check=False)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @contextmanager
 def temporary(repo_root: Path, commit: str, *, prefix: str = "leap-tree-") -> Iterator[Path]:
+    root_key = os.path.realpath(repo_root)
+    if root_key not in _reaped:  # once a process: what killed runs left
+        _reaped.add(root_key)
+        reap_left(repo_root)
     parent = Path(tempfile.mkdtemp(prefix=prefix))
     # a name of its own: git names the worktree's admin folder after it, and two trees of
     # one name added at once (two scorings of `leap run`) race for `.git/worktrees/tree`
@@ -155,6 +205,9 @@ def temporary(repo_root: Path, commit: str, *, prefix: str = "leap-tree-") -> It
     key = os.path.realpath(tree)
     with _IN_USE_LOCK:
         _IN_USE.add(key)
+    full = commit if len(commit) == 40 else \
+        git.out(["rev-parse", "--verify", f"{commit}^{{commit}}"], repo_root)
+    (parent / OWNER).write_text(f"{os.getpid()} {full}\n", encoding="utf-8")
     git.run(["worktree", "add", "--detach", "--quiet", str(tree), commit], repo_root)
     try:
         _set_up(repo_root, tree, commit)  # before anything else runs there

@@ -7,7 +7,6 @@ reaches leapgit, which decides, rather than every child at once.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -49,6 +48,12 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
+# the builder's command runs as `/bin/sh -c COMMAND` ever did; its status is then written
+# where the next driver reads it, should this one be killed meanwhile
+_RECORDS_EXIT = ('/bin/sh -c "$1"; leap_exit=$?; printf "%s\\n" "$leap_exit" > "$2"; '
+                 'exit "$leap_exit"')
+
+
 def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
                 timeout: float, stop: threading.Event, *, lock_fd: int | None = None,
                 started: Callable[[int], None] | None = None,
@@ -60,16 +65,15 @@ def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
     by the shell that runs it (a driver killed meanwhile loses it no more: ``left_exit``)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     started_at = time.monotonic()
-    shell = command
-    if exit_file is not None:
+    argv: str | list[str] = command
+    if exit_file is not None:  # the command parsed by a shell of its own, exactly as ever
         exit_file.unlink(missing_ok=True)
-        shell = (f"(\n{command}\n)\nleap_exit=$?\nprintf '%s\\n' \"$leap_exit\" > "
-                 f"{shlex.quote(str(exit_file))}\nexit $leap_exit")
+        argv = ["/bin/sh", "-c", _RECORDS_EXIT, "sh", command, str(exit_file)]
     with open(log, "ab") as out:  # after the worktree's setup, when it ran this round
         out.write(f"$ {command}\n".encode())
         out.flush()
         proc = subprocess.Popen(
-            shell, shell=True, cwd=worktree, env=env, stdin=subprocess.DEVNULL,
+            argv, shell=isinstance(argv, str), cwd=worktree, env=env, stdin=subprocess.DEVNULL,
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             pass_fds=() if lock_fd is None else (lock_fd,),
         )

@@ -20,6 +20,7 @@ from typing import Literal
 from leapgit import git
 from leapgit.errors import Hold, LeapError
 from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import BallRecord, ThrowRecord
 from leapgit.rules.episodes import Episode
@@ -64,6 +65,11 @@ def _stuck_evidence(code: int, then: str, said: str) -> str:
             f"repair the builder, then {then}; builder said: {said}")
 
 
+class EpisodeEnded(Hold):
+    """L6: the builder's own commits ended (or spent) the episode under its round: what
+    the ball's standing says comes next, as for any episode that ended."""
+
+
 class RoundPlayer:
     def __init__(self, ws: Workspace, command: str, progress: Progress,
                  stop: threading.Event, watch: Watch, heartbeat: float = HEARTBEAT) -> None:
@@ -99,13 +105,13 @@ class RoundPlayer:
         before = tree_state(worktree)
         untracked = untracked_paths(worktree)  # a refused round leaves them alone (L6)
         if lock is not None:  # a kill from here on leaves this round for the next driver
-            lock.starting(round_no, start)
+            lock.starting(round_no, t.episode, start)
         ex = run_builder(
             self.command, worktree, {**env, FOLDING_ENV: "1"}, log,
             self.ws.config.builder_timeout, self.stop, lock_fd=lock.fd if lock else None,
             started=(lambda group: lock.started(group, round_no)) if lock else None,
             beat=lambda seconds: self.progress.beat(t.ball, round_no, seconds, last_line(log)),
-            every=self.heartbeat, exit_file=lock.exit_file(round_no) if lock else None)
+            every=self.heartbeat, exit_file=lock.exit_file() if lock else None)
         try:
             outcome, evidence = builder_word(ex, handoff.read_report(hand.report), worktree,
                                               start, self.ws.config.builder_timeout)
@@ -180,18 +186,51 @@ class RoundPlayer:
                                         round_cap=self.limit, claim=False, log=str(log),
                                         recorded_by="leap throw --run")
             except LeapError as again:
-                first = again.problems[0] if again.problems else None
-                if first is not None and first.rule == "L6" and again.lines()[0] == cause:
-                    # the builder's own commits (recorded by the hook) ended the episode
-                    # while its round ran: no round is left to record, and nothing is lost
-                    raise Hold(f"its builder's own commits ended the episode while its "
-                               f"round ran: {first.message}", rule="L6") from exc
+                ended = self._ended_under(ledger, ep)
+                if ended is not None:
+                    raise ended from exc
                 raise LeapError(f"{evidence}; the round was not recorded either: "
                                 f"{again.lines()[0]}") from exc
             view = ledger.require()
         rolled, failed = roll_back(view, self.ws.paths.common_dir, Path(t.worktree or ""), ball,
                                    t, env)
         return RoundClosed(recorded, None, (), rolled, failed)
+
+    def _ended_under(self, ledger: Ledger, ep: Episode) -> EpisodeEnded | None:
+        """L6: the builder's own commits, recorded by the post-commit hook, spent or ended
+        the episode while its round ran (five rounds committed in one call, say): no round
+        is left to record. A commit past them is kept as evidence, never lost."""
+        from leapgit.rules.episodes import current_episode
+
+        t = ep.throw
+        now = current_episode(ledger.require(), t.slice, t.ball)
+        if now.throw.episode != t.episode or len(now.receipts) <= len(ep.receipts) or \
+                not (now.closed or now.spent(self.limit)):
+            return None
+        kept = ""
+        head = git.run(["rev-parse", "HEAD"], Path(t.worktree or ""), check=False)
+        last = now.receipts[-1].commit
+        sha = head.stdout.decode().strip()
+        if head.returncode == 0 and last is not None and sha != last:
+            from dulwich.repo import Repo
+
+            from leapgit.worktrees.evidence import keep
+
+            with Repo(str(self.ws.paths.common_dir)) as repo:
+                name = keep(repo, t.slice, t.ball, t.episode, len(now.receipts) + 1, sha)
+            # kept: the branch goes back where its last round left it (a commit no receipt
+            # records is no round, L6: a claim there is scored, a resume starts from there)
+            back = name is not None and git.run(
+                ["reset", "-q", "--keep", last], Path(t.worktree or ""),
+                check=False).returncode == 0
+            kept = (f"; its commit past them, {sha[:12]}, is kept as {name}"
+                    + (f" and the branch is back at round {len(now.receipts)}'s" if back
+                       else "")) if name else ""
+        return EpisodeEnded(
+            f"its builder's own commits recorded rounds {len(ep.receipts) + 1}-"
+            f"{len(now.receipts)} while its round ran, and the episode "
+            f"{'ended' if now.closed else 'used its rounds'}: no round is left to record"
+            f"{kept}", rule="L6")
 
     def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],
                evidence: str, log: Path | None, env: dict[str, str], *,

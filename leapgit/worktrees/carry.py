@@ -6,7 +6,8 @@ the ledger, so round four still cannot create round five.
 
 Checked before the throw changes anything: the ball's worktree must still be its own, and no
 other run (or a builder a killed run left behind) may be driving it. A round a killed run
-never recorded is recorded first, at 0, with what its builder left.
+never recorded is recorded first, with what its builder left: its builder's word when it
+ended after the kill (its exit status, beside the drive lock), else 0.
 """
 
 from __future__ import annotations
@@ -49,34 +50,54 @@ def close_killed_round(ws: Workspace, slice_id: str, ball_id: str, round_no: int
     before it recorded the round (the drive lock still names it): the round is recorded now,
     with what its builder left in the worktree (folded and scope-checked as any round),
     before the episode goes on; never a second builder on top of unrecorded work. A builder
-    that ended after the kill left its exit status (``builder.run_builder``): the round is
-    its word, as if its run had lived (its report, trailers, or exit status); else 0."""
+    that ended after the kill, within builder.timeout, left its exit status
+    (``builder.run_builder``): the round is its word, as if its run had lived (its report,
+    trailers, or exit status); else 0. A round of an episode that has ended is not this
+    episode's: nothing is recorded for it."""
     with ws.ledger() as ledger:
         view = ledger.require()
         ep = current_episode(view, slice_id, ball_id)
-        if ep.closed or len(ep.receipts) + 1 != round_no:
+        if ep.closed or len(ep.receipts) + 1 != round_no or (
+                lock is not None and lock.episode not in (None, ep.throw.episode)):
             return None  # recorded after all (the run died after the receipt), or ended
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
-        killed = (f"the `leap throw --run` that drove round {round_no} ended before it "
-                  "recorded the round (it was killed)")
+        killed = (f"the run that drove round {round_no} ended before it recorded the round "
+                  "(it was killed)")
         outcome: Literal[-1, 0, 1] = 0
         evidence = (f"{killed}; leapgit recorded it at 0 with what its builder left when the "
                     "ball was continued")
         claim, start = False, None
-        exit_file = lock.exit_file(round_no) if lock is not None else None
-        code = left_exit(exit_file) if exit_file is not None else None
-        if code is not None and lock is not None:
-            worktree = Path(ep.throw.worktree or "")
-            start = lock.start or None  # unknown: no commit of its own is read as its word
-            report = handoff.read_report(handoff.private_dir(worktree) / "report.yaml")
-            outcome, said = builder_word(BuilderExit(code), report, worktree,
-                                         start or git.out(["rev-parse", "HEAD"], worktree),
-                                         ws.config.builder_timeout)
-            claim = True
-            evidence = (f"{said} ({killed}; its builder ended after it, exit {code}, and "
-                        "leapgit recorded its word when the ball was continued)")
+        word = _word_left(ws, ep.throw, lock)
+        if word is not None:
+            outcome, said, claim = word
+            start = lock.start if lock is not None else None
+            evidence = (f"{said} ({killed}; its builder ended after it, and leapgit recorded "
+                        "its word when the ball was continued)")
         return close_round(
             ledger, ws.paths.common_dir, ball, ep, outcome=outcome, claim=claim,
             evidence=evidence, round_cap=ws.config.round_cap, recorded_by="leap throw --run",
-            start=start, log=str(log) if log.exists() else None,
+            start=start or None, log=str(log) if log.exists() else None,
             env=handoff.environment({}))
+
+
+def _word_left(ws: Workspace, t: ThrowRecord, lock: DriveLock | None
+               ) -> tuple[Literal[-1, 0, 1], str, bool] | None:
+    """What the builder of the lock's round said as it ended after its run was killed: its
+    exit status, read with its report and trailers; None when it left none (it was killed
+    too, or an older leapgit drove it). Past builder.timeout it is the 0 a living run gives
+    a builder it stops."""
+    exit_file = lock.exit_file() if lock is not None else None
+    code = left_exit(exit_file) if exit_file is not None else None
+    if code is None or lock is None or exit_file is None:
+        return None
+    timeout = ws.config.builder_timeout
+    if lock.began is not None and exit_file.stat().st_mtime - lock.began > timeout:
+        return 0, (f"its builder ran {exit_file.stat().st_mtime - lock.began:.0f} s, past "
+                   f"builder.timeout ({timeout:g} s), and exited {code}; the round ended at "
+                   "0"), False
+    worktree = place.worktree_of(ws, t)
+    report = handoff.read_report(handoff.private_dir(worktree) / "report.yaml")
+    outcome, said = builder_word(BuilderExit(code), report, worktree,
+                                 lock.start or git.out(["rev-parse", "HEAD"], worktree),
+                                 timeout)
+    return outcome, f"{said}; exit {code}", True

@@ -61,8 +61,12 @@ class DriveLock:
         self.path = folder / NAME if folder is not None else None  # None: no lock to take
         self.worktree, self.ball = worktree, ball
         self.fd: int | None = None
+        # the round named (``starting``): its number, its episode (None: a lock file an
+        # older leapgit wrote), HEAD and the time (epoch seconds) as its builder started
         self.unclosed: int | None = None
-        self.start = ""  # HEAD as the named round's builder started (``starting``)
+        self.episode: int | None = None
+        self.start = ""
+        self.began: float | None = None
 
     def take(self) -> int | None:
         """The locked descriptor, or the Hold that says who holds the ball."""
@@ -82,33 +86,58 @@ class DriveLock:
         if fd is None:
             return self
         self.fd = fd
-        said = os.pread(fd, 300, 0).decode(errors="replace").split()
+        said = os.pread(fd, 300, 0).decode(errors="replace").split() + ["-"] * 6
         # a round the last driver started and never closed (it was killed); named on until
         # it is closed, so a kill of this driver before then loses it no more than the last
-        self.unclosed = int(said[2]) if len(said) > 2 and said[2].isdigit() else None
-        self.start = said[3] if self.unclosed and len(said) > 3 else ""
-        self._say(f"{os.getpid()}" + (f" - {self.unclosed} {self.start}".rstrip()
-                                      if self.unclosed else "") + "\n")
+        self.unclosed = int(said[2]) if said[2].isdigit() else None
+        if self.unclosed is not None:
+            self.episode = int(said[3]) if said[3].isdigit() else None
+            self.start = said[4] if self.episode is not None and said[4] != "-" else ""
+            try:
+                self.began = float(said[5]) if self.episode is not None else None
+            except ValueError:
+                self.began = None
+        self._say(self._line("-"))
         return self
 
-    def starting(self, round_no: int, start: str = "") -> None:
-        """Before the builder starts (at HEAD ``start``): from here a kill leaves a round for
-        the next driver to close, with what the builder left and, once it ended, its exit
-        status (``exit_file``); never files that no round accounts for."""
-        self.start = start
-        self._say(f"{os.getpid()} - {round_no} {start}".rstrip() + "\n")
+    def _line(self, group: str) -> str:
+        if self.unclosed is None:
+            return f"{os.getpid()}\n"
+        began = f"{self.began:.3f}" if self.began is not None else "-"
+        return (f"{os.getpid()} {group} {self.unclosed} {self.episode or '-'} "
+                f"{self.start or '-'} {began}\n")
+
+    def starting(self, round_no: int, episode: int, start: str) -> None:
+        """Before the builder of ``episode``'s round ``round_no`` starts (at HEAD ``start``):
+        from here a kill leaves a round for the next driver to close, with what the builder
+        left and, once it ended, its exit status (``exit_file``); never files that no round
+        accounts for."""
+        import time
+
+        self.unclosed, self.episode, self.start, self.began = \
+            round_no, episode, start, time.time()
+        exit_file = self.exit_file()
+        if exit_file is not None:
+            exit_file.unlink(missing_ok=True)  # never an earlier builder's word for this one
+        self._say(self._line("-"))
 
     def started(self, group: int, round_no: int) -> None:
-        self._say(f"{os.getpid()} {group} {round_no} {self.start}".rstrip() + "\n")
+        self._say(self._line(str(group)))
 
-    def exit_file(self, round_no: int) -> Path | None:
-        """Where round ``round_no``'s builder's exit status is written as it ends."""
-        return self.path.parent / f"builder-{round_no}.exit" if self.path is not None else None
+    def exit_file(self) -> Path | None:
+        """Where the named round's builder's exit status is written as it ends (by its own
+        shell, ``builder.run_builder``): a driver killed meanwhile loses it no more."""
+        if self.path is None or self.unclosed is None or self.episode is None:
+            return None
+        return self.path.parent / f"builder-{self.episode}-{self.unclosed}.exit"
 
     def closed(self) -> None:
         """The round is recorded: nothing is left to close."""
-        self.unclosed, self.start = None, ""
-        self._say(f"{os.getpid()}\n")
+        exit_file = self.exit_file()
+        if exit_file is not None:
+            exit_file.unlink(missing_ok=True)
+        self.unclosed, self.episode, self.start, self.began = None, None, "", None
+        self._say(self._line("-"))
 
     def _say(self, text: str) -> None:
         """Written over what it said, then cut to length: a kill in between leaves the round

@@ -23,7 +23,7 @@ from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import OUTCOME_NAMES, BallRecord, Receipt
 from leapgit.rules.episodes import Episode, current_episode
-from leapgit.worktrees.buildround import HEARTBEAT, Played, RoundPlayer, log_path
+from leapgit.worktrees.buildround import HEARTBEAT, EpisodeEnded, Played, RoundPlayer, log_path
 from leapgit.worktrees.carry import close_killed_round
 from leapgit.worktrees.closeround import RoundClosed, admin_dir
 from leapgit.worktrees.drivelock import DriveLock
@@ -90,7 +90,12 @@ class _Driver:
                 self._drive(slice_id, ball_id, run)
         except LeapError as exc:
             run.error = exc
-            self.progress.update(ball_id, len(run.receipts), f"error: {exc.lines()[0]}")
+            rounds = len(run.receipts)
+            if isinstance(exc, EpisodeEnded):  # the rounds its builder's commits recorded
+                rounds = len(_episode(self.ws, slice_id, ball_id)[0].receipts)
+                self.progress.update(ball_id, rounds, f"hold: {exc.lines()[0]}")
+                return run
+            self.progress.update(ball_id, rounds, f"error: {exc.lines()[0]}")
         return run
 
     def _lock(self, slice_id: str, ball_id: str) -> DriveLock:
@@ -151,6 +156,10 @@ class _Driver:
         watch.enter(worktree)
         try:
             played = self.player.play(ep, ball, run.lock, failed)
+        except EpisodeEnded:  # no round is left to close: the lock names none
+            if run.lock is not None:
+                run.lock.closed()
+            raise
         finally:
             watch.leave(worktree)
         if run.lock is not None:

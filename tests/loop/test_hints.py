@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from leapgit.ledger import query
+from leapgit.ledger.store import Ledger
 from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
 from tests.scoring.world import Project
 from tests.templates import Served
-from tests.tribunal.jurors import Call, JurorServer, Reply
+from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
 # the world's builder, but a's rounds hold while `hold` exists and b's write outside its
 # scope while `breach` exists (a -1 the builder cannot answer: L4, L6)
@@ -156,6 +158,9 @@ def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
         assert plain.code == 3, plain.out[-2000:]
         assert _hinted(_stops(plain.out)["a"]["hint"]) == \
             ["leap ball respec hag a FILE", "leap run hag"], plain.out[-2000:]
+        shown = p.leap("status", "hag").out  # a blind review: status named a third episode
+        assert "`leap ball respec hag a FILE`, then `leap run hag`" in shown, shown
+        assert "--resume` starts a new episode" not in shown, shown
         (p.base_dir / "hold").unlink()  # the repaired spec is one the builder can meet
         assert _respec(p, "hag", "a", "held twice") == 0  # the hint
         landed = p.leap("run", "hag", "--heartbeat", "0")  # then `leap run`
@@ -234,8 +239,9 @@ FIVE_IN_ONE = textwrap.dedent("""\
         for r in range(1, 6):
             pathlib.Path("calc/a.py").write_text(code + f"# step {r}\\n")
             subprocess.run(["git", "add", "-A"], check=True)
+            said = 1 if r == 4 and (here / "claim4").exists() else 0
             subprocess.run(["git", "commit", "-q", "-m", f"step {r}\\n\\nLeap-Round: {r}\\n"
-                            f"Leap-Outcome: 0\\nLeap-Evidence: step {r}\\n"])
+                            f"Leap-Outcome: {said}\\nLeap-Evidence: step {r}\\n"])
         sys.exit(0)
     sys.argv[0] = str(here / "builder.py")
     runpy.run_path(str(here / "builder.py"), run_name="__main__")
@@ -246,7 +252,8 @@ def test_a_builder_that_commits_past_the_round_limit_is_a_hold_that_leads_on(
         isolated: Path, served: Served) -> None:
     """A hunt with misbehaving builders: five rounds committed in one call ended the episode
     under the driver's open round; `leap run` stopped with exit 2 (bad input), the same
-    reason twice, and no hint."""
+    reason twice, and no hint. A blind review: the next episode then recorded a round no
+    builder ran, with the last episode's builder's word."""
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("hint-five"), served.daemon, server.url, "five1", ("a", "b"),
                 builder=FIVE_IN_ONE)
@@ -254,9 +261,25 @@ def test_a_builder_that_commits_past_the_round_limit_is_a_hold_that_leads_on(
         assert first.code == 3, first.out[-3000:]
         hint = _stops(first.out)["a"].get("hint")
         assert _hinted(hint) == ["leap run five1 --resume-holds"], first.out[-3000:]
+        assert "is kept as refs/leap/" in first.out, first.out[-3000:]  # the fifth commit
         (p.base_dir / "fixed").write_text("")
         landed = p.leap(*_hinted(hint)[0].split()[1:], "--heartbeat", "0")  # the hint
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+    with Ledger(p.work / ".git") as ledger:
+        second = query.receipts(ledger.require(), "five1", "a", 2)
+    assert second and all("killed" not in r.evidence for r in second), second
+
+
+def test_a_builder_whose_own_fourth_round_claims_a_pass_before_a_fifth_is_scored(
+        isolated: Path, served: Served) -> None:
+    """A blind review: with round 4 a claim, the run still stopped with exit 2 and no hint;
+    the claim waits for its score, as any claim."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-claim4"), served.daemon, server.url, "claim4", ("a", "b"),
+                builder=FIVE_IN_ONE)
+        (p.base_dir / "claim4").write_text("")
+        ran = p.leap("run", "claim4", "--heartbeat", "0")
+    assert ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
 
 
 def test_jurors_that_answer_garbage_escalate_to_their_rungs_and_status_says_the_same(
@@ -291,3 +314,26 @@ def test_jurors_that_answer_garbage_escalate_to_their_rungs_and_status_says_the_
             done = p.leap(*step.split()[1:])
             assert done.code == 0, (step, done.out[-3000:], done.err)
     assert "landed" in done.out, done.out[-3000:]
+
+
+def test_refusals_with_info_notes_only_are_no_jurors_fault(
+        isolated: Path, served: Served) -> None:
+    """A blind review: refusals whose findings were all info notes (no finding a builder
+    answers) were taken for refusals with no finding at all, and sent the person to mend
+    sound rungs; they are the spec's to decide, as any escalation with findings."""
+    def noting(call: Call) -> Reply:
+        if call.lens == "defect" and "calc/a.py" in json.dumps(call.body.get("messages", [])):
+            return Reply(verdict("defect", "refuse", [{
+                "severity": "info", "file": "calc/a.py", "claim": "a matter of taste",
+                "evidence": "def"}]))
+        return jurors(call)
+
+    with JurorServer("openai", noting) as server:
+        p = duo(served.folder("hint-info"), served.daemon, server.url, "info", ("a", "b"))
+        ran = p.leap("run", "info", "--json", "--heartbeat", "0")
+    assert ran.code == 3, ran.out[-3000:]
+    stop = _stops(ran.out)["a"]
+    assert "T9 escalation" in str(stop["reason"]), stop
+    assert "carry no finding" not in str(stop["reason"]), stop
+    assert _hinted(stop["hint"]) == ["leap log --slice info", "leap ball respec info a FILE",
+                                     "leap run info"], stop

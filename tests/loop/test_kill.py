@@ -194,6 +194,8 @@ def test_killed_while_its_spine_push_is_in_flight_the_push_that_lands_later_is_r
         time.sleep(3.5)  # whichever push lost, it is through the hook by now
         after = p.leap("run", S, "--heartbeat", "0")
     assert again.code == 0 and "landed" in again.out, again.out[-4000:]
+    # the killed run's push entered the hook first, and landed first: it is the one recorded
+    assert "a stopped run left in flight landed at" in again.out, again.out[-4000:]
     assert after.code == 0, after.out[-3000:]
     with Ledger(p.work / ".git") as ledger:
         assert len(history.merge_records(ledger.require(), S)) == 1

@@ -112,9 +112,9 @@ def test_a_step_that_fails_keeps_its_hint(isolated: Path, served: Served) -> Non
                 red={"command": f"{sys.executable} -c \"raise SystemExit(1)\"",
                      "identity": "model=scripted-author,family=demo,session=author-1"})
         res = p.leap("run", "hint", "--json", "--heartbeat", "0")
+        assert res.code == 3, (res.out[-2000:], res.err)
         again = _fix_the_author_and_follow(p, res)
     assert again.code == 0 and "landed" in again.out, again.out[-3000:]
-    assert res.code == 3, (res.out[-2000:], res.err)
     got = events(res.out)
     stop = _stop_of(got, "a")
     assert "exited 1" in str(stop["reason"]), stop  # the cause is named...

@@ -397,3 +397,59 @@ def test_a_passed_review_is_not_reused_for_a_builder_of_another_family(
     assert landed.code == 0, landed
     assert "passed the aggregate review in run" not in landed.out, landed
     assert _reviews(p) != reviewed  # reviewed again, for this builder
+
+
+def _no_answer_then_landed_by_the_server(p: Project, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`leap merge left` whose spine push got no answer (a dropped connection) while the
+    remote's spine still was at its base; the server then finishes the push (its ref moves
+    to the planned tip). Returns that tip."""
+    from leapgit.git import GitFailed
+    from leapgit.scoring import merge as merging
+
+    def no_answer(*_args: object, **_kwargs: object) -> None:
+        raise GitFailed("the spine push to origin failed (exit 128)")
+
+    base = git("rev-parse", "refs/heads/main", cwd=p.bare)
+    monkeypatch.setattr(merging, "_push", no_answer)
+    with pytest.raises(GitFailed):
+        merging.merge(open_workspace(p.work), "left", echo=lambda _line: None)
+    monkeypatch.undo()
+    kept = sorted((p.work / ".git" / "leap-merging" / "kept" / "left").glob("*.yaml"))
+    assert len(kept) == 1, kept  # set aside: the server may finish it yet
+    tip = kept[0].stem
+    git("fetch", "-q", str(p.work), tip, cwd=p.bare)  # the server, finishing late
+    git("update-ref", "refs/heads/main", tip, base, cwd=p.bare)
+    return tip
+
+
+def test_a_push_that_got_no_answer_and_landed_later_is_recorded_by_the_next_merge(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: a push that got no answer, with the remote's spine still at its base,
+    was forgotten; a server that finished it later left a merge no record names (L8)."""
+    p = left_passed
+    tip = _no_answer_then_landed_by_the_server(p, monkeypatch)
+    landed = leap("merge", "left", cwd=p.work, timeout=300)
+    assert landed.code == 0, landed
+    assert f"left in flight landed at {tip[:12]}: recorded now" in landed.out, landed
+    with Ledger(p.work / ".git") as ledger:
+        from leapgit.ledger import history
+
+        assert [m.tip for m in history.merge_records(ledger.require(), "left")] == [tip]
+    assert leap("audit", cwd=p.work).code == 0
+
+
+def test_another_slices_merge_that_landed_later_is_recorded_before_this_merge(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: a merge set aside was looked at only when its own slice merged
+    again; any other merge first recorded it (``merge._others_landed``)."""
+    from leapgit.scoring import merge as merging
+
+    p = left_passed
+    tip = _no_answer_then_landed_by_the_server(p, monkeypatch)
+    said: list[str] = []
+    ws = open_workspace(p.work)
+    base = git("rev-parse", "refs/heads/main", cwd=p.work)
+    assert merging._others_landed(ws, "another", "integrator", base, said.append)
+    assert any(f"landed at {tip[:12]}: recorded now" in line for line in said), said
+    assert git("rev-parse", "refs/heads/main", cwd=p.work) == tip  # the spine here follows
+    assert leap("audit", cwd=p.work).code == 0

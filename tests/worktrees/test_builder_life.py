@@ -128,3 +128,26 @@ def test_a_running_builder_shows_a_heartbeat_and_its_log_path(
     assert any(re.search(r"building for 0\.\d s: reading the handoff$", ln) for ln in beats)
     assert any(re.search(r"building for 1\.\d s: running the proof$", ln) for ln in beats)
     assert (worktree_of(diamond, "A") / "src/a.py").exists()
+
+
+@pytest.mark.parametrize("command", [
+    "exit 3", "printf 'out\\n'; false", "cat <<EOF\nheredoc to the end", "exec sh -c 'exit 4'",
+    "echo a # a trailing comment", "sleep 0 & wait; exit 5"])
+def test_the_builders_exit_status_is_written_and_its_command_runs_as_ever(
+        tmp_path: Path, command: str) -> None:
+    """Its shell writes the builder's exit status where a driver killed meanwhile finds it
+    (``carry.close_killed_round``); a blind review: a first wrapping parsed the command
+    anew, and a heredoc running to the end swallowed it."""
+    import subprocess
+    import threading
+
+    from leapgit.worktrees.builder import left_exit, run_builder
+
+    plain = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True)
+    exit_file = tmp_path / "builder-1-1.exit"
+    exit_file.write_text("0\n")  # a stale one is never read as this builder's
+    log = tmp_path / "round.log"
+    ex = run_builder(command, tmp_path, dict(os.environ), log, 30, threading.Event(),
+                     exit_file=exit_file)
+    assert ex.code == plain.returncode == left_exit(exit_file), (ex, plain)
+    assert log.read_bytes().endswith(plain.stdout), log.read_text()

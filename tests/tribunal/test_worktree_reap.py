@@ -1,0 +1,70 @@
+"""Throwaway trees a killed run left (a chaos hunt: 48 of 98 killed runs left full checkouts
+under the temp dir, registered in `git worktree list`, some locked): the next throwaway tree
+any process makes first removes those whose process is gone; a commit made in one (a test
+author's red never recorded) is kept under ``refs/leap/kept/throwaway/``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from leapgit.tribunal import worktree as wt
+from tests.support import IDENTITY, git, make_repo
+
+LEFT = """\
+import os, signal, subprocess, sys
+from pathlib import Path
+from leapgit.tribunal.worktree import temporary
+with temporary(Path(sys.argv[1]), sys.argv[2], prefix="leap-score-") as tree:
+    if sys.argv[3] == "commit":
+        (tree / "red.txt").write_text("a red never recorded\\n")
+        subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", "red"], cwd=tree, check=True)
+    print(tree, flush=True)
+    if sys.argv[3] == "live":
+        sys.stdin.read()  # alive until the test closes its stdin
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _left(repo: Path, head: str, how: str) -> tuple[Path, subprocess.Popen[str]]:
+    proc = subprocess.Popen([sys.executable, "-c", LEFT, str(repo), head, how],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, **IDENTITY})
+    assert proc.stdout is not None
+    return Path(proc.stdout.readline().strip()), proc
+
+
+def _listed(repo: Path) -> str:
+    return git("worktree", "list", "--porcelain", cwd=repo)
+
+
+def test_trees_of_killed_processes_are_removed_and_their_commits_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    head = git("rev-parse", "HEAD", cwd=repo)
+    plain, first = _left(repo, head, "plain")
+    red, second = _left(repo, head, "commit")
+    live, third = _left(repo, head, "live")
+    for proc in (first, second):
+        assert proc.wait() == -signal.SIGKILL
+    made = git("rev-parse", "HEAD", cwd=red)
+    assert all(str(t) in _listed(repo) for t in (plain, red, live))
+    monkeypatch.setattr(wt, "_reaped", set())  # as a fresh process
+    with wt.temporary(repo, head) as fresh:
+        listed = _listed(repo)
+        assert str(plain) not in listed and str(red) not in listed, listed
+        assert not plain.parent.exists() and not red.parent.exists()
+        assert str(live) in listed and live.exists()  # its process is alive: left alone
+        assert str(fresh) in listed
+    kept = git("for-each-ref", "--format=%(objectname)", "refs/leap/kept/throwaway/", cwd=repo)
+    assert kept.split() == [made], kept  # the red no one recorded, kept
+    assert third.stdin is not None
+    third.stdin.close()
+    third.wait()
+    assert wt.reap_left(repo) == [live] and not live.parent.exists()  # gone now: removed
