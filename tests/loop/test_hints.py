@@ -337,3 +337,29 @@ def test_refusals_with_info_notes_only_are_no_jurors_fault(
     assert "carry no finding" not in str(stop["reason"]), stop
     assert _hinted(stop["hint"]) == ["leap log --slice info", "leap ball respec info a FILE",
                                      "leap run info"], stop
+
+
+def test_a_candidate_that_fails_its_proof_once_then_passes_is_said_to_be_flaky(
+        isolated: Path, served: Served) -> None:
+    """A hunt with misbehaving builders: a's code is wrong on its first import only (a
+    count kept outside the repository); its first score refused it (L7.4), and after the
+    respec the same bytes passed with no word of the first answer."""
+    count = "import pathlib\n_n = pathlib.Path(__file__).resolve().parents[3] / 'imports'\n" \
+        "_c = int(_n.read_text()) + 1 if _n.exists() else 1\n_n.write_text(str(_c))\n\n\n" \
+        "def fa():\n    return 1 if _c > 1 else 0\n"
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-flaky"), served.daemon, server.url, "flaky", ("a", "b"),
+                plan={"a": {"calc/a.py": count}, "b": {"calc/b.py": "def fb():\n    return 2\n"}})
+        first = p.leap("run", "flaky", "--json", "--heartbeat", "0")
+        assert first.code == 1, first.out[-3000:]
+        stop = _stops(first.out)["a"]
+        assert "tests: proof" in str(stop["reason"]), stop
+        with Ledger(p.work / ".git") as ledger:
+            from leapgit.ledger import history
+
+            assert [s.rule for s in history.scores(ledger.require(), "flaky", "a")] == ["L7.4"]
+        assert _respec(p, "flaky", "a", "the proof failed once") == 0  # the hint
+        landed = p.leap("run", "flaky", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+    assert "refused this same candidate on its proof or tests (L7.4): one of them is flaky" \
+        in landed.out, landed.out[-3000:]
