@@ -256,10 +256,32 @@ def _dropped(ws: Workspace, branch: str, tip: str) -> bool:
         return drops_branch(view, current_episode(view, slice_id, ball_id).throw, tip)
 
 
-def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str) -> None:
+def _killed_round_of(ws: Workspace, path: Path, episode: int, tip: str) -> bool:
+    """Whether ``path``'s drive lock names a round of ``episode`` that a worker killed
+    mid-round (a crash) never recorded, started at the remote's ``tip``: what its builder
+    left there is that round's, recorded first (``carry.close_killed_round``), as a local
+    run's; not work to refuse the ball for (a chaos hunt: the restarted worker refused the
+    ball it had crashed in, and the slice waited for good)."""
+    from leapgit.worktrees.closeround import admin_dir
+    from leapgit.worktrees.drivelock import NAME
+
+    admin = admin_dir(ws.paths.common_dir, path)
+    if admin is None:
+        return False
+    try:
+        said = (admin / "leap" / NAME).read_text(encoding="utf-8").split() + ["-"] * 6
+    except OSError:
+        return False
+    return said[2].isdigit() and said[3] == str(episode) and said[4] == tip
+
+
+def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str,
+                    episode: int = 0) -> None:
     """A worker's worktree for a ball it claimed, on the branch at the remote's ``tip``:
     made when absent, moved forward when clean and behind. A tree holding anything not
-    committed is never touched (nothing lost): the ball is refused here, named."""
+    committed is never touched (nothing lost): the ball is refused here, named; unless it
+    is the round of ``episode`` a killed worker left, started at ``tip``, which is closed
+    first with what its builder left."""
     from leapgit.worktrees import place
 
     ref = f"refs/heads/{branch}"
@@ -274,10 +296,12 @@ def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str) -> None:
         place.add(ws, path, branch, tip, new_branch=False)
         return
     status = git.run(["status", "--porcelain", "--untracked-files=all"], path, check=False)
+    head = git.rev_parse("HEAD", path)
+    if _killed_round_of(ws, path, episode, tip):
+        return  # its round is closed first, with what its builder left (L6, carry)
     if status.returncode != 0 or status.stdout.strip():
         raise RuleViolation(f"the worktree {path} holds work no round recorded", rule="L9",
                             hint="commit or move it away; the worker never discards it")
-    head = git.rev_parse("HEAD", path)
     if head != tip:
         if head is not None and not git.is_ancestor(ws.paths.root, head, tip):
             raise RuleViolation(f"the worktree {path} is at {head[:12]}, which the remote's "

@@ -56,7 +56,7 @@ def close_killed_round(ws: Workspace, slice_id: str, ball_id: str, round_no: int
     episode's: nothing is recorded for it."""
     with ws.ledger() as ledger:
         view = ledger.require()
-        ep = current_episode(view, slice_id, ball_id)
+        ep = place.localized(ws, current_episode(view, slice_id, ball_id))
         if ep.closed or len(ep.receipts) + 1 != round_no or (
                 lock is not None and lock.episode not in (None, ep.throw.episode)):
             return None  # recorded after all (the run died after the receipt), or ended

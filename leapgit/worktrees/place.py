@@ -15,11 +15,15 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
 from leapgit.ledger.workspace import Workspace, require_folder
 from leapgit.records.types import ThrowRecord
+
+if TYPE_CHECKING:
+    from leapgit.rules.episodes import Episode
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,14 @@ def worktree_root(ws: Workspace) -> Path:
 
 def target(ws: Workspace, slice_id: str, ball_id: str) -> Path:
     return worktree_root(ws) / slice_id / ball_id
+
+
+def localized(ws: Workspace, ep: Episode) -> Episode:
+    """The episode with its throw's worktree where this machine builds it (issue 16: a
+    published ball's throw names none; each worker builds in its own clone's place)."""
+    if not ep.throw.published:
+        return ep
+    return ep._replace(throw=ep.throw._replace(worktree=str(worktree_of(ws, ep.throw))))
 
 
 def worktree_of(ws: Workspace, thrown: ThrowRecord) -> Path:

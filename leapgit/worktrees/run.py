@@ -27,6 +27,7 @@ from leapgit.worktrees.buildround import HEARTBEAT, EpisodeEnded, Played, RoundP
 from leapgit.worktrees.carry import close_killed_round
 from leapgit.worktrees.closeround import RoundClosed, admin_dir
 from leapgit.worktrees.drivelock import DriveLock
+from leapgit.worktrees.place import localized
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.watch import Watch
 
@@ -63,14 +64,6 @@ def _episode(ws: Workspace, slice_id: str, ball_id: str) -> tuple[Episode, BallR
         return localized(ws, ep), ball
 
 
-def localized(ws: Workspace, ep: Episode) -> Episode:
-    """The episode with its throw's worktree where this machine builds it (issue 16: a
-    published ball's throw names none; each worker builds in its own clone's place)."""
-    from leapgit.worktrees.place import worktree_of
-
-    if not ep.throw.published:
-        return ep
-    return ep._replace(throw=ep.throw._replace(worktree=str(worktree_of(ws, ep.throw))))
 
 
 class _Driver:

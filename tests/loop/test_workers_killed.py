@@ -74,6 +74,35 @@ def test_a_worker_that_loses_the_remote_pushes_nothing_half_and_its_round_goes_u
     assert "Traceback" not in log_path.read_text()
 
 
+def test_a_worker_crashed_mid_round_closes_that_round_when_it_comes_back(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A chaos hunt: the machine died while a worker's builder was mid-round (the ball's
+    file written, not done). The restarted worker took a new claim and refused the ball
+    ("holds work no round recorded"), for good: with one worker the slice never landed. It
+    now closes that round first, as a local run does (at 0, with what the builder left)."""
+    w = ww.published(daemon, jurors, "crashed", claim_seconds=3)
+    (w.base_dir / "hang-after-b1").write_text("")
+    clone = w.clone("solo")
+    proc = w.popen("worker", "--remote", "origin", "--name", "solo", "--poll", "0.2",
+                   cwd=clone)
+    written = w.base_dir / "solo.leap-worktrees" / ww.S / "b1" / "pkg" / "b1.py"
+    deadline = time.monotonic() + 60
+    while not written.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # the machine dies: the worker and its builder
+    proc.wait()
+    os.kill(int((w.base_dir / "built.log").read_text().split()[-1]), signal.SIGKILL)
+    (w.base_dir / "hang-after-b1").unlink()
+    res = leap("worker", "--remote", "origin", "--name", "solo", "--once", "--poll", "0.2",
+               cwd=clone, env=w.env, timeout=120)  # the same worker, restarted
+    assert res.code == 0, res
+    got = ww.receipts(w)["b1"]
+    assert [(r["round"], r["outcome"]) for r in got] == [(1, 0), (2, 1)], got
+    assert "ended before it recorded the round" in str(got[0]["evidence"]), got[0]
+    ww.fsck(w.bare)
+
+
 def test_a_stalled_worker_whose_lease_lapsed_renews_it_and_its_round_counts(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     """A worker stopped (SIGSTOP: a machine asleep) past its lease, and no one took the
