@@ -256,7 +256,8 @@ def _dropped(ws: Workspace, branch: str, tip: str) -> bool:
         return drops_branch(view, current_episode(view, slice_id, ball_id).throw, tip)
 
 
-def _killed_round_of(ws: Workspace, path: Path, episode: int, tip: str) -> bool:
+def _killed_round_of(ws: Workspace, path: Path, slice_id: str, ball_id: str, episode: int,
+                     tip: str) -> bool:
     """Whether ``path``'s drive lock names a round of ``episode`` that a worker killed
     mid-round (a crash) never recorded, started at the remote's ``tip``: what its builder
     left there is that round's, recorded first (``carry.close_killed_round``), as a local
@@ -272,16 +273,23 @@ def _killed_round_of(ws: Workspace, path: Path, episode: int, tip: str) -> bool:
         said = (admin / "leap" / NAME).read_text(encoding="utf-8").split() + ["-"] * 6
     except OSError:
         return False
-    return said[2].isdigit() and said[3] == str(episode) and said[4] == tip
+    if not (said[2].isdigit() and said[3] == str(episode) and said[4] == tip):
+        return False
+    from leapgit.ledger import query
+
+    with ws.ledger() as ledger:  # still unrecorded: no other worker recorded that round
+        done = query.receipts(ledger.require(), slice_id, ball_id, episode)
+    return len(done) + 1 == int(said[2])
 
 
 def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str,
-                    episode: int = 0) -> None:
+                    claimed: tuple[str, str, int] = ("", "", 0)) -> None:
     """A worker's worktree for a ball it claimed, on the branch at the remote's ``tip``:
     made when absent, moved forward when clean and behind. A tree holding anything not
     committed is never touched (nothing lost): the ball is refused here, named; unless it
-    is the round of ``episode`` a killed worker left, started at ``tip``, which is closed
-    first with what its builder left."""
+    is the round of the ``claimed`` (slice, ball, episode) a killed worker left, started at
+    ``tip`` and recorded by no one since, which is closed first with what its builder left."""
+    slice_id, ball_id, episode = claimed
     from leapgit.worktrees import place
 
     ref = f"refs/heads/{branch}"
@@ -297,7 +305,7 @@ def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str,
         return
     status = git.run(["status", "--porcelain", "--untracked-files=all"], path, check=False)
     head = git.rev_parse("HEAD", path)
-    if _killed_round_of(ws, path, episode, tip):
+    if _killed_round_of(ws, path, slice_id, ball_id, episode, tip):
         return  # its round is closed first, with what its builder left (L6, carry)
     if status.returncode != 0 or status.stdout.strip():
         raise RuleViolation(f"the worktree {path} holds work no round recorded", rule="L9",

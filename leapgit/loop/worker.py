@@ -409,7 +409,7 @@ class Worker:
                 raise RuleViolation(f"{branch} is not on {self.opt.remote}", rule="L9")
             try:
                 rm.ensure_worktree(self.ws, target(self.ws, found.slice, found.ball), branch,
-                                   tip, found.episode)
+                                   tip, (found.slice, found.ball, found.episode))
             except LeapError:
                 self.skip.add((found.slice, found.ball, found.episode))  # never again here
                 raise

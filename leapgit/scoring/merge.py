@@ -633,15 +633,16 @@ def _others_landed(ws: Workspace, slice_id: str, holder: str, tip: str, echo: Ec
     done = False
     for other in others:
         try:
-            done = _kept_landed(ws, other, holder, tip, echo) is not None or done
-        except UsageError as exc:  # landed by another holder: said, theirs to record
+            done = _kept_landed(ws, other, holder, tip, echo, release=False) is not None \
+                or done
+        except LeapError as exc:  # theirs to record (another holder), or later: said
             echo(f"warning: {exc.lines()[0]}")
         tip = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root) or tip
     return done
 
 
 def _kept_landed(ws: Workspace, slice_id: str, holder: str, tip: str,
-                 echo: Echo) -> MergeResult | None:
+                 echo: Echo, release: bool = True) -> MergeResult | None:
     """L8: a merge set aside because its push might still land, found landed (on the spine
     here, ``tip``, or on the remote's): recorded now, as any merge that landed unrecorded.
     One that can land no more (the spine moved on without it: its push is no fast-forward
@@ -669,7 +670,7 @@ def _kept_landed(ws: Workspace, slice_id: str, holder: str, tip: str,
                  f"{record.tip[:12]}: recorded now")
             if tip == record.base:
                 _move(ws, record.base, record.tip, echo)
-            return _finish(ws, record, ())
+            return _finish(ws, record, (), release)
         if there is not None and there != record.base:
             path.unlink(missing_ok=True)  # the spine moved on without it: it cannot land
     return None
@@ -690,10 +691,12 @@ def _remote_tip(ws: Workspace, remote: str) -> str | None:
     return words[0] if proc.returncode == 0 and words else None
 
 
-def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ...]
-            ) -> MergeResult:
-    """The slice has landed: record it and give the lease back. On any stop here (an error,
-    Ctrl-C) the lease is given back all the same, and `leap merge` again resumes."""
+def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ...],
+            release: bool = True) -> MergeResult:
+    """The slice has landed: record it and give the lease back (``release``: the lease is
+    this merge's; not when another slice's merge records one that landed before it). On
+    any stop here (an error, Ctrl-C) the lease is given back all the same, and `leap merge`
+    again resumes."""
     name, remote = ws.config.spine, record.remote
     try:
         with ws.ledger() as ledger:
@@ -701,7 +704,7 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
             record = replace(record, number=next_merge(ledger.require(), record.slice))
             write_merge(ledger, record)
             active = leases.active_lease(ledger.require(), name)
-            if active is not None and active.holder == record.holder:
+            if release and active is not None and active.holder == record.holder:
                 leases.release_lease(ledger, name, record.holder, f"merged {record.slice}")
             tip = ledger.tip() or ""
         if remote:
@@ -709,6 +712,8 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
 
             sync(remote, start=ws.paths.root)
     except BaseException:
+        if not release:
+            raise
         _release(ws, name, record.holder, f"merge of {record.slice} landed at "
                  f"{record.tip[:12]}, its record not yet written: `leap merge "
                  f"{record.slice}` again resumes", remote)

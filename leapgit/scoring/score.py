@@ -238,7 +238,8 @@ def _record(ledger: Ledger, ball: BallRecord, ep: Episode, commit: str, tree: st
             ball.slice, ball.ball, ball.goal, builder_text, ball.spec_version,
             reviewed.reviewers, reviewed.verdicts, reviewed.summary or "", reviewed.run_id or "",
             proved.tests, proved.live_proof, red.red if red else None, tree)
-    outcome, reason, rule = 1, "all five steps hold (L7)" + _flaky(view, ball, tree), None
+    outcome, reason, rule = 1, "all five steps hold (L7)" + _flaky(view, ball, tree,
+                                                                   ep.throw.base), None
     # issue 15 item 9: what the jurors cost, as the run's summary on the ledger sums it
     usage = history.run_usage(view, ball.slice, ball.ball, ev.run_id) if ev.run_id else None
 
@@ -263,15 +264,21 @@ def _record(ledger: Ledger, ball: BallRecord, ep: Episode, commit: str, tree: st
     return record(outcome, reason, rule, prov)
 
 
-def _flaky(view: LedgerView, ball: BallRecord, tree: str) -> str:
-    """A pass of the very candidate an earlier score refused on its proof or tests (L7.4):
-    the same bytes gave both answers, so a proof or test of theirs is flaky. Said on the
-    pass (a hunt: a candidate that failed on its first import landed on the second scoring,
-    with no word of the first), never taken for a pass of its own."""
+def _flaky(view: LedgerView, ball: BallRecord, tree: str, base: str) -> str:
+    """A pass of the very candidate an earlier score refused on its proof or tests (L7.4),
+    from the same base, under the same proof and tests: the same bytes gave both answers,
+    so a proof or test of theirs is flaky. Said on the pass (a hunt: a candidate that failed
+    on its first import landed on the second scoring, with no word of the first)."""
     if not history.has(view, ball.slice, ball.ball, "scores"):
         return ""
+
+    def same_proof(spec_version: int) -> bool:
+        then = query.load_ball_version(view, ball.slice, ball.ball, spec_version)
+        return (then.proof, then.tests) == (ball.proof, ball.tests)
+
     failed = [s.score for s in history.scores(view, ball.slice, ball.ball)
-              if s.candidate == tree and s.outcome == -1 and s.rule == "L7.4"]
+              if s.candidate == tree and s.outcome == -1 and s.rule == "L7.4"
+              and s.base == base and same_proof(s.spec_version)]
     if not failed:
         return ""
     return (f"; note: score {failed[-1]} refused this same candidate on its proof or tests "

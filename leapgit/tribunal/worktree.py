@@ -167,8 +167,8 @@ def reap_left(repo_root: Path) -> list[Path]:
             pid, made = (tree.parent / OWNER).read_text(encoding="utf-8").split()
         except (OSError, ValueError):
             continue  # not marked (being made now, or by an older leapgit): left alone
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
+        if not pid.isdigit() or _alive(int(pid)) or _worked_in(tree):
+            continue  # its process, or one it started (a test author), is at work there
         head = fields.get("HEAD", made)
         if head != made:
             git.run(["update-ref", f"refs/leap/kept/throwaway/{tree.parent.name}", head],
@@ -180,6 +180,26 @@ def reap_left(repo_root: Path) -> list[Path]:
     if gone:
         git.run(["worktree", "prune"], repo_root, check=False)
     return gone
+
+
+def _worked_in(tree: Path) -> bool:
+    """Whether any process works in ``tree`` now (its working directory there: a test author
+    a killed run started in a session of its own, still writing its red). Unknown (no
+    /proc) counts as at work: nothing is removed on a guess."""
+    proc = Path("/proc")
+    if not (proc / "self" / "cwd").exists():
+        return True
+    inside = os.path.realpath(tree)
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cwd == inside or cwd.startswith(inside + os.sep):
+            return True
+    return False
 
 
 def _alive(pid: int) -> bool:

@@ -85,7 +85,10 @@ class _Driver:
             run.error = exc
             rounds = len(run.receipts)
             if isinstance(exc, EpisodeEnded):  # the rounds its builder's commits recorded
-                rounds = len(_episode(self.ws, slice_id, ball_id)[0].receipts)
+                try:
+                    rounds = len(_episode(self.ws, slice_id, ball_id)[0].receipts)
+                except LeapError:
+                    pass
                 self.progress.update(ball_id, rounds, f"hold: {exc.lines()[0]}")
                 return run
             self.progress.update(ball_id, rounds, f"error: {exc.lines()[0]}")

@@ -163,6 +163,9 @@ def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
         assert "--resume` starts a new episode" not in shown, shown
         (p.base_dir / "hold").unlink()  # the repaired spec is one the builder can meet
         assert _respec(p, "hag", "a", "held twice") == 0  # the hint
+        shown = p.leap("status", "hag").out  # a blind review: still "needs repair" after it
+        assert "needs repair" not in shown and "respecced to version 2: `leap run hag`" \
+            in shown, shown
         landed = p.leap("run", "hag", "--heartbeat", "0")  # then `leap run`
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,10 @@ with temporary(Path(sys.argv[1]), sys.argv[2], prefix="leap-score-") as tree:
     print(tree, flush=True)
     if sys.argv[3] == "live":
         sys.stdin.read()  # alive until the test closes its stdin
+    if sys.argv[3] == "orphan":  # a test author it started, in a session of its own
+        child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                                 cwd=tree, stdin=subprocess.PIPE, start_new_session=True)
+        print(child.pid, flush=True)
     os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -68,3 +73,22 @@ def test_trees_of_killed_processes_are_removed_and_their_commits_kept(
     third.stdin.close()
     third.wait()
     assert wt.reap_left(repo) == [live] and not live.parent.exists()  # gone now: removed
+
+
+def test_a_tree_an_orphaned_process_still_works_in_is_left_alone(tmp_path: Path) -> None:
+    """A blind review: the test author a killed run started outlives it, in a session of its
+    own; its tree was removed under it, and the red it was about to commit was lost."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    head = git("rev-parse", "HEAD", cwd=repo)
+    tree, proc = _left(repo, head, "orphan")
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    assert proc.wait() == -signal.SIGKILL
+    try:
+        assert wt.reap_left(repo) == [] and tree.exists()  # its author is at work there
+    finally:
+        os.kill(child, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while wt._alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)  # reaped by init once killed
+    assert wt.reap_left(repo) == [tree] and not tree.exists()
