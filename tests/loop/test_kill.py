@@ -242,3 +242,40 @@ def test_killed_while_its_builder_finishes_the_builders_word_is_recorded_and_it_
         assert "exit 0" in first.evidence and "it was killed" in first.evidence, first
         assert len(query.episodes(view, rp.S, "prices")) == 1
     assert "a builder a killed run left still runs" in again.out, again.out[-4000:]
+
+
+def test_a_killed_runs_builder_that_ended_past_its_timeout_gets_the_0_a_living_run_gives(
+        isolated: Path, served: Served) -> None:
+    """A blind review: a builder that ran on past builder.timeout after its run was killed
+    had its word recorded, where a living run stops it and records 0 (timed out)."""
+    from leapgit.records import yamlio
+    from tests.loop import real_project as rp
+
+    with JurorServer("openai", rp.jurors) as server:
+        p = rp.build(served.folder("real-kill-late"), served.daemon, server.url)
+        builder = p.base_dir / "builder.py"
+        builder.write_text(builder.read_text() + "\nimport time\ntime.sleep(4)\n")
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        cfg["builder"]["timeout"] = 2.5
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", rp.S, "--json",
+                                 "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        branch = f"leap/ball/{rp.S}/prices"
+        while "prices: step" not in git("log", "--format=%s", branch, "--", cwd=p.work,
+                                        check=False):
+            assert proc.poll() is None, "the run ended before the builder committed"
+            time.sleep(0.02)
+        proc.kill()  # the driver alone: the builder sleeps on, past its timeout
+        proc.wait()
+        locks = list((p.work / ".git" / "worktrees").glob("*/leap/drive.lock"))
+        deadline = time.monotonic() + 30
+        while any(drivelock.held(lock.parent) for lock in locks):  # the builders end
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        p.leap("run", rp.S, "--heartbeat", "0")
+    with Ledger(p.work / ".git") as ledger:
+        first = query.receipts(ledger.require(), rp.S, "prices", 1)[0]
+    assert first.outcome == 0 and not first.claim, first
+    assert "past builder.timeout (2.5 s)" in first.evidence, first.evidence
