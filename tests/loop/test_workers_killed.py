@@ -103,6 +103,45 @@ def test_a_worker_crashed_mid_round_closes_that_round_when_it_comes_back(
     ww.fsck(w.bare)
 
 
+def test_a_crashed_workers_round_that_another_worker_recorded_is_not_closed_again(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: the restarted worker skipped its check of what the crash left even
+    when another worker had recorded that round since (a 0 with no commit: the remote's tip
+    unchanged); the dead builder's edits were then folded into the next round."""
+    w = ww.published(daemon, jurors, "crashed-taken", claim_seconds=3)
+    (w.base_dir / "hang-after-b1").write_text("")
+    solo, other = w.clone("solo"), w.clone("other")
+    proc = w.popen("worker", "--remote", "origin", "--name", "solo", "--poll", "0.2",
+                   cwd=solo)
+    written = w.base_dir / "solo.leap-worktrees" / ww.S / "b1" / "pkg" / "b1.py"
+    deadline = time.monotonic() + 60
+    while not written.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)  # the machine dies
+    proc.wait()
+    os.kill(int((w.base_dir / "built.log").read_text().split()[-1]), signal.SIGKILL)
+    (w.base_dir / "hang-after-b1").unlink()
+    (w.base_dir / "hang-b1").write_text("")  # other's builder waits before it writes
+    built = w.base_dir / "built.log"
+    took = w.popen("worker", "--remote", "origin", "--name", "other", "--poll", "0.2",
+                   cwd=other)
+    while " other " not in built.read_text():  # claimed once solo's lease ran out
+        assert took.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    took.send_signal(signal.SIGINT)  # its round is recorded at 0, with no change
+    assert wait(took, w.base_dir / "other.log", 60) == 130
+    (w.base_dir / "hang-b1").unlink()
+    got = ww.receipts(w)["b1"]
+    assert [(r["round"], r["outcome"], r["worker"]) for r in got] == [(1, 0, "other")], got
+    again = leap("worker", "--remote", "origin", "--name", "solo", "--once", "--poll", "0.2",
+                 cwd=solo, env=w.env, timeout=120)
+    assert "holds work no round recorded" in again.out, again  # refused here, as before
+    got = ww.receipts(w)["b1"]
+    assert [r["worker"] for r in got if r["worker"] == "solo"] == [], got  # nothing folded
+    assert written.exists()  # and nothing of it discarded
+
+
 def test_a_stalled_worker_whose_lease_lapsed_renews_it_and_its_round_counts(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     """A worker stopped (SIGSTOP: a machine asleep) past its lease, and no one took the
