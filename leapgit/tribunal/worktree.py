@@ -27,6 +27,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold
+from leapgit.procs import alive
 
 SETUP_FIELD = "worktrees.setup"
 _IN_USE: set[str] = set()  # the throwaway worktrees this process has open now
@@ -167,7 +168,7 @@ def reap_left(repo_root: Path) -> list[Path]:
             pid, made = (tree.parent / OWNER).read_text(encoding="utf-8").split()
         except (OSError, ValueError):
             continue  # not marked (being made now, or by an older leapgit): left alone
-        if not pid.isdigit() or _alive(int(pid)) or _worked_in(tree):
+        if not pid.isdigit() or alive(int(pid)) or _worked_in(tree):
             continue  # its process, or one it started (a test author), is at work there
         head = fields.get("HEAD", made)
         if head != made:
@@ -200,16 +201,6 @@ def _worked_in(tree: Path) -> bool:
         if cwd == inside or cwd.startswith(inside + os.sep):
             return True
     return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextmanager

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from leapgit.errors import Hold
+from leapgit.procs import alive
 
 try:
     import fcntl
@@ -26,16 +27,6 @@ except ImportError:  # pragma: no cover - Windows: no lock, as before
 NAME = "drive.lock"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _busy(path: Path, worktree: Path, ball: str) -> Hold:
     try:
         said = path.read_text(encoding="utf-8").split()
@@ -43,7 +34,7 @@ def _busy(path: Path, worktree: Path, ball: str) -> Hold:
         said = []
     driver = int(said[0]) if said and said[0].isdigit() else None
     group = int(said[1]) if len(said) > 1 and said[1].isdigit() else None
-    if driver is not None and driver != os.getpid() and _alive(driver):
+    if driver is not None and driver != os.getpid() and alive(driver):
         return Hold(f"{ball} is being driven by another `leap throw --run` (pid {driver}) in "
                     f"{worktree}", rule="L3", hint="wait for that run to end, or stop it "
                     f"(`kill {driver}`), then run again")
@@ -182,7 +173,7 @@ def left_running(folder: Path) -> bool:
     except OSError:
         said = []
     driver = int(said[0]) if said and said[0].isdigit() else None
-    return driver is None or (driver != os.getpid() and not _alive(driver))
+    return driver is None or (driver != os.getpid() and not alive(driver))
 
 
 def check_free(folder: Path | None, worktree: Path, ball: str) -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from leapgit.ledger import history, query
 from leapgit.ledger.store import Ledger
+from leapgit.procs import alive
 from leapgit.records import yamlio
 from tests.loop.world import AUTHOR, BUILDER, CODE, DEPS, events, jurors, red_test
 from tests.scoring.world import Project, ball_yaml, build_project
@@ -592,18 +593,6 @@ SLEEPY = textwrap.dedent("""\
     """)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for this purpose
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1][:1] != "Z"
-    except OSError:
-        return True
-
-
 def test_a_test_author_that_times_out_is_stopped_whole(isolated: Path, served: Served) -> None:
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("rf-timeout"), served.daemon, server.url, "slow", ("a", "b"))
@@ -619,11 +608,11 @@ def test_a_test_author_that_times_out_is_stopped_whole(isolated: Path, served: S
         assert res.code == 3 and "timed out" in res.out, res.out[-2000:]
         assert pids, "the author never started"
         time.sleep(1)
-        running = [pid for pid in pids if _alive(pid)]
+        running = [pid for pid in pids if alive(pid)]
         assert running == [], f"test authors still running after the run ended: {running}"
     finally:
         for pid in pids:  # the authors this test started, by their id
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from leapgit.procs import alive
 from leapgit.tribunal import worktree as wt
 from tests.support import IDENTITY, git, make_repo
 
@@ -27,12 +28,11 @@ with temporary(Path(sys.argv[1]), sys.argv[2], prefix="leap-score-") as tree:
         subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
         subprocess.run(["git", "commit", "-q", "-m", "red"], cwd=tree, check=True)
     print(tree, flush=True)
-    if sys.argv[3] == "live":
-        sys.stdin.read()  # alive until the test closes its stdin
     if sys.argv[3] == "orphan":  # a test author it started, in a session of its own
         child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
                                  cwd=tree, stdin=subprocess.PIPE, start_new_session=True)
         print(child.pid, flush=True)
+    sys.stdin.read()  # alive until the test closes its stdin, then killed
     os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -45,6 +45,13 @@ def _left(repo: Path, head: str, how: str) -> tuple[Path, subprocess.Popen[str]]
     return Path(proc.stdout.readline().strip()), proc
 
 
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """Let it go on to kill itself, in the middle of its throwaway tree."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait() == -signal.SIGKILL
+
+
 def _listed(repo: Path) -> str:
     return git("worktree", "list", "--porcelain", cwd=repo)
 
@@ -53,11 +60,11 @@ def test_trees_of_killed_processes_are_removed_and_their_commits_kept(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     head = git("rev-parse", "HEAD", cwd=repo)
-    plain, first = _left(repo, head, "plain")
+    plain, first = _left(repo, head, "plain")  # all alive at once: none reaps another
     red, second = _left(repo, head, "commit")
     live, third = _left(repo, head, "live")
     for proc in (first, second):
-        assert proc.wait() == -signal.SIGKILL
+        _kill(proc)
     made = git("rev-parse", "HEAD", cwd=red)
     assert all(str(t) in _listed(repo) for t in (plain, red, live))
     monkeypatch.setattr(wt, "_reaped", set())  # as a fresh process
@@ -69,9 +76,7 @@ def test_trees_of_killed_processes_are_removed_and_their_commits_kept(
         assert str(fresh) in listed
     kept = git("for-each-ref", "--format=%(objectname)", "refs/leap/kept/throwaway/", cwd=repo)
     assert kept.split() == [made], kept  # the red no one recorded, kept
-    assert third.stdin is not None
-    third.stdin.close()
-    third.wait()
+    _kill(third)
     assert wt.reap_left(repo) == [live] and not live.parent.exists()  # gone now: removed
 
 
@@ -83,12 +88,12 @@ def test_a_tree_an_orphaned_process_still_works_in_is_left_alone(tmp_path: Path)
     tree, proc = _left(repo, head, "orphan")
     assert proc.stdout is not None
     child = int(proc.stdout.readline())
-    assert proc.wait() == -signal.SIGKILL
+    _kill(proc)
     try:
         assert wt.reap_left(repo) == [] and tree.exists()  # its author is at work there
     finally:
         os.kill(child, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while wt._alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)  # reaped by init once killed
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)  # gone (a zombie counts as gone)
     assert wt.reap_left(repo) == [tree] and not tree.exists()

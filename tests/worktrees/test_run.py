@@ -17,6 +17,7 @@ import pytest
 from leapgit.errors import RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
+from leapgit.procs import alive
 from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.rounds import record_round
 from tests.reds import red_of, shell_red
@@ -34,15 +35,6 @@ with open(os.environ["TIMES"], "a") as fh:
     fh.write(json.dumps([ball, start, time.time()]) + "\\n")
 pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: wrote it\\n")
 """
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting for a reaper in a container counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def _receipts(repo: Path, ball: str, episode: int | None = None) -> list:  # type: ignore[type-arg]
@@ -200,7 +192,7 @@ def test_sigint_stops_four_builders_and_records_their_rounds(tmp_path: Path,
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in out and "Traceback" not in err
     for pid in (int(p.name) for p in pids.iterdir()):
-        assert not _alive(pid)  # every builder is gone
+        assert not alive(pid)  # every builder is gone
     with Ledger(repo / ".git") as ledger:
         view = ledger.require()
         for i in range(4):
