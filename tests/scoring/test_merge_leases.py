@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -173,25 +173,36 @@ def test_ctrl_c_in_the_merge_step_ends_the_json_stream_and_its_hint_leads_on(
     assert again.code == 0 and "landed" in again.out, again.out[-3000:]
 
 
+def _interrupted_as_the_lease_is_taken(p: Project, monkeypatch: pytest.MonkeyPatch,
+                                       then: Callable[[], object] = lambda: None
+                                       ) -> list[str]:
+    """`leap merge left` stopped by Ctrl-C just after the remote took its lease, ``then``
+    done first (the remote gone, a second press or a failing sync armed); what it said."""
+    from leapgit.scoring.merge import merge
+
+    real = leases.take_lease_on
+
+    def taken_then_interrupted(*args: object, **kwargs: object) -> leases.Lease:
+        real(*args, **kwargs)  # type: ignore[arg-type]
+        then()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(leases, "take_lease_on", taken_then_interrupted)
+    said: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        merge(open_workspace(p.work), "left", echo=said.append)
+    monkeypatch.undo()
+    return said
+
+
 def test_ctrl_c_as_the_remote_takes_the_lease_gives_it_back_there(
         left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reversibility review: a Ctrl-C that landed just after the remote took the lease
     (its compare-and-swap answered, the merge's own clean-up not yet begun) left the lease
     open there without a word, and every other clone's merge waited on it. The merge now
     looks for its lease on the remote and gives it back; the next merge lands."""
-    from leapgit.scoring.merge import merge
-
     p = left_passed
-    real = leases.take_lease_on
-
-    def taken_then_interrupted(*args: object, **kwargs: object) -> leases.Lease:
-        real(*args, **kwargs)  # type: ignore[arg-type]
-        raise KeyboardInterrupt  # Ctrl-C, as the remote's answer came in
-
-    monkeypatch.setattr(leases, "take_lease_on", taken_then_interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        merge(open_workspace(p.work), "left")
-    monkeypatch.undo()
+    _interrupted_as_the_lease_is_taken(p, monkeypatch)  # as the remote's answer came in
     b = clone_b(p)  # the remote's ledger, as any other clone sees it
     with Ledger(b / ".git") as ledger:
         view = ledger.require()
@@ -203,22 +214,10 @@ def test_ctrl_c_as_the_remote_takes_the_lease_gives_it_back_there(
 
 def test_ctrl_c_as_the_lease_is_taken_with_the_remote_gone_names_the_merge_that_gives_it_back(
         left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    from leapgit.scoring.merge import merge
-
     p = left_passed
-    real = leases.take_lease_on
     away = p.bare.with_name(p.bare.name + ".away")
-
-    def taken_then_cut_off(*args: object, **kwargs: object) -> leases.Lease:
-        real(*args, **kwargs)  # type: ignore[arg-type]
-        p.bare.rename(away)  # the remote goes out of reach
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(leases, "take_lease_on", taken_then_cut_off)
-    said: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        merge(open_workspace(p.work), "left", echo=said.append)
-    monkeypatch.undo()
+    said = _interrupted_as_the_lease_is_taken(  # the remote goes out of reach
+        p, monkeypatch, lambda: p.bare.rename(away))
     away.rename(p.bare)
     assert any("given back by this clone's next `leap merge left`" in line
                for line in said), said
@@ -257,24 +256,14 @@ def test_a_second_ctrl_c_in_the_lease_give_back_names_the_merge_that_gives_it_ba
     """A blind review: a second Ctrl-C inside the give-back's own sync left the lease open
     on the remote without a word."""
     from leapgit.ledger import sync as syncing
-    from leapgit.scoring.merge import merge
 
     p = left_passed
-    real = leases.take_lease_on
 
     def pressed(*_args: object, **_kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    def taken_then_interrupted(*args: object, **kwargs: object) -> leases.Lease:
-        real(*args, **kwargs)  # type: ignore[arg-type]
-        monkeypatch.setattr(syncing, "sync", pressed)  # the second press, in the give-back
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(leases, "take_lease_on", taken_then_interrupted)
-    said: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        merge(open_workspace(p.work), "left", echo=said.append)
-    monkeypatch.undo()
+    said = _interrupted_as_the_lease_is_taken(  # the second press, in the give-back
+        p, monkeypatch, lambda: monkeypatch.setattr(syncing, "sync", pressed))
     assert any("given back by this clone's next `leap merge left`" in line
                for line in said), said
     landed = leap("merge", "left", cwd=p.work, timeout=300)  # the hint, exactly
@@ -289,10 +278,9 @@ def test_a_give_back_that_did_not_reach_the_remote_says_so_and_names_the_sync(
     and the lease stayed open there."""
     from leapgit.errors import LedgerBusy
     from leapgit.ledger import sync as syncing
-    from leapgit.scoring.merge import merge
 
     p = left_passed
-    real, real_sync = leases.take_lease_on, syncing.sync
+    real_sync = syncing.sync
     calls: list[int] = []
 
     def the_release_fails(*args: object, **kwargs: object) -> object:
@@ -301,16 +289,8 @@ def test_a_give_back_that_did_not_reach_the_remote_says_so_and_names_the_sync(
             raise LedgerBusy("the ledger on origin kept moving", hint="try again")
         return real_sync(*args, **kwargs)  # type: ignore[arg-type]
 
-    def taken_then_interrupted(*args: object, **kwargs: object) -> leases.Lease:
-        real(*args, **kwargs)  # type: ignore[arg-type]
-        monkeypatch.setattr(syncing, "sync", the_release_fails)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(leases, "take_lease_on", taken_then_interrupted)
-    said: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        merge(open_workspace(p.work), "left", echo=said.append)
-    monkeypatch.undo()
+    said = _interrupted_as_the_lease_is_taken(
+        p, monkeypatch, lambda: monkeypatch.setattr(syncing, "sync", the_release_fails))
     assert not any(n.endswith("release.yaml") for n in _leases_on_remote(p))
     assert any("given back here; `leap sync origin` gives it back on origin" in line
                for line in said), said
