@@ -285,6 +285,11 @@ def test_a_builder_whose_own_fourth_round_claims_a_pass_before_a_fifth_is_scored
     assert ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
 
 
+def _of_a(call: Call) -> bool:
+    """A juror's call that grades ball a's candidate (its envelope holds calc/a.py)."""
+    return "calc/a.py" in json.dumps(call.body.get("messages", []))
+
+
 def test_jurors_that_answer_garbage_escalate_to_their_rungs_and_status_says_the_same(
         isolated: Path, served: Served) -> None:
     """A hunt with misbehaving jurors: every juror answered a's candidate with broken JSON
@@ -295,7 +300,7 @@ def test_jurors_that_answer_garbage_escalate_to_their_rungs_and_status_says_the_
     broken = [True]
 
     def garbled(call: Call) -> Reply:
-        if broken[0] and "calc/a.py" in json.dumps(call.body.get("messages", [])):
+        if broken[0] and _of_a(call):
             return Reply('{"verdict": "pass", "findings": [')
         return jurors(call)
 
@@ -325,7 +330,7 @@ def test_refusals_with_info_notes_only_are_no_jurors_fault(
     answers) were taken for refusals with no finding at all, and sent the person to mend
     sound rungs; they are the spec's to decide, as any escalation with findings."""
     def noting(call: Call) -> Reply:
-        if call.lens == "defect" and "calc/a.py" in json.dumps(call.body.get("messages", [])):
+        if call.lens == "defect" and _of_a(call):
             return Reply(verdict("defect", "refuse", [{
                 "severity": "info", "file": "calc/a.py", "claim": "a matter of taste",
                 "evidence": "def"}]))

@@ -21,6 +21,7 @@ from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import Ledger
 from leapgit.worktrees import drivelock
 from tests.loop.world import DEPS, S, build, jurors
+from tests.scoring.world import Project
 from tests.support import git, leap
 from tests.templates import Served
 from tests.tribunal.jurors import JurorServer
@@ -208,6 +209,26 @@ def test_killed_while_its_spine_push_is_in_flight_the_push_that_lands_later_is_r
     assert audited.code == 0, audited
 
 
+def _killed_once_prices_committed(p: Project, pause: float) -> None:
+    """`leap run` of the realistic project, its builder pausing ``pause`` s after its
+    commit (a summary, say), SIGKILLed (the driver alone) once prices' commit is on its
+    branch: the builder, in a session of its own, goes on."""
+    from tests.loop import real_project as rp
+
+    builder = p.base_dir / "builder.py"
+    builder.write_text(builder.read_text() + f"\nimport time\ntime.sleep({pause})\n")
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", rp.S, "--json",
+                             "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    branch = f"leap/ball/{rp.S}/prices"
+    while "prices: step" not in git("log", "--format=%s", branch, "--", cwd=p.work,
+                                    check=False):
+        assert proc.poll() is None, "the run ended before the builder committed"
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+
+
 def test_killed_while_its_builder_finishes_the_builders_word_is_recorded_and_it_lands(
         isolated: Path, served: Served, tmp_path: Path) -> None:
     """A chaos hunt: `leap run` SIGKILLed while the builder (in a session of its own) was
@@ -221,18 +242,7 @@ def test_killed_while_its_builder_finishes_the_builders_word_is_recorded_and_it_
 
     with JurorServer("openai", rp.jurors) as server:
         p = rp.build(served.folder("real-kill-finishing"), served.daemon, server.url)
-        builder = p.base_dir / "builder.py"  # a pause after its commit: a summary, say
-        builder.write_text(builder.read_text() + "\nimport time\ntime.sleep(2)\n")
-        proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", rp.S, "--json",
-                                 "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        branch = f"leap/ball/{rp.S}/prices"
-        while "prices: step" not in git("log", "--format=%s", branch, "--", cwd=p.work,
-                                        check=False):
-            assert proc.poll() is None, "the run ended before the builder committed"
-            time.sleep(0.02)
-        proc.kill()  # the driver alone: the builder finishes its round, unheard
-        proc.wait()
+        _killed_once_prices_committed(p, 2)  # the builder finishes its round, unheard
         again = p.leap("run", rp.S, "--heartbeat", "0")
     assert again.code == 0 and "landed" in again.out, again.out[-4000:]
     with Ledger(p.work / ".git") as ledger:
@@ -253,22 +263,11 @@ def test_a_killed_runs_builder_that_ended_past_its_timeout_gets_the_0_a_living_r
 
     with JurorServer("openai", rp.jurors) as server:
         p = rp.build(served.folder("real-kill-late"), served.daemon, server.url)
-        builder = p.base_dir / "builder.py"
-        builder.write_text(builder.read_text() + "\nimport time\ntime.sleep(4)\n")
         cfg_path = p.work / ".leap" / "config.yaml"
         cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
         cfg["builder"]["timeout"] = 2.5
         cfg_path.write_bytes(yamlio.dumps(cfg))
-        proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", rp.S, "--json",
-                                 "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        branch = f"leap/ball/{rp.S}/prices"
-        while "prices: step" not in git("log", "--format=%s", branch, "--", cwd=p.work,
-                                        check=False):
-            assert proc.poll() is None, "the run ended before the builder committed"
-            time.sleep(0.02)
-        proc.kill()  # the driver alone: the builder sleeps on, past its timeout
-        proc.wait()
+        _killed_once_prices_committed(p, 4)  # the builder sleeps on, past its timeout
         locks = list((p.work / ".git" / "worktrees").glob("*/leap/drive.lock"))
         deadline = time.monotonic() + 30
         while any(drivelock.held(lock.parent) for lock in locks):  # the builders end

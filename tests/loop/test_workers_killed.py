@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 from leapgit.records import yamlio
 from tests.loop import workers_world as ww
@@ -74,13 +75,9 @@ def test_a_worker_that_loses_the_remote_pushes_nothing_half_and_its_round_goes_u
     assert "Traceback" not in log_path.read_text()
 
 
-def test_a_worker_crashed_mid_round_closes_that_round_when_it_comes_back(
-        daemon: GitDaemon, jurors: JurorServer) -> None:
-    """A chaos hunt: the machine died while a worker's builder was mid-round (the ball's
-    file written, not done). The restarted worker took a new claim and refused the ball
-    ("holds work no round recorded"), for good: with one worker the slice never landed. It
-    now closes that round first, as a local run does (at 0, with what the builder left)."""
-    w = ww.published(daemon, jurors, "crashed", claim_seconds=3)
+def _crashed_mid_round(w: ww.World) -> tuple[Path, Path]:
+    """Worker ``solo`` (its own clone) whose machine dies while its builder is mid-round:
+    b1's file written, the round not done; (the clone, the file it left)."""
     (w.base_dir / "hang-after-b1").write_text("")
     clone = w.clone("solo")
     proc = w.popen("worker", "--remote", "origin", "--name", "solo", "--poll", "0.2",
@@ -94,6 +91,17 @@ def test_a_worker_crashed_mid_round_closes_that_round_when_it_comes_back(
     proc.wait()
     os.kill(int((w.base_dir / "built.log").read_text().split()[-1]), signal.SIGKILL)
     (w.base_dir / "hang-after-b1").unlink()
+    return clone, written
+
+
+def test_a_worker_crashed_mid_round_closes_that_round_when_it_comes_back(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A chaos hunt: the machine died while a worker's builder was mid-round (the ball's
+    file written, not done). The restarted worker took a new claim and refused the ball
+    ("holds work no round recorded"), for good: with one worker the slice never landed. It
+    now closes that round first, as a local run does (at 0, with what the builder left)."""
+    w = ww.published(daemon, jurors, "crashed", claim_seconds=3)
+    clone, _ = _crashed_mid_round(w)
     res = leap("worker", "--remote", "origin", "--name", "solo", "--once", "--poll", "0.2",
                cwd=clone, env=w.env, timeout=120)  # the same worker, restarted
     assert res.code == 0, res
@@ -109,19 +117,9 @@ def test_a_crashed_workers_round_that_another_worker_recorded_is_not_closed_agai
     when another worker had recorded that round since (a 0 with no commit: the remote's tip
     unchanged); the dead builder's edits were then folded into the next round."""
     w = ww.published(daemon, jurors, "crashed-taken", claim_seconds=3)
-    (w.base_dir / "hang-after-b1").write_text("")
-    solo, other = w.clone("solo"), w.clone("other")
-    proc = w.popen("worker", "--remote", "origin", "--name", "solo", "--poll", "0.2",
-                   cwd=solo)
-    written = w.base_dir / "solo.leap-worktrees" / ww.S / "b1" / "pkg" / "b1.py"
+    solo, written = _crashed_mid_round(w)
+    other = w.clone("other")
     deadline = time.monotonic() + 60
-    while not written.exists():
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)  # the machine dies
-    proc.wait()
-    os.kill(int((w.base_dir / "built.log").read_text().split()[-1]), signal.SIGKILL)
-    (w.base_dir / "hang-after-b1").unlink()
     (w.base_dir / "hang-b1").write_text("")  # other's builder waits before it writes
     built = w.base_dir / "built.log"
     took = w.popen("worker", "--remote", "origin", "--name", "other", "--poll", "0.2",

@@ -35,6 +35,16 @@ def _run_with_two_workers(w: ww.World, cloned: Callable[[], object] = lambda: No
     return orch, workers, log
 
 
+def _the_run_again_lands(w: ww.World) -> None:
+    """The hold's hint, exactly (`leap run S --remote origin`), once the remote answers:
+    with a worker at work, the slice lands."""
+    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
+                     cwd=w.clone("w1"))
+    again = w.leap("run", ww.S, "--remote", "origin")
+    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
+    assert wait(worker, w.base_dir / "w1.log", 60) == 0
+
+
 def test_the_remote_out_of_reach_for_a_while_is_waited_for_and_the_slice_lands(
         daemon: GitDaemon, jurors: JurorServer) -> None:
     w = ww.world(daemon, jurors, "outage", 2)
@@ -114,11 +124,7 @@ def test_a_run_whose_remote_never_answers_at_its_start_is_a_hold_whose_hint_lead
     hint = f"`leap run {ww.S} --remote origin` again once it answers"
     assert hint in held.err, held
     monkeypatch.undo()
-    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
-                     cwd=w.clone("w1"))
-    again = w.leap("run", ww.S, "--remote", "origin")  # the hint, exactly
-    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
-    assert wait(worker, w.base_dir / "w1.log", 60) == 0
+    _the_run_again_lands(w)
 
 
 def test_a_ball_whose_branch_never_reached_the_remote_is_published_again(
@@ -159,11 +165,7 @@ def test_a_remote_out_of_reach_past_the_patience_is_a_hold_whose_hint_leads_on(
     hint = f"`leap run {ww.S} --remote origin` again once it answers"
     assert hint in held.out, held.out[-3000:]
     monkeypatch.undo()
-    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
-                     cwd=w.clone("w1"))
-    again = w.leap("run", ww.S, "--remote", "origin")  # the hint, exactly
-    assert again.code == 0 and "landed" in again.out, again.out[-3000:]
-    assert wait(worker, w.base_dir / "w1.log", 60) == 0
+    _the_run_again_lands(w)
 
 
 def test_a_push_that_keeps_failing_while_fetches_answer_still_runs_out_of_patience(
