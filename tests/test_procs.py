@@ -24,3 +24,9 @@ def test_a_running_process_is_alive_and_a_dead_one_is_not() -> None:
         time.sleep(0.02)
     assert proc.poll() == 0  # reaped only now: it was a zombie above
     assert not alive(proc.pid)
+
+
+def test_no_pid_a_lock_file_may_hold_counts_as_running() -> None:
+    """A blind review: a damaged lock naming pid 0 counted as running (and its hint named
+    `kill 0`, the user's own process group); one past the pid range raised OverflowError."""
+    assert not alive(0) and not alive(-1) and not alive(2 ** 40)

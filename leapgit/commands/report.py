@@ -173,9 +173,10 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
             out.append(f"{pad}log {r.log}")
     resume = f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
     if s.spec_version > t.spec_version and s.verdict in ("checkpoint", "hold"):
-        resume = (f"respecced to version {s.spec_version}: `leap run {t.slice}` resumes it "
-                  "in a new episode")
-    elif t.resumed_from is not None and s.verdict in ("checkpoint", "hold"):
+        # what `leap run` does first, before an escalation or a resume (``steps.next_step``)
+        return [*out, f"{pad}respecced to version {s.spec_version}: `leap run {t.slice}` "
+                      "resumes it in a new episode"]
+    if t.resumed_from is not None and s.verdict in ("checkpoint", "hold"):
         from leapgit.loop.steps import repair  # L3: as `leap run` says it
 
         resume = (f"resumed from episode {t.resumed_from} and ended at 0 again: the spec "

@@ -266,15 +266,16 @@ def _record(ledger: Ledger, ball: BallRecord, ep: Episode, commit: str, tree: st
 
 def _flaky(view: LedgerView, ball: BallRecord, tree: str, base: str) -> str:
     """A pass of the very candidate an earlier score refused on its proof or tests (L7.4),
-    from the same base, under the same proof and tests: the same bytes gave both answers,
-    so a proof or test of theirs is flaky. Said on the pass (a hunt: a candidate that failed
-    on its first import landed on the second scoring, with no word of the first)."""
+    from the same base, under the same proof, tests and live proof: the same bytes gave both
+    answers, so one of them is flaky. Said on the pass (a hunt: a candidate that failed on
+    its first import landed on the second scoring, with no word of the first)."""
     if not history.has(view, ball.slice, ball.ball, "scores"):
         return ""
 
     def same_proof(spec_version: int) -> bool:
         then = query.load_ball_version(view, ball.slice, ball.ball, spec_version)
-        return (then.proof, then.tests) == (ball.proof, ball.tests)
+        return (then.proof, then.tests, then.live_proof) == \
+            (ball.proof, ball.tests, ball.live_proof)
 
     failed = [s.score for s in history.scores(view, ball.slice, ball.ball)
               if s.candidate == tree and s.outcome == -1 and s.rule == "L7.4"

@@ -168,7 +168,8 @@ def reap_left(repo_root: Path) -> list[Path]:
             pid, made = (tree.parent / OWNER).read_text(encoding="utf-8").split()
         except (OSError, ValueError):
             continue  # not marked (being made now, or by an older leapgit): left alone
-        if not pid.isdigit() or alive(int(pid)) or _worked_in(tree):
+        made_at = (tree.parent / OWNER).stat().st_mtime
+        if not pid.isdigit() or alive(int(pid)) or _worked_in(tree, made_at):
             continue  # its process, or one it started (a test author), is at work there
         head = fields.get("HEAD", made)
         if head != made:
@@ -183,10 +184,14 @@ def reap_left(repo_root: Path) -> list[Path]:
     return gone
 
 
-def _worked_in(tree: Path) -> bool:
+def _worked_in(tree: Path, made_at: float) -> bool:
     """Whether any process works in ``tree`` now (its working directory there: a test author
-    a killed run started in a session of its own, still writing its red). Unknown (no
-    /proc) counts as at work: nothing is removed on a guess."""
+    a killed run started in a session of its own, still writing its red). Unknown counts as
+    at work, nothing is removed on a guess: no /proc, or a process whose directory cannot
+    be read that started after the tree was made (one started before, init say, was not
+    started in it)."""
+    from leapgit.procs import started_at
+
     proc = Path("/proc")
     if not (proc / "self" / "cwd").exists():
         return True
@@ -196,7 +201,12 @@ def _worked_in(tree: Path) -> bool:
             continue
         try:
             cwd = os.readlink(entry / "cwd")
+        except FileNotFoundError:
+            continue  # gone meanwhile
         except OSError:
+            began = started_at(int(entry.name))
+            if began is None or began >= made_at - 1:
+                return True
             continue
         if cwd == inside or cwd.startswith(inside + os.sep):
             return True

@@ -63,6 +63,9 @@ def test_the_escalation_hint_leads_on_to_the_spine(noisy: tuple[Project, Result]
                      "reason: the reviewers kept finding new noise (T9)\n")
     respec = p.leap("ball", "respec", S, "b", str(fixed))
     assert respec.code == 0, respec
+    shown = p.leap("status", S).out  # a blind review: it still named the respec just made
+    assert f"respecced to version 2: `leap run {S}` resumes it" in shown, shown
+    assert "repair the spec" not in shown, shown
     again = p.leap("run", S, "--heartbeat", "0")
     assert again.code == 0, again.out[-3000:]
     assert "landed, live proof held" in again.out

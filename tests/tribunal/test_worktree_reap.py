@@ -80,18 +80,32 @@ def test_trees_of_killed_processes_are_removed_and_their_commits_kept(
     assert wt.reap_left(repo) == [live] and not live.parent.exists()  # gone now: removed
 
 
-def test_a_tree_an_orphaned_process_still_works_in_is_left_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("readable", [True, False], ids=["its-cwd-read", "unreadable"])
+def test_a_tree_an_orphaned_process_still_works_in_is_left_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, readable: bool) -> None:
     """A blind review: the test author a killed run started outlives it, in a session of its
-    own; its tree was removed under it, and the red it was about to commit was lost."""
+    own; its tree was removed under it, and the red it was about to commit was lost. A
+    second: one whose directory /proc would not show (another uid, a sandbox) counted as
+    at work nowhere; started after the tree was made, it now counts as at work there."""
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     head = git("rev-parse", "HEAD", cwd=repo)
     tree, proc = _left(repo, head, "orphan")
     assert proc.stdout is not None
     child = int(proc.stdout.readline())
     _kill(proc)
+    if not readable:
+        real = os.readlink
+
+        def hidden(path: object, *args: object, **kwargs: object) -> str:
+            if str(path) == f"/proc/{child}/cwd":
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "readlink", hidden)
     try:
         assert wt.reap_left(repo) == [] and tree.exists()  # its author is at work there
     finally:
+        monkeypatch.undo()
         os.kill(child, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while alive(child) and time.monotonic() < deadline:
