@@ -179,9 +179,17 @@ def test_killed_while_its_spine_push_is_in_flight_the_push_that_lands_later_is_r
         hook = p.bare / "hooks" / "pre-receive"
         text = hook.read_text()
         line = next(ln for ln in text.splitlines() if ln.startswith("exec "))
+        # the first spine push waits 3 s; a later one waits until the first has landed (at
+        # most 30 s), so which one lands first never depends on the machine's load
         hook.write_text(text.replace(line, (
             'input=$(cat)\n'
-            f'case "$input" in *" refs/heads/main"*) : > "{mark}"; sleep 3;; esac\n'
+            'case "$input" in *" refs/heads/main"*)\n'
+            f'  if [ -e "{mark}" ]; then\n'
+            '    old=$(printf "%s\\n" "$input" | grep " refs/heads/main$" | cut -d" " -f1); n=0\n'
+            '    while [ "$(git rev-parse -q --verify refs/heads/main)" = "$old" ] && '
+            '[ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done\n'
+            f'  else : > "{mark}"; sleep 3; fi;;\n'
+            'esac\n'
             f'printf "%s\\n" "$input" | {line.removeprefix("exec ")}\n')))
         proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
                                  "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
@@ -192,7 +200,6 @@ def test_killed_while_its_spine_push_is_in_flight_the_push_that_lands_later_is_r
         proc.kill()  # the driver alone: its `git push` goes on, and lands
         proc.wait()
         again = p.leap("run", S, "--heartbeat", "0")
-        time.sleep(3.5)  # whichever push lost, it is through the hook by now
         after = p.leap("run", S, "--heartbeat", "0")
     assert again.code == 0 and "landed" in again.out, again.out[-4000:]
     # the killed run's push entered the hook first, and landed first: it is the one recorded
