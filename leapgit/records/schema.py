@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
 from leapgit.errors import InvalidRecord
@@ -58,10 +58,8 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
     hash: compiling costs ~10 ms a schema, loading the generated code well under 1 ms. An
     entry is trusted only when its first line holds the hash of the rest; anything else is
     recompiled and rewritten, so a damaged cache costs time, never correctness."""
-    import fastjsonschema
-
     text = json.dumps(definition, sort_keys=True)
-    key = hashlib.sha256(f"{fastjsonschema.VERSION}\0{text}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{_compiler_version()}\0{text}".encode()).hexdigest()[:32]
     path = _cache_dir() / f"v_{key}.py"
     cached = _read_cached(path)
     if cached is not None:
@@ -69,6 +67,8 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
             return _load(cached, path)
         except Exception:  # noqa: BLE001 - any damage means: compile afresh below
             pass
+    import fastjsonschema
+
     code = fastjsonschema.compile_to_code(definition)
     _write_cached(path, code)
     return _load(code, path)
@@ -98,7 +98,64 @@ def _write_cached(path: Path, code: str) -> None:
         pass  # a read-only home still validates, only slower
 
 
+def _compiler_version() -> str:
+    """fastjsonschema's version, read from its ``version.py`` without importing the package
+    (see ``exceptions``); imported only where that file is not found."""
+    from importlib.util import find_spec
+
+    found = find_spec("fastjsonschema")
+    for folder in (found.submodule_search_locations or []) if found else []:
+        try:
+            return Path(folder, "version.py").read_text("utf-8")
+        except OSError:
+            break
+    import fastjsonschema
+
+    return str(fastjsonschema.VERSION)
+
+
+def exceptions() -> ModuleType:
+    """fastjsonschema's ``exceptions`` module: all that a validator compiled earlier needs
+    (``_load`` has it import its exceptions from there). Loaded on its own, because the
+    package's ``__init__`` loads its four code generators and ``decimal`` (~4 ms a hook run,
+    a twentieth of a pre-receive), which only compiling a schema anew needs. It is kept in
+    ``sys.modules`` under its own name, where the package, once imported, finds it: the
+    exception classes stay one, whichever came first."""
+    import sys
+
+    loaded = sys.modules.get("fastjsonschema.exceptions")
+    if loaded is not None:
+        return loaded
+    if "fastjsonschema" not in sys.modules:
+        from importlib.util import find_spec, module_from_spec, spec_from_file_location
+
+        found = find_spec("fastjsonschema")
+        folders = list(found.submodule_search_locations or []) if found else []
+        where = os.path.join(folders[0], "exceptions.py") if folders else ""
+        spec = spec_from_file_location("fastjsonschema.exceptions", where) \
+            if os.path.isfile(where) else None
+        if spec is not None and spec.loader is not None:
+            module = module_from_spec(spec)
+            sys.modules[spec.name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[spec.name]
+                raise
+            return module
+    import fastjsonschema.exceptions
+
+    return fastjsonschema.exceptions
+
+
+# the line fastjsonschema's generated code imports its exceptions with, from the package
+_PACKAGE_IMPORT = re.compile(r"^from fastjsonschema import (JsonSchema\w*Exception"
+                             r"(?:, JsonSchema\w*Exception)*)$", re.M)
+
+
 def _load(code: str, path: Path) -> Callable[[Any], Any]:
+    exceptions()  # what the rewritten import below finds in sys.modules
+    code = _PACKAGE_IMPORT.sub(r"from fastjsonschema.exceptions import \1", code, count=1)
     namespace: dict[str, Any] = {}
     exec(_code_object(code, path), namespace)  # noqa: S102 - fastjsonschema's own output
     entry = re.search(r"^def (validate\w*)\(", code, re.M)  # the first def is the root
@@ -192,11 +249,9 @@ def _run(
     check: Callable[[Any], Any], data: Any, name: str, start: tuple[str, ...], source: str,
     rule: str | None, prefix: str, shallow: str | None = None,
 ) -> None:
-    import fastjsonschema
-
     try:
         check(data)
-    except fastjsonschema.JsonSchemaValueException as exc:
+    except exceptions().JsonSchemaValueException as exc:
         # the compiled validator stops at the first problem; the walk finds them all
         from leapgit.records.schemawalk import Walk
 

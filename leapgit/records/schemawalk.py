@@ -66,13 +66,13 @@ class Walk:
 
     def _check(self, pointer: Pointer, node: dict[str, Any], data: Any, at: list[str],
                drop: frozenset[str]) -> None:
-        import fastjsonschema
+        from leapgit.records.schema import exceptions
 
         if set(node) - drop <= _QUIET:
             return
         try:
             self.compiled(pointer, drop)(data)
-        except fastjsonschema.JsonSchemaValueException as exc:
+        except exceptions().JsonSchemaValueException as exc:
             message = exc.message.removeprefix(f"{exc.name} ")
             self._add(self.plain(message, exc), [*at, *list(exc.path or ["data"])[1:]])
 

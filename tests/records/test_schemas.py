@@ -153,3 +153,51 @@ def test_a_score_says_its_metric_outcome_in_its_shape() -> None:
     with pytest.raises(InvalidRecord, match=r"metric.candidate.p95_ms"):
         bad = {**data["metric"], "candidate": {"p95_ms": "fast"}}
         schema.validate_record({**data, "metric": bad}, path)
+
+
+_VALIDATE = """
+import sys
+from leapgit.errors import InvalidRecord
+from leapgit.records import schema
+record = {"slice": "s1", "ball": "a", "episode": 1, "round": 1, "outcome": "sideways"}
+try:
+    schema.validate(record, "records/receipt", "r.yaml")
+except InvalidRecord as exc:
+    print("refused:", exc.lines()[0])
+print("package:", "fastjsonschema" in sys.modules)
+if len(sys.argv) > 1:  # then a schema no earlier run compiled: the package, one class
+    import fastjsonschema
+    try:
+        schema.validate({"slice": 7}, "records/receipt", "r.yaml", definition=None)
+    except InvalidRecord as exc:
+        print("refused again:", exc.lines()[0])
+    print("one class:", fastjsonschema.JsonSchemaValueException is
+          schema.exceptions().JsonSchemaValueException)
+"""
+
+
+def test_a_validator_compiled_earlier_refuses_without_loading_the_compiler(
+        tmp_path: Path) -> None:
+    """A hook run whose validators are cached loads fastjsonschema's exceptions alone, not
+    its package with the four code generators (~4 ms of every pre-receive); a bad record
+    is still refused field by field, and the package, imported later, raises the same
+    exception class the cached validators raise."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-c", _VALIDATE, *args], env=env,
+                              capture_output=True, text=True, check=True)
+        return done.stdout
+
+    first = run()  # compiles the receipt's schema: the package is loaded
+    assert "package: True" in first and "refused:" in first, first
+    warm = run()
+    assert "package: False" in warm, warm
+    assert warm.splitlines()[0] == first.splitlines()[0], (first, warm)
+    assert "missing required field(s): kind" in warm.splitlines()[0], warm
+    both = run("then-the-package")
+    assert "refused again:" in both and "one class: True" in both, both
