@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from leapgit import git
 from leapgit.audit.graph import Graph
 from leapgit.audit.objects import AuditObjects, GitRepoView, ReadStore
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 
 R = TypeVar("R", bound="Loadable")
 

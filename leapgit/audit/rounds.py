@@ -7,7 +7,7 @@ history is a line, read from the commit graph git listed once for the whole audi
 from __future__ import annotations
 
 from leapgit.audit.graph import Graph
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.scoring import ScoreRecord
 from leapgit.records.types import Config
 from leapgit.rules.balls import count_rounds, recorded_rounds

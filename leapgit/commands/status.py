@@ -18,7 +18,7 @@ from leapgit.scoring.reopen import SpineHit
 
 if TYPE_CHECKING:
     from leapgit.audit.presence import Presence
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.abandon import AbandonRecord
     from leapgit.records.usage import Usage
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from leapgit.ledger.store import cached_tree_in
+from leapgit.ledger.view import cached_tree_in
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 from leapgit.ledger import layout
 
 if TYPE_CHECKING:  # imported where read: the post-commit hook mostly finds no such record
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.kinds import Loadable
     from leapgit.records.live import LiveProofRecord
     from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord

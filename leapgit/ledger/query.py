@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from leapgit.errors import InvalidRecord, UsageError
 from leapgit.ledger import layout
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import BallRecord, Checkpoint, Receipt, SliceRecord, ThrowRecord
 

@@ -12,7 +12,7 @@ from typing import Literal, NamedTuple
 
 from leapgit.errors import EXIT_HOLD, EXIT_RULE
 from leapgit.ledger import history, layout
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.scoring import ScoreRecord
 from leapgit.records.tribunal_run import SummaryRecord, VerdictRecord
 from leapgit.rules.episodes import Episode, unscored_claim

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.scoring import ScoreRecord
     from leapgit.records.tribunal_run import FindingRecord, SummaryRecord
     from leapgit.records.types import BallRecord

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
 
     from dulwich.objects import Commit
 
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.scoring import RedRecord
     from leapgit.records.types import BallRecord, Config, Receipt, ThrowRecord
     from leapgit.rules.context import PushContext, RefUpdate

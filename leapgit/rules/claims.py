@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from leapgit.ledger import layout
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.claims import ClaimRecord
 
 RULE = "L9"

@@ -39,7 +39,7 @@ from leapgit.rules.pusher import Pusher
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.signing.policy import Policy
 
 
@@ -135,7 +135,7 @@ class PushContext:
         return self.ledger_tip()
 
     def ledger_view(self, commit: str | None = None) -> LedgerView:
-        from leapgit.ledger.store import LedgerView
+        from leapgit.ledger.view import LedgerView
 
         tip = commit if commit is not None else self.ledger_tip()
         if tip not in self._views:

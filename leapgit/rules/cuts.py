@@ -20,7 +20,7 @@ from leapgit.records.types import ABSENT, BallRecord, StampedScope
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.types import SliceRecord
     from leapgit.rules.context import PushContext
 

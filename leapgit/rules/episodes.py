@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import UsageError
 from leapgit.ledger import query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
 
 if TYPE_CHECKING:

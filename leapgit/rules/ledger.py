@@ -16,7 +16,7 @@ from leapgit.rules.refusal import Refusal
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.scoring import RedRecord
 
 SYNC = "fetch the remote ledger and replay your records on it with `leap sync`"

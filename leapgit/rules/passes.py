@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.scoring import MergeRecord, ReopenRecord, ScoreRecord
 from leapgit.records.types import Receipt
 

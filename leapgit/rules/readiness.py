@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from leapgit.ledger import query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.types import SliceRecord, StackEntry
 from leapgit.rules.episodes import Episode, current_episode
 

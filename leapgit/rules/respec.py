@@ -16,7 +16,7 @@ from leapgit.errors import LeapError
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.types import BallRecord
     from leapgit.rules.context import PushContext
 

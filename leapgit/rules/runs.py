@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from leapgit.ledger import layout
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.runs import RunLeaseRecord
 
 RULE = "L3"

@@ -87,7 +87,7 @@ def ledger_line(store: BaseObjectStore, tip: str) -> Iterator[Commit]:
 
 def _entry(store: BaseObjectStore, tree: bytes | None, path: str) -> bytes | None:
     """The id at ``path`` in ``tree`` (a blob or a tree), through the store's tree cache."""
-    from leapgit.ledger.store import cached_tree_in
+    from leapgit.ledger.view import cached_tree_in
 
     sha = tree
     for part in path.encode().split(b"/") if path else ():

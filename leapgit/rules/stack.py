@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
     from leapgit.records.scoring import RedRecord, ScoreRecord
     from leapgit.records.types import BallRecord, StackEntry, ThrowRecord
     from leapgit.rules.objects import Objects

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from leapgit.ledger import history, query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.rules.passes import current_pass
 
 STATEMENT = "https://in-toto.io/Statement/v1"

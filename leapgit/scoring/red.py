@@ -17,7 +17,7 @@ from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
 from leapgit.git import blob_at, changed_files, is_ancestor
 from leapgit.ledger import history, layout, query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.scoring import RedRecord, Reviewer, Step
 from leapgit.records.types import BallRecord
 from leapgit.tribunal.identity import Builder

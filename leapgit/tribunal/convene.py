@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from leapgit.errors import InvalidRecord, LeapError, UsageError
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records import yamlio
 from leapgit.records.tribunal_config import TribunalConfig, require_preset_programs

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.tribunal_run import VerdictRecord
 
 MIN_SHARED = 5  # envelopes a pair must share before its correlation counts

@@ -11,7 +11,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.ledger.query import load_slice
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.types import Config
 from leapgit.tribunal.changes import resolve
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from leapgit import git
 
 if TYPE_CHECKING:
-    from leapgit.ledger.store import LedgerView
+    from leapgit.ledger.view import LedgerView
 
 PREFIX = "refs/leap/evidence/"
 LOCAL = "local: the server refuses refs under refs/leap/"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.ledger import query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.rules.episodes import Episode
 
 

@@ -20,7 +20,7 @@ from leapgit import git
 from leapgit.errors import Hold, UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger import query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord

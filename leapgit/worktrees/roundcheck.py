@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leapgit import git
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records.types import BallRecord
 from leapgit.rules.commits import BREACH, OUTSIDE
 from leapgit.rules.episodes import Episode

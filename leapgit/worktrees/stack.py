@@ -25,7 +25,7 @@ from typing import NamedTuple
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
 from leapgit.ledger import query
-from leapgit.ledger.store import LedgerView
+from leapgit.ledger.view import LedgerView
 from leapgit.records import trailers as tr
 from leapgit.records.types import BallRecord, SliceRecord, StackEntry
 
