@@ -222,3 +222,23 @@ def test_a_committer_date_leapgit_cannot_read_as_git_does_writes_nothing(
         ledger.append({"d.yaml": b"k: v\n"}, "pinned")
     monkeypatch.delenv("GIT_COMMITTER_DATE")
     assert git("rev-parse", "leap/ledger", cwd=ledger_repo) == before
+
+
+def test_a_view_finds_each_path_as_git_does(ledger_repo: Path) -> None:
+    """Paths are found one folder at a time, each folder's entry remembered: what git's
+    `rev-parse <commit>:<path>` finds, the view finds, and nothing else (a path through a
+    file, an empty name, a leading or doubled slash)."""
+    with Ledger(ledger_repo / ".git") as ledger:
+        ledger.append({"a/b/c.yaml": b"k: v\n", "a/d.yaml": b"d: 1\n"}, "add")
+        view = ledger.require()
+        for path in ("a/b/c.yaml", "a/d.yaml", "a/b/c.yaml/x", "a/d.yaml/c.yaml", "a//b/c.yaml",
+                     "/a/d.yaml", "", "a/", "a/b/", "a/x/c.yaml", "b/c.yaml", "a/b/c.yam"):
+            found = git("rev-parse", "-q", "--verify", f"{view.commit}:{path}",
+                        cwd=ledger_repo, check=False) if path and "//" not in path and \
+                not path.startswith("/") and not path.endswith("/") else ""
+            if found and git("cat-file", "-t", found, cwd=ledger_repo) != "blob":
+                found = ""  # a folder: no record's blob
+            assert (view.blob_id(path) or "") == found, path
+        assert view.exists("a/b") and view.list("a") == ["b", "d.yaml"]
+        assert view.list("a/b/") == [] and not view.exists("a/b/c.yaml/x")
+        assert sorted(view.walk("a")) == ["a/b/c.yaml", "a/d.yaml"]
