@@ -5,8 +5,7 @@ record), reopen (L8) and the slice's numbered merge records (L8). Built from val
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from leapgit.records.types import ABSENT
 from leapgit.records.usage import Usage
@@ -14,8 +13,7 @@ from leapgit.records.usage import Usage
 Outcome = Literal[-1, 0, 1]
 
 
-@dataclass(frozen=True)
-class RunEvidence:
+class RunEvidence(NamedTuple):
     """One typed command run, as recorded (``scoring.commands.CommandRun`` without stdout)."""
 
     type: str
@@ -43,8 +41,7 @@ class RunEvidence:
                    raw.get("output_tail", ""), raw.get("where"))
 
 
-@dataclass(frozen=True)
-class FileBlob:
+class FileBlob(NamedTuple):
     path: str
     blob: str
 
@@ -56,8 +53,7 @@ class FileBlob:
         return cls(raw["path"], raw["blob"])
 
 
-@dataclass(frozen=True)
-class RedRecord:
+class RedRecord(NamedTuple):
     slice: str
     ball: str
     red: int
@@ -109,8 +105,7 @@ class RedRecord:
                    raw.get("carries"))
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     step: str  # source | metric | tests | tribunal | provenance
     result: str  # ok | fail | hold | skipped
     detail: str
@@ -128,8 +123,7 @@ class Step:
         return cls(raw["step"], raw["result"], raw["detail"], raw.get("rule"))
 
 
-@dataclass(frozen=True)
-class Reviewer:
+class Reviewer(NamedTuple):
     lens: str
     rung: str
     family: str
@@ -146,8 +140,7 @@ class Reviewer:
         return cls(raw["lens"], raw["rung"], raw["family"], raw.get("model"))
 
 
-@dataclass(frozen=True)
-class PassProvenance:
+class PassProvenance(NamedTuple):
     """L7.5: task -> builder -> spec version -> reviewers -> verdicts -> tests -> live proof
     -> candidate hash."""
 
@@ -188,8 +181,7 @@ class PassProvenance:
                    raw["candidate"])
 
 
-@dataclass(frozen=True)
-class MetricOutcome:
+class MetricOutcome(NamedTuple):
     """L7.2: keep or revert, by the fields of the champion (the base) and the candidate."""
 
     keep: bool
@@ -206,8 +198,7 @@ class MetricOutcome:
         return cls(raw["keep"], raw["reason"], raw["champion"], raw["candidate"])
 
 
-@dataclass(frozen=True)
-class ScoreRecord:
+class ScoreRecord(NamedTuple):
     slice: str
     ball: str
     score: int
@@ -279,8 +270,7 @@ class ScoreRecord:
         )
 
 
-@dataclass(frozen=True)
-class ReopenRecord:
+class ReopenRecord(NamedTuple):
     slice: str
     ball: str
     reopen: int
@@ -307,8 +297,7 @@ class ReopenRecord:
                    raw["recorded_at"], tuple(raw.get("paths", ())))
 
 
-@dataclass(frozen=True)
-class Merged:
+class Merged(NamedTuple):
     ball: str
     commit: str  # the merge commit on the spine
     candidate: str  # the ball's candidate tree id
@@ -327,8 +316,7 @@ class Merged:
                    raw["run_id"], raw["score"])
 
 
-@dataclass(frozen=True)
-class MergeRecord:
+class MergeRecord(NamedTuple):
     slice: str
     spine: str
     lease: int

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit import git
@@ -399,8 +399,8 @@ def _blame(ws: Workspace, slice_id: str, run_id: str) -> aggregate.Blame:
             why = (f"the aggregate review of the merged result refused it (run {run_id}): "
                    f"{len(share)} finding(s) on {named}")
             number = history.next_number(view, layout.ball_dir(slice_id, ball) + "/scores")
-            score = replace(
-                passed, score=number, outcome=-1, reason=why, rule=aggregate.RULE,
+            score = passed._replace(
+                score=number, outcome=-1, reason=why, rule=aggregate.RULE,
                 run_id=run_id, steps=(Step("tribunal", "fail", why, aggregate.RULE),),
                 provenance=None, usage=None, metric=None, runs=(), recorded_at=now_iso())
             files[layout.score_path(slice_id, ball, number)] = yamlio.dumps(score.to_dict())
@@ -701,7 +701,7 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
     try:
         with ws.ledger() as ledger:
             # numbered when written: a merge resumed later follows whatever landed since
-            record = replace(record, number=next_merge(ledger.require(), record.slice))
+            record = record._replace(number=next_merge(ledger.require(), record.slice))
             write_merge(ledger, record)
             active = leases.active_lease(ledger.require(), name)
             if release and active is not None and active.holder == record.holder:

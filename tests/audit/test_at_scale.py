@@ -169,7 +169,6 @@ def test_a_merge_that_does_not_carry_its_candidate_is_named_by_the_integration_r
 def test_a_pass_whose_candidate_edits_a_frozen_test_is_named(repo: Path) -> None:
     """T7.1: a second pass of s5/b2 on a commit that edits the red commit's test file (the
     candidate, one commit further) is named by red-unchanged with the file and both blobs."""
-    from dataclasses import replace
 
     from leapgit.ledger.store import Ledger
     from leapgit.records.scoring import ScoreRecord
@@ -186,7 +185,7 @@ def test_a_pass_whose_candidate_edits_a_frozen_test_is_named(repo: Path) -> None
     weakened = git("commit-tree", git("write-tree", cwd=repo, env=index), "-p",
                    passed.commit, "-m", "round 2\n\nLeap-Round: 2\nLeap-Outcome: 1", cwd=repo)
     tree = git("rev-parse", f"{weakened}^{{tree}}", cwd=repo)
-    again = replace(passed, score=2, commit=weakened, candidate=tree)
+    again = passed._replace(score=2, commit=weakened, candidate=tree)
     with Ledger(repo / ".git") as ledger:
         ledger.append({layout.score_path("s5", "b2", 2): yamlio.dumps(again.to_dict())},
                       "score 2 of s5/b2: pass", [("Leap-Slice", "s5"), ("Leap-Ball", "b2")])

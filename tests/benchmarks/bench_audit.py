@@ -140,7 +140,6 @@ def _records(rec: object) -> bytes:
 def _score(b: Ball, base: str, run_id: str) -> bytes:
     """The pass record `leap score` writes (``tests.support.pass_files``' chain), with the
     files the candidate touched, which the spine must keep (L8: a change reopens)."""
-    from dataclasses import replace
 
     from leapgit.ledger import layout
     from leapgit.records.scoring import (
@@ -164,7 +163,7 @@ def _score(b: Ball, base: str, run_id: str) -> bytes:
                         provenance=prov)
     touched = tuple(sorted((FileBlob(b.src, b.src_blob), FileBlob(b.test, b.test_blob)),
                            key=lambda f: f.path))
-    return _records(replace(score, touched=touched))
+    return _records(score._replace(touched=touched))
 
 
 def _aggregate(sid: str, run_id: str, tip: str, tree: str, base: str) -> dict[str, bytes]:

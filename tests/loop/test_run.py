@@ -136,7 +136,6 @@ def test_the_server_refuses_a_forged_finding_red(ran: tuple[Project, object]) ->
     """T7.6 on the server: a finding's red must answer the latest refusal on the tribunal's
     findings, on that candidate; one naming a pass is refused and the remote keeps its
     ledger."""
-    from dataclasses import replace
 
     from tests.hooks.world import run_git
 
@@ -148,7 +147,7 @@ def test_the_server_refuses_a_forged_finding_red(ran: tuple[Project, object]) ->
         real = history.finding_reds(view, S, "c", 1)[0]
         passed = history.scores(view, S, "a")[-1]
         number = history.next_number(view, f"{layout.ball_dir(S, 'a')}/reds")
-        forged = replace(real, ball="a", red=number, answers=passed.score, episode=1,
+        forged = real._replace(ball="a", red=number, answers=passed.score, episode=1,
                          base=passed.commit)
         ledger.append({layout.red_path(S, "a", number): yamlio.dumps(forged.to_dict())},
                       "forged by hand")
@@ -164,7 +163,6 @@ def test_the_server_refuses_a_finding_red_that_replaces_or_changes_more(
     """T7.6 (blind review r3): a finding's red never replaces the contract red, and its
     commit adds exactly the new test files it names: one that also changes the code would
     be the builder's fix uncounted as a round."""
-    from dataclasses import replace
 
     from tests.hooks.world import run_git
     from tests.scoring.world import commit_files
@@ -180,8 +178,8 @@ def test_the_server_refuses_a_finding_red_that_replaces_or_changes_more(
                                               "calc/c.py": "def fc():\n    return 3\n"},
                           "red: c, and a fix")
     with Ledger(p.work / ".git") as ledger:
-        forged = replace(real, red=number, replaces=1, commit=sneaky,
-                         tests=(replace(real.tests[0], blob=git(
+        forged = real._replace(red=number, replaces=1, commit=sneaky,
+                         tests=(real.tests[0]._replace(blob=git(
                              "rev-parse", f"{sneaky}:{FINDING_TEST}", cwd=p.work)),))
         ledger.append({layout.red_path(S, "c", number): yamlio.dumps(forged.to_dict())},
                       "forged by hand")

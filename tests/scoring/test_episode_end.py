@@ -15,7 +15,6 @@ import shlex
 import subprocess
 import textwrap
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -191,7 +190,7 @@ def test_a_hold_on_the_last_round_ends_the_episode_and_it_resumes(proj: Project)
         view = ledger.require()
         second = query.receipts(view, S, "late", 1)[1]
         first = history.scores(view, S, "late")[0]
-        stale = replace(first, score=first.score + 1, rounds=2, commit=second.commit or "",
+        stale = first._replace(score=first.score + 1, rounds=2, commit=second.commit or "",
                         candidate=second.candidate or "", reason="scored late")
         ledger.append({layout.score_path(S, "late", stale.score): yamlio.dumps(
             stale.to_dict())}, "a late score")
@@ -284,14 +283,14 @@ def test_a_score_by_hand_that_voids_a_pass_or_grades_another_round_is_refused(
     with Ledger(p.work / ".git") as ledger:
         passed = current_pass(ledger.require(), S, "good")
     assert passed is not None
-    voiding = replace(passed, score=passed.score + 1, outcome=-1, reason="by hand",
+    voiding = passed._replace(score=passed.score + 1, outcome=-1, reason="by hand",
                       provenance=None)
     err = forged_push(p, {layout.score_path(S, "good", voiding.score): voiding.to_dict()})
     assert "[L7]" in err and f"score {passed.score} passed the ball and stands" in err, err
-    nothing = replace(voiding, rounds=0)  # the schema allows it: a clear refusal, no crash
+    nothing = voiding._replace(rounds=0)  # the schema allows it: a clear refusal, no crash
     err = forged_push(p, {layout.score_path(S, "good", voiding.score): nothing.to_dict()})
     assert "the score grades round 0, but episode 1 of ends/good holds 1 recorded" in err, err
-    elsewhere = replace(voiding, rounds=3)
+    elsewhere = voiding._replace(rounds=3)
     err = forged_push(p, {layout.score_path(S, "good", voiding.score): elsewhere.to_dict()})
     assert "the score grades round 3, but episode 1 of ends/good holds 1 recorded" in err, err
     with Ledger(p.work / ".git") as ledger:
@@ -306,7 +305,7 @@ def test_a_score_by_hand_that_voids_a_pass_or_grades_another_round_is_refused(
         newer = query.receipts(ledger.require(), S, "good", 1)[-1]
         assert (newer.round, newer.claim, newer.candidate) == (2, True, passed.candidate)
         assert newer.commit is not None and newer.commit != passed.commit
-        regrade = replace(voiding, rounds=2, commit=newer.commit)
+        regrade = voiding._replace(rounds=2, commit=newer.commit)
         ledger.append({layout.score_path(S, "good", regrade.score): yamlio.dumps(
             regrade.to_dict())}, "a score of the newer claim")
     pushed = run_git("push", "--no-verify", "origin", "leap/ledger", cwd=p.work)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -114,7 +113,7 @@ def test_audit_names_unrecorded_rounds_and_a_partial_candidate(passed: Project) 
         view = ledger.require()
         rec = current_pass(view, SLICE, "ops")
         assert rec is not None
-        forged = replace(rec, score=2, commit=extra)  # the same tree, from another history
+        forged = rec._replace(score=2, commit=extra)  # the same tree, from another history
         merge = spine.merge_commit(p.work, p.tip("main"), cand, p.tip(f"{half}^{{tree}}"),
                                    spine.merge_message(SLICE, "ops", rec.candidate, "r", 1))
         record = MergeRecord(SLICE, "main", 1, "integrator", p.tip("main"), merge,
