@@ -17,7 +17,6 @@ from pathlib import Path
 
 from leapgit.ledger import history
 from leapgit.ledger.store import Ledger
-from leapgit.records.scoring import ScoreRecord
 from leapgit.rules import aggregate
 from leapgit.rules.passes import grade_problems
 from tests.loop.test_review_findings import duo, passed_not_merged
@@ -77,7 +76,7 @@ def test_an_aggregate_refusal_goes_back_to_the_builder_and_the_slice_lands(
         assert history.spent(view, "agg").tokens_in == \
             balls + refused.usage.tokens_in + landed.usage.tokens_in
         # the server's rule: an aggregate score needs a refusing run that blames the ball
-        forged = ScoreRecord(**{**blamed.__dict__, "ball": "a", "score": 99})
+        forged = blamed._replace(ball="a", score=99)
         assert any("blames no finding on agg/a" in why for why in grade_problems(view, forged))
     from leapgit.ledger import layout
 
