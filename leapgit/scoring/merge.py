@@ -262,6 +262,8 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     old = git.rev_parse(f"refs/heads/{name}", root)
     if old is None:
         raise UsageError(f"spine branch {name!r} does not exist", field="spine")
+    with ws.ledger() as ledger:  # an unknown slice is bad input: said before anything is written
+        query.load_slice(ledger.require(), slice_id)
     resumed = _resume(ws, slice_id, holder, old, echo)
     if resumed is not None:
         return resumed

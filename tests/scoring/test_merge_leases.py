@@ -433,3 +433,19 @@ def test_another_slices_merge_that_landed_later_is_recorded_before_this_merge(
     assert any(f"landed at {tip[:12]}: recorded now" in line for line in said), said
     assert git("rev-parse", "refs/heads/main", cwd=p.work) == tip  # the spine here follows
     assert leap("audit", cwd=p.work).code == 0
+
+
+def test_a_merge_of_an_unknown_slice_writes_nothing_first(
+        left_passed: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bad input is said before anything is written: `leap merge NOSUCH` recorded another
+    slice's merge that had landed (true, but a command given a wrong name must not write),
+    then refused the name."""
+    p = left_passed
+    tip = _no_answer_then_landed_by_the_server(p, monkeypatch)
+    ledger_before = git("rev-parse", "leap/ledger", cwd=p.work)
+    res = leap("merge", "nosuch", cwd=p.work, timeout=300)
+    assert res.code == 2 and "unknown slice 'nosuch' (known: left)" in res.err, res
+    assert "recorded now" not in res.out, res
+    assert git("rev-parse", "leap/ledger", cwd=p.work) == ledger_before
+    kept = p.work / ".git" / "leap-merging" / "kept" / "left" / f"{tip}.yaml"
+    assert kept.is_file()  # still set aside: `leap merge left` records it (the test above)
