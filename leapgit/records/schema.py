@@ -98,17 +98,26 @@ def _write_cached(path: Path, code: str) -> None:
         pass  # a read-only home still validates, only slower
 
 
-def _compiler_version() -> str:
-    """fastjsonschema's version, read from its ``version.py`` without importing the package
-    (see ``exceptions``); imported only where that file is not found."""
+def _package_file(name: str) -> str | None:
+    """The path of a file in fastjsonschema's folder, found without importing the package
+    (see ``exceptions``), or None where it has no such file (a zipped install)."""
     from importlib.util import find_spec
 
     found = find_spec("fastjsonschema")
-    for folder in (found.submodule_search_locations or []) if found else []:
+    folders = list(found.submodule_search_locations or []) if found else []
+    where = os.path.join(folders[0], name) if folders else ""
+    return where if os.path.isfile(where) else None
+
+
+def _compiler_version() -> str:
+    """fastjsonschema's version, as its ``version.py`` says it; the package is imported only
+    where that file is not found."""
+    where = _package_file("version.py")
+    if where is not None:
         try:
-            return Path(folder, "version.py").read_text("utf-8")
+            return Path(where).read_text("utf-8")
         except OSError:
-            break
+            pass
     import fastjsonschema
 
     return str(fastjsonschema.VERSION)
@@ -127,13 +136,11 @@ def exceptions() -> ModuleType:
     if loaded is not None:
         return loaded
     if "fastjsonschema" not in sys.modules:
-        from importlib.util import find_spec, module_from_spec, spec_from_file_location
+        from importlib.util import module_from_spec, spec_from_file_location
 
-        found = find_spec("fastjsonschema")
-        folders = list(found.submodule_search_locations or []) if found else []
-        where = os.path.join(folders[0], "exceptions.py") if folders else ""
+        where = _package_file("exceptions.py")
         spec = spec_from_file_location("fastjsonschema.exceptions", where) \
-            if os.path.isfile(where) else None
+            if where is not None else None
         if spec is not None and spec.loader is not None:
             module = module_from_spec(spec)
             sys.modules[spec.name] = module
