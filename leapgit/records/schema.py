@@ -109,6 +109,7 @@ def _package_file(name: str) -> str | None:
     return where if os.path.isfile(where) else None
 
 
+@cache
 def _compiler_version() -> str:
     """fastjsonschema's version, as its ``version.py`` says it; the package is imported only
     where that file is not found."""
@@ -126,10 +127,11 @@ def _compiler_version() -> str:
 def exceptions() -> ModuleType:
     """fastjsonschema's ``exceptions`` module: all that a validator compiled earlier needs
     (``_load`` has it import its exceptions from there). Loaded on its own, because the
-    package's ``__init__`` loads its four code generators and ``decimal`` (~4 ms a hook run,
-    a twentieth of a pre-receive), which only compiling a schema anew needs. It is kept in
-    ``sys.modules`` under its own name, where the package, once imported, finds it: the
-    exception classes stay one, whichever came first."""
+    package's ``__init__`` loads its four code generators (~4 ms a hook run, a twentieth of
+    a pre-receive), which only compiling a schema anew needs. It is kept in ``sys.modules``
+    under its own name, where the package, once imported, finds it: the exception classes
+    stay one, whichever came first. Loaded whole before it is put there, so a thread that
+    validates meanwhile never finds it half run (a blind review raced four threads)."""
     import sys
 
     loaded = sys.modules.get("fastjsonschema.exceptions")
@@ -143,13 +145,8 @@ def exceptions() -> ModuleType:
             if where is not None else None
         if spec is not None and spec.loader is not None:
             module = module_from_spec(spec)
-            sys.modules[spec.name] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[spec.name]
-                raise
-            return module
+            spec.loader.exec_module(module)  # whole before any thread can see it
+            return sys.modules.setdefault(spec.name, module)  # one class, whoever was first
     import fastjsonschema.exceptions
 
     return fastjsonschema.exceptions

@@ -165,10 +165,10 @@ try:
 except InvalidRecord as exc:
     print("refused:", exc.lines()[0])
 print("package:", "fastjsonschema" in sys.modules)
-if len(sys.argv) > 1:  # then a schema no earlier run compiled: the package, one class
+if len(sys.argv) > 1:  # then the package, and a schema no earlier run compiled: one class
     import fastjsonschema
     try:
-        schema.validate({"slice": 7}, "records/receipt", "r.yaml", definition=None)
+        schema.validate({"slice": 7}, "records/slice", "s.yaml")
     except InvalidRecord as exc:
         print("refused again:", exc.lines()[0])
     print("one class:", fastjsonschema.JsonSchemaValueException is
@@ -201,3 +201,44 @@ def test_a_validator_compiled_earlier_refuses_without_loading_the_compiler(
     assert "missing required field(s): kind" in warm.splitlines()[0], warm
     both = run("then-the-package")
     assert "refused again:" in both and "one class: True" in both, both
+
+
+_RACE = """
+import sys, threading
+from leapgit.errors import InvalidRecord
+from leapgit.records import schema
+kinds = ["records/receipt", "records/slice", "records/ball", "records/throw",
+         "records/score", "records/red", "records/merge", "records/lease"]
+start = threading.Barrier(len(kinds))
+said = []
+def validate(kind):
+    start.wait()
+    try:
+        schema.validate({"kind": 7}, kind, "r.yaml")
+    except InvalidRecord:
+        said.append("refused")
+    except BaseException as exc:
+        said.append(repr(exc))
+threads = [threading.Thread(target=validate, args=(k,)) for k in kinds]
+for t in threads: t.start()
+for t in threads: t.join()
+print(sorted(set(said)), schema.exceptions() is sys.modules["fastjsonschema.exceptions"])
+"""
+
+
+def test_threads_that_load_their_first_validators_at_once_all_refuse_cleanly(
+        tmp_path: Path) -> None:
+    """A blind review raced threads through ``schema.exceptions``: the module was put in
+    ``sys.modules`` before it had run, and a thread found it half run (AttributeError,
+    ImportError, an exception no `except` caught). Eight threads, each loading a validator
+    compiled earlier, all get the InvalidRecord, in each of 30 fresh processes."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-c", _RACE], env=env, check=True, capture_output=True)
+    for _ in range(30):  # warm now: each process loads the exceptions module on its own
+        out = subprocess.run([sys.executable, "-c", _RACE], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        assert out.strip() == "['refused'] True", out
