@@ -329,7 +329,8 @@ def pass_files(slice_id: str, ball_id: str, candidate: str, commit: str, base: s
 # dulwich's Repo with its work-tree machinery (ledger.repo.PlainRepo stands in), and the
 # subprocess and tempfile modules only signing needs.
 HOOK_HEAVY_PACKAGES = ("ruamel", "fastjsonschema", "filelock")
-HOOK_HEAVY_MODULES = ("dulwich.repo", "dulwich.worktree", "subprocess", "tempfile")
+HOOK_HEAVY_MODULES = ("dulwich.repo", "dulwich.worktree", "subprocess", "tempfile",
+                      "decimal")  # every generated validator imports decimal
 
 
 def hook_round_imports(hook: Path, wt: Path) -> tuple[str, list[str]]:
