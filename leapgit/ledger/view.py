@@ -121,24 +121,25 @@ class LedgerView:
         return found
 
     def _walk(self, path: str) -> tuple[int, bytes] | None:
-        """One lookup in the folder holding ``path``, whose own entry is remembered like any
-        path's: the records of one folder share its walk from the root (a 1,000-ball audit
-        looked up 255,000 trees, now a third as many)."""
-        if self.tree is None:
-            return None
-        folder, slash, name = path.rpartition("/")
-        if slash:
-            entry = self._entry(folder)
+        """``path`` one folder at a time, each folder's entry remembered like any path's:
+        the records of one folder share its walk from the root (a 1,000-ball audit looked up
+        255,000 trees, now a third as many). A loop, not a recursion: no depth limit."""
+        entry: tuple[int, bytes] | None = (TREE_MODE, self.tree) if self.tree else None
+        at = ""
+        for depth, part in enumerate(path.split("/")):
             if entry is None or entry[0] != TREE_MODE:
                 return None
-            sha = entry[1]
-        else:
-            sha = self.tree
-        tree = self._tree(sha)  # a missing object is corruption, not an absent record
-        try:
-            return tree[name.encode()]
-        except KeyError:
-            return None
+            at = f"{at}/{part}" if depth else part
+            if at in self._entries:
+                entry = self._entries[at]
+                continue
+            tree = self._tree(entry[1])  # a missing object is corruption, not an absent record
+            try:
+                entry = tree[part.encode()]
+            except KeyError:
+                entry = None
+            self._entries[at] = entry
+        return entry
 
     def blob_id(self, path: str) -> str | None:
         entry = self._entry(path)

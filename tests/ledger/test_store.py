@@ -225,9 +225,10 @@ def test_a_committer_date_leapgit_cannot_read_as_git_does_writes_nothing(
 
 
 def test_a_view_finds_each_path_as_git_does(ledger_repo: Path) -> None:
-    """Paths are found one folder at a time, each folder's entry remembered: what git's
+    """Paths are found one folder at a time, each folder's entry remembered: the blob git's
     `rev-parse <commit>:<path>` finds, the view finds, and nothing else (a path through a
-    file, an empty name, a leading or doubled slash)."""
+    file, an empty name). A leading, trailing or doubled slash finds nothing, where git
+    would read past it: record paths never hold one."""
     with Ledger(ledger_repo / ".git") as ledger:
         ledger.append({"a/b/c.yaml": b"k: v\n", "a/d.yaml": b"d: 1\n"}, "add")
         view = ledger.require()
