@@ -105,13 +105,7 @@ def test_killed_at_ten_moments_the_slice_lands_once(isolated: Path, served: Serv
             assert history.scores(view, S, ball)[-1].outcome == 1
         assert len(history.merge_records(view, S)) == 1
         assert view.exists(layout.live_path(S, 1))
-    log = git("log", "--first-parent", "--format=%s", "main", cwd=p.bare).splitlines()
-    assert len([s for s in log if s.startswith(f"leap: integrate {S}/")]) == 5, log
-    clone = tmp_path / "clone"
-    git("clone", "-q", str(p.bare), str(clone), cwd=tmp_path)
-    git("fetch", "-q", "origin", "refs/heads/leap/ledger:refs/heads/leap/ledger", cwd=clone)
-    audited = leap("audit", cwd=clone)
-    assert audited.code == 0, audited
+    _five_merges_that_a_fresh_clone_audits(p, tmp_path)
 
 
 # Every Python process of the killed `leap run` loads this (PYTHONPATH): `leap run` dies by
@@ -210,6 +204,12 @@ def test_killed_while_its_spine_push_is_in_flight_the_push_that_lands_later_is_r
     assert after.code == 0, after.out[-3000:]
     with Ledger(p.work / ".git") as ledger:
         assert len(history.merge_records(ledger.require(), S)) == 1
+    _five_merges_that_a_fresh_clone_audits(p, tmp_path)
+
+
+def _five_merges_that_a_fresh_clone_audits(p: Project, tmp_path: Path) -> None:
+    """The remote's spine holds the five balls' integration merges, and `leap audit` holds
+    in a fresh clone of the remote (its ledger fetched)."""
     log = git("log", "--first-parent", "--format=%s", "main", cwd=p.bare).splitlines()
     assert len([s for s in log if s.startswith(f"leap: integrate {S}/")]) == 5, log
     clone = tmp_path / "clone"
