@@ -29,8 +29,10 @@ with temporary(Path(sys.argv[1]), sys.argv[2], prefix="leap-score-") as tree:
         subprocess.run(["git", "commit", "-q", "-m", "red"], cwd=tree, check=True)
     print(tree, flush=True)
     if sys.argv[3] == "orphan":  # a test author it started, in a session of its own
-        child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
-                                 cwd=tree, stdin=subprocess.PIPE, start_new_session=True)
+        # it waits on nothing of its parent's (a pipe from it would end with it, and the
+        # author with it: the test then raced the author's own exit)
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                                 cwd=tree, stdin=subprocess.DEVNULL, start_new_session=True)
         print(child.pid, flush=True)
     sys.stdin.read()  # alive until the test closes its stdin, then killed
     os.kill(os.getpid(), signal.SIGKILL)
