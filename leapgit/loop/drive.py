@@ -248,7 +248,10 @@ class SliceRun:
                             continue  # run.max_usd: the spend is read before each scoring
                         self.busy[step.ball] = step.kind
                         running[pool.submit(self._perform, step)] = step
-                if not running and (why is not None or not (self.awaiting or away)):
+                # a call that met the outage (a publish, a claim) waits for it as a look
+                # does: the next look may not be due yet, and the step is planned again
+                unreached = self.reach is not None and bool(self.reach.since)
+                if not running and (why is not None or not (self.awaiting or unreached)):
                     return why
                 if not running:
                     time.sleep(self.opt.poll)  # workers build: look again in a moment

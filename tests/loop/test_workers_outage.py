@@ -255,6 +255,34 @@ def test_a_throw_whose_publish_is_cut_off_is_said_and_published_by_a_later_look(
     assert wait(worker, w.base_dir / "w1.log", 60) == 0
 
 
+
+def test_a_run_whose_every_publish_was_cut_off_between_two_looks_waits_and_lands(
+        daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI, in a fresh clone: the remote went away as both balls were thrown. Their publishes
+    failed, the next look was not due yet (one a ``--poll``), so nothing seemed to wait
+    (no ball published, the looks unanswered by none) and the run ended at once, "not
+    merged", exit 3, leaving its workers to wait on a slice no one would merge."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    w = ww.world(daemon, jurors, "publish-cut-all", 2)
+    real = rm.publish
+    cut: list[str] = []
+
+    def cut_off_twice(*args: object, **kwargs: object) -> None:
+        if len(cut) < 2:
+            cut.append("cut")
+            raise RemoteUnavailable("cannot reach origin: the remote end hung up; nothing "
+                                    "was pushed")
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rm, "publish", cut_off_twice)
+    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
+                     cwd=w.clone("w1"))
+    ran = w.leap("run", ww.S, "--remote", "origin", "--poll", "3", "--heartbeat", "0")
+    assert len(cut) == 2 and ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
+    assert wait(worker, w.base_dir / "w1.log", 60) == 0
+
 def test_an_outage_met_by_several_kinds_of_call_is_said_once_and_its_end_once() -> None:
     """A walk-away hunt: one outage said "out of reach" twice (a look's, a claim's), and
     "answers again" while a push still went unanswered."""
