@@ -328,6 +328,34 @@ def git_log_raw(root: Path) -> subprocess.CompletedProcess[bytes]:
                           stdout=subprocess.DEVNULL, check=True)
 
 
+# The floor of any audit that reads every record: each record at the ledger's tip read once
+# (one `git ls-tree`, one `git cat-file --batch`), parsed and validated by leapgit's own
+# reader, and no check made. The audit reads every record of the history too, and judges.
+FLOOR = """
+import subprocess, sys
+from leapgit.records import schema, yamlio
+listing = subprocess.run(["git", "ls-tree", "-r", "-z", sys.argv[1]], capture_output=True,
+                         check=True).stdout
+names = [(path.decode(), meta.split()[2])
+         for meta, path in (e.split(b"\\t", 1) for e in listing.split(b"\\0") if e)]
+data = subprocess.run(["git", "cat-file", "--batch"], capture_output=True, check=True,
+                      input=b"".join(sha + b"\\n" for _, sha in names)).stdout
+at = 0
+for path, _ in names:
+    end = data.index(b"\\n", at)
+    size = int(data[at:end].split()[2])
+    schema.validate_record(yamlio.loads(data[end + 1:end + 1 + size], path), path)
+    at = end + 2 + size
+if len(names) < 1:
+    sys.exit("no record at the ledger's tip")
+"""
+
+
+def read_every_record(root: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-c", FLOOR, LEDGER_REF], cwd=root,
+                          capture_output=True, check=False)
+
+
 def timed_process(run: Callable[[], subprocess.CompletedProcess[bytes]], runs: int
                   ) -> tuple[float, float]:
     """(median wall seconds, median CPU seconds of the process) over ``runs`` runs; each
@@ -354,11 +382,16 @@ def measure(tmp: Path, balls: int, runs: int) -> tuple[float, float]:
     built = time.perf_counter() - started
     audit_wall, audit_cpu = timed_process(lambda: leap_audit(root), runs)
     log_wall, log_cpu = timed_process(lambda: git_log_raw(root), max(runs, 3))
+    floor_wall, floor_cpu = timed_process(lambda: read_every_record(root), runs)
     commits = git("rev-list", "--count", LEDGER_REF, cwd=root)
+    records = len(git("ls-tree", "-r", "--name-only", LEDGER_REF, cwd=root).splitlines())
     print(f"{balls:>6} balls ({commits} ledger commits, built in {built:.1f} s): leap audit "
           f"{audit_wall:7.2f} s ({audit_cpu:6.2f} s CPU); git log --raw {log_wall:6.3f} s "
           f"({log_cpu:5.3f} s CPU); {audit_cpu / log_cpu:6.2f}x git log --raw (CPU)",
           flush=True)
+    print(f"{'':>6}   the floor, its {records} records read once, parsed and validated, no "
+          f"check made: {floor_wall:6.2f} s ({floor_cpu:6.2f} s CPU); the audit "
+          f"{audit_cpu / floor_cpu:5.2f}x the floor (CPU)", flush=True)
     return audit_cpu, log_cpu
 
 
