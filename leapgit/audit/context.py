@@ -44,7 +44,7 @@ class AuditView(LedgerView):
         audit: the views' own bounded cache would only copy it (7% of a 10,000-ball
         audit went to keeping that cache in order)."""
         try:
-            return self._repo.object_store[sha]  # type: ignore[return-value]
+            return self._repo.object_store[sha]  # type: ignore[index,return-value]
         except KeyError:
             return super()._tree(sha)  # says which object is missing (LedgerCorrupt)
 
