@@ -35,9 +35,26 @@ class AuditView(LedgerView):
     validate the same way, so an entry never goes stale)."""
 
     def __init__(self, repo: GitRepo, commit: str | None,
-                 built: dict[tuple[str, type], Any]) -> None:
+                 built: dict[tuple[str, type], Any], history: LedgerHistory | None = None
+                 ) -> None:
         super().__init__(repo, commit)
         self._built = built
+        self._history = history
+        # where the commit stands in a history that only ever added: paths and folders are
+        # answered from the history's index, no tree parsed (``LedgerHistory.entry``)
+        self._place = history.place(commit) if history is not None else None
+
+    def _walk(self, path: str) -> tuple[int, bytes] | None:
+        if self._place is None or self._history is None:
+            return super()._walk(path)
+        return self._history.entry(path, self._place)
+
+    def list(self, directory: str) -> list[str]:
+        if self._place is None or self._history is None:
+            return super().list(directory)
+        if directory and self._history.entry(directory, self._place) is None:
+            return []
+        return self._history.names(directory, self._place)
 
     def _tree(self, sha: bytes) -> Tree:
         """Straight from the audit's store, which keeps every tree it parsed for the whole
@@ -73,11 +90,12 @@ class AuditContext:
     def open(cls, root: Path, config: Config, repo: GitRepo, history: LedgerHistory,
              tip: str | None) -> AuditContext:
         store = ReadStore(root, repo)
-        # what the checks read all of: every record's blob, every folder of the ledger's
-        # tip, every ledger commit (the signature audit judges each)
+        # what the checks read all of: every record's blob, every ledger commit (the
+        # signature audit judges each), and every folder of the ledger's tip unless the
+        # views read the history's index instead (``AuditView``)
         store.prefetch(itertools.chain(
             (blob for added in history.added.values() for _, blob in added),
-            _trees(root, tip), history.parent))
+            [] if history.place(tip) is not None else _trees(root, tip), history.parent))
         return cls(root, config, repo, history, Graph(root), store)
 
     @property
@@ -93,7 +111,7 @@ class AuditContext:
     def view_at(self, commit: str | None) -> LedgerView:
         """The ledger as it stood at ``commit`` (None: before its first commit)."""
         if commit not in self._views:
-            self._views[commit] = AuditView(self.git, commit, self._built)
+            self._views[commit] = AuditView(self.git, commit, self._built, self.history)
         return self._views[commit]
 
     def objects(self, refs: Mapping[str, str | None]) -> AuditObjects:

@@ -127,7 +127,12 @@ def spine_hits(root: Path, spine: str, balls: list[Watched]) -> list[SpineHit]:
 def _line_since(root: Path, spine: str, tips: set[str]) -> list[tuple[str, bool]]:
     """(commit, is an integration merge) on the spine's first-parent line after the oldest
     of ``tips``, newest first, ending with that oldest tip (never judged itself)."""
-    proc = git.run(["merge-base", "--octopus", *sorted(tips)], root, check=False)
+    # newest first (`rev-list --no-walk` orders by date): the octopus then steps back from
+    # tip to tip, not across the whole line for each (1,000 slices' tips: 0.14 s, not 1.1 s)
+    dated = git.run(["rev-list", "--no-walk", "--stdin"], root, check=False,
+                    input="".join(f"{t}\n" for t in sorted(tips)).encode())
+    ordered = dated.stdout.decode().split() if dated.returncode == 0 else sorted(tips)
+    proc = git.run(["merge-base", "--octopus", *ordered], root, check=False)
     oldest = proc.stdout.decode().strip() if proc.returncode == 0 else ""
     fmt = f"%x01%H %P%x00%(trailers:key={tr.SLICE},valueonly)"
     span = f"{oldest}..refs/heads/{spine}" if oldest else f"refs/heads/{spine}"
