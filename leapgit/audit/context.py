@@ -21,6 +21,7 @@ R = TypeVar("R", bound="Loadable")
 if TYPE_CHECKING:
     from dulwich.objects import Tree
 
+    from leapgit.audit.index import LedgerIndex
     from leapgit.audit.ledger import LedgerHistory
     from leapgit.gitobj import GitRepo
     from leapgit.records.kinds import Loadable
@@ -35,31 +36,30 @@ class AuditView(LedgerView):
     validate the same way, so an entry never goes stale)."""
 
     def __init__(self, repo: GitRepo, commit: str | None,
-                 built: dict[tuple[str, type], Any], history: LedgerHistory | None = None
+                 built: dict[tuple[str, type], Any], index: LedgerIndex | None = None
                  ) -> None:
         super().__init__(repo, commit)
         self._built = built
-        self._history = history
+        self._index = index
         # where the commit stands in a history that only ever added: paths and folders are
-        # answered from the history's index, no tree parsed (``LedgerHistory.entry``)
-        self._place = history.place(commit) if history is not None else None
+        # answered from the history's index, no tree parsed (``audit.index``)
+        self._place = index.place(commit) if index is not None else None
 
     def _walk(self, path: str) -> tuple[int, bytes] | None:
-        if self._place is None or self._history is None:
+        if self._place is None or self._index is None:
             return super()._walk(path)
-        return self._history.entry(path, self._place)
+        return self._index.entry(path, self._place)
 
     def list(self, directory: str) -> list[str]:
-        if self._place is None or self._history is None:
+        if self._place is None or self._index is None:
             return super().list(directory)
-        if directory and self._history.entry(directory, self._place) is None:
-            return []
-        return self._history.names(directory, self._place)
+        return self._index.names(directory, self._place)
 
     def _tree(self, sha: bytes) -> Tree:
-        """Straight from the audit's store, which keeps every tree it parsed for the whole
-        audit: the views' own bounded cache would only copy it (7% of a 10,000-ball
-        audit went to keeping that cache in order)."""
+        """Straight from the audit's store, which keeps what it read in bulk for the whole
+        audit and what it read one by one while recent: the views' own bounded cache only
+        copied it (py-spy, a 10,000-ball audit: 7% of its time went to keeping that cache
+        in order)."""
         try:
             return self._repo.object_store[sha]  # type: ignore[index,return-value]
         except KeyError:
@@ -95,7 +95,8 @@ class AuditContext:
         # views read the history's index instead (``AuditView``)
         store.prefetch(itertools.chain(
             (blob for added in history.added.values() for _, blob in added),
-            [] if history.place(tip) is not None else _trees(root, tip), history.parent))
+            [] if history.index.place(tip) is not None else _trees(root, tip),
+            history.parent))
         return cls(root, config, repo, history, Graph(root), store)
 
     @property
@@ -111,7 +112,8 @@ class AuditContext:
     def view_at(self, commit: str | None) -> LedgerView:
         """The ledger as it stood at ``commit`` (None: before its first commit)."""
         if commit not in self._views:
-            self._views[commit] = AuditView(self.git, commit, self._built, self.history)
+            self._views[commit] = AuditView(self.git, commit, self._built,
+                                            self.history.index)
         return self._views[commit]
 
     def objects(self, refs: Mapping[str, str | None]) -> AuditObjects:

@@ -9,67 +9,80 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from leapgit import git
+from leapgit.audit.index import Change, LedgerIndex, hidden
 from leapgit.audit.model import AuditReport, Violation
 from leapgit.records import trailers
 
 _RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
 
 
-Change = tuple[str, str, str, str]  # (status, path, new blob id, new mode)
-_TREE = "040000"
+class Commit(NamedTuple):
+    sha: str
+    parents: list[str]
+    tree: str
+    message: str
+    changes: list[Change]  # as `git log --raw -t` shows them against the first parent
 
 
-def _commits(root: Path, ref: str
-             ) -> list[tuple[str, list[str], str, list[Change], list[Change]]]:
-    """(commit, parents, message, [file change], [folder change]) oldest first; a change is
-    (status, path, new blob id, new mode). Folders come with ``-t``: a folder that is
-    added, or removed, with no file in it changes nothing else git would show."""
-    # the user's config must not change what git prints: the root commit's diff, and paths
-    # as they are (core.quotePath would quote a non-ASCII path)
-    out = git.run(["-c", "log.showRoot=true", "-c", "core.quotePath=false", "log", "--root",
-                   "--reverse", "--no-renames", "--raw", "-t", "--no-abbrev",
-                   "--format=%x01%H %P%n%B%x02", ref], root).stdout.decode("utf-8", "replace")
-    found = []
-    for chunk in out.split("\x01")[1:]:
-        head, _, rest = chunk.partition("\n")
-        body, _, raw = rest.partition("\x02")
-        ids = head.split()
-        files: list[Change] = []
-        folders: list[Change] = []
-        for line in raw.splitlines():
-            if not line.startswith(":") or line.startswith(":040000 040000 "):
-                continue  # a folder whose files changed: those files are listed
-            meta, _, path = line.partition("\t")
-            fields = meta.split()
-            change = (fields[-1], path, fields[3], fields[1])
-            (folders if _TREE in (fields[0][1:], fields[1]) else files).append(change)
-        found.append((ids[0], ids[1:], body, files, folders))
+def _commits(root: Path, ref: str) -> list[Commit]:
+    """Every commit of ``ref``, oldest first. The changes come from one `git log --raw -t
+    -z` (folders too, and every path as it is, NUL-ended: no name can pass for a line
+    break or be quoted), the messages from the commit objects themselves (one `git
+    cat-file --batch`), so no message can pass for a diff line or a next commit."""
+    # the user's config must not change what git prints: the root commit's diff
+    out = git.run(["-c", "log.showRoot=true", "log", "--root", "--reverse", "--no-renames",
+                   "--raw", "-t", "-z", "--no-abbrev", "--format=%x01%H %P %T", ref],
+                  root).stdout
+    # NUL ends every field, and no path holds one: a commit's fields, then pairs of a
+    # change's fields and its path, each pair read whole (a path may start like anything)
+    fields, at, found = out.split(b"\0"), 0, []
+    while at < len(fields) and fields[at].startswith(b"\x01"):
+        ids = fields[at][1:].decode().split(" ")
+        at += 1
+        changes = []
+        while at + 1 < len(fields) and fields[at].lstrip(b"\n").startswith(b":"):
+            m = fields[at].lstrip(b"\n")[1:].decode().split()  # <old mode> <mode> <old id>
+            changes.append(Change(m[4], fields[at + 1].decode("utf-8", "replace"),  # <id> <st>
+                                  m[3], m[1], m[0]))
+            at += 2
+        found.append(Commit(ids[0], [p for p in ids[1:-1] if p], ids[-1], "", changes))
+    messages = _messages(root, [c.sha for c in found])
+    return [c._replace(message=messages.get(c.sha, "")) for c in found]
+
+
+def _messages(root: Path, commits: list[str]) -> dict[str, str]:
+    """Each commit's message, read from its object (what follows the first blank line)."""
+    if not commits:
+        return {}
+    data = git.run(["cat-file", "--batch"], root,
+                   input="".join(f"{c}\n" for c in commits).encode()).stdout
+    found, at = {}, 0
+    for sha in commits:
+        end = data.find(b"\n", at)
+        header = data[at:end].split()  # <id> commit <size>
+        if len(header) != 3:
+            break
+        size = int(header[2])
+        body = data[end + 1:end + 1 + size]
+        found[sha] = body.partition(b"\n\n")[2].decode("utf-8", "replace")
+        at = end + 2 + size
     return found
 
 
 @dataclass
 class LedgerHistory:
     """The ledger's history as git diffed it, read once: what each commit added (path,
-    blob id), for the signature audit (``ledger.added.known``) and the record reads, and
-    the commit before each (the ledger as a record found it, ``adder``).
-
-    When the history only ever added (one line from its root, every change an added file
-    or folder, every path plain), the ledger at any of its commits is what the commits up
-    to it added: ``entry`` and ``names`` answer a view's questions from that index, as a
-    walk of the commit's trees would, without parsing a tree (each commit's top folders
-    grow with the ledger: at 10,000 balls a view's walk parsed a folder of 1,000 slices).
-    Otherwise ``additive`` is False, and views walk their trees."""
+    blob id), for the signature audit (``ledger.added.known``) and the record reads, the
+    commit before each (the ledger as a record found it, ``adder``), and the ledger at any
+    of its commits as an index of what they added (``audit.index``)."""
 
     added: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     parent: dict[str, str | None] = field(default_factory=dict)
+    index: LedgerIndex = field(default_factory=LedgerIndex)
     _adder: dict[str, str] = field(default_factory=dict)
-    additive: bool = True
-    position: dict[str, int] = field(default_factory=dict)  # commit -> its place, oldest 0
-    _files: dict[str, tuple[int, bytes, int]] = field(default_factory=dict)  # mode, id, place
-    _folders: dict[str, int] = field(default_factory=dict)  # folder -> the place it came
-    _names: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # folder's names
 
     def adder(self, path: str) -> str | None:
         """The commit that added ``path`` (the first, should a rewrite have added it twice)."""
@@ -77,55 +90,6 @@ class LedgerHistory:
             for sha, files in reversed(self.added.items()):
                 self._adder.update((p, sha) for p, _ in files)
         return self._adder.get(path)
-
-    def place(self, commit: str | None) -> int | None:
-        """Where ``commit`` stands in an additive history; None: walk its trees."""
-        return self.position.get(commit) if self.additive and commit else None
-
-    def entry(self, path: str, place: int) -> tuple[int, bytes] | None:
-        """(mode, id) of ``path`` in the ledger at ``place``, as its tree holds it (a folder's
-        id is not kept: ``names`` lists it)."""
-        found = self._files.get(path)
-        if found is not None:
-            return (found[0], found[1]) if found[2] <= place else None
-        since = self._folders.get(path)
-        return (_FOLDER_MODE, b"") if since is not None and since <= place else None
-
-    def names(self, folder: str, place: int) -> list[str]:
-        """The names directly under ``folder`` ("" for the top) at ``place``, sorted."""
-        return [name for name, since in self._names.get(folder, ()) if since <= place]
-
-    def _index(self, place: int, files: list[Change], folders: list[Change]) -> None:
-        for status, path, _, _ in folders:
-            if status != "A" or path in self._folders or not _plain(path):
-                self.additive = False
-                return
-            self._folders[path] = place
-            self._name(path, place)
-        for status, path, blob, mode in files:
-            if status != "A" or path in self._files or not _plain(path):
-                self.additive = False
-                return
-            self._files[path] = (int(mode, 8), blob.encode(), place)
-            self._name(path, place)
-
-    def _name(self, path: str, place: int) -> None:
-        folder, _, name = path.rpartition("/")
-        self._names.setdefault(folder, []).append((name, place))
-
-    def _sort(self) -> None:
-        for names in self._names.values():
-            names.sort()
-
-
-_FOLDER_MODE = 0o040000
-
-
-def _plain(path: str) -> bool:
-    """A path git printed as it is: not quoted (a tab, a newline, a quote in it), and read
-    as UTF-8 (a tree walk names it the same way)."""
-    return not path.startswith('"') and "\ufffd" not in path and "//" not in path and \
-        not path.startswith("/") and not path.endswith("/")
 
 
 def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
@@ -138,16 +102,24 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
     added_by = found.added
     report.commits = len(commits)
     edited: set[str] = set()
-    before: str | None = None
-    for place, (sha, parents, body, changes, folders) in enumerate(commits):
+    index, before = found.index, None
+    for place, commit in enumerate(commits):
+        sha, parents, changes = commit.sha, commit.parents, commit.changes
         found.parent[sha] = parents[0] if parents else None
-        found.position[sha] = place
-        if found.additive:
-            if parents != ([before] if before else []):
-                found.additive = False
-            else:
-                found._index(place, changes, folders)
-        before = sha
+        if parents != ([before.sha] if before else []):
+            # a merge (git shows it no diff) also changes a tree unseen, or leaves the tip
+            # unlike the index (``LedgerIndex.seal``): this says it first, and plainly
+            index.additive = False
+        for folder in hidden(changes, commit.tree, before.tree if before else None):
+            index.additive = False
+            report.add(Violation("ledger-append-only", folder or "ledger", "the commit "
+                                 f"changes {folder or 'the top folder'} and git's diff shows "
+                                 "no change in it: an entry's mode or order rewritten behind "
+                                 "leapgit's back", sha, folder or None))
+        if index.additive:
+            index.add(sha, place, changes)
+        before = commit
+        changes = [c for c in changes if not c.folder]  # a record is a file
         report.count("ledger-append-only")
         report.count("ledger-written-by-leapgit")
         if len(parents) > 1:
@@ -156,9 +128,8 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
         added = set()
         if len(parents) <= 1:  # git shows a merge no diff; the signature audit diffs it
             # what tree_changes calls an add: a new path, or one whose type changed (T)
-            added_by[sha] = [(path, blob) for status, path, blob, _ in changes
-                             if status in ("A", "T")]
-        for status, path, _, _ in changes:
+            added_by[sha] = [(c.path, c.blob) for c in changes if c.status in ("A", "T")]
+        for status, path, _, _, _ in changes:
             if status != "A":
                 edited.add(path)
                 what = "deletes" if status == "D" else "edits"
@@ -168,13 +139,14 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
             added.add(path)
             report.records += 1
             _round(path, sha, round_cap, report)
-        named = set(trailers.parse(body).all(trailers.RECORD))
+        named = set(trailers.parse(commit.message).all(trailers.RECORD))
         if added != named:
             extra = sorted(added - named) or sorted(named - added)
             report.add(Violation("ledger-written-by-leapgit", "ledger", "the commit's records "
                                  "do not match its Leap-Record trailers (written behind "
                                  f"leapgit's back): {', '.join(extra[:5])}", sha))
-    found._sort()
+    if before is not None:
+        index.seal(before.tree)
     _reflog(root, ref, tip, edited, report)
     return found
 

@@ -39,8 +39,9 @@ def check_merges(ctx: AuditContext, merges: list[MergeRecord], report: AuditRepo
 
     ctx.graph.load([m.commit for r in merges for m in r.merges] + [r.tip for r in merges])
     ctx.store.prefetch_diffs(_diffed(ctx, merges))
-    # the commits the rule reads (each merge, its candidate's history, the bases) and the
-    # trees it then looks paths up in, in one stream: a miss costs a pack lookup each
+    # every commit of the graph (each merge, its candidate's history and base are among
+    # them) and the trees the rule looks paths up in, in one stream: a miss costs a pack
+    # lookup each
     ctx.store.prefetch(itertools.chain(ctx.graph.nodes, _folders(ctx.store.diffs)))
     on_spine = ctx.graph.reachable(report.spine_tip)
     for rec in merges:

@@ -1,10 +1,10 @@
-"""The audit's ledger views answer from the history's index (``LedgerHistory.entry`` and
-``names``: what the commits up to a view's commit added) instead of walking its trees, when
-the history only ever added. Each test asks both ways, at every commit of the ledger, for
-every path and folder it ever held and for names no walk finds, and they must agree: on an
-honest ledger, and on histories written behind leapgit's back (an empty folder, a record
-edited, a folder removed), where the index either still answers as the trees do or steps
-aside."""
+"""The audit's ledger views answer from the history's index (``audit.index``: what the
+commits up to a view's commit added) instead of walking its trees, when the history only
+ever added. The tests ask both ways, at every commit of the ledger, for every path and
+folder any commit held and for names no walk finds, and the answers must agree: on an
+honest ledger, and on histories written behind leapgit's back that still only add (an
+empty folder, odd names, a commit message that reads like a diff). A history that did
+more than add, or hid what it did from git's diff, is read from its trees."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from leapgit.audit.ledger import LedgerHistory, audit_history
 from leapgit.audit.model import AuditReport
 from leapgit.gitobj import GitRepo
 from leapgit.ledger.repo import open_repo
-from leapgit.ledger.view import TREE_MODE, LedgerView
+from leapgit.ledger.view import LedgerView
 from tests.benchmarks.bench_audit import LEDGER_REF, build
 from tests.support import git
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-ODD = ["", "/", "slices/", "/slices", "slices//s0", "nope", "slices/s0/slice.yaml/x",
-       "slices/s0/balls/b0/scores/1.yaml/", "ghost/x.yaml"]
+ODD = ["", "/", ".", "..", "slices/", "/slices", "slices//s0", "nope", "slices/s0/slice.yaml/x",
+       "slices/s0/balls/b0/scores/1.yaml/", "ghost/x.yaml", "fake/claim.yaml", "fake"]
 
 
 @pytest.fixture(scope="module")
@@ -34,59 +34,84 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def repo(built: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(built, tmp_path / "repo", symlinks=True))
+    path = Path(shutil.copytree(built, tmp_path / "repo", symlinks=True))
+    git("mktree", cwd=path, input=b"")  # the empty tree, stored, as dulwich reads objects
+    return path
 
 
-def history_of(repo: Path) -> LedgerHistory:
+def audited(repo: Path) -> tuple[LedgerHistory, AuditReport]:
     tip = git("rev-parse", LEDGER_REF, cwd=repo)
-    return audit_history(repo, LEDGER_REF, 4, AuditReport(LEDGER_REF, tip, "refs/heads/main",
-                                                          None))
+    report = AuditReport(LEDGER_REF, tip, "refs/heads/main", None)
+    return audit_history(repo, LEDGER_REF, 4, report), report
+
+
+def entries(repo: Path, tree: str) -> list[tuple[str, str]]:
+    """(``<mode> <type> <id>``, name) of each entry of ``tree``."""
+    return [(line.split("\t", 1)[0], line.split("\t", 1)[1])
+            for line in git("ls-tree", "-z", tree, cwd=repo).split("\0") if line]
+
+
+def literal_tree(repo: Path, items: list[tuple[str, str]]) -> str:
+    """A tree object of exactly ``items`` (``<mode> <type> <id>``, name), in their order,
+    written as given (`hash-object --literally`: odd modes, a slash in a name, twice the
+    same name), as only a writer behind leapgit's back would."""
+    body = b"".join(b"%s %s\0%s" % (meta.split()[0].lstrip("0").encode(), name.encode(),
+                                    bytes.fromhex(meta.split()[2])) for meta, name in items)
+    return git("hash-object", "-t", "tree", "-w", "--literally", "--stdin", cwd=repo,
+               input=body)
 
 
 def with_entry(repo: Path, tree: str, path: str, entry: str | None) -> str:
-    """``tree`` with ``path`` set to ``entry`` (``<mode> <type> <id>``; None removes it),
-    written with `git mktree`, behind leapgit's back."""
+    """``tree`` with ``path`` set to ``entry`` (``<mode> <type> <id>``; None removes it)."""
     name, _, rest = path.partition("/")
-    lines = [line for line in git("ls-tree", tree, cwd=repo).splitlines()
-             if line.split("\t", 1)[1] != name]
+    old = entries(repo, tree)
+    kept = [(meta, n) for meta, n in old if n != name]
     if rest:
-        inner = next((line.split()[2] for line in git("ls-tree", tree, cwd=repo).splitlines()
-                      if line.split("\t", 1)[1] == name), EMPTY_TREE)
+        inner = next((meta.split()[2] for meta, n in old if n == name), EMPTY_TREE)
         entry = f"040000 tree {with_entry(repo, inner, rest, entry)}"
     if entry is not None:
-        lines.append(f"{entry}\t{name}")
-    return git("mktree", cwd=repo, input="".join(f"{line}\n" for line in lines).encode())
+        kept.append((entry, name))
+    return git("mktree", "-z", cwd=repo,
+               input=b"".join(f"{meta}\t{n}\0".encode() for meta, n in kept))
 
 
-def commit_over(repo: Path, changes: dict[str, str | None], message: str) -> None:
-    assert git("mktree", cwd=repo, input=b"") == EMPTY_TREE  # stored, as dulwich reads it
+def commit(repo: Path, tree: str, message: str = "behind leapgit's back") -> str:
     tip = git("rev-parse", LEDGER_REF, cwd=repo)
-    tree = git("rev-parse", f"{tip}^{{tree}}", cwd=repo)
+    sha = git("commit-tree", tree, "-p", tip, cwd=repo, input=message.encode())
+    git("update-ref", LEDGER_REF, sha, tip, cwd=repo)
+    return sha
+
+
+def commit_over(repo: Path, changes: dict[str, str | None], message: str = "over") -> str:
+    tree = git("rev-parse", f"{LEDGER_REF}^{{tree}}", cwd=repo)
     for path, entry in changes.items():
         tree = with_entry(repo, tree, path, entry)
-    commit = git("commit-tree", tree, "-p", tip, "-m", message, cwd=repo)
-    git("update-ref", LEDGER_REF, commit, tip, cwd=repo)
+    return commit(repo, tree, message)
 
 
 def blob(repo: Path, data: bytes) -> str:
     return f"100644 blob {git('hash-object', '-w', '--stdin', cwd=repo, input=data)}"
 
 
-def every_name(repo: Path) -> tuple[list[str], list[str]]:
-    """Every path and every folder any ledger commit held (`git log --raw -t`)."""
-    out = git("log", "--raw", "-t", "--no-renames", "--format=", LEDGER_REF, cwd=repo)
-    paths = {line.split("\t", 1)[1] for line in out.splitlines() if "\t" in line}
+def names_held(repo: Path) -> tuple[list[str], list[str]]:
+    """Every path and every folder any ledger commit held, as a walk names them."""
+    paths: set[str] = set()
+    for sha in git("rev-list", LEDGER_REF, cwd=repo).split():
+        for line in git("ls-tree", "-r", "-t", "-z", sha, cwd=repo).split("\0"):
+            if "\t" in line:
+                paths.add(line.split("\t", 1)[1])
     folders = {"", *(p.rsplit("/", 1)[0] for p in paths if "/" in p)}
-    return sorted(paths), sorted(folders)
+    return sorted(paths), sorted(folders | paths)
 
 
 def disagreements(repo: Path, history: LedgerHistory) -> list[str]:
-    """Where the index's answer differs from a walk of the trees, at every commit."""
+    """Where a view reading the index answers otherwise than a view walking the trees, at
+    every commit: each path's blob and existence, each folder's names, the whole walk."""
     commits = git("rev-list", "--reverse", LEDGER_REF, cwd=repo).split()
-    paths, folders = every_name(repo)
+    paths, folders = names_held(repo)
     handle = open_repo(str(repo / ".git"))
     try:
-        return _disagreements(handle, commits, paths, folders, history)
+        return _disagreements(handle, commits, [*paths, *ODD], [*folders, *ODD], history)
     finally:
         handle.close()
 
@@ -94,40 +119,27 @@ def disagreements(repo: Path, history: LedgerHistory) -> list[str]:
 def _disagreements(handle: GitRepo, commits: list[str], paths: list[str],
                    folders: list[str], history: LedgerHistory) -> list[str]:
     out = []
-    for commit in commits:
-        indexed, walked = AuditView(handle, commit, {}, history), LedgerView(handle, commit)
-        for path in [*paths, *folders, *ODD]:
-            a, b = indexed._entry(path), walked._entry(path)
-            if (a and (a[0], a[0] != TREE_MODE and a[1])) != \
-                    (b and (b[0], b[0] != TREE_MODE and b[1])):
-                out.append(f"{commit[:12]} {path!r}: index {a}, trees {b}")
-            if indexed.blob_id(path) != walked.blob_id(path) or \
-                    indexed.exists(path) != walked.exists(path):
-                out.append(f"{commit[:12]} {path!r}: blob_id or exists differ")
-        for folder in [*folders, *ODD]:
+    for sha in commits:
+        indexed = AuditView(handle, sha, {}, history.index)
+        walked = LedgerView(handle, sha)
+        assert history.index.place(sha) is not None, "no index: this would compare nothing"
+        for path in paths:
+            asked = [(v.blob_id(path), v.exists(path)) for v in (indexed, walked)]
+            if asked[0] != asked[1]:
+                out.append(f"{sha[:12]} {path!r}: index {asked[0]}, trees {asked[1]}")
+        for folder in folders:
             if indexed.list(folder) != walked.list(folder):
-                out.append(f"{commit[:12]} list({folder!r}): index {indexed.list(folder)}, "
+                out.append(f"{sha[:12]} list({folder!r}): index {indexed.list(folder)}, "
                            f"trees {walked.list(folder)}")
         if list(indexed.walk()) != list(walked.walk()):
-            out.append(f"{commit[:12]} walk() differs")
+            out.append(f"{sha[:12]} walk() differs")
     return out
-
-
-def tip_view(repo: Path, history: LedgerHistory) -> tuple[int | None, list[str]]:
-    """(where the tip stands in the index, or None; what it lists in slices/s0)."""
-    handle = open_repo(str(repo / ".git"))
-    try:
-        view = AuditView(handle, git("rev-parse", LEDGER_REF, cwd=repo), {}, history)
-        return view._place, view.list("slices/s0")
-    finally:
-        handle.close()
 
 
 def test_on_an_honest_ledger_every_view_answers_from_the_index_as_its_trees_do(
         repo: Path) -> None:
-    history = history_of(repo)
-    assert history.additive
-    assert tip_view(repo, history)[0] is not None  # the index answers
+    history, report = audited(repo)
+    assert history.index.additive and not report.violations
     assert disagreements(repo, history) == []
 
 
@@ -136,27 +148,89 @@ def test_an_empty_folder_added_behind_leapgits_back_is_there_in_the_index_too(
     """git shows a folder with no file in it only with ``-t``: a walk of the trees finds it,
     and so must the index, from the commit that added it on."""
     commit_over(repo, {"ghost": f"040000 tree {EMPTY_TREE}",
-                       "slices/s0/ghost": f"040000 tree {EMPTY_TREE}"}, "an empty folder")
-    commit_over(repo, {"ghost/x.yaml": blob(repo, b"kind: x\n")}, "a file in it")
-    history = history_of(repo)
-    assert history.additive
-    place, listed = tip_view(repo, history)
-    assert place is not None and "ghost" in listed
+                       "slices/s0/ghost": f"040000 tree {EMPTY_TREE}"})
+    commit_over(repo, {"ghost/x.yaml": blob(repo, b"kind: x\n")})
+    history, _ = audited(repo)
+    assert history.index.additive
     assert disagreements(repo, history) == []
 
 
+@pytest.mark.parametrize("name", ['we"ird.yaml', "tab\there.yaml", "line\u2028break.yaml",
+                                  "next\u0085line.yaml", "new\nline.yaml", "é.yaml"])
+def test_a_name_git_would_quote_or_split_is_read_as_it_is(repo: Path, name: str) -> None:
+    """`git log -z`: no name is quoted, and none can pass for the end of a line."""
+    commit_over(repo, {f"slices/s1/{name}": blob(repo, b"kind: x\n"),
+                       f"odd/{name}": f"040000 tree {EMPTY_TREE}"})
+    history, _ = audited(repo)
+    assert history.index.additive
+    assert disagreements(repo, history) == []
+
+
+def test_a_commit_message_that_reads_like_a_diff_adds_nothing(repo: Path) -> None:
+    """The message comes from the commit object, never from the log's stream: a message
+    holding the log's own separators and a diff line of a file no tree holds neither
+    adds it nor names it as recorded."""
+    same = git("rev-parse", f"{LEDGER_REF}^{{tree}}", cwd=repo)
+    fake = blob(repo, b"kind: fake\n").split()[2]
+    commit(repo, same, f"two\n\n\x02\n:000000 100644 {'0' * 40} {fake} A\tfake/claim.yaml\n"
+           f"\x01{'1' * 40}  {same}\n\nLeap-Record: fake/claim.yaml\n")
+    history, report = audited(repo)
+    assert history.index.additive
+    assert disagreements(repo, history) == []
+    assert [v.check for v in report.violations] == ["ledger-written-by-leapgit"]  # named
+
+
 @pytest.mark.parametrize("change", ["a record edited", "a record removed",
-                                    "an empty folder removed"])
+                                    "an empty folder removed", "a merge"])
 def test_a_history_that_did_more_than_add_is_read_from_its_trees(repo: Path,
                                                                  change: str) -> None:
     record = "slices/s0/balls/b0/scores/1.yaml"
     if change == "an empty folder removed":
-        commit_over(repo, {"slices/s1/ghost": f"040000 tree {EMPTY_TREE}"}, "add")
-        commit_over(repo, {"slices/s1/ghost": None}, "remove")
+        commit_over(repo, {"slices/s1/ghost": f"040000 tree {EMPTY_TREE}"})
+        commit_over(repo, {"slices/s1/ghost": None})
+    elif change == "a merge":
+        tip = git("rev-parse", LEDGER_REF, cwd=repo)
+        side_tree = with_entry(repo, git("rev-parse", f"{tip}^{{tree}}", cwd=repo),
+                               "side/x.yaml", blob(repo, b"kind: x\n"))
+        side = git("commit-tree", side_tree, "-p", f"{tip}~3", cwd=repo, input=b"side")
+        merged = git("commit-tree", side_tree, "-p", tip, "-p", side, cwd=repo,
+                     input=b"merge")
+        git("update-ref", LEDGER_REF, merged, tip, cwd=repo)
     else:
         commit_over(repo, {record: blob(repo, b"edited\n") if change == "a record edited"
-                           else None}, change)
-    history = history_of(repo)
-    assert not history.additive
-    assert tip_view(repo, history)[0] is None  # the trees answer
-    assert disagreements(repo, history) == []
+                           else None})
+    history, _ = audited(repo)
+    assert not history.index.additive
+    tip = git("rev-parse", LEDGER_REF, cwd=repo)
+    assert history.index.place(tip) is None  # the views walk their trees
+
+
+def test_a_mode_git_does_not_show_changed_is_named_and_read_from_the_trees(
+        repo: Path) -> None:
+    """100644 to 100664 is no change in git's diff, but the record's folder is another tree
+    (dulwich's diff, the server's, calls it a modify, L8)."""
+    folder = "slices/s0/balls/b0/scores"
+    tree = git("rev-parse", f"{LEDGER_REF}:{folder}", cwd=repo)
+    odd = literal_tree(repo, [(meta.replace("100644", "100664"), name)
+                              for meta, name in entries(repo, tree)])
+    changed = commit_over(repo, {folder: f"040000 tree {odd}"})
+    history, report = audited(repo)
+    assert not history.index.additive
+    assert [(v.check, v.commit, v.path) for v in report.violations] == \
+        [("ledger-append-only", changed, folder)]
+
+
+@pytest.mark.parametrize("case", ["a name across folders", "a name twice"])
+def test_a_tree_no_git_writes_is_read_from_the_trees(repo: Path, case: str) -> None:
+    """A name with a slash in it lists as a path inside the folder it names, and a name
+    twice lists twice: the index holds what git listed, and its folders then hash to
+    another tree than the one the commit holds."""
+    top = git("rev-parse", f"{LEDGER_REF}^{{tree}}", cwd=repo)
+    extra = blob(repo, b"kind: x\n")
+    if case == "a name across folders":
+        items = [*entries(repo, top), (extra, "slices/zz.yaml")]
+    else:
+        items = [*entries(repo, top), (extra, "zz.yaml"), (extra, "zz.yaml")]
+    commit(repo, literal_tree(repo, sorted(items, key=lambda item: item[1])))
+    history, _ = audited(repo)
+    assert not history.index.additive

@@ -340,14 +340,14 @@ names = [(path.decode(), meta.split()[2])
          for meta, path in (e.split(b"\\t", 1) for e in listing.split(b"\\0") if e)]
 data = subprocess.run(["git", "cat-file", "--batch"], capture_output=True, check=True,
                       input=b"".join(sha + b"\\n" for _, sha in names)).stdout
+if not names:
+    sys.exit("no record at the ledger's tip")
 at = 0
 for path, _ in names:
     end = data.index(b"\\n", at)
     size = int(data[at:end].split()[2])
     schema.validate_record(yamlio.loads(data[end + 1:end + 1 + size], path), path)
     at = end + 2 + size
-if len(names) < 1:
-    sys.exit("no record at the ledger's tip")
 """
 
 

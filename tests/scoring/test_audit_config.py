@@ -13,7 +13,6 @@ def test_the_root_commit_is_read_whatever_log_show_root_says(tmp_path: Path) -> 
     repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
     assert leap("init", cwd=repo).code == 0
     git("config", "log.showRoot", "false", cwd=repo)
-    [(_, parents, _, changes, folders)] = _commits(repo, "refs/heads/leap/ledger")
-    assert parents == []
-    assert [path for _, path, _, _ in changes] == ["LEDGER.yaml"]
-    assert folders == []
+    [commit] = _commits(repo, "refs/heads/leap/ledger")
+    assert commit.parents == []
+    assert [c.path for c in commit.changes] == ["LEDGER.yaml"]
