@@ -20,6 +20,7 @@ Otherwise ``additive`` is False and the views walk their trees, as every other r
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from typing import NamedTuple
 
@@ -53,6 +54,46 @@ def hidden(changes: list[Change], tree: str, parent_tree: str | None) -> list[st
             and not any(p.startswith(c.path + "/") for p in paths)]
 
 
+class _Folder:
+    """A folder's entries as its git tree holds them, in git's order (a folder sorts as its
+    name and a slash): each entry's bytes kept, so its id costs one join and one hash."""
+
+    __slots__ = ("keys", "lines", "names", "at")
+
+    def __init__(self) -> None:
+        self.keys: list[bytes] = []  # the names as git sorts them
+        self.lines: list[bytes] = []  # each entry as the tree holds it
+        self.names: list[bytes] = []
+        self.at: dict[bytes, int] = {}  # name -> its place in the three
+
+    def set(self, name: bytes, mode: bytes, raw: bytes, new: bool) -> bool:
+        """Add (``new``) or change the entry ``name``; False: not as said (git listed a name
+        twice, or changed one it never added)."""
+        line = b"%s %s\0%s" % (mode, name, raw)
+        i = self.at.get(name)
+        if not new:
+            if i is not None:
+                self.lines[i] = line
+            return i is not None
+        if i is not None:
+            return False
+        key = name + b"/" if mode == b"40000" else name
+        i = bisect.bisect(self.keys, key)
+        self.keys.insert(i, key)
+        self.lines.insert(i, line)
+        self.names.insert(i, name)
+        if i == len(self.names) - 1:
+            self.at[name] = i  # last in order, as most names come: no place moves
+        else:
+            self.at = {n: j for j, n in enumerate(self.names)}
+        return True
+
+    def id(self, sha256: bool) -> str:
+        body = b"".join(self.lines)
+        digest = hashlib.sha256 if sha256 else hashlib.sha1
+        return digest(b"tree %d\0" % len(body) + body).hexdigest()
+
+
 class LedgerIndex:
     def __init__(self) -> None:
         self.additive = True
@@ -60,9 +101,7 @@ class LedgerIndex:
         self._files: dict[str, tuple[int, bytes, int]] = {}  # path -> mode, id, place
         self._folders: dict[str, int] = {"": 0}  # folder -> the place it came
         self._names: dict[str, list[tuple[str, int]]] = {}  # folder -> (name, place)
-        # folder -> name -> (mode, id) as a git tree holds them; and the id git gave it last
-        self._trees: dict[str, dict[bytes, tuple[bytes, bytes]]] = {"": {}}
-        self._ids: dict[str, str] = {}
+        self._trees: dict[str, _Folder] = {"": _Folder()}
 
     def place(self, commit: str | None) -> int | None:
         """Where ``commit`` stands in an additive history; None: walk its trees."""
@@ -81,54 +120,47 @@ class LedgerIndex:
         """The names directly under ``folder`` ("" for the top) at ``place``, sorted."""
         return [name for name, since in self._names.get(folder, ()) if since <= place]
 
-    def add(self, commit: str, place: int, changes: list[Change]) -> None:
-        """The next commit of the line (its changes as git showed them)."""
+    def add(self, commit: str, place: int, changes: list[Change], tree: str) -> list[str]:
+        """The next commit of the line: its changes as git showed them, and its tree. Each
+        folder it changed must then hash to the id git gave it, the top folder to ``tree``:
+        the folders that do not ("" for the top) hold a change git's diff did not show (a
+        mode, an order, a name no git writes), and the index is off."""
         self.position[commit] = place
+        changed = {"": tree}
         for c in changes:
-            if c.folder and c.status == "M":
-                self._ids[c.path] = c.blob
-            elif c.status != "A" or not self._take(c, place):
+            if c.status not in ("A", "M") or (c.status == "M" and not c.folder) or \
+                    not self._take(c, place):
                 self.additive = False
-                return
+                return []
+            if c.folder:
+                changed[c.path] = c.blob
+        sha256 = len(tree) == 64
+        wrong = [folder for folder, expected in changed.items()
+                 if self._trees[folder].id(sha256) != expected]
+        if wrong:
+            self.additive = False
+        return wrong
 
     def _take(self, c: Change, place: int) -> bool:
         folder, _, name = c.path.rpartition("/")
         tree = self._trees.get(folder)
-        try:
-            key = name.encode("utf-8")
-        except UnicodeEncodeError:  # a name git printed that is not UTF-8
+        if tree is None or not name:
             return False
-        if tree is None or not name or key in tree or c.path in self._files:
+        new = c.status == "A"
+        if not tree.set(name.encode("utf-8", "surrogateescape"), c.mode.lstrip("0").encode(),
+                        bytes.fromhex(c.blob), new):
             return False
-        tree[key] = (c.mode.lstrip("0").encode(), bytes.fromhex(c.blob))
+        if not new:
+            return c.path in self._trees  # M: a folder the index holds, with its new id
         if c.folder:
             self._folders[c.path] = place
-            self._trees[c.path] = {}
-            self._ids[c.path] = c.blob
+            self._trees[c.path] = _Folder()
         else:
             self._files[c.path] = (int(c.mode, 8), c.blob.encode(), place)
         self._names.setdefault(folder, []).append((name, place))
         return True
 
-    def seal(self, tip_tree: str) -> None:
-        """After the last commit: every folder, with the folders in it as git left them
-        last, hashes to the id git gave it last (the top folder: the tip's tree)."""
-        self._ids[""] = tip_tree
-        if self.additive and any(self._tree_id(folder) != self._ids.get(folder)
-                                 for folder in self._trees):
-            self.additive = False
+    def seal(self) -> None:
+        """After the last commit."""
         for names in self._names.values():
             names.sort()
-
-    def _tree_id(self, folder: str) -> str:
-        """The id of the git tree of ``folder``'s entries, in git's order (a folder sorts as
-        its name and a slash), hashed as git hashed the tip (SHA-1 or SHA-256)."""
-        items = []
-        for name, (mode, raw) in self._trees[folder].items():
-            if mode == b"40000":  # a folder: its id as git gave it last
-                raw = bytes.fromhex(self._ids.get(f"{folder}/{name.decode()}".lstrip("/"),
-                                                  "00"))
-            items.append((name + b"/" if mode == b"40000" else name, mode, name, raw))
-        body = b"".join(b"%s %s\0%s" % (mode, name, raw) for _, mode, name, raw in sorted(items))
-        digest = hashlib.sha256 if len(self._ids[""]) == 64 else hashlib.sha1
-        return digest(b"tree %d\0" % len(body) + body).hexdigest()

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from leapgit import git
 from leapgit.audit.index import Change, LedgerIndex, hidden
 from leapgit.audit.model import AuditReport, Violation
+from leapgit.errors import LeapError
 from leapgit.records import trailers
 
 _RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
@@ -33,9 +34,10 @@ def _commits(root: Path, ref: str) -> list[Commit]:
     break or be quoted), the messages from the commit objects themselves (one `git
     cat-file --batch`), so no message can pass for a diff line or a next commit."""
     # the user's config must not change what git prints: the root commit's diff
-    out = git.run(["-c", "log.showRoot=true", "log", "--root", "--reverse", "--no-renames",
-                   "--raw", "-t", "-z", "--no-abbrev", "--format=%x01%H %P %T", ref],
-                  root).stdout
+    out = git.run(["-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c",
+                   "i18n.logOutputEncoding=UTF-8", "log", "--root", "--reverse", "--no-renames",
+                   "--ignore-submodules=none", "--raw", "-t", "-z", "--no-abbrev",
+                   "--format=%x01%H %P %T", ref], root).stdout
     # NUL ends every field, and no path holds one: a commit's fields, then pairs of a
     # change's fields and its path, each pair read whole (a path may start like anything)
     fields, at, found = out.split(b"\0"), 0, []
@@ -49,6 +51,11 @@ def _commits(root: Path, ref: str) -> list[Commit]:
                                   m[3], m[1], m[0]))
             at += 2
         found.append(Commit(ids[0], [p for p in ids[1:-1] if p], ids[-1], "", changes))
+    if any(fields[at:]):  # git printed what this reader does not know: never judge half
+        raise LeapError(f"`git log` of {ref} printed what the audit cannot read, after "
+                        f"{len(found)} commit(s)", hint="run `leap audit` with git's own "
+                        "configuration (`git -c` settings in ~/.gitconfig change what "
+                        "`git log` prints); report it if it persists")
     messages = _messages(root, [c.sha for c in found])
     return [c._replace(message=messages.get(c.sha, "")) for c in found]
 
@@ -110,14 +117,15 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
             # a merge (git shows it no diff) also changes a tree unseen, or leaves the tip
             # unlike the index (``LedgerIndex.seal``): this says it first, and plainly
             index.additive = False
-        for folder in hidden(changes, commit.tree, before.tree if before else None):
+        unseen = hidden(changes, commit.tree, before.tree if before else None)
+        if index.additive:  # each folder it changed holds exactly what git's diff shows
+            unseen += [f for f in index.add(sha, place, changes, commit.tree) if f not in unseen]
+        for folder in unseen:
             index.additive = False
             report.add(Violation("ledger-append-only", folder or "ledger", "the commit "
-                                 f"changes {folder or 'the top folder'} and git's diff shows "
-                                 "no change in it: an entry's mode or order rewritten behind "
-                                 "leapgit's back", sha, folder or None))
-        if index.additive:
-            index.add(sha, place, changes)
+                                 f"changes {folder or 'the top folder'} beyond what git's diff "
+                                 "shows: a mode, an order or a name no leapgit writer writes, "
+                                 "rewritten behind leapgit's back", sha, folder or None))
         before = commit
         changes = [c for c in changes if not c.folder]  # a record is a file
         report.count("ledger-append-only")
@@ -145,8 +153,9 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
             report.add(Violation("ledger-written-by-leapgit", "ledger", "the commit's records "
                                  "do not match its Leap-Record trailers (written behind "
                                  f"leapgit's back): {', '.join(extra[:5])}", sha))
-    if before is not None:
-        index.seal(before.tree)
+    if before is None or before.sha != tip:
+        index.additive = False  # the log did not end at the tip the report judges
+    index.seal()
     _reflog(root, ref, tip, edited, report)
     return found
 

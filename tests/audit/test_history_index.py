@@ -234,3 +234,57 @@ def test_a_tree_no_git_writes_is_read_from_the_trees(repo: Path, case: str) -> N
     commit(repo, literal_tree(repo, sorted(items, key=lambda item: item[1])))
     history, _ = audited(repo)
     assert not history.index.additive
+
+
+def test_a_hidden_mode_change_beside_a_real_add_is_named(repo: Path) -> None:
+    """The folder shows a change (the add), and holds another git's diff does not show: each
+    changed folder must hash to the tree git gave it, at every commit, not only at the tip."""
+    folder = "slices/s0/balls/b0/scores"
+    tree = git("rev-parse", f"{LEDGER_REF}:{folder}", cwd=repo)
+    extra = blob(repo, b"kind: x\n")
+    odd = literal_tree(repo, sorted([*[(meta.replace("100644", "100664"), name)
+                                       for meta, name in entries(repo, tree)],
+                                     (extra, "9.yaml")], key=lambda item: item[1]))
+    changed = commit_over(repo, {folder: f"040000 tree {odd}"})
+    commit_over(repo, {f"{folder}/{name}": meta for meta, name in entries(repo, tree)}
+                | {f"{folder}/8.yaml": extra})  # the modes put back, beside another add
+    history, report = audited(repo)
+    assert not history.index.additive
+    assert (("ledger-append-only", changed, folder) in
+            [(v.check, v.commit, v.path) for v in report.violations])
+
+
+def test_a_folder_written_with_another_mode_is_read_from_the_trees(repo: Path) -> None:
+    """git takes 40755 for a folder; a walk of the trees, as dulwich reads them, does not."""
+    inner = git("mktree", cwd=repo, input=blob(repo, b"kind: y\n").encode() + b"\ty.yaml\n")
+    top = git("rev-parse", f"{LEDGER_REF}^{{tree}}", cwd=repo)
+    commit(repo, literal_tree(repo, sorted([*entries(repo, top), (f"40755 tree {inner}", "x")],
+                                           key=lambda item: item[1])))
+    commit_over(repo, {"x": f"040000 tree {inner}", "z.yaml": blob(repo, b"kind: z\n")})
+    history, _ = audited(repo)
+    assert not history.index.additive
+
+
+@pytest.mark.parametrize("config", [("diff.ignoreSubmodules", "all"),
+                                    ("log.showSignature", "true"),
+                                    ("i18n.logOutputEncoding", "UTF-16")])
+def test_the_users_git_config_does_not_change_what_the_audit_reads(repo: Path,
+                                                                    config: tuple[str, str]
+                                                                    ) -> None:
+    """A gitlink added and then removed, one commit carrying a signature header: whatever
+    the repository's configuration, every commit is read and the removal is named."""
+    tip = git("rev-parse", LEDGER_REF, cwd=repo)
+    top = git("rev-parse", f"{tip}^{{tree}}", cwd=repo)
+    with_link = with_entry(repo, top, "g", f"160000 commit {tip}")
+    signed = (f"tree {with_link}\nparent {tip}\nauthor a <a@a> 1700000000 +0000\ncommitter a "
+              "<a@a> 1700000000 +0000\ngpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lHAAAAAQ==\n"
+              " -----END SSH SIGNATURE-----\n\na gitlink\n").encode()
+    linked = git("hash-object", "-t", "commit", "-w", "--stdin", cwd=repo, input=signed)
+    git("update-ref", LEDGER_REF, linked, tip, cwd=repo)
+    unlinked = commit_over(repo, {"g": None, "z.yaml": blob(repo, b"kind: z\n")})
+    git("config", *config, cwd=repo)
+    history, report = audited(repo)
+    assert report.commits == len(git("rev-list", LEDGER_REF, cwd=repo).split())
+    assert ("ledger-append-only", unlinked, "g") in \
+        [(v.check, v.commit, v.path) for v in report.violations]
+    assert not history.index.additive
