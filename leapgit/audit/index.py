@@ -37,6 +37,7 @@ class Change(NamedTuple):
     blob: str  # the new object id (a blob's, a folder's tree's)
     mode: str  # the new mode as git prints it (040000 for a folder)
     old_mode: str
+    exact: bool = True  # False: the path was not UTF-8, and reads with U+FFFD in it
 
     @property
     def folder(self) -> bool:
@@ -144,10 +145,10 @@ class LedgerIndex:
     def _take(self, c: Change, place: int) -> bool:
         folder, _, name = c.path.rpartition("/")
         tree = self._trees.get(folder)
-        if tree is None or not name:
+        if tree is None or not name or not c.exact:  # a walk cannot read such a name either
             return False
         new = c.status == "A"
-        if not tree.set(name.encode("utf-8", "surrogateescape"), c.mode.lstrip("0").encode(),
+        if not tree.set(name.encode(), c.mode.lstrip("0").encode(),
                         bytes.fromhex(c.blob), new):
             return False
         if not new:

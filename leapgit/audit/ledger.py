@@ -6,6 +6,7 @@ no receipt names a fifth round (L6)."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +37,8 @@ def _commits(root: Path, ref: str) -> list[Commit]:
     # the user's config must not change what git prints: the root commit's diff
     out = git.run(["-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c",
                    "i18n.logOutputEncoding=UTF-8", "log", "--root", "--reverse", "--no-renames",
-                   "--ignore-submodules=none", "--raw", "-t", "-z", "--no-abbrev",
-                   "--format=%x01%H %P %T", ref], root).stdout
+                   "--ignore-submodules=none", "-O/dev/null", "--raw", "-t", "-z",
+                   "--no-abbrev", "--format=%x01%H %P %T", ref], root, env=_NO_GRAFTS).stdout
     # NUL ends every field, and no path holds one: a commit's fields, then pairs of a
     # change's fields and its path, each pair read whole (a path may start like anything)
     fields, at, found = out.split(b"\0"), 0, []
@@ -47,8 +48,7 @@ def _commits(root: Path, ref: str) -> list[Commit]:
         changes = []
         while at + 1 < len(fields) and fields[at].lstrip(b"\n").startswith(b":"):
             m = fields[at].lstrip(b"\n")[1:].decode().split()  # <old mode> <mode> <old id>
-            changes.append(Change(m[4], fields[at + 1].decode("utf-8", "replace"),  # <id> <st>
-                                  m[3], m[1], m[0]))
+            changes.append(_change(m, fields[at + 1]))
             at += 2
         found.append(Commit(ids[0], [p for p in ids[1:-1] if p], ids[-1], "", changes))
     if any(fields[at:]):  # git printed what this reader does not know: never judge half
@@ -60,11 +60,27 @@ def _commits(root: Path, ref: str) -> list[Commit]:
     return [c._replace(message=messages.get(c.sha, "")) for c in found]
 
 
+# the commits' own parents, never a graft's (``info/grafts`` or a graft file named in the
+# environment would hide a commit and its edits from the log; dulwich reads no graft file
+# named in the environment either)
+_NO_GRAFTS = {"GIT_GRAFT_FILE": os.devnull}
+
+
+def _change(meta: list[str], path: bytes) -> Change:
+    """``meta``: <old mode> <mode> <old id> <id> <status>. A name that is not UTF-8 reads
+    with U+FFFD in it, as everywhere else, and is no name the index can hold (``exact``)."""
+    try:
+        return Change(meta[4], path.decode(), meta[3], meta[1], meta[0])
+    except UnicodeDecodeError:
+        return Change(meta[4], path.decode("utf-8", "replace"), meta[3], meta[1], meta[0],
+                      exact=False)
+
+
 def _messages(root: Path, commits: list[str]) -> dict[str, str]:
     """Each commit's message, read from its object (what follows the first blank line)."""
     if not commits:
         return {}
-    data = git.run(["cat-file", "--batch"], root,
+    data = git.run(["cat-file", "--batch"], root, env=_NO_GRAFTS,
                    input="".join(f"{c}\n" for c in commits).encode()).stdout
     found, at = {}, 0
     for sha in commits:
@@ -137,7 +153,7 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
         if len(parents) <= 1:  # git shows a merge no diff; the signature audit diffs it
             # what tree_changes calls an add: a new path, or one whose type changed (T)
             added_by[sha] = [(c.path, c.blob) for c in changes if c.status in ("A", "T")]
-        for status, path, _, _, _ in changes:
+        for status, path, *_ in changes:
             if status != "A":
                 edited.add(path)
                 what = "deletes" if status == "D" else "edits"

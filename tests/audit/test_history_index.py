@@ -288,3 +288,61 @@ def test_the_users_git_config_does_not_change_what_the_audit_reads(repo: Path,
     assert ("ledger-append-only", unlinked, "g") in \
         [(v.check, v.commit, v.path) for v in report.violations]
     assert not history.index.additive
+
+
+def hidden_mode_beside_an_add(repo: Path) -> str:
+    """A commit that changes a record's mode as git's diff does not show (100644 to
+    100664) and adds another record beside it: the commit."""
+    folder = "slices/s0/balls/b0/scores"
+    tree = git("rev-parse", f"{LEDGER_REF}:{folder}", cwd=repo)
+    extra = blob(repo, b"kind: x\n")
+    odd = literal_tree(repo, sorted([*[(meta.replace("100644", "100664"), name)
+                                       for meta, name in entries(repo, tree)],
+                                     (extra, "9.yaml")], key=lambda item: item[1]))
+    return commit_over(repo, {folder: f"040000 tree {odd}"})
+
+
+def test_a_diff_order_in_the_users_config_changes_nothing(repo: Path, tmp_path: Path) -> None:
+    """`diff.orderFile` lists files before their folders: the audit's log keeps git's own
+    order, so the index still sees each folder come before what it holds."""
+    order = tmp_path / "order"
+    order.write_text("*.yaml\n")
+    git("config", "diff.orderFile", str(order), cwd=repo)
+    changed = hidden_mode_beside_an_add(repo)
+    history, report = audited(repo)
+    assert ("ledger-append-only", changed, "slices/s0/balls/b0/scores") in \
+        [(v.check, v.commit, v.path) for v in report.violations]
+
+
+def test_a_name_that_is_not_utf8_turns_the_index_off_and_is_no_violation(repo: Path) -> None:
+    """An empty folder named with a byte that is not UTF-8 (the server's diff shows no empty
+    folder): the audit reads on, names nothing, and its views walk the trees."""
+    top = git("rev-parse", f"{LEDGER_REF}^{{tree}}", cwd=repo)
+    listed = git("ls-tree", "-z", top, cwd=repo).encode()
+    items = [(e.split(b"\t", 1)[1], e.split(b"\t", 1)[0].split()) for e in listed.split(b"\0")
+             if e] + [(name, [b"40000", b"tree", EMPTY_TREE.encode()])
+                      for name in (b"\xff",)]
+    items.sort(key=lambda item: item[0] + (b"/" if item[1][0].lstrip(b"0") == b"40000" else b""))
+    body = b"".join(b"%s %s\0%s" % (meta[0].lstrip(b"0"), name, bytes.fromhex(meta[2].decode()))
+                    for name, meta in items)
+    odd = git("hash-object", "-t", "tree", "-w", "--literally", "--stdin", cwd=repo, input=body)
+    commit(repo, odd)
+    history, report = audited(repo)
+    assert not history.index.additive
+    assert report.violations == []
+
+
+def test_a_graft_hides_no_commit_from_the_audit(repo: Path) -> None:
+    """`info/grafts` makes git's log skip a commit that edits a record: the audit reads the
+    commits' own parents, and names the edit."""
+    record = "slices/s0/balls/b0/scores/1.yaml"
+    before = git("rev-parse", LEDGER_REF, cwd=repo)
+    kept = git("rev-parse", f"{LEDGER_REF}:{record}", cwd=repo)
+    edited = commit_over(repo, {record: blob(repo, b"edited\n")})
+    restored = commit_over(repo, {record: f"100644 blob {kept}"})
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "grafts").write_text(f"{restored} {before}\n")
+    history, report = audited(repo)
+    assert (edited, record) in [(v.commit, v.path) for v in report.violations
+                                if v.check == "ledger-append-only"]
+    assert not history.index.additive
