@@ -236,18 +236,26 @@ def test_a_tree_no_git_writes_is_read_from_the_trees(repo: Path, case: str) -> N
     assert not history.index.additive
 
 
-def test_a_hidden_mode_change_beside_a_real_add_is_named(repo: Path) -> None:
-    """The folder shows a change (the add), and holds another git's diff does not show: each
-    changed folder must hash to the tree git gave it, at every commit, not only at the tip."""
+def hidden_mode_beside_an_add(repo: Path) -> str:
+    """A commit that changes a record's mode as git's diff does not show (100644 to
+    100664) and adds another record beside it: the commit."""
     folder = "slices/s0/balls/b0/scores"
     tree = git("rev-parse", f"{LEDGER_REF}:{folder}", cwd=repo)
     extra = blob(repo, b"kind: x\n")
     odd = literal_tree(repo, sorted([*[(meta.replace("100644", "100664"), name)
                                        for meta, name in entries(repo, tree)],
                                      (extra, "9.yaml")], key=lambda item: item[1]))
-    changed = commit_over(repo, {folder: f"040000 tree {odd}"})
-    commit_over(repo, {f"{folder}/{name}": meta for meta, name in entries(repo, tree)}
-                | {f"{folder}/8.yaml": extra})  # the modes put back, beside another add
+    return commit_over(repo, {folder: f"040000 tree {odd}"})
+
+
+def test_a_hidden_mode_change_beside_a_real_add_is_named(repo: Path) -> None:
+    """The folder shows a change (the add), and holds another git's diff does not show: each
+    changed folder must hash to the tree git gave it, at every commit, not only at the tip."""
+    folder = "slices/s0/balls/b0/scores"
+    held = entries(repo, git("rev-parse", f"{LEDGER_REF}:{folder}", cwd=repo))
+    changed = hidden_mode_beside_an_add(repo)
+    commit_over(repo, {f"{folder}/{name}": meta for meta, name in held}
+                | {f"{folder}/8.yaml": blob(repo, b"kind: x\n")})  # modes back, beside an add
     history, report = audited(repo)
     assert not history.index.additive
     assert (("ledger-append-only", changed, folder) in
@@ -288,18 +296,6 @@ def test_the_users_git_config_does_not_change_what_the_audit_reads(repo: Path,
     assert ("ledger-append-only", unlinked, "g") in \
         [(v.check, v.commit, v.path) for v in report.violations]
     assert not history.index.additive
-
-
-def hidden_mode_beside_an_add(repo: Path) -> str:
-    """A commit that changes a record's mode as git's diff does not show (100644 to
-    100664) and adds another record beside it: the commit."""
-    folder = "slices/s0/balls/b0/scores"
-    tree = git("rev-parse", f"{LEDGER_REF}:{folder}", cwd=repo)
-    extra = blob(repo, b"kind: x\n")
-    odd = literal_tree(repo, sorted([*[(meta.replace("100644", "100664"), name)
-                                       for meta, name in entries(repo, tree)],
-                                     (extra, "9.yaml")], key=lambda item: item[1]))
-    return commit_over(repo, {folder: f"040000 tree {odd}"})
 
 
 def test_a_diff_order_in_the_users_config_changes_nothing(repo: Path, tmp_path: Path) -> None:

@@ -232,21 +232,9 @@ def test_a_throw_whose_publish_is_cut_off_is_said_and_published_by_a_later_look(
         daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """A walk-away hunt: a throw whose publish the outage cut off was built, scored and
     merged with no `throw` event in the run's stream."""
-    from leapgit.git import RemoteUnavailable
-    from leapgit.loop import remote as rm
 
     w = ww.world(daemon, jurors, "publish-cut", 2)
-    real = rm.publish
-    cut: list[str] = []
-
-    def cut_off_once(*args: object, **kwargs: object) -> None:
-        if not cut:
-            cut.append("cut")
-            raise RemoteUnavailable("cannot reach origin: the remote end hung up; nothing "
-                                    "was pushed")
-        real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rm, "publish", cut_off_once)
+    cut = cut_publishes(monkeypatch, 1)
     worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
                      cwd=w.clone("w1"))
     ran = w.leap("run", ww.S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0")
@@ -255,33 +243,41 @@ def test_a_throw_whose_publish_is_cut_off_is_said_and_published_by_a_later_look(
     assert wait(worker, w.base_dir / "w1.log", 60) == 0
 
 
-
 def test_a_run_whose_every_publish_was_cut_off_between_two_looks_waits_and_lands(
         daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """CI, in a fresh clone: the remote went away as both balls were thrown. Their publishes
     failed, the next look was not due yet (one a ``--poll``), so nothing seemed to wait
     (no ball published, the looks unanswered by none) and the run ended at once, "not
     merged", exit 3, leaving its workers to wait on a slice no one would merge."""
-    from leapgit.git import RemoteUnavailable
-    from leapgit.loop import remote as rm
 
     w = ww.world(daemon, jurors, "publish-cut-all", 2)
-    real = rm.publish
-    cut: list[str] = []
-
-    def cut_off_twice(*args: object, **kwargs: object) -> None:
-        if len(cut) < 2:
-            cut.append("cut")
-            raise RemoteUnavailable("cannot reach origin: the remote end hung up; nothing "
-                                    "was pushed")
-        real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rm, "publish", cut_off_twice)
+    cut = cut_publishes(monkeypatch, 2)
     worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
                      cwd=w.clone("w1"))
     ran = w.leap("run", ww.S, "--remote", "origin", "--poll", "3", "--heartbeat", "0")
     assert len(cut) == 2 and ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
     assert wait(worker, w.base_dir / "w1.log", 60) == 0
+
+
+def cut_publishes(monkeypatch: pytest.MonkeyPatch, times: int) -> list[str]:
+    """The first ``times`` publishes of the run meet a remote that hung up (the publish
+    the run makes in-process, through ``loop.remote.publish``); the list grows by one each."""
+    from leapgit.git import RemoteUnavailable
+    from leapgit.loop import remote as rm
+
+    real = rm.publish
+    cut: list[str] = []
+
+    def cut_off(*args: object, **kwargs: object) -> None:
+        if len(cut) < times:
+            cut.append("cut")
+            raise RemoteUnavailable("cannot reach origin: the remote end hung up; nothing "
+                                    "was pushed")
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rm, "publish", cut_off)
+    return cut
+
 
 def test_an_outage_met_by_several_kinds_of_call_is_said_once_and_its_end_once() -> None:
     """A walk-away hunt: one outage said "out of reach" twice (a look's, a claim's), and
