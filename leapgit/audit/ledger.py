@@ -53,9 +53,9 @@ def _commits(root: Path, ref: str) -> list[Commit]:
         found.append(Commit(ids[0], [p for p in ids[1:-1] if p], ids[-1], "", changes))
     if any(fields[at:]):  # git printed what this reader does not know: never judge half
         raise LeapError(f"`git log` of {ref} printed what the audit cannot read, after "
-                        f"{len(found)} commit(s)", hint="run `leap audit` with git's own "
-                        "configuration (`git -c` settings in ~/.gitconfig change what "
-                        "`git log` prints); report it if it persists")
+                        f"{len(found)} commit(s): nothing was judged",
+                        hint="a git setting or version this audit does not know changed "
+                        "its log; please report it with your git version")
     messages = _messages(root, [c.sha for c in found])
     return [c._replace(message=messages.get(c.sha, "")) for c in found]
 
@@ -130,8 +130,8 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
         sha, parents, changes = commit.sha, commit.parents, commit.changes
         found.parent[sha] = parents[0] if parents else None
         if parents != ([before.sha] if before else []):
-            # a merge (git shows it no diff) also changes a tree unseen, or leaves the tip
-            # unlike the index (``LedgerIndex.seal``): this says it first, and plainly
+            # a merge (git shows it no diff) also changes a tree unseen, which the folder
+            # check below finds (``LedgerIndex.add``): this says it first, and plainly
             index.additive = False
         unseen = hidden(changes, commit.tree, before.tree if before else None)
         if index.additive:  # each folder it changed holds exactly what git's diff shows
