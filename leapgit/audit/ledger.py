@@ -126,14 +126,17 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
     report.commits = len(commits)
     edited: set[str] = set()
     index, before = found.index, None
+    trees: dict[str, str] = {}  # commit -> its tree: what its first parent held, for a diff
     for place, commit in enumerate(commits):
         sha, parents, changes = commit.sha, commit.parents, commit.changes
         found.parent[sha] = parents[0] if parents else None
+        trees[sha] = commit.tree
         if parents != ([before.sha] if before else []):
-            # a merge (git shows it no diff) also changes a tree unseen, which the folder
-            # check below finds (``LedgerIndex.add``): this says it first, and plainly
-            index.additive = False
-        unseen = hidden(changes, commit.tree, before.tree if before else None)
+            index.additive = False  # not one line: a view walks its trees
+        # git shows a merge no diff (named as a merge below), each other commit its diff
+        # against its parent
+        unseen = [] if len(parents) > 1 else \
+            hidden(changes, commit.tree, trees.get(parents[0]) if parents else None)
         if index.additive:  # each folder it changed holds exactly what git's diff shows
             unseen += [f for f in index.add(sha, place, changes, commit.tree) if f not in unseen]
         for folder in unseen:

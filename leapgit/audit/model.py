@@ -15,7 +15,8 @@ AUDIT_FORMAT = 1
 
 # check id -> (rule id, what holds when it passes). The order is the report's order.
 CHECKS: dict[str, tuple[str, str]] = {
-    "ledger-append-only": ("L8", "no ledger record was ever edited or deleted"),
+    "ledger-append-only": ("L8", "no ledger record was ever edited or deleted, nor a folder "
+                           "changed beyond what git's diff shows"),
     "ledger-written-by-leapgit": ("L8", "every ledger commit adds exactly the records its "
                                   "Leap-Record trailers name"),
     "ledger-history-kept": ("L8", "no record the ledger ref ever held was changed or "

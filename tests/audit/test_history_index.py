@@ -342,3 +342,21 @@ def test_a_graft_hides_no_commit_from_the_audit(repo: Path) -> None:
     assert (edited, record) in [(v.commit, v.path) for v in report.violations
                                 if v.check == "ledger-append-only"]
     assert not history.index.additive
+
+
+def test_a_merge_is_named_once_as_a_merge(repo: Path) -> None:
+    """git shows a merge no diff: it is named for what it is, never also as a change git's
+    diff hid, and its side commit is diffed against its own parent."""
+    tip = git("rev-parse", LEDGER_REF, cwd=repo)
+    side_tree = with_entry(repo, git("rev-parse", f"{tip}~3^{{tree}}", cwd=repo),
+                           "side/x.yaml", blob(repo, b"kind: x\n"))
+    side = git("commit-tree", side_tree, "-p", f"{tip}~3", cwd=repo,
+               input=b"side\n\nLeap-Record: side/x.yaml\n")
+    merged_tree = with_entry(repo, git("rev-parse", f"{tip}^{{tree}}", cwd=repo),
+                             "side/x.yaml", blob(repo, b"kind: x\n"))
+    merged = git("commit-tree", merged_tree, "-p", tip, "-p", side, cwd=repo, input=b"merge")
+    git("update-ref", LEDGER_REF, merged, tip, cwd=repo)
+    _, report = audited(repo)
+    said = [(v.check, v.commit, v.message) for v in report.violations]
+    assert said == [("ledger-append-only", merged,
+                     "a merge commit: the ledger stays linear")], said
