@@ -59,34 +59,29 @@ class _Folder:
     """A folder's entries as its git tree holds them, in git's order (a folder sorts as its
     name and a slash): each entry's bytes kept, so its id costs one join and one hash."""
 
-    __slots__ = ("keys", "lines", "names", "at")
+    __slots__ = ("keys", "lines", "at")
 
     def __init__(self) -> None:
         self.keys: list[bytes] = []  # the names as git sorts them
-        self.lines: list[bytes] = []  # each entry as the tree holds it
-        self.names: list[bytes] = []
-        self.at: dict[bytes, int] = {}  # name -> its place in the three
+        self.lines: list[bytes] = []  # each entry as the tree holds it, in that order
+        self.at: dict[bytes, bytes] = {}  # name -> its key (where it stands: a bisect)
 
     def set(self, name: bytes, mode: bytes, raw: bytes, new: bool) -> bool:
         """Add (``new``) or change the entry ``name``; False: not as said (git listed a name
         twice, or changed one it never added)."""
         line = b"%s %s\0%s" % (mode, name, raw)
-        i = self.at.get(name)
+        key = self.at.get(name)
         if not new:
-            if i is not None:
-                self.lines[i] = line
-            return i is not None
-        if i is not None:
+            if key is not None:
+                self.lines[bisect.bisect_left(self.keys, key)] = line
+            return key is not None
+        if key is not None:
             return False
         key = name + b"/" if mode == b"40000" else name
         i = bisect.bisect(self.keys, key)
         self.keys.insert(i, key)
         self.lines.insert(i, line)
-        self.names.insert(i, name)
-        if i == len(self.names) - 1:
-            self.at[name] = i  # last in order, as most names come: no place moves
-        else:
-            self.at = {n: j for j, n in enumerate(self.names)}
+        self.at[name] = key
         return True
 
     def id(self, sha256: bool) -> str:
