@@ -232,6 +232,22 @@ def is_ancestor(root: Path, older: str, newer: str) -> bool:
                    check=False).returncode == 0
 
 
+def shallow_commits(common_dir: Path) -> frozenset[str]:
+    """The commits a shallow clone (`git clone --depth`) holds without their parents, as
+    git lists them in the common git dir's ``shallow`` file: empty in a whole clone."""
+    try:
+        text = (common_dir / "shallow").read_text("ascii", errors="replace")
+    except OSError:
+        return frozenset()
+    return frozenset(text.split())
+
+
+def remotes(root: Path) -> list[str]:
+    """The names of the repository's remotes, in git's order."""
+    return [name for name in run(["remote"], root).stdout.decode(
+        "utf-8", "surrogateescape").split("\n") if name]
+
+
 def reflog_moves(root: Path, ref: str, tip: str | None) -> list[str]:
     """The commits ``ref`` moved to, newest first, as its reflog records them (what `git
     reflog show --format=%H` lists), less a line for a move that never happened: a writer

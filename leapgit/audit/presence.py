@@ -22,16 +22,20 @@ class Presence(NamedTuple):
     commits: int
     unsigned_records: tuple[str, ...]
     unsigned_commits: int
+    shallow: bool = False  # a shallow clone: the ledger's older commits are not here
+    fetch: str | None = None  # then, the git command that fetches them, when one can
 
 
-def signature_presence(repo: GitRepo, ledger_ref: str) -> Presence:
+def signature_presence(repo: GitRepo, ledger_ref: str,
+                       boundary: frozenset[str] = frozenset()) -> Presence:
     """Every commit the ledger ref reaches, counted once; the records each unsigned one
-    added to its first parent's tree."""
+    added to its first parent's tree. ``boundary``: a shallow clone's commits whose parents
+    are not here (``git.shallow_commits``): counted, their additions unknown."""
     try:
         tip: bytes | None = repo.refs[refname(ledger_ref)]
     except KeyError:
         tip = None
-    commits, unsigned = 0, 0
+    commits, unsigned, cut = 0, 0, False
     paths: list[str] = []
     todo, seen = ([tip] if tip is not None else []), set()
     while todo:
@@ -41,8 +45,12 @@ def signature_presence(repo: GitRepo, ledger_ref: str) -> Presence:
         seen.add(sha)
         commit: Commit = repo.object_store[oid(sha)]  # type: ignore[assignment]
         commits += 1
+        at_cut = sha.decode() in boundary
+        cut = cut or at_cut
         if not commit.gpgsig:
             unsigned += 1
-            paths.extend(p for p, _ in added_files(repo.object_store, commit))
-        todo.extend(commit.parents)
-    return Presence(commits, tuple(sorted(paths)), unsigned)
+            if not at_cut:
+                paths.extend(p for p, _ in added_files(repo.object_store, commit))
+        if not at_cut:
+            todo.extend(commit.parents)
+    return Presence(commits, tuple(sorted(paths)), unsigned, cut)

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from leapgit import git
+from leapgit.audit.shallow import require_whole
 from leapgit.audit.signatures import SignatureFinding, audit_signatures
 from leapgit.ledger.workspace import open_workspace
 
@@ -33,6 +35,10 @@ class SignatureAudit:
 def audit_signatures_command(start: Path | str = ".", require: bool = False) -> SignatureAudit:
     ws = open_workspace(start)
     with ws.ledger() as ledger:
-        ledger.require()
+        view = ledger.require()
+        spine = f"refs/heads/{ws.config.spine}"
+        spine_tip = git.rev_parse(spine, ws.paths.root)
+        require_whole(ws.paths.root, ws.paths.common_dir,
+                      {ws.config.ledger_ref: view.commit, spine: spine_tip})
         found = audit_signatures(ledger.repo, ws.config)
     return SignatureAudit(tuple(found), require or ws.config.signing_required)

@@ -315,11 +315,16 @@ def signature_audit_lines(a: SignatureAudit) -> list[str]:
 def signature_presence_lines(p: Presence | None) -> list[str]:
     if p is None or p.commits == 0:
         return []
+    cut = ""
+    if p.shallow:  # a shallow clone: say what was counted, and how to fetch the rest
+        how = f"`{p.fetch}` fetches the rest" if p.fetch else "a clone without --depth has it"
+        cut = (f" (this clone is shallow: it holds the ledger's newest {p.commits} commits "
+               f"only; {how})")
     if not p.unsigned_commits:
-        return [f"signatures: all {p.commits} ledger commits signed "
+        return [f"signatures: all {p.commits} ledger commits signed{cut} "
                 "(`leap audit-signatures` verifies them)"]
-    shown = ", ".join(p.unsigned_records[:5])
+    shown = ", ".join(p.unsigned_records[:5]) or "none named (added before the cut)"
     more = (f" and {len(p.unsigned_records) - 5} more (`leap audit-signatures` lists them)"
             if len(p.unsigned_records) > 5 else "")
-    return [f"signatures: {p.unsigned_commits} of {p.commits} ledger commits are UNSIGNED; "
-            f"unsigned records: {shown}{more}"]
+    return [f"signatures: {p.unsigned_commits} of {p.commits} ledger commits are UNSIGNED"
+            f"{cut}; unsigned records: {shown}{more}"]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from leapgit import git
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import SliceRecord
@@ -131,7 +132,7 @@ class Status(NamedTuple):
             "slices": [s.to_json(self.round_limit) for s in self.slices],
             "signatures": None if sig is None else {
                 "commits": sig.commits, "unsigned_commits": sig.unsigned_commits,
-                "unsigned_records": list(sig.unsigned_records)},
+                "unsigned_records": list(sig.unsigned_records), "shallow": sig.shallow},
         }
 
 
@@ -162,7 +163,12 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             found.reopens[hit.passed.ball] = hit
         from leapgit.audit.presence import signature_presence
 
-        signed = signature_presence(ledger.repo, ws.config.ledger_ref)
+        signed = signature_presence(ledger.repo, ws.config.ledger_ref,
+                                    git.shallow_commits(ws.paths.common_dir))
+        if signed.shallow:
+            from leapgit.audit.shallow import unshallow
+
+            signed = signed._replace(fetch=unshallow(ws.paths.root, [ws.config.ledger_ref]))
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)
 
 

@@ -66,8 +66,7 @@ def require_remote(root: Path, remote: str) -> None:
     fuzzing review: a URL made an invalid refspec). Asked before any fetch."""
     if (root, remote) in _named:
         return
-    names = [n for n in git.run(["remote"], root).stdout.decode(
-        "utf-8", "surrogateescape").split("\n") if n]
+    names = git.remotes(root)
     if remote not in names:
         known = ", ".join(names) or "none"
         raise UsageError(f"{remote!r} is not a remote of this repository (its remotes: "
