@@ -121,8 +121,11 @@ class Objects:
         head = self.commit(include)
         if head.parents and set(head.parents) <= set(known):
             return [head]  # one commit on top of what is excluded (a walk costs ~20 ms)
+        # the repository's own parents: in a shallow clone a commit at the cut has none here
+        # (git's view), where its named parents would send the walk to a missing commit
+        parents = self.repo.parents_provider().get_parents
         walker = Walker(self.store, [oid(include)], exclude=known, order=ORDER_TOPO,
-                        reverse=True)
+                        reverse=True, get_parents=lambda c: parents(c.id, c))
         return [entry.commit for entry in walker]
 
     def touched(self, old_tree: bytes | None, new_tree: bytes) -> set[str]:

@@ -1,6 +1,8 @@
-"""Workers on shallow clones: the checkout a CI runner makes (`git clone --depth 1`) holds
-one commit of `main` and no ledger. `leap worker` there takes the ledger, builds its
-balls and the shop lands, as on whole clones (tests/loop/test_workers_real_project.py)."""
+"""The loop on shallow clones: the checkout a CI runner makes (`git clone --depth 1`) holds
+one commit of `main` and no ledger. `leap run --remote` on one such clone and two `leap
+worker`s on others land the shop, as on whole clones (tests/loop/test_workers_real_project.py).
+Before: the orchestrator's score walked the ball's commits past the clone's cut, to a
+parent that is not there (an internal error, MissingCommitError)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ def landed(isolated: Path, served: Served) -> Iterator[tuple[Project, int, list[
     with JurorServer("openai", jurors) as server:
         p = build(served.folder("workers-shallow"), served.daemon, server.url, shared=True)
         clones = []
-        for name in WORKERS:
+        for name in ("orchestrator", *WORKERS):
             clone = p.base_dir / name
             git("clone", "-q", "--depth", "1",
                 str(p.daemon.url(str(p.bare.relative_to(p.daemon.base)))), str(clone),
@@ -34,8 +36,10 @@ def landed(isolated: Path, served: Served) -> Iterator[tuple[Project, int, list[
             assert (clone / ".git" / "shallow").exists()
             assert leap("hooks", "install", cwd=clone).code == 0
             clones.append(clone)
+        orchestrator, *clones = clones
+        assert leap("sync", "origin", cwd=orchestrator).code == 0  # the ledger, whole
         orch = popen(p, ["run", S, "--remote", "origin", "--json", "--poll", "0.2",
-                         "--heartbeat", "0"], p.work, p.base_dir / "run.log")
+                         "--heartbeat", "0"], orchestrator, p.base_dir / "run.log")
         workers = [popen(p, ["worker", "--remote", "origin", "--name", c.name, "--poll",
                              "0.2"], c, p.base_dir / f"{c.name}.log") for c in clones]
         code = wait(orch, p.base_dir / "run.log", 300)
@@ -44,7 +48,7 @@ def landed(isolated: Path, served: Served) -> Iterator[tuple[Project, int, list[
         yield p, code, codes
 
 
-def test_the_shop_lands_built_by_workers_on_shallow_clones(
+def test_the_shop_lands_from_shallow_clones(
         landed: tuple[Project, int, list[int]]) -> None:
     p, code, codes = landed
     out = (p.base_dir / "run.log").read_text()
