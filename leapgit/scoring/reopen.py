@@ -132,8 +132,7 @@ def _line_since(root: Path, spine: str, tips: set[str]) -> list[tuple[str, bool]
     dated = git.run(["rev-list", "--no-walk", "--stdin"], root, check=False,
                     input="".join(f"{t}\n" for t in sorted(tips)).encode())
     ordered = dated.stdout.decode().split() if dated.returncode == 0 else sorted(tips)
-    proc = git.run(["merge-base", "--octopus", *ordered], root, check=False)
-    oldest = proc.stdout.decode().strip() if proc.returncode == 0 else ""
+    oldest = _octopus_base(root, ordered)
     fmt = f"%x01%H %P%x00%(trailers:key={tr.SLICE},valueonly)"
     span = f"{oldest}..refs/heads/{spine}" if oldest else f"refs/heads/{spine}"
     out = git.run(["log", "--first-parent", f"--format={fmt}", span], root,
@@ -146,6 +145,25 @@ def _line_since(root: Path, spine: str, tips: set[str]) -> list[tuple[str, bool]
     if oldest:
         line.append((oldest, True))  # the boundary itself: what the oldest tip is after
     return line
+
+
+# tips a `git merge-base` call takes: 4,000 ids are 164 KB of arguments, far under the
+# system's limit (ARG_MAX, 2 MiB on Linux), which about 50,000 tips would overflow
+_OCTOPUS_ARGS = 4000
+
+
+def _octopus_base(root: Path, tips: list[str]) -> str:
+    """git's octopus merge base of ``tips`` ("" when there is none), the tips given in
+    slices, each folded into the base found so far: git's --octopus folds them one by one
+    the same way, so the answer is the one a single call gives."""
+    base: list[str] = []
+    for at in range(0, len(tips), _OCTOPUS_ARGS):
+        proc = git.run(["merge-base", "--octopus", *base, *tips[at:at + _OCTOPUS_ARGS]],
+                       root, check=False)
+        base = proc.stdout.decode().split()[:1] if proc.returncode == 0 else []
+        if not base:
+            return ""
+    return base[0] if base else ""
 
 
 def _changed(root: Path, commits: list[str]) -> dict[str, set[str]]:

@@ -1,0 +1,47 @@
+"""`leap status`, `leap audit` and `leap merge` look at the spine's first-parent line since
+the oldest merge of the merged slices (``scoring.reopen``): the oldest is git's octopus
+merge base of every slice's merge tip. Past about 50,000 tips their ids overflow the
+system's argument limit (ARG_MAX, 2 MiB here) in one `git merge-base` call; the tips go
+in slices of a bounded size, each folded into the base found so far, which is what git's
+--octopus does itself. Real git, a real line of 52,000 commits."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from leapgit.scoring import reopen
+from tests.support import git
+
+
+def line_of(root: Path, n: int) -> list[str]:
+    """A spine of ``n`` commits, one after the other; their ids, newest first."""
+    git("init", "-q", "-b", "main", str(root), cwd=root.parent)
+    stream = b"".join(b"commit refs/heads/main\nmark :%d\ncommitter a <a@b> %d +0000\n"
+                      b"data 2\nc\n%s\n" % (i + 1, 1_000_000 + i,
+                                           b"from :%d\n" % i if i else b"")
+                      for i in range(n))
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=root, input=stream, check=True)
+    return git("rev-list", "main", cwd=root).split()
+
+
+def test_fifty_two_thousand_merge_tips_find_the_oldest_without_overflowing(tmp_path: Path
+                                                                        ) -> None:
+    ids = line_of(tmp_path / "spine", 52_000)
+    assert len(" ".join(ids)) > 2 * 1024 * 1024  # more than one call's arguments can hold
+    line = reopen._line_since(tmp_path / "spine", "main", set(ids))
+    assert [sha for sha, _ in line] == ids  # newest first, ending with the oldest tip
+    assert line[-1] == (ids[-1], True)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7])
+def test_tips_in_slices_find_the_base_one_call_finds(tmp_path: Path, size: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = line_of(tmp_path / "spine", 40)
+    tips = {ids[5], ids[17], ids[3], ids[30], ids[12], ids[29], ids[8], ids[9]}
+    whole = reopen._line_since(tmp_path / "spine", "main", tips)
+    assert whole[-1][0] == ids[30]
+    monkeypatch.setattr(reopen, "_OCTOPUS_ARGS", size)
+    assert reopen._line_since(tmp_path / "spine", "main", tips) == whole
