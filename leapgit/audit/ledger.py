@@ -86,8 +86,13 @@ def _messages(root: Path, commits: list[str]) -> dict[str, str]:
     for sha in commits:
         end = data.find(b"\n", at)
         header = data[at:end].split()  # <id> commit <size>
-        if len(header) != 3:
-            break
+        if len(header) != 3 or header[:2] != [sha.encode(), b"commit"] or \
+                not header[2].isdigit():  # a commit git log listed, and cat-file did not read
+            raise LeapError(f"commit {sha} of the ledger's history could not be read "
+                            f"({data[at:end][:80].decode('utf-8', 'replace') or 'no answer'}):"
+                            " nothing was judged",
+                            hint="this repository's objects may be damaged; the audit "
+                            "changed nothing")
         size = int(header[2])
         body = data[end + 1:end + 1 + size]
         found[sha] = body.partition(b"\n\n")[2].decode("utf-8", "replace")

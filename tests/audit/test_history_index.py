@@ -360,3 +360,22 @@ def test_a_merge_is_named_once_as_a_merge(repo: Path) -> None:
     said = [(v.check, v.commit, v.message) for v in report.violations]
     assert said == [("ledger-append-only", merged,
                      "a merge commit: the ledger stays linear")], said
+
+
+@pytest.mark.parametrize("what", ["missing", "a tree"])
+def test_a_commit_whose_message_cannot_be_read_stops_the_audit_before_it_judges(
+        repo: Path, what: str) -> None:
+    """The messages come from `git cat-file --batch` after `git log` listed the commits: an
+    answer that is not the commit asked for (an object gone, or no commit) stops the audit,
+    never leaves that commit and every later one without a message (a wrong trailer
+    finding, each)."""
+    from leapgit.audit.ledger import _messages
+    from leapgit.errors import LeapError
+
+    tip = git("rev-parse", LEDGER_REF, cwd=repo)
+    odd = "0" * 40 if what == "missing" else git("rev-parse", f"{tip}^{{tree}}", cwd=repo)
+    first = git("rev-list", "--max-parents=0", LEDGER_REF, cwd=repo)
+    with pytest.raises(LeapError) as caught:
+        _messages(repo, [first, odd, tip])
+    assert odd in str(caught.value) and "nothing was judged" in str(caught.value)
+    assert set(_messages(repo, [first, tip])) == {first, tip}
