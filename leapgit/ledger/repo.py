@@ -7,12 +7,13 @@ every ``post-commit`` in a ball worktree paid (``tests/benchmarks/bench_hooks.py
 anything else (another ref storage, any ``extensions`` entry such as another object format,
 config includes, shared permissions, grafts, a shallow clone, a path that is not a common git
 dir), so every special case stays dulwich's to handle. Both satisfy ``gitobj.GitRepo``.
+In a partial clone either reads what the clone lacks through git (``Promised``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -40,8 +41,64 @@ def open_repo(git_dir: str, object_directory: str | None = None,
     from dulwich.repo import Repo
 
     if object_directory is None:
-        return Repo(git_dir)
-    return Repo(git_dir, object_directory=object_directory, alternates=list(alternates))
+        repo = Repo(git_dir)
+    else:
+        repo = Repo(git_dir, object_directory=object_directory, alternates=list(alternates))
+    if partial(repo.get_config()):
+        repo.object_store.alternates.append(Promised(git_dir))  # type: ignore[arg-type]
+    return repo
+
+
+def partial(config: ConfigFile) -> bool:
+    """Whether the repository is a partial clone: a promisor remote (``remote.<name>.promisor``,
+    as `git clone --filter` sets it) or ``extensions.partialClone``."""
+    return _has(config, b"partialclone", b"extensions") or any(
+        section[0] == b"remote" and config.get_boolean(section, b"promisor", False)
+        for section in config.sections())
+
+
+_TYPE_NUMS = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+
+
+class Promised:
+    """What a partial clone (`git clone --filter=blob:none`) left with its promisor remote,
+    as one more alternate of dulwich's object store: an object the clone lacks is read
+    through `git cat-file`, which fetches it from that remote as every git command in such a
+    clone does (dulwich fetches nothing by itself). Asked only for an object the clone's own
+    packs and loose objects lack; ``leap sync`` makes the ledger whole in one fetch."""
+
+    def __init__(self, git_dir: str) -> None:
+        self.git_dir = git_dir
+        self._read: dict[bytes, tuple[int, bytes] | None] = {}
+
+    def get_raw(self, sha: bytes) -> tuple[int, bytes]:
+        found = self._fetched(sha)
+        if found is None:
+            raise KeyError(sha)
+        return found
+
+    def __contains__(self, sha: bytes) -> bool:
+        return self._fetched(sha) is not None
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(())  # what the remote holds is not listed here
+
+    def close(self) -> None:
+        self._read.clear()  # each read was its own git process: nothing else to close
+
+    def _fetched(self, sha: bytes) -> tuple[int, bytes] | None:
+        if len(sha) in (20, 32):  # a binary id: git reads hex
+            sha = sha.hex().encode()
+        if sha not in self._read:
+            from leapgit import git
+
+            out = git.run(["--git-dir", self.git_dir, "cat-file", "--batch"], self.git_dir,
+                          input=sha + b"\n", check=False).stdout
+            header, _, rest = out.partition(b"\n")
+            fields = header.split()
+            ok = len(fields) == 3 and fields[1] in _TYPE_NUMS and fields[2].isdigit()
+            self._read[sha] = (_TYPE_NUMS[fields[1]], rest[:int(fields[2])]) if ok else None
+        return self._read[sha]
 
 
 class PlainRepo:
@@ -61,6 +118,8 @@ class PlainRepo:
             object_directory or os.path.join(git_dir, "objects"), config,
             alternates=list(alternates) or None)
         self.refs = DiskRefsContainer(git_dir, git_dir, logger=self._write_reflog)
+        if partial(config):
+            self.object_store.alternates.append(Promised(git_dir))  # type: ignore[arg-type]
 
     def __enter__(self) -> PlainRepo:
         return self
@@ -145,9 +204,9 @@ class PlainRepo:
             raise type(exc)(exc.errno, exc.strerror, exc.filename or path) from None
 
 
-def _has(config: ConfigFile, core_key: bytes) -> bool:
+def _has(config: ConfigFile, key: bytes, section: bytes = b"core") -> bool:
     try:
-        config.get((b"core",), core_key)  # dulwich compares names without case, as git does
+        config.get((section,), key)  # dulwich compares names without case, as git does
     except KeyError:
         return False
     return True

@@ -107,9 +107,12 @@ def _fetch(root: Path, remote: str, ref: str, track: str,
     failure is returned, for the caller to raise once the ledger is up."""
     require_remote(root, remote)
     prune = ["--prune"] if also else []
+    before = git.rev_parse(track, root)
     proc = fetch(root, ["--quiet", "--no-tags", *prune, remote, f"+{ref}:{track}", *also])
     if proc.returncode == 0:
-        return git.rev_parse(track, root), None
+        tip = git.rev_parse(track, root)
+        _whole(root, remote, ref, track, tip, before)
+        return tip, None
     if also:
         tip, _ = _fetch(root, remote, ref, track)
         return tip, fetch_only(root, remote, also, "the ledger was synced", reached=True)
@@ -118,6 +121,38 @@ def _fetch(root: Path, remote: str, ref: str, track: str,
         git.run(["update-ref", "-d", track], root, check=False)
         return None, None
     raise _fetch_failed(remote, [ref], proc, "nothing was pushed")
+
+
+_partial: dict[Path, bool] = {}  # repository -> a partial clone (a promisor remote)
+
+
+def _whole(root: Path, remote: str, ref: str, track: str, tip: str | None,
+           before: str | None) -> None:
+    """In a partial clone (`git clone --filter=blob:none`) a fetch brings the ledger's
+    commits without its records, which leapgit would then fetch one by one as it reads
+    them (``ledger.repo.Promised``): the ledger is fetched again, whole, in one go, when any
+    object its new commits reach is missing."""
+    if tip is None or not _is_partial(root):
+        return
+    since = [f"^{before}"] if before and before != tip else []
+    listed = git.run(["rev-list", "--objects", "--missing=print", tip, *since], root,
+                     check=False).stdout
+    if not any(line.startswith(b"?") for line in listed.splitlines()):
+        return
+    proc = fetch(root, ["--quiet", "--no-tags", "--refetch", "--no-filter", remote,
+                        f"+{ref}:{track}"])
+    if proc.returncode != 0:  # each record is still fetched as it is read
+        return
+
+
+def _is_partial(root: Path) -> bool:
+    if root not in _partial:
+        found = git.run(["config", "--get-regexp",
+                         r"^(remote\..*\.promisor|extensions\.partialclone)$"], root,
+                        check=False).stdout.decode().split("\n")
+        _partial[root] = any(line.split(" ", 1)[0].lower() == "extensions.partialclone" or
+                             line.endswith(" true") for line in found if line)
+    return _partial[root]
 
 
 _LEFT_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")

@@ -6,6 +6,10 @@ naming the ref, whose hint, run exactly as written, fetches the rest, and then t
 judges all of it. `leap status` reads only the ledger's tip, so it works there, and counts
 the signatures it can see. Before: an internal error (exit 70) in all three.
 
+A partial clone (`git clone --filter=blob:none`) holds every commit and no file contents
+until git fetches them; dulwich fetches nothing. `leap sync` fetches the ledger whole in one
+go, and any other object leapgit reads there is fetched through git as it is read.
+
 The repository is the quickstart's: a slice landed on a real remote, whose `main` and
 `leap/ledger` a clone takes."""
 
@@ -27,7 +31,16 @@ TIMEOUT = 120
 def remote(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("shallow")
     assert leap("quickstart", "--dir", str(where), cwd=where).code == 0
-    return where / "calc-remote.git"
+    bare = where / "calc-remote.git"
+    # what a hosting service allows, so a partial clone can fetch a file when it needs it
+    git("config", "uploadpack.allowFilter", "true", cwd=bare)
+    git("config", "uploadpack.allowAnySHA1InWant", "true", cwd=bare)
+    return bare
+
+
+def missing(repo: Path, ref: str) -> int:
+    listed = git("rev-list", "--objects", "--missing=print", ref, cwd=repo)
+    return sum(1 for line in listed.splitlines() if line.startswith("?"))
 
 
 def clone(remote: Path, into: Path, *args: str) -> Path:
@@ -137,3 +150,33 @@ def test_a_copy_of_a_shallow_clone_is_held_the_same(remote: Path, tmp_path: Path
     assert r.code == 3, r
     assert "shallow" in r.err
     shutil.rmtree(wt)
+
+
+def test_sync_in_a_partial_clone_fetches_the_ledger_whole_in_one_go(
+        remote: Path, tmp_path: Path) -> None:
+    repo = clone(remote, tmp_path / "ci", "--filter=blob:none", "--no-single-branch")
+    assert missing(repo, "origin/leap/ledger") > 0  # the clone's ledger: commits, no records
+    r = leap("sync", "origin", cwd=repo)
+    assert r.code == 0, r
+    assert missing(repo, "leap/ledger") == 0
+    assert leap("status", cwd=repo).code == 0
+    audited = leap("audit", cwd=repo)
+    assert audited.code == 0, audited
+    assert "20 commit(s)" in audited.out and "all holds" in audited.out
+
+
+def test_a_ledger_a_partial_clone_took_by_hand_is_read_by_fetching_each_record(
+        remote: Path, tmp_path: Path) -> None:
+    """No `leap sync`: the ledger branch made from the clone's own copy, every record still
+    with the remote. leapgit reads each through git, which fetches it."""
+    repo = clone(remote, tmp_path / "ci", "--filter=blob:none", "--no-single-branch")
+    git("branch", "leap/ledger", "origin/leap/ledger", cwd=repo)
+    before = missing(repo, "leap/ledger")
+    assert before > 0
+    status = leap("status", cwd=repo)
+    assert status.code == 0, status
+    assert "calc-positions" in status.out
+    assert 0 < missing(repo, "leap/ledger") < before  # the records status read came
+    audited = leap("audit", cwd=repo)
+    assert audited.code == 0, audited
+    assert missing(repo, "leap/ledger") == 0
