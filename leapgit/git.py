@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -230,6 +230,29 @@ def blob_at(root: Path, commit: str, path: str) -> str:
 def is_ancestor(root: Path, older: str, newer: str) -> bool:
     return run(["merge-base", "--is-ancestor", older, newer], root,
                    check=False).returncode == 0
+
+
+def leap_tracking(remote: str, ref: str) -> str:
+    """Where this clone keeps ``remote``'s copy of ``ref`` (``refs/heads/X``) that leapgit
+    fetched (`leap sync`, the loop's looks): apart from git's own ``refs/remotes/``."""
+    return f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
+
+
+def remotes_holding(ref: str, names: Iterable[str]) -> list[str]:
+    """The remotes whose copy of ``ref`` (``refs/heads/X``) this clone keeps, among the ref
+    ``names`` given: where leapgit fetched it (``leap_tracking``) first, then where git did
+    (``refs/remotes/<remote>/X``); each once, in the order of ``names`` within each kind."""
+    ours = "/" + ref.removeprefix("refs/")
+    gits = "/" + ref.removeprefix("refs/heads/")
+    found: list[str] = []
+    for top, tail in (("refs/leap/remotes/", ours), ("refs/remotes/", gits)):
+        for name in names:
+            if name.startswith(top) and name.endswith(tail) and \
+                    len(name) > len(top) + len(tail):
+                remote = name[len(top):-len(tail)]
+                if remote not in found:
+                    found.append(remote)
+    return found
 
 
 def shallow_commits(common_dir: Path) -> frozenset[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 if TYPE_CHECKING:
@@ -47,7 +48,14 @@ class GitRepo(Protocol):
 
     def parents_provider(self) -> Any: ...
 
+    def get_shallow(self) -> set[ObjectID]: ...
+
     def close(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None, /) -> Any: ...
 
 
 _OFS_DELTA, _REF_DELTA = 6, 7
@@ -66,7 +74,10 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
         return None  # a store over others (the audit's parsed cache) knows no header
     packed = _in_pack(store, hex_to_sha(oid(sha)))
     if packed is not None:
-        return _packed_size(*packed)
+        try:
+            return _packed_size(*packed)
+        except FileNotFoundError:  # repacked since dulwich listed it (``_in_pack``)
+            return None
     try:
         head = _loose_header(store, sha)
     except FileNotFoundError:
@@ -83,12 +94,18 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
 
 def _in_pack(store: DiskObjectStore, raw: Any) -> tuple[str, int] | None:
     """(pack file, offset) of the object whose binary id is ``raw``, in dulwich's pack order;
-    None when no pack of ``store`` itself holds it."""
+    None when no pack of ``store`` itself holds it, or a pack dulwich listed is gone (a
+    `git repack` since, git's own after a fetch or another process's): the caller then
+    reads the object whole, through dulwich, which finds the packs again."""
+    from dulwich.pack import PackFileDisappeared
+
     for pack in store.packs:
         try:
             offset = pack.index.object_offset(raw)
         except KeyError:
             continue
+        except PackFileDisappeared:
+            return None
         return os.path.join(store.pack_dir, pack.data.filename), offset
     return None
 
@@ -174,7 +191,10 @@ def object_type(store: DiskObjectStore, sha: bytes, depth: int = 0) -> int | Non
         return None
     packed = _in_pack(store, hex_to_sha(oid(sha)))
     if packed is not None:
-        return _packed_type(store, *packed, depth)
+        try:
+            return _packed_type(store, *packed, depth)
+        except FileNotFoundError:  # repacked since dulwich listed it (``_in_pack``)
+            return None
     try:
         head = _loose_header(store, sha)
     except FileNotFoundError:

@@ -186,6 +186,9 @@ class GitRepoView:
     def parents_provider(self) -> _Parents:
         return _Parents(self.object_store)
 
+    def get_shallow(self) -> set[ObjectID]:
+        return self._repo.get_shallow()
+
     def close(self) -> None:
         """The audit closes the store and the repository it came from."""
 

@@ -45,7 +45,7 @@ def signature_presence(repo: GitRepo, ledger_ref: str,
         seen.add(sha)
         commit: Commit = repo.object_store[oid(sha)]  # type: ignore[assignment]
         commits += 1
-        at_cut = sha.decode() in boundary
+        at_cut = sha.decode() in boundary and bool(commit.parents)  # a root hides nothing
         cut = cut or at_cut
         if not commit.gpgsig:
             unsigned += 1

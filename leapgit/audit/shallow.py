@@ -6,7 +6,8 @@ have. The audit re-derives every pass from the whole history of the ledger and o
 spine, so where either is cut it judges none of it: a part that holds says nothing of the
 part that is away ("missing proof is never a pass"). What is cut is named with the one git
 command that fetches the rest; another ref cut short (a topic fetched with ``--depth``) is
-none of the audit's business."""
+none of the audit's business, and neither is a root commit git lists at the cut (a depth
+that reached it: nothing is missing)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def require_whole(root: Path, common_dir: Path, tips: Mapping[str, str | None]) 
     held = {ref: tip for ref, tip in tips.items() if tip}
     if not boundary or not held:
         return
-    cut = [ref for ref, tip in held.items() if _reaches(root, tip, boundary)]
+    cut = [ref for ref, tip in held.items() if cut_in(root, tip, boundary)]
     if not cut:
         return
     names = " and ".join(cut)
@@ -37,21 +38,49 @@ def require_whole(root: Path, common_dir: Path, tips: Mapping[str, str | None]) 
                "clone the repository again without --depth, then audit there")
 
 
-def _reaches(root: Path, tip: str, boundary: frozenset[str]) -> bool:
-    """Whether ``tip``'s history (in a shallow clone: down to the boundary) holds a
-    boundary commit."""
+def cut_in(root: Path, tip: str, boundary: frozenset[str]) -> bool:
+    """Whether ``tip``'s history (in a shallow clone: down to the boundary) holds a commit
+    at the cut whose parents are not here."""
     listed = git.run(["rev-list", tip], root).stdout.decode().split()
-    return not boundary.isdisjoint(listed)
+    return bool(cut_commits(root, boundary.intersection(listed)))
+
+
+def cut_commits(root: Path, boundary: frozenset[str] | set[str]) -> set[str]:
+    """Of the commits git lists as shallow, those that name a parent (the object's own
+    ``parent`` lines): a root commit at the boundary hides nothing."""
+    if not boundary:
+        return set()
+    out = git.run(["cat-file", "--batch"], root, check=False,
+                  input="".join(f"{sha}\n" for sha in sorted(boundary)).encode()).stdout
+    found, at = set(), 0
+    while at < len(out):
+        end = out.find(b"\n", at)
+        header = out[at:end].split()
+        if len(header) != 3 or not header[2].isdigit():
+            at = end + 1  # "<id> missing": nothing to read
+            continue
+        size = int(header[2])
+        body = out[end + 1:end + 1 + size]
+        if b"\nparent " in body.partition(b"\n\n")[0]:
+            found.add(header[0].decode())
+        at = end + 2 + size
+    return found
 
 
 def unshallow(root: Path, refs: list[str]) -> str | None:
-    """`git fetch --unshallow REMOTE`: from the remote the first of ``refs`` tracks, else
-    ``origin``, else the clone's only remote; None when there is no remote to name. git
-    deepens every shallow boundary of the clone that way, whatever ref it is under."""
+    """`git fetch --unshallow REMOTE` from a remote that holds the first of ``refs`` that
+    one does: the one its branch tracks, else one whose copy of it this clone keeps (where
+    `leap sync` or `git fetch` put it); else ``origin``, else the clone's only remote. None
+    when there is no remote to name."""
     known = git.remotes(root)
-    tracked = [git.run(["config", f"branch.{ref.removeprefix('refs/heads/')}.remote"], root,
-                       check=False).stdout.decode().strip() for ref in refs]
-    for name in [*tracked, "origin", *(known[:1] if len(known) == 1 else [])]:
+    names = git.run(["for-each-ref", "--format=%(refname)", "refs/leap/remotes/",
+                     "refs/remotes/"], root).stdout.decode("utf-8", "surrogateescape").split()
+    ordered: list[str] = []
+    for ref in refs:
+        tracked = git.run(["config", f"branch.{ref.removeprefix('refs/heads/')}.remote"],
+                          root, check=False).stdout.decode().strip()
+        ordered += [tracked, *git.remotes_holding(ref, names)]
+    for name in [*ordered, "origin", *(known[:1] if len(known) == 1 else [])]:
         if name in known:
             return f"git fetch --unshallow {shlex.quote(name)}"
     return None

@@ -318,12 +318,13 @@ def signature_presence_lines(p: Presence | None) -> list[str]:
     cut = ""
     if p.shallow:  # a shallow clone: say what was counted, and how to fetch the rest
         how = f"`{p.fetch}` fetches the rest" if p.fetch else "a clone without --depth has it"
-        cut = (f" (this clone is shallow: it holds the ledger's newest {p.commits} commits "
-               f"only; {how})")
+        newest = "newest commit" if p.commits == 1 else f"newest {p.commits} commits"
+        cut = f" (this clone is shallow: it holds the ledger's {newest} only; {how})"
     if not p.unsigned_commits:
         return [f"signatures: all {p.commits} ledger commits signed{cut} "
                 "(`leap audit-signatures` verifies them)"]
-    shown = ", ".join(p.unsigned_records[:5]) or "none named (added before the cut)"
+    shown = ", ".join(p.unsigned_records[:5]) or "not known here (those of the commit at " \
+        "the cut)"
     more = (f" and {len(p.unsigned_records) - 5} more (`leap audit-signatures` lists them)"
             if len(p.unsigned_records) > 5 else "")
     return [f"signatures: {p.unsigned_commits} of {p.commits} ledger commits are UNSIGNED"

@@ -35,10 +35,10 @@ def _base(ws: Workspace, rev: str) -> str:
 
 def _check(ws: Workspace, file: Path, base: str) -> CheckedSlice:
     draft = load_draft(file)
-    from dulwich.repo import Repo
+    from leapgit.ledger.repo import open_repo
 
-    with Repo(str(ws.paths.common_dir)) as repo:
-        tree = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
+    with open_repo(str(ws.paths.common_dir)) as repo:
+        tree = repo.object_store[oid(base)].tree
         resolver = TreeResolver(repo, tree, ws.paths.top)
         return check_slice(draft, resolver)
 

@@ -26,9 +26,9 @@ def check(data: bytes) -> int:
         return 0
     paths = discover(".")
     config = load_config(paths.top)
-    from dulwich.repo import Repo
+    from leapgit.ledger.repo import open_repo
 
-    with Repo(str(paths.common_dir)) as repo:
+    with open_repo(str(paths.common_dir)) as repo:
         ctx = PushContext(Objects(repo), config, tuple(updates))
         refusals = check_push(ctx)
     for line in report_lines(HOOK, refusals, ctx.notes):

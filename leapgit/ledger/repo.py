@@ -17,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from dulwich.config import ConfigFile, StackedConfig
     from dulwich.object_store import DiskObjectStore
     from dulwich.objects import Commit, ObjectID, ShaFile
@@ -92,11 +94,20 @@ class Promised:
         if sha not in self._read:
             from leapgit import git
 
-            out = git.run(["--git-dir", self.git_dir, "cat-file", "--batch"], self.git_dir,
-                          input=sha + b"\n", check=False).stdout
-            header, _, rest = out.partition(b"\n")
+            # each fetch git makes here leaves a pack; no repack may remove one that
+            # dulwich has open (git's automatic one, past 50 packs)
+            proc = git.run(["--git-dir", self.git_dir, "-c", "gc.auto=0", "-c",
+                            "maintenance.auto=false", "cat-file", "--batch"], self.git_dir,
+                           input=sha + b"\n", check=False)
+            header, _, rest = proc.stdout.partition(b"\n")
             fields = header.split()
             ok = len(fields) == 3 and fields[1] in _TYPE_NUMS and fields[2].isdigit()
+            err = proc.stderr.decode(errors="replace")
+            if not ok and git.unavailable(err):  # absent here, and not known to be anywhere
+                raise git.RemoteUnavailable(
+                    f"object {sha.decode()} is not in this partial clone, and git could not "
+                    f"fetch it from its promisor remote: {git.says(err)}",
+                    hint="once the remote answers, run the command again")
             self._read[sha] = (_TYPE_NUMS[fields[1]], rest[:int(fields[2])]) if ok else None
         return self._read[sha]
 
@@ -124,7 +135,8 @@ class PlainRepo:
     def __enter__(self) -> PlainRepo:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None, /) -> None:
         self.close()
 
     @classmethod
@@ -145,7 +157,8 @@ class PlainRepo:
             return None  # git always writes one; Repo knows what to make of its absence
         except Exception:  # noqa: BLE001 -- a config dulwich cannot parse: Repo says why
             return None
-        if any(section[0].lower() in _SPECIAL_SECTIONS for section in config.sections()):
+        if any(section[0].lower() in _SPECIAL_SECTIONS and not _only_partial(config, section)
+               for section in config.sections()):
             return None
         try:
             version = int(config.get((b"core",), b"repositoryformatversion"))
@@ -169,6 +182,9 @@ class PlainRepo:
 
         return StackedConfig([self._config, *StackedConfig.default_backends()],
                              writable=self._config)
+
+    def get_shallow(self) -> set[ObjectID]:
+        return set()  # a shallow clone is opened as a ``Repo``
 
     def parents_provider(self) -> _Parents:
         """What ``dulwich.graph`` asks a repository for (no grafts, no shallow commits: a
@@ -202,6 +218,14 @@ class PlainRepo:
                 fh.write(line + b"\n")
         except OSError as exc:  # a full disk names no file on close: name the reflog
             raise type(exc)(exc.errno, exc.strerror, exc.filename or path) from None
+
+
+def _only_partial(config: ConfigFile, section: tuple[bytes, ...]) -> bool:
+    """An ``extensions`` section holding nothing but ``partialClone`` (what git wrote for a
+    partial clone before promisor remotes, and dulwich's ``Repo`` refuses): opened plain,
+    its missing objects read through git (``Promised``)."""
+    return section == (b"extensions",) and \
+        {key.lower() for key, _ in config.items(section)} == {b"partialclone"}
 
 
 def _has(config: ConfigFile, key: bytes, section: bytes = b"core") -> bool:

@@ -112,17 +112,19 @@ class Ledger(AbstractContextManager["Ledger"]):
         made by `leap init` could never join it); elsewhere, starting one. A remote's
         ledger is seen where `git clone`/`git fetch` keeps it (``refs/remotes/<remote>/``)
         or where `leap sync` does (``refs/leap/remotes/<remote>/``)."""
-        tails = [f"/{self.ref.removeprefix('refs/')}"]
-        if self.ref.startswith("refs/heads/"):
-            tails.append(f"/{self.ref.removeprefix('refs/heads/')}")
-        for top, tail in (("refs/remotes/", tails[-1]), ("refs/leap/remotes/", tails[0])):
-            for name in sorted(self.repo.refs.keys(refname(top))):
-                text = name.decode()
-                if text.endswith(tail) and len(text) > len(tail):
-                    remote = text[: -len(tail)]
-                    return f"this clone's remote {remote} has one: `leap sync {remote}` " \
-                        "takes it"
+        found = self.remotes_holding()
+        if found:
+            return f"this clone's remote {found[0]} has one: `leap sync {found[0]}` takes it"
         return "run `leap init` first"
+
+    def remotes_holding(self) -> list[str]:
+        """The remotes whose copy of the ledger this clone keeps (``git.remotes_holding``)."""
+        from leapgit import git
+
+        names = sorted(f"{top}{n.decode('utf-8', 'surrogateescape')}"
+                       for top in ("refs/leap/remotes/", "refs/remotes/")
+                       for n in self.repo.refs.keys(refname(top)))
+        return git.remotes_holding(self.ref, names)
 
     def _check_is_ledger(self, view: LedgerView) -> None:
         """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger

@@ -108,7 +108,10 @@ def _fetch(root: Path, remote: str, ref: str, track: str,
     require_remote(root, remote)
     prune = ["--prune"] if also else []
     before = git.rev_parse(track, root)
-    proc = fetch(root, ["--quiet", "--no-tags", *prune, remote, f"+{ref}:{track}", *also])
+    # a partial clone's fetches leave file contents behind: the records come along here
+    whole = ["--no-filter"] if _is_partial(root) else []
+    proc = fetch(root, ["--quiet", "--no-tags", *whole, *prune, remote, f"+{ref}:{track}",
+                        *also])
     if proc.returncode == 0:
         tip = git.rev_parse(track, root)
         _whole(root, remote, ref, track, tip, before)
@@ -128,10 +131,12 @@ _partial: dict[Path, bool] = {}  # repository -> a partial clone (a promisor rem
 
 def _whole(root: Path, remote: str, ref: str, track: str, tip: str | None,
            before: str | None) -> None:
-    """In a partial clone (`git clone --filter=blob:none`) a fetch brings the ledger's
-    commits without its records, which leapgit would then fetch one by one as it reads
-    them (``ledger.repo.Promised``): the ledger is fetched again, whole, in one go, when any
-    object its new commits reach is missing."""
+    """In a partial clone (`git clone --filter=blob:none`) the clone itself brought the
+    ledger's commits without its records, which leapgit would then fetch one by one as it
+    reads them (``ledger.repo.Promised``), and a fetch of commits already here brings
+    nothing: the ledger is fetched again, whole, in one go, when any object its new commits
+    reach is missing (once: later fetches take the records along, ``_fetch``). No repack of
+    the whole repository follows (git's default after a refetch)."""
     if tip is None or not _is_partial(root):
         return
     since = [f"^{before}"] if before and before != tip else []
@@ -139,8 +144,8 @@ def _whole(root: Path, remote: str, ref: str, track: str, tip: str | None,
                      check=False).stdout
     if not any(line.startswith(b"?") for line in listed.splitlines()):
         return
-    proc = fetch(root, ["--quiet", "--no-tags", "--refetch", "--no-filter", remote,
-                        f"+{ref}:{track}"])
+    proc = fetch(root, ["--quiet", "--no-tags", "--refetch", "--no-filter",
+                        "--no-auto-maintenance", remote, f"+{ref}:{track}"])
     if proc.returncode != 0:  # each record is still fetched as it is read
         return
 
@@ -236,7 +241,7 @@ def sync(
     ``fetch_also``: refspecs fetched with the ledger (the ball branches a look reads)."""
     ws = open_workspace(start)
     root, ref = ws.paths.root, ws.config.ledger_ref
-    track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
+    track = git.leap_tracking(remote, ref)
     replayed = records = skipped = 0
     left_out: list[str] = []
     for attempt in range(1, max_rounds + 1):
@@ -334,7 +339,7 @@ def push_records(remote: str, records: Mapping[str, bytes], subject: str,
     refusal is a ``RuleViolation``. Returns the remote's new tip."""
     ws = open_workspace(start)
     root, ref = ws.paths.root, ws.config.ledger_ref
-    track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
+    track = git.leap_tracking(remote, ref)
     for attempt in range(1, max_rounds + 1):
         remote_tip, _ = _fetch(root, remote, ref, track)
         if remote_tip is None:

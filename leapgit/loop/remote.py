@@ -74,7 +74,7 @@ class Reach:
 
 def tracking(remote: str, branch: str) -> str:
     """Where this clone keeps the remote's copy of a ball branch."""
-    return f"refs/leap/remotes/{remote}/heads/{branch}"
+    return git.leap_tracking(remote, f"refs/heads/{branch}")
 
 
 def balls_refspec(ws: Workspace, remote: str) -> str:
@@ -113,7 +113,7 @@ def adopt_ledger(ws: Workspace, remote: str) -> None:
     ref = ws.config.ledger_ref
     if git.rev_parse(ref, ws.paths.root) is not None:
         return
-    track = f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
+    track = git.leap_tracking(remote, ref)
     from leapgit.ledger.sync import fetch
 
     proc = fetch(ws.paths.root, ["--quiet", "--no-tags", remote, f"+{ref}:{track}"])

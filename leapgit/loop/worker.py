@@ -262,7 +262,7 @@ class Worker:
         from leapgit.ledger.sync import drop_local
 
         ref = self.ws.config.ledger_ref
-        track = f"refs/leap/remotes/{self.opt.remote}/{ref.removeprefix('refs/')}"
+        track = git.leap_tracking(self.opt.remote, ref)
         there = git.rev_parse(track, self.ws.paths.root)
         if there is None or git.rev_parse(ref, self.ws.paths.root) is None:
             raise exc

@@ -154,16 +154,25 @@ _OCTOPUS_ARGS = 4000
 
 def _octopus_base(root: Path, tips: list[str]) -> str:
     """git's octopus merge base of ``tips`` ("" when there is none), the tips given in
-    slices, each folded into the base found so far: git's --octopus folds them one by one
-    the same way, so the answer is the one a single call gives."""
-    base: list[str] = []
+    slices: each base found so far is folded with the next slice, and every base found is
+    carried on, as git's --octopus folds tips one by one and keeps every base. The answer
+    is one of the bases a single call finds: the one, on the spine's line of merges (a
+    criss-cross history has several, in an order of git's own)."""
+    bases: list[str] = []
     for at in range(0, len(tips), _OCTOPUS_ARGS):
-        proc = git.run(["merge-base", "--octopus", *base, *tips[at:at + _OCTOPUS_ARGS]],
-                       root, check=False)
-        base = proc.stdout.decode().split()[:1] if proc.returncode == 0 else []
-        if not base:
+        chunk, found = tips[at:at + _OCTOPUS_ARGS], []
+        for base in bases or [""]:
+            proc = git.run(["merge-base", "--octopus", "--all", *([base] if base else []),
+                            *chunk], root, check=False)
+            found += [s for s in proc.stdout.decode().split() if s not in found] \
+                if proc.returncode == 0 else []
+        if len(found) > 1:  # none that is an ancestor of another, as git reduces them
+            found = git.run(["merge-base", "--independent", *found], root,
+                            check=False).stdout.decode().split() or found
+        bases = found
+        if not bases:
             return ""
-    return base[0] if base else ""
+    return bases[0] if bases else ""
 
 
 def _changed(root: Path, commits: list[str]) -> dict[str, set[str]]:

@@ -62,11 +62,10 @@ def merge_commit(root: Path, tip: str, candidate_commit: str, tree: str, message
 
 def _signing_args(root: Path) -> list[str]:
     """git's own SSH signing, with the key leapgit's ledger writes use (issue 7)."""
-    from dulwich.repo import Repo
-
+    from leapgit.ledger.repo import open_repo
     from leapgit.signing.sign import configured_signer
 
-    with Repo(str(root)) as repo:
+    with open_repo(str(root)) as repo:
         signer = configured_signer(repo.get_config_stack())
     if signer is None:
         return []

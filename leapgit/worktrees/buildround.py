@@ -212,11 +212,10 @@ class RoundPlayer:
         last = now.receipts[-1].commit
         sha = head.stdout.decode().strip()
         if head.returncode == 0 and last is not None and sha != last:
-            from dulwich.repo import Repo
-
+            from leapgit.ledger.repo import open_repo
             from leapgit.worktrees.evidence import keep
 
-            with Repo(str(self.ws.paths.common_dir)) as repo:
+            with open_repo(str(self.ws.paths.common_dir)) as repo:
                 name = keep(repo, t.slice, t.ball, t.episode, len(now.receipts) + 1, sha)
             # kept: the branch goes back where its last round left it (a commit no receipt
             # records is no round, L6: a claim there is scored, a resume starts from there)

@@ -80,13 +80,13 @@ def blob_of_file(path: Path) -> str:
 
 def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
                thrown: ThrowRecord) -> CheckResult:
-    from dulwich.repo import Repo
+    from leapgit.ledger.repo import open_repo
 
     findings: list[Finding] = []
     head = git.rev_parse("HEAD", worktree) or thrown.base
-    with Repo(str(common_dir)) as repo:
-        base_tree = repo.object_store[oid(thrown.base)].tree  # type: ignore[attr-defined]
-        head_tree = repo.object_store[oid(head)].tree  # type: ignore[attr-defined]
+    with open_repo(str(common_dir)) as repo:
+        base_tree = repo.object_store[oid(thrown.base)].tree
+        head_tree = repo.object_store[oid(head)].tree
         at_base = TreeResolver(repo, base_tree, worktree)
         at_head = TreeResolver(repo, head_tree, None)
         for entry in ball.scope:

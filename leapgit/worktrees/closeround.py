@@ -272,10 +272,10 @@ def _closed_by_builder(view: LedgerView, common_dir: Path, worktree: Path, ball:
         return None
     rolled, failed = None, None
     if last.outcome == -1:  # the hook kept the commit as evidence when it recorded the -1
-        from dulwich.repo import Repo
+        from leapgit.ledger.repo import open_repo
 
         t = episode.throw
-        with Repo(str(common_dir)) as repo:
+        with open_repo(str(common_dir)) as repo:
             kept = keep(repo, t.slice, t.ball, t.episode, last.round, last.commit)
         # the hook refused a breach (a -1 the builder said itself stays on the branch)
         breach = judge_round(view, common_dir, worktree, ball, episode, start, None, "",

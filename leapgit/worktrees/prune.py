@@ -42,13 +42,12 @@ class PruneLine:
 
 
 def _base_blobs(ws: Workspace, ball: BallRecord, base: str) -> dict[str, str]:
-    from dulwich.repo import Repo
-
+    from leapgit.ledger.repo import open_repo
     from leapgit.slices.scope import ScopeError, TreeResolver
 
     out: dict[str, str] = {}
-    with Repo(str(ws.paths.common_dir)) as repo:
-        tree = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
+    with open_repo(str(ws.paths.common_dir)) as repo:
+        tree = repo.object_store[oid(base)].tree
         resolver = TreeResolver(repo, tree, None)
         for entry in ball.scope:
             try:

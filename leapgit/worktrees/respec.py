@@ -115,11 +115,11 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
 
 def _recheck(ws: Workspace, whole: SliceDraft, index: int,
              source: str) -> tuple[StampedScope, ...]:
-    from dulwich.repo import Repo
+    from leapgit.ledger.repo import open_repo
 
     base = spine_tip(ws)
-    with Repo(str(ws.paths.common_dir)) as repo:
-        tree = repo.object_store[oid(base)].tree  # type: ignore[attr-defined]
+    with open_repo(str(ws.paths.common_dir)) as repo:
+        tree = repo.object_store[oid(base)].tree
         try:
             checked = check_slice(whole, TreeResolver(repo, tree, None))  # L2, L4 again
         except LeapError as exc:

@@ -31,7 +31,7 @@ from leapgit.worktrees.check import blob_of_file
 from leapgit.worktrees.rollback import _inside, _write
 
 if TYPE_CHECKING:
-    from dulwich.repo import Repo
+    from leapgit.gitobj import GitRepo
 
 _FILE_MODES = (0o100644, 0o100755)
 
@@ -63,7 +63,7 @@ def untracked_paths(worktree: Path) -> frozenset[str]:
     return frozenset(p.decode("utf-8", "surrogateescape") for p in raw.split(b"\0") if p)
 
 
-def _changes(repo: Repo, start: str, refused: str) -> list[_Change]:
+def _changes(repo: GitRepo, start: str, refused: str) -> list[_Change]:
     """Every path the round changed (no rename detection: a rename is two paths)."""
     from dulwich.diff_tree import tree_changes
 
@@ -83,12 +83,12 @@ def rewind(common_dir: Path, worktree: Path, branch: str, start: str, refused: s
            ball: BallRecord, untracked: frozenset[str] | None = None) -> Rewound:
     """Move ``branch`` from ``refused`` back to ``start`` and undo the round's changes
     outside the scope in ``worktree``, the ball's own (the caller checks it is)."""
-    from dulwich.repo import Repo
+    from leapgit.ledger.repo import open_repo
 
     if not git.is_ancestor(worktree, start, refused):
         raise RuleViolation(f"the round's start {start[:12]} is no ancestor of the refused "
                             f"commit {refused[:12]}: {branch} stays where it is", rule="L6")
-    with Repo(str(common_dir)) as repo:
+    with open_repo(str(common_dir)) as repo:
         changes = _changes(repo, start, refused)
         moved = git.run(["update-ref", "-m", "leap: a refused round leaves the branch (L6)",
                          f"refs/heads/{branch}", start, refused], worktree, check=False,
@@ -106,7 +106,7 @@ def rewind(common_dir: Path, worktree: Path, branch: str, start: str, refused: s
                      untracked if untracked is not None else frozenset())
 
 
-def _undo(repo: Repo, worktree: Path, start: str, changes: list[_Change],
+def _undo(repo: GitRepo, worktree: Path, start: str, changes: list[_Change],
           untracked: frozenset[str]) -> Rewound:
     ignored = _ignored(worktree, [c.path for c in changes if c.before is None])
     removed, restored, kept = [], [], []

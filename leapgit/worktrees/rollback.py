@@ -91,12 +91,12 @@ def _descends(common_dir: Path, base: str, red: str) -> bool:
 
 def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                   thrown: ThrowRecord) -> RolledBack:
-    from dulwich.repo import Repo
+    from leapgit.ledger.repo import open_repo
 
     restored: list[str] = []
     skipped: list[str] = []
-    with Repo(str(common_dir)) as repo:
-        base_tree = repo.object_store[oid(thrown.base)].tree  # type: ignore[attr-defined]
+    with open_repo(str(common_dir)) as repo:
+        base_tree = repo.object_store[oid(thrown.base)].tree
         resolver = TreeResolver(repo, base_tree, None)
         for entry in ball.scope:
             try:

@@ -58,8 +58,7 @@ def judge_round(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRe
                 round_cap: int) -> list[Refusal]:
     """The breaches among the commits since ``start`` and the ``staged`` tree committed
     with ``message`` on top of them."""
-    from dulwich.repo import Repo
-
+    from leapgit.ledger.repo import open_repo
     from leapgit.rules.balls import not_rounds
     from leapgit.rules.commits import check_commit
     from leapgit.rules.episodes import episode_reds
@@ -69,7 +68,7 @@ def judge_round(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRe
     ref = f"refs/heads/{t.branch}"
     reds = episode_reds(view, t.slice, t.ball, t.episode)
     head = _out(["rev-parse", "HEAD"], worktree)
-    with Repo(str(common_dir)) as repo:
+    with open_repo(str(common_dir)) as repo:
         objects = Objects(repo)
         pre = not_rounds(objects, reds, t.base, head)
         commits = objects.new_commits(head, [start])

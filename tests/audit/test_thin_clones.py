@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,152 @@ def test_a_ledger_a_partial_clone_took_by_hand_is_read_by_fetching_each_record(
     audited = leap("audit", cwd=repo)
     assert audited.code == 0, audited
     assert missing(repo, "leap/ledger") == 0
+
+
+def test_the_unshallow_names_the_remote_the_ledger_came_from(remote: Path, tmp_path: Path,
+                                                            ) -> None:
+    """A fork setup: the clone comes from ``upstream``; ``origin`` is a fork holding `main`
+    only. Fetching from ``origin`` would leave the ledger cut (a hint that led back to
+    itself): the hint names ``upstream``, where `leap sync` took the ledger."""
+    fork = tmp_path / "fork.git"
+    git("clone", "-q", "--bare", "--single-branch", "-b", "main", str(remote), str(fork),
+        cwd=tmp_path)
+    repo = clone(remote, tmp_path / "ci", "-o", "upstream", "--depth", "3",
+                 "--no-single-branch")
+    git("remote", "add", "origin", f"file://{fork}", cwd=repo)
+    assert leap("sync", "upstream", cwd=repo).code == 0
+
+    status = leap("status", cwd=repo)
+    line = next(x for x in status.out.splitlines() if x.startswith("signatures:"))
+    assert hinted(line) == "git fetch --unshallow upstream", line
+    r = leap("audit", cwd=repo)
+    assert r.code == 3, r
+    assert hinted(r.err) == "git fetch --unshallow upstream", r.err
+    run_hint(hinted(r.err), repo)
+    again = leap("audit", cwd=repo)
+    assert again.code == 0, again
+
+
+def test_a_depth_that_reached_the_roots_cuts_nothing(remote: Path, tmp_path: Path) -> None:
+    """git lists a root commit at the boundary of a clone as deep as the history: nothing is
+    missing, so the audit judges and status counts it all."""
+    repo = clone(remote, tmp_path / "ci", "--depth", "20", "--no-single-branch")  # the ledger's
+    assert leap("sync", "origin", cwd=repo).code == 0
+    assert (repo / ".git" / "shallow").read_text().split()  # git lists the roots
+    r = leap("audit", cwd=repo)
+    assert r.code == 0, r
+    assert "20 commit(s)" in r.out
+    status = leap("status", cwd=repo)
+    line = next(x for x in status.out.splitlines() if x.startswith("signatures:"))
+    assert "shallow" not in line and "20 of 20 ledger commits" in line, line
+
+
+def partial_by_hand(remote: Path, into: Path) -> Path:
+    """A partial clone whose ledger branch was made from the clone's own copy (no `leap
+    sync`): every record still with the remote."""
+    repo = clone(remote, into, "--filter=blob:none", "--no-single-branch")
+    git("branch", "leap/ledger", "origin/leap/ledger", cwd=repo)
+    assert missing(repo, "leap/ledger") > 0
+    return repo
+
+
+def test_a_promisor_remote_out_of_reach_is_a_hold_and_the_rerun_reads_on(
+        remote: Path, tmp_path: Path) -> None:
+    repo = partial_by_hand(remote, tmp_path / "ci")
+    git("remote", "set-url", "origin", f"file://{tmp_path}/gone.git", cwd=repo)
+    for command in (["status"], ["audit"]):
+        r = leap(*command, cwd=repo)
+        assert r.code == 3, r
+        assert "internal error" not in r.err
+        assert "is not in this partial clone" in r.err and "run the command again" in r.err
+    git("remote", "set-url", "origin", f"file://{remote}", cwd=repo)
+    assert leap("status", cwd=repo).code == 0
+    assert leap("audit", cwd=repo).code == 0
+
+
+def test_records_fetched_one_by_one_survive_git_repacking_between_them(
+        remote: Path, tmp_path: Path) -> None:
+    """Each record git fetches leaves a pack; git repacks past its limit (50 by default, 2
+    here) and would delete packs dulwich has open (before: PackFileDisappeared)."""
+    repo = partial_by_hand(remote, tmp_path / "ci")
+    git("config", "gc.autoPackLimit", "2", cwd=repo)
+    git("config", "gc.autoDetach", "false", cwd=repo)  # it repacks before the read goes on
+    housekeeping = {"GIT_CONFIG_COUNT": "0"}  # as on a user's machine (the suite turns it off)
+    r = leap("status", cwd=repo, env=housekeeping)
+    assert r.code == 0, r
+    assert "calc-positions" in r.out
+    assert leap("audit", cwd=repo, env=housekeeping).code == 0
+    assert missing(repo, "leap/ledger") == 0
+
+
+def test_a_partial_clone_that_git_marked_with_the_old_extension_is_read_too(
+        remote: Path, tmp_path: Path) -> None:
+    """``extensions.partialClone``: what git wrote for a partial clone before promisor
+    remotes, which dulwich's Repo refuses to open (before: exit 2)."""
+    repo = partial_by_hand(remote, tmp_path / "ci")
+    git("config", "extensions.partialClone", "origin", cwd=repo)
+    git("config", "--unset", "remote.origin.promisor", cwd=repo)
+    r = leap("status", cwd=repo)
+    assert r.code == 0, r
+    assert "calc-positions" in r.out
+
+
+def test_a_push_from_a_partial_clone_is_judged_by_the_rules_not_an_internal_error(
+        remote: Path, tmp_path: Path) -> None:
+    """The pre-push hook reads the ledger the same way (before: it opened the repository
+    without reading through git, and failed closed on the first record)."""
+    repo = partial_by_hand(remote, tmp_path / "ci")
+    assert leap("hooks", "install", cwd=repo).code == 0
+    git("checkout", "-q", "-b", "topic", cwd=repo)
+    (repo / "x.txt").write_text("x\n")
+    git("add", "x.txt", cwd=repo)
+    git("commit", "-q", "-m", "a change outside any integration", cwd=repo)
+    pushed = subprocess.run(["git", "push", "origin", "HEAD:main"], cwd=repo,
+                            capture_output=True, text=True)
+    assert pushed.returncode != 0
+    assert "internal error" not in pushed.stderr, pushed.stderr
+    assert "[L8]" in pushed.stderr, pushed.stderr
+
+
+def test_a_later_sync_in_a_partial_clone_takes_new_records_along_without_fetching_all_again(
+        remote: Path, tmp_path: Path) -> None:
+    repo = clone(remote, tmp_path / "ci", "--filter=blob:none", "--no-single-branch")
+    assert leap("sync", "origin", cwd=repo).code == 0
+    writer = clone(remote, tmp_path / "writer")
+    assert leap("sync", "origin", cwd=writer).code == 0
+    (tmp_path / "draft.yaml").write_text(
+        "slice: more-docs\nspine: integrator\nballs:\n" + "".join(
+            f"  - id: {ball}\n    goal: g\n    spec: s\n    scope: [{ball.upper()}.md]\n"
+            "    proof: \"true\"\n    tests: \"true\"\n    rollback: restore-scope\n"
+            for ball in ("notes", "faq")))
+    cut = leap("slice", "cut", str(tmp_path / "draft.yaml"), cwd=writer)
+    assert cut.code == 0, cut
+    assert leap("sync", "origin", cwd=writer).code == 0
+
+    trace = tmp_path / "trace"
+    r = leap("sync", "origin", cwd=repo, env={"GIT_TRACE": str(trace)})
+    assert r.code == 0, r
+    assert missing(repo, "leap/ledger") == 0
+    assert "more-docs" in leap("status", cwd=repo).out
+    assert "--refetch" not in trace.read_text()  # the new records came with their commits
+
+
+def test_a_ball_s_commits_are_walked_past_no_graft(tmp_path: Path) -> None:
+    """The walk that reads a ball's commits treats a shallow clone's cut as git does, and
+    nothing else: a graft (``info/grafts``) hides no commit from the rules (a blind review:
+    the repository's parents provider applied grafts too)."""
+    from leapgit.ledger.repo import open_repo
+    from leapgit.rules.objects import Objects
+    from tests.support import make_repo
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "0\n"})
+    base = git("rev-parse", "HEAD", cwd=repo)
+    for n in range(1, 6):
+        (repo / "a.txt").write_text(f"{n}\n")
+        git("commit", "-q", "-am", f"c{n}", cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "grafts").write_text(f"{head} {base}\n")  # hides c1..c4
+    with open_repo(str(repo / ".git")) as opened:
+        walked = Objects(opened).new_commits(head, [base])
+    assert len(walked) == 5

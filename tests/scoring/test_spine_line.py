@@ -7,6 +7,7 @@ in slices of a bounded size, each folded into the base found so far, which is wh
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from pathlib import Path
 
@@ -45,3 +46,28 @@ def test_tips_in_slices_find_the_base_one_call_finds(tmp_path: Path, size: int,
     assert whole[-1][0] == ids[30]
     monkeypatch.setattr(reopen, "_OCTOPUS_ARGS", size)
     assert reopen._line_since(tmp_path / "spine", "main", tips) == whole
+
+
+def test_a_criss_cross_history_in_slices_finds_a_base_one_call_finds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two merges that cross have two merge bases; git's fold carries both to the next tip,
+    and so do the slices (a blind review: keeping only the first gave an older base, one
+    no single call finds). Which of the bases comes first may differ; on the spine's line
+    of merges, where the tips are, there is one."""
+    root = tmp_path / "cc"
+    git("init", "-q", "-b", "main", str(root), cwd=tmp_path)
+
+    def commit(message: str, *parents: str) -> str:
+        tree = git("mktree", cwd=root, input=b"")
+        args = [a for p in parents for a in ("-p", p)]
+        return git("commit-tree", tree, *args, "-m", message, cwd=root)
+
+    base = commit("O")
+    a1, b1 = commit("a1", base), commit("b1", base)
+    a2, b2 = commit("A2", a1, b1), commit("B2", b1, a1)
+    monkeypatch.setattr(reopen, "_OCTOPUS_ARGS", 2)
+    for parent in (a1, b1):
+        x = commit(f"X on {parent[:7]}", parent)
+        for tips in itertools.permutations([b2, a2, x]):
+            every = git("merge-base", "--octopus", "--all", *tips, cwd=root).split()
+            assert reopen._octopus_base(root, list(tips)) in every, (parent, tips)

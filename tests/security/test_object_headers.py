@@ -140,3 +140,31 @@ def test_a_truncated_loose_object_is_unknown_never_a_crash(tmp_path: Path) -> No
     with Repo(str(repo)) as r:
         assert object_size(r.object_store, sha.encode()) is None
         assert object_type(r.object_store, sha.encode()) is None
+
+
+def test_a_repack_after_dulwich_listed_the_packs_leaves_the_header_readers_whole(
+        tmp_path: Path) -> None:
+    """git repacks on its own (after a fetch, past 50 packs) while a leapgit process holds
+    the packs dulwich listed; a header read then finds a pack gone (before:
+    PackFileDisappeared, an internal error): it says it does not know, and the object is
+    read whole as ever."""
+    from leapgit.ledger.repo import open_repo
+    from tests.support import make_repo
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    blobs = []
+    for n in range(3):  # three packs
+        (repo / "a.txt").write_text(f"{n}\n" * (n + 1))
+        git("commit", "-q", "-am", f"c{n}", cwd=repo)
+        blobs.append(git("rev-parse", "HEAD:a.txt", cwd=repo))
+        git("repack", "-q", cwd=repo)
+    with open_repo(str(repo / ".git")) as opened:
+        store = opened.object_store
+        assert len(store.packs) == 3
+        git("repack", "-q", "-a", "-d", cwd=repo)  # one pack now; the three are gone
+        for blob in blobs:
+            assert object_size(store, blob.encode()) in (None, int(git("cat-file", "-s", blob,
+                                                                        cwd=repo)))
+            assert object_type(store, blob.encode()) in (None, 3)
+            assert store[blob.encode()].as_raw_string() == \
+                git("cat-file", "blob", blob, cwd=repo).encode() + b"\n"
