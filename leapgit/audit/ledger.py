@@ -6,7 +6,6 @@ no receipt names a fifth round (L6)."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ def _commits(root: Path, ref: str) -> list[Commit]:
     out = git.run(["-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c",
                    "i18n.logOutputEncoding=UTF-8", "log", "--root", "--reverse", "--no-renames",
                    "--ignore-submodules=none", "-O/dev/null", "--raw", "-t", "-z",
-                   "--no-abbrev", "--format=%x01%H %P %T", ref], root, env=_NO_GRAFTS).stdout
+                   "--no-abbrev", "--format=%x01%H %P %T", ref], root).stdout
     # NUL ends every field, and no path holds one: a commit's fields, then pairs of a
     # change's fields and its path, each pair read whole (a path may start like anything)
     fields, at, found = out.split(b"\0"), 0, []
@@ -60,10 +59,6 @@ def _commits(root: Path, ref: str) -> list[Commit]:
     return [c._replace(message=messages.get(c.sha, "")) for c in found]
 
 
-# the commits' own parents, never a graft's (``info/grafts`` or a graft file named in the
-# environment would hide a commit and its edits from the log; dulwich reads no graft file
-# named in the environment either)
-_NO_GRAFTS = {"GIT_GRAFT_FILE": os.devnull}
 
 
 def _change(meta: list[str], path: bytes) -> Change:
@@ -80,7 +75,7 @@ def _messages(root: Path, commits: list[str]) -> dict[str, str]:
     """Each commit's message, read from its object (what follows the first blank line)."""
     if not commits:
         return {}
-    data = git.run(["cat-file", "--batch"], root, env=_NO_GRAFTS,
+    data = git.run(["cat-file", "--batch"], root,
                    input="".join(f"{c}\n" for c in commits).encode()).stdout
     found, at = {}, 0
     for sha in commits:

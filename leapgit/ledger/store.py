@@ -115,6 +115,15 @@ class Ledger(AbstractContextManager["Ledger"]):
         found = self.remotes_holding()
         if found:
             return f"this clone's remote {found[0]} has one: `leap sync {found[0]}` takes it"
+        # a clone of one branch (`--single-branch`, or `--depth`: CI's checkout) keeps no
+        # copy of the ledger even where its remote has one: ask before a second root
+        names = [section[1].decode("utf-8", "surrogateescape")
+                 for section in self.repo.get_config().sections()
+                 if section[0] == b"remote" and len(section) == 2]
+        if names:
+            remote = "origin" if "origin" in names else names[0]
+            return (f"if {remote} has one, `leap sync {remote}` takes it; if no remote does, "
+                    "`leap init` starts one")
         return "run `leap init` first"
 
     def remotes_holding(self) -> list[str]:

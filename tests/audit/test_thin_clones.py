@@ -330,3 +330,19 @@ def test_a_ball_s_commits_are_walked_past_no_graft(tmp_path: Path) -> None:
     with open_repo(str(repo / ".git")) as opened:
         walked = Objects(opened).new_commits(head, [base])
     assert len(walked) == 5
+
+
+def test_a_graft_that_rewires_the_spine_changes_nothing_the_audit_judges(
+        remote: Path, tmp_path: Path) -> None:
+    """``info/grafts`` (git's old local hack) gives a commit other parents for every git
+    command; leapgit's git reads the commits as they are, as dulwich does (a blind review:
+    the audit named a sound merge as not merging its candidate)."""
+    repo = clone(remote, tmp_path / "ci")
+    assert leap("sync", "origin", cwd=repo).code == 0
+    tip, older = git("rev-parse", "main", cwd=repo), git("rev-parse", "main~3", cwd=repo)
+    (repo / ".git" / "info" / "grafts").write_text(f"{tip} {older}\n")
+    assert git("rev-parse", "main^2", cwd=repo, check=False) != git("rev-parse", "main^2",
+                                                                     cwd=remote)
+    r = leap("audit", cwd=repo)
+    assert r.code == 0, r
+    assert "all holds" in r.out

@@ -4,6 +4,7 @@ at the same time; every record lands once, on a linear ledger."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -240,3 +241,22 @@ def test_a_worker_on_a_remote_without_a_ledger_leads_on_once_the_thrower_syncs(
     finally:
         looking.send_signal(signal.SIGINT)
         looking.communicate(timeout=30)
+
+
+def test_a_clone_of_one_branch_is_asked_to_take_the_remote_s_ledger_before_starting_one(
+        fresh_world: World) -> None:
+    """`git clone --depth 1` (CI's checkout) fetches one branch: no copy of the ledger here
+    to see, though origin has one. The hint names `leap sync origin` first (before: only
+    `leap init`, which starts a second root), and running it takes the ledger."""
+    w = fresh_world
+    path = w.base_dir / "ci"
+    git("clone", "-q", "--depth", "1", f"file://{w.bare}", str(path), cwd=w.base_dir)
+    res = leap("status", cwd=path)
+    assert res.code == 2, res
+    assert "if origin has one, `leap sync origin` takes it" in res.err, res
+    sync = re.search(r"`(leap sync [^`]*)`", res.err)
+    assert sync is not None
+    assert leap(*sync.group(1).split()[1:], cwd=path).code == 0
+    assert git("rev-parse", "leap/ledger", cwd=path) == git("rev-parse", "leap/ledger",
+                                                              cwd=w.bare)
+    assert leap("status", cwd=path).code == 0
