@@ -78,6 +78,27 @@ def blob_of_file(path: Path) -> str:
     return Blob.from_string(path.read_bytes()).id.decode()
 
 
+def holds(path: Path, blob: str) -> bool:
+    """Whether the file at ``path`` holds ``blob`` as git stores it. Its bytes are the blob's
+    where no attribute converts them; where one does (an eol conversion, a clean filter
+    such as Git LFS's: a checkout writes other bytes than the blob's), git is asked what it
+    would store for them (``stored_blob``)."""
+    found = blob_of_file(path)
+    if found == blob or found in (ABSENT, DIRECTORY) or path.is_symlink():
+        return found == blob
+    return stored_blob(path) == blob
+
+
+def stored_blob(path: Path) -> str:
+    """The blob git would store for the file at ``path``, through the attributes of the
+    checkout it is in (`git hash-object`); its bytes' own id outside a checkout."""
+    if path.is_symlink() or not path.is_file():
+        return blob_of_file(path)
+    proc = git.run(["hash-object", "--", path.name], path.parent, check=False)
+    found = proc.stdout.decode().strip()
+    return found if proc.returncode == 0 and found else blob_of_file(path)
+
+
 def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
                thrown: ThrowRecord) -> CheckResult:
     from leapgit.ledger.repo import open_repo
@@ -105,10 +126,10 @@ def _check_entry(path: str, stamp: str, at_base: TreeResolver, at_head: TreeReso
     if base.blob != stamp:
         return [Finding(-1, path, f"stale map: expected {stamp} (stamped at the cut), "
                                   f"actual {base.blob} at the throw base {base.path}")]
-    disk = blob_of_file(worktree / base.real)
-    if disk != head.blob:
+    if not holds(worktree / base.real, head.blob):
         return [Finding(-1, path, f"changed outside any round: expected {head.blob}, "
-                                  f"actual {disk} in the worktree")]
+                                  f"actual {stored_blob(worktree / base.real)} in the "
+                                  "worktree")]
     return []
 
 

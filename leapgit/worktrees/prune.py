@@ -26,7 +26,7 @@ from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees import place
-from leapgit.worktrees.check import blob_of_file
+from leapgit.worktrees.check import holds
 from leapgit.worktrees.closeround import admin_dir, dirty_paths
 
 DROP_TRIES = 5  # compare-and-swap deletes of a dropped branch before it is a hold
@@ -64,7 +64,7 @@ def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[st
     if not worktree.is_dir():
         return []
     restored = {p: blob for p, blob in _base_blobs(ws, ball, restore_point(ws, t)).items()
-                if blob_of_file(worktree / p) == blob}
+                if holds(worktree / p, blob)}
     # a file a rollback put back where the builder had left a folder: the folder's
     # (committed) content shows as deleted beneath it, and is not work either
     return [p for p in dirty_paths(worktree)
@@ -75,7 +75,7 @@ def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
     worktree = place.worktree_of(ws, t)
     if not worktree.is_dir():
         return True
-    return all((blob_of_file(worktree / path) == blob) or (blob == ABSENT and
+    return all(holds(worktree / path, blob) or (blob == ABSENT and
                not (worktree / path).exists())
                for path, blob in _base_blobs(ws, ball, restore_point(ws, t)).items())
 
