@@ -132,7 +132,8 @@ class Status(NamedTuple):
             "slices": [s.to_json(self.round_limit) for s in self.slices],
             "signatures": None if sig is None else {
                 "commits": sig.commits, "unsigned_commits": sig.unsigned_commits,
-                "unsigned_records": list(sig.unsigned_records), "shallow": sig.shallow},
+                "unsigned_records": list(sig.unsigned_records), "shallow": sig.shallow,
+                "fetch_rest": sig.fetch},
         }
 
 

@@ -15,6 +15,7 @@ The repository is the quickstart's: a slice landed on a real remote, whose `main
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -130,6 +131,8 @@ def test_status_in_a_shallow_clone_counts_the_signatures_it_sees_and_says_the_re
     assert r.code == 0, r
     line = next(x for x in r.out.splitlines() if x.startswith("signatures:"))
     assert "3 ledger commits" in line and "shallow" in line, line
+    shown = json.loads(leap("status", "--json", cwd=repo).out)["signatures"]
+    assert shown["shallow"] is True and shown["fetch_rest"] == hinted(line)
     run_hint(hinted(line), repo)
     again = leap("status", cwd=repo)
     assert again.code == 0, again
@@ -138,6 +141,8 @@ def test_status_in_a_shallow_clone_counts_the_signatures_it_sees_and_says_the_re
 
     as_json = leap("status", "--json", cwd=repo)
     assert as_json.code == 0
+    signatures = json.loads(as_json.out)["signatures"]
+    assert signatures["shallow"] is False and signatures["fetch_rest"] is None
 
 
 def test_a_copy_of_a_shallow_clone_is_held_the_same(remote: Path, tmp_path: Path) -> None:
