@@ -15,6 +15,7 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from leapgit import git
 from leapgit.errors import Hold, UsageError
@@ -191,7 +192,7 @@ def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> li
                     fresh = restarts(s, thrown, query.load_ball(view, sid, ball_id))
                     todo.append((sid, s, thrown, gone, fresh))
                 elif (sid, ball_id) in present:
-                    never.append((sid, ball_id, _safe_tips(view, ws, sid, ball_id, rec.base)))
+                    never.append((sid, ball_id, safe_tips(view, ws, sid, ball_id, rec.base)))
     for sid, s, ball, gone, fresh in todo:
         lines.append(_prune_one(ws, sid, s, ball, force, gone, fresh))
     lines.extend(_prune_leftover(ws, sid, ball_id, safe, force) for sid, ball_id, safe in never)
@@ -216,7 +217,7 @@ def _present(ws: Workspace) -> set[tuple[str, str]]:
     return found
 
 
-def _safe_tips(view: LedgerView, ws: Workspace, sid: str, ball_id: str, base: str
+def safe_tips(view: LedgerView, ws: Workspace, sid: str, ball_id: str, base: str
                ) -> tuple[str, ...]:
     """Where a throw of a never-thrown ball starts its branch (its reds, the slice base):
     a leftover branch at or behind one of these holds nothing that removing it loses."""
@@ -228,33 +229,53 @@ def _safe_tips(view: LedgerView, ws: Workspace, sid: str, ball_id: str, base: st
     return (*red_commits, base, *((spine,) if spine else ()))
 
 
-def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...],
-                    force: bool) -> PruneLine:
-    """A ball the ledger never saw thrown whose branch or worktree exists: what a throw
-    killed before its record left (its refusal's hint, `leap worktree prune`, leads here).
-    Removed when it holds nothing beyond its start point and no uncommitted work, or with
-    ``force``; a worktree there that is not on the ball's branch is never touched."""
+class Leftover(NamedTuple):
+    """What a throw killed before its record left of a ball the ledger never saw thrown."""
+
+    path: Path
+    branch: str
+    present: bool  # its branch or its worktree is there
+    foreign: str | None  # a worktree in the ball's place on another branch: its branch
+    work: str  # why removing it would lose work ("": it holds none)
+
+
+def leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]) -> Leftover:
+    """The one judgment of such a leftover (L8: nothing lost, nothing stuck), for `leap
+    worktree prune` and for the next throw, which makes the ball afresh over one that
+    holds no work: a branch at or behind one of ``safe`` (``safe_tips``: where a throw
+    starts it) with no worktree, or a clean one of its own."""
     path = place.target(ws, sid, ball_id)
     branch = ws.config.ball_branch(sid, ball_id)
     found = place.registered(ws, path)
     tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
     if found is not None and found.branch != f"refs/heads/{branch}":  # not ours to remove
-        return PruneLine(sid, ball_id, False, f"kept: the worktree in the ball's place is on "
-                         f"{found.branch or 'a detached HEAD'}, not on {branch}: move it "
-                         "away with `git worktree move`; leapgit removes only its own",
-                         str(path))
-    if found is None and tip is None:
-        return PruneLine(sid, ball_id, False, "")
-    why = ""
+        return Leftover(path, branch, True, found.branch or "a detached HEAD", "")
+    work = ""
     if tip is not None and not any(git.is_ancestor(ws.paths.root, tip, s) for s in safe):
-        why = "its branch holds commits no throw recorded"
+        work = "its branch holds commits no throw recorded"
     elif found is not None and dirty_paths(path):
-        why = f"uncommitted work ({', '.join(dirty_paths(path))})"
-    if why and not force:
-        return PruneLine(sid, ball_id, False, f"kept: {why}; --force removes it", str(path))
-    place.remove(ws, path, branch, force=True)
+        work = f"uncommitted work ({', '.join(dirty_paths(path))})"
+    return Leftover(path, branch, found is not None or tip is not None, None, work)
+
+
+def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...],
+                    force: bool) -> PruneLine:
+    """A ball the ledger never saw thrown whose branch or worktree exists (its refusal's
+    hint, `leap worktree prune`, leads here): removed when it holds no work (``leftover``),
+    or with ``force``; a worktree there that is not on the ball's branch is never touched."""
+    found = leftover(ws, sid, ball_id, safe)
+    if found.foreign is not None:
+        return PruneLine(sid, ball_id, False, f"kept: the worktree in the ball's place is on "
+                         f"{found.foreign}, not on {found.branch}: move it away with `git "
+                         "worktree move`; leapgit removes only its own", str(found.path))
+    if not found.present:
+        return PruneLine(sid, ball_id, False, "")
+    if found.work and not force:
+        return PruneLine(sid, ball_id, False, f"kept: {found.work}; --force removes it",
+                         str(found.path))
+    place.remove(ws, found.path, found.branch, force=True)
     return PruneLine(sid, ball_id, True, "removed: left over by a throw that never recorded "
-                     "one (the ledger holds no throw of the ball)", str(path))
+                     "one (the ledger holds no throw of the ball)", str(found.path))
 
 
 def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,

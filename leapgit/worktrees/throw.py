@@ -498,19 +498,17 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
 def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, plan: _Plan,
                   path: Path, branch: str) -> bool:
     """L8 (nothing lost, nothing stuck): the branch and worktree a throw made before it was
-    killed, ahead of its record: a first episode's branch still at its start point (the red,
-    or the base), checked out in the ball's own worktree with nothing changed. It holds no
-    work, so the throw makes it again; anything else is refused as before."""
+    killed, ahead of its record, of a ball in its first episode: when it holds no work (the
+    judgment `leap worktree prune` makes, ``prune.leftover``), the throw makes it again;
+    anything else is refused as before."""
+    from leapgit.worktrees.prune import leftover, safe_tips
+
     if not plan.fresh or plan.resumed_from is not None or plan.episode != 1:
         return False
-    found = place.registered(ws, path)
-    tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
-    if found is None or tip is None or found.branch != f"refs/heads/{branch}":
-        return False
-    if tip != start_point(view, ws.paths.root, slice_id, ball, plan.base):
-        return False
-    status = git.run(["status", "--porcelain", "--untracked-files=all"], path, check=False)
-    return status.returncode == 0 and not status.stdout.strip()
+    safe = safe_tips(view, ws, slice_id, ball, query.load_slice(view, slice_id).base)
+    found = leftover(ws, slice_id, ball, safe)
+    return found.present and found.foreign is None and not found.work and \
+        (found.path, found.branch) == (path, branch)
 
 
 def start_point(view: LedgerView, root: Path, slice_id: str, ball_id: str, base: str) -> str:

@@ -3,8 +3,9 @@ and shows it makes progress, and then the refused command goes through (or, wher
 forbids that for good, the named command moves the ball on). Real git, the real CLI.
 
 (a) a throw refused because a ball's branch or worktree already exists, although the ball was
-    never thrown (a throw killed before it recorded anything leaves that): its hint is
-    `leap worktree prune`, which must remove what that throw left;
+    never thrown (a throw killed before it recorded anything leaves that) and it holds work
+    no throw recorded: its hint is `leap worktree prune`, which keeps it and names --force;
+    one that holds no work the next throw takes over;
 (b) a folder in a worktree's place that is no worktree: prune never removes a folder leapgit
     did not make, so no hint may send the user there;
 (c) `leap red` refused because the ball is in flight names what leads on."""
@@ -43,22 +44,18 @@ def _leftover(repo: Path, ball: str = "A") -> tuple[Path, str]:
     return path, branch
 
 
-def test_the_prune_hint_of_a_never_thrown_balls_leftover_leads_on(diamond: Path) -> None:
+def test_a_never_thrown_balls_branch_left_alone_is_taken_over_by_the_next_throw(
+        diamond: Path) -> None:
+    """A throw killed before its record, whose worktree folder went since (`rm -rf`, then
+    git's own `worktree prune`): the branch alone is left, at the start point. It holds no
+    work, so the next throw makes the ball afresh, as it does over a clean worktree (before:
+    refused, naming `leap worktree prune`; a `leap run` stopped there)."""
     path, branch = _leftover(diamond)
-    # its worktree folder deleted by hand since (`rm -rf`, then git's own `worktree prune`):
-    # the branch alone is left, at the start point, and the throw cannot take it over
     git("worktree", "remove", "--force", str(path), cwd=diamond)
-    refused = leap("throw", "dia", "--ball", "A", cwd=diamond)
-    assert refused.code == 2, refused
-    assert f"branch {branch} or worktree {path} already exists" in refused.err
-    assert _hinted(refused.err) == ["leap worktree prune"], refused.err
-    pruned = leap("worktree", "prune", cwd=diamond)
-    assert pruned.code == 0, pruned
-    assert "dia/A: removed: left over by a throw that never recorded one" in pruned.out, pruned
-    assert ref(diamond, branch) is None and not path.exists()
     thrown = leap("throw", "dia", "--ball", "A", cwd=diamond)
     assert thrown.code == 0, thrown
     assert ref(diamond, branch) == red_commit(diamond, "dia", "A")
+    assert path.is_dir()
 
 
 def test_a_leftover_branch_holding_commits_is_kept_unless_forced(diamond: Path) -> None:
@@ -66,6 +63,10 @@ def test_a_leftover_branch_holding_commits_is_kept_unless_forced(diamond: Path) 
     work = commit_files(diamond, red_commit(diamond, "dia", "A"), {"src/a.py": "A = 9\n"},
                         "someone's work")
     git("update-ref", f"refs/heads/{branch}", work, cwd=diamond)
+    refused = leap("throw", "dia", "--ball", "A", cwd=diamond)  # work no throw recorded
+    assert refused.code == 2, refused
+    assert f"branch {branch} or worktree {path} already exists" in refused.err
+    assert _hinted(refused.err) == ["leap worktree prune"], refused.err
     kept = leap("worktree", "prune", cwd=diamond)
     assert kept.code == 0, kept
     assert "dia/A: kept: its branch holds commits no throw recorded" in kept.out, kept
