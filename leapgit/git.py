@@ -96,12 +96,40 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     # issue 18 F3: leapgit reads the objects the rules judged, never a replace ref's (dulwich
     # reads none either); ref names are given in full where a tag could shadow a short one
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
-    # ... nor a graft's parents (``info/grafts``, or a graft file the environment names): a
-    # local hack that would hide commits and their edits from the rules and the audit
-    env["GIT_GRAFT_FILE"] = os.devnull
+    if _as_is:
+        _read_as_is(env)
     if extra:
         env.update(extra)
     return env
+
+
+_as_is = 0  # inside ``as_is``: how deep
+
+
+@contextlib.contextmanager
+def as_is() -> Iterator[None]:
+    """The audit's reading: every git run inside reads the commits as they are and changes
+    nothing in the repository (``_read_as_is``)."""
+    global _as_is
+    _as_is += 1
+    try:
+        yield
+    finally:
+        _as_is -= 1
+
+
+def _read_as_is(env: dict[str, str]) -> None:
+    """No graft's parents (``info/grafts``, or a graft file the environment names: a local
+    hack that would hide commits and their edits), and none of git's housekeeping (`gc
+    --auto` after a partial clone's fetches of what the audit reads would pack refs and
+    expire reflogs the audit judges). Only for reading: a git that writes keeps the user's
+    grafts, so its cleanup never drops history only a graft holds."""
+    env["GIT_GRAFT_FILE"] = os.devnull
+    count = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
+    for key, value in (("gc.auto", "0"), ("maintenance.auto", "false")):
+        env[f"GIT_CONFIG_KEY_{count}"], env[f"GIT_CONFIG_VALUE_{count}"] = key, value
+        count += 1
+    env["GIT_CONFIG_COUNT"] = str(count)
 
 
 @contextlib.contextmanager

@@ -10,9 +10,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from dulwich.config import ConfigFile, StackedConfig
     from dulwich.object_store import BaseObjectStore, DiskObjectStore
-    from dulwich.objects import ObjectID, ShaFile
+    from dulwich.objects import Commit, ObjectID, ShaFile
     from dulwich.refs import Ref, RefsContainer
 
 
@@ -56,6 +58,14 @@ class GitRepo(Protocol):
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None, /) -> Any: ...
+
+
+def parents_here(repo: GitRepo) -> Callable[[Commit], list[ObjectID]]:
+    """A commit's parents as git walks them in this clone: none for a commit at a shallow
+    clone's cut (its named ones are not here), a graft changing nothing (the rules and the
+    audit read the commits as they are). For ``dulwich.walk.Walker(get_parents=...)``."""
+    cut = repo.get_shallow()
+    return lambda commit: [] if commit.id in cut else list(commit.parents)
 
 
 _OFS_DELTA, _REF_DELTA = 6, 7
@@ -102,11 +112,12 @@ def _in_pack(store: DiskObjectStore, raw: Any) -> tuple[str, int] | None:
     for pack in store.packs:
         try:
             offset = pack.index.object_offset(raw)
+            name = pack.data.filename
         except KeyError:
             continue
         except PackFileDisappeared:
             return None
-        return os.path.join(store.pack_dir, pack.data.filename), offset
+        return os.path.join(store.pack_dir, name), offset
     return None
 
 

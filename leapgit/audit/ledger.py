@@ -121,7 +121,8 @@ def audit_history(root: Path, ref: str, round_cap: int, report: AuditReport
     found = LedgerHistory()
     if tip is None:
         return found
-    commits = _commits(root, ref)
+    with git.as_is():  # the commits' own parents, never a graft's
+        commits = _commits(root, ref)
     added_by = found.added
     report.commits = len(commits)
     edited: set[str] = set()

@@ -26,7 +26,8 @@ def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _audit(ws, require_signatures)
+        with git.as_is():  # read-only, commits as they are
+            return _audit(ws, require_signatures)
     finally:
         if paused:
             gc.enable()

@@ -34,7 +34,7 @@ class SignatureAudit:
 
 def audit_signatures_command(start: Path | str = ".", require: bool = False) -> SignatureAudit:
     ws = open_workspace(start)
-    with ws.ledger() as ledger:
+    with git.as_is(), ws.ledger() as ledger:  # read-only, commits as they are
         view = ledger.require()
         spine = f"refs/heads/{ws.config.spine}"
         spine_tip = git.rev_parse(spine, ws.paths.root)

@@ -34,14 +34,17 @@ def _rebuild(ledger: Ledger, old: str | None, base: str) -> Move[Replayed]:
     from dulwich.diff_tree import tree_changes
     from dulwich.walk import ORDER_TOPO, Walker
 
+    from leapgit.gitobj import parents_here
+
     store = ledger.repo.object_store
+    parents = parents_here(ledger.repo)  # a shallow clone's ledger ends at its cut
     local = [] if old is None else [
         e.commit for e in Walker(store, [oid(old)], exclude=[oid(base)], order=ORDER_TOPO,
-                                 reverse=True)]
+                                 reverse=True, get_parents=parents)]
     tip, records, skipped = base, 0, 0
     for commit in local:
-        parent_tree = (store[commit.parents[0]].tree  # type: ignore[attr-defined]
-                       if commit.parents else None)
+        parent_tree = (store[parents(commit)[0]].tree  # type: ignore[attr-defined]
+                       if parents(commit) else None)
         added: dict[str, bytes] = {}
         for change in tree_changes(store, parent_tree, commit.tree):
             if change.type != "add" or change.new is None:

@@ -80,7 +80,9 @@ class Promised:
         return found
 
     def __contains__(self, sha: bytes) -> bool:
-        return self._fetched(sha) is not None
+        """Only what this clone holds: asking whether an object is here fetches nothing (a
+        remote tip a clone never fetched is not judged, as in a whole clone)."""
+        return False
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(())  # what the remote holds is not listed here
@@ -103,11 +105,12 @@ class Promised:
             fields = header.split()
             ok = len(fields) == 3 and fields[1] in _TYPE_NUMS and fields[2].isdigit()
             err = proc.stderr.decode(errors="replace")
-            if not ok and git.unavailable(err):  # absent here, and not known to be anywhere
+            if not ok and err.strip():  # git tried the promisor remote, and got nothing
                 raise git.RemoteUnavailable(
                     f"object {sha.decode()} is not in this partial clone, and git could not "
                     f"fetch it from its promisor remote: {git.says(err)}",
-                    hint="once the remote answers, run the command again")
+                    hint="once the remote answers (its URL, its credentials), run the "
+                         "command again")
             self._read[sha] = (_TYPE_NUMS[fields[1]], rest[:int(fields[2])]) if ok else None
         return self._read[sha]
 

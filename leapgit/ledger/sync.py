@@ -156,7 +156,8 @@ def _is_partial(root: Path) -> bool:
                          r"^(remote\..*\.promisor|extensions\.partialclone)$"], root,
                         check=False).stdout.decode().split("\n")
         _partial[root] = any(line.split(" ", 1)[0].lower() == "extensions.partialclone" or
-                             line.endswith(" true") for line in found if line)
+                             line.rpartition(" ")[2].lower() in ("true", "yes", "on", "1")
+                             for line in found if line)
     return _partial[root]
 
 

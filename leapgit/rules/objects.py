@@ -121,11 +121,10 @@ class Objects:
         head = self.commit(include)
         if head.parents and set(head.parents) <= set(known):
             return [head]  # one commit on top of what is excluded (a walk costs ~20 ms)
-        # in a shallow clone a commit at the cut has no parents here (git's view), where its
-        # named ones would send the walk to a missing commit; a graft changes nothing
-        cut = self.repo.get_shallow()
+        from leapgit.gitobj import parents_here
+
         walker = Walker(self.store, [oid(include)], exclude=known, order=ORDER_TOPO,
-                        reverse=True, get_parents=lambda c: [] if c.id in cut else c.parents)
+                        reverse=True, get_parents=parents_here(self.repo))
         return [entry.commit for entry in walker]
 
     def touched(self, old_tree: bytes | None, new_tree: bytes) -> set[str]:

@@ -89,6 +89,14 @@ def holds(path: Path, blob: str) -> bool:
     return stored_blob(path) == blob
 
 
+def checkout_bytes(worktree: Path, path: str, blob: str, data: bytes) -> bytes:
+    """What a checkout writes for ``blob`` at ``path`` (its attributes' eol conversion and
+    smudge filter applied: `git cat-file --filters`); ``data``, the blob's own bytes, when
+    git cannot say."""
+    proc = git.run(["cat-file", "--filters", f"--path={path}", blob], worktree, check=False)
+    return proc.stdout if proc.returncode == 0 else data
+
+
 def stored_blob(path: Path) -> str:
     """The blob git would store for the file at ``path``, through the attributes of the
     checkout it is in (`git hash-object`); its bytes' own id outside a checkout."""

@@ -27,7 +27,7 @@ from leapgit.errors import RuleViolation
 from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BallRecord
 from leapgit.slices.diff import out_of_scope
-from leapgit.worktrees.check import holds
+from leapgit.worktrees.check import checkout_bytes, holds
 from leapgit.worktrees.rollback import _inside, _write
 
 if TYPE_CHECKING:
@@ -123,7 +123,9 @@ def _undo(repo: GitRepo, worktree: Path, start: str, changes: list[_Change],
             removed.append(c.path)
         elif c.before[0] in _FILE_MODES:
             target.parent.mkdir(parents=True, exist_ok=True)
-            _write(target, repo.object_store[oid(c.before[1])].as_raw_string(), c.before[0])
+            blob = c.before[1].decode()
+            _write(target, checkout_bytes(worktree, c.path, blob, repo.object_store[
+                oid(blob)].as_raw_string()), c.before[0])
             restored.append(c.path)
         else:
             kept.append(c.path)  # a link or a submodule at the start: not a file to write

@@ -22,6 +22,7 @@ from leapgit.errors import RuleViolation
 from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BUILTIN_ROLLBACK, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver, normalise
+from leapgit.worktrees.check import checkout_bytes, holds
 
 if TYPE_CHECKING:
     from leapgit.worktrees.rewind import Rewound
@@ -117,14 +118,13 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                     target.unlink()
                     restored.append(found.real)
                 continue
+            if holds(target, found.blob):  # as git stores it: a converted checkout too
+                continue
             mode = _mode(repo, base_tree, found.real)
             data = repo.object_store[oid(found.blob)].as_raw_string()
             target.parent.mkdir(parents=True, exist_ok=True)
-            current = target.read_bytes() if target.is_file() and not target.is_symlink() \
-                else None
-            if current != data:
-                _write(target, data, mode)
-                restored.append(found.real)
+            _write(target, checkout_bytes(worktree, found.real, found.blob, data), mode)
+            restored.append(found.real)
     return RolledBack(BUILTIN_ROLLBACK, tuple(restored), tuple(skipped))
 
 

@@ -226,6 +226,23 @@ def test_a_depth_that_reached_the_roots_cuts_nothing(remote: Path, tmp_path: Pat
     assert "shallow" not in line and "20 of 20 ledger commits" in line, line
 
 
+def cut_another_slice(remote: Path, tmp_path: Path) -> Path:
+    """A copy of ``remote`` (the module's stays as the quickstart left it) whose ledger has
+    moved on: another slice cut in another clone and synced there. The copy."""
+    moved = Path(shutil.copytree(remote, tmp_path / "moved.git"))
+    writer = clone(moved, tmp_path / "writer")
+    assert leap("sync", "origin", cwd=writer).code == 0
+    (tmp_path / "draft.yaml").write_text(
+        "slice: more-docs\nspine: integrator\nballs:\n" + "".join(
+            f"  - id: {ball}\n    goal: g\n    spec: s\n    scope: [{ball.upper()}.md]\n"
+            "    proof: \"true\"\n    tests: \"true\"\n    rollback: restore-scope\n"
+            for ball in ("notes", "faq")))
+    cut = leap("slice", "cut", str(tmp_path / "draft.yaml"), cwd=writer)
+    assert cut.code == 0, cut
+    assert leap("sync", "origin", cwd=writer).code == 0
+    return moved
+
+
 def partial_by_hand(remote: Path, into: Path) -> Path:
     """A partial clone whose ledger branch was made from the clone's own copy (no `leap
     sync`): every record still with the remote."""
@@ -264,6 +281,22 @@ def test_records_fetched_one_by_one_survive_git_repacking_between_them(
     assert missing(repo, "leap/ledger") == 0
 
 
+def test_the_audit_of_a_partial_clone_changes_nothing_it_judges(remote: Path,
+                                                                 tmp_path: Path) -> None:
+    """The audit reads (README: read-only). git fetches what it reads from the promisor,
+    and would tidy up after (`gc --auto`: pack the refs, expire the reflogs the audit's
+    ledger-history-kept check reads); the audit's git runs without that housekeeping."""
+    repo = partial_by_hand(remote, tmp_path / "ci")
+    git("config", "gc.autoPackLimit", "2", cwd=repo)
+    git("config", "gc.autoDetach", "false", cwd=repo)
+    reflog = repo / ".git" / "logs" / "refs" / "heads" / "leap" / "ledger"
+    before = reflog.read_bytes()
+    r = leap("audit", cwd=repo, env={"GIT_CONFIG_COUNT": "0"})  # a user's housekeeping on
+    assert r.code == 0, r
+    assert reflog.read_bytes() == before
+    assert (repo / ".git" / "refs" / "heads" / "leap" / "ledger").is_file()  # not packed
+
+
 def test_a_partial_clone_that_git_marked_with_the_old_extension_is_read_too(
         remote: Path, tmp_path: Path) -> None:
     """``extensions.partialClone``: what git wrote for a partial clone before promisor
@@ -297,16 +330,8 @@ def test_a_later_sync_in_a_partial_clone_takes_new_records_along_without_fetchin
         remote: Path, tmp_path: Path) -> None:
     repo = clone(remote, tmp_path / "ci", "--filter=blob:none", "--no-single-branch")
     assert leap("sync", "origin", cwd=repo).code == 0
-    writer = clone(remote, tmp_path / "writer")
-    assert leap("sync", "origin", cwd=writer).code == 0
-    (tmp_path / "draft.yaml").write_text(
-        "slice: more-docs\nspine: integrator\nballs:\n" + "".join(
-            f"  - id: {ball}\n    goal: g\n    spec: s\n    scope: [{ball.upper()}.md]\n"
-            "    proof: \"true\"\n    tests: \"true\"\n    rollback: restore-scope\n"
-            for ball in ("notes", "faq")))
-    cut = leap("slice", "cut", str(tmp_path / "draft.yaml"), cwd=writer)
-    assert cut.code == 0, cut
-    assert leap("sync", "origin", cwd=writer).code == 0
+    git("remote", "set-url", "origin", f"file://{cut_another_slice(remote, tmp_path)}",
+        cwd=repo)
 
     trace = tmp_path / "trace"
     r = leap("sync", "origin", cwd=repo, env={"GIT_TRACE": str(trace)})
@@ -351,3 +376,38 @@ def test_a_graft_that_rewires_the_spine_changes_nothing_the_audit_judges(
     r = leap("audit", cwd=repo)
     assert r.code == 0, r
     assert "all holds" in r.out
+
+
+@pytest.mark.parametrize("how", ["ledger fetched shallow", "synced twice"])
+def test_sync_over_a_shallow_ledger_replays_down_to_the_cut(remote: Path, tmp_path: Path,
+                                                           how: str) -> None:
+    """GitHub Actions' checkout (`--depth 1 --no-tags`, one branch) and a ledger fetched
+    at depth 1 beside it; or a `--depth 1` clone synced, then synced again after the remote
+    moved (a blind review: the replay walked past the cut, an internal error)."""
+    if how == "ledger fetched shallow":
+        repo = clone(remote, tmp_path / "ci", "--depth", "1", "--no-tags", "--single-branch",
+                     "--branch", "main")
+        git("fetch", "-q", "--depth", "1", "origin", "leap/ledger:leap/ledger", cwd=repo)
+    else:
+        repo = clone(remote, tmp_path / "ci", "--depth", "1", "--no-single-branch")
+        assert leap("sync", "origin", cwd=repo).code == 0
+    git("remote", "set-url", "origin", f"file://{cut_another_slice(remote, tmp_path)}",
+        cwd=repo)
+    r = leap("sync", "origin", cwd=repo)
+    assert r.code == 0, r
+    assert "more-docs" in leap("status", cwd=repo).out
+
+
+def test_a_promisor_remote_that_answers_without_the_object_is_a_hold(
+        remote: Path, tmp_path: Path) -> None:
+    """The promisor answers, but not with the object (another repository now, or one that
+    wants credentials): git's words, exit 3 (before: an internal error, KeyError)."""
+    repo = partial_by_hand(remote, tmp_path / "ci")
+    other = tmp_path / "other.git"
+    git("init", "-q", "--bare", str(other), cwd=tmp_path)
+    git("config", "uploadpack.allowFilter", "true", cwd=other)
+    git("config", "uploadpack.allowAnySHA1InWant", "true", cwd=other)
+    git("remote", "set-url", "origin", f"file://{other}", cwd=repo)
+    r = leap("status", cwd=repo)
+    assert r.code == 3, r
+    assert "is not in this partial clone" in r.err and "internal error" not in r.err

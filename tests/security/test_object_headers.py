@@ -168,3 +168,23 @@ def test_a_repack_after_dulwich_listed_the_packs_leaves_the_header_readers_whole
             assert object_type(store, blob.encode()) in (None, 3)
             assert store[blob.encode()].as_raw_string() == \
                 git("cat-file", "blob", blob, cwd=repo).encode() + b"\n"
+
+
+def test_a_pack_whose_data_went_before_its_index_leaves_the_header_readers_whole(
+        tmp_path: Path) -> None:
+    """git's repack removes an old pack's data before its index: in between, dulwich still
+    finds the object in the index (a blind review: the data file's name was asked outside
+    the guard, PackFileDisappeared in a pre-receive)."""
+    from leapgit.ledger.repo import open_repo
+    from tests.support import make_repo
+
+    repo = make_repo(tmp_path / "r", {"a.txt": "a\n"})
+    git("repack", "-q", "-a", "-d", cwd=repo)
+    blob = git("rev-parse", "HEAD:a.txt", cwd=repo)
+    with open_repo(str(repo / ".git")) as opened:
+        store = opened.object_store
+        assert object_type(store, blob.encode()) == 3  # the pack is open, its index read
+        for pack in (repo / ".git" / "objects" / "pack").glob("*.pack"):
+            pack.unlink()  # the data gone, the index left
+        assert object_type(store, blob.encode()) in (None, 3)
+        assert object_size(store, blob.encode()) in (None, 2)

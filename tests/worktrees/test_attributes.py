@@ -61,3 +61,20 @@ def test_a_round_in_a_converted_checkout_is_built_and_recorded(attributed: Path,
     assert "A: 1 round(s), last pass (claim): wrote it" in r.out, r.out
     wt = worktree_of(attributed, "A")
     assert git("show", "HEAD:src/a.py", cwd=wt) == "A = 2"  # stored clean, as git adds it
+
+
+def test_a_rollback_leaves_converted_files_alone_and_restores_as_a_checkout_would(
+        attributed: Path) -> None:
+    """A refused round's rollback (restore-scope) in a converted checkout: an untouched
+    file is left as it is (before: rewritten with the blob's own bytes, which git then
+    showed as changed), a changed one gets the bytes a checkout writes (not the blob's:
+    Git LFS's pointer text, an LF file where the checkout has CRLF)."""
+    assert leap("throw", "dia", "--ball", "A", cwd=attributed).code == 0
+    wt = worktree_of(attributed, "A")
+    checked_out = (wt / "src/a.py").read_bytes()
+    (wt / "tests/a.sh").write_text("exit 1\n")  # the builder changed its red
+    r = leap("round", "dia", "A", "--outcome", "-1", "--evidence", "refused", cwd=attributed)
+    assert r.code in (0, 1), r
+    assert (wt / "src/a.py").read_bytes() == checked_out
+    assert git("status", "--porcelain", cwd=wt) == "", r.out
+    assert "1 scope file(s) restored" in r.out + r.err, r
