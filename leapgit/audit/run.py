@@ -9,7 +9,7 @@ from leapgit.audit.context import AuditContext
 from leapgit.audit.graph import Graph
 from leapgit.audit.ledger import audit_history
 from leapgit.audit.model import AuditReport
-from leapgit.audit.shallow import require_whole
+from leapgit.audit.shallow import require_spine, require_whole
 from leapgit.audit.slices import SliceAuditor
 from leapgit.ledger.added import known
 from leapgit.ledger.workspace import Workspace
@@ -39,6 +39,7 @@ def _audit(ws: Workspace, require_signatures: bool) -> AuditReport:
     with ws.ledger() as ledger:
         view = ledger.require()
         spine_tip = git.rev_parse(spine_ref, root)
+        require_spine(root, spine_ref, spine_tip)
         require_whole(root, ws.paths.common_dir, {config.ledger_ref: view.commit,
                                                   spine_ref: spine_tip})
         report = AuditReport(config.ledger_ref, view.commit, spine_ref, spine_tip)

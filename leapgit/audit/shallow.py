@@ -38,6 +38,46 @@ def require_whole(root: Path, common_dir: Path, tips: Mapping[str, str | None]) 
                "clone the repository again without --depth, then audit there")
 
 
+def require_spine(root: Path, spine_ref: str, tip: str | None) -> None:
+    """Hold when this clone's spine is not the spine its remote holds, so that judging it
+    would call the ledger's merges rewritten: absent here while a remote's copy is kept (a
+    detached checkout, as CI makes one), or behind that copy (fetched, not moved). The hint
+    brings the remote's spine here."""
+    names = _tracking_names(root)
+    branch = spine_ref.removeprefix("refs/heads/")
+    for remote in git.remotes_holding(spine_ref, names):
+        copy = next(git.rev_parse(n, root) for n in (git.leap_tracking(remote, spine_ref),
+                                                     f"refs/remotes/{remote}/{branch}")
+                    if n in names)
+        if copy is None or copy == tip:
+            continue
+        if tip is None:
+            why = f"is not a branch of this clone, though {remote} has it (a detached checkout)"
+        elif git.is_ancestor(root, tip, copy):
+            why = f"is behind {remote}'s, which this clone fetched"
+        else:
+            continue  # parted from it: judged as it stands here
+        raise Hold(f"{spine_ref} {why}, so nothing was judged: the audit judges the ledger's "
+                   "merges on the spine they landed on",
+                   hint=f"bring it here with `{_bring(root, remote, spine_ref)}`, then audit "
+                        "again")
+
+
+def _bring(root: Path, remote: str, spine_ref: str) -> str:
+    """The git command that moves ``spine_ref`` to the remote's copy, fast-forward only:
+    a merge where it is checked out here, else a fetch into it."""
+    branch = spine_ref.removeprefix("refs/heads/")
+    head = git.run(["symbolic-ref", "-q", "HEAD"], root, check=False).stdout.decode().strip()
+    if head == spine_ref:
+        return f"git merge --ff-only {shlex.quote(remote)}/{shlex.quote(branch)}"
+    return f"git fetch {shlex.quote(remote)} {shlex.quote(branch)}:{shlex.quote(branch)}"
+
+
+def _tracking_names(root: Path) -> list[str]:
+    return git.run(["for-each-ref", "--format=%(refname)", "refs/leap/remotes/",
+                    "refs/remotes/"], root).stdout.decode("utf-8", "surrogateescape").split()
+
+
 def cut_in(root: Path, tip: str, boundary: frozenset[str]) -> bool:
     """Whether ``tip``'s history (in a shallow clone: down to the boundary) holds a commit
     at the cut whose parents are not here."""
@@ -73,8 +113,7 @@ def unshallow(root: Path, refs: list[str]) -> str | None:
     `leap sync` or `git fetch` put it); else ``origin``, else the clone's only remote. None
     when there is no remote to name."""
     known = git.remotes(root)
-    names = git.run(["for-each-ref", "--format=%(refname)", "refs/leap/remotes/",
-                     "refs/remotes/"], root).stdout.decode("utf-8", "surrogateescape").split()
+    names = _tracking_names(root)
     ordered: list[str] = []
     for ref in refs:
         tracked = git.run(["config", f"branch.{ref.removeprefix('refs/heads/')}.remote"],

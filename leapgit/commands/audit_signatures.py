@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from leapgit import git
-from leapgit.audit.shallow import require_whole
+from leapgit.audit.shallow import require_spine, require_whole
 from leapgit.audit.signatures import SignatureFinding, audit_signatures
 from leapgit.ledger.workspace import open_workspace
 
@@ -38,6 +38,7 @@ def audit_signatures_command(start: Path | str = ".", require: bool = False) -> 
         view = ledger.require()
         spine = f"refs/heads/{ws.config.spine}"
         spine_tip = git.rev_parse(spine, ws.paths.root)
+        require_spine(ws.paths.root, spine, spine_tip)
         require_whole(ws.paths.root, ws.paths.common_dir,
                       {ws.config.ledger_ref: view.commit, spine: spine_tip})
         found = audit_signatures(ledger.repo, ws.config)

@@ -411,3 +411,47 @@ def test_a_promisor_remote_that_answers_without_the_object_is_a_hold(
     r = leap("status", cwd=repo)
     assert r.code == 3, r
     assert "is not in this partial clone" in r.err and "internal error" not in r.err
+
+
+def test_a_detached_ci_checkout_is_led_to_the_spine_then_to_its_history(
+        remote: Path, tmp_path: Path) -> None:
+    """GitLab CI's checkout (and GitHub's of a pull request): `git fetch --depth 1` of the
+    spine into a remote-tracking ref, HEAD detached, no `main` branch. The audit has no
+    spine to judge the ledger's merges on (before: four violations, "rewound or
+    rewritten"); each hint, run as written, leads to the next, then it judges."""
+    repo = tmp_path / "ci"
+    git("init", "-q", str(repo), cwd=tmp_path)
+    git("remote", "add", "origin", f"file://{remote}", cwd=repo)
+    git("fetch", "-q", "--depth", "1", "origin", "+refs/heads/main:refs/remotes/origin/main",
+        cwd=repo)
+    git("checkout", "-q", "-f", git("rev-parse", "origin/main", cwd=repo), cwd=repo)
+    assert leap("sync", "origin", cwd=repo).code == 0
+    for command in (["audit-signatures"], ["audit"]):
+        r = leap(*command, cwd=repo)
+        assert r.code == 3, r
+        assert "refs/heads/main is not a branch of this clone" in r.err, r.err
+        assert hinted(r.err) == "git fetch origin main:main"
+    run_hint("git fetch origin main:main", repo)
+    r = leap("audit", cwd=repo)
+    assert r.code == 3 and "shallow" in r.err, r  # the spine is here now, cut short
+    run_hint(hinted(r.err), repo)
+    again = leap("audit", cwd=repo)
+    assert again.code == 0, again
+    assert "all holds" in again.out
+
+
+def test_a_spine_behind_the_remote_s_is_brought_up_not_called_rewritten(
+        remote: Path, tmp_path: Path) -> None:
+    """A clone whose `main` is behind origin's (fetched, not merged), its ledger synced:
+    the ledger's last merge is not on this `main` yet. That is no rewrite (before: a
+    violation, exit 1); the hint moves `main` forward, fast-forward only."""
+    repo = clone(remote, tmp_path / "ci")
+    git("reset", "-q", "--hard", "HEAD~1", cwd=repo)
+    assert leap("sync", "origin", cwd=repo).code == 0
+    r = leap("audit", cwd=repo)
+    assert r.code == 3, r
+    assert "refs/heads/main is behind origin's" in r.err, r.err
+    assert hinted(r.err) == "git merge --ff-only origin/main"
+    run_hint(hinted(r.err), repo)
+    again = leap("audit", cwd=repo)
+    assert again.code == 0, again
