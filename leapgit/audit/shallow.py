@@ -95,6 +95,8 @@ def cut_commits(root: Path, boundary: frozenset[str] | set[str]) -> set[str]:
     found, at = set(), 0
     while at < len(out):
         end = out.find(b"\n", at)
+        if end < 0:  # cut off mid-line (git stopped): nothing more to read
+            break
         header = out[at:end].split()
         if len(header) != 3 or not header[2].isdigit():
             at = end + 1  # "<id> missing": nothing to read

@@ -41,6 +41,24 @@ def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> G
     return open_repo(str(git_dir), quarantine, alternates if quarantine else ())
 
 
+def _as_is(repo: GitRepo) -> Any:
+    """``repo`` for ``dulwich.graph``: the commits' own parents, a shallow clone's cut kept,
+    a graft's (``info/grafts``, which dulwich's ``Repo`` applies) never: the rules read the
+    commits as git's own reads in leapgit do (``git.as_is``)."""
+    provider = repo.parents_provider()
+    if not getattr(provider, "grafts", None):
+        return repo
+    from dulwich.repo import ParentsProvider
+
+    class _Graftless:
+        object_store = repo.object_store
+
+        def parents_provider(self) -> ParentsProvider:
+            return ParentsProvider(repo.object_store, {}, repo.get_shallow())
+
+    return _Graftless()
+
+
 class Objects:
     """Commits, trees and refs of one repository (the caller closes the repo)."""
 
@@ -109,7 +127,7 @@ class Objects:
 
         # dulwich asks the repository for parents_provider() and object_store only, which a
         # GitRepo has; it is typed for its own BaseRepo
-        return can_fast_forward(self.repo, oid(older), oid(newer))  # type: ignore[arg-type]
+        return can_fast_forward(_as_is(self.repo), oid(older), oid(newer))
 
     def new_commits(self, include: str, exclude: Sequence[str] = ()) -> list[Commit]:
         """Commits reachable from ``include`` and from none of ``exclude``, parents first."""

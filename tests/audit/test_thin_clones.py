@@ -355,10 +355,13 @@ def test_a_ball_s_commits_are_walked_past_no_graft(tmp_path: Path) -> None:
         (repo / "a.txt").write_text(f"{n}\n")
         git("commit", "-q", "-am", f"c{n}", cwd=repo)
     head = git("rev-parse", "HEAD", cwd=repo)
+    middle = git("rev-parse", "HEAD~2", cwd=repo)
     (repo / ".git" / "info").mkdir(exist_ok=True)
     (repo / ".git" / "info" / "grafts").write_text(f"{head} {base}\n")  # hides c1..c4
     with open_repo(str(repo / ".git")) as opened:
-        walked = Objects(opened).new_commits(head, [base])
+        objects = Objects(opened)
+        walked = objects.new_commits(head, [base])
+        assert objects.is_ancestor(middle, head)  # the same for ancestry
     assert len(walked) == 5
 
 
