@@ -8,8 +8,12 @@ fetched cannot be judged here, and the server will."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from leapgit.hookimpl.failclosed import hook_main
+
+if TYPE_CHECKING:
+    from leapgit.git import RepoPaths
 
 HOOK = "pre-push"
 
@@ -25,6 +29,8 @@ def check(data: bytes) -> int:
     if not updates:
         return 0
     paths = discover(".")
+    if not _leap_here(paths):
+        return 0  # a hooks folder many repositories share (core.hooksPath): not this one's
     config = load_config(paths.top)
     from leapgit.ledger.repo import open_repo
 
@@ -37,6 +43,17 @@ def check(data: bytes) -> int:
         print(f"leap {HOOK}: the server would refuse this push; nothing was sent",
               file=sys.stderr)
     return 1 if refusals else 0
+
+
+def _leap_here(paths: RepoPaths) -> bool:
+    """Whether leapgit works in this repository: its config is in the work tree, or the
+    ledger is on its default branch. A repository with neither has no rules to judge by."""
+    from leapgit.git import rev_parse
+    from leapgit.records.types import Config
+
+    top = paths.top
+    return (top is not None and (top / ".leap" / "config.yaml").is_file()) or \
+        rev_parse(Config().ledger_ref, paths.root) is not None
 
 
 def main(argv: list[str] | None = None) -> int:

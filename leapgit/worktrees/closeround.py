@@ -108,14 +108,18 @@ def _one_line(text: str) -> str:
 
 def _commit(worktree: Path, message: str) -> None:
     # This round is recorded by close_round itself, with its log and evidence; the
-    # post-commit hook, there for builders that commit by themselves, stands aside.
+    # post-commit hook, there for builders that commit by themselves, stands aside. The
+    # project's own commit hooks (a commit-msg lint, a formatter in pre-commit) judge a
+    # person's commits; the round's commit records what the builder left, as it is, and the
+    # ball's proof, tests and tribunal judge it (--no-verify: a hook's refusal here refused
+    # the ball and rolled its work back)
     env = {RECORDING_ENV: "1"}
-    proc = _git(["commit", "-q", "-F", "-"], worktree, input=message.encode(), check=False,
-                   env=env)
+    proc = _git(["commit", "-q", "--no-verify", "-F", "-"], worktree, input=message.encode(),
+                check=False, env=env)
     if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
         # no identity configured anywhere: commit as leapgit rather than lose the round
         proc = _git(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
-                        "commit", "-q", "-F", "-"], worktree, input=message.encode(),
+                        "commit", "-q", "--no-verify", "-F", "-"], worktree, input=message.encode(),
                        check=False, env=env)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()

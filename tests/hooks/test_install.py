@@ -282,3 +282,36 @@ def test_a_chained_post_commit_without_a_shebang_runs(tmp_path: Path) -> None:
     done = run_git("commit", "-q", "--allow-empty", "-m", "x", cwd=repo)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert marker.read_text() == "foreign-ran\n"
+
+
+def test_hooks_in_a_folder_many_repositories_share_leave_the_others_alone(
+        tmp_path: Path) -> None:
+    """`core.hooksPath` set for the user (a global hooks folder): `leap init` names --force
+    to install there, and then every repository runs leapgit's hooks. One with no leapgit
+    in it (no config, no ledger) has no rules to judge by: its pushes go through (before:
+    refused, "[L9] no open integrator lease", in every repository of the machine)."""
+    shared = tmp_path / "globalhooks"
+    shared.mkdir()
+    git("config", "--global", "core.hooksPath", str(shared), cwd=tmp_path)
+    leap_repo = make_repo(tmp_path / "leap", {"a.txt": "a\n"})
+    assert leap("init", cwd=leap_repo).code == 0
+    assert leap("hooks", "install", "--force", cwd=leap_repo).code == 0
+    assert b"leapgit-hook-id" in (shared / "pre-push").read_bytes()
+
+    other = make_repo(tmp_path / "other", {"b.txt": "b\n"})
+    bare = tmp_path / "other.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
+    git("push", "-q", str(bare), "main", cwd=other)
+    (other / "b.txt").write_text("c\n")
+    git("commit", "-q", "-am", "an ordinary change", cwd=other)
+    pushed = run_git("push", str(bare), "main", cwd=other)
+    assert pushed.returncode == 0, pushed.stderr
+    assert "leap pre-push" not in pushed.stderr
+    # where leapgit works, the same hook still judges: straight onto its spine is refused
+    served = tmp_path / "leap.git"
+    git("init", "-q", "--bare", "-b", "main", str(served), cwd=tmp_path)
+    git("push", "-q", str(served), "main", "leap/ledger", cwd=leap_repo)  # created: not judged
+    (leap_repo / "a.txt").write_text("b\n")
+    git("commit", "-q", "-am", "straight onto the spine", cwd=leap_repo)
+    refused = run_git("push", str(served), "main", cwd=leap_repo)
+    assert refused.returncode != 0 and "leap pre-push" in refused.stderr, refused.stderr

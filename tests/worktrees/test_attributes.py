@@ -78,3 +78,4 @@ def test_a_rollback_leaves_converted_files_alone_and_restores_as_a_checkout_woul
     assert (wt / "src/a.py").read_bytes() == checked_out
     assert git("status", "--porcelain", cwd=wt) == "", r.out
     assert "1 scope file(s) restored" in r.out + r.err, r
+

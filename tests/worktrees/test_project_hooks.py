@@ -1,0 +1,37 @@
+"""The project's own git hooks and leapgit's rounds. Real git, real builders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.support import git, leap
+from tests.worktrees.conftest import make_diamond, set_config, worktree_of
+
+Builder = Callable[..., str]
+
+
+@pytest.mark.parametrize("hook", ["commit-msg", "pre-commit"])
+def test_the_project_s_own_commit_hooks_do_not_refuse_a_round(
+        tmp_path: Path, builder: Builder, hook: str) -> None:
+    """A project with its own commit hooks (a commit-msg lint such as commitlint, a
+    formatter in pre-commit that refuses until it is rerun): they judge a person's commits.
+    The round's commit records what the builder left; the ball's proof, tests and tribunal
+    judge it (before: the hook refused the commit, the round was refused and its work
+    rolled back)."""
+    repo = make_diamond(tmp_path)
+    refuse = repo / ".git" / "hooks" / hook
+    refuse.write_text("#!/bin/sh\necho 'subject must follow Conventional Commits' >&2\nexit 1\n")
+    refuse.chmod(0o755)
+    set_config(repo, builder=builder("""
+        pathlib.Path("src/a.py").write_text("A = 2\\n")
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: wrote it\\n")
+        """))
+    r = leap("throw", "dia", "--run", cwd=repo)
+    assert r.code == 0, r
+    assert "A: 1 round(s), last pass (claim): wrote it" in r.out, r.out
+    wt = worktree_of(repo, "A")
+    assert git("show", "HEAD:src/a.py", cwd=wt) == "A = 2"
+    assert git("status", "--porcelain", cwd=wt) == ""
