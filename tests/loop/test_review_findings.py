@@ -347,6 +347,11 @@ def test_a_failed_live_proof_leads_on_to_a_fix_and_a_second_proof(
     assert layout.live_path("live", 1, 2) in listed  # the server took it
     shown = p.leap("status", "live").out
     assert "landed, live proof held (merge 1 at" in shown and "reopened" not in shown, shown
+    # this clone's spine is still behind the remote's (reset above): the audit holds until
+    # it is brought forward, as its hint says
+    behind = p.leap("audit", "--json")
+    assert behind.code == 3 and "refs/heads/main is behind" in behind.err, behind
+    git(*behind.err.split("`")[1].split()[1:], cwd=p.work)
     states = {s["slice"]: s["state"] for s in json.loads(p.leap("audit", "--json").out)["slices"]}
     assert states["live"] == "merged", states
     # the other clone, its spine and ledger behind: it reads the held attempt back from the

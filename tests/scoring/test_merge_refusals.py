@@ -157,20 +157,33 @@ def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
 
 
 def test_audit_flags_a_merged_slice_no_longer_on_the_spine(scored: Project) -> None:
-    """Finding 5: a rewound spine does not still say merged / all holds."""
+    """Finding 5: a rewound spine does not still say merged / all holds. A spine only this
+    clone moved back, while the remote's copy it fetched still holds the merges, is behind,
+    not rewritten: a hold that brings it forward. Rewound wherever this clone looks, it is
+    named."""
     assert scored.leap("audit").code == 0
     merged = scored.tip("main")
     first = git("rev-parse", "main^1", cwd=scored.work)
     while git("log", "-1", "--format=%(trailers:key=Leap-Slice,valueonly)", first,
               cwd=scored.work).strip() == "left":
         first = git("rev-parse", f"{first}^1", cwd=scored.work)
+    copies = [r for r in git("for-each-ref", "--format=%(refname)", "refs/remotes/",
+                             "refs/leap/remotes/", cwd=scored.work).split()
+              if r.endswith("/main") and git("rev-parse", r, cwd=scored.work) == merged]
+    assert copies  # the remote's copy this clone fetched
     git("update-ref", "refs/heads/main", first, merged, cwd=scored.work)
     try:
+        behind = scored.leap("audit")
+        assert behind.code == 3, behind
+        assert "refs/heads/main is behind" in behind.err, behind.err
+        for ref in copies:
+            git("update-ref", ref, first, merged, cwd=scored.work)
         audit = scored.leap("audit")
         assert audit.code != 0, audit
         assert "not on the spine" in audit.out + audit.err
     finally:
-        git("update-ref", "refs/heads/main", merged, first, cwd=scored.work)
+        for ref in ["refs/heads/main", *copies]:
+            git("update-ref", ref, merged, cwd=scored.work)
 
 
 def _landed_unrecorded(p: Project, monkeypatch: pytest.MonkeyPatch,
