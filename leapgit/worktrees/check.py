@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -78,11 +79,19 @@ def blob_of_file(path: Path) -> str:
     return Blob.from_string(path.read_bytes()).id.decode()
 
 
-def holds(path: Path, blob: str) -> bool:
-    """Whether the file at ``path`` holds ``blob`` as git stores it. Its bytes are the blob's
-    where no attribute converts them; where one does (an eol conversion, a clean filter
-    such as Git LFS's: a checkout writes other bytes than the blob's), git is asked what it
-    would store for them (``stored_blob``)."""
+_EXECUTABLE = 0o100755
+_FILE_MODES = (0o100644, _EXECUTABLE)
+
+
+def holds(path: Path, blob: str, mode: int | None = None) -> bool:
+    """Whether the file at ``path`` holds ``blob`` as git stores it, and ``mode`` (a file's
+    100644 or 100755) when given: git records the executable bit as a change. Its bytes are
+    the blob's where no attribute converts them; where one does (an eol conversion, a clean
+    filter such as Git LFS's: a checkout writes other bytes than the blob's), git is asked
+    what it would store for them (``stored_blob``)."""
+    if mode in _FILE_MODES and path.is_file() and not path.is_symlink() and \
+            bool(path.stat().st_mode & 0o111) != (mode == _EXECUTABLE):
+        return False
     found = blob_of_file(path)
     if found == blob or found in (ABSENT, DIRECTORY) or path.is_symlink():
         return found == blob
@@ -110,6 +119,7 @@ def stored_blob(path: Path) -> str:
 def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
                thrown: ThrowRecord) -> CheckResult:
     from leapgit.ledger.repo import open_repo
+    from leapgit.rules.objects import Objects
 
     findings: list[Finding] = []
     head = git.rev_parse("HEAD", worktree) or thrown.base
@@ -118,14 +128,21 @@ def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
         head_tree = repo.object_store[oid(head)].tree
         at_base = TreeResolver(repo, base_tree, worktree)
         at_head = TreeResolver(repo, head_tree, None)
+        entries = Objects(repo)
+
+        def mode_at(real: str) -> int | None:
+            found = entries.entry_at(head_tree, real)
+            return None if found is None else found[0]
+
         for entry in ball.scope:
-            findings.extend(_check_entry(entry.path, entry.blob, at_base, at_head, worktree))
+            findings.extend(_check_entry(entry.path, entry.blob, at_base, at_head, worktree,
+                                         mode_at))
     findings.extend(_dependencies(ball, worktree))
     return CheckResult(ball.slice, ball.ball, worktree, len(ball.scope), tuple(findings))
 
 
 def _check_entry(path: str, stamp: str, at_base: TreeResolver, at_head: TreeResolver,
-                 worktree: Path) -> list[Finding]:
+                 worktree: Path, mode_at: Callable[[str], int | None]) -> list[Finding]:
     try:
         base = at_base.resolve(path)  # L2: inside, not absolute, no '..', no symlink escape
         head = at_head.resolve(path)
@@ -134,10 +151,14 @@ def _check_entry(path: str, stamp: str, at_base: TreeResolver, at_head: TreeReso
     if base.blob != stamp:
         return [Finding(-1, path, f"stale map: expected {stamp} (stamped at the cut), "
                                   f"actual {base.blob} at the throw base {base.path}")]
-    if not holds(worktree / base.real, head.blob):
+    mode = mode_at(head.real)
+    if not holds(worktree / base.real, head.blob, mode):
+        actual = stored_blob(worktree / base.real)
+        if actual == head.blob and mode is not None:  # the bytes hold: the executable bit
+            return [Finding(-1, path, f"changed outside any round: its mode is not "
+                                      f"{mode:o}, as the commit has it")]
         return [Finding(-1, path, f"changed outside any round: expected {head.blob}, "
-                                  f"actual {stored_blob(worktree / base.real)} in the "
-                                  "worktree")]
+                                  f"actual {actual} in the worktree")]
     return []
 
 

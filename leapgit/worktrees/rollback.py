@@ -118,9 +118,9 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                     target.unlink()
                     restored.append(found.real)
                 continue
-            if holds(target, found.blob):  # as git stores it: a converted checkout too
-                continue
             mode = _mode(repo, base_tree, found.real)
+            if holds(target, found.blob, mode):  # as git stores it: a converted checkout too
+                continue
             data = repo.object_store[oid(found.blob)].as_raw_string()
             target.parent.mkdir(parents=True, exist_ok=True)
             _write(target, checkout_bytes(worktree, found.real, found.blob, data), mode)

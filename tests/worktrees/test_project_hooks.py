@@ -35,3 +35,31 @@ def test_the_project_s_own_commit_hooks_do_not_refuse_a_round(
     wt = worktree_of(repo, "A")
     assert git("show", "HEAD:src/a.py", cwd=wt) == "A = 2"
     assert git("status", "--porcelain", cwd=wt) == ""
+
+
+def test_a_refused_round_s_mode_change_is_rolled_back(tmp_path: Path, builder: Builder
+                                                       ) -> None:
+    """git records a file's executable bit as a change. A round the builder refused after
+    `chmod +x` on a scope file: the rollback puts the mode back (before: "0 scope file(s)
+    restored", and the mode rode into the next round)."""
+    import os
+
+    repo = make_diamond(tmp_path)
+    set_config(repo, builder=builder("""
+        os.chmod("src/a.py", 0o755)
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: -1\\nevidence: gave up\\n")
+        """))
+    r = leap("throw", "dia", "--run", "--ball", "A", cwd=repo)
+    assert "rolled back (restore-scope): 1 scope file(s) restored" in r.out + r.err, r
+    assert not os.access(worktree_of(repo, "A") / "src/a.py", os.X_OK)
+
+
+def test_a_mode_changed_outside_any_round_is_named_by_the_map_check(tmp_path: Path) -> None:
+    """Before: "map ok" for a scope file made executable by hand in a thrown ball."""
+    repo = make_diamond(tmp_path)
+    assert leap("throw", "dia", "--ball", "A", cwd=repo).code == 0
+    (worktree_of(repo, "A") / "src/a.py").chmod(0o755)
+    checked = leap("ball", "check", "dia", "A", cwd=repo)
+    assert checked.code == 1, checked
+    assert "src/a.py: changed outside any round: its mode is not 100644" in \
+        checked.out + checked.err, checked
