@@ -269,21 +269,16 @@ def leap_tracking(remote: str, ref: str) -> str:
     return f"refs/leap/remotes/{remote}/{ref.removeprefix('refs/')}"
 
 
-def remotes_holding(ref: str, names: Iterable[str]) -> list[str]:
-    """The remotes whose copy of ``ref`` (``refs/heads/X``) this clone keeps, among the ref
-    ``names`` given: where leapgit fetched it (``leap_tracking``) first, then where git did
-    (``refs/remotes/<remote>/X``); each once, in the order of ``names`` within each kind."""
-    ours = "/" + ref.removeprefix("refs/")
-    gits = "/" + ref.removeprefix("refs/heads/")
-    found: list[str] = []
-    for top, tail in (("refs/leap/remotes/", ours), ("refs/remotes/", gits)):
-        for name in names:
-            if name.startswith(top) and name.endswith(tail) and \
-                    len(name) > len(top) + len(tail):
-                remote = name[len(top):-len(tail)]
-                if remote not in found:
-                    found.append(remote)
-    return found
+def remotes_holding(ref: str, names: Iterable[str], remotes: Iterable[str]) -> list[str]:
+    """Those of ``remotes`` (the clone's remotes, by name) whose copy of ``ref``
+    (``refs/heads/X``) this clone keeps among the ref ``names`` given: where leapgit fetched
+    it (``leap_tracking``) or where git did (``refs/remotes/<remote>/X``). Named remotes
+    only: ``refs/remotes/origin/wip/main`` is origin's ``wip/main``, never a copy of
+    ``main`` from a remote called ``origin/wip``."""
+    held = set(names)
+    branch = ref.removeprefix("refs/heads/")
+    return [r for r in remotes
+            if leap_tracking(r, ref) in held or f"refs/remotes/{r}/{branch}" in held]
 
 
 def shallow_commits(common_dir: Path) -> frozenset[str]:

@@ -45,7 +45,7 @@ def require_spine(root: Path, spine_ref: str, tip: str | None) -> None:
     brings the remote's spine here."""
     names = _tracking_names(root)
     branch = spine_ref.removeprefix("refs/heads/")
-    for remote in git.remotes_holding(spine_ref, names):
+    for remote in git.remotes_holding(spine_ref, names, git.remotes(root)):
         copy = next(git.rev_parse(n, root) for n in (git.leap_tracking(remote, spine_ref),
                                                      f"refs/remotes/{remote}/{branch}")
                     if n in names)
@@ -67,9 +67,16 @@ def _bring(root: Path, remote: str, spine_ref: str) -> str:
     """The git command that moves ``spine_ref`` to the remote's copy, fast-forward only:
     a merge where it is checked out here, else a fetch into it."""
     branch = spine_ref.removeprefix("refs/heads/")
+    merge = f"git merge --ff-only {shlex.quote(remote)}/{shlex.quote(branch)}"
     head = git.run(["symbolic-ref", "-q", "HEAD"], root, check=False).stdout.decode().strip()
     if head == spine_ref:
-        return f"git merge --ff-only {shlex.quote(remote)}/{shlex.quote(branch)}"
+        return merge
+    listed = git.run(["worktree", "list", "--porcelain"], root).stdout.decode(
+        "utf-8", "surrogateescape").split("\n\n")
+    for block in listed:  # checked out in another worktree: git fetches into it never
+        fields = dict(line.partition(" ")[::2] for line in block.splitlines())
+        if fields.get("branch") == spine_ref:
+            return f"git -C {shlex.quote(fields.get('worktree', '.'))} {merge[4:]}"
     return f"git fetch {shlex.quote(remote)} {shlex.quote(branch)}:{shlex.quote(branch)}"
 
 
@@ -120,7 +127,7 @@ def unshallow(root: Path, refs: list[str]) -> str | None:
     for ref in refs:
         tracked = git.run(["config", f"branch.{ref.removeprefix('refs/heads/')}.remote"],
                           root, check=False).stdout.decode().strip()
-        ordered += [tracked, *git.remotes_holding(ref, names)]
+        ordered += [tracked, *git.remotes_holding(ref, names, known)]
     for name in [*ordered, "origin", *(known[:1] if len(known) == 1 else [])]:
         if name in known:
             return f"git fetch --unshallow {shlex.quote(name)}"

@@ -46,14 +46,21 @@ def check(data: bytes) -> int:
 
 
 def _leap_here(paths: RepoPaths) -> bool:
-    """Whether leapgit works in this repository: its config is in the work tree, or the
-    ledger is on its default branch. A repository with neither has no rules to judge by."""
-    from leapgit.git import rev_parse
+    """Whether leapgit works in this repository: its config is in the work tree, or a
+    ledger is here, on its branch or as a remote's copy (a fresh clone, whose config is not
+    committed, keeps the remote's ledger under ``refs/remotes/``). A repository with none
+    of these has no rules to judge by."""
+    from leapgit.git import run
     from leapgit.records.types import Config
 
     top = paths.top
-    return (top is not None and (top / ".leap" / "config.yaml").is_file()) or \
-        rev_parse(Config().ledger_ref, paths.root) is not None
+    if top is not None and (top / ".leap" / "config.yaml").is_file():
+        return True
+    branch = Config().ledger_ref.removeprefix("refs/heads/")
+    refs = run(["for-each-ref", "--format=%(refname)", f"refs/heads/{branch}",
+                "refs/remotes/", "refs/leap/remotes/"], paths.root).stdout.decode(
+        "utf-8", "surrogateescape").split()
+    return any(r == f"refs/heads/{branch}" or r.endswith(f"/{branch}") for r in refs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -117,9 +117,7 @@ class Ledger(AbstractContextManager["Ledger"]):
             return f"this clone's remote {found[0]} has one: `leap sync {found[0]}` takes it"
         # a clone of one branch (`--single-branch`, or `--depth`: CI's checkout) keeps no
         # copy of the ledger even where its remote has one: ask before a second root
-        names = [section[1].decode("utf-8", "surrogateescape")
-                 for section in self.repo.get_config().sections()
-                 if section[0] == b"remote" and len(section) == 2]
+        names = self.remote_names()
         if names:
             remote = "origin" if "origin" in names else names[0]
             return (f"if {remote} has one, `leap sync {remote}` takes it; if no remote does, "
@@ -130,10 +128,16 @@ class Ledger(AbstractContextManager["Ledger"]):
         """The remotes whose copy of the ledger this clone keeps (``git.remotes_holding``)."""
         from leapgit import git
 
-        names = sorted(f"{top}{n.decode('utf-8', 'surrogateescape')}"
-                       for top in ("refs/leap/remotes/", "refs/remotes/")
-                       for n in self.repo.refs.keys(refname(top)))
-        return git.remotes_holding(self.ref, names)
+        names = [f"{top}{n.decode('utf-8', 'surrogateescape')}"
+                 for top in ("refs/leap/remotes/", "refs/remotes/")
+                 for n in self.repo.refs.keys(refname(top))]
+        return git.remotes_holding(self.ref, names, self.remote_names())
+
+    def remote_names(self) -> list[str]:
+        """The repository's remotes, from its config, in its order."""
+        return [section[1].decode("utf-8", "surrogateescape")
+                for section in self.repo.get_config().sections()
+                if section[0] == b"remote" and len(section) == 2]
 
     def _check_is_ledger(self, view: LedgerView) -> None:
         """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger

@@ -15,13 +15,16 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, Problem, RuleViolation
 from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver
+
+if TYPE_CHECKING:
+    from leapgit.gitobj import GitRepo
 
 DIRECTORY = "directory"
 _SHELL_BUILTINS = {"cd", "test", "[", "true", "false", "echo", "exit", "export", "set", ":",
@@ -83,6 +86,12 @@ _EXECUTABLE = 0o100755
 _FILE_MODES = (0o100644, _EXECUTABLE)
 
 
+def exec_bit_counts(repo: GitRepo) -> bool:
+    """Whether git records a file's executable bit here (``core.fileMode``, which git turns
+    off itself on a filesystem without one): where it does not, no mode is compared."""
+    return bool(repo.get_config().get_boolean((b"core",), b"filemode", True))
+
+
 def holds(path: Path, blob: str, mode: int | None = None) -> bool:
     """Whether the file at ``path`` holds ``blob`` as git stores it, and ``mode`` (a file's
     100644 or 100755) when given: git records the executable bit as a change. Its bytes are
@@ -128,10 +137,10 @@ def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
         head_tree = repo.object_store[oid(head)].tree
         at_base = TreeResolver(repo, base_tree, worktree)
         at_head = TreeResolver(repo, head_tree, None)
-        entries = Objects(repo)
+        entries, modes = Objects(repo), exec_bit_counts(repo)
 
         def mode_at(real: str) -> int | None:
-            found = entries.entry_at(head_tree, real)
+            found = entries.entry_at(head_tree, real) if modes else None
             return None if found is None else found[0]
 
         for entry in ball.scope:

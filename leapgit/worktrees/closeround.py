@@ -106,20 +106,26 @@ def _one_line(text: str) -> str:
     return line if len(line) <= MAX_TRAILER else line[: MAX_TRAILER - 1] + "…"
 
 
+_NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")  # a folder with no hook in it
+
+
 def _commit(worktree: Path, message: str) -> None:
-    # This round is recorded by close_round itself, with its log and evidence; the
-    # post-commit hook, there for builders that commit by themselves, stands aside. The
-    # project's own commit hooks (a commit-msg lint, a formatter in pre-commit) judge a
-    # person's commits; the round's commit records what the builder left, as it is, and the
-    # ball's proof, tests and tribunal judge it (--no-verify: a hook's refusal here refused
-    # the ball and rolled its work back)
+    # This round is recorded by close_round itself, with its log and evidence; leapgit's
+    # post-commit hook, there for builders that commit by themselves, would stand aside. The
+    # project's own commit hooks (a commit-msg lint, a formatter in pre-commit, a
+    # prepare-commit-msg that adds a ticket line) judge or edit a person's commits; the
+    # round's commit records what the builder left, as it is, with its receipt's trailers
+    # last, and the ball's proof, tests and tribunal judge it. So no hook runs for it (a
+    # hook's refusal refused the ball and rolled its work back; a line added after the
+    # trailers made the round unpushable)
     env = {RECORDING_ENV: "1"}
-    proc = _git(["commit", "-q", "--no-verify", "-F", "-"], worktree, input=message.encode(),
-                check=False, env=env)
+    proc = _git([*_NO_HOOKS, "commit", "-q", "--no-verify", "-F", "-"], worktree,
+                input=message.encode(), check=False, env=env)
     if proc.returncode != 0 and b"tell me who you are" in proc.stderr:
         # no identity configured anywhere: commit as leapgit rather than lose the round
-        proc = _git(["-c", "user.name=leapgit", "-c", "user.email=leapgit@localhost",
-                        "commit", "-q", "--no-verify", "-F", "-"], worktree, input=message.encode(),
+        proc = _git([*_NO_HOOKS, "-c", "user.name=leapgit", "-c",
+                     "user.email=leapgit@localhost", "commit", "-q", "--no-verify", "-F", "-"],
+                    worktree, input=message.encode(),
                        check=False, env=env)
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()

@@ -22,7 +22,7 @@ from leapgit.errors import RuleViolation
 from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BUILTIN_ROLLBACK, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver, normalise
-from leapgit.worktrees.check import checkout_bytes, holds
+from leapgit.worktrees.check import checkout_bytes, exec_bit_counts, holds
 
 if TYPE_CHECKING:
     from leapgit.worktrees.rewind import Rewound
@@ -99,6 +99,7 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
     with open_repo(str(common_dir)) as repo:
         base_tree = repo.object_store[oid(thrown.base)].tree
         resolver = TreeResolver(repo, base_tree, None)
+        modes = exec_bit_counts(repo)
         for entry in ball.scope:
             try:
                 rel = normalise(entry.real)
@@ -119,7 +120,7 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                     restored.append(found.real)
                 continue
             mode = _mode(repo, base_tree, found.real)
-            if holds(target, found.blob, mode):  # as git stores it: a converted checkout too
+            if holds(target, found.blob, mode if modes else None):  # as git stores it
                 continue
             data = repo.object_store[oid(found.blob)].as_raw_string()
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -458,3 +458,33 @@ def test_a_spine_behind_the_remote_s_is_brought_up_not_called_rewritten(
     run_hint(hinted(r.err), repo)
     again = leap("audit", cwd=repo)
     assert again.code == 0, again
+
+
+def test_a_remote_branch_whose_name_ends_like_the_spine_is_no_copy_of_it(
+        remote: Path, tmp_path: Path) -> None:
+    """`origin/wip/main` is origin's branch `wip/main`, not a copy of `main` from a remote
+    called `origin/wip` (a blind review: the audit held, and its hint put an unlanded
+    commit on `main`)."""
+    repo = clone(remote, tmp_path / "ci")
+    assert leap("sync", "origin", cwd=repo).code == 0
+    git("commit", "-q", "--allow-empty", "-m", "work in progress", cwd=repo)
+    wip = git("rev-parse", "HEAD", cwd=repo)
+    git("reset", "-q", "--hard", "HEAD~1", cwd=repo)
+    git("update-ref", "refs/remotes/origin/wip/main", wip, cwd=repo)
+    r = leap("audit", cwd=repo)
+    assert r.code == 0, r
+
+
+def test_a_spine_checked_out_in_another_worktree_is_brought_up_there(
+        remote: Path, tmp_path: Path) -> None:
+    """git fetches into no branch a worktree has checked out: the hint merges there."""
+    repo = clone(remote, tmp_path / "ci")
+    git("reset", "-q", "--hard", "HEAD~1", cwd=repo)
+    assert leap("sync", "origin", cwd=repo).code == 0
+    other = tmp_path / "other-wt"
+    git("worktree", "add", "-q", "-b", "scratch", str(other), cwd=repo)
+    r = leap("audit", cwd=other)
+    assert r.code == 3, r
+    assert hinted(r.err) == f"git -C {repo} merge --ff-only origin/main", r.err
+    run_hint(hinted(r.err), other)
+    assert leap("audit", cwd=other).code == 0

@@ -315,3 +315,22 @@ def test_hooks_in_a_folder_many_repositories_share_leave_the_others_alone(
     git("commit", "-q", "-am", "straight onto the spine", cwd=leap_repo)
     refused = run_git("push", str(served), "main", cwd=leap_repo)
     assert refused.returncode != 0 and "leap pre-push" in refused.stderr, refused.stderr
+
+
+def test_a_fresh_clone_whose_config_is_not_committed_is_still_judged(tmp_path: Path) -> None:
+    """The config stays a machine's own (`.leap/` untracked) and a clone keeps the remote's
+    ledger under `refs/remotes/`: leapgit works there, and pre-push judges (a blind review:
+    taken for a repository without leapgit, it let through what the server refuses)."""
+    work = make_repo(tmp_path / "work", {"a.txt": "a\n"})
+    assert leap("init", cwd=work).code == 0
+    served = tmp_path / "served.git"
+    git("init", "-q", "--bare", "-b", "main", str(served), cwd=tmp_path)
+    git("push", "-q", str(served), "main", "leap/ledger", cwd=work)
+    fresh = tmp_path / "fresh"
+    git("clone", "-q", str(served), str(fresh), cwd=tmp_path)
+    assert not (fresh / ".leap" / "config.yaml").exists()
+    assert leap("hooks", "install", cwd=fresh).code == 0
+    (fresh / "a.txt").write_text("b\n")
+    git("commit", "-q", "-am", "straight onto the spine", cwd=fresh)
+    refused = run_git("push", "origin", "main", cwd=fresh)
+    assert refused.returncode != 0 and "leap pre-push" in refused.stderr, refused.stderr

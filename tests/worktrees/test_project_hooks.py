@@ -13,7 +13,8 @@ from tests.worktrees.conftest import make_diamond, set_config, worktree_of
 Builder = Callable[..., str]
 
 
-@pytest.mark.parametrize("hook", ["commit-msg", "pre-commit"])
+@pytest.mark.parametrize("hook", ["commit-msg", "pre-commit", "prepare-commit-msg",
+                                  "prepare-commit-msg-adds"])
 def test_the_project_s_own_commit_hooks_do_not_refuse_a_round(
         tmp_path: Path, builder: Builder, hook: str) -> None:
     """A project with its own commit hooks (a commit-msg lint such as commitlint, a
@@ -22,8 +23,11 @@ def test_the_project_s_own_commit_hooks_do_not_refuse_a_round(
     judge it (before: the hook refused the commit, the round was refused and its work
     rolled back)."""
     repo = make_diamond(tmp_path)
+    script = "#!/bin/sh\necho 'subject must follow Conventional Commits' >&2\nexit 1\n"
+    if hook == "prepare-commit-msg-adds":  # a line after the receipt's trailers
+        hook, script = "prepare-commit-msg", "#!/bin/sh\nprintf '\\nRefs: JIRA-1\\n' >> \"$1\"\n"
     refuse = repo / ".git" / "hooks" / hook
-    refuse.write_text("#!/bin/sh\necho 'subject must follow Conventional Commits' >&2\nexit 1\n")
+    refuse.write_text(script)
     refuse.chmod(0o755)
     set_config(repo, builder=builder("""
         pathlib.Path("src/a.py").write_text("A = 2\\n")
@@ -35,6 +39,7 @@ def test_the_project_s_own_commit_hooks_do_not_refuse_a_round(
     wt = worktree_of(repo, "A")
     assert git("show", "HEAD:src/a.py", cwd=wt) == "A = 2"
     assert git("status", "--porcelain", cwd=wt) == ""
+    assert "Leap-Round: 1" in git("log", "-1", "--format=%(trailers)", cwd=wt)
 
 
 def test_a_refused_round_s_mode_change_is_rolled_back(tmp_path: Path, builder: Builder
@@ -63,3 +68,15 @@ def test_a_mode_changed_outside_any_round_is_named_by_the_map_check(tmp_path: Pa
     assert checked.code == 1, checked
     assert "src/a.py: changed outside any round: its mode is not 100644" in \
         checked.out + checked.err, checked
+
+
+def test_a_mode_is_no_change_where_git_records_none(tmp_path: Path) -> None:
+    """``core.fileMode=false`` (git sets it on a filesystem without an executable bit): a
+    chmod is no change to git, nor to the map check (a blind review: every round refused)."""
+    repo = make_diamond(tmp_path)
+    git("config", "core.fileMode", "false", cwd=repo)
+    assert leap("throw", "dia", "--ball", "A", cwd=repo).code == 0
+    (worktree_of(repo, "A") / "src/a.py").chmod(0o755)
+    assert git("status", "--porcelain", cwd=worktree_of(repo, "A")) == ""
+    checked = leap("ball", "check", "dia", "A", cwd=repo)
+    assert checked.code == 0 and "map ok" in checked.out, checked
