@@ -226,11 +226,17 @@ def test_sigint_to_the_process_group_never_kills_leaps_own_commit_or_rollback(
         " rollback: restore-scope}\n")
     assert leap("slice", "cut", str(tmp_path / "one.yaml"), cwd=repo).code == 0
     red_of(repo, "one", "b", shell_red("b", "src/f.py", "X = 2"))  # T7.1: red first
-    # a clean filter on the file the round commits: git runs it as a child of each git
-    # leapgit runs to stage and commit the round (no hook runs for a round's commit);
-    # every one of them must live through the Ctrl-C to its end
-    (repo / ".git" / "info" / "attributes").write_text("src/f.py filter=slow\n")
-    git("config", "filter.slow.clean", f"{sys.executable} {slow} commit && cat", cwd=repo)
+    # a signing program: git runs it as a child of leap's own `git commit` of the round,
+    # and of no other git (no hook runs for a round's commit); it must live through the
+    # Ctrl-C to its end, and so must the commit
+    signer = tmp_path / "signer.sh"
+    signer.write_text(f"#!/bin/sh\n{sys.executable} {slow} commit\ncat > /dev/null\n"
+                      "printf -- '-----BEGIN PGP SIGNATURE-----\\nx\\n"
+                      "-----END PGP SIGNATURE-----\\n'\n"
+                      "printf '\\n[GNUPG:] SIG_CREATED D 1 8 00 0 x\\n' >&2\n")
+    signer.chmod(0o755)
+    git("config", "commit.gpgSign", "true", cwd=repo)
+    git("config", "gpg.program", str(signer), cwd=repo)
     set_config(repo, builder=builder("""
         pathlib.Path("src/f.py").write_text("X = 2\\n")
         pathlib.Path("src/g.py").write_text("G = 'not mine'\\n")  # a breach: -1, roll back
