@@ -124,3 +124,23 @@ def tree_hash(root: Path, skip: tuple[str, ...] = (".git",)) -> str:
 
 def worktree_of(repo: Path, ball: str, slice_id: str = "dia") -> Path:
     return repo.parent / "repo.leap-worktrees" / slice_id / ball
+
+
+BUILDS_A = """
+pathlib.Path("src/a.py").write_text("A = 2\\n")
+pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: wrote it\\n")
+"""
+
+
+def built_a(repo: Path, builder: Callable[[str], str]) -> Path:
+    """Ball A of ``repo``'s diamond built in one round by a builder that writes ``A = 2``
+    and claims a pass; its worktree, the round committed there."""
+    from tests.support import git
+
+    set_config(repo, builder=builder(BUILDS_A))
+    r = leap("throw", "dia", "--run", cwd=repo)
+    assert r.code == 0, r
+    assert "A: 1 round(s), last pass (claim): wrote it" in r.out, r.out
+    wt = worktree_of(repo, "A")
+    assert git("show", "HEAD:src/a.py", cwd=wt) == "A = 2"  # stored as git adds it
+    return wt

@@ -14,7 +14,7 @@ import pytest
 
 from tests.reds import red_ready
 from tests.support import git, leap, make_repo
-from tests.worktrees.conftest import DIAMOND, DIAMOND_REDS, set_config, worktree_of
+from tests.worktrees.conftest import DIAMOND, DIAMOND_REDS, built_a, worktree_of
 
 Builder = Callable[..., str]
 ATTRIBUTES = "*.py text eol=crlf\nsrc/a.py filter=tagged\n"
@@ -52,15 +52,8 @@ def test_a_thrown_ball_s_converted_checkout_matches_its_map(attributed: Path) ->
 
 def test_a_round_in_a_converted_checkout_is_built_and_recorded(attributed: Path,
                                                                builder: Builder) -> None:
-    set_config(attributed, builder=builder("""
-        pathlib.Path("src/a.py").write_text("A = 2\\n")
-        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: wrote it\\n")
-        """))
-    r = leap("throw", "dia", "--run", cwd=attributed)
-    assert r.code == 0, r
-    assert "A: 1 round(s), last pass (claim): wrote it" in r.out, r.out
-    wt = worktree_of(attributed, "A")
-    assert git("show", "HEAD:src/a.py", cwd=wt) == "A = 2"  # stored clean, as git adds it
+    wt = built_a(attributed, builder)  # stored clean, as git adds it
+    assert git("status", "--porcelain", cwd=wt) == ""
 
 
 def test_a_rollback_leaves_converted_files_alone_and_restores_as_a_checkout_would(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import git, leap
-from tests.worktrees.conftest import make_diamond, set_config, worktree_of
+from tests.worktrees.conftest import built_a, make_diamond, set_config, worktree_of
 
 Builder = Callable[..., str]
 
@@ -29,15 +29,7 @@ def test_the_project_s_own_commit_hooks_do_not_refuse_a_round(
     refuse = repo / ".git" / "hooks" / hook
     refuse.write_text(script)
     refuse.chmod(0o755)
-    set_config(repo, builder=builder("""
-        pathlib.Path("src/a.py").write_text("A = 2\\n")
-        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: wrote it\\n")
-        """))
-    r = leap("throw", "dia", "--run", cwd=repo)
-    assert r.code == 0, r
-    assert "A: 1 round(s), last pass (claim): wrote it" in r.out, r.out
-    wt = worktree_of(repo, "A")
-    assert git("show", "HEAD:src/a.py", cwd=wt) == "A = 2"
+    wt = built_a(repo, builder)
     assert git("status", "--porcelain", cwd=wt) == ""
     assert "Leap-Round: 1" in git("log", "-1", "--format=%(trailers)", cwd=wt)
 
