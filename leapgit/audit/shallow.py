@@ -46,28 +46,31 @@ def require_spine(root: Path, spine_ref: str, tip: str | None) -> None:
     names = _tracking_names(root)
     branch = spine_ref.removeprefix("refs/heads/")
     for remote in git.remotes_holding(spine_ref, names, git.remotes(root)):
-        copy = next(git.rev_parse(n, root) for n in (git.leap_tracking(remote, spine_ref),
-                                                     f"refs/remotes/{remote}/{branch}")
-                    if n in names)
-        if copy is None or copy == tip:
-            continue
-        if tip is None:
-            why = f"is not a branch of this clone, though {remote} has it (a detached checkout)"
-        elif git.is_ancestor(root, tip, copy):
-            why = f"is behind {remote}'s, which this clone fetched"
-        else:
-            continue  # parted from it: judged as it stands here
-        raise Hold(f"{spine_ref} {why}, so nothing was judged: the audit judges the ledger's "
-                   "merges on the spine they landed on",
-                   hint=f"bring it here with `{_bring(root, remote, spine_ref)}`, then audit "
-                        "again")
+        for ref in (f"refs/remotes/{remote}/{branch}", git.leap_tracking(remote, spine_ref)):
+            copy = git.rev_parse(ref, root) if ref in names else None
+            if copy is None or copy == tip:
+                continue
+            if tip is None:
+                why = f"is not a branch of this clone, though {remote} has it (a detached " \
+                      "checkout)"
+            elif git.is_ancestor(root, tip, copy):
+                why = f"is behind {remote}'s, which this clone fetched"
+            else:
+                continue  # parted from it: judged as it stands here
+            raise Hold(f"{spine_ref} {why}, so nothing was judged: the audit judges the "
+                       "ledger's merges on the spine they landed on",
+                       hint=f"bring it here with `{_bring(root, remote, spine_ref, ref)}`, "
+                            "then audit again")
 
 
-def _bring(root: Path, remote: str, spine_ref: str) -> str:
-    """The git command that moves ``spine_ref`` to the remote's copy, fast-forward only:
-    a merge where it is checked out here, else a fetch into it."""
+def _bring(root: Path, remote: str, spine_ref: str, copy: str) -> str:
+    """The git command that moves ``spine_ref`` to the remote's copy found at ``copy`` (git's
+    ``refs/remotes/``, or leapgit's own), fast-forward only: a merge where it is checked out,
+    else a fetch into it (from the remote for git's copy, from this clone for leapgit's)."""
     branch = spine_ref.removeprefix("refs/heads/")
-    merge = f"git merge --ff-only {shlex.quote(remote)}/{shlex.quote(branch)}"
+    gits = copy == f"refs/remotes/{remote}/{branch}"
+    source = f"{remote}/{branch}" if gits else copy
+    merge = f"git merge --ff-only {shlex.quote(source)}"
     head = git.run(["symbolic-ref", "-q", "HEAD"], root, check=False).stdout.decode().strip()
     if head == spine_ref:
         return merge
@@ -77,7 +80,9 @@ def _bring(root: Path, remote: str, spine_ref: str) -> str:
         fields = dict(line.partition(" ")[::2] for line in block.splitlines())
         if fields.get("branch") == spine_ref:
             return f"git -C {shlex.quote(fields.get('worktree', '.'))} {merge[4:]}"
-    return f"git fetch {shlex.quote(remote)} {shlex.quote(branch)}:{shlex.quote(branch)}"
+    if gits:
+        return f"git fetch {shlex.quote(remote)} {shlex.quote(branch)}:{shlex.quote(branch)}"
+    return f"git fetch . {shlex.quote(f'{copy}:{spine_ref}')}"
 
 
 def _tracking_names(root: Path) -> list[str]:

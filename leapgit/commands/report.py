@@ -319,7 +319,8 @@ def signature_presence_lines(p: Presence | None) -> list[str]:
     if p.shallow:  # a shallow clone: say what was counted, and how to fetch the rest
         how = f"`{p.fetch}` fetches the rest" if p.fetch else "a clone without --depth has it"
         newest = "newest commit" if p.commits == 1 else f"newest {p.commits} commits"
-        cut = f" (this clone is shallow: it holds the ledger's {newest} only; {how})"
+        cut = (f" (this clone is shallow: it holds the ledger's {newest} only, and what the "
+               f"oldest of them added is not known here; {how})")
     if not p.unsigned_commits:
         return [f"signatures: all {p.commits} ledger commits signed{cut} "
                 "(`leap audit-signatures` verifies them)"]

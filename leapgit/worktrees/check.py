@@ -97,9 +97,11 @@ def holds(path: Path, blob: str, mode: int | None = None) -> bool:
     100644 or 100755) when given: git records the executable bit as a change. Its bytes are
     the blob's where no attribute converts them; where one does (an eol conversion, a clean
     filter such as Git LFS's: a checkout writes other bytes than the blob's), git is asked
-    what it would store for them (``stored_blob``)."""
+    what it would store for them (``stored_blob``). For judging, and for leaving a file
+    alone: never to decide that a file may be written over or removed (a clean filter that
+    drops lines would call uncommitted edits unchanged; rewind and prune compare bytes)."""
     if mode in _FILE_MODES and path.is_file() and not path.is_symlink() and \
-            bool(path.stat().st_mode & 0o111) != (mode == _EXECUTABLE):
+            bool(path.stat().st_mode & 0o100) != (mode == _EXECUTABLE):  # the owner's, as git
         return False
     found = blob_of_file(path)
     if found == blob or found in (ABSENT, DIRECTORY) or path.is_symlink():

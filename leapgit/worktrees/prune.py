@@ -27,7 +27,7 @@ from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.worktrees import place
-from leapgit.worktrees.check import holds
+from leapgit.worktrees.check import blob_of_file
 from leapgit.worktrees.closeround import admin_dir, dirty_paths
 
 DROP_TRIES = 5  # compare-and-swap deletes of a dropped branch before it is a hold
@@ -65,7 +65,7 @@ def uncommitted_work(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> list[st
     if not worktree.is_dir():
         return []
     restored = {p: blob for p, blob in _base_blobs(ws, ball, restore_point(ws, t)).items()
-                if holds(worktree / p, blob)}
+                if blob_of_file(worktree / p) == blob}  # its bytes: never work lost
     # a file a rollback put back where the builder had left a folder: the folder's
     # (committed) content shows as deleted beneath it, and is not work either
     return [p for p in dirty_paths(worktree)
@@ -76,7 +76,7 @@ def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
     worktree = place.worktree_of(ws, t)
     if not worktree.is_dir():
         return True
-    return all(holds(worktree / path, blob) or (blob == ABSENT and
+    return all((blob_of_file(worktree / path) == blob) or (blob == ABSENT and
                not (worktree / path).exists())
                for path, blob in _base_blobs(ws, ball, restore_point(ws, t)).items())
 

@@ -27,7 +27,7 @@ from leapgit.errors import RuleViolation
 from leapgit.gitobj import oid
 from leapgit.records.types import ABSENT, BallRecord
 from leapgit.slices.diff import out_of_scope
-from leapgit.worktrees.check import checkout_bytes, holds
+from leapgit.worktrees.check import blob_of_file, checkout_bytes
 from leapgit.worktrees.rollback import _inside, _write
 
 if TYPE_CHECKING:
@@ -114,7 +114,9 @@ def _undo(repo: GitRepo, worktree: Path, start: str, changes: list[_Change],
         target = worktree / c.path  # (a symlink the round put in a folder's place, removed)
         if not _inside(worktree, target) or c.path in untracked or c.path in ignored:
             kept.append(c.path)
-        elif not holds(target, c.after[1].decode() if c.after else ABSENT):
+        # its bytes, not git's view of them: a clean filter that drops lines would call a
+        # file with uncommitted edits unchanged, and the undo would write over them
+        elif blob_of_file(target) != (c.after[1].decode() if c.after else ABSENT):
             if target.exists() or target.is_symlink():
                 kept.append(c.path)  # changed since the commit: bytes no record holds
         elif c.before is None:

@@ -488,3 +488,21 @@ def test_a_spine_checked_out_in_another_worktree_is_brought_up_there(
     assert hinted(r.err) == f"git -C {repo} merge --ff-only origin/main", r.err
     run_hint(hinted(r.err), other)
     assert leap("audit", cwd=other).code == 0
+
+
+def test_a_spine_behind_leapgit_s_own_copy_is_brought_up_from_that_copy(
+        remote: Path, tmp_path: Path) -> None:
+    """leapgit keeps copies of its own under `refs/leap/remotes/`; where that copy is ahead
+    and git's is not, the hint brings `main` up from it (a blind review: it named git's
+    copy, and the hint led back to itself)."""
+    repo = clone(remote, tmp_path / "ci")
+    assert leap("sync", "origin", cwd=repo).code == 0
+    tip = git("rev-parse", "main", cwd=repo)
+    git("update-ref", "refs/leap/remotes/origin/heads/main", tip, cwd=repo)
+    git("reset", "-q", "--hard", "HEAD~1", cwd=repo)
+    git("update-ref", "refs/remotes/origin/main", "HEAD", cwd=repo)
+    r = leap("audit", cwd=repo)
+    assert r.code == 3, r
+    assert hinted(r.err) == "git merge --ff-only refs/leap/remotes/origin/heads/main", r.err
+    run_hint(hinted(r.err), repo)
+    assert leap("audit", cwd=repo).code == 0

@@ -72,3 +72,39 @@ def test_a_mode_is_no_change_where_git_records_none(tmp_path: Path) -> None:
     assert git("status", "--porcelain", cwd=worktree_of(repo, "A")) == ""
     checked = leap("ball", "check", "dia", "A", cwd=repo)
     assert checked.code == 0 and "map ok" in checked.out, checked
+
+
+def test_only_the_owner_s_executable_bit_counts_as_git_counts_it(tmp_path: Path) -> None:
+    """git records the owner's executable bit alone: `chmod g+x` is no change to git, nor
+    to the map check (a blind review: a false "its mode is not 100644")."""
+    repo = make_diamond(tmp_path)
+    assert leap("throw", "dia", "--ball", "A", cwd=repo).code == 0
+    (worktree_of(repo, "A") / "src/a.py").chmod(0o654)
+    assert git("status", "--porcelain", cwd=worktree_of(repo, "A")) == ""
+    checked = leap("ball", "check", "dia", "A", cwd=repo)
+    assert checked.code == 0 and "map ok" in checked.out, checked
+
+
+def test_a_rewind_keeps_edits_a_clean_filter_would_hide(tmp_path: Path) -> None:
+    """A clean filter that drops lines makes git store a file with uncommitted extra lines
+    as the committed blob; the rewind of a refused commit judges the file's own bytes, so
+    those edits are kept, never written over (a blind review)."""
+    from leapgit.ledger.repo import open_repo
+    from leapgit.worktrees.rewind import _changes, _undo
+    from tests.support import make_repo
+
+    repo = make_repo(tmp_path / "r", {"f.txt": "v1\n"})
+    git("config", "filter.strip.clean", "sed '/^#local/d'", cwd=repo)
+    git("config", "filter.strip.smudge", "cat", cwd=repo)
+    (repo / ".gitattributes").write_text("f.txt filter=strip\n")
+    git("add", ".gitattributes", cwd=repo)
+    git("commit", "-q", "-m", "attributes", cwd=repo)
+    start = git("rev-parse", "HEAD", cwd=repo)
+    (repo / "f.txt").write_text("v2\n")
+    git("commit", "-q", "-am", "the refused round", cwd=repo)
+    refused = git("rev-parse", "HEAD", cwd=repo)
+    (repo / "f.txt").write_text("v2\n#local uncommitted notes\n")
+    with open_repo(str(repo / ".git")) as opened:
+        done = _undo(opened, repo, start, _changes(opened, start, refused), frozenset())
+    assert "f.txt" in done.kept and "f.txt" not in done.restored, done
+    assert (repo / "f.txt").read_text() == "v2\n#local uncommitted notes\n"
