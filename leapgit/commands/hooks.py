@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leapgit.hookimpl.install import HooksResult, install, uninstall
+from leapgit.hookimpl.install import CLIENT_HOOKS, HooksResult, husky_line, install, uninstall
 
 
 def install_hooks(start: Path | str = ".", *, server: bool = False, force: bool = False,
@@ -23,4 +23,14 @@ def lines(result: HooksResult) -> list[str]:
         [f"{'pinned':<12} {key} = {value} (the refs this server protects)"
          for key, value in result.pinned] + \
         [f"{'set':<12} {s.key} = {s.value} in this server's git config ({s.why})"
-         for s in result.settings]
+         for s in result.settings] + husky_lines(result.husky)
+
+
+def husky_lines(folder: Path | None) -> list[str]:
+    """What a project whose hooks husky runs must add: git runs husky's hooks, never the
+    ones leapgit installed, until husky's hook files call them."""
+    if folder is None:
+        return []
+    return ["husky runs this repository's git hooks (core.hooksPath): leapgit's run only "
+            "when husky's hook files call them; add this line to each, then commit them"] + \
+        [f"  {folder / hook}: {husky_line(hook)}" for hook in CLIENT_HOOKS]

@@ -73,14 +73,20 @@ class InitResult:
     ledger_ref: str
     ledger_commit: str
     ledger_created: bool
+    spine: str = ""
+    spine_chosen: str = ""  # why a new config names this spine, when --spine did not
     hooks: str = ""
     signing: SigningSetup | None = None
+    husky: tuple[str, ...] = ()  # what husky's hook files must call (``hooks.husky_lines``)
 
 
-def default_spine(root: Path) -> str:
+def default_spine(root: Path) -> tuple[str, str]:
+    """The spine a new config names when ``--spine`` is not given, and why that one."""
     proc = git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, check=False)
     name = proc.stdout.decode().strip()
-    return name or "main"
+    if name:
+        return name, "the checked-out branch"
+    return "main", "no branch is checked out: the default"
 
 
 def init(start: Path | str = ".", spine: str | None = None,
@@ -96,15 +102,17 @@ def init(start: Path | str = ".", spine: str | None = None,
     config_path = root / CONFIG_PATH
     require_folder(config_path.parent, file=str(CONFIG_PATH),
                    hint=f"move it away: leapgit keeps its config in {CONFIG_PATH}")
-    written = False
+    written, chosen = False, ""
     if not config_path.exists():
         # a spine given for a new config, with its default names: refused before anything
         # is written (an existing config's names are its own: checked when it is read)
         found = spine_problems(spine) if spine is not None else []
         if found:
             raise UsageError(problems=found)
+        if spine is None:
+            spine, chosen = default_spine(root)
         text = CONFIG_TEMPLATE.format(
-            spine=yamlio.quote(spine or default_spine(root)),
+            spine=yamlio.quote(spine),
             ledger_ref=yamlio.quote(ws.config.ledger_ref),
         )
         parse_config(text.encode(), str(CONFIG_PATH))  # a bad --spine is refused, not written
@@ -132,18 +140,20 @@ def init(start: Path | str = ".", spine: str | None = None,
     root_record = yamlio.dumps(LedgerRoot(now_iso(), ws.config.spine).to_dict())
     with ws.ledger() as ledger:
         commit, created = ledger.init(root_record)
+    hooks, husky = _install_hooks(root)
     return InitResult(
         root=root, config_path=config_path, config_written=written,
         ledger_ref=ws.config.ledger_ref, ledger_commit=commit, ledger_created=created,
-        hooks=_install_hooks(root), signing=setup,
+        spine=ws.config.spine, spine_chosen=chosen, hooks=hooks, signing=setup, husky=husky,
     )
 
 
-def _install_hooks(root: Path) -> str:
+def _install_hooks(root: Path) -> tuple[str, tuple[str, ...]]:
+    from leapgit.commands.hooks import husky_lines
     from leapgit.hookimpl.install import install
 
     try:
         result = install(root)
     except UsageError as exc:
-        return f"not installed: {exc.lines()[0]}"
-    return f"post-commit, pre-push in {result.hooks_dir}"
+        return f"not installed: {exc.lines()[0]}", ()
+    return f"post-commit, pre-push in {result.hooks_dir}", tuple(husky_lines(result.husky))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.records import trailers as tr
+from leapgit.records.config import CONFIG_PATH
 from leapgit.records.types import ABSENT, OUTCOME_NAMES
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
@@ -30,7 +31,10 @@ def init_lines(r: InitResult) -> list[str]:
         f"config  {r.config_path} ({'written' if r.config_written else 'kept'})",
         f"ledger  {r.ledger_ref} at {r.ledger_commit[:12]} "
         f"({'started' if r.ledger_created else 'already there'})",
-    ] + ([f"hooks   {r.hooks}"] if r.hooks else []) + _signing_setup_lines(r)
+        f"spine   {r.spine}" + (f" ({r.spine_chosen}; to protect another, edit spine: in "
+                                f"{CONFIG_PATH} before you commit it)" if r.spine_chosen else ""),
+    ] + ([f"hooks   {r.hooks}"] if r.hooks else []) + [f"        {line}" for line in r.husky] \
+        + _signing_setup_lines(r)
 
 
 def _signing_setup_lines(r: InitResult) -> list[str]:

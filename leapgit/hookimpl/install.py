@@ -51,6 +51,28 @@ class HooksResult:
     actions: tuple[HookAction, ...]
     pinned: tuple[tuple[str, str], ...] = ()  # (git config key, value) set on a server
     settings: tuple[Setting, ...] = ()  # git's own settings a server install sets
+    husky: Path | None = None  # husky's folder of hook files, which must call leapgit's
+
+
+def husky_folder(effective: Path) -> Path | None:
+    """The folder of the project's own husky hook files, when ``core.hooksPath`` hands git's
+    hooks to husky: v9 points it at husky's generated ``.husky/_`` (a dispatcher ``h`` that
+    runs ``.husky/<hook>``, named after the script that sourced it), v8 at ``.husky`` itself
+    (with ``_/husky.sh``). leapgit's hooks cannot live there: husky rewrites ``_`` on every
+    install, v9's dispatcher finds no hook for a chained ``<hook>.leap-legacy``, and v8's
+    folder is tracked."""
+    if effective.name == "_" and (effective / "h").is_file():
+        return effective.parent
+    if (effective / "_" / "husky.sh").is_file():
+        return effective
+    return None
+
+
+def husky_line(hook: str) -> str:
+    """The line a husky hook file runs leapgit's ``hook`` with, from the common git dir's
+    hooks; it does nothing in a clone without leapgit's hooks installed."""
+    return (f'h="$(git rev-parse --git-common-dir)/hooks/{hook}"; '
+            f'[ ! -x "$h" ] || "$h" "$@"')
 
 
 def render(hook: str, python: str | None = None) -> bytes:
@@ -215,14 +237,19 @@ def install(start: Path | str = ".", *, server: bool = False, force: bool = Fals
     if (spine or ledger_ref) and not server:
         raise UsageError("--spine and --ledger-ref pin the refs a server protects",
                          hint="pass them with --server; a clone reads .leap/config.yaml")
-    folder = hooks_dir(paths, force)
+    husky = None if server else husky_folder(Path(git.out(
+        ["rev-parse", "--path-format=absolute", "--git-path", "hooks"], paths.root)))
+    # with husky, leapgit's hooks go where git looks without core.hooksPath, and husky's
+    # hook files call them (``husky_line``); never into husky's folder, even with --force
+    folder = paths.common_dir / "hooks" if husky else hooks_dir(paths, force)
     require_folder(folder, field="hooks",  # before a server's pins: nothing half-set
                    hint="move it away, or point core.hooksPath at a folder")
     pins = pin_server_refs(paths, spine, ledger_ref) if server else ()
     settings = server_settings(paths) if server else ()
     folder.mkdir(parents=True, exist_ok=True)
     hooks = SERVER_HOOKS if server else CLIENT_HOOKS
-    return HooksResult(folder, tuple(install_one(folder, h) for h in hooks), pins, settings)
+    return HooksResult(folder, tuple(install_one(folder, h) for h in hooks), pins, settings,
+                       husky)
 
 
 def uninstall_one(folder: Path, hook: str) -> HookAction | None:

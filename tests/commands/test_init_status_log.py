@@ -107,3 +107,27 @@ def test_unexpected_errors_go_to_a_log_file_not_the_terminal(
     assert "Traceback" not in err
     log_path = Path(err.split("the traceback is in ")[1].split(";")[0])
     assert "Traceback" in log_path.read_text() and "boom inside" in log_path.read_text()
+
+
+def test_init_says_which_spine_it_took_and_how_to_take_another(repo: Path, tmp_path: Path
+                                                               ) -> None:
+    """`leap init` in a linked worktree took its branch as the spine without a word; it
+    says so now, and the way it names to protect another branch works."""
+    linked = tmp_path / "feature-wt"
+    git("worktree", "add", "-q", "-b", "feature", str(linked), cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "feature work", cwd=linked)
+    first = leap("init", cwd=linked)
+    assert first.code == 0, first
+    assert ("spine   feature (the checked-out branch; to protect another, edit spine: in "
+            ".leap/config.yaml before you commit it)") in first.out, first.out
+    cfg = linked / ".leap" / "config.yaml"
+    text = cfg.read_text()
+    assert text.count("\nspine: ") == 1, text
+    cfg.write_text("\n".join("spine: main" if line.startswith("spine: ") else line
+                             for line in text.split("\n")))
+    again = leap_inproc("init", cwd=linked)
+    assert again.code == 0 and "spine   main\n" in again.out, again.out
+    git("checkout", "-q", "--detach", cwd=repo)
+    (repo / ".leap" / "config.yaml").unlink(missing_ok=True)
+    detached = leap_inproc("init", cwd=repo)
+    assert "spine   main (no branch is checked out: the default;" in detached.out
