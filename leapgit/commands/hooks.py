@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from leapgit.hookimpl.install import CLIENT_HOOKS, HooksResult, husky_line, install, uninstall
+from leapgit.rules.context import PIN_SPINE
 
 
 def install_hooks(start: Path | str = ".", *, server: bool = False, force: bool = False,
@@ -23,7 +25,17 @@ def lines(result: HooksResult) -> list[str]:
         [f"{'pinned':<12} {key} = {value} (the refs this server protects)"
          for key, value in result.pinned] + \
         [f"{'set':<12} {s.key} = {s.value} in this server's git config ({s.why})"
-         for s in result.settings] + husky_lines(result.husky)
+         for s in result.settings] + husky_lines(result.husky) + _unpinned(result)
+
+
+def _unpinned(result: HooksResult) -> list[str]:
+    head = result.unpinned_head
+    if head is None:
+        return []
+    spine = dict(result.pinned).get(PIN_SPINE)
+    return [f"{'note':<12} this server holds no {spine}, the spine it protects; its HEAD, "
+            f"{head}, is not protected: if {head} is the spine, run `leap hooks install "
+            f"--server --spine {shlex.quote(head)}`"]
 
 
 def husky_lines(folder: Path | None) -> list[str]:

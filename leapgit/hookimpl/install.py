@@ -52,6 +52,8 @@ class HooksResult:
     pinned: tuple[tuple[str, str], ...] = ()  # (git config key, value) set on a server
     settings: tuple[Setting, ...] = ()  # git's own settings a server install sets
     husky: Path | None = None  # husky's folder of hook files, which must call leapgit's
+    # a server whose HEAD names a branch it holds, while it holds none of the pinned spine
+    unpinned_head: str | None = None
 
 
 def husky_folder(effective: Path) -> Path | None:
@@ -249,7 +251,22 @@ def install(start: Path | str = ".", *, server: bool = False, force: bool = Fals
     folder.mkdir(parents=True, exist_ok=True)
     hooks = SERVER_HOOKS if server else CLIENT_HOOKS
     return HooksResult(folder, tuple(install_one(folder, h) for h in hooks), pins, settings,
-                       husky)
+                       husky, _unpinned_head(paths, dict(pins)) if server else None)
+
+
+def _unpinned_head(paths: git.RepoPaths, pins: dict[str, str]) -> str | None:
+    """The branch a server's HEAD names, when the server holds it and not the pinned spine:
+    a `master` server pinned to the default `main` protects nothing yet. A HEAD that names
+    a branch not pushed yet says nothing (`git init --bare` names `master` on many servers
+    whose projects push `main`)."""
+    from leapgit.rules.context import PIN_SPINE
+
+    spine = pins[PIN_SPINE]
+    proc = git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], paths.git_dir, check=False)
+    head = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    if not head or head == spine or git.rev_parse(f"refs/heads/{head}", paths.git_dir) is None:
+        return None
+    return head if git.rev_parse(f"refs/heads/{spine}", paths.git_dir) is None else None
 
 
 def uninstall_one(folder: Path, hook: str) -> HookAction | None:

@@ -334,3 +334,33 @@ def test_a_fresh_clone_whose_config_is_not_committed_is_still_judged(tmp_path: P
     git("commit", "-q", "-am", "straight onto the spine", cwd=fresh)
     refused = run_git("push", "origin", "main", cwd=fresh)
     assert refused.returncode != 0 and "leap pre-push" in refused.stderr, refused.stderr
+
+
+def test_a_master_server_pinned_to_main_says_so_and_the_command_it_names_protects_master(
+        tmp_path: Path) -> None:
+    """`--server` pins `main` by default: on a server that holds `master` (its HEAD) and no
+    `main`, a direct push to `master` went through without a word. Install says so, and
+    the command it names protects `master`."""
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "-b", "master", str(bare), cwd=tmp_path)
+    quiet = leap("hooks", "install", "--server", cwd=bare)  # HEAD names a branch not pushed
+    assert quiet.code == 0 and "note" not in quiet.out, quiet.out
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"}, branch="master")
+    git("push", "-q", str(bare), "master", cwd=repo)
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    note = [line for line in res.out.splitlines() if line.startswith("note")]
+    assert note == ["note         this server holds no main, the spine it protects; its HEAD, "
+                    "master, is not protected: if master is the spine, run `leap hooks install "
+                    "--server --spine master`"], res.out
+    (repo / "a.txt").write_text("b\n")
+    git("commit", "-q", "-am", "straight onto master", cwd=repo)
+    assert run_git("push", "-q", str(bare), "master", cwd=repo).returncode == 0  # unprotected
+    command = note[0].split("run `")[1].rstrip("`").split()
+    assert command[0] == "leap"
+    followed = leap(*command[1:], cwd=bare)
+    assert followed.code == 0 and "note" not in followed.out, followed.out
+    (repo / "a.txt").write_text("c\n")
+    git("commit", "-q", "-am", "straight onto master again", cwd=repo)
+    refused = run_git("push", "-q", str(bare), "master", cwd=repo)
+    assert refused.returncode != 0 and "[L8] refs/heads/master" in refused.stderr
