@@ -131,3 +131,32 @@ def test_init_says_which_spine_it_took_and_how_to_take_another(repo: Path, tmp_p
     (repo / ".leap" / "config.yaml").unlink(missing_ok=True)
     detached = leap_inproc("init", cwd=repo)
     assert "spine   main (no branch is checked out: the default;" in detached.out
+
+
+@pytest.mark.parametrize("command", ["status", "log"])
+def test_a_read_only_command_leaves_at_once_with_its_whole_report(repo: Path, tmp_path: Path,
+                                                                 command: str) -> None:
+    """`leap status` and `leap log` leave without the interpreter's teardown, as `leap
+    audit` does: what they print still arrives whole (into a file, a pipe), and a reader
+    that goes away early (`| head -1`) gets no traceback."""
+    assert leap_inproc("init", cwd=repo).code == 0
+    assert leap_inproc("slice", "cut", str(write(tmp_path / "d.yaml", base_draft())),
+                       cwd=repo).code == 0
+    whole = leap_inproc(command, cwd=repo).out
+    assert whole.count("\n") >= 2, whole
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered, as most
+    proc = subprocess.run([sys.executable, "-m", "leapgit", command], cwd=repo, env=env,
+                          capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, whole, "")
+    into = tmp_path / "out.txt"
+    with open(into, "wb") as fh:
+        subprocess.run([sys.executable, "-m", "leapgit", command], cwd=repo, stdout=fh,
+                       env=env, check=True)
+    assert into.read_text() == whole
+    piped = subprocess.run(f"{sys.executable} -m leapgit {command} | head -1", shell=True,
+                           cwd=repo, env=env, capture_output=True, text=True)
+    assert piped.stdout == whole.splitlines(keepends=True)[0] and piped.stderr == ""
