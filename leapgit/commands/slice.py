@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit import git
-from leapgit.errors import UsageError
+from leapgit.errors import LeapError, UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger.store import Written
 from leapgit.ledger.workspace import Workspace, open_workspace
@@ -33,25 +35,58 @@ def _base(ws: Workspace, rev: str) -> str:
     return base
 
 
-def _check(ws: Workspace, file: Path, base: str) -> CheckedSlice:
+def _check(ws: Workspace, file: Path, base: str, command: str) -> CheckedSlice:
     draft = load_draft(file)
     from leapgit.ledger.repo import open_repo
 
     with open_repo(str(ws.paths.common_dir)) as repo:
-        tree = repo.object_store[oid(base)].tree
-        resolver = TreeResolver(repo, tree, ws.paths.top)
-        return check_slice(draft, resolver)
+        def at(commit: str) -> CheckedSlice:
+            tree = repo.object_store[oid(commit)].tree
+            return check_slice(draft, TreeResolver(repo, tree, ws.paths.top))
+
+        checked = at(base)
+        tip = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
+        # a base of another history is not judged here: a ledger commit is refused as one
+        # (``slices.cut``), and a project's unrelated root has no tip to be thrown from
+        if tip is not None and tip != base and git.run(
+                ["merge-base", base, tip], ws.paths.root, check=False).returncode == 0:
+            _stamps_hold_at_the_tip(ws, file, checked, at, (base, tip), command)
+        return checked
+
+
+def _stamps_hold_at_the_tip(ws: Workspace, file: Path, checked: CheckedSlice,
+                            at: Callable[[str], CheckedSlice], commits: tuple[str, str],
+                            command: str) -> None:
+    """L2, L5: a ball is thrown from the spine's tip, and its file map is checked there
+    against the stamps of the cut. A base whose scope files differ from the tip's (a
+    checkout behind the spine) made every such ball's first round a refused stale map."""
+    spine, (base, tip) = ws.config.spine, commits
+    try:
+        there = {s.path: s.blob for scope in at(tip).scopes.values() for s in scope}
+    except LeapError as exc:
+        stale = [f"the draft does not hold there: {exc.lines()[0]}"]
+    else:
+        stale = [s.path for scope in checked.scopes.values() for s in scope
+                 if there.get(s.path) != s.blob]
+    if stale:
+        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        raise UsageError(
+            f"{len(stale)} scope file(s) differ between the base {base[:12]} and "
+            f"{spine}'s tip {tip[:12]}, where the balls are thrown: {shown}; each such ball "
+            "would be refused at its throw (stale map)", file=str(file), field="base",
+            rule="L2", hint=f"stamp the scope at the spine's tip: `leap slice {command} "
+            f"{shlex.quote(str(file))} --base {shlex.quote(spine)}`")
 
 
 def check(file: Path, base: str = "HEAD", start: Path | str = ".") -> CheckedSlice:
     ws = open_workspace(start)
-    return _check(ws, file, _base(ws, base))
+    return _check(ws, file, _base(ws, base), "check")
 
 
 def cut(file: Path, base: str = "HEAD", start: Path | str = ".") -> CutResult:
     ws = open_workspace(start)
     base_sha = _base(ws, base)
-    checked = _check(ws, file, base_sha)
+    checked = _check(ws, file, base_sha, "cut")
     with ws.ledger() as ledger:
         record, written = record_cut(ledger, checked, base_sha)
     return CutResult(record=record, checked=checked, written=written)

@@ -28,17 +28,22 @@ def test_cut_stamps_blob_ids_at_the_base_and_absent_files(tmp_path: Path) -> Non
 
 
 def test_cut_stamps_at_the_given_base_not_the_work_tree(tmp_path: Path) -> None:
+    """The stamp is the base's blob, never the work tree's bytes. (A base whose scope files
+    differ from the spine's tip is refused: tests/slices/test_cut_base.py.)"""
     root = _ready(tmp_path)
     old = git("rev-parse", "HEAD", cwd=root)
     old_blob = git("rev-parse", "HEAD:src/a.py", cwd=root)
-    write_files(root, {"src/a.py": "A = 100\n"})
-    commit_all(root, "change a")
+    write_files(root, {"src/c.py": "C = 100\n"})
+    commit_all(root, "change c, in no scope")
+    write_files(root, {"src/a.py": "A = 100\n"})  # not committed
     result = leap_inproc("slice", "cut", str(write(tmp_path / "d.yaml", base_draft())),
                          "--base", old, cwd=root)
     assert result.code == 0, result
     ball = yamlio.loads(git("show", "leap/ledger:slices/s1/balls/a/ball.yaml", cwd=root).encode(),
                         "a")
     assert ball["scope"][0]["blob"] == old_blob
+    sl = yamlio.loads(git("show", "leap/ledger:slices/s1/slice.yaml", cwd=root).encode(), "s")
+    assert sl["base"] == old
 
 
 def test_symlinked_scope_path_records_the_file_it_resolves_to(tmp_path: Path) -> None:

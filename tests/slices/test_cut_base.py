@@ -41,3 +41,40 @@ def test_a_project_commit_as_base_is_still_taken(tmp_path: Path) -> None:
     r = leap("slice", "cut", str(write(tmp_path / "slice.yaml", base_draft())), "--base",
              "main", cwd=root)
     assert r.code == 0, r
+
+
+@pytest.mark.parametrize("command", ["check", "cut"])
+def test_a_base_behind_the_spine_with_other_scope_files_is_refused_and_the_hint_cuts(
+        tmp_path: Path, command: str) -> None:
+    """A checkout behind the spine (a worktree not pulled): its HEAD is the default base,
+    and the balls are thrown from the spine's tip. Where a scope file differs there, every
+    such ball's first round was refused as a stale map (L2). Check and cut say so before
+    anything is recorded, and the command they name stamps the scope at the tip."""
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    behind = tmp_path / "behind"
+    git("worktree", "add", "-q", "--detach", str(behind), "main", cwd=root)
+    (root / "src" / "a.py").write_text("A = 'moved on'\n")
+    git("commit", "-q", "-am", "the spine moves on", cwd=root)
+    ledger = ref(root, "leap/ledger")
+    path = write(tmp_path / "slice.yaml", base_draft())
+    r = leap("slice", command, str(path), cwd=behind)
+    assert (r.code, r.out) == (2, ""), r
+    head, tip = git("rev-parse", "HEAD", cwd=behind), ref(root, "main")
+    assert r.err.startswith(
+        f"leap: {path}: base: 1 scope file(s) differ between the base {head[:12]} and main's "
+        f"tip {tip[:12]}, where the balls are thrown: src/a.py; each such ball would be "
+        f"refused at its throw (stale map) [L2]; stamp the scope at the spine's tip: "
+        f"`leap slice {command} {path} --base main`"), r.err
+    assert ref(root, "leap/ledger") == ledger  # nothing recorded
+    hint = r.err.split("`")[1].split()
+    assert hint[:2] == ["leap", "slice"]
+    followed = leap(*hint[1:], cwd=behind)
+    assert followed.code == 0, followed
+    if command == "cut":  # stamped as the tip holds it, where the ball's map is checked
+        ball = git("show", "leap/ledger:slices/s1/balls/a/ball.yaml", cwd=root)
+        assert git("rev-parse", "main:src/a.py", cwd=root) in ball
+    git("checkout", "-q", "--detach", tip, cwd=behind)
+    (root / "src" / "c.py").write_text("C = 'out of every scope'\n")
+    git("commit", "-q", "-am", "the spine moves on elsewhere", cwd=root)
+    assert leap("slice", "check", str(path), cwd=behind).code == 0  # scope files alike
