@@ -696,11 +696,15 @@ def _score() -> click.Command:
     @click.argument("ball_id", metavar="BALL")
     @click.option("--builder", metavar="model=ID,family=F,session=S",
                   help="who built the candidate (default: builder.identity in the config)")
-    def score_cmd(slice_id: str, ball_id: str, builder: str | None) -> None:
+    @click.option("--remote", metavar="REMOTE",
+                  help="a ball published to workers: score the remote's copy of its "
+                       "branch (ledger and branch fetched first, the score pushed after)")
+    def score_cmd(slice_id: str, ball_id: str, builder: str | None,
+                  remote: str | None) -> None:
         """L7: derive the ball's outcome. Exit 0 pass, 1 refuse, 3 hold, 2 bad input."""
         from leapgit.commands.score import exit_code, lines, score_ball
 
-        result = score_ball(slice_id, ball_id, builder, echo=click.echo)
+        result = score_ball(slice_id, ball_id, builder, echo=click.echo, remote=remote)
         _emit(lines(result))
         raise click.exceptions.Exit(exit_code(result))
     return score_cmd

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
@@ -13,8 +14,23 @@ NAMES = {1: "pass", 0: "hold", -1: "refuse"}
 
 
 def score_ball(slice_id: str, ball_id: str, builder: str | None = None,
-               start: Path | str = ".", echo: Callable[[str], None] = print) -> Scored:
-    return score(open_workspace(start), slice_id, ball_id, builder, echo)
+               start: Path | str = ".", echo: Callable[[str], None] = print,
+               remote: str | None = None) -> Scored:
+    """``remote``: a ball published to workers is scored as the shared remote holds it, as
+    `leap run --remote` scores it: the remote's ledger and ball branches fetched first, the
+    branch here brought up to the remote's (a fast-forward), the score pushed after."""
+    ws = open_workspace(start)
+    if remote is None:
+        return score(ws, slice_id, ball_id, builder, echo)
+    from leapgit.ledger.sync import sync
+    from leapgit.loop import remote as rm
+
+    rm.sync_with_balls(ws, remote, push=False)
+    rm.bring_home(ws, remote, ws.config.ball_branch(slice_id, ball_id))
+    scored = score(open_workspace(start), slice_id, ball_id, builder, echo)
+    if scored.ledger_commit is not None:
+        sync(remote, start=ws.paths.root)
+    return replace(scored, shared=remote) if scored.ledger_commit is not None else scored
 
 
 def exit_code(result: Scored) -> int:
@@ -41,5 +57,6 @@ def lines(result: Scored) -> list[str]:
                    f"{len(p.tests)} test run(s), live proof "
                    f"{'ran' if p.live_proof else 'not declared'}")
     if result.ledger_commit:
-        out.append(f"recorded in the ledger at {result.ledger_commit[:12]}")
+        out.append(f"recorded in the ledger at {result.ledger_commit[:12]}"
+                   + (f", pushed to {result.shared}" if result.shared else ""))
     return out

@@ -50,6 +50,7 @@ class Scored:
     ledger_commit: str | None
     reopened: tuple[ReopenRecord, ...] = ()
     already: bool = False
+    shared: str | None = None  # the remote the score was pushed to (`leap score --remote`)
 
 
 @dataclass
@@ -81,9 +82,26 @@ def declared_builder(ws: Workspace, builder: str | None) -> tuple[Builder, str]:
     return parse_builder(text), text
 
 
+def from_the_remote(ws: Workspace, slice_id: str, ball_id: str) -> str:
+    """Where a published ball's rounds are: on the shared remote, built by workers; the
+    command that scores the remote's copy (the remote named when this clone has one)."""
+    names = git.remotes(ws.paths.root)
+    remote = names[0] if len(names) == 1 else "REMOTE"
+    return (f"it is published to workers, whose rounds land on the remote: `leap score "
+            f"{slice_id} {ball_id} --remote {remote}` scores the remote's copy")
+
+
+def _published(view: LedgerView, slice_id: str, ball_id: str) -> bool:
+    ep = current_episode(view, slice_id, ball_id)
+    return ep is not None and ep.throw.published
+
+
 def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
     branch = ws.config.ball_branch(slice_id, ball_id)
     tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
+    if tip is None and _published(view, slice_id, ball_id):
+        raise Hold(f"the ball's branch {branch} is not in this clone", rule="L7",
+                   hint=from_the_remote(ws, slice_id, ball_id))
     if tip is None:
         # T7.1: a ball is thrown only after its red
         first = (f"`leap throw {slice_id} --ball {ball_id}`"
@@ -95,11 +113,12 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
     return tip
 
 
-def _ready(ep: Episode, slice_id: str, ball_id: str) -> None:
+def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:
     last = ep.receipts[-1] if ep.receipts else None
     if last is None:
         raise Hold(f"{slice_id}/{ball_id} has no round yet: nothing to score", rule="L7",
-                   hint="let the builder work a round first")
+                   hint=from_the_remote(ws, slice_id, ball_id) if ep.throw.published else
+                   "let the builder work a round first")
     if last.outcome == -1:
         raise RuleViolation(f"{slice_id}/{ball_id} was refused in round {last.round}: "
                             f"{last.evidence}", rule="L6", hint="respec and re-throw it")
@@ -131,7 +150,7 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
         if standing is not None and standing.candidate == tree and standing.commit == commit:
             return Scored(standing, None, reopened, already=True)
         ep = current_episode(view, slice_id, ball_id)
-        _ready(ep, slice_id, ball_id)
+        _ready(ws, ep, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
         from leapgit.rules.balls import contract_red
 
@@ -158,6 +177,13 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
     from leapgit.rules.objects import Objects
 
     t, last = ep.throw, ep.receipts[-1]
+    if last.commit is not None and last.commit != commit and t.published and (
+            git.rev_parse(f"{last.commit}^{{commit}}", ws.paths.root) is None
+            or git.is_ancestor(ws.paths.root, commit, last.commit)):
+        # a worker's round: this clone's copy of the branch is behind it, not past it
+        raise Hold(f"{t.slice}/{t.ball}: the branch here, at {commit[:12]}, is behind "
+                   f"{last.commit[:12]}, the commit of the last receipt (round {last.round})",
+                   rule="L7", hint=from_the_remote(ws, t.slice, t.ball))
     if last.commit is not None and last.commit != commit:
         raise RuleViolation(f"{t.slice}/{t.ball}: the branch tip {commit[:12]} is not "
                             f"{last.commit[:12]}, the commit of the last receipt (round "

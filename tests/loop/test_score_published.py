@@ -1,0 +1,43 @@
+"""`leap score` of a ball published to workers, on the clone that threw it: its rounds are
+on the remote. Before, the score said "let the builder work a round first" (a wait that
+never ends: the rounds were there, on the remote); after `leap sync`, it called the worker's
+round an unrecorded one (L6, exit 1) and named a worktree this clone never had. Now each
+names `leap score SLICE BALL --remote REMOTE`, which scores the remote's copy, as `leap run
+--remote` does, and pushes the score."""
+
+from __future__ import annotations
+
+from tests.loop import workers_world as ww
+from tests.support import GitDaemon, git
+from tests.tribunal.jurors import JurorServer
+
+HINT = f"`leap score {ww.S} b1 --remote origin` scores the remote's copy"
+
+
+def test_a_published_ball_is_scored_from_the_remote_as_the_hint_says(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    w = ww.published(daemon, jurors, "scored-here")
+    clone = w.clone("builder-machine")
+    built = w.leap("worker", "--remote", "origin", "--name", "builder-machine", "--once",
+                   cwd=clone)
+    assert built.code == 0, built
+    [last] = ww.receipts(w)["b1"][-1:]
+    assert last["outcome"] == 1, last
+
+    before_sync = w.leap("score", ww.S, "b1")
+    assert before_sync.code == 3, before_sync
+    assert "has no round yet" in before_sync.err and HINT in before_sync.err, before_sync.err
+    assert w.leap("sync", "origin").code == 0  # the ledger here now names the worker's round
+    after_sync = w.leap("score", ww.S, "b1")
+    assert after_sync.code == 3, after_sync
+    assert "is behind" in after_sync.err and HINT in after_sync.err, after_sync.err
+    assert "unrecorded round" not in after_sync.err
+
+    command = HINT.split("`")[1].split()
+    scored = w.leap(*command[1:])
+    assert scored.code == 0, scored
+    assert f"score 1 of {ww.S}/b1: 1 (pass)" in scored.out, scored.out
+    assert "pushed to origin" in scored.out, scored.out
+    assert w.ledger_files(f"slices/{ww.S}/balls/b1/scores/"), w.ledger_files()  # on the remote
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.work) == \
+        git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
