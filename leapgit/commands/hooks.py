@@ -33,8 +33,8 @@ def _unpinned(result: HooksResult) -> list[str]:
     if head is None:
         return []
     spine = dict(result.pinned).get(PIN_SPINE)
-    return [f"{'note':<12} this server holds no {spine}, the spine it protects; its HEAD, "
-            f"{head}, is not protected: if {head} is the spine, run `leap hooks install "
+    return [f"{'note':<12} this server holds no {spine}, the spine it protects, but holds "
+            f"{head}, which is not protected: if {head} is the spine, run `leap hooks install "
             f"--server --spine {shlex.quote(head)}`"]
 
 

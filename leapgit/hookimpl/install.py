@@ -255,18 +255,25 @@ def install(start: Path | str = ".", *, server: bool = False, force: bool = Fals
 
 
 def _unpinned_head(paths: git.RepoPaths, pins: dict[str, str]) -> str | None:
-    """The branch a server's HEAD names, when the server holds it and not the pinned spine:
-    a `master` server pinned to the default `main` protects nothing yet. A HEAD that names
-    a branch not pushed yet says nothing (`git init --bare` names `master` on many servers
-    whose projects push `main`)."""
-    from leapgit.rules.context import PIN_SPINE
+    """The branch a server holds while it holds none of the pinned spine: its HEAD's, or
+    its only branch besides the ledger and ball branches (a `trunk` or `master` server
+    pinned to the default `main` protects nothing yet). A server that holds the spine, or
+    no branch yet, or several with none at HEAD, says nothing (`git init --bare` names
+    `master` on many servers whose projects push `main`)."""
+    from leapgit.rules.context import PIN_LEDGER, PIN_SPINE
 
     spine = pins[PIN_SPINE]
+    if git.rev_parse(f"refs/heads/{spine}", paths.git_dir) is not None:
+        return None
     proc = git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], paths.git_dir, check=False)
     head = proc.stdout.decode("utf-8", "surrogateescape").strip()
-    if not head or head == spine or git.rev_parse(f"refs/heads/{head}", paths.git_dir) is None:
-        return None
-    return head if git.rev_parse(f"refs/heads/{spine}", paths.git_dir) is None else None
+    if head and git.rev_parse(f"refs/heads/{head}", paths.git_dir) is not None:
+        return head
+    listed = git.run(["for-each-ref", "--format=%(refname)", "refs/heads/"], paths.git_dir)
+    names = [n.removeprefix("refs/heads/") for n in listed.stdout.decode(
+        "utf-8", "surrogateescape").split("\n") if n and n != pins[PIN_LEDGER]]
+    others = [n for n in names if not n.startswith("leap/")]
+    return others[0] if len(others) == 1 else None
 
 
 def uninstall_one(folder: Path, hook: str) -> HookAction | None:

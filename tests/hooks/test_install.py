@@ -350,9 +350,9 @@ def test_a_master_server_pinned_to_main_says_so_and_the_command_it_names_protect
     res = leap("hooks", "install", "--server", cwd=bare)
     assert res.code == 0, res
     note = [line for line in res.out.splitlines() if line.startswith("note")]
-    assert note == ["note         this server holds no main, the spine it protects; its HEAD, "
-                    "master, is not protected: if master is the spine, run `leap hooks install "
-                    "--server --spine master`"], res.out
+    assert note == ["note         this server holds no main, the spine it protects, but holds "
+                    "master, which is not protected: if master is the spine, run `leap hooks "
+                    "install --server --spine master`"], res.out
     (repo / "a.txt").write_text("b\n")
     git("commit", "-q", "-am", "straight onto master", cwd=repo)
     assert run_git("push", "-q", str(bare), "master", cwd=repo).returncode == 0  # unprotected
@@ -364,3 +364,18 @@ def test_a_master_server_pinned_to_main_says_so_and_the_command_it_names_protect
     git("commit", "-q", "-am", "straight onto master again", cwd=repo)
     refused = run_git("push", "-q", str(bare), "master", cwd=repo)
     assert refused.returncode != 0 and "[L8] refs/heads/master" in refused.stderr
+
+
+def test_a_server_whose_only_branch_is_not_the_pin_says_so(tmp_path: Path) -> None:
+    """A blind review: the bare repository's HEAD names `master`, which nobody pushed; its
+    only branch is `trunk`, and the pin protected `main` without a word."""
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "-b", "master", str(bare), cwd=tmp_path)
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"}, branch="trunk")
+    git("push", "-q", str(bare), "trunk", "trunk:leap/ball/s/b", cwd=repo)
+    res = leap("hooks", "install", "--server", cwd=bare)
+    assert res.code == 0, res
+    assert "but holds trunk, which is not protected" in res.out, res.out
+    assert "`leap hooks install --server --spine trunk`" in res.out, res.out
+    git("push", "-q", str(bare), "trunk:other", cwd=repo)  # two branches, none at HEAD
+    assert "note" not in leap("hooks", "install", "--server", cwd=bare).out
