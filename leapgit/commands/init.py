@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import UsageError
-from leapgit.ledger.workspace import open_workspace, require_folder
+from leapgit.ledger.workspace import Workspace, open_workspace, require_folder
 from leapgit.records import yamlio
 from leapgit.records.config import CONFIG_PATH, parse_config, spine_problems
 from leapgit.records.types import LedgerRoot
@@ -98,6 +98,7 @@ def init(start: Path | str = ".", spine: str | None = None,
             hint="run `leap init` in a clone; on a server use `leap hooks install --server`",
         )
     root = ws.paths.top
+    _not_in_a_ball_worktree(ws)
     ws.ledger().close()  # refuses what the ledger cannot live in (sha256) before any write
     config_path = root / CONFIG_PATH
     require_folder(config_path.parent, file=str(CONFIG_PATH),
@@ -146,6 +147,22 @@ def init(start: Path | str = ".", spine: str | None = None,
         ledger_ref=ws.config.ledger_ref, ledger_commit=commit, ledger_created=created,
         spine=ws.config.spine, spine_chosen=chosen, hooks=hooks, signing=setup, husky=husky,
     )
+
+
+def _not_in_a_ball_worktree(ws: Workspace) -> None:
+    """A ball's worktree holds the ball's files and nothing else of leapgit's: a config
+    written there is a change outside the ball's scope (its next round a breach, L4), and
+    would name the ball's branch as the spine."""
+    proc = git.run(["symbolic-ref", "--quiet", "HEAD"], ws.paths.root, check=False)
+    branch = proc.stdout.decode("utf-8", "surrogateescape").strip().removeprefix("refs/heads/")
+    if ws.paths.git_dir.resolve() == ws.paths.common_dir.resolve() or \
+            not branch.startswith(f"{ws.config.ball_branch_prefix}/"):
+        return
+    listed = git.out(["worktree", "list", "--porcelain"], ws.paths.root)
+    main = listed.split("\n", 1)[0].removeprefix("worktree ")
+    raise UsageError(f"this is the worktree of ball branch {branch}: a config written here "
+                     "would be a change outside the ball's scope", rule="L4",
+                     hint=f"run `leap init` in the repository's main checkout, {main}")
 
 
 def _install_hooks(root: Path) -> tuple[str, tuple[str, ...]]:

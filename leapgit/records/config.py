@@ -155,6 +155,10 @@ def ball_prefix_problems(prefix: str, spine: str, ledger_ref: str, source: str
             found.append(Problem(f"ball branches {prefix}/<slice>/<ball> would collide with "
                                  f"{what}'s branch {name!r}", source, "ball_branch_prefix",
                                  "config", "choose a prefix of their own, e.g. leap/ball"))
+    if spine.startswith(f"{prefix}/"):  # e.g. `leap init` run in a ball's worktree
+        found.append(Problem(f"the spine {spine!r} is under the ball branches' prefix "
+                             f"{prefix}/: it would be taken for a ball's branch", source,
+                             "spine", "config", "name the protected branch, e.g. main"))
     return found
 
 

@@ -160,3 +160,26 @@ def test_a_read_only_command_leaves_at_once_with_its_whole_report(repo: Path, tm
     piped = subprocess.run(f"{sys.executable} -m leapgit {command} | head -1", shell=True,
                            cwd=repo, env=env, capture_output=True, text=True)
     assert piped.stdout == whole.splitlines(keepends=True)[0] and piped.stderr == ""
+
+
+def test_init_in_a_ball_worktree_is_refused_and_the_hint_leads_to_the_main_checkout(
+        repo: Path, tmp_path: Path) -> None:
+    """A blind review: `leap init` in a ball's worktree (the config untracked, so not there)
+    wrote a config naming the ball's branch as the spine, and the ball's next round was a
+    scope breach over it. It is refused, writing nothing, and names the main checkout."""
+    wt = tmp_path / "wt-a"
+    git("worktree", "add", "-q", "-b", "leap/ball/s1/a", str(wt), cwd=repo)
+    r = leap_inproc("init", cwd=wt)
+    assert r.code == 2, r
+    assert r.err == (f"leap: this is the worktree of ball branch leap/ball/s1/a: a config "
+                     f"written here would be a change outside the ball's scope [L4]; run "
+                     f"`leap init` in the repository's main checkout, {repo}\n"), r.err
+    assert not (wt / ".leap").exists() and ref(repo, "leap/ledger") is None
+    followed = leap_inproc("init", cwd=repo)
+    assert followed.code == 0 and "spine   main" in followed.out, followed
+    cfg = repo / ".leap" / "config.yaml"
+    cfg.write_text("\n".join("spine: leap/ball/s1/a" if line.startswith("spine: ") else line
+                             for line in cfg.read_text().split("\n")))
+    bad = leap_inproc("status", cwd=repo)
+    assert bad.code == 2 and "the spine 'leap/ball/s1/a' is under the ball branches' prefix" \
+        in bad.err and "[config]" in bad.err, bad
