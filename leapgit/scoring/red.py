@@ -69,6 +69,7 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
                                 f"{', '.join(outside)}", field="COMMIT", rule="L4")
         _green_at_base(root, ball, base, limit)
         run = _fails_at_red(root, ball, commit, limit)
+        _tests_run_the_red(root, ball, base, commit, tests, limit)
         number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         evidence = RunEvidence("red", run.command, run.exit_code, run.seconds,
                                run.output_tail, f"red {commit[:12]}")
@@ -221,6 +222,28 @@ def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float) -> N
                             hint=f"make the tests pass at the base, or repair the command "
                             f"with `leap ball respec {ball.slice} {ball.ball} FILE`",
                             details=run.shown("the tests at the base"))
+
+
+def _tests_run_the_red(root: Path, ball: BallRecord, base: str, commit: str,
+                       tests: list[str], timeout: float) -> None:
+    """T7: the score's fake-green check (``mechanical.fake_green``, this very function) runs
+    the ball's `tests` at the base with the red's test files. Where they pass there, they
+    never run the red test, and every candidate would be refused as a fake green after its
+    rounds were spent (a blind review: an honest build refused, -1): refused now, before
+    any round."""
+    from leapgit.tribunal.changes import read_change
+    from leapgit.tribunal.mechanical import fake_green
+
+    assert ball.tests  # ``_green_at_base`` refused a ball without a `tests` command
+    check = fake_green(root, read_change(root, base, commit), tests, ball.tests, timeout)
+    if check.result == "fail":
+        raise RuleViolation(
+            f"the ball's tests `{ball.tests}` pass at its base with the red's test files "
+            f"({', '.join(tests)}): they do not run the red test, so every candidate would "
+            "be refused as a fake green", field="tests", rule="T7",
+            hint=f"make `tests` run the red test with `leap ball respec {ball.slice} "
+            f"{ball.ball} FILE` (it has no round yet), then `leap red {ball.slice} "
+            f"{ball.ball} {commit[:12]}` again")
 
 
 def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float) -> CommandRun:

@@ -92,8 +92,10 @@ def from_the_remote(ws: Workspace, slice_id: str, ball_id: str) -> str:
 
 
 def _published(view: LedgerView, slice_id: str, ball_id: str) -> bool:
-    ep = current_episode(view, slice_id, ball_id)
-    return ep is not None and ep.throw.published
+    """Whether the ball's last throw published it to workers (False: never thrown)."""
+    numbers = query.episodes(view, slice_id, ball_id)
+    thrown = query.throw(view, slice_id, ball_id, numbers[-1]) if numbers else None
+    return thrown is not None and thrown.published
 
 
 def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:

@@ -146,6 +146,29 @@ def test_a_ball_without_tests_gets_them_through_the_hinted_respec(tmp_path: Path
     assert leap("red", SLICE, "sub", sha, cwd=repo).code == 0
 
 
+def test_tests_that_never_run_the_red_test_are_refused_at_red_and_the_respec_repairs_them(
+        tmp_path: Path) -> None:
+    """A blind review: a `tests` command that runs only the old suite passes every check,
+    then the honest build is refused at its score as a fake green (-1: the candidate's tests
+    pass against the base code), its rounds spent. `leap red` runs that same check and
+    refuses it there, naming the respec; followed, the red is recorded."""
+    repo = make_tiny(tmp_path, slice_draft=draft(tests=f"{PYTEST} tests/test_calc.py"))
+    sha, r = red(repo, "sub", {"tests/test_sub.py": SUB_TEST})
+    assert r.code == 1, r
+    assert (f"the ball's tests `{PYTEST} tests/test_calc.py` pass at its base with the "
+            "red's test files (tests/test_sub.py): they do not run the red test, so every "
+            "candidate would be refused as a fake green") in r.err, r.err
+    assert "[T7]" in r.err and _reds(repo) == []
+    hinted = f"`leap ball respec {SLICE} sub FILE` (it has no round yet), then `leap red " \
+        f"{SLICE} sub {sha[:12]}` again"
+    assert hinted in r.err, r.err
+    r = leap("ball", "respec", SLICE, "sub", str(write_respec(tmp_path / "f.yaml")), cwd=repo)
+    assert r.code == 0, r
+    again = leap("red", SLICE, "sub", sha[:12], cwd=repo)
+    assert again.code == 0, again
+    assert _reds(repo) == [1]
+
+
 def test_a_red_is_not_redone_in_flight_or_after_a_round_and_says_why(tmp_path: Path) -> None:
     repo = make_tiny(tmp_path)
     sha, r = red(repo, "sub", {"tests/test_sub.py": SUB_TEST})
