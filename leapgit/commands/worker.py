@@ -17,9 +17,14 @@ from leapgit.loop.worker import Options, Worker, WorkerEnd, default_name
 def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = False,
           name: str | None = None, poll: float = 1.0, start: Path | str = ".") -> WorkerEnd:
     from leapgit.scoring.spine import require_round_cap_of_server
+    from leapgit.worktrees.builder import require_program
 
     ws = open_workspace(start)
     require_remote(ws.paths.root, remote)  # bad input: said before the worker starts
+    # L3: a builder that cannot start is said before any claim is taken (before: a claim
+    # taken, the ball stopped on the error, "done: 1 ball(s) built")
+    require_program(ws.config.builder_command, ws.paths.root, ws.config.builder_preset,
+                    "no claim was taken")
     # L6: its rounds are counted by the server's cap, before any claim is taken
     require_round_cap_of_server(ws.paths.root, ws.config.spine, ws.config, remote)
     options = Options(remote, name or default_name(), slice_id, jobs, once, poll)

@@ -143,25 +143,27 @@ def _unresolved(program: str, root: Path) -> str | None:
     return None if os.access(path, os.X_OK) else f"is not executable ({path})"
 
 
-def require_program(command: str | None, root: Path, preset: str | None = None) -> str:
+def require_program(command: str | None, root: Path, preset: str | None = None,
+                    nothing: str = "no ball was thrown") -> str:
     """L3 (issue 14): a builder that cannot start would spend every round of an episode in a
     fraction of a second; refuse the throw before any worktree or round instead. With
-    ``preset`` (issue 17), ``command`` is its expansion and the error names the preset."""
+    ``preset`` (issue 17), ``command`` is its expansion and the error names the preset.
+    ``nothing``: what was not done for it (a worker takes no claim)."""
     if not command:
-        raise UsageError("no builder command; no ball was thrown", file=CONFIG,
+        raise UsageError(f"no builder command; {nothing}", file=CONFIG,
                          field=FIELD, hint="set builder.command, e.g. a script")
     try:
         words = command_words(command)
     except ValueError as exc:
-        raise UsageError(f"{command!r} does not read as a command line ({exc}); no ball was "
-                         "thrown", file=CONFIG, field=FIELD, hint="close its quotes") from None
+        raise UsageError(f"{command!r} does not read as a command line ({exc}); "
+                         f"{nothing}", file=CONFIG, field=FIELD, hint="close its quotes") from None
     problem = _unresolved(words[0], root) if words else "is missing"
     if problem is not None and preset is not None:
-        raise UsageError(f"preset {preset!r}: its program {words[0]!r} {problem}; no ball was "
-                         "thrown", file=CONFIG, field="builder.preset", rule="L3",
+        raise UsageError(f"preset {preset!r}: its program {words[0]!r} {problem}; "
+                         f"{nothing}", file=CONFIG, field="builder.preset", rule="L3",
                          hint=f"install {words[0]}, or choose another preset (`leap presets`)")
     if problem is not None:
-        raise UsageError(f"its program {words[0] if words else ''!r} {problem}; no ball was "
-                         "thrown", file=CONFIG, field=FIELD, hint="name a program on PATH or the "
-                         "path of an executable")
+        raise UsageError(f"its program {words[0] if words else ''!r} {problem}; "
+                         f"{nothing}", file=CONFIG, field=FIELD,
+                         hint="name a program on PATH or the path of an executable")
     return command

@@ -94,3 +94,24 @@ def test_two_workers_racing_for_a_ball_one_claim_wins_each_time(
                                 yamlio.dumps(rel.to_dict())}, "release", start=winner)
     takes = [p for p in ww.claim_files(w) if p.endswith("take.yaml")]
     assert len(takes) == 50  # one take per race: the loser's never landed
+
+
+def test_a_worker_whose_builder_cannot_start_takes_no_claim(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: a worker with no builder command claimed a ball, stopped on the
+    error, and said "done: 1 ball(s) built". It is refused before any claim, as `leap throw
+    --run` is, and the ball stays free for a worker that can build it."""
+    w = ww.published(daemon, jurors, "no-builder")
+    clone = w.clone("empty-handed")
+    cfg = clone / ".leap" / "config.yaml"
+    data = yamlio.loads(cfg.read_bytes(), str(cfg))
+    data["builder"] = {"timeout": 60}
+    cfg.write_bytes(yamlio.dumps(data))
+    res = w.leap("worker", "--remote", "origin", "--name", "empty-handed", "--once", cwd=clone)
+    assert res.code == 2, res
+    assert res.err == ("leap: .leap/config.yaml: builder.command: no builder command; no claim "
+                       "was taken; set builder.command, e.g. a script\n"), res.err
+    assert "built" not in res.out and ww.claim_files(w) == []
+    other = w.clone("able")
+    built = w.leap("worker", "--remote", "origin", "--name", "able", "--once", cwd=other)
+    assert built.code == 0 and "done: 1 ball(s) built" in built.out, built
