@@ -121,7 +121,7 @@ def status_lines(s: Status) -> list[str]:
                     out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
                                f"(`leap merge {rec.slice}` records it)")
                 out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice, s.round_limit,
-                                         sl.escalated.get(b.ball)))
+                                         sl.escalated.get(b.ball), b.ball in sl.redless))
                 out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out
@@ -152,14 +152,18 @@ def _score_detail(scored: BallScore | None) -> list[str]:
 
 
 def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
-                  escalated: tuple[str, str] | None = None) -> list[str]:
+                  escalated: tuple[str, str] | None = None, redless: bool = False
+                  ) -> list[str]:
     """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint."""
     if s is None:
         return []
     pad = " " * 6
-    if s.verdict == "ready" and s.depends_on:  # L5: its red builds on its dependencies' code
-        return [f"{pad}ready to throw (L5); its red is built on its stack base: "
-                f"`leap ball base {slice_id} {s.ball}`"]
+    if s.verdict == "ready" and redless:  # T7.1: no ball is thrown before its red
+        # L5: a dependent ball's red builds on its dependencies' code, its stack base
+        on = "its stack base" if s.depends_on else "its base"
+        return [f"{pad}ready to throw once its red is recorded (T7.1): its failing test "
+                f"committed on {on} (`leap ball base {slice_id} {s.ball}`), then `leap red "
+                f"{slice_id} {s.ball} COMMIT`"]
     if s.verdict in ("blocked", "held", "waiting", "ready"):
         return [f"{pad}{s.why() if s.verdict != 'ready' else 'ready to throw (L5)'}"]
     ep = s.episode

@@ -51,6 +51,8 @@ class SliceStatus(NamedTuple):
     landing: Landing | None = None  # merged: its last merge and live proof
     # T9: balls held on an escalation: (why, what a person runs), as `leap run` says them
     escalated: Mapping[str, tuple[str, str]] = {}
+    # T7.1: ready balls whose red is not recorded yet (no ball is thrown before its red)
+    redless: frozenset[str] = frozenset()
 
     @property
     def spent(self) -> Usage | None:
@@ -102,6 +104,8 @@ class SliceStatus(NamedTuple):
         if s is None:
             return {}
         out: dict[str, Any] = {"readiness": s.verdict, "by": s.by}
+        if ball in self.redless:
+            out["red"] = None  # T7.1: thrown only once its red is recorded
         ep = s.episode
         if ep is not None:
             t = ep.throw
@@ -155,7 +159,10 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
                                    abandoned=query.abandoned(view, sid),
                                    scores=ball_scores(view, sid, balls),
                                    landing=landing(view, rec),
-                                   escalated=_escalated(view, sid, standing)))
+                                   escalated=_escalated(view, sid, standing),
+                                   redless=frozenset(
+                                       b for b, st in standing.items() if st.verdict == "ready"
+                                       and history.latest_red(view, sid, b) is None)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen

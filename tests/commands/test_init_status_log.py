@@ -56,7 +56,10 @@ def test_status_shows_waves_and_json(repo: Path, tmp_path: Path) -> None:
     assert text.code == 0
     lines = text.out.splitlines()
     assert lines[0].startswith("slice s1  spine integrator")
-    assert lines[1:] == ["  wave 0", "    a  ready       round 0/4", "      ready to throw (L5)",
+    assert lines[1:] == ["  wave 0", "    a  ready       round 0/4",
+                         "      ready to throw once its red is recorded (T7.1): its failing "
+                         "test committed on its base (`leap ball base s1 a`), then `leap red "
+                         "s1 a COMMIT`",
                          "  wave 1", "    b  waiting     round 0/4  after a",
                          "      waiting: dependency a has not passed (1) yet",
                          "signatures: 2 of 2 ledger commits are UNSIGNED; unsigned records: "

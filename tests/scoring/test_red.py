@@ -186,3 +186,23 @@ def test_a_red_is_not_redone_in_flight_or_after_a_round_and_says_why(tmp_path: P
             "and no red is redone once a round was built [T7.1]") in r.err
     assert f"its red 1 ({sha[:12]}) stands" in r.err
     assert _reds(repo) == [1]
+
+
+def test_status_names_the_red_a_ready_ball_waits_for_and_the_hint_records_it(
+        tmp_path: Path) -> None:
+    """A blind review: status said "ready to throw (L5)" of a ball with no red, which `leap
+    throw` then refused (T7.1). It names the red; followed, the ball is ready to throw."""
+    repo = make_tiny(tmp_path)
+    shown = leap("status", cwd=repo).out
+    line = (f"ready to throw once its red is recorded (T7.1): its failing test committed on "
+            f"its base (`leap ball base {SLICE} sub`), then `leap red {SLICE} sub COMMIT`")
+    assert line in shown, shown
+    base = leap("ball", "base", SLICE, "sub", cwd=repo).out.split()[0]
+    from tests.scoring.world import commit_files
+
+    sha = commit_files(repo, base, {"tests/test_sub.py": SUB_TEST}, "red: sub")
+    assert leap("red", SLICE, "sub", sha, cwd=repo).code == 0
+    after = leap("status", cwd=repo).out.splitlines()
+    at = after.index(next(x for x in after if x.strip().startswith("sub ")))
+    assert after[at + 1].strip() == "ready to throw (L5)", after
+    assert leap("throw", SLICE, "--ball", "sub", cwd=repo).code == 0
