@@ -206,8 +206,8 @@ def test_a_dependent_ball_builds_on_its_dependencys_candidate_and_lands(
     assert f"`leap ball base {SLICE} fmt` names it" in refused.err
 
     # `leap status` names the command that prints the base to build the red on
-    assert f"its red is built on its stack base: `leap ball base {SLICE} fmt`" in \
-        ok(p, "status", SLICE)
+    assert f"its failing test committed on its stack base (`leap ball base {SLICE} fmt`)" \
+        in ok(p, "status", SLICE)
     first = p.leap("ball", "base", SLICE, "fmt")
     assert first.code == 0, first
     base = first.out.split()[0]
