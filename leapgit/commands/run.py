@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from leapgit.errors import LeapError
 from leapgit.ledger.sync import require_remote
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.drive import Options, RunEnd, SliceRun
-from leapgit.loop.events import Events
+from leapgit.loop.events import Events, as_started
 
 
 def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = False,
@@ -18,11 +19,24 @@ def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = F
     ws = open_workspace(start)
     if options.remote is not None:  # bad input: said before the run starts
         require_remote(ws.paths.root, options.remote)
-    return SliceRun(ws, slice_id, Events(stream, slice_id, as_json), options).run()
+    events = Events(stream, slice_id, as_json, remote=options.remote)
+    try:
+        return SliceRun(ws, slice_id, events, options).run()
+    except LeapError as exc:  # its hints name the run as it was started, as events' do
+        exc.problems = tuple(
+            p._replace(message=as_started(p.message, slice_id, options.remote),
+                       hint=p.hint and as_started(p.hint, slice_id, options.remote))
+            for p in exc.problems)
+        raise
 
 
-def table_lines(end: RunEnd) -> list[str]:
-    """The final table, for a person (the ``table`` event carries the same for a program)."""
+def table_lines(end: RunEnd, remote: str | None = None) -> list[str]:
+    """The final table, for a person (the ``table`` event carries the same for a program);
+    ``remote``: the run's --remote, which its hints to run again name."""
+    return [as_started(line, end.slice, remote) for line in _table(end)]
+
+
+def _table(end: RunEnd) -> list[str]:
     width = max((len(b.ball) for b in end.balls), default=4)
     out = [f"{'ball':<{width}}  wave  state    episode  rounds  last score  reason"]
     for b in end.balls:

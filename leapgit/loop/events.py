@@ -22,10 +22,26 @@ KINDS = ("start", "red", "throw", "round", "score", "findings", "stop", "heartbe
          "live_proof", "log", "table", "end")
 
 
+def as_started(text: str, slice_id: str, remote: str | None) -> str:
+    """A hint that runs the slice again names the run as it was started: of a run with
+    ``--remote R``, `leap run S` is `leap run S --remote R` (a blind review: followed as
+    printed, it built the published balls here instead, without a word)."""
+    if remote is None or "`leap run" not in text:
+        return text
+    import re
+    import shlex
+
+    return re.sub(rf"`leap run {re.escape(slice_id)}((?: [^`]*)?)`",
+                  lambda m: m.group(0) if "--remote" in m.group(1) else
+                  f"`leap run {slice_id} --remote {shlex.quote(remote)}{m.group(1)}`", text)
+
+
 class Events:
     def __init__(self, stream: TextIO, slice_id: str, as_json: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, remote: str | None = None
+                 ) -> None:
         self._out, self._slice, self._json = stream, slice_id, as_json
+        self._remote = remote  # the run's --remote: its hints name it (``as_started``)
         self._clock = clock
         self._started = clock()
         self._lock = threading.Lock()
@@ -43,7 +59,8 @@ class Events:
             data["ball"] = ball
         if wave is not None:
             data["wave"] = wave
-        data.update({k: v for k, v in fields.items() if v is not None})
+        data.update({k: as_started(v, self._slice, self._remote) if isinstance(v, str) else v
+                     for k, v in fields.items() if v is not None})
         line = json.dumps(data, sort_keys=False) if self._json else self._text(data)
         with self._lock:
             self._out.write(line + "\n")

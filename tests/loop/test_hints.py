@@ -371,3 +371,31 @@ def test_a_candidate_that_fails_its_proof_once_then_passes_is_said_to_be_flaky(
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
     assert "refused this same candidate on its proof or tests (L7.4): one of them is flaky" \
         in landed.out, landed.out[-3000:]
+
+
+def test_a_remote_runs_hints_to_run_again_name_its_remote() -> None:
+    """A blind review: a `leap run S --remote R` that stopped said "`leap run S` again";
+    followed as printed, that run built the published balls here, without a word. Every
+    hint of such a run, in its events, its table and its errors, names `--remote R`."""
+    import io
+
+    from leapgit.commands.run import table_lines
+    from leapgit.loop.drive import BallEnd, RunEnd
+    from leapgit.loop.events import Events, as_started
+
+    said = "fix builder.command, then `leap run s1` again; or `leap run s1 --resume-holds`"
+    assert as_started(said, "s1", "up") == (
+        "fix builder.command, then `leap run s1 --remote up` again; or `leap run s1 "
+        "--remote up --resume-holds`")
+    assert as_started(said, "s1", None) == said
+    kept = "`leap run s1 --remote up` again; `leap run s10` is another slice's"
+    assert as_started(kept, "s1", "up") == kept
+    out = io.StringIO()
+    Events(out, "s1", as_json=True, remote="up").emit("stop", "a", 0, reason="held",
+                                                     hint="`leap run s1` again")
+    assert json.loads(out.getvalue())["hint"] == "`leap run s1 --remote up` again"
+    end = RunEnd("s1", [BallEnd("a", 0, "stopped", "held", 3, "`leap run s1` again")],
+                 stopped="a hold; `leap run s1` goes on")
+    shown = "\n".join(table_lines(end, "up"))
+    assert "next: `leap run s1 --remote up` again" in shown, shown
+    assert "stopped: a hold; `leap run s1 --remote up` goes on" in shown, shown
