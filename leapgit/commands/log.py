@@ -37,7 +37,11 @@ def log(limit: int | None = None, slice_id: str | None = None,
         raise UsageError(f"{slice_id!r} is not a slice id", field="--slice",
                          hint="ids are letters, digits, '-' and '_'")
     with ws.ledger() as ledger:
-        ledger.require()
+        view = ledger.require()
+        if slice_id is not None:  # an unknown one is named, as status and throw name it
+            from leapgit.ledger.query import load_slice
+
+            load_slice(view, slice_id)
     # fields end in NUL; a commit message holds no NUL, so "\0\n" ends exactly one entry
     args = ["log", "--format=%H%x00%cI%x00%s%x00%(trailers:unfold,only)%x00", ref]
     if limit:

@@ -82,6 +82,12 @@ def test_log_reads_the_ledger_history(repo: Path, tmp_path: Path) -> None:
     entries = json.loads(leap_inproc("log", "--json", "-n", "1", cwd=repo).out)
     assert len(entries) == 1
     assert {"key": "Leap-Slice", "value": "s1"} in entries[0]["trailers"]
+    assert "cut slice s1" in leap_inproc("log", "--slice", "s1", cwd=repo).out
+    # a blind review: an unknown slice printed nothing and exited 0
+    unknown = leap_inproc("log", "--slice", "nope", cwd=repo)
+    assert (unknown.code, unknown.out) == (2, ""), unknown
+    assert unknown.err == ("leap: unknown slice 'nope' (known: s1); see `leap status` for "
+                           "the slices the ledger holds\n"), unknown.err
 
 
 def test_status_and_log_before_init(tmp_path: Path) -> None:
