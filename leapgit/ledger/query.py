@@ -49,7 +49,10 @@ def load_ball(view: LedgerView, slice_id: str, ball_id: str) -> BallRecord:
             raise InvalidRecord(f"missing: slice {slice_id} names ball {ball_id}", file=path,
                                 rule="L1", hint="`leap audit` names the commit that cut it "
                                 "so (the server refuses such a cut)")
-        raise UsageError(f"unknown ball {ball_id!r} in slice {slice_id!r}")
+        if cut is None:
+            load_slice(view, slice_id)  # an unknown slice is named, with the known ones
+        known = ", ".join(cut.balls) if cut is not None else "none"
+        raise UsageError(f"unknown ball {ball_id!r} in slice {slice_id!r} (balls: {known})")
     return rec
 
 

@@ -57,7 +57,8 @@ def make_repo(root: Path, files: int, balls: int, builder: str | None = None) ->
     lines = ["slice: bench", "spine: integrator", "balls:"]
     for b in range(balls):
         lines.append(f"  - {{id: b{b}, goal: g, spec: s, scope: [src/d{b}/f{b}.py, "
-                     f"tests/b{b}.sh], proof: sh tests/b{b}.sh, tests: 'true', "
+                     f"tests/b{b}.sh], proof: sh tests/b{b}.sh, "
+                     f"tests: 'test ! -e tests/b{b}.sh || sh tests/b{b}.sh', "
                      "rollback: restore-scope}")
     (root / "slice.yaml").write_text("\n".join(lines) + "\n")
     leap("slice", "cut", str(root / "slice.yaml"), cwd=repo)

@@ -206,3 +206,15 @@ def test_status_names_the_red_a_ready_ball_waits_for_and_the_hint_records_it(
     at = after.index(next(x for x in after if x.strip().startswith("sub ")))
     assert after[at + 1].strip() == "ready to throw (L5)", after
     assert leap("throw", SLICE, "--ball", "sub", cwd=repo).code == 0
+
+
+@pytest.mark.parametrize("command", [("red", SLICE, "nope", "HEAD"), ("ball", "check", SLICE,
+                                                                          "nope")])
+def test_a_wrong_ball_id_lists_the_slices_balls(tmp_path: Path, command: tuple[str, ...]
+                                                ) -> None:
+    """A blind review: `leap red` and `leap ball check` named an unknown ball without the
+    slice's balls, as `leap score` and `leap throw` list them."""
+    repo = make_tiny(tmp_path)
+    r = leap(*command, cwd=repo)
+    assert r.code == 2, r
+    assert f"unknown ball 'nope' in slice '{SLICE}' (balls: sub, doc)" in r.err, r.err

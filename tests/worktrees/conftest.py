@@ -21,13 +21,14 @@ slice: dia
 spine: integrator
 balls:
   - {id: A, goal: a, spec: change a, scope: [src/a.py, tests/a.sh], proof: sh tests/a.sh,
-     tests: "true", rollback: restore-scope}
+     tests: 'test ! -e tests/a.sh || sh tests/a.sh', rollback: restore-scope}
   - {id: B, goal: b, spec: change b, scope: [src/b.py, src/b_new.py, tests/b.sh],
-     proof: sh tests/b.sh, tests: "true", rollback: restore-scope, depends_on: [A]}
+     proof: sh tests/b.sh, tests: 'test ! -e tests/b.sh || sh tests/b.sh', rollback: restore-scope,
+     depends_on: [A]}
   - {id: C, goal: c, spec: change c, scope: [src/c.py, tests/c.sh], proof: sh tests/c.sh,
-     tests: "true", rollback: restore-scope, depends_on: [A]}
+     tests: 'test ! -e tests/c.sh || sh tests/c.sh', rollback: restore-scope, depends_on: [A]}
   - {id: D, goal: d, spec: change d, scope: [src/d.py, tests/d.sh], proof: sh tests/d.sh,
-     tests: "true", rollback: restore-scope, depends_on: [B, C]}
+     tests: 'test ! -e tests/d.sh || sh tests/d.sh', rollback: restore-scope, depends_on: [B, C]}
 """
 # T7.1: each ball's red, a shell test that fails until the builder changed its file
 DIAMOND_REDS = {b: shell_red(b, f"src/{b.lower()}.py", f"{b} = 2") for b in "ABCD"}

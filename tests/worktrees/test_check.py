@@ -72,7 +72,8 @@ def test_missing_tool_and_missing_file_are_holds(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(
         "slice: s\nspine: integrator\nballs:\n"
         "  - {id: x, goal: g, spec: s, scope: [x.py, tests/x.sh], rollback: restore-scope,\n"
-        "     proof: 'no-such-tool-leap --check tests/needed.py', tests: 'true'}\n"
+        "     proof: 'no-such-tool-leap --check tests/needed.py',\n"
+        "     tests: 'test ! -e tests/x.sh || sh tests/x.sh'}\n"
         "  - {id: y, goal: g, spec: s, scope: [y.py], proof: 'true', tests: 'true',\n"
         "     rollback: restore-scope}\n")
     assert leap("slice", "cut", str(tmp_path / "s.yaml"), cwd=repo).code == 0

@@ -51,7 +51,7 @@ goal: a
 spec: change a, and only a
 scope: [src/a.py, tests/a.sh]
 proof: sh tests/a.sh
-tests: "true"
+tests: 'test ! -e tests/a.sh || sh tests/a.sh'
 rollback: restore-scope
 reason: the first build wrote outside its scope
 """

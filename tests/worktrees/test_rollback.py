@@ -69,7 +69,7 @@ def test_a_declared_rollback_runs_after_the_receipt_without_the_ledger_lock(
     (tmp_path / "two.yaml").write_text(
         "slice: two\nspine: integrator\nballs:\n"
         f"  - {{id: b, goal: g, spec: s, scope: [src/f.py, tests/b.sh], proof: sh tests/b.sh,"
-        f" tests: 'true', rollback: '{sys.executable} {probe}'}}\n"
+        f" tests: 'test ! -e tests/b.sh || sh tests/b.sh', rollback: '{sys.executable} {probe}'}}\n"
         "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true', tests: 'true',"
         " rollback: restore-scope}\n")
     assert leap("slice", "cut", str(tmp_path / "two.yaml"), cwd=repo).code == 0
@@ -87,7 +87,9 @@ spine: integrator
 balls:
   - {id: A, goal: a is two, spec: make A two, scope: [src/a.py, tests/test_a.py],
      proof: "python -c 'import sys; sys.path[:0] = [\\"src\\"]; import a; assert a.A == 2'",
-     tests: "true", rollback: restore-scope}
+     tests: "test ! -e tests/test_a.py ||
+       PYTHONPATH=src:tests python -c 'import test_a as t; t.test_a()'",
+     rollback: restore-scope}
   - {id: B, goal: b, spec: change b, scope: [src/b.py], proof: "true", tests: "true",
      rollback: restore-scope}
 """

@@ -167,8 +167,9 @@ def test_sigint_stops_four_builders_and_records_their_rounds(tmp_path: Path,
     repo = make_repo(tmp_path / "repo", {f"src/f{i}.py": f"X = {i}\n" for i in range(4)})
     assert leap("init", cwd=repo).code == 0
     balls = "\n".join(f"  - {{id: b{i}, goal: g, spec: s, scope: [src/f{i}.py, tests/b{i}.sh],"
-                      f" proof: sh tests/b{i}.sh, tests: 'true', rollback: restore-scope}}"
-                      for i in range(4))
+                      f" proof: sh tests/b{i}.sh,"
+                      f" tests: 'test ! -e tests/b{i}.sh || sh tests/b{i}.sh',"
+                      " rollback: restore-scope}" for i in range(4))
     (tmp_path / "four.yaml").write_text(f"slice: four\nspine: integrator\nballs:\n{balls}\n")
     assert leap("slice", "cut", str(tmp_path / "four.yaml"), cwd=repo).code == 0
     for i in range(4):  # T7.1: red first
@@ -220,8 +221,8 @@ def test_sigint_to_the_process_group_never_kills_leaps_own_commit_or_rollback(
     (tmp_path / "one.yaml").write_text(
         "slice: one\nspine: integrator\nballs:\n"
         "  - {id: b, goal: g, spec: s, scope: [src/f.py, tests/b.sh], proof: sh tests/b.sh,\n"
-        f"     tests: 'true', rollback: '{sys.executable} {slow} rollback && echo X = 1 > "
-        "src/f.py'}\n"
+        "     tests: 'test ! -e tests/b.sh || sh tests/b.sh',\n"
+        f"     rollback: '{sys.executable} {slow} rollback && echo X = 1 > src/f.py'}}\n"
         "  - {id: c, goal: g, spec: s, scope: [src/g.py], proof: 'true', tests: 'true',"
         " rollback: restore-scope}\n")
     assert leap("slice", "cut", str(tmp_path / "one.yaml"), cwd=repo).code == 0

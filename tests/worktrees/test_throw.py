@@ -162,7 +162,8 @@ def test_a_worktree_whose_config_the_hook_cannot_read_is_named_at_throw(
     (tmp_path / "one.yaml").write_text(
         "slice: one\nspine: integrator\nballs:\n"
         + "".join(f"  - {{id: {b.upper()}, goal: {b}, spec: change {b}, "
-                  f"scope: [src/{b}.py, tests/{b}.sh], proof: sh tests/{b}.sh, tests: 'true', "
+                  f"scope: [src/{b}.py, tests/{b}.sh], proof: sh tests/{b}.sh, "
+                  f"tests: 'test ! -e tests/{b}.sh || sh tests/{b}.sh', "
                   "rollback: restore-scope}\n" for b in "ab"))
     assert leap("slice", "cut", str(tmp_path / "one.yaml"), cwd=repo).code == 0
     for b in "AB":  # T7.1: red first

@@ -21,7 +21,7 @@ goal: {b}
 spec: change {b} and nothing else
 scope: [src/{f}.py, tests/{f}.sh]
 proof: sh tests/{f}.sh
-tests: "true"
+tests: 'test ! -e tests/{f}.sh || sh tests/{f}.sh'
 rollback: restore-scope
 reason: the builder wrote another ball's file
 """
