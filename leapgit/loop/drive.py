@@ -122,6 +122,7 @@ class SliceRun:
                            lambda line: self.events.emit("log", line=line)) \
             if options.remote is not None else None
         self._looked = 0.0
+        self._waited: set[tuple[str, str]] = set()  # (ball, why) a score waited for
         self._deadline = (time.monotonic() + options.max_minutes * 60
                           if options.max_minutes else None)
 
@@ -570,6 +571,34 @@ class SliceRun:
                              f"ended after {time.monotonic() - began:.0f} s: its round is "
                              "recorded now")
 
+    def _round_landed(self, ball: str, tip: str | None, there: str | None) -> bool:
+        """Whether the remote's copy of a published ball's branch holds the commit of its
+        last receipt. Another pusher in the worker's clone (a `leap sync`, a second worker)
+        can carry the receipt up before the worker's own push brings the commit (a blind
+        review: the score then read the branch without the round and stopped the ball, exit
+        1): the score waits for the commit, as it waits for any round."""
+        from leapgit import git
+        from leapgit.rules.episodes import current_episode
+
+        with self.ws.ledger() as ledger:
+            ep = current_episode(ledger.require(), self.slice, ball)
+        last = ep.receipts[-1].commit if ep.receipts else None
+
+        def holds(commit: str | None) -> bool:
+            return commit is not None and last is not None and (
+                commit == last or git.is_ancestor(self.ws.paths.root, last, commit))
+
+        if last is None or holds(tip):
+            return True
+        why = (f"is on {self.opt.remote}, but the branch here could not move to it (another "
+               "git holds it)") if holds(there) else f"has not reached {self.opt.remote} yet"
+        if (ball, why) not in self._waited:
+            self._waited.add((ball, why))
+            self.events.emit("log", ball, line=f"round {len(ep.receipts)}'s commit "
+                             f"{last[:12]} {why}: its score waits for it")
+        time.sleep(self.opt.poll)
+        return False
+
     def _do_score(self, step: Step) -> None:
         from leapgit.scoring.score import score
 
@@ -577,8 +606,11 @@ class SliceRun:
             from leapgit.loop import remote as rm
 
             rm.fetch_balls(self.ws, self.opt.remote)
-            rm.bring_home(self.ws, self.opt.remote,
-                          self.ws.config.ball_branch(self.slice, step.ball))
+            branch = self.ws.config.ball_branch(self.slice, step.ball)
+            here = rm.bring_home(self.ws, self.opt.remote, branch)
+            if not self._round_landed(step.ball, here, rm.remote_tip(self.ws, self.opt.remote,
+                                                                      branch)):
+                return
 
         for sitting in (1, 2):  # T6: a tribunal that gave no verdict sits once more
             self.events.emit("score", step.ball, step.wave, step="convening",

@@ -237,8 +237,10 @@ def bring_home(ws: Workspace, remote: str, branch: str,
         return here
     if here is not None and _dropped(ws, branch, there):
         return here
-    git.run(["update-ref", ref, there, here or ""], ws.paths.root, check=False)
-    return there
+    moved = git.run(["update-ref", ref, there, here or ""], ws.paths.root, check=False)
+    # a ref another git holds locked, or moved meanwhile: the branch here is what it was (a
+    # blind review: taken as moved, a score read the branch without the worker's round)
+    return there if moved.returncode == 0 else git.rev_parse(ref, ws.paths.root)
 
 
 def _dropped(ws: Workspace, branch: str, tip: str) -> bool:

@@ -41,3 +41,28 @@ def test_a_published_ball_is_scored_from_the_remote_as_the_hint_says(
     assert w.ledger_files(f"slices/{ww.S}/balls/b1/scores/"), w.ledger_files()  # on the remote
     assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.work) == \
         git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
+
+
+def test_a_run_waits_for_a_round_its_clone_cannot_bring_home_then_scores_it(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: while another git held the thrower's ball branch (its ref locked),
+    `leap run --remote` took the branch as brought up to the worker's round, read it
+    without the round, and stopped the ball (exit 1, "an unrecorded round"). It waits and
+    says why; once the branch moves, it scores."""
+    w = ww.published(daemon, jurors, "held-ref")
+    clone = w.clone("builder")
+    built = w.leap("worker", "--remote", "origin", "--name", "builder", "--once", cwd=clone)
+    assert built.code == 0, built
+    lock = w.work / ".git" / "refs" / "heads" / "leap" / "ball" / ww.S / "b1.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    held = w.leap("run", ww.S, "--remote", "origin", "--max-minutes", "0.1", "--poll", "0.2",
+                  "--heartbeat", "0")
+    assert held.code == 3, held.out[-3000:]
+    assert "unrecorded round" not in held.out + held.err, held.out[-3000:]
+    assert ("is on origin, but the branch here could not move to it (another git holds it): "
+            "its score waits for it") in held.out, held.out[-3000:]
+    lock.unlink()
+    went_on = w.leap("run", ww.S, "--remote", "origin", "--max-minutes", "0.3", "--poll",
+                     "0.2", "--heartbeat", "0")
+    assert f"wave 0 {ww.S}/b1  score  score 1" in went_on.out, went_on.out[-3000:]
