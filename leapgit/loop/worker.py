@@ -100,6 +100,7 @@ class Worker:
         # own: the remote's compare-and-swap orders them, and a renewal never waits here)
         self._push = threading.Lock()
         self.skip: set[tuple[str, str, int]] = set()  # balls this clone cannot build
+        self.said_left: set[tuple[str, str]] = set()  # balls a left builder holds, said once
         self.leases: dict[tuple[str, str], float] = {}  # when each held claim runs out
         self.renewals: dict[tuple[str, str], int] = {}  # renewals of each held claim
         self.held: dict[tuple[str, str], int] = {}  # the claim this worker holds on a ball
@@ -234,13 +235,32 @@ class Worker:
                     if unscored_claim(view, ep) is not None:
                         continue  # its last round claims a pass: the scorer's turn
                     if live_claim(view, sid, ball, t.episode, now) is not None or \
-                            (sid, ball, t.episode) in self.skip:
+                            (sid, ball, t.episode) in self.skip or self._left_here(sid, ball):
                         continue
                     if rm.remote_tip(self.ws, self.opt.remote, t.branch) is None:
                         continue  # its branch is not on the remote yet
                     free.append(Open(sid, ball, s.wave, t.episode,
                                      len(claims(view, sid, ball, t.episode))))
         return sorted(free, key=self._order), busy
+
+    def _left_here(self, slice_id: str, ball: str) -> bool:
+        """L3: a builder that a killed worker of this clone left still runs in the ball's
+        worktree here (in a session of its own). Claimed now, the build would stop on it at
+        once and give the claim back, every turn (a blind review: 89 take and release pairs
+        in 150 s on the shared ledger): the ball is left to other workers till it ends."""
+        from leapgit.worktrees import drivelock
+        from leapgit.worktrees.closeround import admin_dir
+        from leapgit.worktrees.place import target
+
+        path = target(self.ws, slice_id, ball)
+        admin = admin_dir(self.ws.paths.common_dir, path) if path.exists() else None
+        if admin is None or not drivelock.left_running(admin / "leap"):
+            return False
+        if (slice_id, ball) not in self.said_left:
+            self.said_left.add((slice_id, ball))
+            self.echo(f"{slice_id}/{ball}: a builder a killed worker left still runs in "
+                      f"{path}: not claimed here till it ends")
+        return True
 
     def _order(self, found: Open) -> tuple[int, str]:
         """Earlier waves first; within a wave an order of this worker's own (a hash of its

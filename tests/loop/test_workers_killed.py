@@ -201,3 +201,37 @@ def test_ctrl_c_records_the_running_round_as_0_and_gives_the_claim_back(
     got = ww.receipts(w)["b1"]
     assert [(r["round"], r["outcome"], r["worker"]) for r in got] == [(1, 0, "polite")], got
     assert any(p.endswith("/claims/1/release.yaml") for p in ww.claim_files(w))
+
+
+def test_a_restarted_worker_leaves_a_ball_its_killed_builder_still_holds(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: a worker SIGKILLed while its builder ran (the builder lives on, in a
+    session of its own), restarted in the same clone once its claim ran out, claimed the
+    ball, stopped on the builder at once, gave the claim back and claimed it again, every
+    turn (89 take and release pairs in 150 s on the shared ledger). It leaves the ball while
+    that builder runs, says so once, and builds it after."""
+    w = ww.published(daemon, jurors, "left-builder", claim_seconds=3)
+    proc = ww.hung_worker(w, "restarted")
+    proc.send_signal(signal.SIGKILL)  # the worker only: its builder goes on
+    proc.wait()
+    time.sleep(3.5)  # its claim runs out
+    clone = w.base_dir / "restarted"
+    log = w.base_dir / "again.log"
+    again = w.popen("worker", "--remote", "origin", "--name", "restarted", "--poll", "0.2",
+                    "--once", cwd=clone, log=log)
+    try:
+        deadline = time.monotonic() + 30
+        while "not claimed here till it ends" not in log.read_text():
+            assert time.monotonic() < deadline and again.poll() is None, log.read_text()
+            time.sleep(0.1)
+        time.sleep(2)  # ten turns of its look
+        takes = [p for p in ww.claim_files(w) if p.endswith("take.yaml")]
+        assert len(takes) == 1, (takes, log.read_text()[-2000:])  # the killed worker's only
+        assert log.read_text().count("not claimed here till it ends") == 1
+        (w.base_dir / "hang-b1").unlink()  # the left builder ends
+        assert wait(again, log, 120) == 0, log.read_text()[-3000:]
+    finally:
+        if again.poll() is None:
+            again.kill()
+    got = ww.receipts(w)["b1"]
+    assert got and got[-1]["worker"] == "restarted", got  # built here once the builder ended
