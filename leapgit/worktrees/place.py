@@ -173,11 +173,13 @@ def branch_exists(ws: Workspace, branch: str) -> bool:
     return git.rev_parse(f"refs/heads/{branch}", ws.paths.root) is not None
 
 
-def remove(ws: Workspace, path: Path, branch: str | None, *, force: bool) -> None:
-    """Remove one ball's worktree and branch: never anything else."""
+def remove(ws: Workspace, path: Path, branch: str | None, *, force: bool,
+           locked: bool = False) -> None:
+    """Remove one ball's worktree and branch: never anything else. ``locked``: the lock is
+    git's own, of a `git worktree add` a kill stopped (``prune.half_made``), and goes too."""
     if registered(ws, path) is not None:
-        git.run(["worktree", "remove", *(["--force"] if force else []), str(path)],
-                ws.paths.root)
+        flags = ["--force"] * ((2 if locked else 1) if force or locked else 0)
+        git.run(["worktree", "remove", *flags, str(path)], ws.paths.root)
     if branch and branch_exists(ws, branch):
         git.run(["branch", "-D", "--quiet", branch], ws.paths.root)
     git.run(["worktree", "prune"], ws.paths.root)

@@ -237,6 +237,38 @@ class Leftover(NamedTuple):
     present: bool  # its branch or its worktree is there
     foreign: str | None  # a worktree in the ball's place on another branch: its branch
     work: str  # why removing it would lose work ("": it holds none)
+    half_made: bool = False  # a `git worktree add` a kill stopped (``half_made``)
+
+
+def half_made(ws: Workspace, path: Path) -> bool:
+    """A worktree a kill stopped inside `git worktree add` (a helper's SIGKILL, a power
+    loss): git locked it for the add, and its index holds no entry yet while its commit
+    has files. Its files are git's checkout in progress; before, every one of them read as
+    uncommitted work, prune kept it, `--force` could not remove a locked worktree, and the
+    slice was stuck."""
+    admin = admin_dir(ws.paths.common_dir, path)
+    if admin is None or not (admin / "locked").exists():
+        return False
+    listed = git.run(["ls-files", "-z"], path, check=False)
+    if listed.returncode != 0 or listed.stdout:
+        return False
+    tree = git.run(["ls-tree", "--name-only", "HEAD"], path, check=False)
+    return tree.returncode == 0 and bool(tree.stdout.strip())
+
+
+def _half_made_work(path: Path) -> list[str]:
+    """What a half-made worktree holds beyond its commit: against an index of the commit
+    (a throwaway one: the worktree's own stays as the kill left it, which ``half_made``
+    reads), a file changed or added is work; one the checkout had not written yet is not."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="leap-half-made-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        git.run(["read-tree", "HEAD"], path, env=env)
+        raw = git.run(["status", "--porcelain=v1", "-z", "--untracked-files=all",
+                       "--no-renames"], path, env=env).stdout
+    return [item[3:].decode("utf-8", "surrogateescape") for item in raw.split(b"\0")
+            if item and item[:2] != b" D"]
 
 
 def leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]) -> Leftover:
@@ -250,12 +282,13 @@ def leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]) -> Le
     tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
     if found is not None and found.branch != f"refs/heads/{branch}":  # not ours to remove
         return Leftover(path, branch, True, found.branch or "a detached HEAD", "")
-    work = ""
+    work, half = "", found is not None and half_made(ws, path)
     if tip is not None and not any(git.is_ancestor(ws.paths.root, tip, s) for s in safe):
         work = "its branch holds commits no throw recorded"
-    elif found is not None and dirty_paths(path):
-        work = f"uncommitted work ({', '.join(dirty_paths(path))})"
-    return Leftover(path, branch, found is not None or tip is not None, None, work)
+    elif found is not None:
+        dirty = _half_made_work(path) if half else dirty_paths(path)
+        work = f"uncommitted work ({', '.join(dirty)})" if dirty else ""
+    return Leftover(path, branch, found is not None or tip is not None, None, work, half)
 
 
 def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...],
@@ -273,7 +306,7 @@ def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]
     if found.work and not force:
         return PruneLine(sid, ball_id, False, f"kept: {found.work}; --force removes it",
                          str(found.path))
-    place.remove(ws, found.path, found.branch, force=True)
+    place.remove(ws, found.path, found.branch, force=True, locked=found.half_made)
     return PruneLine(sid, ball_id, True, "removed: left over by a throw that never recorded "
                      "one (the ledger holds no throw of the ball)", str(found.path))
 

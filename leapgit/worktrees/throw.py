@@ -484,7 +484,10 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
 
         drop_refused(ws, slice_id, ball, path, branch)
     if _killed_throw(ws, view, slice_id, ball, plan, path, branch):
-        place.remove(ws, path, branch, force=False)  # it holds no work: see _killed_throw
+        from leapgit.worktrees.prune import half_made
+
+        half = half_made(ws, path)  # git's lock and an index with no entry yet
+        place.remove(ws, path, branch, force=half, locked=half)  # no work: _killed_throw
     if place.branch_exists(ws, branch) or place.registered(ws, path) is not None:
         raise UsageError(f"branch {branch} or worktree {path} already exists",
                          hint="`leap worktree prune` removes finished balls' worktrees "

@@ -222,6 +222,9 @@ def test_a_worker_on_a_remote_without_a_ledger_leads_on_once_the_thrower_syncs(
     git("push", "-q", str(empty), "main", cwd=w.work)
     worker = w.base_dir / "worker"
     git("clone", "-q", str(empty), str(worker), cwd=w.base_dir)
+    cfg = worker / ".leap" / "config.yaml"  # a worker builds: a builder that can start
+    cfg.write_bytes(yamlio.dumps({**yamlio.loads(cfg.read_bytes(), str(cfg)),
+                                  "builder": {"command": "true"}}))
     waiting = leap("worker", "--remote", "origin", "--once", cwd=worker)
     assert waiting.code != 0 and "no ledger on origin" in waiting.out + waiting.err, waiting
     assert "the thrower pushes it (`leap sync origin`)" in waiting.out + waiting.err, waiting

@@ -44,8 +44,10 @@ BUILDER = textwrap.dedent("""\
     pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: wrote sub\\n")
     """)
 # The suite passes, and leaves a file behind inside the scope: pkg/generated.py.
+# The suite is discovered (`unittest` with no name): green at the base, and it runs the red
+# test once there is one (`leap red` refuses tests that never run it, T7).
 WRITES = (f"{PY} -c \"import pathlib; pathlib.Path('pkg/generated.py').write_text('X = 1')\""
-          f" && {PY} -m unittest -q tests.test_add")
+          f" && {PY} -m unittest -q")
 
 
 def _project(root: Path, tests: str) -> Path:

@@ -123,3 +123,48 @@ def test_someone_elses_worktree_in_a_balls_place_is_named_and_kept(diamond: Path
     assert path.is_dir() and ref(diamond, "mine") is not None
     git("worktree", "move", str(path), str(diamond.parent / "elsewhere"), cwd=diamond)
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+
+
+def _half_made(repo: Path, ball: str = "A") -> tuple[Path, str]:
+    """What a kill inside `git worktree add` leaves (a blind review, SIGKILL while git
+    checked out): the worktree locked by git for the add, its index without any entry, and
+    only some of its files written."""
+    path, branch = _leftover(repo, ball)
+    admin = Path(git("rev-parse", "--git-dir", cwd=path))
+    admin = admin if admin.is_absolute() else (path / admin).resolve()
+    (admin / "locked").write_text("initializing\n")
+    (admin / "index").unlink()
+    (path / "README.md").unlink()  # not checked out yet
+    return path, branch
+
+
+@pytest.mark.parametrize("how", ["prune", "throw"])
+def test_a_worktree_add_a_kill_stopped_is_made_again(diamond: Path, how: str) -> None:
+    """Before: every file of the half-made checkout read as uncommitted work, so prune kept
+    it, `prune --force` failed on git's lock, every throw was refused naming prune, and the
+    slice was stuck. Its files are git's checkout: prune removes it, or the next throw makes
+    the ball afresh over it."""
+    path, branch = _half_made(diamond)
+    if how == "prune":
+        pruned = leap("worktree", "prune", cwd=diamond)
+        assert pruned.code == 0, pruned
+        assert "dia/A: removed: left over by a throw that never recorded one" in pruned.out, \
+            pruned.out
+        assert not path.exists() and ref(diamond, branch) is None
+    thrown = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert thrown.code == 0, thrown
+    assert (path / "README.md").is_file() and git("status", "--porcelain", cwd=path) == ""
+
+
+def test_a_half_made_worktree_holding_a_file_of_someones_is_kept(diamond: Path) -> None:
+    """Nothing lost: a file the checkout did not write (or one changed) is work, kept
+    unless forced; forced, git's lock does not stop the removal."""
+    path, _ = _half_made(diamond)
+    (path / "notes.txt").write_text("mine\n")
+    kept = leap("worktree", "prune", cwd=diamond)
+    assert "dia/A: kept: uncommitted work (notes.txt); --force removes it" in kept.out, kept
+    assert (path / "notes.txt").read_text() == "mine\n"
+    refused = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert refused.code == 2 and _hinted(refused.err) == ["leap worktree prune"], refused
+    forced = leap("worktree", "prune", "--force", cwd=diamond)
+    assert forced.code == 0 and not path.exists(), forced
