@@ -43,6 +43,11 @@ def husky_lines(folder: Path | None) -> list[str]:
     ones leapgit installed, until husky's hook files call them."""
     if folder is None:
         return []
+    # husky v8 has git run its hook files itself: a new one needs a `#!` line and the
+    # executable bit (v9's dispatcher runs them with `sh`)
+    v8 = not (folder / "_" / "h").is_file()
+    new = " (a new file: `#!/usr/bin/env sh` as its first line, and `chmod +x` it)" \
+        if v8 else ""
     return ["husky runs this repository's git hooks (core.hooksPath): leapgit's run only "
-            "when husky's hook files call them; add this line to each, then commit them"] + \
-        [f"  {folder / hook}: {husky_line(hook)}" for hook in CLIENT_HOOKS]
+            f"when husky's hook files call them; add this line to each{new}, then commit "
+            "them"] + [f"  {folder / hook}: {husky_line(hook)}" for hook in CLIENT_HOOKS]

@@ -152,17 +152,26 @@ def init(start: Path | str = ".", spine: str | None = None,
 def _not_in_a_ball_worktree(ws: Workspace) -> None:
     """A ball's worktree holds the ball's files and nothing else of leapgit's: a config
     written there is a change outside the ball's scope (its next round a breach, L4), and
-    would name the ball's branch as the spine."""
+    would name the ball's branch as the spine. Known by its branch, or by its place (a
+    rebase there detaches HEAD)."""
+    from leapgit.worktrees.place import worktree_root
+
+    if ws.paths.git_dir.resolve() == ws.paths.common_dir.resolve() or ws.paths.top is None:
+        return
     proc = git.run(["symbolic-ref", "--quiet", "HEAD"], ws.paths.root, check=False)
     branch = proc.stdout.decode("utf-8", "surrogateescape").strip().removeprefix("refs/heads/")
-    if ws.paths.git_dir.resolve() == ws.paths.common_dir.resolve() or \
-            not branch.startswith(f"{ws.config.ball_branch_prefix}/"):
+    top = ws.paths.top.resolve()
+    if branch.startswith(f"{ws.config.ball_branch_prefix}/"):
+        what = f"the worktree of ball branch {branch}"
+    elif top.is_relative_to(worktree_root(ws).resolve()):
+        what = "a ball's worktree"
+    else:
         return
-    listed = git.out(["worktree", "list", "--porcelain"], ws.paths.root)
-    main = listed.split("\n", 1)[0].removeprefix("worktree ")
-    raise UsageError(f"this is the worktree of ball branch {branch}: a config written here "
-                     "would be a change outside the ball's scope", rule="L4",
-                     hint=f"run `leap init` in the repository's main checkout, {main}")
+    main = ws.main_top
+    where = f"the repository's main checkout, {main}" if main is not None else \
+        "a checkout of the spine that is no ball's worktree"
+    raise UsageError(f"this is {what}: a config written here would be a change outside "
+                     "the ball's scope", rule="L4", hint=f"run `leap init` in {where}")
 
 
 def _install_hooks(root: Path) -> tuple[str, tuple[str, ...]]:

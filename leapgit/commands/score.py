@@ -28,9 +28,10 @@ def score_ball(slice_id: str, ball_id: str, builder: str | None = None,
     rm.sync_with_balls(ws, remote, push=False)
     rm.bring_home(ws, remote, ws.config.ball_branch(slice_id, ball_id))
     scored = score(open_workspace(start), slice_id, ball_id, builder, echo)
-    if scored.ledger_commit is not None:
-        sync(remote, start=ws.paths.root)
-    return replace(scored, shared=remote) if scored.ledger_commit is not None else scored
+    # pushed whenever this clone's ledger is ahead: also a score recorded by a run whose push
+    # failed (a blind review: run again, it said "already passed" and never pushed it)
+    pushed = sync(remote, start=ws.paths.root).pushed
+    return replace(scored, shared=remote) if pushed else scored
 
 
 def exit_code(result: Scored) -> int:
@@ -41,8 +42,9 @@ def lines(result: Scored) -> list[str]:
     r = result.record
     out = [f"reopened {o.slice}/{o.ball} (L8): {o.reason}" for o in result.reopened]
     if result.already:
+        shared = f"; pushed to {result.shared}" if result.shared else ""
         return out + [f"{r.slice}/{r.ball} already passed: score {r.score}, candidate "
-                      f"{r.candidate[:12]}; nothing to do"]
+                      f"{r.candidate[:12]}; nothing to do{shared}"]
     for step in r.steps:
         rule = f" [{step.rule}]" if step.rule else ""
         out.append(f"  {step.step:<10} {step.result:<7} {step.detail}{rule}")

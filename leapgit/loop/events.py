@@ -46,6 +46,16 @@ class Events:
         self._started = clock()
         self._lock = threading.Lock()
 
+    def _as_started(self, value: Any) -> Any:
+        """``as_started`` through every text of a field, a table's rows and lists too."""
+        if isinstance(value, str):
+            return as_started(value, self._slice, self._remote)
+        if isinstance(value, list):
+            return [self._as_started(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._as_started(v) for k, v in value.items()}
+        return value
+
     @property
     def elapsed(self) -> float:
         return self._clock() - self._started
@@ -59,8 +69,7 @@ class Events:
             data["ball"] = ball
         if wave is not None:
             data["wave"] = wave
-        data.update({k: as_started(v, self._slice, self._remote) if isinstance(v, str) else v
-                     for k, v in fields.items() if v is not None})
+        data.update({k: self._as_started(v) for k, v in fields.items() if v is not None})
         line = json.dumps(data, sort_keys=False) if self._json else self._text(data)
         with self._lock:
             self._out.write(line + "\n")

@@ -86,6 +86,11 @@ def from_the_remote(ws: Workspace, slice_id: str, ball_id: str) -> str:
     """Where a published ball's rounds are: on the shared remote, built by workers; the
     command that scores the remote's copy (the remote named when this clone has one)."""
     names = git.remotes(ws.paths.root)
+    if len(names) > 1:  # the remotes whose copy of the ball's branch this clone keeps
+        branch = f"refs/heads/{ws.config.ball_branch(slice_id, ball_id)}"
+        refs = git.run(["for-each-ref", "--format=%(refname)"], ws.paths.root).stdout
+        names = git.remotes_holding(branch, refs.decode("utf-8", "surrogateescape").split(),
+                                    names) or names
     remote = names[0] if len(names) == 1 else "REMOTE"
     return (f"it is published to workers, whose rounds land on the remote: `leap score "
             f"{slice_id} {ball_id} --remote {remote}` scores the remote's copy")

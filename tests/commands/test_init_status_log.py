@@ -184,6 +184,11 @@ def test_init_in_a_ball_worktree_is_refused_and_the_hint_leads_to_the_main_check
                      f"written here would be a change outside the ball's scope [L4]; run "
                      f"`leap init` in the repository's main checkout, {repo}\n"), r.err
     assert not (wt / ".leap").exists() and ref(repo, "leap/ledger") is None
+    detached = repo.parent / "repo.leap-worktrees" / "s1" / "b"  # a rebase detaches HEAD
+    git("worktree", "add", "-q", "--detach", str(detached), cwd=repo)
+    r = leap_inproc("init", cwd=detached)
+    assert r.code == 2 and r.err.startswith("leap: this is a ball's worktree: a config "), r
+    assert not (detached / ".leap").exists()
     followed = leap_inproc("init", cwd=repo)
     assert followed.code == 0 and "spine   main" in followed.out, followed
     cfg = repo / ".leap" / "config.yaml"
@@ -192,3 +197,20 @@ def test_init_in_a_ball_worktree_is_refused_and_the_hint_leads_to_the_main_check
     bad = leap_inproc("status", cwd=repo)
     assert bad.code == 2 and "the spine 'leap/ball/s1/a' is under the ball branches' prefix" \
         in bad.err and "[config]" in bad.err, bad
+
+
+def test_init_in_a_ball_worktree_of_a_bare_repository_names_no_bare_folder(tmp_path: Path
+                                                                           ) -> None:
+    """A blind review: with a bare repository and linked worktrees, the refusal named the
+    bare repository as the main checkout, where `leap init` is refused."""
+    src = make_repo(tmp_path / "src", {"a.txt": "a\n"})
+    bare = tmp_path / "repo.git"
+    git("clone", "-q", "--bare", str(src), str(bare), cwd=tmp_path)
+    main = tmp_path / "mainwt"
+    git("worktree", "add", "-q", str(main), "main", cwd=bare)
+    ball = tmp_path / "ballwt"
+    git("worktree", "add", "-q", "-b", "leap/ball/s1/a", str(ball), "main", cwd=bare)
+    r = leap_inproc("init", cwd=ball)
+    assert r.code == 2 and str(bare) not in r.err, r
+    assert "run `leap init` in a checkout of the spine that is no ball's worktree" in r.err
+    assert leap_inproc("init", cwd=main).code == 0

@@ -56,6 +56,7 @@ def test_husky_v9_keeps_its_hooks_and_calls_leapgits(fresh_world: World) -> None
         res = leap("hooks", "install", *flags, cwd=w.work)
         assert res.code == 0, res
         assert "husky runs this repository's git hooks" in res.out, res.out
+        assert "chmod +x" not in res.out  # v9's dispatcher runs the files with sh
         assert {p.name: p.read_bytes() for p in generated.iterdir()} == before
     assert b"leapgit-hook-id" in (w.work / ".git" / "hooks" / "post-commit").read_bytes()
     lines = printed_lines(res.out)
@@ -88,6 +89,7 @@ def test_husky_v8s_tracked_hooks_are_never_rewritten(tmp_path: Path) -> None:
     res = leap("init", cwd=repo)
     assert res.code == 0, res
     assert "husky runs this repository's git hooks" in res.out, res.out
+    assert "(a new file: `#!/usr/bin/env sh` as its first line, and `chmod +x` it)" in res.out
     assert f"{repo / '.husky' / 'pre-push'}: " in res.out
     assert git("status", "--porcelain", "--", ".husky", cwd=repo) == ""
     assert sorted(p.name for p in (repo / ".husky").iterdir()) == ["_", "pre-push"]

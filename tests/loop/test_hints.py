@@ -394,6 +394,13 @@ def test_a_remote_runs_hints_to_run_again_name_its_remote() -> None:
     Events(out, "s1", as_json=True, remote="up").emit("stop", "a", 0, reason="held",
                                                      hint="`leap run s1` again")
     assert json.loads(out.getvalue())["hint"] == "`leap run s1 --remote up` again"
+    out = io.StringIO()  # a table's rows and a list of details too (a blind review)
+    Events(out, "s1", as_json=True, remote="up").emit(
+        "table", balls=[{"ball": "a", "hint": "`leap run s1 --resume-holds` resumes it"}],
+        details=["then `leap run s1` again"])
+    table = json.loads(out.getvalue())
+    assert table["balls"][0]["hint"] == "`leap run s1 --remote up --resume-holds` resumes it"
+    assert table["details"] == ["then `leap run s1 --remote up` again"]
     end = RunEnd("s1", [BallEnd("a", 0, "stopped", "held", 3, "`leap run s1` again")],
                  stopped="a hold; `leap run s1` goes on")
     shown = "\n".join(table_lines(end, "up"))

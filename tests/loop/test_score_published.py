@@ -24,6 +24,8 @@ def test_a_published_ball_is_scored_from_the_remote_as_the_hint_says(
     [last] = ww.receipts(w)["b1"][-1:]
     assert last["outcome"] == 1, last
 
+    git("remote", "add", "backup", str(w.bare), cwd=w.work)  # the hint names the one
+    git("fetch", "-q", "backup", "main", cwd=w.work)  # that holds the ball's branch
     before_sync = w.leap("score", ww.S, "b1")
     assert before_sync.code == 3, before_sync
     assert "has no round yet" in before_sync.err and HINT in before_sync.err, before_sync.err
@@ -34,9 +36,16 @@ def test_a_published_ball_is_scored_from_the_remote_as_the_hint_says(
     assert "unrecorded round" not in after_sync.err
 
     command = HINT.split("`")[1].split()
+    # its push cut off after the score was recorded here (a blind review: run again, it said
+    # "already passed; nothing to do" and the remote never got the score)
+    git("config", "remote.origin.pushurl", str(w.base_dir / "nowhere.git"), cwd=w.work)
+    cut_off = w.leap(*command[1:])
+    assert cut_off.code == 3 and "nothing was pushed" in cut_off.err, cut_off
+    assert not w.ledger_files(f"slices/{ww.S}/balls/b1/scores/")
+    git("config", "--unset", "remote.origin.pushurl", cwd=w.work)
     scored = w.leap(*command[1:])
     assert scored.code == 0, scored
-    assert f"score 1 of {ww.S}/b1: 1 (pass)" in scored.out, scored.out
+    assert f"{ww.S}/b1 already passed: score 1" in scored.out, scored.out
     assert "pushed to origin" in scored.out, scored.out
     assert w.ledger_files(f"slices/{ww.S}/balls/b1/scores/"), w.ledger_files()  # on the remote
     assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.work) == \
