@@ -40,7 +40,8 @@ def _busy(path: Path, worktree: Path, ball: str) -> Hold:
                     f"(`kill {driver}`), then run again")
     stop = f"`kill -- -{group}`" if group is not None else "stop it"
     return Hold(f"a builder is still running in {worktree} (process group {group or '?'}, "
-                f"left by a `leap throw --run` that is gone)", rule="L3",
+                "left by a leapgit run that is gone: `leap throw --run`, `leap run` or "
+                "`leap worker`)", rule="L3",
                 hint=f"wait for it to end, or stop it ({stop}), then run again")
 
 
