@@ -293,9 +293,12 @@ def round_lines(r: RoundClosed) -> list[str]:
 
 def respec_lines(r: Respecced) -> list[str]:
     rec = r.record
-    return [f"{rec.slice}/{rec.ball}: spec version {r.previous} -> {rec.spec_version} "
-            f"({len(rec.scope)} scope file(s)); ledger commit {r.written.commit[:12]}",
-            f"  throw it again: `leap throw {rec.slice} --ball {rec.ball}`"]
+    head = (f"{rec.slice}/{rec.ball}: spec version {r.previous} -> {rec.spec_version} "
+            f"({len(rec.scope)} scope file(s)); ledger commit {r.written.commit[:12]}")
+    if r.needs_red:  # T7.1: no ball is thrown before its red (a blind review: named throw)
+        return [head, f"  its red next: its failing test committed on `leap ball base "
+                      f"{rec.slice} {rec.ball}`, then `leap red {rec.slice} {rec.ball} COMMIT`"]
+    return [head, f"  throw it again: `leap throw {rec.slice} --ball {rec.ball}`"]
 
 
 def prune_lines(lines: list[PruneLine]) -> list[str]:

@@ -31,6 +31,7 @@ class Respecced:
     record: BallRecord
     previous: int
     written: Written
+    needs_red: bool = False  # never thrown and no red yet: `leap red` comes next (T7.1)
 
 
 def _draft_of(rec: BallRecord) -> BallDraft:
@@ -110,7 +111,11 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
             [(tr.SLICE, slice_id), (tr.BALL, ball_id),
              (tr.SPEC_VERSION, str(new.spec_version))],
         )
-    return Respecced(new, current.spec_version, written)
+        from leapgit.ledger.history import latest_red
+
+        needs_red = latest_red(view, slice_id, ball_id) is None and \
+            not query.episodes(view, slice_id, ball_id)
+    return Respecced(new, current.spec_version, written, needs_red)
 
 
 def _recheck(ws: Workspace, whole: SliceDraft, index: int,

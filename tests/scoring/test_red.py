@@ -164,6 +164,10 @@ def test_tests_that_never_run_the_red_test_are_refused_at_red_and_the_respec_rep
     assert hinted in r.err, r.err
     r = leap("ball", "respec", SLICE, "sub", str(write_respec(tmp_path / "f.yaml")), cwd=repo)
     assert r.code == 0, r
+    # what comes next is the red, not a throw (a blind review: it said "throw it again")
+    assert f"its red next: its failing test committed on `leap ball base {SLICE} sub`, then " \
+        f"`leap red {SLICE} sub COMMIT`" in r.out, r.out
+    assert "leap throw" not in r.out
     again = leap("red", SLICE, "sub", sha[:12], cwd=repo)
     assert again.code == 0, again
     assert _reds(repo) == [1]
