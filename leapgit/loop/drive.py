@@ -224,10 +224,10 @@ class SliceRun:
         note_stop(None)
 
         def handler(signum: int, frame: object) -> None:
-            self.presses += 1  # first: a second signal may land anywhere in this handler
-            self.stop.set()
-            if self.presses == 1:
+            if not self.presses:
                 note_stop(signum)  # the receipts of the stopped rounds name it
+            self.presses += 1
+            self.stop.set()
             if self.presses == 1 or not self.driving:
                 raise KeyboardInterrupt
 
