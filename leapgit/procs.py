@@ -35,24 +35,3 @@ def started_at(pid: int) -> float | None:
     except (OSError, IndexError, ValueError, StopIteration):
         return None
     return boot + ticks / os.sysconf("SC_CLK_TCK")
-
-
-# the signal that stopped this leapgit's builders, as its handlers saw it (a receipt names
-# it); Python's own Ctrl-C handler notes nothing: SIGINT
-_stopped_by: list[str] = []
-
-
-def note_stop(signum: int | None) -> None:
-    """Remember ``signum`` as what stops the builders; None forgets (a driver starting)."""
-    import signal
-
-    _stopped_by.clear()
-    if signum is not None:
-        _stopped_by.append(signal.Signals(signum).name)
-
-
-def stop_signal() -> str:
-    """The name of the signal that stopped the builders (a blind review: a SIGTERM was
-    recorded as SIGINT)."""
-    return _stopped_by[0] if _stopped_by else "SIGINT"
-

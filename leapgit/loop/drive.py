@@ -219,13 +219,7 @@ class SliceRun:
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
 
-        from leapgit.procs import note_stop
-
-        note_stop(None)
-
         def handler(signum: int, frame: object) -> None:
-            if not self.presses:
-                note_stop(signum)  # the receipts of the stopped rounds name it
             self.presses += 1
             self.stop.set()
             if self.presses == 1 or not self.driving:

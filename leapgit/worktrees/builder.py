@@ -113,10 +113,7 @@ def builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
                  worktree: Path, start: str, timeout: float) -> tuple[Literal[-1, 0, 1], str]:
     """What the builder says its round came to. Interrupt and timeout end the round at 0."""
     if ex.interrupted:
-        from leapgit.procs import stop_signal
-
-        return 0, (f"interrupted ({stop_signal()}): leap stopped the builder; the round "
-                   "ended at 0")
+        return 0, "interrupted (SIGINT): leap stopped the builder; the round ended at 0"
     if ex.timed_out:
         return 0, f"the builder timed out after {timeout:g} s; the round ended at 0"
     if report is not None:

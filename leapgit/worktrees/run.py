@@ -211,12 +211,7 @@ def sigterm_as_interrupt() -> Callable[[], object]:
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
-    from leapgit.procs import note_stop
-
-    note_stop(None)
-
     def handler(signum: int, frame: object) -> None:
-        note_stop(signum)
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, handler)
