@@ -67,8 +67,13 @@ def test_a_mode_is_no_change_where_git_records_none(tmp_path: Path) -> None:
     chmod is no change to git, nor to the map check (a blind review: every round refused)."""
     repo = make_diamond(tmp_path)
     git("config", "core.fileMode", "false", cwd=repo)
+    _chmod_is_no_change(repo, 0o755)
+
+
+def _chmod_is_no_change(repo: Path, mode: int) -> None:
+    """A thrown ball's scope file chmod-ed to ``mode``: no change to git, map ok."""
     assert leap("throw", "dia", "--ball", "A", cwd=repo).code == 0
-    (worktree_of(repo, "A") / "src/a.py").chmod(0o755)
+    (worktree_of(repo, "A") / "src/a.py").chmod(mode)
     assert git("status", "--porcelain", cwd=worktree_of(repo, "A")) == ""
     checked = leap("ball", "check", "dia", "A", cwd=repo)
     assert checked.code == 0 and "map ok" in checked.out, checked
@@ -77,12 +82,7 @@ def test_a_mode_is_no_change_where_git_records_none(tmp_path: Path) -> None:
 def test_only_the_owner_s_executable_bit_counts_as_git_counts_it(tmp_path: Path) -> None:
     """git records the owner's executable bit alone: `chmod g+x` is no change to git, nor
     to the map check (a blind review: a false "its mode is not 100644")."""
-    repo = make_diamond(tmp_path)
-    assert leap("throw", "dia", "--ball", "A", cwd=repo).code == 0
-    (worktree_of(repo, "A") / "src/a.py").chmod(0o654)
-    assert git("status", "--porcelain", cwd=worktree_of(repo, "A")) == ""
-    checked = leap("ball", "check", "dia", "A", cwd=repo)
-    assert checked.code == 0 and "map ok" in checked.out, checked
+    _chmod_is_no_change(make_diamond(tmp_path), 0o654)
 
 
 def test_a_rewind_keeps_edits_a_clean_filter_would_hide(tmp_path: Path) -> None:
