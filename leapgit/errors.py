@@ -22,8 +22,8 @@ EXIT_INTERNAL = 70  # a bug: one line on the terminal, the traceback in a log fi
 # What a terminal obeys instead of showing: C0 and C1 controls and DEL (a newline forges a
 # line, ESC and CSI move the cursor or recolour), bidi overrides and isolates, the Unicode
 # line separators, and lone surrogates (bytes that were not UTF-8, read as surrogateescape).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                     "\u2028\u2029\ud800-\udfff]")
+_UNSAFE = ("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+           "\u2028\u2029\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -32,7 +32,9 @@ def printable(text: str) -> str:
     control character becomes an escape (``\\n``, ``\\x1b``, ``\\u202e``), a byte that was
     not UTF-8 becomes ``\\xNN``. Everything leapgit prints that came from a push, a record
     or a file name goes through it: refusal lines, error lines, the hooks' reports."""
-    return _UNSAFE.sub(_escape, text)
+    if text.isprintable():  # every character _UNSAFE names is one isprintable() refuses
+        return text
+    return re.sub(_UNSAFE, _escape, text)  # compiled on first use (re's cache), not at import
 
 
 def _escape(found: re.Match[str]) -> str:

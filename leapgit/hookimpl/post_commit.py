@@ -15,6 +15,9 @@ import sys
 
 HOOK = "post-commit"
 DEFAULT_PREFIX = "leap/ball"
+# what a recording run imports from site-packages (the design card's ledger writer and its
+# record reader): found beside each other, the hook needs no ``.pth`` file (``load_site``)
+LIBRARIES = (("dulwich",), ("ruamel", "yaml"), ("filelock",))
 _PREFIX_LINE = r"^ball_branch_prefix:[ \t]*([A-Za-z0-9._/-]+)[ \t]*(#.*)?$"
 
 
@@ -80,6 +83,28 @@ def ball_of_branch(branch: str, prefix: str) -> tuple[str, str] | None:
     return (parts[0], parts[1]) if len(parts) == 2 and all(parts) else None
 
 
+def load_site() -> None:
+    """Put site-packages and leapgit's own install root on the path without ``site.main()``,
+    which runs every ``.pth`` file: an editable install's finder alone costs ~11 ms of a
+    recording run (it imports ``re``, ``pathlib`` and ``urllib``). site-packages are those
+    of the interpreter's venv (found by its ``pyvenv.cfg``, as ``site`` finds it) or of the
+    interpreter; leapgit is where this file lies (site-packages itself, or the checkout of
+    an editable install), after site-packages so it shadows nothing there. When a library
+    the hook writes the ledger with is not there (installed elsewhere, or placed by a
+    ``.pth`` file), ``site.main()`` runs after all."""
+    import site
+
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    venv = os.path.dirname(exe_dir)
+    in_venv = any(os.path.isfile(os.path.join(d, "pyvenv.cfg")) for d in (exe_dir, venv))
+    found = site.getsitepackages([venv] if in_venv else None)
+    if not all(any(os.path.isdir(os.path.join(p, *lib)) for p in found) for lib in LIBRARIES):
+        site.main()
+        return
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.extend(p for p in dict.fromkeys((*found, root)) if p not in sys.path)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     if len(argv) > 1 and os.path.exists(argv[1] + ".leap-legacy"):
@@ -106,10 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     import gc
 
     gc.disable()
-    if sys.flags.no_site:  # started with -S for speed: now load site-packages
-        import site
-
-        site.main()
+    if sys.flags.no_site:  # started with -S for speed: now find leapgit and its libraries
+        load_site()
     try:
         from leapgit.hookimpl.ballround import on_commit
 

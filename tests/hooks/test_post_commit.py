@@ -316,3 +316,45 @@ def test_a_round_whose_message_holds_a_divider_is_not_recorded(fresh_world: Worl
     assert "recorded round 1 of s1/a: outcome 1 (a claim)" in amended.stderr, amended.stderr
     [r] = receipts(w, "a")
     assert r.commit == git("rev-parse", "HEAD", cwd=wt)
+
+
+def _site_as_the_hook_loads_it(libraries: tuple[tuple[str, ...], ...] | None) -> dict:
+    """``post_commit.load_site`` in an interpreter started as the hook starts it (-I -S):
+    whether ``site.main()`` ran (it alone defines the ``exit`` builtin) and where leapgit and
+    dulwich were found. ``libraries``: the ones it looks for instead of its own."""
+    import json
+    import subprocess
+    import sys
+
+    import leapgit.hookimpl.post_commit as program
+
+    code = ("import builtins, json, runpy, sys\n"
+            f"load = runpy.run_path({program.__file__!r}, run_name='hook')['load_site']\n"
+            f"if {libraries!r} is not None: load.__globals__['LIBRARIES'] = {libraries!r}\n"
+            "load()\n"
+            "import dulwich, leapgit.ledger.store\n"
+            "print(json.dumps({'site': hasattr(builtins, 'exit'), 'leapgit': leapgit.__file__,"
+            " 'dulwich': dulwich.__file__}))\n")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_recording_hook_finds_leapgit_and_dulwich_without_running_pth_files() -> None:
+    """``site.main()`` runs every ``.pth`` file (an editable install's finder alone cost ~11
+    ms a round); the hook puts site-packages and its own install root on the path instead,
+    and finds the very leapgit and dulwich this interpreter has."""
+    import dulwich
+
+    import leapgit
+
+    found = _site_as_the_hook_loads_it(None)
+    assert found == {"site": False, "leapgit": leapgit.__file__, "dulwich": dulwich.__file__}
+
+
+def test_a_library_that_is_not_in_site_packages_sends_the_hook_through_site_after_all(
+        ) -> None:
+    """A library only a ``.pth`` file (or another prefix) can place: ``site.main()`` runs."""
+    found = _site_as_the_hook_loads_it((("dulwich",), ("no_such_library_here",)))
+    assert found["site"] is True

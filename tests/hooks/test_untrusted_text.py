@@ -28,6 +28,19 @@ def w(world: World) -> Iterator[World]:
     world.reset_ledger()
 
 
+def test_printable_leaves_alone_only_text_with_nothing_to_escape() -> None:
+    """``printable`` skips its pattern for text ``str.isprintable`` passes: that is right only
+    if no character the pattern escapes is one isprintable() passes. Every code point."""
+    import re
+
+    from leapgit.errors import _UNSAFE
+
+    unsafe = re.compile(_UNSAFE)
+    passed = [hex(c) for c in range(0x110000) if unsafe.match(chr(c)) and chr(c).isprintable()]
+    assert passed == []
+    assert printable("\u202e") == "\\u202e" and printable("caf\u00e9") == "caf\u00e9"
+
+
 @pytest.mark.parametrize(("text", "shown"), [
     ("plain text, tabs\tand all", "plain text, tabs\\tand all"),
     ("a\nb\r\x1b[31m", "a\\nb\\r\\x1b[31m"),
