@@ -17,6 +17,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -30,13 +31,14 @@ from tests.benchmarks.common import arguments
 from tests.support import IDENTITY, git, leap, make_repo
 
 NOW = "2024-01-01T00:00:00Z"
-# a recording post-commit starts as `python -I -S`, loads site, and cannot write the ledger
-# without dulwich's objects, object store, refs and config (the design card: the ledger is
-# written with dulwich): what no change to leapgit's own code can take off the hook. It
-# leaves as the hook does (``post_commit.exit_now``), without the interpreter's teardown:
-# counted here before, the teardown the hook never pays made the floor look ~10 ms higher
-# and leapgit's own share that much smaller
-FLOOR = ("import site; site.main(); "
+# a recording post-commit starts as `python -I -S`, puts site-packages on its path (without
+# their .pth files: ``post_commit.load_site``), and cannot write the ledger without
+# dulwich's objects, object store, refs and config (the design card: the ledger is written
+# with dulwich): what no change to leapgit's own code can take off the hook. It leaves as the
+# hook does (``post_commit.exit_now``), without the interpreter's teardown: counted here
+# before, the teardown the hook never pays made the floor look ~10 ms higher and leapgit's
+# own share that much smaller
+FLOOR = (f"import sys; sys.path.append({sysconfig.get_paths()['purelib']!r}); "
          "import dulwich.objects, dulwich.object_store, dulwich.refs, dulwich.config; "
          "import os; os._exit(0)")
 os.environ.update(IDENTITY)
