@@ -70,12 +70,14 @@ def _stamps_hold_at_the_tip(ws: Workspace, file: Path, checked: CheckedSlice,
                  if there.get(s.path) != s.blob]
     if stale:
         shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        # git reads a name as a tag before a branch: name the spine so it reads as its tip
+        named = spine if git.rev_parse(spine, ws.paths.root) == tip else f"refs/heads/{spine}"
         raise UsageError(
             f"{len(stale)} scope file(s) differ between the base {base[:12]} and "
             f"{spine}'s tip {tip[:12]}, where the balls are thrown: {shown}; each such ball "
             "would be refused at its throw (stale map)", file=str(file), field="base",
             rule="L2", hint=f"stamp the scope at the spine's tip: `leap slice {command} "
-            f"{shlex.quote(str(file))} --base {shlex.quote(spine)}`")
+            f"{shlex.quote(str(file))} --base {shlex.quote(named)}`")
 
 
 def check(file: Path, base: str = "HEAD", start: Path | str = ".") -> CheckedSlice:

@@ -78,3 +78,26 @@ def test_a_base_behind_the_spine_with_other_scope_files_is_refused_and_the_hint_
     (root / "src" / "c.py").write_text("C = 'out of every scope'\n")
     git("commit", "-q", "-am", "the spine moves on elsewhere", cwd=root)
     assert leap("slice", "check", str(path), cwd=behind).code == 0  # scope files alike
+
+
+def test_a_tag_named_like_the_spine_does_not_send_the_hint_back_to_the_old_base(
+        tmp_path: Path) -> None:
+    """git reads `main` as the tag refs/tags/main before the branch: a hint of `--base main`
+    then cut from the tag's commit, behind the spine, and was refused again, naming itself.
+    The hint names the spine so that it reads as the spine's tip."""
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    git("tag", "main", "HEAD", cwd=root)  # a release tag, or a mirror's leftover
+    behind = tmp_path / "behind"
+    git("worktree", "add", "-q", "--detach", str(behind), "main", cwd=root)
+    (root / "src" / "a.py").write_text("A = 'moved on'\n")
+    git("commit", "-q", "-am", "the spine moves on", cwd=root)
+    path = write(tmp_path / "slice.yaml", base_draft())
+    r = leap("slice", "cut", str(path), cwd=behind)
+    assert r.code == 2, r
+    hint = r.err.split("`")[1].split()
+    assert hint[-2:] == ["--base", "refs/heads/main"], r.err
+    followed = leap(*hint[1:], cwd=behind)
+    assert followed.code == 0, followed
+    ball = git("show", "leap/ledger:slices/s1/balls/a/ball.yaml", cwd=root)
+    assert git("rev-parse", "refs/heads/main:src/a.py", cwd=root) in ball
