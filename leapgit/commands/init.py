@@ -112,6 +112,7 @@ def init(start: Path | str = ".", spine: str | None = None,
             raise UsageError(problems=found)
         if spine is None:
             spine, chosen = default_spine(root)
+            _default_spine_holds(spine, chosen)
         text = CONFIG_TEMPLATE.format(
             spine=yamlio.quote(spine),
             ledger_ref=yamlio.quote(ws.config.ledger_ref),
@@ -147,6 +148,19 @@ def init(start: Path | str = ".", spine: str | None = None,
         ledger_ref=ws.config.ledger_ref, ledger_commit=commit, ledger_created=created,
         spine=ws.config.spine, spine_chosen=chosen, hooks=hooks, signing=setup, husky=husky,
     )
+
+
+def _default_spine_holds(spine: str, chosen: str) -> None:
+    """The branch ``default_spine`` took, refused as the names' rules refuse a ``--spine``
+    (a branch under the ball prefix, say), before any file is written: said of the branch
+    and where it came from, with the ``--spine`` that inits."""
+    found = spine_problems(spine, field="spine")
+    if not found:
+        return
+    # main: a name the default names never refuse (a new config has the default names)
+    raise UsageError(problems=[p._replace(
+        message=p.message.replace(repr(spine), f"{spine!r} ({chosen})", 1),
+        hint="name the spine: `leap init --spine main`") for p in found])
 
 
 def _not_in_a_ball_worktree(ws: Workspace) -> None:

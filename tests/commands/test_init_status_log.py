@@ -199,6 +199,25 @@ def test_init_in_a_ball_worktree_is_refused_and_the_hint_leads_to_the_main_check
         in bad.err and "[config]" in bad.err, bad
 
 
+def test_init_on_a_branch_under_the_ball_prefix_names_no_file_and_its_hint_inits(
+        tmp_path: Path) -> None:
+    """A blind review: `leap init` on a checked-out branch under the ball prefix refused
+    naming .leap/config.yaml, a file it never wrote, with no command to run. It says which
+    branch it took and names the `--spine` that inits."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git("checkout", "-q", "-b", "leap/ball/s1/a", cwd=repo)
+    r = leap_inproc("init", cwd=repo)
+    assert (r.code, r.out) == (2, ""), r
+    assert r.err == ("leap: spine: the spine 'leap/ball/s1/a' (the checked-out branch) is under "
+                     "the ball branches' prefix leap/ball/: it would be taken for a ball's "
+                     "branch [config]; name the spine: `leap init --spine main`\n"), r.err
+    assert not (repo / ".leap").exists() and ref(repo, "leap/ledger") is None
+    hint = r.err.split("`")[1].split()
+    followed = leap_inproc(*hint[1:], cwd=repo)
+    assert followed.code == 0 and "spine   main" in followed.out, followed
+    assert leap_inproc("status", cwd=repo).code == 0
+
+
 def test_init_in_a_ball_worktree_of_a_bare_repository_names_no_bare_folder(tmp_path: Path
                                                                            ) -> None:
     """A blind review: with a bare repository and linked worktrees, the refusal named the
