@@ -15,9 +15,9 @@ import sys
 
 HOOK = "post-commit"
 DEFAULT_PREFIX = "leap/ball"
-# what a recording run imports from site-packages (the design card's ledger writer and its
-# record reader): found beside each other, the hook needs no ``.pth`` file (``load_site``)
-LIBRARIES = (("dulwich",), ("ruamel", "yaml"), ("filelock",))
+# what a recording run imports from site-packages (the ledger's writer, the record reader and
+# validator, the ledger lock): found there, the hook needs no ``.pth`` file (``load_site``)
+LIBRARIES = (("dulwich",), ("ruamel", "yaml"), ("fastjsonschema",), ("filelock",))
 _PREFIX_LINE = r"^ball_branch_prefix:[ \t]*([A-Za-z0-9._/-]+)[ \t]*(#.*)?$"
 
 
