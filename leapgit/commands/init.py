@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,8 +83,9 @@ class InitResult:
 
 def default_spine(root: Path) -> tuple[str, str]:
     """The spine a new config names when ``--spine`` is not given, and why that one."""
-    proc = git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], root, check=False)
-    name = proc.stdout.decode().strip()
+    # the full name: --short says heads/X where a tag X is named like the branch
+    proc = git.run(["symbolic-ref", "--quiet", "HEAD"], root, check=False)
+    name = proc.stdout.decode("utf-8", "surrogateescape").strip().removeprefix("refs/heads/")
     if name:
         return name, "the checked-out branch"
     return "main", "no branch is checked out: the default"
@@ -112,7 +114,7 @@ def init(start: Path | str = ".", spine: str | None = None,
             raise UsageError(problems=found)
         if spine is None:
             spine, chosen = default_spine(root)
-            _default_spine_holds(spine, chosen)
+            _default_spine_holds(root, spine, chosen)
         text = CONFIG_TEMPLATE.format(
             spine=yamlio.quote(spine),
             ledger_ref=yamlio.quote(ws.config.ledger_ref),
@@ -150,17 +152,22 @@ def init(start: Path | str = ".", spine: str | None = None,
     )
 
 
-def _default_spine_holds(spine: str, chosen: str) -> None:
+def _default_spine_holds(root: Path, spine: str, chosen: str) -> None:
     """The branch ``default_spine`` took, refused as the names' rules refuse a ``--spine``
     (a branch under the ball prefix, say), before any file is written: said of the branch
-    and where it came from, with the ``--spine`` that inits."""
+    and where it came from, with the ``--spine`` that inits: a branch the repository has
+    that the names' rules take, else main."""
     found = spine_problems(spine, field="spine")
     if not found:
         return
-    # main: a name the default names never refuse (a new config has the default names)
+    configured = git.run(["config", "init.defaultBranch"], root, check=False).stdout
+    names = [configured.decode("utf-8", "surrogateescape").strip(), "main", "master", "trunk"]
+    other = next((n for n in names if n and not spine_problems(n) and
+                  git.run(["show-ref", "--verify", "--quiet", f"refs/heads/{n}"], root,
+                          check=False).returncode == 0), "main")
     raise UsageError(problems=[p._replace(
         message=p.message.replace(repr(spine), f"{spine!r} ({chosen})", 1),
-        hint="name the spine: `leap init --spine main`") for p in found])
+        hint=f"name the spine: `leap init --spine {shlex.quote(other)}`") for p in found])
 
 
 def _not_in_a_ball_worktree(ws: Workspace) -> None:

@@ -96,8 +96,13 @@ def load_site() -> None:
 
     exe_dir = os.path.dirname(os.path.abspath(sys.executable))
     venv = os.path.dirname(exe_dir)
-    in_venv = any(os.path.isfile(os.path.join(d, "pyvenv.cfg")) for d in (exe_dir, venv))
-    found = site.getsitepackages([venv] if in_venv else None)
+    if any(os.path.isfile(os.path.join(d, "pyvenv.cfg")) for d in (exe_dir, venv)):
+        # as ``site.venv`` sets it: Debian's getsitepackages() names a prefix's site-packages
+        # only when sys.prefix is not the base interpreter's
+        sys.prefix = sys.exec_prefix = venv
+        found = site.getsitepackages([venv])
+    else:
+        found = site.getsitepackages()
     if not all(any(os.path.isdir(os.path.join(p, *lib)) for p in found) for lib in LIBRARIES):
         site.main()
         return

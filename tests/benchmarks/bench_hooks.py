@@ -38,7 +38,8 @@ NOW = "2024-01-01T00:00:00Z"
 # hook does (``post_commit.exit_now``), without the interpreter's teardown: counted here
 # before, the teardown the hook never pays made the floor look ~10 ms higher and leapgit's
 # own share that much smaller
-FLOOR = (f"import sys; sys.path.append({sysconfig.get_paths()['purelib']!r}); "
+LIBS = list(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
+FLOOR = (f"import sys; sys.path.extend({LIBS!r}); "
          "import dulwich.objects, dulwich.object_store, dulwich.refs, dulwich.config; "
          "import os; os._exit(0)")
 os.environ.update(IDENTITY)

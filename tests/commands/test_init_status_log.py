@@ -218,6 +218,37 @@ def test_init_on_a_branch_under_the_ball_prefix_names_no_file_and_its_hint_inits
     assert leap_inproc("status", cwd=repo).code == 0
 
 
+@pytest.mark.parametrize("default", ["master", "trunk"])
+def test_init_under_the_ball_prefix_names_the_spine_branch_the_repository_has(
+        tmp_path: Path, default: str) -> None:
+    """A blind review: the hint named main in a repository whose protected branch is
+    master, and followed, it pinned a spine that does not exist."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git("branch", "-m", default, cwd=repo)
+    git("checkout", "-q", "-b", "leap/ball/s1/a", cwd=repo)
+    r = leap_inproc("init", cwd=repo)
+    assert r.code == 2 and r.err.endswith(f"`leap init --spine {default}`\n"), r
+    followed = leap_inproc(*r.err.split("`")[1].split()[1:], cwd=repo)
+    assert followed.code == 0 and f"spine   {default}" in followed.out, followed
+
+
+def test_init_takes_the_checked_out_branch_whole_beside_a_tag_of_its_name(
+        tmp_path: Path) -> None:
+    """A blind review: `git symbolic-ref --short` says heads/main where a tag main exists,
+    and `leap init` pinned the spine heads/main, a branch no one has."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git("tag", "main", cwd=repo)
+    r = leap_inproc("init", cwd=repo)
+    assert r.code == 0 and "spine   main (the checked-out branch" in r.out, r
+    assert 'spine: "main"' in (repo / ".leap" / "config.yaml").read_text()
+    git("checkout", "-q", "-b", "leap/ball/s1/a", cwd=repo)
+    git("tag", "leap/ball/s1/a", cwd=repo)
+    (repo / ".leap" / "config.yaml").unlink()
+    bypass = leap_inproc("init", cwd=repo)  # the prefix rule sees the branch's whole name
+    assert bypass.code == 2 and "'leap/ball/s1/a' (the checked-out branch)" in bypass.err, \
+        bypass
+
+
 def test_init_in_a_ball_worktree_of_a_bare_repository_names_no_bare_folder(tmp_path: Path
                                                                            ) -> None:
     """A blind review: with a bare repository and linked worktrees, the refusal named the

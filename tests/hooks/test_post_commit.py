@@ -318,7 +318,8 @@ def test_a_round_whose_message_holds_a_divider_is_not_recorded(fresh_world: Worl
     assert r.commit == git("rev-parse", "HEAD", cwd=wt)
 
 
-def _site_as_the_hook_loads_it(libraries: tuple[tuple[str, ...], ...] | None) -> dict:
+def _site_as_the_hook_loads_it(libraries: tuple[tuple[str, ...], ...] | None,
+                               python: str | None = None) -> dict:
     """``post_commit.load_site`` in an interpreter started as the hook starts it (-I -S):
     whether ``site.main()`` ran (it alone defines the ``exit`` builtin) and where leapgit and
     dulwich were found. ``libraries``: the ones it looks for instead of its own."""
@@ -335,8 +336,8 @@ def _site_as_the_hook_loads_it(libraries: tuple[tuple[str, ...], ...] | None) ->
             "import dulwich, leapgit.ledger.store\n"
             "print(json.dumps({'site': hasattr(builtins, 'exit'), 'leapgit': leapgit.__file__,"
             " 'dulwich': dulwich.__file__}))\n")
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run([python or sys.executable, "-I", "-S", "-c", code],
+                          capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -358,3 +359,30 @@ def test_a_library_that_is_not_in_site_packages_sends_the_hook_through_site_afte
     """A library only a ``.pth`` file (or another prefix) can place: ``site.main()`` runs."""
     found = _site_as_the_hook_loads_it((("dulwich",), ("no_such_library_here",)))
     assert found["site"] is True
+
+
+def test_a_venv_of_debians_python_is_found_without_site_too(tmp_path: Path) -> None:
+    """A blind review: Debian's getsitepackages() names a venv's site-packages only once
+    sys.prefix is the venv's, which site.main() sets; the hook asked before that and always
+    fell back to site.main(). A venv of the system's Python, its libraries linked in."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    import dulwich
+
+    system = Path("/usr/bin/python3")
+    probe = [str(system), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+    if not system.exists() or subprocess.run(probe, capture_output=True, text=True
+                                             ).stdout.strip() != "%d.%d" % sys.version_info[:2]:
+        pytest.skip("no system Python of this version to make a venv of")
+    venv = tmp_path / "venv"
+    subprocess.run([str(system), "-m", "venv", "--without-pip", str(venv)], check=True)
+    ours = Path(sysconfig.get_paths()["purelib"])
+    theirs = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    for entry in ours.iterdir():  # the libraries, not the .pth files (the editable finder)
+        if not entry.name.endswith(".pth"):
+            (theirs / entry.name).symlink_to(entry)
+    found = _site_as_the_hook_loads_it(None, str(venv / "bin" / "python"))
+    assert found["site"] is False, found
+    assert found["dulwich"] == str(theirs / "dulwich" / Path(dulwich.__file__).name), found
