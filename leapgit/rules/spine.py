@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice:` and "
               "`Leap-Ball:` trailers, as the integrator")
+# a spine commit made outside an integration: what the pusher runs to take it back off the
+# clone's spine (the change goes on as a ball of a slice, merged by the integrator)
+OUTSIDE_HINT = ("take it off your spine with `git reset --keep @{upstream}` (on the spine "
+                "branch), then land the change as a ball of a slice; " + MERGE_HINT)
 
 
 def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
@@ -45,7 +49,7 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
         commit = new.get(sha)
         if commit is None:
             return [Refusal("L8", upd.ref, sha, None, "the spine's first-parent line does not "
-                            f"lead back to its tip {upd.old[:12]}", MERGE_HINT)]
+                            f"lead back to its tip {upd.old[:12]}", OUTSIDE_HINT)]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
     out = _check_lease(ctx, upd)
@@ -106,7 +110,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     sha = commit.id.decode()
     if len(commit.parents) != 2:
         return [Refusal("L8", ref, sha, None, "not an integration merge (a commit on the spine "
-                        "must merge one passed ball)", MERGE_HINT)]
+                        "must merge one passed ball)", OUTSIDE_HINT)]
     divided = check_message(ref, commit, "L8")  # which ball it names, read one way only
     if divided:
         return divided
@@ -114,7 +118,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     slice_id, ball_id = named.slice, named.ball
     if not slice_id or not ball_id:
         return [Refusal("L8", ref, sha, None, "the merge names no ball (Leap-Slice, Leap-Ball "
-                        "trailers)", MERGE_HINT)]
+                        "trailers)", OUTSIDE_HINT)]
     candidate_commit = ctx.objects.commit(commit.parents[1].decode())
     candidate = candidate_commit.tree.decode()
     view = ctx.ledger_view()

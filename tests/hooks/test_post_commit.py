@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from leapgit.ledger import query
 from tests.hooks.world import SLICE, World, round_message, run_git
 from tests.support import git, hook_round_imports, write_files
@@ -372,9 +374,9 @@ def test_a_venv_of_debians_python_is_found_without_site_too(tmp_path: Path) -> N
     import dulwich
 
     system = Path("/usr/bin/python3")
-    probe = [str(system), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+    probe = [str(system), "-c", "import sys; print(sys.version_info[:2])"]
     if not system.exists() or subprocess.run(probe, capture_output=True, text=True
-                                             ).stdout.strip() != "%d.%d" % sys.version_info[:2]:
+                                             ).stdout.strip() != str(sys.version_info[:2]):
         pytest.skip("no system Python of this version to make a venv of")
     venv = tmp_path / "venv"
     subprocess.run([str(system), "-m", "venv", "--without-pip", str(venv)], check=True)

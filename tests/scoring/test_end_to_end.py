@@ -157,7 +157,15 @@ def test_the_server_refuses_a_spine_commit_outside_an_integration(landed: Projec
     audit = landed.leap("audit")
     assert audit.code == 1
     assert "[L8] spine-traced" in audit.out and "not an integration merge" in audit.out
-    git("reset", "-q", "--hard", before, cwd=landed.work)
+    # the refusal's hint, followed as printed: the commit leaves this clone's spine, and the
+    # next push and audit hold (the change goes on as a ball of a slice)
+    [line] = [ln for ln in pushed.stderr.splitlines() if "[L8] refs/heads/main" in ln]
+    hint = line.split("; do: ")[1].split("`")[1]
+    assert hint == "git reset --keep @{upstream}", pushed.stderr
+    assert run_git(*hint.split()[1:], cwd=landed.work).returncode == 0
+    assert landed.tip("main") == before
+    assert run_git("push", "--no-verify", "origin", "main", cwd=landed.work).returncode == 0
+    assert landed.leap("audit").code == 0
 
 
 def test_a_record_rewritten_behind_leapgits_back_fails_the_audit(landed: Project) -> None:
