@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leapgit import git
-from leapgit.errors import LedgerBusy, LedgerConflict, RuleViolation, UsageError
+from leapgit.errors import InvalidRecord, LedgerBusy, LedgerConflict, RuleViolation, UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger.recovery import locked
-from leapgit.ledger.workspace import open_workspace
+from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.ledger.writer import Move, swap
 
 if TYPE_CHECKING:
@@ -270,7 +270,8 @@ def sync(
         if tip is None or (tip == remote_tip and not also) or not push:
             return _done(SyncResult(remote, ref, tip, False, replayed, records, skipped,
                                     attempt, tuple(left_out)), fetch_failed)
-        lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
+        along = _rounds_along(ws, remote, remote_tip, tip, also) if tip != remote_tip else []
+        lost = _push(root, remote, tip if tip != remote_tip else None, ref, [*also, *along])
         if lost is None:
             git.run(["update-ref", track, tip], root, check=False)
             return _done(SyncResult(remote, ref, tip, True, replayed, records, skipped,
@@ -278,6 +279,60 @@ def sync(
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
                      hint="nothing is lost: run `leap sync` again")
+
+
+_RECEIPT = re.compile(r"^slices/[^/]+/balls/[^/]+/episodes/\d+/receipts/\d+\.yaml$")
+
+
+def _rounds_along(ws: Workspace, remote: str, remote_tip: str | None, tip: str,
+                  also: Sequence[str]) -> list[str]:
+    """L7, L9: the refspecs of the rounds of published balls whose receipts this push carries
+    up while their commits are not on ``remote``, so each goes in the same atomic push. A
+    worker pushes its round with its receipt (``also``), but a worker killed while that push
+    waited left the receipt here, and any later push of this ledger (`leap sync`, another
+    worker of the clone) carried it up alone: the remote then named a round its branch never
+    got. A branch ``also`` already moves, or one this clone does not hold at the round's
+    commit, is left as it is; the remote's copy is fetched first, so only a round that moves
+    it forward goes along."""
+    from leapgit.ledger import query
+    from leapgit.ledger.added import added_between
+    from leapgit.ledger.view import commit_tree
+    from leapgit.records.types import Receipt
+
+    root, moved = ws.paths.root, {spec.rsplit(":", 1)[-1] for spec in also}
+    rounds: dict[str, Receipt] = {}
+    with ws.ledger() as ledger:
+        store, view = ledger.repo.object_store, ledger.view(tip)
+        old = commit_tree(ledger.repo, remote_tip) if remote_tip is not None else None
+        assert view.tree is not None
+        for path, _ in added_between(store, old, view.tree):
+            try:
+                receipt = view.record(path, Receipt) if _RECEIPT.match(path) else None
+                throw = receipt and query.throw(view, receipt.slice, receipt.ball,
+                                                receipt.episode)
+            except InvalidRecord:
+                continue  # the remote's hook judges it, and says why
+            if receipt is None or throw is None or not throw.published or not receipt.commit:
+                continue
+            held = rounds.get(throw.branch)
+            if f"refs/heads/{throw.branch}" not in moved and \
+                    (held is None or (held.episode, held.round) < (receipt.episode, receipt.round)):
+                rounds[throw.branch] = receipt
+    out = []
+    for branch, receipt in sorted(rounds.items()):
+        here = git.rev_parse(f"refs/heads/{branch}", root)
+        if here is None or receipt.commit is None or \
+                not git.is_ancestor(root, receipt.commit, here):
+            continue  # the round's commit is not here: nothing to take along
+        track = git.leap_tracking(remote, f"refs/heads/{branch}")
+        if fetch(root, ["--no-write-fetch-head", remote, f"+refs/heads/{branch}:{track}"]
+                 ).returncode != 0:
+            continue  # the remote's copy unknown: a later push takes the round along
+        there = git.rev_parse(track, root)
+        if there is None or there != receipt.commit and \
+                git.is_ancestor(root, there, receipt.commit):
+            out.append(f"{receipt.commit}:refs/heads/{branch}")
+    return out
 
 
 def lease_spine(path: str) -> str | None:

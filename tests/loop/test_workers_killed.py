@@ -235,3 +235,74 @@ def test_a_restarted_worker_leaves_a_ball_its_killed_builder_still_holds(
             again.kill()
     got = ww.receipts(w)["b1"]
     assert got and got[-1]["worker"] == "restarted", got  # built here once the builder ended
+
+
+# a server hook run before leapgit's (``pre-receive.leap-legacy``): while ``hold`` exists,
+# a push that moves a ball branch waits; let go, it is refused if ``refuse`` exists
+GATE = """#!/bin/sh
+moves_a_ball=no
+while read old new ref; do
+  case "$ref" in refs/heads/leap/ball/*) moves_a_ball=yes ;; esac
+done
+[ "$moves_a_ball" = yes ] || exit 0
+touch "{entered}"
+while [ -e "{hold}" ]; do sleep 0.05; done
+[ -e "{refuse}" ] && {{ echo "gate: refused" >&2; exit 1; }}
+exit 0
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (from /proc), deepest first."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+
+    def under(parent: int) -> list[int]:
+        return [p for child in children.get(parent, []) for p in (*under(child), child)]
+
+    return under(pid)
+
+
+def test_a_receipt_another_push_carries_up_takes_its_round_s_commit_along(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A worker killed while its round's push waits on the remote leaves the round's receipt
+    in its clone's ledger. Any later push of that ledger (`leap sync`, a second worker)
+    carried the receipt up alone: the remote named a round its ball branch never got, and
+    `leap run --remote` waited for that commit until --max-minutes. The push takes the
+    round's commit along, in the same atomic push (L7, L9)."""
+    w = ww.published(daemon, jurors, "carried")
+    clone = w.clone("builder")
+    hold, refuse, entered = (w.base_dir / n for n in ("hold", "refuse", "entered"))
+    gate = w.bare / "hooks" / "pre-receive.leap-legacy"
+    gate.write_text(GATE.format(hold=hold, refuse=refuse, entered=entered))
+    gate.chmod(0o755)
+    hold.write_text("")
+    log = w.base_dir / "worker.log"
+    proc = w.popen("worker", "--remote", "origin", "--name", "builder", "--once", cwd=clone,
+                   log=log)
+    deadline = time.monotonic() + 120
+    while not entered.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert entered.exists(), log.read_text()[-3000:]
+    for pid in [*_descendants(proc.pid), proc.pid]:  # the worker and its `git push`
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+    refuse.write_text("")
+    hold.unlink()  # the killed push, let go, is refused: it never lands
+    time.sleep(0.5)
+    refuse.unlink()
+    receipt = "slices/pkgs/balls/b1/episodes/1/receipts/1.yaml"
+    here = yamlio.loads(git("show", f"leap/ledger:{receipt}", cwd=clone).encode(), receipt)
+    assert receipt not in w.ledger_files(), "the killed push landed"
+    synced = leap("sync", "origin", cwd=clone, env=w.env)
+    assert synced.code == 0, synced
+    assert receipt in w.ledger_files()
+    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == here["commit"]
