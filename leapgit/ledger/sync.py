@@ -271,7 +271,13 @@ def sync(
             return _done(SyncResult(remote, ref, tip, False, replayed, records, skipped,
                                     attempt, tuple(left_out)), fetch_failed)
         along = _rounds_along(ws, remote, remote_tip, tip, also) if tip != remote_tip else []
-        lost = _push(root, remote, tip if tip != remote_tip else None, ref, [*also, *along])
+        try:
+            lost = _push(root, remote, tip if tip != remote_tip else None, ref, [*also, *along])
+        except RuleViolation as exc:  # a round taken along was refused: push as before
+            said = " ".join(exc.lines())
+            if not any(spec.rsplit(":", 1)[-1] in said for spec in along):
+                raise
+            lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
         if lost is None:
             git.run(["update-ref", track, tip], root, check=False)
             return _done(SyncResult(remote, ref, tip, True, replayed, records, skipped,
@@ -291,16 +297,17 @@ def _rounds_along(ws: Workspace, remote: str, remote_tip: str | None, tip: str,
     worker pushes its round with its receipt (``also``), but a worker killed while that push
     waited left the receipt here, and any later push of this ledger (`leap sync`, another
     worker of the clone) carried it up alone: the remote then named a round its branch never
-    got. A branch ``also`` already moves, or one this clone does not hold at the round's
-    commit, is left as it is; the remote's copy is fetched first, so only a round that moves
-    it forward goes along."""
+    got. Per branch, the newest round whose commit this clone's branch holds goes along; a
+    refused round (-1) never does (its commit is rolled back, and the server refuses it), nor
+    a branch ``also`` already moves. The remote's copy is fetched first: only a round that
+    moves it forward goes along."""
     from leapgit.ledger import query
     from leapgit.ledger.added import added_between
     from leapgit.ledger.view import commit_tree
     from leapgit.records.types import Receipt
 
     root, moved = ws.paths.root, {spec.rsplit(":", 1)[-1] for spec in also}
-    rounds: dict[str, Receipt] = {}
+    carried: dict[str, list[Receipt]] = {}
     with ws.ledger() as ledger:
         store, view = ledger.repo.object_store, ledger.view(tip)
         old = commit_tree(ledger.repo, remote_tip) if remote_tip is not None else None
@@ -312,26 +319,27 @@ def _rounds_along(ws: Workspace, remote: str, remote_tip: str | None, tip: str,
                                                 receipt.episode)
             except InvalidRecord:
                 continue  # the remote's hook judges it, and says why
-            if receipt is None or throw is None or not throw.published or not receipt.commit:
-                continue
-            held = rounds.get(throw.branch)
-            if f"refs/heads/{throw.branch}" not in moved and \
-                    (held is None or (held.episode, held.round) < (receipt.episode, receipt.round)):
-                rounds[throw.branch] = receipt
+            if receipt is not None and throw is not None and throw.published and \
+                    receipt.commit and receipt.outcome != -1 and \
+                    f"refs/heads/{throw.branch}" not in moved:
+                carried.setdefault(throw.branch, []).append(receipt)
     out = []
-    for branch, receipt in sorted(rounds.items()):
+    for branch, receipts in sorted(carried.items()):
         here = git.rev_parse(f"refs/heads/{branch}", root)
-        if here is None or receipt.commit is None or \
-                not git.is_ancestor(root, receipt.commit, here):
-            continue  # the round's commit is not here: nothing to take along
+        newest = next((r.commit for r in sorted(receipts, key=lambda r: (r.episode, r.round),
+                                                 reverse=True)
+                       if here is not None and r.commit is not None and
+                       git.is_ancestor(root, r.commit, here)), None)
+        if newest is None:
+            continue  # no round's commit is here: nothing to take along
         track = git.leap_tracking(remote, f"refs/heads/{branch}")
-        if fetch(root, ["--no-write-fetch-head", remote, f"+refs/heads/{branch}:{track}"]
+        whole = ["--no-filter"] if _is_partial(root) else []
+        if fetch(root, ["--quiet", "--no-tags", *whole, remote, f"+refs/heads/{branch}:{track}"]
                  ).returncode != 0:
-            continue  # the remote's copy unknown: a later push takes the round along
+            continue  # the remote's copy unknown (or none): the receipt goes up alone
         there = git.rev_parse(track, root)
-        if there is None or there != receipt.commit and \
-                git.is_ancestor(root, there, receipt.commit):
-            out.append(f"{receipt.commit}:refs/heads/{branch}")
+        if there is not None and there != newest and git.is_ancestor(root, there, newest):
+            out.append(f"{newest}:refs/heads/{branch}")
     return out
 
 

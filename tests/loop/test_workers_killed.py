@@ -8,6 +8,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from leapgit.records import yamlio
 from tests.loop import workers_world as ww
 from tests.loop.workers_world import wait
@@ -238,16 +240,17 @@ def test_a_restarted_worker_leaves_a_ball_its_killed_builder_still_holds(
 
 
 # a server hook run before leapgit's (``pre-receive.leap-legacy``): while ``hold`` exists,
-# a push that moves a ball branch waits; let go, it is refused if ``refuse`` exists
+# a push that moves a ball branch waits; let go, it is refused (and ``left`` appears) if
+# ``refuse`` exists
 GATE = """#!/bin/sh
-moves_a_ball=no
+ball=""
 while read old new ref; do
-  case "$ref" in refs/heads/leap/ball/*) moves_a_ball=yes ;; esac
+  case "$ref" in refs/heads/leap/ball/*) ball="$ref" ;; esac
 done
-[ "$moves_a_ball" = yes ] || exit 0
+[ -n "$ball" ] || exit 0
 touch "{entered}"
 while [ -e "{hold}" ]; do sleep 0.05; done
-[ -e "{refuse}" ] && {{ echo "gate: refused" >&2; exit 1; }}
+if [ -e "{refuse}" ]; then touch "{left}"; echo "gate: refused $ball" >&2; exit 1; fi
 exit 0
 """
 
@@ -268,18 +271,21 @@ def _descendants(pid: int) -> list[int]:
     return under(pid)
 
 
+@pytest.mark.parametrize("refused", [False, True], ids=["taken-along", "refused-along"])
 def test_a_receipt_another_push_carries_up_takes_its_round_s_commit_along(
-        daemon: GitDaemon, jurors: JurorServer) -> None:
+        daemon: GitDaemon, jurors: JurorServer, refused: bool) -> None:
     """A worker killed while its round's push waits on the remote leaves the round's receipt
     in its clone's ledger. Any later push of that ledger (`leap sync`, a second worker)
     carried the receipt up alone: the remote named a round its ball branch never got, and
     `leap run --remote` waited for that commit until --max-minutes. The push takes the
-    round's commit along, in the same atomic push (L7, L9)."""
-    w = ww.published(daemon, jurors, "carried")
+    round's commit along, in the same atomic push (L7, L9). ``refused``: the remote refuses
+    the round taken along; the push goes again without it, as before."""
+    w = ww.published(daemon, jurors, f"carried-{refused}")
     clone = w.clone("builder")
-    hold, refuse, entered = (w.base_dir / n for n in ("hold", "refuse", "entered"))
+    hold, refuse, entered, left = (w.base_dir / n for n in ("hold", "refuse", "entered",
+                                                             "left"))
     gate = w.bare / "hooks" / "pre-receive.leap-legacy"
-    gate.write_text(GATE.format(hold=hold, refuse=refuse, entered=entered))
+    gate.write_text(GATE.format(hold=hold, refuse=refuse, entered=entered, left=left))
     gate.chmod(0o755)
     hold.write_text("")
     log = w.base_dir / "worker.log"
@@ -297,12 +303,50 @@ def test_a_receipt_another_push_carries_up_takes_its_round_s_commit_along(
     proc.wait()
     refuse.write_text("")
     hold.unlink()  # the killed push, let go, is refused: it never lands
-    time.sleep(0.5)
-    refuse.unlink()
+    deadline = time.monotonic() + 30
+    while not left.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left.exists(), "the held push never came back to the gate"
+    if not refused:
+        refuse.unlink()
     receipt = "slices/pkgs/balls/b1/episodes/1/receipts/1.yaml"
     here = yamlio.loads(git("show", f"leap/ledger:{receipt}", cwd=clone).encode(), receipt)
     assert receipt not in w.ledger_files(), "the killed push landed"
     synced = leap("sync", "origin", cwd=clone, env=w.env)
     assert synced.code == 0, synced
     assert receipt in w.ledger_files()
-    assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == here["commit"]
+    moved = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == here["commit"]
+    assert moved is not refused
+
+
+def test_a_refused_round_still_on_its_branch_is_not_taken_along(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review of the push that takes rounds along: a builder that commits a scope
+    breach itself gets its -1 recorded by post-commit while the commit stays on the branch
+    until the builder exits (the worker folds the round then). A `leap sync` of the clone
+    in that gap took the refused commit along, the server refused it (L4), and the atomic
+    push refused the whole ledger with it. A -1's commit never goes along; the receipt goes
+    up, the remote's branch stays where it was."""
+    w = ww.published(daemon, jurors, "breach-gap")
+    before = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
+    proc = ww.hung_worker(w, "builder")
+    try:
+        clone = w.base_dir / "builder"
+        [wt] = [Path(line.split(" ", 1)[1]) for line in
+                git("worktree", "list", "--porcelain", cwd=clone).splitlines()
+                if line.startswith("worktree ") and line.endswith("b1")]
+        (wt / "outside_scope.txt").write_text("breach\n")
+        git("add", "outside_scope.txt", cwd=wt)
+        git("commit", "-q", "-m", "round 1\n\nLeap-Round: 1\nLeap-Outcome: 1", cwd=wt,
+            env={**w.env, "LEAP_FOLDS_COMMITS": "1", "LEAP_WORKER": "builder"})
+        receipt = "slices/pkgs/balls/b1/episodes/1/receipts/1.yaml"
+        here = yamlio.loads(git("show", f"leap/ledger:{receipt}", cwd=clone).encode(), receipt)
+        assert here["outcome"] == -1 and here["commit"] == git("rev-parse", "HEAD", cwd=wt)
+        synced = leap("sync", "origin", cwd=clone, env=w.env)
+        assert synced.code == 0, synced
+        assert receipt in w.ledger_files()
+        assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == before
+    finally:
+        proc.kill()
+        proc.wait()
+        (w.base_dir / "hang-b1").unlink()  # its builder, left waiting, ends
