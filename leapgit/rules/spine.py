@@ -52,11 +52,11 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
                             f"lead back to its tip {upd.old[:12]}", OUTSIDE_HINT)]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
-    out = _check_lease(ctx, upd)
-    for commit in reversed(line):
-        out.extend(check_integration(ctx, upd.ref, commit))
-        out.extend(_config_parses(ctx, upd.ref, commit))
-    return out
+    out = [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
+                                                    *_config_parses(ctx, upd.ref, commit))]
+    if any(r.hint == OUTSIDE_HINT for r in out):
+        return out  # no integration at all: the lease is beside the point (L8 says why)
+    return [*_check_lease(ctx, upd), *out]
 
 
 def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:

@@ -153,6 +153,8 @@ def test_the_server_refuses_a_spine_commit_outside_an_integration(landed: Projec
     assert pushed.returncode != 0
     assert "[L8] refs/heads/main" in pushed.stderr and "not an integration merge" in \
         pushed.stderr
+    # no integration was tried: a lease refusal beside it would send the pusher to take one
+    assert "[L9]" not in pushed.stderr and "1 violation" in pushed.stderr, pushed.stderr
     assert landed.remote_tip("refs/heads/main") == before
     audit = landed.leap("audit")
     assert audit.code == 1
