@@ -55,7 +55,7 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     out = [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
                                                     *_config_parses(ctx, upd.ref, commit))]
     if any(r.hint == OUTSIDE_HINT for r in out):
-        return out  # no integration at all: the lease is beside the point (L8 says why)
+        return out  # a commit made outside an integration: refused for that (L8) alone
     return [*_check_lease(ctx, upd), *out]
 
 
