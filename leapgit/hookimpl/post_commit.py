@@ -88,10 +88,10 @@ def load_site() -> None:
     which runs every ``.pth`` file: an editable install's finder among them (measured: a
     recording run ~1.5-2 ms faster without them, the hook alone against the hook before).
     site-packages are those of the interpreter's venv (found by its ``pyvenv.cfg``, as
-    ``site`` finds it) or of the interpreter; leapgit is where this file lies (site-packages itself, or the checkout of
-    an editable install), after site-packages so it shadows nothing there. When a library
-    the hook writes the ledger with is not there (installed elsewhere, or placed by a
-    ``.pth`` file), ``site.main()`` runs after all."""
+    ``site`` finds it) or of the interpreter; leapgit is where this file lies (site-packages
+    itself, or the checkout of an editable install), after site-packages so it shadows
+    nothing there. When a library the hook writes the ledger with is not there (installed
+    elsewhere, or placed by a ``.pth`` file), ``site.main()`` runs after all."""
     import site
 
     exe_dir = os.path.dirname(os.path.abspath(sys.executable))
