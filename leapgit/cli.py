@@ -575,7 +575,11 @@ def _sync() -> click.Command:
                f"({r.records} records replayed, {r.skipped} already there, {r.rounds} "
                "round(s))"] + ([f"left out here: {', '.join(r.left_out)}: this clone's "
                                f"lease records that lost their number to {remote}'s (L9)"]
-                              if r.left_out else []))
+                              if r.left_out else []) +
+              [f"taken along: {spec.partition(':')[2].removeprefix('refs/heads/')} at "
+               f"{spec[:12]}, the round its receipt names (L7)" for spec in r.along] +
+              ([f"rounds not taken along: {remote} refused them ({r.along_refused}); their "
+                "receipts went up alone"] if r.along_refused else []))
     return sync_cmd
 
 

@@ -48,6 +48,9 @@ class SyncResult:
     skipped: int
     rounds: int
     left_out: tuple[str, ...] = ()  # this clone's lease records that lost their number
+    # published rounds' commits pushed with their receipts (``_rounds_along``), as refspecs
+    along: tuple[str, ...] = ()
+    along_refused: str = ""  # why the remote refused them: their receipts went up alone
 
 
 # What a fetch that raced another git on either side says; the same fetch again succeeds.
@@ -271,17 +274,25 @@ def sync(
             return _done(SyncResult(remote, ref, tip, False, replayed, records, skipped,
                                     attempt, tuple(left_out)), fetch_failed)
         along = _rounds_along(ws, remote, remote_tip, tip, also) if tip != remote_tip else []
+        refused = ""
         try:
             lost = _push(root, remote, tip if tip != remote_tip else None, ref, [*also, *along])
-        except RuleViolation as exc:  # a round taken along was refused: push as before
-            said = " ".join(exc.lines())
-            if not any(spec.rsplit(":", 1)[-1] in said for spec in along):
+        except RuleViolation as exc:
+            if not along:
                 raise
+            # the remote refused the push with rounds taken along: push as before, without
+            # them (a refusal of this push's own records is raised by that push, as ever)
+            refused, along = exc.lines()[-1], []
             lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
         if lost is None:
             git.run(["update-ref", track, tip], root, check=False)
+            for spec in along:  # the remote's copy of each branch taken along, as it is now
+                sha, _, branch = spec.partition(":")
+                git.run(["update-ref", git.leap_tracking(remote, branch), sha], root,
+                        check=False)
             return _done(SyncResult(remote, ref, tip, True, replayed, records, skipped,
-                                    attempt, tuple(left_out)), fetch_failed)
+                                    attempt, tuple(left_out), tuple(along), refused),
+                         fetch_failed)
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
                      hint="nothing is lost: run `leap sync` again")

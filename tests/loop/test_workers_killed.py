@@ -250,7 +250,7 @@ done
 [ -n "$ball" ] || exit 0
 touch "{entered}"
 while [ -e "{hold}" ]; do sleep 0.05; done
-if [ -e "{refuse}" ]; then touch "{left}"; echo "gate: refused $ball" >&2; exit 1; fi
+if [ -e "{refuse}" ]; then touch "{left}"; echo "gate: refused" >&2; exit 1; fi
 exit 0
 """
 
@@ -317,6 +317,16 @@ def test_a_receipt_another_push_carries_up_takes_its_round_s_commit_along(
     assert receipt in w.ledger_files()
     moved = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == here["commit"]
     assert moved is not refused
+    # said either way (a review: the push along, and its refusal, left no trace)
+    if refused:
+        assert "rounds not taken along: origin refused them (" in synced.out and \
+            "gate: refused" in synced.out and \
+            "their receipts went up alone" in synced.out, synced.out
+    else:
+        assert f"taken along: leap/ball/pkgs/b1 at {here['commit'][:12]}, the round its " \
+            "receipt names (L7)" in synced.out, synced.out
+        assert git("rev-parse", "refs/leap/remotes/origin/heads/leap/ball/pkgs/b1",
+                   cwd=clone) == here["commit"]
 
 
 def test_a_refused_round_still_on_its_branch_is_not_taken_along(
