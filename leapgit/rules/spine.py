@@ -118,7 +118,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     slice_id, ball_id = named.slice, named.ball
     if not slice_id or not ball_id:
         return [Refusal("L8", ref, sha, None, "the merge names no ball (Leap-Slice, Leap-Ball "
-                        "trailers)", OUTSIDE_HINT)]
+                        "trailers)", MERGE_HINT)]  # an integrator's merge, its trailers left out
     candidate_commit = ctx.objects.commit(commit.parents[1].decode())
     candidate = candidate_commit.tree.decode()
     view = ctx.ledger_view()

@@ -63,6 +63,24 @@ def test_spine_merge_with_forged_pass_trailers(w: World) -> None:
     assert "holds no pass" in result.stderr
 
 
+def test_spine_merge_naming_no_ball_is_told_the_integrator_s_way_and_the_lease(
+        w: World) -> None:
+    """A review: a merge whose trailers were left out is an integrator's merge gone wrong,
+    not a change made outside an integration: its refusal says how a merge must look, not
+    to take it off the spine, and the missing lease (L9) is said with it, so fixing the
+    trailers alone does not meet a second refusal. A plain commit is told to take it off
+    (tests/scoring/test_end_to_end.py)."""
+    ball_branch(w, "a")
+    commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    git("checkout", "-q", "main", cwd=w.work)
+    git("merge", "-q", "--no-ff", "-m", "integrate a", f"leap/ball/{SLICE}/a", cwd=w.work)
+    result = w.push("main")
+    refused(w, result, "L8", "L9")
+    [line] = [ln for ln in result.stderr.splitlines() if "[L8]" in ln]
+    assert "the merge names no ball" in line and "do: merge one passed ball per commit" in \
+        line and "git reset --keep" not in line, line
+
+
 def test_spine_merge_of_a_claimed_pass(w: World) -> None:
     ball_branch(w, "a")
     commit(w.work, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
