@@ -345,9 +345,9 @@ def _site_as_the_hook_loads_it(libraries: tuple[tuple[str, ...], ...] | None,
 
 
 def test_a_recording_hook_finds_leapgit_and_dulwich_without_running_pth_files() -> None:
-    """``site.main()`` runs every ``.pth`` file (an editable install's finder alone cost ~11
-    ms a round); the hook puts site-packages and its own install root on the path instead,
-    and finds the very leapgit and dulwich this interpreter has."""
+    """``site.main()`` runs every ``.pth`` file (an editable install's finder among them,
+    ~1.5-2 ms a round); the hook puts site-packages and its own install root on the path
+    instead, and finds the very leapgit and dulwich this interpreter has."""
     import dulwich
 
     import leapgit
