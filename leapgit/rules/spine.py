@@ -19,10 +19,16 @@ if TYPE_CHECKING:
 
 MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice:` and "
               "`Leap-Ball:` trailers, as the integrator")
-# a spine commit made outside an integration: what the pusher runs to take it back off the
-# clone's spine (the change goes on as a ball of a slice, merged by the integrator)
-OUTSIDE_HINT = ("take it off your spine with `git reset --keep @{upstream}` (on the spine "
-                "branch), then land the change as a ball of a slice; " + MERGE_HINT)
+# a spine commit made outside an integration: what the pusher runs to keep the change on a
+# branch of its own and take it off the clone's spine (the change goes on as a ball of a
+# slice, merged by the integrator)
+OUTSIDE = "then land the change as a ball of a slice; "
+
+
+def outside_hint(sha: str) -> str:
+    return (f"keep it on a branch of its own and take it off your spine (on the spine "
+            f"branch): `git branch kept-{sha[:12]} {sha} && git reset --keep @{{upstream}}`, "
+            + OUTSIDE + MERGE_HINT)
 
 
 def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
@@ -49,12 +55,12 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
         commit = new.get(sha)
         if commit is None:
             return [Refusal("L8", upd.ref, sha, None, "the spine's first-parent line does not "
-                            f"lead back to its tip {upd.old[:12]}", OUTSIDE_HINT)]
+                            f"lead back to its tip {upd.old[:12]}", outside_hint(upd.new))]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
     out = [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
                                                     *_config_parses(ctx, upd.ref, commit))]
-    if any(r.hint == OUTSIDE_HINT for r in out):
+    if any(OUTSIDE in r.hint for r in out):
         return out  # a commit made outside an integration: refused for that (L8) alone
     return [*_check_lease(ctx, upd), *out]
 
@@ -110,7 +116,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     sha = commit.id.decode()
     if len(commit.parents) != 2:
         return [Refusal("L8", ref, sha, None, "not an integration merge (a commit on the spine "
-                        "must merge one passed ball)", OUTSIDE_HINT)]
+                        "must merge one passed ball)", outside_hint(sha))]
     divided = check_message(ref, commit, "L8")  # which ball it names, read one way only
     if divided:
         return divided

@@ -6,6 +6,7 @@ integration, and a record rewritten behind leapgit's back fails the audit."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,15 +160,21 @@ def test_the_server_refuses_a_spine_commit_outside_an_integration(landed: Projec
     audit = landed.leap("audit")
     assert audit.code == 1
     assert "[L8] spine-traced" in audit.out and "not an integration merge" in audit.out
-    # the refusal's hint, followed as printed: the commit leaves this clone's spine, and the
-    # next push and audit hold (the change goes on as a ball of a slice)
+    # the refusal's hint, followed as printed: the change is kept on a branch of its own
+    # (a review: the reset alone dropped it, and any other unpushed commit, to the reflog),
+    # it leaves this clone's spine, and the next push and audit hold (the change goes on
+    # as a ball of a slice)
+    hotfix = landed.tip("main")
     [line] = [ln for ln in pushed.stderr.splitlines() if "[L8] refs/heads/main" in ln]
     hint = line.split("; do: ")[1].split("`")[1]
-    assert hint == "git reset --keep @{upstream}", pushed.stderr
-    assert run_git(*hint.split()[1:], cwd=landed.work).returncode == 0
-    assert landed.tip("main") == before
+    assert hint == f"git branch kept-{hotfix[:12]} {hotfix} && git reset --keep @{{upstream}}"
+    followed = subprocess.run(["sh", "-c", hint], cwd=landed.work, capture_output=True,
+                              text=True)
+    assert followed.returncode == 0, followed.stderr
+    assert landed.tip("main") == before and landed.tip(f"kept-{hotfix[:12]}") == hotfix
     assert run_git("push", "--no-verify", "origin", "main", cwd=landed.work).returncode == 0
     assert landed.leap("audit").code == 0
+    git("branch", "-D", f"kept-{hotfix[:12]}", cwd=landed.work)
 
 
 def test_a_record_rewritten_behind_leapgits_back_fails_the_audit(landed: Project) -> None:
