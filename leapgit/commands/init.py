@@ -85,9 +85,9 @@ def default_spine(root: Path) -> tuple[str, str]:
     """The spine a new config names when ``--spine`` is not given, and why that one."""
     # the full name: --short says heads/X where a tag X is named like the branch
     proc = git.run(["symbolic-ref", "--quiet", "HEAD"], root, check=False)
-    name = proc.stdout.decode("utf-8", "surrogateescape").strip().removeprefix("refs/heads/")
-    if name:
-        return name, "the checked-out branch"
+    full = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    if full.startswith("refs/heads/") and full != "refs/heads/":  # a branch, not a tag HEAD
+        return full.removeprefix("refs/heads/"), "the checked-out branch"
     return "main", "no branch is checked out: the default"
 
 
@@ -161,12 +161,16 @@ def _default_spine_holds(root: Path, spine: str, chosen: str) -> None:
     if not found:
         return
     configured = git.run(["config", "init.defaultBranch"], root, check=False).stdout
+    listed = git.run(["for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads/"], root,
+                     check=False).stdout.decode("utf-8", "surrogateescape").split("\n")
     names = [configured.decode("utf-8", "surrogateescape").strip(), "main", "master", "trunk"]
-    other = next((n for n in names if n and not spine_problems(n) and
-                  git.run(["show-ref", "--verify", "--quiet", f"refs/heads/{n}"], root,
-                          check=False).returncode == 0), "main")
+    # a conventional name first, then any branch the rules take; main when there is none
+    other = next((n for n in [*(n for n in names if n in listed), *sorted(listed)]
+                  if n and n != spine and not spine_problems(n)), "main")
+    said = f"{spine!r} ({chosen})"
     raise UsageError(problems=[p._replace(
-        message=p.message.replace(repr(spine), f"{spine!r} ({chosen})", 1),
+        message=p.message.replace(repr(spine), said, 1) if repr(spine) in p.message else
+        f"{p.message} (the spine {said})",
         hint=f"name the spine: `leap init --spine {shlex.quote(other)}`") for p in found])
 
 

@@ -218,7 +218,7 @@ def test_init_on_a_branch_under_the_ball_prefix_names_no_file_and_its_hint_inits
     assert leap_inproc("status", cwd=repo).code == 0
 
 
-@pytest.mark.parametrize("default", ["master", "trunk"])
+@pytest.mark.parametrize("default", ["master", "trunk", "develop"])
 def test_init_under_the_ball_prefix_names_the_spine_branch_the_repository_has(
         tmp_path: Path, default: str) -> None:
     """A blind review: the hint named main in a repository whose protected branch is
@@ -230,6 +230,22 @@ def test_init_under_the_ball_prefix_names_the_spine_branch_the_repository_has(
     assert r.code == 2 and r.err.endswith(f"`leap init --spine {default}`\n"), r
     followed = leap_inproc(*r.err.split("`")[1].split()[1:], cwd=repo)
     assert followed.code == 0 and f"spine   {default}" in followed.out, followed
+
+
+def test_init_says_where_a_refused_default_spine_came_from_and_takes_no_tag_for_one(
+        tmp_path: Path) -> None:
+    """A review: a checked-out branch refused by a rule whose words do not name it (the
+    ledger's own branch) lost "(the checked-out branch)"; a HEAD pointing at a tag was
+    pinned as the spine refs/tags/v1."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"}, branch="leap/ledger")
+    r = leap_inproc("init", cwd=repo)
+    assert r.code == 2 and "(the spine 'leap/ledger' (the checked-out branch))" in r.err, r
+    assert not (repo / ".leap").exists()
+    other = make_repo(tmp_path / "other", {"a.txt": "a\n"})
+    git("tag", "v1", cwd=other)
+    git("symbolic-ref", "HEAD", "refs/tags/v1", cwd=other)
+    tagged = leap_inproc("init", cwd=other)
+    assert tagged.code == 0 and "spine   main (no branch is checked out" in tagged.out, tagged
 
 
 def test_init_takes_the_checked_out_branch_whole_beside_a_tag_of_its_name(
