@@ -16,24 +16,28 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.worktrees.evidence import listed
 
 
-def audit(ws: Workspace, require_signatures: bool = False) -> AuditReport:
+def audit(ws: Workspace, require_signatures: bool = False,
+          keep: list[object] | None = None) -> AuditReport:
     """The whole audit, with the cyclic collector paused: the audit keeps what it read for
     its whole run (millions of objects at 10,000 balls), which each collection walks again,
     and frees nothing a collection would find (measured: the same peak memory without it,
-    and a fifth less time)."""
+    and a fifth less time). A caller that exits right after the report (the `leap audit`
+    process) passes ``keep``: what the audit read goes there instead of being freed, which
+    at 10,000 balls took seconds the exit would then spend for nothing."""
     import gc
 
     paused = gc.isenabled()
     gc.disable()
     try:
         with git.as_is():  # read-only, commits as they are
-            return _audit(ws, require_signatures)
+            return _audit(ws, require_signatures, keep)
     finally:
         if paused:
             gc.enable()
 
 
-def _audit(ws: Workspace, require_signatures: bool) -> AuditReport:
+def _audit(ws: Workspace, require_signatures: bool, keep: list[object] | None
+           ) -> AuditReport:
     root, config = ws.paths.root, ws.config
     spine_ref = f"refs/heads/{config.spine}"
     with ws.ledger() as ledger:
@@ -54,6 +58,8 @@ def _audit(ws: Workspace, require_signatures: bool) -> AuditReport:
                                   config.signing_required, report, ctx.graph)
         finally:
             ctx.close()
+            if keep is not None:
+                keep.extend((ctx, history, view))
     return report
 
 

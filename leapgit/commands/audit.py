@@ -14,8 +14,9 @@ from leapgit.ledger.workspace import open_workspace
 __all__ = ["audit", "export_in_toto", "lines"]
 
 
-def audit(start: Path | str = ".", require_signatures: bool = False) -> AuditReport:
-    return run_audit(open_workspace(start), require_signatures)
+def audit(start: Path | str = ".", require_signatures: bool = False,
+          keep: list[object] | None = None) -> AuditReport:
+    return run_audit(open_workspace(start), require_signatures, keep)
 
 
 def export_in_toto(slice_id: str | None = None, start: Path | str = ".") -> Iterator[str]:

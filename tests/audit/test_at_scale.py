@@ -210,3 +210,22 @@ def test_the_audit_process_leaves_at_once_with_its_whole_report_and_exit_code(
     failed = leap("audit", cwd=repo, subprocess=True)
     assert failed.code == 1, failed
     assert failed.out.rstrip().endswith("violation(s)"), failed.out[-500:]
+
+
+def test_what_the_audit_read_is_kept_for_a_caller_that_leaves_and_freed_for_any_other(
+        repo: Path) -> None:
+    """``keep`` (the `leap audit` process, ``cli.main``): what the audit read stays alive
+    there, and the report is the same; an in-process caller keeps nothing and gets the
+    collector back as it was."""
+    import gc
+
+    from leapgit.commands.audit import audit as run
+
+    kept: list[object] = []
+    held = run(repo, keep=kept)
+    assert held.ok and held.records > 0 and kept, (held.ok, held.records, kept)
+    again = run(repo)
+    assert again.to_json() == held.to_json()
+    assert gc.isenabled()
+    assert leap("audit", cwd=repo).code == 0
+    assert gc.isenabled()  # an in-process `leap audit` left the collector on
