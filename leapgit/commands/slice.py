@@ -16,6 +16,7 @@ from leapgit.records.types import SliceRecord
 from leapgit.slices.check import CheckedSlice, check_slice, load_draft
 from leapgit.slices.cut import record_cut
 from leapgit.slices.scope import TreeResolver
+from leapgit.worktrees.upstream import require_spine_pushable
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ def _base(ws: Workspace, rev: str) -> str:
 
 def _check(ws: Workspace, file: Path, base: str, command: str) -> CheckedSlice:
     draft = load_draft(file)
+    require_spine_pushable(ws, f"`leap slice {command} {shlex.quote(str(file))}` again")
     from leapgit.ledger.repo import open_repo
 
     with open_repo(str(ws.paths.common_dir)) as repo:

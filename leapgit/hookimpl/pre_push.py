@@ -23,7 +23,7 @@ def check(data: bytes) -> int:
     from leapgit.records.config import load_config
     from leapgit.rules.context import PushContext, parse_push_lines
     from leapgit.rules.objects import Objects
-    from leapgit.rules.push import check_push, report_lines
+    from leapgit.rules.push import NOTHING_SENT, check_push, report_lines
 
     updates = parse_push_lines(data)
     if not updates:
@@ -40,8 +40,7 @@ def check(data: bytes) -> int:
     for line in report_lines(HOOK, refusals, ctx.notes):
         print(line, file=sys.stderr)
     if refusals:
-        print(f"leap {HOOK}: the server would refuse this push; nothing was sent",
-              file=sys.stderr)
+        print(f"leap {HOOK}: {NOTHING_SENT}", file=sys.stderr)
     return 1 if refusals else 0
 
 

@@ -7,6 +7,10 @@ from leapgit.errors import printable
 from leapgit.rules.context import PushContext, RefUpdate
 from leapgit.rules.refusal import Refusal
 
+# what this clone's `pre-push` says when it refused a push: git sent nothing (a caller of
+# `git push` reads it as a refusal, never as a push that may have landed)
+NOTHING_SENT = "the server would refuse this push; nothing was sent"
+
 
 def check_push(ctx: PushContext) -> list[Refusal]:
     from leapgit.rules.balls import ball_of_ref, check_ball_update

@@ -27,8 +27,13 @@ OUTSIDE = "then land the change as a ball of a slice; "
 
 def outside_hint(sha: str) -> str:
     return (f"keep it on a branch of its own and take it off your spine (on the spine "
-            f"branch): `git branch kept-{sha[:12]} {sha} && git reset --keep @{{upstream}}`, "
-            + OUTSIDE + MERGE_HINT)
+            f"branch): {keep_aside(sha)}, " + OUTSIDE + MERGE_HINT)
+
+
+def keep_aside(sha: str) -> str:
+    """The commands that keep a clone's spine commit ``sha`` (and what it stands on) on a
+    branch of its own and take the spine back to what its remote holds."""
+    return f"`git branch kept-{sha[:12]} {sha} && git reset --keep @{{upstream}}`"
 
 
 def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:

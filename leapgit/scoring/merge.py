@@ -37,6 +37,7 @@ from leapgit.rules.stack import current_stale, restacking, stale_reason
 from leapgit.scoring import reopen, spine
 from leapgit.scoring.aggregate import Aggregate, AggregateRefused, review_merged
 from leapgit.timeutil import now_iso
+from leapgit.worktrees.upstream import require_spine_pushable
 
 Echo = Callable[[str], None]
 TEMP_REF = "refs/leap/merging/{slice}"
@@ -183,6 +184,8 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         raise MergeBusy("another merge runs in this clone now", rule="L9",
                         hint=f"wait for it to end, then `leap merge {slice_id}` again") from None
     try:
+        # L8: a spine commit its remote would refuse goes with the push or blocks it
+        require_spine_pushable(ws, f"`leap merge {slice_id}` again")
         return _merge(ws, slice_id, holder, builder, echo)
     finally:
         lock.release()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from leapgit import git
 from leapgit.errors import RuleViolation, UsageError
 from leapgit.records import trailers as tr
+from leapgit.rules.push import NOTHING_SENT
 
 if TYPE_CHECKING:
     from leapgit.records.types import Config
@@ -231,12 +232,26 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
     hint = "; ".join(said) or "; ".join(
         [f"git said: {'; '.join(git_said)}" if git_said else git.says(text), *hook_said[-3:]]
         + (["`leap merge` again builds on the spine the remote holds"] if behind else []))
+    if f"leap pre-push: {NOTHING_SENT}" in text:  # this clone's own hook: nothing was sent
+        raise _refused_here(remote, text)
     if refused_by_status(porcelain):
         raise PushRefused(f"the remote {remote} refused the spine push; nothing landed",
                           rule=_rule(said), hint=hint)
     # no answer (a dropped connection): the remote may have taken it; the caller asks it
     raise git.GitFailed(f"the spine push to {remote} failed (exit {proc.returncode})",
                         hint=hint)
+
+
+def _refused_here(remote: str, text: str) -> PushRefused:
+    """This clone's `pre-push` refused the push by the server's own rules: nothing was sent.
+    Its first refusal, and what to do about it, as the hook said them."""
+    said = [ln.removeprefix("leap pre-push:").strip() for ln in text.splitlines()
+            if ln.startswith("leap pre-push:") and ln.removeprefix("leap pre-push:").strip()
+            .startswith("[")]
+    what, _, do = (said[0] if said else "").partition("; do: ")
+    return PushRefused(f"this clone's pre-push hook refused the spine push to {remote}, as its "
+                       f"server would; nothing was sent" + (f": {what}" if what else ""),
+                       rule=_rule(said), hint=do or git.says(text))
 
 
 def refused_by_status(porcelain: str) -> bool:

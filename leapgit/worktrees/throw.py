@@ -29,6 +29,7 @@ from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
 from leapgit.worktrees.carry import carries_on, carry_on
+from leapgit.worktrees.upstream import AGAIN, require_spine_pushable
 
 
 @dataclass(frozen=True)
@@ -65,10 +66,13 @@ class _Plan:
 
 
 def spine_tip(ws: Workspace) -> str:
+    """Where a fresh ball starts: the spine's tip, once it holds nothing its remote's server
+    would refuse (L8, ``worktrees.upstream``)."""
     tip = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
     if tip is None:
         raise UsageError(f"spine branch {ws.config.spine!r} does not exist",
                          file=".leap/config.yaml", field="spine")
+    require_spine_pushable(ws, AGAIN)
     return tip
 
 
