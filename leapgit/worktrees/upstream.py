@@ -8,6 +8,8 @@ this clone last fetched it (the branch's upstream), before anything is cut or th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from leapgit import git
 from leapgit.errors import RuleViolation
 from leapgit.ledger.workspace import Workspace
@@ -27,12 +29,17 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
     name, there = upstream
     if tip == there or git.is_ancestor(root, tip, there):
         return
+    # the commits only this clone has: from where the two part (the remote's spine may have
+    # moved on since this clone's commit; that alone is no reason to refuse)
+    since = there if git.is_ancestor(root, there, tip) else _parted(root, tip, there)
+    if since is None:
+        return  # unrelated histories: nothing this rule can say about them
     from leapgit.ledger.repo import open_repo
     from leapgit.rules.context import PushContext, RefUpdate
     from leapgit.rules.objects import Objects
     from leapgit.rules.spine import OUTSIDE, check_spine_update, keep_aside
 
-    update = RefUpdate(f"refs/heads/{spine}", there, tip)
+    update = RefUpdate(f"refs/heads/{spine}", since, tip)
     with open_repo(str(ws.paths.common_dir)) as repo:
         refusals = check_spine_update(PushContext(Objects(repo), ws.config, (update,)), update)
     if not refusals:
@@ -62,3 +69,9 @@ def _upstream(ws: Workspace) -> tuple[str, str] | None:
         return None
     there = git.rev_parse(name, root)
     return (name, there) if there is not None else None
+
+
+def _parted(root: Path, tip: str, there: str) -> str | None:
+    proc = git.run(["merge-base", tip, there], root, check=False)
+    found = proc.stdout.decode().strip()
+    return found if proc.returncode == 0 and found else None
