@@ -37,6 +37,26 @@ def keep_aside(sha: str) -> str:
 
 
 def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
+    early = _before_the_line(ctx, upd)
+    if early is not None:
+        return early
+    out = _the_line(ctx, upd)
+    if any(OUTSIDE in r.hint for r in out):
+        return out  # a commit made outside an integration: refused for that (L8) alone
+    return [*_check_lease(ctx, upd), *out]
+
+
+def check_spine_commits(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
+    """The spine's new commits as ``check_spine_update`` judges them, without the lease the
+    push lands under: what a clone asks of its own spine before any work
+    (``worktrees.upstream``), whose merge takes the lease before it pushes."""
+    early = _before_the_line(ctx, upd)
+    return early if early is not None else _the_line(ctx, upd)
+
+
+def _before_the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal] | None:
+    """What is judged before the new commits: a deletion, a stale or unknown tip, a
+    force-push; None when the new commits are to be judged."""
     if upd.new is None:
         return [Refusal("L8", upd.ref, upd.old, None, "the spine cannot be deleted",
                         "keep the spine; merge passed balls onto it")]
@@ -53,6 +73,13 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
         return [Refusal("L8", upd.ref, upd.new, None, f"a force-push: {upd.new[:12]} does not "
                         f"descend from the spine's tip {upd.old[:12]}",
                         "fetch the spine and merge onto its tip; never rewrite it")]
+    return None
+
+
+def _the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
+    """Each new commit of the spine's first-parent line, oldest first: an integration merge
+    of one passed ball, with a config that parses."""
+    assert upd.new is not None and upd.old is not None
     new = {c.id.decode(): c for c in ctx.objects.new_commits(upd.new, [upd.old])}
     line: list[Commit] = []
     sha = upd.new
@@ -63,11 +90,8 @@ def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
                             f"lead back to its tip {upd.old[:12]}", outside_hint(upd.new))]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
-    out = [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
-                                                    *_config_parses(ctx, upd.ref, commit))]
-    if any(OUTSIDE in r.hint for r in out):
-        return out  # a commit made outside an integration: refused for that (L8) alone
-    return [*_check_lease(ctx, upd), *out]
+    return [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
+                                                     *_config_parses(ctx, upd.ref, commit))]
 
 
 def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:

@@ -2,9 +2,10 @@
 one its remote takes. A commit made on the spine outside an integration and never pushed
 (a note committed to `main` before a cut) went into every ball's base: the slice was
 built, red-tested and scored, and only its merge was refused, by this clone's `pre-push`
-or the server, for a commit no merge can carry. The spine's tip is judged here by the same
-rule the server runs (``rules.spine.check_spine_update``), against the remote's spine as
-this clone last fetched it (the branch's upstream), before anything is cut or thrown."""
+or the server, for a commit no merge can carry. The spine's tip is judged here by the rule
+the server runs (``rules.spine.check_spine_commits``: all of ``check_spine_update`` but
+the lease, which a merge takes before its push), against the remote's spine as this clone
+last fetched it (the branch's upstream), before anything is cut or thrown."""
 
 from __future__ import annotations
 
@@ -37,11 +38,11 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
     from leapgit.ledger.repo import open_repo
     from leapgit.rules.context import PushContext, RefUpdate
     from leapgit.rules.objects import Objects
-    from leapgit.rules.spine import OUTSIDE, check_spine_update, keep_aside
+    from leapgit.rules.spine import OUTSIDE, check_spine_commits, keep_aside
 
     update = RefUpdate(f"refs/heads/{spine}", since, tip)
     with open_repo(str(ws.paths.common_dir)) as repo:
-        refusals = check_spine_update(PushContext(Objects(repo), ws.config, (update,)), update)
+        refusals = check_spine_commits(PushContext(Objects(repo), ws.config, (update,)), update)
     if not refusals:
         return  # integration merges not pushed yet: the merge's push carries them
     # the newest commit made outside an integration: a branch kept at it keeps them all

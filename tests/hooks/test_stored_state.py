@@ -298,3 +298,40 @@ def test_a_ball_unknown_to_the_stored_ledger_says_push_the_ledger_before_it(
     then = w.push("leap/ball/s2/c")
     assert then.returncode == 0, then.stderr
     assert remote_refs(w.bare)["refs/heads/leap/ball/s2/c"] == w.tip("leap/ball/s2/c")
+
+
+def test_the_spine_commits_are_judged_without_the_lease_and_the_push_with_it(
+        fresh_world: World) -> None:
+    """``check_spine_commits`` (what a clone asks of its own spine before any work) is
+    ``check_spine_update`` without the lease: an honest integration merge with no lease
+    open holds there, and only the push is refused for the lease (L9); a commit made
+    outside an integration is refused by both alike (L8)."""
+    from dulwich.repo import Repo
+
+    from leapgit.ledger.leases import release_lease
+    from leapgit.records.config import load_config
+    from leapgit.rules.context import PushContext, RefUpdate
+    from leapgit.rules.objects import Objects
+    from leapgit.rules.spine import check_spine_commits, check_spine_update
+
+    w = fresh_world
+    forged = passed_merge(w)
+    with w.ledger() as ledger:
+        release_lease(ledger, "main", "integrator", "the merge is not pushed yet")
+    outside = git("commit-tree", f"{w.base}^{{tree}}", "-p", w.base, "-m", "a note",
+                  cwd=w.work)
+
+    def judged(new: str) -> tuple[list[str], list[str]]:
+        with Repo(str(w.work)) as repo:
+            upd = RefUpdate(SPINE, w.base, new)
+            ctx = PushContext(Objects(repo), load_config(w.work), (upd,))
+            return ([r.line() for r in check_spine_commits(ctx, upd)],
+                    [r.line() for r in check_spine_update(ctx, upd)])
+
+    commits, push = judged(forged.merge)
+    assert commits == [], commits
+    assert len(push) == 1 and push[0].startswith("[L9]") and "no open integrator lease" in \
+        push[0], push
+    commits, push = judged(outside)
+    assert commits == push and len(push) == 1 and push[0].startswith("[L8]"), (commits, push)
+    assert "not an integration merge" in push[0], push
