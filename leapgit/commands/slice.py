@@ -36,9 +36,11 @@ def _base(ws: Workspace, rev: str) -> str:
     return base
 
 
-def _check(ws: Workspace, file: Path, base: str, command: str) -> CheckedSlice:
+def _check(ws: Workspace, file: Path, base: str, command: str, rev: str = "HEAD"
+           ) -> CheckedSlice:
     draft = load_draft(file)
-    require_spine_pushable(ws, f"`leap slice {command} {shlex.quote(str(file))}` again")
+    given = f" --base {shlex.quote(rev)}" if rev != "HEAD" else ""
+    require_spine_pushable(ws, f"`leap slice {command} {shlex.quote(str(file))}{given}` again")
     from leapgit.ledger.repo import open_repo
 
     with open_repo(str(ws.paths.common_dir)) as repo:
@@ -84,13 +86,13 @@ def _stamps_hold_at_the_tip(ws: Workspace, file: Path, checked: CheckedSlice,
 
 def check(file: Path, base: str = "HEAD", start: Path | str = ".") -> CheckedSlice:
     ws = open_workspace(start)
-    return _check(ws, file, _base(ws, base), "check")
+    return _check(ws, file, _base(ws, base), "check", base)
 
 
 def cut(file: Path, base: str = "HEAD", start: Path | str = ".") -> CutResult:
     ws = open_workspace(start)
     base_sha = _base(ws, base)
-    checked = _check(ws, file, base_sha, "cut")
+    checked = _check(ws, file, base_sha, "cut", base)
     with ws.ledger() as ledger:
         record, written = record_cut(ledger, checked, base_sha)
     return CutResult(record=record, checked=checked, written=written)

@@ -25,7 +25,6 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
 from leapgit.scoring.red import RedResult, record_red
 from leapgit.worktrees.handoff import environment
-from leapgit.worktrees.upstream import AGAIN, require_spine_pushable
 
 CONFIG = ".leap/config.yaml"
 NOTE = ("You are the test author (T7.1). Commit, in this worktree, a test that fails for the "
@@ -60,7 +59,6 @@ def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
                          rule="T7.1", hint="set red.command, or record a red by hand with "
                          f"`leap red {slice_id} {ball_id} COMMIT`")
     root = ws.paths.root
-    require_spine_pushable(ws, AGAIN)  # L8: before the author is paid for a red
     with ws.ledger() as ledger:
         view = ledger.require()
         ball = query.load_ball(view, slice_id, ball_id)

@@ -838,6 +838,12 @@ class SliceRun:
         remote = spine.spine_remote(self.ws.paths.root, cfg.spine) or self.opt.remote
         if remote is not None:
             spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)
+        from leapgit.worktrees.upstream import require_spine_pushable
+
+        # L8: no red, build or scoring is paid for on a spine no merge can push
+        again = f"`leap run {self.slice}" + (f" --remote {self.opt.remote}" if
+                                             self.opt.remote else "") + "` again"
+        require_spine_pushable(self.ws, again)
         with self.ws.ledger() as ledger:
             view = ledger.require()
             query.load_slice(view, self.slice)  # an unknown slice is bad input

@@ -37,7 +37,6 @@ from leapgit.rules.stack import current_stale, restacking, stale_reason
 from leapgit.scoring import reopen, spine
 from leapgit.scoring.aggregate import Aggregate, AggregateRefused, review_merged
 from leapgit.timeutil import now_iso
-from leapgit.worktrees.upstream import require_spine_pushable
 
 Echo = Callable[[str], None]
 TEMP_REF = "refs/leap/merging/{slice}"
@@ -184,8 +183,6 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         raise MergeBusy("another merge runs in this clone now", rule="L9",
                         hint=f"wait for it to end, then `leap merge {slice_id}` again") from None
     try:
-        # L8: a spine commit its remote would refuse goes with the push or blocks it
-        require_spine_pushable(ws, f"`leap merge {slice_id}` again")
         return _merge(ws, slice_id, holder, builder, echo)
     finally:
         lock.release()
@@ -336,7 +333,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         if remote:
             _lease_up(ws, remote)
             pushing = record  # from here a stop may come after the remote took the spine
-            _push(ws, remote, merges[-1].commit)
+            _push(ws, remote, merges[-1].commit, slice_id)
     except BaseException as exc:
         _stopped(ws, slice_id, holder, remote, pushing, exc, echo)
         if isinstance(exc, spine.PushRefused):  # a merge a stopped run left landed first?
@@ -531,10 +528,11 @@ def _lease_up(ws: Workspace, remote: str) -> None:
     sync(remote, start=ws.paths.root)
 
 
-def _push(ws: Workspace, remote: str, tip: str) -> None:
+def _push(ws: Workspace, remote: str, tip: str, slice_id: str) -> None:
     """The spine alone: its proof is on the remote's ledger already (``_lease_up``), and a
     ledger that moved there since cannot refuse it."""
-    spine.push(ws.paths.root, remote, [f"{tip}:refs/heads/{ws.config.spine}"])
+    spine.push(ws.paths.root, remote, [f"{tip}:refs/heads/{ws.config.spine}"],
+               then=f"`leap merge {slice_id}` again")
 
 
 def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | None = None

@@ -216,8 +216,9 @@ class PushRefused(RuleViolation):
     """The remote answered, and refused the atomic push: nothing of it landed."""
 
 
-def push(root: Path, remote: str, refspecs: list[str]) -> None:
-    """One atomic push; the server's refusal comes back as a rule violation, its lines kept."""
+def push(root: Path, remote: str, refspecs: list[str], then: str | None = None) -> None:
+    """One atomic push; the server's refusal comes back as a rule violation, its lines kept.
+    ``then``: what the user runs once this clone's own `pre-push` refusal is dealt with."""
     proc = git.run(["push", "--atomic", "--porcelain", remote, *refspecs], root, check=False)
     if proc.returncode == 0:
         return
@@ -232,8 +233,9 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
     hint = "; ".join(said) or "; ".join(
         [f"git said: {'; '.join(git_said)}" if git_said else git.says(text), *hook_said[-3:]]
         + (["`leap merge` again builds on the spine the remote holds"] if behind else []))
-    if f"leap pre-push: {NOTHING_SENT}" in text:  # this clone's own hook: nothing was sent
-        raise _refused_here(remote, text)
+    if f"leap pre-push: {NOTHING_SENT}" in proc.stderr.decode(errors="replace").splitlines():
+        # this clone's own hook (a server's lines come as `remote: ...`): nothing was sent
+        raise _refused_here(remote, text, then)
     if refused_by_status(porcelain):
         raise PushRefused(f"the remote {remote} refused the spine push; nothing landed",
                           rule=_rule(said), hint=hint)
@@ -242,16 +244,20 @@ def push(root: Path, remote: str, refspecs: list[str]) -> None:
                         hint=hint)
 
 
-def _refused_here(remote: str, text: str) -> PushRefused:
+def _refused_here(remote: str, text: str, then: str | None) -> PushRefused:
     """This clone's `pre-push` refused the push by the server's own rules: nothing was sent.
     Its first refusal, and what to do about it, as the hook said them."""
     said = [ln.removeprefix("leap pre-push:").strip() for ln in text.splitlines()
             if ln.startswith("leap pre-push:") and ln.removeprefix("leap pre-push:").strip()
             .startswith("[")]
-    what, _, do = (said[0] if said else "").partition("; do: ")
+    # the newest commit kept aside keeps every one under it (the hook names oldest first)
+    kept = [line for line in said if "git branch -f kept-" in line]
+    what, _, do = (kept[-1] if kept else said[0] if said else "").partition("; do: ")
+    what = what.partition("] ")[2] if what.startswith("[") else what  # the rule goes last
+    hint = (do or git.says(text)) + (f"; then {then}" if then else "")
     return PushRefused(f"this clone's pre-push hook refused the spine push to {remote}, as its "
                        f"server would; nothing was sent" + (f": {what}" if what else ""),
-                       rule=_rule(said), hint=do or git.says(text))
+                       rule=_rule(said), hint=hint)
 
 
 def refused_by_status(porcelain: str) -> bool:

@@ -29,7 +29,7 @@ from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
 from leapgit.worktrees.carry import carries_on, carry_on
-from leapgit.worktrees.upstream import AGAIN, require_spine_pushable
+from leapgit.worktrees.upstream import require_spine_pushable
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,10 @@ class _Plan:
 
 
 def spine_tip(ws: Workspace) -> str:
-    """Where a fresh ball starts: the spine's tip, once it holds nothing its remote's server
-    would refuse (L8, ``worktrees.upstream``)."""
     tip = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
     if tip is None:
         raise UsageError(f"spine branch {ws.config.spine!r} does not exist",
                          file=".leap/config.yaml", field="spine")
-    require_spine_pushable(ws, AGAIN)
     return tip
 
 
@@ -265,6 +262,9 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
                              f"(balls: {', '.join(rec.balls)})")
         standing = assess(view, rec, ws.config.round_cap)
         base = spine_tip(ws)  # L5: where a fresh ball without dependencies starts (_on_its_red)
+        # L8: nothing is built on a spine its remote's server would refuse
+        require_spine_pushable(ws, f"`leap {'run' if run or publish else 'throw'} "
+                               f"{slice_id}` again")
         plans: list[_Plan] = []
         carried: list[Thrown] = []
         skipped: list[Skipped] = []

@@ -1,27 +1,29 @@
-"""L8 before any work is spent: the spine this clone cuts, writes reds and throws on must be
-one its remote takes. A commit made on the spine outside an integration and never pushed
-(a note committed to `main` before a cut) went into every ball's base: the slice was
-built, red-tested and scored, and only its merge was refused, by this clone's `pre-push`
-or the server, for a commit no merge can carry. The spine's tip is judged here by the rule
-the server runs (``rules.spine.check_spine_commits``: all of ``check_spine_update`` but
-the lease, which a merge takes before its push), against the remote's spine as this clone
-last fetched it (the branch's upstream), before anything is cut or thrown."""
+"""L8 before any work is spent: the spine this clone cuts on, and `leap run` and `leap
+throw` build on, must be one its remote takes. A commit made on the spine outside an
+integration and never pushed (a note committed to `main` before a cut) went into every
+ball's base: the slice was built, red-tested and scored, and only its merge was refused,
+by this clone's `pre-push` or the server, for a commit no merge can carry. The spine's tip
+is judged here by the rule the server runs (``rules.spine.check_spine_commits``: all of
+``check_spine_update`` but the lease, which a merge takes before its push), against the
+remote's spine as this clone last fetched it, before anything is cut or thrown. (`leap
+merge` keeps checks of its own: a local commit on a merged ball's files, a spine parted
+from the remote's.)"""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import RuleViolation
 from leapgit.ledger.workspace import Workspace
 
-AGAIN = "run the leap command that stopped again"
-
 
 def require_spine_pushable(ws: Workspace, then: str) -> None:
-    """Raise (with the rule's own hint, then ``then``) when the local spine holds commits
-    its upstream lacks that the server would refuse. No upstream (a repository without a
-    remote, or a spine that tracks none): nothing to judge against, as before."""
+    """Raise when the local spine holds commits its remote lacks that the server would
+    refuse, with the commands that keep them on a branch of their own and take them off the
+    spine, then ``then`` (the command that stopped, again). No remote's spine fetched (a
+    repository without a remote, a spine that tracks none): nothing to judge against."""
     root, spine = ws.paths.root, ws.config.spine
     tip = git.rev_parse(f"refs/heads/{spine}", root)
     upstream = _upstream(ws)
@@ -38,36 +40,71 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
     from leapgit.ledger.repo import open_repo
     from leapgit.rules.context import PushContext, RefUpdate
     from leapgit.rules.objects import Objects
-    from leapgit.rules.spine import OUTSIDE, check_spine_commits, keep_aside
+    from leapgit.rules.spine import check_spine_commits
 
     update = RefUpdate(f"refs/heads/{spine}", since, tip)
     with open_repo(str(ws.paths.common_dir)) as repo:
         refusals = check_spine_commits(PushContext(Objects(repo), ws.config, (update,)), update)
     if not refusals:
         return  # integration merges not pushed yet: the merge's push carries them
-    # the newest commit made outside an integration: a branch kept at it keeps them all
-    outside = [r for r in refusals if OUTSIDE in r.hint and r.commit]
-    first = outside[-1] if outside else refusals[0]
     short = name.removeprefix("refs/remotes/")
-    hint = (f"keep them on a branch of their own and take them off {spine} (with {spine} "
-            f"checked out): {keep_aside(first.commit)}, then {then}; the kept change lands "
-            "later as a ball of a slice") if outside and first.commit else \
-        f"{first.hint}; then {then}"
+    line = git.run(["rev-list", "--first-parent", "--reverse", f"{since}..{tip}"],
+                   root).stdout.decode().split()
+    refused = sorted({r.commit for r in refusals if r.commit in line}, key=line.index)
+    why = next((r for r in refusals if r.commit == refused[0]), refusals[0]) if refused \
+        else refusals[0]
+    # what stays on the spine: the honest merges under the first refused commit of its line,
+    # else the remote's spine (none refused on the line: it does not lead back; all goes)
+    at = line.index(refused[0]) if refused else 0
+    back = line[at - 1] if at > 0 else there
+    keep = _take_off(ws, tip, name if back == there else back)
     raise RuleViolation(
-        f"{spine} holds commits {short} does not have, and its server refuses them on the "
-        f"spine: {(first.commit or tip)[:12]}: {first.message}; a slice built on it could "
-        "never be merged", rule=first.rule, hint=hint)
+        f"{spine} holds {len(line)} commit(s) {short} does not have, and the spine rule "
+        f"refuses {max(len(refused), 1)} of them, as leapgit's pre-receive there does: "
+        f"{(why.commit or tip)[:12]}: {why.message}; no slice built on it can be merged",
+        rule=why.rule,
+        hint=f"keep {spine}'s {len(line) - at} newest commit(s) on a branch of their own and "
+        f"take them off {spine}: `{keep}` (`git stash` uncommitted changes first if git says "
+        f"a file is not up to date), then {then}; the kept change lands later as a ball of a "
+        "slice")
+
+
+def _take_off(ws: Workspace, newest: str, back: str) -> str:
+    """The commands, safe to run again, that keep ``newest`` (and what it stands on) on a
+    branch and move the spine back to ``back``: where the spine is checked out, a
+    `reset --keep` there; where it is not, the branch moved alone."""
+    spine = ws.config.spine
+    keep = f"git branch -f kept-{newest[:12]} {newest}"
+    where = _checked_out(ws, spine)
+    if where is None:
+        return f"{keep} && git branch -f {shlex.quote(spine)} {back}"
+    here = ws.paths.top is not None and where.resolve() == ws.paths.top.resolve()
+    move = "git" if here else f"git -C {shlex.quote(str(where))}"
+    return f"{keep} && {move} reset --keep {back}"
+
+
+def _checked_out(ws: Workspace, spine: str) -> Path | None:
+    """The work tree that has the spine checked out, if any."""
+    listed = git.run(["worktree", "list", "--porcelain"], ws.paths.root, check=False)
+    path: str | None = None
+    for line in listed.stdout.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("worktree "):
+            path = line.removeprefix("worktree ")
+        elif line == f"branch refs/heads/{spine}" and path is not None:
+            return Path(path)
+    return None
 
 
 def _upstream(ws: Workspace) -> tuple[str, str] | None:
-    """The spine's upstream (``refs/remotes/R/B``, what `@{upstream}` names) and its tip as
-    last fetched, or None."""
+    """The spine of the remote its merges push to (``branch.<spine>.remote``), as this clone
+    last fetched it (``refs/remotes/<remote>/<spine>``), and its tip; None when there is no
+    such remote or copy."""
     root, spine = ws.paths.root, ws.config.spine
-    proc = git.run(["for-each-ref", "--format=%(upstream)", f"refs/heads/{spine}"], root,
-                   check=False)
-    name = proc.stdout.decode("utf-8", "surrogateescape").strip()
-    if not name.startswith("refs/remotes/"):  # none, or a branch of this repository
-        return None
+    remote = git.run(["config", "--get", f"branch.{spine}.remote"], root,
+                     check=False).stdout.decode("utf-8", "surrogateescape").strip()
+    if not remote or "/" in remote or ":" in remote or remote == ".":
+        return None  # no remote, or a URL or a path: no copy of its refs is kept
+    name = f"refs/remotes/{remote}/{spine}"
     there = git.rev_parse(name, root)
     return (name, there) if there is not None else None
 

@@ -26,8 +26,7 @@ from tests.support import git
 from tests.templates import Served
 from tests.tribunal.jurors import JurorServer
 
-KEEP = re.compile(r"`(git branch kept-[0-9a-f]{12} [0-9a-f]{40} && "
-                  r"git reset --keep @\{upstream\})`")
+KEEP = re.compile(r"`(git branch -f kept-[0-9a-f]{12} [0-9a-f]{40} && [^`]+)`")
 
 
 def _note_on_main(work: Path) -> str:
@@ -39,14 +38,17 @@ def _note_on_main(work: Path) -> str:
 
 
 def _keep_aside(work: Path, said: str, note: str) -> None:
-    """Run the hint's commands exactly as printed, in the clone."""
+    """Run the hint's commands exactly as printed, in the clone: the note is kept on the
+    branch they name, and the spine is the remote's again."""
     found = KEEP.search(said)
     assert found is not None, said[-3000:]
-    assert note in found.group(1), (note, found.group(1))
     ran = subprocess.run(["sh", "-c", found.group(1)], cwd=work, capture_output=True,
                          text=True)
     assert ran.returncode == 0, ran
-    assert git("show", f"kept-{note[:12]}:NOTES.md", cwd=work) == "a local note"
+    kept = re.search(r"kept-[0-9a-f]{12}", found.group(1))
+    assert kept is not None
+    assert git("merge-base", "--is-ancestor", note, kept.group(), cwd=work, check=False) == ""
+    assert git("show", f"{kept.group()}:NOTES.md", cwd=work) == "a local note"
     assert git("rev-parse", "main", cwd=work) == git("rev-parse", "origin/main", cwd=work)
 
 
@@ -66,31 +68,36 @@ def test_a_run_on_a_spine_holding_an_unpushed_commit_stops_before_any_work_and_l
 
         stopped = p.leap("run", "up", "--heartbeat", "0")
         assert stopped.code == EXIT_RULE, stopped.out[-3000:]
-        assert "its server refuses them on the spine" in stopped.out, stopped.out[-3000:]
+        assert "the spine rule refuses 1 of them" in stopped.err, stopped.err
+        assert "then `leap run up` again" in stopped.err, stopped.err
         assert not server.chats(), "jurors were paid on a spine the remote refuses"
         assert not list((p.work / ".git" / "leap" / "logs").rglob("red-author.log")), \
             "the test author was paid on a spine the remote refuses"
         assert git("rev-parse", "--verify", "-q", "leap/ball/up/a", cwd=p.work,
                    check=False) == "", "a ball was thrown on a spine the remote refuses"
 
-        _keep_aside(p.work, stopped.out, note)
+        _keep_aside(p.work, stopped.err, note)
         assert p.leap("slice", "check", str(draft)).code == 0  # the check's "again"
-        ran = p.leap("run", "up", "--heartbeat", "0")  # "the leap command that stopped"
+        ran = p.leap("run", "up", "--heartbeat", "0")  # the hint's "again"
         assert ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
         assert p.remote_tip("refs/heads/main") == p.tip("main")
         audit = p.leap("audit")
     assert audit.code == 0, audit.out[-3000:]
 
 
-def test_a_merge_on_a_spine_holding_an_unpushed_commit_takes_no_lease_and_lands_after_the_hint(
+def test_a_merge_refused_by_this_clones_pre_push_is_a_refusal_that_leads_on(
         isolated: Path, served: Served) -> None:
+    """`leap merge` keeps its own checks of the clone's spine (reopens, a parted spine); a
+    commit they let through went to the push, which this clone's `pre-push` refused: the
+    merge read that as a push that "may have landed" and sent the user to `leap merge`
+    again, into the same refusal. It is a refusal now (nothing was sent), the lease is
+    given back, and the hint keeps the commit aside before the merge again."""
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("unpushed-merge"), served.daemon, server.url, "um", ("a", "b"))
         passed_not_merged(p, "um")
         note = _note_on_main(p.work)
 
-        # the spine push itself, as the merge makes it: this clone's pre-push refuses it,
-        # and that is a refusal (nothing was sent), never a push that may have landed
+        # the spine push itself, as the merge makes it
         with pytest.raises(spine.PushRefused) as refused:
             spine.push(p.work, "origin", [f"{note}:refs/heads/main"])
         assert refused.value.exit_code == EXIT_RULE
@@ -100,6 +107,8 @@ def test_a_merge_on_a_spine_holding_an_unpushed_commit_takes_no_lease_and_lands_
 
         stopped = p.leap("merge", "um")
         assert stopped.code == EXIT_RULE, stopped
+        assert "nothing was sent" in stopped.err and "may have landed" not in stopped.err, \
+            stopped.err
         assert "[L8]" in stopped.err and "then `leap merge um` again" in stopped.err, \
             stopped.err
         with Ledger(p.work / ".git") as ledger:
@@ -113,11 +122,10 @@ def test_a_merge_on_a_spine_holding_an_unpushed_commit_takes_no_lease_and_lands_
     assert audit.code == 0, audit.out[-3000:]
 
 
-def test_a_remote_spine_that_moved_on_is_no_reason_and_the_unpushed_commit_still_is(
-        tmp_path: Path) -> None:
-    """The remote's spine moved on since this clone's note (fetched): the note is still
-    what the server refuses, and the hint keeps it aside (not "fetch and merge onto its
-    tip", which would add a merge no integration made)."""
+@pytest.fixture
+def light(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A clone whose `main` tracks a remote with leapgit's server hook, level with it: the
+    bare remote, the clone and a slice draft."""
     from tests.support import leap, make_repo
 
     bare = tmp_path / "origin.git"
@@ -127,18 +135,127 @@ def test_a_remote_spine_that_moved_on_is_no_reason_and_the_unpushed_commit_still
     assert leap("init", cwd=work).code == 0
     git("remote", "add", "origin", str(bare), cwd=work)
     git("push", "-q", "-u", "origin", "main", "leap/ledger", cwd=work)
-    moved = git("commit-tree", "main^{tree}", "-p", "main", "-m", "elsewhere", cwd=bare)
-    git("update-ref", "refs/heads/main", moved, cwd=bare)  # as a landed merge would move it
-    note = _note_on_main(work)
-    git("fetch", "-q", "origin", cwd=work)
     draft = tmp_path / "next.yaml"
     draft.write_text("slice: next\nspine: integrator\nballs:\n"
                      + ball_yaml("x", ["calc/x.py", "tests/test_x.py"], "test_x")
                      + ball_yaml("y", ["calc/y.py", "tests/test_y.py"], "test_y"))
-    checked = leap("slice", "check", str(draft), cwd=work)
-    assert checked.code == EXIT_RULE, checked
-    assert "[L8]" in checked.err and note[:12] in checked.err, checked.err
-    assert "force-push" not in checked.err, checked.err
-    _keep_aside(work, checked.err, note)
+    return bare, work, draft
+
+
+def _moved_on(bare: Path) -> str:
+    """The remote's spine moves on, as a landed merge would move it (behind the hooks)."""
+    moved = git("commit-tree", "main^{tree}", "-p", "main", "-m", "elsewhere", cwd=bare)
+    git("update-ref", "refs/heads/main", moved, cwd=bare)
+    return moved
+
+
+def _check(work: Path, draft: Path, *more: str) -> tuple[int, str]:
+    from tests.support import leap
+
+    res = leap("slice", "check", str(draft), *more, cwd=work)
+    return res.code, res.err
+
+
+def test_a_remote_spine_that_moved_on_is_no_reason_and_the_unpushed_commit_still_is(
+        light: tuple[Path, Path, Path]) -> None:
+    """The remote's spine moved on since this clone's note (fetched): the note is still
+    what the server refuses, and the hint keeps it aside (not "fetch and merge onto its
+    tip", which would add a merge no integration made). The "again" keeps `--base`."""
+    bare, work, draft = light
+    moved = _moved_on(bare)
+    note = _note_on_main(work)
+    git("fetch", "-q", "origin", cwd=work)
+    code, err = _check(work, draft, "--base", "main")
+    assert code == EXIT_RULE, err
+    assert "[L8]" in err and note[:12] in err, err
+    assert "force-push" not in err, err
+    assert f"then `leap slice check {draft} --base main` again" in err, err
+    _keep_aside(work, err, note)
     assert git("rev-parse", "main", cwd=work) == moved
-    assert leap("slice", "check", str(draft), cwd=work).code == 0
+    assert _check(work, draft, "--base", "main")[0] == 0
+
+
+def test_a_pulled_merge_over_the_note_is_kept_whole(light: tuple[Path, Path, Path]) -> None:
+    """Blind review: `git pull` (a merge) after the remote moved on left the note under a
+    merge whose first-parent line does not lead back to the remote's spine; the hint kept
+    an old commit and the reset took the note off every branch. The tip is kept."""
+    bare, work, draft = light
+    _moved_on(bare)
+    note = _note_on_main(work)
+    git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main", cwd=work)
+    tip = git("rev-parse", "main", cwd=work)
+    code, err = _check(work, draft)
+    assert code == EXIT_RULE and "[L8]" in err, err
+    _keep_aside(work, err, note)
+    assert git("rev-parse", f"kept-{tip[:12]}", cwd=work) == tip
+    assert _check(work, draft)[0] == 0
+
+
+def test_a_local_merge_of_a_topic_branch_gets_the_keep_aside_commands(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: a `git merge --no-ff topic` on the spine was refused as a merge naming
+    no ball, with the integrator's hint, which cannot take a commit off the spine: every
+    command stopped on it again. Any refused commit of the clone's spine is kept aside."""
+    _bare, work, draft = light
+    git("checkout", "-q", "-b", "topic", cwd=work)
+    note = _note_on_main(work)  # on topic
+    git("checkout", "-q", "main", cwd=work)
+    git("merge", "-q", "--no-ff", "--no-edit", "topic", cwd=work)
+    code, err = _check(work, draft)
+    assert code == EXIT_RULE and "[L8]" in err, err
+    assert "names no ball" in err or "integration merge" in err, err
+    _keep_aside(work, err, note)
+    assert _check(work, draft)[0] == 0
+
+
+def test_the_hint_runs_again_after_a_dirty_tree_stopped_it(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: with the note's file edited and not committed, `git reset --keep`
+    refuses; the branch was made already, and the same line then failed at its first
+    command for ever. It is safe to run again once the edit is stashed."""
+    _bare, work, draft = light
+    note = _note_on_main(work)
+    (work / "NOTES.md").write_text("a local note\nand an edit\n")
+    code, err = _check(work, draft)
+    assert code == EXIT_RULE, err
+    found = KEEP.search(err)
+    assert found is not None and "git stash" in err, err
+    first = subprocess.run(["sh", "-c", found.group(1)], cwd=work, capture_output=True)
+    assert first.returncode != 0  # git refuses to reset over the edit
+    git("stash", "-q", cwd=work)
+    _keep_aside(work, err, note)
+    assert _check(work, draft)[0] == 0
+
+
+def test_the_spine_not_checked_out_is_moved_and_the_checked_out_branch_is_not(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: on a branch `topic` that tracks origin/main, `git reset --keep
+    @{upstream}` moved `topic` and left `main` as it was."""
+    _bare, work, draft = light
+    note = _note_on_main(work)
+    git("checkout", "-q", "-b", "topic", "--track", "origin/main", cwd=work)
+    (work / "topic.txt").write_text("topic work\n")
+    git("add", "topic.txt", cwd=work)
+    git("commit", "-q", "-m", "topic work", cwd=work)
+    topic = git("rev-parse", "topic", cwd=work)
+    code, err = _check(work, draft)
+    assert code == EXIT_RULE, err
+    _keep_aside(work, err, note)
+    assert git("rev-parse", "topic", cwd=work) == topic
+    assert _check(work, draft)[0] == 0
+
+
+def test_the_spine_is_judged_against_the_remote_spine_not_another_upstream(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: `main` level with origin/main but tracking origin/develop had its
+    landed commits refused as commits outside an integration."""
+    _bare, work, draft = light
+    git("push", "-q", "origin", "main~0:refs/heads/develop", cwd=work)
+    git("checkout", "-q", "--orphan", "develop-base", cwd=work)
+    git("commit", "-q", "--allow-empty", "-m", "develop's own root", cwd=work)
+    git("push", "-q", "-f", "origin", "develop-base:refs/heads/develop", cwd=work)
+    git("checkout", "-q", "main", cwd=work)
+    git("fetch", "-q", "origin", cwd=work)
+    git("branch", "-q", "-u", "origin/develop", "main", cwd=work)
+    git("config", "branch.main.remote", "origin", cwd=work)
+    assert _check(work, draft)[0] == 0
