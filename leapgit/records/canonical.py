@@ -146,10 +146,13 @@ class _Reader:
 
 
 def _scalar(text: str) -> Any:
+    if text[:1] == '"':  # the most common by far: ``_string``, inline
+        value, end = _scan(text, 1)
+        if end != len(text):
+            raise _NotCanonical
+        return value
     if text in _WORDS:
         return _WORDS[text]
-    if text.startswith('"'):
-        return _string(text)
     if _INT.fullmatch(text):
         return int(text)
     if _FLOAT.fullmatch(text):

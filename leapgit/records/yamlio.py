@@ -345,6 +345,8 @@ def quote(text: str) -> str:
 
 def _quote(text: str) -> str:
     """A JSON string is a YAML double-quoted scalar; escape what YAML will not read raw."""
+    if text.isascii() and text.isprintable():  # no surrogate, nothing YAML will not read
+        return _encode_string(text)
     found = _SURROGATE.search(text)
     if found is not None:  # no escape of it reads back: refuse, never write what cannot
         raise InvalidRecord(
@@ -368,12 +370,21 @@ def _written_key(key: str) -> str:
     return key if _PLAIN_KEY.fullmatch(key) and key not in _RESERVED else _quote(key)
 
 
+_KEYS: dict[str, str] = {}  # key -> as written: records name the same few keys over again
+_KEYS_MAX = 4096
+
+
 def _key(key: str) -> str:
+    written = _KEYS.get(key)
+    if written is not None:
+        return written
     written = _written_key(key)
     if len(written) > MAX_KEY:  # YAML would not read it back: never write it
         raise _LongKey(f"a key of {len(written)} characters as written cannot be "
                        f"recorded (YAML reads keys of at most {MAX_KEY}): "
                        f"{written[:40]}...", hint="shorten the key")
+    if len(_KEYS) < _KEYS_MAX:
+        _KEYS[key] = written
     return written
 
 
@@ -383,6 +394,8 @@ _RESERVED = {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "
 
 
 def _scalar(value: Any, indent: int) -> str:
+    if type(value) is str:  # the most common by far: the checks below in their order
+        return _string(value, indent)
     if value is None:
         return "null"
     if value is True or value is False:
@@ -451,5 +464,7 @@ def _emit_item(head: str, item: Any, indent: int, out: list[str]) -> None:
 
 def _line(head: str, item: Any, indent: int) -> str:
     """``head`` and the scalar ``item``: a line, or a literal block that ends its own."""
+    if type(item) is str and item.isascii() and item.isprintable():  # most lines: ``_quote``
+        return f"{head}{_encode_string(item)}\n"
     text = _scalar(item, indent)
     return f"{head}{text}" if text.startswith("|") else f"{head}{text}\n"
