@@ -840,9 +840,10 @@ class SliceRun:
             spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)
         from leapgit.worktrees.upstream import require_spine_pushable
 
-        # L8: no red, build or scoring is paid for on a spine no merge can push
+        # L8, L9: no red, build or scoring is paid for on a spine no merge can push
         again = f"`leap run {self.slice}" + (f" --remote {self.opt.remote}" if
                                              self.opt.remote else "") + "` again"
+        spine.require_shared_spine(self.ws, again)  # a spine that tracks no remote
         require_spine_pushable(self.ws, again)
         with self.ws.ledger() as ledger:
             view = ledger.require()

@@ -271,6 +271,8 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         old = git.rev_parse(f"refs/heads/{name}", root) or old
     spine.require_clean(root, name)
     remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
+    if remote is None:
+        spine.require_shared_spine(ws, f"`leap merge {slice_id}` again")
     found = None  # planned here first: a slice merged already needs no remote
     try:
         found = _plan(ws, slice_id)

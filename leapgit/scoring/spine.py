@@ -15,6 +15,7 @@ from leapgit.records import trailers as tr
 from leapgit.rules.push import NOTHING_SENT
 
 if TYPE_CHECKING:
+    from leapgit.ledger.workspace import Workspace
     from leapgit.records.types import Config
 
 MERGE_TRAILERS = (tr.SLICE, tr.BALL, tr.CANDIDATE, tr.TRIBUNAL, tr.SCORE)
@@ -173,6 +174,30 @@ def spine_remote(root: Path, spine: str) -> str | None:
                              f"{shlex.quote(name)}`, then {track}" if located(name) else
                              f"{track}, NAME one of its remotes")) from None
     return name
+
+
+def require_shared_spine(ws: Workspace, again: str) -> None:
+    """L9: a ledger this clone shares with a remote, and a spine that tracks none. Every
+    merge would land only here (its lease taken and given back in the ledger), and the
+    remote's pre-receive then refuses the spine for want of an open lease, which no command
+    takes again: a slice `leap run` said had landed stayed off the shared spine. Said
+    before any work, with the command that makes the spine track the ledger's remote."""
+    root, spine = ws.paths.root, ws.config.spine
+    if spine_remote(root, spine) is not None:
+        return
+    with ws.ledger() as ledger:
+        shared = ledger.remotes_holding()
+    if not shared:
+        return  # a clone of its own: its merges land here, and nowhere else is judged
+    name = shared[0]
+    q = shlex.quote
+    raise UsageError(
+        f"this clone shares its ledger with {', '.join(shared)}, but the spine {spine} tracks "
+        f"no remote: a merge would land only here, and {name}'s pre-receive would refuse the "
+        f"spine later (no open integrator lease, L9)", field=f"branch.{spine}.remote",
+        rule="L9", hint=f"make {spine} track {name}'s: `git config {q(f'branch.{spine}.remote')} "
+        f"{q(name)} && git config {q(f'branch.{spine}.merge')} {q(f'refs/heads/{spine}')}`, "
+        f"then {again}")
 
 
 def judged_by(root: Path, spine: str, remote: str | None = None) -> Config | None:

@@ -259,3 +259,57 @@ def test_the_spine_is_judged_against_the_remote_spine_not_another_upstream(
     git("branch", "-q", "-u", "origin/develop", "main", cwd=work)
     git("config", "branch.main.remote", "origin", cwd=work)
     assert _check(work, draft)[0] == 0
+
+
+SHARE = re.compile(r"`(git config branch\.main\.remote origin && "
+                   r"git config branch\.main\.merge refs/heads/main)`")
+
+
+def _untrack(work: Path) -> None:
+    """`git push origin main` without `-u`: the spine tracks no remote, the ledger is
+    shared with origin all the same."""
+    git("config", "--unset", "branch.main.remote", cwd=work)
+    git("config", "--unset", "branch.main.merge", cwd=work)
+
+
+def test_a_run_whose_spine_tracks_no_remote_of_a_shared_ledger_stops_first_and_lands_after(
+        isolated: Path, served: Served) -> None:
+    """Driven as a user would: the run merged in this clone only and said "landed"; the
+    shared remote's spine never moved, and pushing it was refused for want of an open
+    lease (L9), which no command takes again. Now the run stops before any work, names the
+    config that makes the spine track the ledger's remote, and lands after it."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("untracked-run"), served.daemon, server.url, "ut", ("a", "b"))
+        _untrack(p.work)
+        stopped = p.leap("run", "ut", "--heartbeat", "0")
+        assert stopped.code == 2, stopped
+        assert "[L9]" in stopped.err and "tracks no remote" in stopped.err, stopped.err
+        assert "then `leap run ut` again" in stopped.err, stopped.err
+        assert not server.chats(), "jurors were paid for a merge that would land nowhere"
+        found = SHARE.search(stopped.err)
+        assert found is not None, stopped.err
+        subprocess.run(["sh", "-c", found.group(1)], cwd=p.work, check=True)
+        ran = p.leap("run", "ut", "--heartbeat", "0")  # the hint's "again"
+        assert ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
+        assert p.remote_tip("refs/heads/main") == p.tip("main") != p.base
+        audit = p.leap("audit")
+    assert audit.code == 0, audit.out[-3000:]
+
+
+def test_a_merge_whose_spine_tracks_no_remote_of_a_shared_ledger_takes_no_lease(
+        isolated: Path, served: Served) -> None:
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("untracked-merge"), served.daemon, server.url, "um", ("a", "b"))
+        passed_not_merged(p, "um")
+        _untrack(p.work)
+        ledger_before = p.tip("leap/ledger")
+        stopped = p.leap("merge", "um")
+        assert stopped.code == 2 and "[L9]" in stopped.err, stopped
+        assert "then `leap merge um` again" in stopped.err, stopped.err
+        assert p.tip("leap/ledger") == ledger_before  # no lease taken, nothing written
+        found = SHARE.search(stopped.err)
+        assert found is not None, stopped.err
+        subprocess.run(["sh", "-c", found.group(1)], cwd=p.work, check=True)
+        merged = p.leap("merge", "um")
+        assert merged.code == 0, merged
+        assert p.remote_tip("refs/heads/main") == p.tip("main") != p.base
