@@ -843,7 +843,7 @@ class SliceRun:
         # L8, L9: no red, build or scoring is paid for on a spine no merge can push
         again = f"`leap run {self.slice}" + (f" --remote {self.opt.remote}" if
                                              self.opt.remote else "") + "` again"
-        spine.require_shared_spine(self.ws, again)  # a spine that tracks no remote
+        spine.require_shared_spine(self.ws, again, self.opt.remote)  # tracking no remote
         require_spine_pushable(self.ws, again)
         with self.ws.ledger() as ledger:
             view = ledger.require()

@@ -271,8 +271,6 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         old = git.rev_parse(f"refs/heads/{name}", root) or old
     spine.require_clean(root, name)
     remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
-    if remote is None:
-        spine.require_shared_spine(ws, f"`leap merge {slice_id}` again")
     found = None  # planned here first: a slice merged already needs no remote
     try:
         found = _plan(ws, slice_id)
@@ -288,6 +286,8 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     planned, reopened, rec, landed, tip = found
     if not planned:  # every pass is on the spine: nothing to do, and that is no error
         return MergeResult(landed[-1], reopened, None, tip, already=True)
+    if remote is None:  # L9: a merge that would land only here, its ledger shared
+        spine.require_shared_spine(ws, f"`leap merge {slice_id}` again")
     if remote:
         try:
             lease = leases.take_lease_on(

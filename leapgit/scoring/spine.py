@@ -176,12 +176,14 @@ def spine_remote(root: Path, spine: str) -> str | None:
     return name
 
 
-def require_shared_spine(ws: Workspace, again: str) -> None:
+def require_shared_spine(ws: Workspace, again: str, prefer: str | None = None) -> None:
     """L9: a ledger this clone shares with a remote, and a spine that tracks none. Every
-    merge would land only here (its lease taken and given back in the ledger), and the
-    remote's pre-receive then refuses the spine for want of an open lease, which no command
-    takes again: a slice `leap run` said had landed stayed off the shared spine. Said
-    before any work, with the command that makes the spine track the ledger's remote."""
+    merge would land only here (its lease taken and given back in the ledger), and a
+    remote with leapgit's pre-receive then refuses the spine for want of an open lease,
+    which no command takes again: a slice `leap run` said had landed stayed off the shared
+    spine. Said before any work, with the command that makes the spine track the remote
+    the spine lives on (``prefer``, the run's `--remote`, when it holds the ledger; else one
+    that holds the ledger and the spine)."""
     root, spine = ws.paths.root, ws.config.spine
     if spine_remote(root, spine) is not None:
         return
@@ -189,15 +191,19 @@ def require_shared_spine(ws: Workspace, again: str) -> None:
         shared = ledger.remotes_holding()
     if not shared:
         return  # a clone of its own: its merges land here, and nowhere else is judged
-    name = shared[0]
-    q = shlex.quote
+    with_spine = [r for r in shared if git.rev_parse(f"refs/remotes/{r}/{spine}", root)]
+    ranked = [prefer] if prefer in shared else with_spine or shared
+    name, q = ranked[0], shlex.quote
+    others = f" (or another remote the spine lives on: {', '.join(ranked[1:])})" \
+        if len(ranked) > 1 else ""
     raise UsageError(
         f"this clone shares its ledger with {', '.join(shared)}, but the spine {spine} tracks "
-        f"no remote: a merge would land only here, and {name}'s pre-receive would refuse the "
-        f"spine later (no open integrator lease, L9)", field=f"branch.{spine}.remote",
-        rule="L9", hint=f"make {spine} track {name}'s: `git config {q(f'branch.{spine}.remote')} "
-        f"{q(name)} && git config {q(f'branch.{spine}.merge')} {q(f'refs/heads/{spine}')}`, "
-        f"then {again}")
+        f"no remote: a merge would land only here, never on {name}'s {spine}, and a "
+        f"pre-receive of leapgit's there would refuse it later (no open integrator lease, L9)",
+        field=f"branch.{spine}.remote", rule="L9",
+        hint=f"make {spine} track {name}'s: `git config {q(f'branch.{spine}.remote')} "
+        f"{q(name)} && git config {q(f'branch.{spine}.merge')} {q(f'refs/heads/{spine}')}`"
+        f"{others}, then {again}")
 
 
 def judged_by(root: Path, spine: str, remote: str | None = None) -> Config | None:

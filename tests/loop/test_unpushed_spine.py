@@ -298,10 +298,23 @@ def test_a_run_whose_spine_tracks_no_remote_of_a_shared_ledger_stops_first_and_l
 
 def test_a_merge_whose_spine_tracks_no_remote_of_a_shared_ledger_takes_no_lease(
         isolated: Path, served: Served) -> None:
+    """The hint names the remote the spine lives on, not a mirror of the ledger alone
+    (blind review: `backup` came first, and the merge it led to "landed" there); a slice
+    merged already is said to be, as before."""
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("untracked-merge"), served.daemon, server.url, "um", ("a", "b"))
         passed_not_merged(p, "um")
-        _untrack(p.work)
+        backup = p.base_dir / "backup.git"
+        git("init", "-q", "--bare", str(backup), cwd=p.base_dir)
+        url = git("remote", "get-url", "origin", cwd=p.work)
+        # origin listed after backup; removing it untracks main too (as `_untrack`)
+        git("remote", "remove", "origin", cwd=p.work)
+        git("remote", "add", "backup", str(backup), cwd=p.work)
+        git("remote", "add", "origin", url, cwd=p.work)
+        git("fetch", "-q", "origin", cwd=p.work)
+        git("push", "-q", "backup", "leap/ledger", cwd=p.work)
+        assert git("remote", cwd=p.work).split() == ["backup", "origin"]
+        assert git("config", "--get", "branch.main.remote", cwd=p.work, check=False) == ""
         ledger_before = p.tip("leap/ledger")
         stopped = p.leap("merge", "um")
         assert stopped.code == 2 and "[L9]" in stopped.err, stopped
@@ -313,3 +326,6 @@ def test_a_merge_whose_spine_tracks_no_remote_of_a_shared_ledger_takes_no_lease(
         merged = p.leap("merge", "um")
         assert merged.code == 0, merged
         assert p.remote_tip("refs/heads/main") == p.tip("main") != p.base
+        _untrack(p.work)
+        again = p.leap("merge", "um")
+        assert again.code == 0 and "already merged" in again.out, again
