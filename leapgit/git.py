@@ -191,6 +191,9 @@ def run(
                 start_new_session=detached,
             )
     except FileNotFoundError as exc:
+        if not os.path.isdir(cwd):  # the folder git was to run in, not git, is missing
+            raise GitFailed(f"git {' '.join(args[:2])} cannot run in {cwd}: no such folder "
+                            "(deleted or moved while leap ran?)") from exc
         raise GitFailed("git is not installed or not on PATH", hint="install git") from exc
     if check and proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()

@@ -27,7 +27,7 @@ from leapgit.worktrees.buildround import HEARTBEAT, EpisodeEnded, Played, RoundP
 from leapgit.worktrees.carry import close_killed_round
 from leapgit.worktrees.closeround import RoundClosed, admin_dir
 from leapgit.worktrees.drivelock import DriveLock
-from leapgit.worktrees.place import localized
+from leapgit.worktrees.place import localized, require_worktree
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.watch import Watch
 
@@ -95,9 +95,13 @@ class _Driver:
         return run
 
     def _lock(self, slice_id: str, ball_id: str) -> DriveLock:
-        """L3: one driver, and one builder, a worktree (``drivelock``)."""
+        """L3: one driver, and one builder, a worktree (``drivelock``); L5: the worktree is
+        there (a folder deleted by hand was met as "git is not installed", its round 0)."""
         ep, _ = _episode(self.ws, slice_id, ball_id)
         worktree = Path(ep.throw.worktree or "")
+        if ep.throw.worktree:
+            require_worktree(self.ws.paths.root, worktree, ep.throw.branch,
+                             f"{slice_id}/{ball_id}")
         admin = admin_dir(self.ws.paths.common_dir, worktree)
         return DriveLock(admin / "leap" if admin else None, worktree, f"{slice_id}/{ball_id}")
 
