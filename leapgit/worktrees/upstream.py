@@ -17,6 +17,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import RuleViolation
 from leapgit.ledger.workspace import Workspace
+from leapgit.records.config import CONFIG_PATH
 
 
 def require_spine_pushable(ws: Workspace, then: str) -> None:
@@ -60,7 +61,7 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
     keep = _take_off(ws, tip, name if back == there else back)
     raise RuleViolation(
         f"{spine} holds {len(line)} commit(s) {short} does not have, and the spine rule "
-        f"refuses {max(len(refused), 1)} of them, as leapgit's pre-receive there does: "
+        f"refuses {max(len(refused), 1)} of them, as leapgit's pre-receive would: "
         f"{(why.commit or tip)[:12]}: {why.message}; no slice built on it can be merged",
         rule=why.rule,
         hint=f"keep {spine}'s {len(line) - at} newest commit(s) on a branch of their own and "
@@ -80,7 +81,19 @@ def _take_off(ws: Workspace, newest: str, back: str) -> str:
         return f"{keep} && git branch -f {shlex.quote(spine)} {back}"
     here = ws.paths.top is not None and where.resolve() == ws.paths.top.resolve()
     move = "git" if here else f"git -C {shlex.quote(str(where))}"
-    return f"{keep} && {move} reset --keep {back}"
+    out = f"{keep} && {move} reset --keep {back}"
+    config = CONFIG_PATH.as_posix()
+    if _holds(ws, newest, config) and not _holds(ws, back, config):
+        # the reset takes leapgit's own config out of the work tree, and every leap command
+        # after it would run on the defaults: it comes back, untracked, as before its commit
+        out += (f" && {move} checkout kept-{newest[:12]} -- {config} && {move} rm -q "
+                f"--cached {config}")
+    return out
+
+
+def _holds(ws: Workspace, commit: str, path: str) -> bool:
+    return git.run(["cat-file", "-e", f"{commit}:{path}"], ws.paths.root,
+                   check=False).returncode == 0
 
 
 def _checked_out(ws: Workspace, spine: str) -> Path | None:

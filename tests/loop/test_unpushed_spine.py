@@ -329,3 +329,26 @@ def test_a_merge_whose_spine_tracks_no_remote_of_a_shared_ledger_takes_no_lease(
         _untrack(p.work)
         again = p.leap("merge", "um")
         assert again.code == 0 and "already merged" in again.out, again
+
+
+def test_leapgits_config_committed_to_the_spine_comes_back_untracked(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: `.leap/config.yaml` committed to the spine and never pushed (the
+    server refuses such a commit) was taken out of the work tree by the keep-aside reset,
+    and every leap command after it ran on the defaults. The commands put it back,
+    untracked, as it was before its commit."""
+    _bare, work, draft = light
+    config = (work / ".leap" / "config.yaml").read_bytes()
+    git("add", "-f", ".leap/config.yaml", cwd=work)
+    git("commit", "-q", "-m", "leap: the config", cwd=work)
+    tip = git("rev-parse", "main", cwd=work)
+    code, err = _check(work, draft)
+    assert code == EXIT_RULE and "[L8]" in err, err
+    found = KEEP.search(err)
+    assert found is not None and "checkout kept-" in found.group(1), err
+    subprocess.run(["sh", "-c", found.group(1)], cwd=work, check=True, capture_output=True)
+    assert (work / ".leap" / "config.yaml").read_bytes() == config
+    assert git("ls-files", ".leap/config.yaml", cwd=work) == ""  # untracked again
+    assert git("rev-parse", f"kept-{tip[:12]}", cwd=work) == tip
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=work) == ""
+    assert _check(work, draft)[0] == 0
