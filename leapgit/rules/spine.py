@@ -32,8 +32,9 @@ def outside_hint(sha: str) -> str:
 
 def keep_aside(sha: str) -> str:
     """The commands that keep a clone's spine commit ``sha`` (and what it stands on) on a
-    branch of its own and take the spine back to what its remote holds."""
-    return f"`git branch -f kept-{sha[:12]} {sha} && git reset --keep @{{upstream}}`"
+    branch of its own and take the spine back to what its remote holds. ``@{upstream}`` is
+    quoted: fish and PowerShell read its braces themselves."""
+    return f"`git branch -f kept-{sha[:12]} {sha} && git reset --keep '@{{upstream}}'`"
 
 
 def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
