@@ -190,7 +190,7 @@ def run(
                 env=scrubbed_env(env),
                 start_new_session=detached,
             )
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         if not os.path.isdir(cwd):  # the folder git was to run in, not git, is missing
             raise GitFailed(f"git {' '.join(args[:2])} cannot run in {cwd}: no such folder "
                             "(deleted or moved while leap ran?)") from exc
@@ -264,6 +264,14 @@ def blob_at(root: Path, commit: str, path: str) -> str:
 def is_ancestor(root: Path, older: str, newer: str) -> bool:
     return run(["merge-base", "--is-ancestor", older, newer], root,
                    check=False).returncode == 0
+
+
+def branch_remote(root: Path, branch: str) -> str | None:
+    """What ``branch.<branch>.remote`` says (a remote's name, a URL or a path), or None:
+    unset, empty, or ``.`` (a branch of this repository)."""
+    proc = run(["config", "--get", f"branch.{branch}.remote"], root, check=False)
+    name = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    return name if proc.returncode == 0 and name and name != "." else None
 
 
 def leap_tracking(remote: str, ref: str) -> str:

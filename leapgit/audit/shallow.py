@@ -130,9 +130,8 @@ def unshallow(root: Path, refs: list[str]) -> str | None:
     names = _tracking_names(root)
     ordered: list[str] = []
     for ref in refs:
-        tracked = git.run(["config", f"branch.{ref.removeprefix('refs/heads/')}.remote"],
-                          root, check=False).stdout.decode().strip()
-        ordered += [tracked, *git.remotes_holding(ref, names, known)]
+        tracked = git.branch_remote(root, ref.removeprefix("refs/heads/"))
+        ordered += [*([tracked] if tracked else []), *git.remotes_holding(ref, names, known)]
     for name in [*ordered, "origin", *(known[:1] if len(known) == 1 else [])]:
         if name in known:
             return f"git fetch --unshallow {shlex.quote(name)}"

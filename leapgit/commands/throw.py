@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.run import HEARTBEAT, RunResult, run_balls
 from leapgit.worktrees.throw import ThrowResult
 from leapgit.worktrees.throw import throw as throw_balls
+from leapgit.worktrees.upstream import require_spine_pushable
 
 if TYPE_CHECKING:
     from leapgit.tribunal.worktree import SetupRun
@@ -62,6 +64,11 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
 
     ws = open_workspace(start)
     shared = remote or spine.spine_remote(ws.paths.root, ws.config.spine)
+    # L8: nothing is built on a spine its remote's server would refuse; the command as given
+    typed = [slice_id, *(a for b in balls for a in ("--ball", b)),
+             *(["--resume"] if resume else []), *(["--run"] if run else []),
+             *(["--remote", remote] if remote else [])]
+    require_spine_pushable(ws, f"`leap throw {shlex.join(typed)}` again")
     if shared is not None:  # L6: episodes end by the server's round cap
         spine.require_round_cap_of_server(ws.paths.root, ws.config.spine, ws.config, shared)
     if remote is not None:

@@ -15,6 +15,7 @@ recorded from its intent). One run of a slice at a time (``lease``)."""
 
 from __future__ import annotations
 
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -841,8 +842,8 @@ class SliceRun:
         from leapgit.worktrees.upstream import require_spine_pushable
 
         # L8, L9: no red, build or scoring is paid for on a spine no merge can push
-        again = f"`leap run {self.slice}" + (f" --remote {self.opt.remote}" if
-                                             self.opt.remote else "") + "` again"
+        typed = [self.slice, *(["--remote", self.opt.remote] if self.opt.remote else [])]
+        again = f"`leap run {shlex.join(typed)}` again"
         spine.require_shared_spine(self.ws, again, self.opt.remote)  # tracking no remote
         require_spine_pushable(self.ws, again)
         with self.ws.ledger() as ledger:

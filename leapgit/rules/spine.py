@@ -34,7 +34,16 @@ def keep_aside(sha: str) -> str:
     """The commands that keep a clone's spine commit ``sha`` (and what it stands on) on a
     branch of its own and take the spine back to what its remote holds. ``@{upstream}`` is
     quoted: fish and PowerShell read its braces themselves."""
-    return f"`git branch -f kept-{sha[:12]} {sha} && git reset --keep '@{{upstream}}'`"
+    return f"`{keep_branch(sha)} && git reset --keep '@{{upstream}}'`"
+
+
+def keep_branch(sha: str, where: str | None = None) -> str:
+    """The command that keeps ``sha`` on the branch ``kept-<sha12>``: made there, or found
+    holding it already (so the commands run again; a branch of that name the user built on
+    since is never moved back, which `git branch -f` did)."""
+    git = f"git -C {where}" if where else "git"
+    name = f"kept-{sha[:12]}"
+    return f"({git} branch {name} {sha} 2>/dev/null || {git} merge-base --is-ancestor {sha} {name})"
 
 
 def check_spine_update(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:

@@ -161,9 +161,8 @@ def spine_remote(root: Path, spine: str) -> str | None:
     URL`) is bad input, said before a merge takes its lease or convenes its review."""
     from leapgit.ledger.sync import located, require_remote
 
-    proc = git.run(["config", "--get", f"branch.{spine}.remote"], root, check=False)
-    name = proc.stdout.decode().strip()
-    if proc.returncode != 0 or not name or name == ".":
+    name = git.branch_remote(root, spine)
+    if name is None:
         return None
     try:
         require_remote(root, name)
@@ -282,7 +281,7 @@ def _refused_here(remote: str, text: str, then: str | None) -> PushRefused:
             if ln.startswith("leap pre-push:") and ln.removeprefix("leap pre-push:").strip()
             .startswith("[")]
     # the newest commit kept aside keeps every one under it (the hook names oldest first)
-    kept = [line for line in said if "git branch -f kept-" in line]
+    kept = [line for line in said if " kept-" in line]
     what, _, do = (kept[-1] if kept else said[0] if said else "").partition("; do: ")
     what = what.partition("] ")[2] if what.startswith("[") else what  # the rule goes last
     hint = (do or git.says(text)) + (f"; then {then}" if then else "")

@@ -29,7 +29,6 @@ from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
 from leapgit.worktrees.carry import carries_on, carry_on
-from leapgit.worktrees.upstream import require_spine_pushable
 
 
 @dataclass(frozen=True)
@@ -262,9 +261,6 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
                              f"(balls: {', '.join(rec.balls)})")
         standing = assess(view, rec, ws.config.round_cap)
         base = spine_tip(ws)  # L5: where a fresh ball without dependencies starts (_on_its_red)
-        # L8: nothing is built on a spine its remote's server would refuse
-        require_spine_pushable(ws, f"`leap {'run' if run or publish else 'throw'} "
-                               f"{slice_id}` again")
         plans: list[_Plan] = []
         carried: list[Thrown] = []
         skipped: list[Skipped] = []

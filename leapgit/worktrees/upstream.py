@@ -71,23 +71,26 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
 
 
 def _take_off(ws: Workspace, newest: str, back: str) -> str:
-    """The commands, safe to run again, that keep ``newest`` (and what it stands on) on a
-    branch and move the spine back to ``back``: where the spine is checked out, a
-    `reset --keep` there; where it is not, the branch moved alone."""
-    spine = ws.config.spine
-    keep = f"git branch -f kept-{newest[:12]} {newest}"
+    """The commands that keep ``newest`` (and what it stands on) on a branch and move the
+    spine back to ``back``: where the spine is checked out, a `reset --keep` there; where
+    it is not, the branch moved alone. Each names its work tree (`git -C`), so they run
+    from any folder, and they are safe to run again (``keep_aside``; the config is put
+    back only where it is missing)."""
+    from leapgit.rules.spine import keep_branch
+
+    spine, q = ws.config.spine, shlex.quote
     where = _checked_out(ws, spine)
     if where is None:
-        return f"{keep} && git branch -f {shlex.quote(spine)} {back}"
-    here = ws.paths.top is not None and where.resolve() == ws.paths.top.resolve()
-    move = "git" if here else f"git -C {shlex.quote(str(where))}"
-    out = f"{keep} && {move} reset --keep {back}"
+        root = q(str(ws.paths.root))
+        return f"{keep_branch(newest, root)} && git -C {root} branch -f {q(spine)} {q(back)}"
+    top = q(str(where))
+    out = f"{keep_branch(newest, top)} && git -C {top} reset --keep {q(back)}"
     config = CONFIG_PATH.as_posix()
     if _holds(ws, newest, config) and not _holds(ws, back, config):
         # the reset takes leapgit's own config out of the work tree, and every leap command
         # after it would run on the defaults: it comes back, untracked, as before its commit
-        out += (f" && {move} checkout kept-{newest[:12]} -- {config} && {move} rm -q "
-                f"--cached {config}")
+        out += (f" && (test -e {q(str(where / config))} || (git -C {top} checkout "
+                f"kept-{newest[:12]} -- {config} && git -C {top} rm -q --cached {config}))")
     return out
 
 
@@ -113,9 +116,8 @@ def _upstream(ws: Workspace) -> tuple[str, str] | None:
     last fetched it (``refs/remotes/<remote>/<spine>``), and its tip; None when there is no
     such remote or copy."""
     root, spine = ws.paths.root, ws.config.spine
-    remote = git.run(["config", "--get", f"branch.{spine}.remote"], root,
-                     check=False).stdout.decode("utf-8", "surrogateescape").strip()
-    if not remote or "/" in remote or ":" in remote or remote == ".":
+    remote = git.branch_remote(root, spine)
+    if remote is None or remote not in git.remotes(root):
         return None  # no remote, or a URL or a path: no copy of its refs is kept
     name = f"refs/remotes/{remote}/{spine}"
     there = git.rev_parse(name, root)

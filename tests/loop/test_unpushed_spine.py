@@ -26,7 +26,7 @@ from tests.support import git
 from tests.templates import Served
 from tests.tribunal.jurors import JurorServer
 
-KEEP = re.compile(r"`(git branch -f kept-[0-9a-f]{12} [0-9a-f]{40} && [^`]+)`")
+KEEP = re.compile(r"`(\((?:git|git -C \S+) branch kept-[0-9a-f]{12} [0-9a-f]{40} [^`]+)`")
 
 
 def _note_on_main(work: Path) -> str:
@@ -76,8 +76,16 @@ def test_a_run_on_a_spine_holding_an_unpushed_commit_stops_before_any_work_and_l
         assert git("rev-parse", "--verify", "-q", "leap/ball/up/a", cwd=p.work,
                    check=False) == "", "a ball was thrown on a spine the remote refuses"
 
+        thrown = p.leap("throw", "up", "--run")
+        assert thrown.code == EXIT_RULE, thrown
+        assert "then `leap throw up --run` again" in thrown.err, thrown.err  # as typed
+
         _keep_aside(p.work, stopped.err, note)
         assert p.leap("slice", "check", str(draft)).code == 0  # the check's "again"
+        # the throw's "again" goes past the spine, to the next thing a throw asks (a red,
+        # which `leap run` has its author write)
+        again = p.leap("throw", "up", "--run")
+        assert "[L8]" not in again.err and "[T7.1]" in again.err, again
         ran = p.leap("run", "up", "--heartbeat", "0")  # the hint's "again"
         assert ran.code == 0 and "landed" in ran.out, ran.out[-3000:]
         assert p.remote_tip("refs/heads/main") == p.tip("main")
@@ -346,9 +354,50 @@ def test_leapgits_config_committed_to_the_spine_comes_back_untracked(
     assert code == EXIT_RULE and "[L8]" in err, err
     found = KEEP.search(err)
     assert found is not None and "checkout kept-" in found.group(1), err
-    subprocess.run(["sh", "-c", found.group(1)], cwd=work, check=True, capture_output=True)
+    # run from a subfolder (a review: the paths were read from where the user stood)
+    subprocess.run(["sh", "-c", found.group(1)], cwd=work / "calc", check=True,
+                   capture_output=True)
     assert (work / ".leap" / "config.yaml").read_bytes() == config
     assert git("ls-files", ".leap/config.yaml", cwd=work) == ""  # untracked again
+    # run again, from shell history say, after an edit: the edit stays (a review)
+    edited = config + b"# my edit\n"
+    (work / ".leap" / "config.yaml").write_bytes(edited)
+    subprocess.run(["sh", "-c", found.group(1)], cwd=work, check=True, capture_output=True)
+    assert (work / ".leap" / "config.yaml").read_bytes() == edited
     assert git("rev-parse", f"kept-{tip[:12]}", cwd=work) == tip
     assert git("status", "--porcelain", "--untracked-files=no", cwd=work) == ""
     assert _check(work, draft)[0] == 0
+
+
+def test_a_kept_branch_built_on_is_never_moved_back(light: tuple[Path, Path, Path]) -> None:
+    """Blind review: `git branch -f kept-X X` in the commands, run again once the user had
+    built on `kept-X` (the kept change lands later), moved it back to X: the commits on it
+    were left in the reflog only. The branch is made, or found holding X, never moved."""
+    _bare, work, draft = light
+    note = _note_on_main(work)
+    code, err = _check(work, draft)
+    assert code == EXIT_RULE, err
+    found = KEEP.search(err)
+    assert found is not None, err
+    subprocess.run(["sh", "-c", found.group(1)], cwd=work, check=True, capture_output=True)
+    kept = f"kept-{note[:12]}"
+    git("checkout", "-q", kept, cwd=work)
+    (work / "MORE.md").write_text("built on the kept change\n")
+    git("add", "MORE.md", cwd=work)
+    git("commit", "-q", "-m", "more on the kept change", cwd=work)
+    more = git("rev-parse", "HEAD", cwd=work)
+    git("checkout", "-q", "main", cwd=work)
+    again = subprocess.run(["sh", "-c", found.group(1)], cwd=work, capture_output=True)
+    assert again.returncode == 0, again
+    assert git("rev-parse", kept, cwd=work) == more
+
+
+def test_a_remote_named_with_a_slash_is_judged_too(light: tuple[Path, Path, Path]) -> None:
+    """Blind review: a remote named `team/origin` (git allows it) was read as a path, and
+    the spine was not judged at all; the merge's push was refused at the end."""
+    _bare, work, draft = light
+    git("remote", "rename", "origin", "team/origin", cwd=work)
+    assert git("config", "branch.main.remote", cwd=work) == "team/origin"
+    note = _note_on_main(work)
+    code, err = _check(work, draft)
+    assert code == EXIT_RULE and note[:12] in err and "team/origin/main" in err, err

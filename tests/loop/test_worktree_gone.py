@@ -60,3 +60,15 @@ def test_git_run_in_a_folder_that_is_gone_says_so_not_that_git_is_missing(
     assert "no such folder" in said and str(tmp_path / "gone") in said, said
     assert "not installed" not in said, said
     assert git.run(["--version"], tmp_path).returncode == 0  # git itself is there
+
+
+def test_git_run_in_a_file_where_a_folder_was_says_so(tmp_path: Path) -> None:
+    """Blind review: a file where the folder was escaped as a raw NotADirectoryError."""
+    import pytest
+
+    from leapgit import git
+
+    (tmp_path / "was-a-folder").write_text("x")
+    with pytest.raises(git.GitFailed) as raised:
+        git.run(["status"], tmp_path / "was-a-folder")
+    assert "no such folder" in raised.value.lines()[0], raised.value.lines()
