@@ -49,10 +49,11 @@ def check(slice_id: str, ball_id: str, start: Path | str = ".") -> CheckResult:
         query.load_slice(view, slice_id)
         episode = current_episode(view, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, episode.throw.spec_version)
-    from leapgit.worktrees.place import require_worktree, worktree_of
+    from leapgit.worktrees.place import recorded_in, require_worktree, worktree_of
 
     worktree = worktree_of(ws, episode.throw)
-    require_worktree(ws.paths.root, worktree, episode.throw.branch, f"{slice_id}/{ball_id}")
+    require_worktree(ws.paths.root, worktree, episode.throw.branch, f"{slice_id}/{ball_id}",
+                     lambda: recorded_in(ws, episode))
     return check_ball(ws.paths.common_dir, worktree, ball, episode.throw)
 
 

@@ -38,7 +38,9 @@ def carry_on(ws: Workspace, s: BallStanding) -> ThrowRecord:
     assert s.episode is not None
     t = s.episode.throw
     path = place.worktree_of(ws, t)
-    place.require_worktree(ws.paths.root, path, t.branch, f"{t.slice}/{t.ball}")
+    episode = s.episode
+    place.require_worktree(ws.paths.root, path, t.branch, f"{t.slice}/{t.ball}",
+                           lambda: place.recorded_in(ws, episode))
     admin = admin_dir(ws.paths.common_dir, path)
     check_free(admin / "leap" if admin else None, path, f"{t.slice}/{t.ball}")  # L3
     return t

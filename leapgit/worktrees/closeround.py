@@ -28,7 +28,7 @@ from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.worktrees import handoff
 from leapgit.worktrees.evidence import keep
 from leapgit.worktrees.fold import fold
-from leapgit.worktrees.place import require_worktree
+from leapgit.worktrees.place import recorded_tip, require_worktree
 from leapgit.worktrees.rewind import rewind
 from leapgit.worktrees.rollback import RolledBack, rollback
 from leapgit.worktrees.roundcheck import breach_evidence, judge_round, stage
@@ -159,7 +159,8 @@ def close_round(
     (``rewind``)."""
     t = episode.throw
     worktree = Path(t.worktree or "")
-    require_worktree(common_dir, worktree, t.branch, f"{t.slice}/{t.ball}")
+    require_worktree(common_dir, worktree, t.branch, f"{t.slice}/{t.ball}",
+                     lambda: recorded_tip(ledger.require(), common_dir, episode))
     # The episode as the ledger holds it now: a builder that committed by itself had its
     # round recorded by the post-commit hook while it ran; what it left is the next round.
     episode = current_episode(ledger.require(), t.slice, t.ball)

@@ -23,6 +23,9 @@ from leapgit.ledger.workspace import Workspace, require_folder
 from leapgit.records.types import ThrowRecord
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from leapgit.ledger.store import LedgerView
     from leapgit.rules.episodes import Episode
 
 
@@ -91,20 +94,29 @@ def _registered(worktrees: list[Worktree], path: Path) -> Worktree | None:
     return next((w for w in worktrees if Path(os.path.realpath(w.path)) == real), None)
 
 
-def require_worktree(root: Path, path: Path, branch: str, ball: str) -> None:
+def require_worktree(root: Path, path: Path, branch: str, ball: str,
+                     recorded: Callable[[], str] | None = None) -> None:
     """L5: the ball's worktree is there to build in, or a hold (exit 3: the work stands on
     its branch, only its place is missing) says it is not and names the one way back. Its
     branch holds the ball's work, so the worktree is checked out on it again; a folder
     deleted by hand is still listed by git, which must forget it first; a worktree moved
     elsewhere is moved back; a locked one may be on a disk not mounted now. Every command
     that meets a missing worktree (`leap throw --run`, `leap round`, `leap ball check`)
-    asks this, and none sends the user to another leap command."""
+    asks this, and none sends the user to another leap command. A branch deleted by hand
+    as well is made again at ``recorded()``, the commit the ledger last names for the ball
+    (``recorded_tip``): `git worktree add` of a branch that is gone fails."""
     every = _listed(root)
     listed = _registered(every, path)
     if listed is not None and path.is_dir():
         return
     where = shlex.quote(str(path))
     add = f"git worktree add {where} {shlex.quote(branch)}"
+    if recorded is not None and git.rev_parse(f"refs/heads/{branch}", root) is None:
+        add = f"git worktree add -b {shlex.quote(branch)} {where} {recorded()}"
+        how = add if listed is None else f"git worktree remove {where} && {add}"
+        raise Hold(f"the worktree of {ball} is gone, and its branch {branch} with it: "
+                   f"{path}", rule="L5", hint=f"recreate both at the ball's last recorded "
+                   f"commit (`{how}`), then run this again")
     elsewhere = next((w for w in every if w.branch == f"refs/heads/{branch}"
                       and w is not listed and w.path.is_dir()), None)
     if elsewhere is not None:  # moved (`git worktree move`), or checked out by hand
@@ -131,6 +143,29 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str) -> None:
         "repair NEWPATH` finds it instead, edits kept"
     raise Hold(f"the worktree of {ball} is gone: {path}", rule="L5",
                hint=f"recreate it on its branch (`{how}`), then run this again{moved}")
+
+
+def recorded_tip(view: LedgerView, root: Path, episode: Episode) -> str:
+    """L8 (nothing lost): the newest commit the ledger names on the episode's branch, where
+    a branch deleted by hand is made again: its last kept round's, else the red its throw
+    started from (``throw.start_point``), else its base. Each descends from the one before,
+    so the newest is the last that descends from what was found before it."""
+    from leapgit.ledger.history import latest_red
+
+    red = latest_red(view, episode.throw.slice, episode.throw.ball)
+    named = ([red.commit] if red is not None else []) + \
+        [r.commit for r in episode.receipts if r.commit and r.outcome != -1]
+    best = episode.throw.base
+    for commit in named:
+        if git.is_ancestor(root, best, commit):
+            best = commit
+    return best
+
+
+def recorded_in(ws: Workspace, episode: Episode) -> str:
+    """``recorded_tip``, read from the workspace's ledger."""
+    with ws.ledger() as ledger:
+        return recorded_tip(ledger.require(), ws.paths.root, episode)
 
 
 def check_root(ws: Workspace) -> None:

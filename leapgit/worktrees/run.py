@@ -27,7 +27,7 @@ from leapgit.worktrees.buildround import HEARTBEAT, EpisodeEnded, Played, RoundP
 from leapgit.worktrees.carry import close_killed_round
 from leapgit.worktrees.closeround import RoundClosed, admin_dir
 from leapgit.worktrees.drivelock import DriveLock
-from leapgit.worktrees.place import localized, require_worktree
+from leapgit.worktrees.place import localized, recorded_in, require_worktree
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.watch import Watch
 
@@ -101,7 +101,7 @@ class _Driver:
         worktree = Path(ep.throw.worktree or "")
         if ep.throw.worktree:
             require_worktree(self.ws.paths.root, worktree, ep.throw.branch,
-                             f"{slice_id}/{ball_id}")
+                             f"{slice_id}/{ball_id}", lambda: recorded_in(self.ws, ep))
         admin = admin_dir(self.ws.paths.common_dir, worktree)
         return DriveLock(admin / "leap" if admin else None, worktree, f"{slice_id}/{ball_id}")
 

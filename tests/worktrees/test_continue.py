@@ -246,6 +246,37 @@ def test_a_gone_worktree_is_brought_back_by_what_ball_check_and_round_name(
     assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
 
 
+@pytest.mark.parametrize("command", [("ball", "check", "dia", "A"),
+                                     ("round", "dia", "A", "--outcome", "0", "--evidence", "x"),
+                                     ("throw", "dia", "--ball", "A", "--run")])
+def test_a_ball_branch_deleted_by_hand_comes_back_at_its_last_recorded_round(
+        diamond: Path, builder: Builder, command: tuple[str, ...]) -> None:
+    """Stop 36 found: with the worktree and the ball's branch both deleted by hand, the hold
+    named `git worktree add PATH BRANCH`, which git refuses (no such branch). The commands
+    now make the branch again at the last round the ledger recorded, so the work recorded
+    is back and the episode goes on from it."""
+    set_config(diamond, builder=builder(ROUNDS))
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "src/a.py").write_text("A = 'by hand'\n")
+    assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "half", cwd=wt).code == 3
+    round_one = _receipts(diamond)[0].commit
+    assert round_one is not None
+    git("worktree", "remove", "--force", str(wt), cwd=diamond)
+    git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
+    r = leap(*command, cwd=diamond)
+    assert r.code == 3 and "its branch leap/ball/dia/A with it" in r.err, r
+    found = re.search(r"recreate both at the ball's last recorded commit \(`([^`]+)`\)", r.err)
+    assert found is not None, r.err
+    subprocess.run(found.group(1), shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert git("rev-parse", "HEAD", cwd=wt) == round_one
+    assert (wt / "src/a.py").read_text() == "A = 'by hand'\n"
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 0, r
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0), (2, 1)]
+    _branch_is_its_receipts(diamond)
+
+
 def test_the_in_flight_refusal_names_the_run_that_continues(diamond: Path,
                                                             builder: Builder) -> None:
     set_config(diamond, builder=builder(ROUNDS))
