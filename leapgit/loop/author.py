@@ -83,7 +83,7 @@ def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
             raise Hold(f"the test author made no commit for {slice_id}/{ball_id} (see {log})",
                        rule="T7.1", hint=f"fix red.command, then `leap run {slice_id}` asks "
                        "it again")
-        recorded = record_red(ws, slice_id, ball_id, head)
+        recorded = record_red(ws, slice_id, ball_id, head, authored=True)
     return Authored(recorded, time.monotonic() - start, log)
 
 

@@ -46,7 +46,10 @@ def _base(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
 
 
 def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
-               timeout: float | None = None) -> RedResult:
+               timeout: float | None = None, *, authored: bool = False) -> RedResult:
+    """T7.1: ``rev`` recorded as the ball's red once it fails for the right reason.
+    ``authored``: the red is the test author's (``leap run``), and a refusal's hint says to
+    mend the author and run again, not to make a commit by hand."""
     root = ws.paths.root
     limit = timeout or ws.config.tribunal.test_timeout
     with ws.ledger() as ledger:
@@ -67,9 +70,9 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         if outside:
             raise RuleViolation(f"the red commit changes files outside the ball's scope: "
                                 f"{', '.join(outside)}", field="COMMIT", rule="L4")
-        _green_at_base(root, ball, base, limit)
-        run = _fails_at_red(root, ball, commit, limit)
-        _tests_run_the_red(root, ball, base, commit, tests, limit)
+        _green_at_base(root, ball, base, limit, authored)
+        run = _fails_at_red(root, ball, commit, limit, authored)
+        _tests_run_the_red(root, ball, base, commit, tests, limit, authored)
         number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         evidence = RunEvidence("red", run.command, run.exit_code, run.seconds,
                                run.output_tail, f"red {commit[:12]}")
@@ -202,7 +205,16 @@ def _replaceable(view: LedgerView, slice_id: str, ball_id: str) -> list[RedRecor
     return reds
 
 
-def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float) -> None:
+def _again(ball: BallRecord, commit: str, authored: bool) -> str:
+    """What records the red once mended: `leap red` of a new commit by hand, or, in `leap
+    run`, the run itself, which asks its test author again."""
+    if authored:
+        return f"then `leap run {ball.slice}` asks the test author (red.command) again"
+    return f"then `leap red {ball.slice} {ball.ball} {commit}` again"
+
+
+def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float,
+                   authored: bool = False) -> None:
     """T9: the mechanical checks run the ball's `tests` at the base; a base that is not
     cleanly green there makes every verdict INVALID, so the red is refused now."""
     from leapgit.tribunal.worktree import temporary
@@ -220,12 +232,13 @@ def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float) -> N
                             f"{base[:12]} ({run.describe()}): every mechanical check would "
                             "be INVALID, and no candidate could pass", rule="T9",
                             hint=f"make the tests pass at the base, or repair the command "
-                            f"with `leap ball respec {ball.slice} {ball.ball} FILE`",
+                            f"with `leap ball respec {ball.slice} {ball.ball} FILE`"
+                            + (f"; {_again(ball, '', True)}" if authored else ""),
                             details=run.shown("the tests at the base"))
 
 
 def _tests_run_the_red(root: Path, ball: BallRecord, base: str, commit: str,
-                       tests: list[str], timeout: float) -> None:
+                       tests: list[str], timeout: float, authored: bool = False) -> None:
     """T7: the score's fake-green check (``mechanical.fake_green``, this very function) runs
     the ball's `tests` at the base with the red's test files. Where they pass there, they
     never run the red test, and every candidate would be refused as a fake green after its
@@ -242,11 +255,11 @@ def _tests_run_the_red(root: Path, ball: BallRecord, base: str, commit: str,
             f"({', '.join(tests)}): they do not run the red test, so every candidate would "
             "be refused as a fake green", field="tests", rule="T7",
             hint=f"make `tests` run the red test with `leap ball respec {ball.slice} "
-            f"{ball.ball} FILE` (it has no round yet), then `leap red {ball.slice} "
-            f"{ball.ball} {commit[:12]}` again")
+            f"{ball.ball} FILE` (it has no round yet), {_again(ball, commit[:12], authored)}")
 
 
-def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float) -> CommandRun:
+def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
+                  authored: bool = False) -> CommandRun:
     """T7.1: the proof runs at the red commit and fails there, because a test ran and
     failed; a passing proof, or one that stopped before any test ran, is no red."""
     from leapgit.tribunal.worktree import temporary
@@ -254,13 +267,16 @@ def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float) -> 
     with temporary(root, commit, prefix="leap-red-") as tree:
         run = run_command("red", ball.proof, tree, timeout=timeout)
     shown = run.shown("the proof at the red commit")
-    again = (f"then `leap red {ball.slice} {ball.ball} COMMIT` again (a proof that is wrong "
-             f"is repaired with `leap ball respec {ball.slice} {ball.ball} FILE` before the "
-             "first round)")
+    respec = f"`leap ball respec {ball.slice} {ball.ball} FILE`"
+    again = (f"or repair a proof that is wrong with {respec}; {_again(ball, '', True)}"
+             if authored else
+             f"{_again(ball, 'COMMIT', False)} (a proof that is wrong is repaired with "
+             f"{respec} before the first round)")
+    test = "make red.command write a test" if authored else "commit a test"
     if run.ok:
         raise RuleViolation(f"the proof `{ball.proof}` passes at {commit[:12]}: a red test "
                             "that passes is refused", rule=RULE,
-                            hint=f"commit a test that fails for the missing behaviour, {again}",
+                            hint=f"{test} that fails for the missing behaviour, {again}",
                             details=shown)
     why = before_tests(run)
     if why is not None:
