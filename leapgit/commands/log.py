@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,7 @@ from leapgit import git
 from leapgit.errors import UsageError
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records import trailers as tr
-
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+from leapgit.rules.balls import ID
 
 
 @dataclass(frozen=True)
@@ -33,7 +31,7 @@ def log(limit: int | None = None, slice_id: str | None = None,
         start: Path | str = ".") -> list[LogEntry]:
     ws = open_workspace(start)
     ref = ws.config.ledger_ref
-    if slice_id is not None and not _ID.fullmatch(slice_id):
+    if slice_id is not None and not ID.fullmatch(slice_id):
         raise UsageError(f"{slice_id!r} is not a slice id", field="--slice",
                          hint="ids are letters, digits, '-' and '_'")
     with ws.ledger() as ledger:

@@ -19,6 +19,12 @@ def merge_slice(slice_id: str, holder: str = INTEGRATOR, builder: str | None = N
 def lines(result: MergeResult) -> list[str]:
     r = result.record
     out = [f"reopened {o.slice}/{o.ball} (L8): {o.reason}" for o in result.reopened]
+    if result.published is not None:
+        pub = result.published
+        before = pub.old[:12] if pub.old else "none"
+        return [*out, f"slice {r.slice} was merged in this clone only: its spine {r.spine} "
+                f"pushed to {result.remote} ({before} -> {pub.new[:12]}) under lease "
+                f"{pub.lease}, released"]
     if result.already:
         return [*out, f"slice {r.slice} is already merged: every ball's pass is on "
                 f"{r.spine}, last at {r.tip[:12]} ({layout.merge_path(r.slice, r.number)}); "

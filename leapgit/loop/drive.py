@@ -684,7 +684,9 @@ class SliceRun:
             self.busy.pop("slice", None)
         rec = merged.record
         end.merged_tip, end.merge_number = rec.tip, rec.number
-        self.events.emit("merge", step="already merged" if merged.already else "merged",
+        step = "merged" if not merged.already else \
+            "published" if merged.published else "already merged"
+        self.events.emit("merge", step=step,
                          tip=rec.tip[:12], spine=rec.spine, remote=merged.remote,
                          balls=[m.ball for m in rec.merges])
         self.busy["slice"] = "live proof"

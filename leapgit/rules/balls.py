@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
 
 
 MALFORMED = ("", "")
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # the records' id pattern (schemas/)
+ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # the records' id pattern (schemas/)
 
 
 def ball_of_ref(config: Config, ref: str) -> tuple[str, str] | None:
@@ -43,7 +43,7 @@ def ball_of_ref(config: Config, ref: str) -> tuple[str, str] | None:
     if not ref.startswith(prefix):
         return None
     parts = ref[len(prefix):].split("/")
-    if len(parts) != 2 or not all(_ID.fullmatch(p) for p in parts):
+    if len(parts) != 2 or not all(ID.fullmatch(p) for p in parts):
         return MALFORMED  # issue 18 F9: also a name that is no id (a byte not UTF-8)
     return parts[0], parts[1]
 

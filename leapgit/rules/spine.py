@@ -134,14 +134,27 @@ def _check_lease(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     lease = active_lease(ctx.ledger_view(), ctx.config.spine)
     if lease is None:
         return [Refusal("L9", upd.ref, upd.new, None, f"no open integrator lease on spine "
-                        f"{ctx.config.spine!r} in the ledger", "take the lease as the one "
-                        "integrator, push it to the ledger, then integrate")]
+                        f"{ctx.config.spine!r} in the ledger", _lease_hint(ctx, upd.new))]
     if ctx.pusher is not None and ctx.pusher.name != lease.holder:
         return [Refusal("L9", upd.ref, upd.new, None, f"pushed by {ctx.pusher.name!r} (from "
                         f"{ctx.pusher.source}), but lease {lease.number} is held by "
                         f"{lease.holder!r}: a second writer", "only the lease holder "
                         "integrates")]
     return []
+
+
+def _lease_hint(ctx: PushContext, tip: str | None) -> str:
+    """What lands the pushed spine under a lease: `leap merge` of the slice its tip merges
+    (it takes the lease, and pushes a slice merged in that clone only)."""
+    from leapgit.records.trailers import parse
+    from leapgit.rules.balls import ID
+
+    try:
+        named = parse(ctx.objects.commit(tip).message).slice if tip else None
+    except (KeyError, ValueError, LeapError):
+        named = None
+    merge = f"leap merge {named}" if named and ID.fullmatch(named) else "leap merge SLICE"
+    return f"`{merge}` pushes the spine under an integrator lease of its own"
 
 
 def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:

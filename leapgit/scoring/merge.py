@@ -56,6 +56,15 @@ class MergeResult:
     remote: str | None
     ledger_commit: str
     already: bool = False  # the slice was merged already: nothing landed, nothing to land
+    # merged here only, the spine's remote lacking it: pushed now under a lease of its own
+    published: Published | None = None
+
+
+@dataclass(frozen=True)
+class Published:
+    lease: int
+    old: str | None  # the remote's spine before (None: it had none)
+    new: str
 
 
 def order(rec: SliceRecord) -> list[str]:
@@ -285,7 +294,9 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     assert found is not None
     planned, reopened, rec, landed, tip = found
     if not planned:  # every pass is on the spine: nothing to do, and that is no error
-        return MergeResult(landed[-1], reopened, None, tip, already=True)
+        published = _publish(ws, slice_id, holder, remote, old) if remote else None
+        return MergeResult(landed[-1], reopened, remote if published else None, tip,
+                           already=True, published=published)
     if remote is None:  # L9: a merge that would land only here, its ledger shared
         spine.require_shared_spine(ws, f"`leap merge {slice_id}` again")
     if remote:
@@ -348,6 +359,34 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     # Pushed (or no remote): the slice has landed. Record it whatever the checkout does.
     _move(ws, old, record.tip, echo)
     return _finish(ws, record, reopened)
+
+
+def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, old: str
+             ) -> Published | None:
+    """L9: a slice merged in this clone whose spine's remote lacks it (merged before the
+    project's server ran leapgit's `pre-receive`, or by a version that merged here only):
+    a `git push` of the spine is refused for want of an open lease, and the merges are
+    there to push, not to make again. The server's own rule judges them first
+    (``upstream.require_spine_pushable``); they go up under a lease taken for it, which is
+    given back whatever happens. None when the remote holds the spine as far already."""
+    from leapgit.worktrees.upstream import require_spine_pushable
+
+    name = ws.config.spine
+    there = _remote_spine(ws, slice_id, remote)
+    if there is not None and (there == old or not is_ancestor(ws.paths.root, there, old)):
+        return None  # the remote holds as much, or more, or another line: nothing to push
+    require_spine_pushable(ws, f"`leap merge {slice_id}` again")
+    lease = leases.take_lease_on(
+        remote, ws.paths.root, name, holder, _taken_for(ws, slice_id),
+        f"`leap merge {slice_id}`", lambda ledger: _left_by_a_killed_merge(ws, ledger, name,
+                                                                           holder))
+    try:
+        _lease_up(ws, remote)
+        _push(ws, remote, old, slice_id)
+    finally:
+        _release(ws, name, holder, f"spine {old[:12]} of {slice_id}, merged in this clone "
+                 "only, pushed", remote)
+    return Published(lease.number, there, old)
 
 
 def _plan(ws: Workspace, slice_id: str) -> tuple[list[Planned], tuple[ReopenRecord, ...],
@@ -479,27 +518,8 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
     copy is refused there as no fast-forward, after a paid review). A spine here that is
     behind moves forward to it first, its checkout too; one that parted from it stops the
     merge, nothing landed. Returns the tip to build on."""
-    from leapgit.ledger.sync import fetch, lock_in_the_way
-
     root, name = ws.paths.root, ws.config.spine
-    track = f"refs/remotes/{remote}/{name}"
-    spec = f"+refs/heads/{name}:{track}"
-    fetched = fetch(root, ["--quiet", "--no-tags", remote, spec])  # again after a race
-    if fetched.returncode != 0:
-        said = git.says(fetched.stderr.decode(errors="replace"))
-        if "couldn't find remote ref" in said:
-            return old  # the remote has no spine yet: this merge gives it its first
-        locked = lock_in_the_way(remote, [spec], fetched, "nothing landed")
-        if locked is not None:
-            raise locked
-        if git.unavailable(said):  # `leap run` waits for it
-            raise git.RemoteUnavailable(
-                f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
-                rule="L9", hint=f"`leap merge {slice_id}` again once {remote} answers")
-        raise Hold(f"{remote} would not give its spine {name!r} ({said}): nothing landed",
-                   rule="L9", hint="git's words say what to mend here (access, the "
-                   "remote's name)")
-    there = git.rev_parse(track, root)
+    there = _remote_spine(ws, slice_id, remote)
     if there is None or there == old or is_ancestor(root, there, old):
         return old  # this clone's spine is as far as the remote's, or further
     if not is_ancestor(root, old, there):
@@ -520,6 +540,31 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
     echo(f"the spine {name!r} here followed {remote}'s from {old[:12]} to {there[:12]} "
          "(another integration landed there first)")
     return there
+
+
+def _remote_spine(ws: Workspace, slice_id: str, remote: str) -> str | None:
+    """The spine's tip on ``remote``, fetched now (None: the remote has no spine yet)."""
+    from leapgit.ledger.sync import fetch, lock_in_the_way
+
+    root, name = ws.paths.root, ws.config.spine
+    track = f"refs/remotes/{remote}/{name}"
+    spec = f"+refs/heads/{name}:{track}"
+    fetched = fetch(root, ["--quiet", "--no-tags", remote, spec])  # again after a race
+    if fetched.returncode != 0:
+        said = git.says(fetched.stderr.decode(errors="replace"))
+        if "couldn't find remote ref" in said:
+            return None  # the remote has no spine yet: this merge gives it its first
+        locked = lock_in_the_way(remote, [spec], fetched, "nothing landed")
+        if locked is not None:
+            raise locked
+        if git.unavailable(said):  # `leap run` waits for it
+            raise git.RemoteUnavailable(
+                f"could not read the spine {name!r} on {remote} ({said}): nothing landed",
+                rule="L9", hint=f"`leap merge {slice_id}` again once {remote} answers")
+        raise Hold(f"{remote} would not give its spine {name!r} ({said}): nothing landed",
+                   rule="L9", hint="git's words say what to mend here (access, the "
+                   "remote's name)")
+    return git.rev_parse(track, root)
 
 
 def _lease_up(ws: Workspace, remote: str) -> None:
