@@ -27,6 +27,13 @@ def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = F
             p._replace(message=as_started(p.message, slice_id, options.remote),
                        hint=p.hint and as_started(p.hint, slice_id, options.remote))
             for p in exc.problems)
+        if as_json and not events.ended:  # an agent reads stdout: the stop is said there
+            first = exc.problems[0] if exc.problems else None
+            events.emit("stop", reason=first.message if first else str(exc),
+                        rule=first.rule if first else None,
+                        hint=first.hint if first else None, exit_code=exc.exit_code,
+                        details=exc.detail_lines()[-12:] or None)
+            events.emit("end", outcome="stopped", exit_code=exc.exit_code)
         raise
 
 

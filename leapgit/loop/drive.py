@@ -155,9 +155,10 @@ class SliceRun:
                     self.driving = True  # a later press only counts: the run ends whole
                     self.stop.set()
                     self.interrupted = True
-                    end.stopped = (f"interrupted in the merge step; `leap run {self.slice}` "
-                                   "goes on from here")
-                    self.events.emit("stop", reason=end.stopped)
+                    again = f"`leap run {self.slice}` goes on from here"
+                    end.stopped = f"interrupted in the merge step; {again}"
+                    self.events.emit("stop", reason="interrupted in the merge step",
+                                     hint=again)
             end.interrupted = self.interrupted
             end.balls = self._ends(self._standings())
             with self.ws.ledger() as ledger:
@@ -267,7 +268,8 @@ class SliceRun:
             self.stop.set()
             self.interrupted = True
             why = "interrupted: every builder stops and its round is recorded"
-            self.events.emit("stop", reason=why)
+            self.events.emit("stop", reason=why,
+                             hint=f"`leap run {self.slice}` goes on from here")
             _drain(running, self.events, lambda: self.presses >= 2)
             return why
         finally:
@@ -677,7 +679,10 @@ class SliceRun:
                 return True
             end.stopped = f"merge: {exc.lines()[0]}"
             end.exit_code = exc.exit_code
-            self.events.emit("stop", reason=end.stopped,
+            first = exc.problems[0] if exc.problems else None
+            self.events.emit("stop", reason=f"merge: {first.message}" if first else
+                             end.stopped, rule=first.rule if first else None,
+                             hint=first.hint if first else None, exit_code=exc.exit_code,
                              details=tuple(exc.detail_lines()[-12:]) or None)
             return False
         finally:

@@ -45,6 +45,7 @@ class Events:
         self._clock = clock
         self._started = clock()
         self._lock = threading.Lock()
+        self.ended = False  # the run's "end" was said: an error after it adds no other
 
     def _as_started(self, value: Any) -> Any:
         """``as_started`` through every text of a field, a table's rows and lists too."""
@@ -74,6 +75,7 @@ class Events:
         with self._lock:
             self._out.write(line + "\n")
             self._out.flush()
+            self.ended = self.ended or event == "end"
 
     def _text(self, data: dict[str, Any]) -> str:
         head = f"[{data['elapsed']:7.1f}s]"

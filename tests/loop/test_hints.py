@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -96,6 +97,27 @@ def test_a_red_the_test_author_got_wrong_names_leap_run_not_a_placeholder_commit
         assert _hinted(stop["hint"]) == ["leap ball respec hpr a FILE", "leap run hpr"], stop
         (p.base_dir / "reds.json").write_text(good)  # the author mended
         landed = p.leap("run", "hpr", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+def test_a_merge_stop_carries_its_hint_and_rule_in_their_own_fields(
+        isolated: Path, served: Served) -> None:
+    """Stop 36's telemetry review: a merge stop inside `leap run --json` put its hint into
+    the `reason` text ("...; commit or stash them"), so an agent reading `hint` found none.
+    The stop event has `reason`, `rule` and `hint` apart, as a ball's stop has; followed
+    (`git stash`), the run lands."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-merge-stop"), served.daemon, server.url, "hms", ("a", "b"))
+        init = p.work / "calc" / "__init__.py"
+        init.write_text(init.read_text() + "# not committed\n")
+        res = p.leap("run", "hms", "--json", "--heartbeat", "0")
+        assert res.code == 2, res.out[-2000:]
+        [stop] = [e for e in events(res.out) if e["event"] == "stop" and "ball" not in e]
+        assert str(stop["reason"]).startswith("merge: the spine 'main' is checked out in"), stop
+        assert stop["hint"] == "commit or stash them; nothing was written", stop
+        assert "stash" not in str(stop["reason"]) and stop["exit_code"] == 2, stop
+        subprocess.run(["git", "stash", "-q"], cwd=p.work, check=True)
+        landed = p.leap("run", "hms", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 

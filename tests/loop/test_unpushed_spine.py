@@ -18,9 +18,10 @@ import pytest
 from leapgit.errors import EXIT_RULE
 from leapgit.ledger import leases
 from leapgit.ledger.store import Ledger
+from leapgit.records.schema import validate
 from leapgit.scoring import spine
 from tests.loop.test_review_findings import duo, passed_not_merged
-from tests.loop.world import jurors
+from tests.loop.world import events, jurors
 from tests.scoring.world import ball_yaml
 from tests.support import git
 from tests.templates import Served
@@ -289,10 +290,18 @@ def test_a_run_whose_spine_tracks_no_remote_of_a_shared_ledger_stops_first_and_l
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("untracked-run"), served.daemon, server.url, "ut", ("a", "b"))
         _untrack(p.work)
-        stopped = p.leap("run", "ut", "--heartbeat", "0")
+        stopped = p.leap("run", "ut", "--heartbeat", "0", "--json")
         assert stopped.code == 2, stopped
         assert "[L9]" in stopped.err and "tracks no remote" in stopped.err, stopped.err
         assert "then `leap run ut` again" in stopped.err, stopped.err
+        # an agent reading --json learns it too (it got no line at all: stderr only)
+        said = events(stopped.out)
+        assert [e["event"] for e in said] == ["stop", "end"], stopped.out
+        assert said[0]["rule"] == "L9" and "tracks no remote" in str(said[0]["reason"])
+        assert "git config branch.main.remote" in str(said[0]["hint"]), said[0]
+        assert said[0]["exit_code"] == said[1]["exit_code"] == 2, said
+        for event in said:
+            validate(event, "run-event", "leap run --json")
         assert not server.chats(), "jurors were paid for a merge that would land nowhere"
         found = SHARE.search(stopped.err)
         assert found is not None, stopped.err
