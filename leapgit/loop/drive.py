@@ -41,6 +41,7 @@ from leapgit.loop.lease import RunLease
 from leapgit.loop.live import Proved
 from leapgit.loop.steps import Step, next_step, no_verdict
 from leapgit.rules.readiness import BallStanding, assess
+from leapgit.worktrees.builder import Stop, signal_name
 from leapgit.worktrees.buildround import HEARTBEAT
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class Options:
 class SliceRun:
     def __init__(self, ws: Workspace, slice_id: str, events: Events, options: Options) -> None:
         self.ws, self.slice, self.events, self.opt = ws, slice_id, events, options
-        self.stop = threading.Event()  # Ctrl-C, SIGTERM, or time: builders stop their round
+        self.stop = Stop()  # Ctrl-C, SIGTERM, or time: builders stop their round
         self.busy: dict[str, str] = {}
         self.stopped: dict[str, Step] = {}
         self.idle_builds: dict[str, int] = {}
@@ -153,7 +154,7 @@ class SliceRun:
                         end.stopped = self._balls()
                 except KeyboardInterrupt:  # in the merge step: stopped as the ball loop stops
                     self.driving = True  # a later press only counts: the run ends whole
-                    self.stop.set()
+                    self.stop.halt("interrupted (SIGINT)")
                     self.interrupted = True
                     again = f"`leap run {self.slice}` goes on from here"
                     end.stopped = f"interrupted in the merge step; {again}"
@@ -223,7 +224,7 @@ class SliceRun:
 
         def handler(signum: int, frame: object) -> None:
             self.presses += 1
-            self.stop.set()
+            self.stop.halt(signal_name(signum))
             if self.presses == 1 or not self.driving:
                 raise KeyboardInterrupt
 
@@ -265,7 +266,7 @@ class SliceRun:
                     self.busy.pop(step.ball, None)
                     self._settle(step, fut)
         except KeyboardInterrupt:
-            self.stop.set()
+            self.stop.halt("interrupted (SIGINT)")
             self.interrupted = True
             why = "interrupted: every builder stops and its round is recorded"
             self.events.emit("stop", reason=why,
@@ -290,8 +291,9 @@ class SliceRun:
             return (f"{self.reach.gave_up}; a hold, nothing lost: `leap run {self.slice} "
                     f"--remote {self.opt.remote}` again once it answers")
         if self._deadline is not None and time.monotonic() >= self._deadline:
-            self.stop.set()  # running builders stop; each running round is recorded as 0
-            return f"--max-minutes {self.opt.max_minutes:g} reached: a hold, nothing lost"
+            why = f"--max-minutes {self.opt.max_minutes:g} reached"
+            self.stop.halt(why)  # running builders stop; each running round is recorded as 0
+            return f"{why}: a hold, nothing lost"
         cap = self.ws.config.run_max_usd
         if cap is None:
             return None

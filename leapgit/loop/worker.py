@@ -32,6 +32,7 @@ from leapgit.records import yamlio
 from leapgit.records.claims import ClaimRecord
 from leapgit.records.trailers import BALL, SLICE
 from leapgit.timeutil import iso_at, now_iso
+from leapgit.worktrees.builder import Stop
 from leapgit.worktrees.closeround import RoundClosed
 from leapgit.worktrees.progress import Progress
 
@@ -95,7 +96,7 @@ def default_name() -> str:
 class Worker:
     def __init__(self, ws: Workspace, options: Options, echo: Callable[[str], None]) -> None:
         self.ws, self.opt, self.echo = ws, options, echo
-        self.stop = threading.Event()
+        self.stop = Stop()
         # the local ledger's sync and a round's push, one at a time (claims go up on their
         # own: the remote's compare-and-swap orders them, and a renewal never waits here)
         self._push = threading.Lock()
@@ -115,7 +116,7 @@ class Worker:
 
         os.environ[WORKER_ENV] = self.opt.name  # the receipts name the claim's holder (L9)
         end = WorkerEnd()
-        restore = sigterm_as_interrupt()
+        restore = sigterm_as_interrupt(self.stop)
         pool = ThreadPoolExecutor(max_workers=max(1, self.opt.jobs),
                                   thread_name_prefix="leap-worker")
         running: dict[Future[Built], tuple[str, str]] = {}
@@ -167,7 +168,8 @@ class Worker:
                     end.built.append(fut.result())
         except KeyboardInterrupt:
             end.interrupted = True
-            self.stop.set()  # each running round is recorded as 0, pushed, and released
+            self.stop.halt("interrupted (SIGINT)")  # or SIGTERM, which said so first
+            # each running round is recorded as 0, pushed, and released
             self.echo("interrupted: each running round is recorded as 0 and its claim "
                       "given back")
             while running:
@@ -181,7 +183,7 @@ class Worker:
             return end
         except LeapError as exc:
             end.stopped, end.held = exc.lines()[0], exc.exit_code == EXIT_HOLD
-            self.stop.set()
+            self.stop.halt(f"the worker stopped ({exc.lines()[0]})")
             self.echo(f"stopped: {end.stopped}")
             for fut in list(running):
                 end.built.append(fut.result())

@@ -33,6 +33,24 @@ class BuilderExit:
     timed_out: bool = False
     interrupted: bool = False
     seconds: float = 0.0
+    why: str = ""  # interrupted: what stopped the run (``Stop.why``)
+
+
+class Stop(threading.Event):
+    """Set when the running builders are to stop, with why: the first reason given (a
+    signal's name, a time limit) is the one their rounds' receipts say."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.why = ""
+
+    def halt(self, why: str) -> None:
+        self.why = self.why or why
+        self.set()
+
+
+def signal_name(signum: int) -> str:
+    return f"interrupted ({signal.Signals(signum).name})"
 
 
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
@@ -55,7 +73,7 @@ _RECORDS_EXIT = ('/bin/sh -c "$1"; leap_exit=$?; printf "%s\\n" "$leap_exit" > "
 
 
 def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
-                timeout: float, stop: threading.Event, *, lock_fd: int | None = None,
+                timeout: float, stop: Stop, *, lock_fd: int | None = None,
                 started: Callable[[int], None] | None = None,
                 beat: Callable[[float], None] | None = None,
                 every: float = 15.0, exit_file: Path | None = None) -> BuilderExit:
@@ -97,7 +115,7 @@ def run_builder(command: str, worktree: Path, env: dict[str, str], log: Path,
                 out.write(f"\n[leap] builder stopped: {why}\n".encode())
                 return BuilderExit(proc.returncode, timed_out=not stop.is_set(),
                                    interrupted=stop.is_set(),
-                                   seconds=time.monotonic() - started_at)
+                                   seconds=time.monotonic() - started_at, why=stop.why)
 
 
 def left_exit(exit_file: Path) -> int | None:
@@ -113,7 +131,7 @@ def builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
                  worktree: Path, start: str, timeout: float) -> tuple[Literal[-1, 0, 1], str]:
     """What the builder says its round came to. Interrupt and timeout end the round at 0."""
     if ex.interrupted:
-        return 0, "interrupted (SIGINT): leap stopped the builder; the round ended at 0"
+        return 0, f"{ex.why or 'interrupted'}: leap stopped the builder; the round ended at 0"
     if ex.timed_out:
         return 0, f"the builder timed out after {timeout:g} s; the round ended at 0"
     if report is not None:

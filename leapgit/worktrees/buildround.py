@@ -11,7 +11,6 @@ for `leap throw --run` once the builder is repaired.
 
 from __future__ import annotations
 
-import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import BallRecord, ThrowRecord
 from leapgit.rules.episodes import Episode
 from leapgit.worktrees import handoff
-from leapgit.worktrees.builder import builder_word, run_builder
+from leapgit.worktrees.builder import Stop, builder_word, run_builder
 from leapgit.worktrees.check import check_ball
 from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.drivelock import DriveLock
@@ -72,7 +71,7 @@ class EpisodeEnded(Hold):
 
 class RoundPlayer:
     def __init__(self, ws: Workspace, command: str, progress: Progress,
-                 stop: threading.Event, watch: Watch, heartbeat: float = HEARTBEAT) -> None:
+                 stop: Stop, watch: Watch, heartbeat: float = HEARTBEAT) -> None:
         self.ws, self.command, self.progress, self.stop = ws, command, progress, stop
         self.watch, self.heartbeat = watch, heartbeat
         self.limit = ws.config.round_cap

@@ -23,6 +23,7 @@ from leapgit.ledger import query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import OUTCOME_NAMES, BallRecord, Receipt
 from leapgit.rules.episodes import Episode, current_episode
+from leapgit.worktrees.builder import Stop, signal_name
 from leapgit.worktrees.buildround import HEARTBEAT, EpisodeEnded, Played, RoundPlayer, log_path
 from leapgit.worktrees.carry import close_killed_round
 from leapgit.worktrees.closeround import RoundClosed, admin_dir
@@ -68,7 +69,7 @@ def _episode(ws: Workspace, slice_id: str, ball_id: str) -> tuple[Episode, BallR
 
 class _Driver:
     def __init__(self, ws: Workspace, command: str, progress: Progress,
-                 stop: threading.Event, heartbeat: float = HEARTBEAT,
+                 stop: Stop, heartbeat: float = HEARTBEAT,
                  watch: Watch | None = None,
                  after_round: Callable[[str, RoundClosed], None] | None = None) -> None:
         self.ws, self.progress, self.stop = ws, progress, stop
@@ -169,7 +170,7 @@ class _Driver:
 
 def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: int,
               progress: Progress, command: str | None = None,
-              heartbeat: float = HEARTBEAT, stop: threading.Event | None = None,
+              heartbeat: float = HEARTBEAT, stop: Stop | None = None,
               watch: Watch | None = None,
               after_round: Callable[[str, RoundClosed], None] | None = None) -> RunResult:
     """``stop``: set from outside (`leap run` on Ctrl-C or its time limit), it stops every
@@ -180,10 +181,10 @@ def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: 
     if not command:
         raise UsageError("no builder command", file=".leap/config.yaml",
                          field="builder.command", hint="set builder.command, e.g. a script")
-    stop = stop or threading.Event()
+    stop = stop or Stop()
     driver = _Driver(ws, command, progress, stop, heartbeat, watch, after_round)
     interrupted = False
-    restore = sigterm_as_interrupt()
+    restore = sigterm_as_interrupt(stop)
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="leap-ball")
     futures: list[Future[BallRun]] = [pool.submit(driver.drive, slice_id, b, w)
                                       for b, w in balls]
@@ -191,7 +192,8 @@ def run_balls(ws: Workspace, slice_id: str, balls: list[tuple[str, int]], jobs: 
         _wait_all(futures)
     except KeyboardInterrupt:
         interrupted = True
-        stop.set()  # builders are stopped by their drivers; each running round is recorded
+        stop.halt("interrupted (SIGINT)")  # SIGTERM's handler said so first, if it was
+        # the builders are stopped by their drivers; each running round is recorded
         progress.note("interrupted: stopping every builder and recording its round as 0")
         while True:
             try:
@@ -211,11 +213,14 @@ def _wait_all(futures: list[Future[BallRun]]) -> None:
         _, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
 
 
-def sigterm_as_interrupt() -> Callable[[], object]:
+def sigterm_as_interrupt(stop: Stop | None = None) -> Callable[[], object]:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does; ``stop`` learns which it was."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
     def handler(signum: int, frame: object) -> None:
+        if stop is not None:
+            stop.why = stop.why or signal_name(signum)
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, handler)

@@ -5,7 +5,6 @@ environment written here by hand; unknown or conflicting presets are bad config.
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from leapgit.errors import InvalidRecord
 from leapgit.records import presets, yamlio
 from leapgit.records.config import parse_config
 from leapgit.records.tribunal_config import Rung
-from leapgit.worktrees.builder import run_builder
+from leapgit.worktrees.builder import Stop, run_builder
 from tests.standins import BUILDER_ACT, calls, path_with, stand_in
 
 PROMPT = (presets.BUILDER_PROMPT.replace("${LEAP_HANDOFF}", "@HANDOFF@")
@@ -63,7 +62,7 @@ def test_a_builder_preset_runs_exactly_its_documented_argv(tmp_path: Path, name:
     (tree / "src").mkdir(parents=True)
     log = stand_in(bin_dir, program.program, argv, act=BUILDER_ACT, env=env)
     ex = run_builder(program.command(model), tree, _round_env(tmp_path, bin_dir),
-                     tmp_path / "round.log", 20, threading.Event())
+                     tmp_path / "round.log", 20, Stop())
     assert ex.code == 0, (tmp_path / "round.log").read_text()
     [call] = calls(log)
     assert call["stdin"] == ""  # the builder's stdin is /dev/null

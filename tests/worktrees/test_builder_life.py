@@ -139,15 +139,38 @@ def test_the_builders_exit_status_is_written_and_its_command_runs_as_ever(
     (``carry.close_killed_round``); a blind review: a first wrapping parsed the command
     anew, and a heredoc running to the end swallowed it."""
     import subprocess
-    import threading
 
-    from leapgit.worktrees.builder import left_exit, run_builder
+    from leapgit.worktrees.builder import Stop, left_exit, run_builder
 
     plain = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True)
     exit_file = tmp_path / "builder-1-1.exit"
     exit_file.write_text("0\n")  # a stale one is never read as this builder's
     log = tmp_path / "round.log"
-    ex = run_builder(command, tmp_path, dict(os.environ), log, 30, threading.Event(),
+    ex = run_builder(command, tmp_path, dict(os.environ), log, 30, Stop(),
                      exit_file=exit_file)
     assert ex.code == plain.returncode == left_exit(exit_file), (ex, plain)
     assert log.read_bytes().endswith(plain.stdout), log.read_text()
+
+
+def test_a_builder_stopped_by_the_run_says_why_in_its_round(tmp_path: Path) -> None:
+    """Stop 35 found every stopped round recorded as "interrupted (SIGINT)": a SIGTERM, a
+    run's --max-minutes and a worker's stop too. The round says what stopped it, the first
+    reason given."""
+    import threading
+
+    from leapgit.worktrees.builder import Stop, builder_word, run_builder
+
+    stop = Stop()
+    timer = threading.Timer(0.3, stop.halt, ["--max-minutes 0.5 reached"])
+    timer.start()
+    stop_later = threading.Timer(0.4, stop.halt, ["interrupted (SIGINT)"])
+    stop_later.start()
+    ex = run_builder("sleep 30", tmp_path, dict(os.environ), tmp_path / "round.log", 60,
+                     stop)
+    stop_later.join()
+    assert ex.interrupted and not ex.timed_out and ex.seconds < 20, ex
+    outcome, evidence = builder_word(ex, None, tmp_path, "", 60)
+    assert outcome == 0, evidence
+    assert evidence == "--max-minutes 0.5 reached: leap stopped the builder; the round " \
+        "ended at 0", evidence
+    assert stop.why == "--max-minutes 0.5 reached"

@@ -302,6 +302,8 @@ def test_a_second_run_of_a_ball_being_driven_holds_until_the_first_is_stopped(
     os.kill(proc.pid, signal.SIGTERM)  # the hint's command: the run records its round, at 0
     proc.communicate(timeout=30)
     assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
+    # said as it was (stop 35: a SIGTERM was recorded as a SIGINT)
+    assert _receipts(diamond)[0].evidence.startswith("interrupted (SIGTERM): "), _receipts(diamond)
     r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond, env={"PIDS": str(pids)})
     assert r.code == 0, r
     assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0), (2, 1)]
