@@ -25,16 +25,20 @@ MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice
 OUTSIDE = "then land the change as a ball of a slice; "
 
 
-def outside_hint(sha: str) -> str:
-    return (f"keep it on a branch of its own and take it off your spine (on the spine "
-            f"branch): {keep_aside(sha)}, " + OUTSIDE + MERGE_HINT)
+def outside_hint(sha: str, spine: str) -> str:
+    return (f"keep it on a branch of its own and take it off your spine: "
+            f"{keep_aside(sha, spine)}, " + OUTSIDE + MERGE_HINT)
 
 
-def keep_aside(sha: str) -> str:
+def keep_aside(sha: str, spine: str) -> str:
     """The commands that keep a clone's spine commit ``sha`` (and what it stands on) on a
-    branch of its own and take the spine back to what its remote holds. ``@{upstream}`` is
-    quoted: fish and PowerShell read its braces themselves."""
-    return f"`{keep_branch(sha)} && git reset --keep '@{{upstream}}'`"
+    branch of its own and take the spine back to what its remote holds. The spine is
+    switched to first: pushed from another branch, the reset moved that one instead (a
+    blind review). ``@{upstream}`` is quoted: fish and PowerShell read its braces."""
+    import shlex
+
+    return (f"`{keep_branch(sha)} && git switch {shlex.quote(spine)} && "
+            "git reset --keep '@{upstream}'`")
 
 
 def keep_branch(sha: str, where: str | None = None) -> str:
@@ -97,7 +101,8 @@ def _the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
         commit = new.get(sha)
         if commit is None:
             return [Refusal("L8", upd.ref, sha, None, "the spine's first-parent line does not "
-                            f"lead back to its tip {upd.old[:12]}", outside_hint(upd.new))]
+                            f"lead back to its tip {upd.old[:12]}",
+                            outside_hint(upd.new, ctx.config.spine))]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
     return [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
@@ -168,7 +173,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     sha = commit.id.decode()
     if len(commit.parents) != 2:
         return [Refusal("L8", ref, sha, None, "not an integration merge (a commit on the spine "
-                        "must merge one passed ball)", outside_hint(sha))]
+                        "must merge one passed ball)", outside_hint(sha, ctx.config.spine))]
     divided = check_message(ref, commit, "L8")  # which ball it names, read one way only
     if divided:
         return divided

@@ -410,3 +410,31 @@ def test_a_remote_named_with_a_slash_is_judged_too(light: tuple[Path, Path, Path
     note = _note_on_main(work)
     code, err = _check(work, draft)
     assert code == EXIT_RULE and note[:12] in err and "team/origin/main" in err, err
+
+
+def test_the_servers_keep_aside_hint_moves_the_spine_not_the_branch_checked_out(
+        light: tuple[Path, Path, Path]) -> None:
+    """Stop 36's reversibility review: the keep-aside commands `pre-push` and `pre-receive`
+    print reset whatever branch is checked out. Pushed from another branch (`git push
+    origin main` while on `topic`, made from `origin/main`), they moved `topic` back to its
+    upstream, its work left in the reflog. They switch
+    to the spine first: `topic` stays, the note is kept, the spine is the remote's."""
+    bare, work, _draft = light
+    before = git("rev-parse", "main", cwd=work)
+    note = _note_on_main(work)
+    git("checkout", "-q", "-b", "topic", "--track", "origin/main", cwd=work)
+    (work / "TOPIC.md").write_text("topic work\n")
+    git("add", "TOPIC.md", cwd=work)
+    git("commit", "-q", "-m", "topic work", cwd=work)
+    topic = git("rev-parse", "HEAD", cwd=work)
+    pushed = subprocess.run(["git", "push", "origin", "main"], cwd=work, capture_output=True,
+                            text=True)
+    assert pushed.returncode != 0 and "[L8]" in pushed.stderr, pushed.stderr
+    found = KEEP.search(pushed.stderr)
+    assert found is not None, pushed.stderr
+    ran = subprocess.run(["sh", "-c", found.group(1)], cwd=work, capture_output=True,
+                         text=True)
+    assert ran.returncode == 0, ran
+    assert git("rev-parse", "topic", cwd=work) == topic  # untouched
+    assert git("rev-parse", "main", cwd=work) == before == git("rev-parse", "main", cwd=bare)
+    assert git("rev-parse", f"kept-{note[:12]}", cwd=work) == note
