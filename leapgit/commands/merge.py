@@ -22,9 +22,11 @@ def lines(result: MergeResult) -> list[str]:
     if result.published is not None:
         pub = result.published
         before = pub.old[:12] if pub.old else "none"
-        return [*out, f"slice {r.slice} was merged in this clone only: its spine {r.spine} "
-                f"pushed to {result.remote} ({before} -> {pub.new[:12]}) under lease "
-                f"{pub.lease}, released"]
+        given = "given back" if pub.released else \
+            f"given back here; `leap sync {result.remote}` gives it back there"
+        return [*out, f"slice {r.slice} was merged in this clone only: its merges pushed to "
+                f"{result.remote}'s {r.spine} ({before} -> {pub.new[:12]}) under lease "
+                f"{pub.lease}, {given}"]
     if result.already:
         return [*out, f"slice {r.slice} is already merged: every ball's pass is on "
                 f"{r.spine}, last at {r.tip[:12]} ({layout.merge_path(r.slice, r.number)}); "

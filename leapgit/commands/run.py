@@ -16,11 +16,11 @@ from leapgit.loop.events import Events, as_started
 
 def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = False,
               start: Path | str = ".") -> RunEnd:
-    ws = open_workspace(start)
-    if options.remote is not None:  # bad input: said before the run starts
-        require_remote(ws.paths.root, options.remote)
     events = Events(stream, slice_id, as_json, remote=options.remote)
     try:
+        ws = open_workspace(start)
+        if options.remote is not None:  # bad input: said before the run starts
+            require_remote(ws.paths.root, options.remote)
         return SliceRun(ws, slice_id, events, options).run()
     except LeapError as exc:  # its hints name the run as it was started, as events' do
         exc.problems = tuple(

@@ -265,11 +265,11 @@ def episode_reds(view: LedgerView, slice_id: str, ball_id: str, episode: int | N
     if episode is None:
         return history.reds_of_episodes(view, slice_id, ball_id, set())
     earlier = {n for n in history.finding_episodes(view, slice_id, ball_id) if n < episode}
-    held = _branch_episodes(view, slice_id, ball_id, episode) if earlier else {episode}
+    held = branch_episodes(view, slice_id, ball_id, episode) if earlier else {episode}
     return history.reds_of_episodes(view, slice_id, ball_id, held)
 
 
-def _branch_episodes(view: LedgerView, slice_id: str, ball_id: str, episode: int
+def branch_episodes(view: LedgerView, slice_id: str, ball_id: str, episode: int
                      ) -> set[int]:
     """``episode`` and the earlier episodes its branch goes on with: each throw's
     ``resumed_from``, back while the throw kept the one before's base, stack and branch

@@ -25,20 +25,24 @@ MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice
 OUTSIDE = "then land the change as a ball of a slice; "
 
 
-def outside_hint(sha: str, spine: str) -> str:
+def outside_hint(sha: str, spine: str, below: str | None = None) -> str:
     return (f"keep it on a branch of its own and take it off your spine: "
-            f"{keep_aside(sha, spine)}, " + OUTSIDE + MERGE_HINT)
+            f"{keep_aside(sha, spine, below)}, " + OUTSIDE + MERGE_HINT)
 
 
-def keep_aside(sha: str, spine: str) -> str:
+def keep_aside(sha: str, spine: str, below: str | None = None) -> str:
     """The commands that keep a clone's spine commit ``sha`` (and what it stands on) on a
-    branch of its own and take the spine back to what its remote holds. The spine is
-    switched to first: pushed from another branch, the reset moved that one instead (a
-    blind review). ``@{upstream}`` is quoted: fish and PowerShell read its braces."""
+    branch of its own and take the spine back to ``below`` (the commit under the first
+    refused one: honest merges under it stay), else to what its remote holds. The spine is
+    moved only when all it holds is kept (pushed from another branch, `git push origin
+    topic:main`, it holds merges the kept branch lacks), and switched to first (the reset
+    moved whatever branch was checked out: a blind review). ``@{upstream}`` is quoted: fish
+    and PowerShell read its braces."""
     import shlex
 
-    return (f"`{keep_branch(sha)} && git switch {shlex.quote(spine)} && "
-            "git reset --keep '@{upstream}'`")
+    to = below or "'@{upstream}'"
+    return (f"`{keep_branch(sha)} && git merge-base --is-ancestor {shlex.quote(spine)} {sha} "
+            f"&& git switch {shlex.quote(spine)} && git reset --keep {to}`")
 
 
 def keep_branch(sha: str, where: str | None = None) -> str:
@@ -105,8 +109,17 @@ def _the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
                             outside_hint(upd.new, ctx.config.spine))]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
-    return [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
-                                                     *_config_parses(ctx, upd.ref, commit))]
+    out = [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
+                                                    *_config_parses(ctx, upd.ref, commit))]
+    outside = [r.commit for r in out if OUTSIDE in r.hint and r.commit in new]
+    if not outside:
+        return out
+    # one set of commands for every refused commit: each kept only itself (a commit above
+    # it was then reset away), and the reset went below the honest merges under the first
+    first = new[outside[0]]
+    hint = outside_hint(upd.new, ctx.config.spine,
+                        first.parents[0].decode() if first.parents else None)
+    return [r._replace(hint=hint) if OUTSIDE in r.hint else r for r in out]
 
 
 def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:

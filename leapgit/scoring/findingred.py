@@ -23,7 +23,7 @@ from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
 from leapgit.rules.episodes import answers_findings
-from leapgit.scoring.red import RedResult, _fails_at_red
+from leapgit.scoring.red import RedResult, _again, _fails_at_red
 from leapgit.slices.diff import out_of_scope
 from leapgit.timeutil import now_iso
 
@@ -46,20 +46,24 @@ def record_finding_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         if commit is None or parents != [score.commit]:
             raise RuleViolation(f"the finding's red {rev} is not a child of the refused "
                                 f"candidate {score.commit[:12]}", rule=RULE,
-                                hint="commit the new tests on the candidate")
+                                hint="make red.command commit the new tests on the "
+                                f"candidate, {_again(ball, '', True)}")
         added = changed_files(root, score.commit, commit)
         held = [p for p in added if blob_at(root, score.commit, p) != ABSENT]
         if held or not added:
             raise RuleViolation("a finding's red only adds new test files: "
                                 + (f"it changes {', '.join(held)}" if held else "it adds none"),
-                                rule=RULE, hint="add the finding's test as a new file")
+                                rule=RULE, hint="make red.command add the finding's test as "
+                                f"a new file, {_again(ball, '', True)}")
         outside = out_of_scope(added, ball)
         if outside:
             raise RuleViolation(f"the finding's red adds files outside the ball's scope: "
-                                f"{', '.join(outside)}", rule="L4")
+                                f"{', '.join(outside)}", rule="L4",
+                                hint="make red.command keep to the scope "
+                                f"({', '.join(ball.paths)}), {_again(ball, '', True)}")
         # the ball's `tests` run every test file, the new ones too (a focused proof may not)
         run = _fails_at_red(root, ball._replace(proof=ball.tests or ball.proof), commit,
-                            ws.config.tribunal.test_timeout)
+                            ws.config.tribunal.test_timeout, authored=True)
         number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         evidence = RunEvidence("red", run.command, run.exit_code, run.seconds,
                                run.output_tail, f"red {commit[:12]}")

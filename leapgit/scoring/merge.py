@@ -65,6 +65,7 @@ class Published:
     lease: int
     old: str | None  # the remote's spine before (None: it had none)
     new: str
+    released: bool  # given back on the remote too (else here only: `leap sync` carries it)
 
 
 def order(rec: SliceRecord) -> list[str]:
@@ -294,7 +295,8 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     assert found is not None
     planned, reopened, rec, landed, tip = found
     if not planned:  # every pass is on the spine: nothing to do, and that is no error
-        published = _publish(ws, slice_id, holder, remote, old) if remote else None
+        published = _publish(ws, slice_id, holder, remote, landed[-1], echo) if remote \
+            else None
         return MergeResult(landed[-1], reopened, remote if published else None, tip,
                            already=True, published=published)
     if remote is None:  # L9: a merge that would land only here, its ledger shared
@@ -361,32 +363,88 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     return _finish(ws, record, reopened)
 
 
-def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, old: str
-             ) -> Published | None:
-    """L9: a slice merged in this clone whose spine's remote lacks it (merged before the
-    project's server ran leapgit's `pre-receive`, or by a version that merged here only):
-    a `git push` of the spine is refused for want of an open lease, and the merges are
-    there to push, not to make again. The server's own rule judges them first
-    (``upstream.require_spine_pushable``); they go up under a lease taken for it, which is
-    given back whatever happens. None when the remote holds the spine as far already."""
-    from leapgit.worktrees.upstream import require_spine_pushable
-
-    name = ws.config.spine
-    there = _remote_spine(ws, slice_id, remote)
-    if there is not None and (there == old or not is_ancestor(ws.paths.root, there, old)):
-        return None  # the remote holds as much, or more, or another line: nothing to push
-    require_spine_pushable(ws, f"`leap merge {slice_id}` again")
-    lease = leases.take_lease_on(
-        remote, ws.paths.root, name, holder, _taken_for(ws, slice_id),
-        f"`leap merge {slice_id}`", lambda ledger: _left_by_a_killed_merge(ws, ledger, name,
-                                                                           holder))
+def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: MergeRecord,
+             echo: Echo) -> Published | None:
+    """L9: a slice the ledger has merged whose spine's remote lacks it (merged in a clone
+    before its project's server ran leapgit's `pre-receive`): a `git push` of the spine is
+    refused for want of an open lease, and the merges are there to push, not to make again.
+    The slice's own last merge (``landed.tip``, not whatever else the spine here holds) goes
+    up under a lease taken for it, given back whatever happens; the server judges it as
+    every integration. None when the remote holds it (as last fetched, else as read now), or
+    cannot be read (said: the slice is merged, whether there too is not known)."""
+    root, name, tip = ws.paths.root, ws.config.spine, landed.tip
+    _give_back_left(ws, holder, remote, echo)
+    known = git.rev_parse(f"refs/remotes/{remote}/{name}", root)
+    if known is not None and is_ancestor(root, tip, known):
+        return None  # no need to ask: the remote held it when last read
+    try:
+        there = _remote_spine(ws, slice_id, remote)
+    except LeapError as exc:
+        echo(f"warning: whether {remote}'s spine holds slice {slice_id} is not known: "
+             f"{exc.lines()[0]}")
+        return None
+    if there is not None and is_ancestor(root, tip, there):
+        return None
+    if git.rev_parse(f"{tip}^{{commit}}", root) is None:
+        echo(f"warning: slice {slice_id}'s merge {tip[:12]} is on no spine this clone can "
+             f"see, and its commits are not here: `leap merge {slice_id}` in the clone that "
+             "made it pushes it")
+        return None
+    if there is not None and not is_ancestor(root, there, tip):
+        raise RuleViolation(
+            f"slice {slice_id} was merged in this clone only ({tip[:12]}), and {remote}'s "
+            f"spine has moved on along another line since ({there[:12]}): its merges "
+            "cannot be pushed as they are", rule="L9",
+            hint=f"keep them (`git branch {slice_id}-merged-here {tip}`) and land the work "
+                 "again as a slice of its own on the remote's spine (`leap slice cut FILE`, "
+                 "then `leap run SLICE`)")
+    lease = _take_for_publish(ws, slice_id, holder, remote, echo)
+    shared = False
     try:
         _lease_up(ws, remote)
-        _push(ws, remote, old, slice_id)
+        _push(ws, remote, tip, slice_id)
     finally:
-        _release(ws, name, holder, f"spine {old[:12]} of {slice_id}, merged in this clone "
-                 "only, pushed", remote)
-    return Published(lease.number, there, old)
+        shared = _release(ws, name, holder, f"slice {slice_id}, merged in this clone only "
+                          f"at {tip[:12]}, pushed", remote)
+    old = git.rev_parse(f"refs/heads/{name}", root)
+    if old is not None and old != tip and is_ancestor(root, old, tip):
+        _move(ws, old, tip, echo)  # a spine here reset below it comes back to it
+    return Published(lease.number, there, tip, shared)
+
+
+def _give_back_left(ws: Workspace, holder: str, remote: str, echo: Echo) -> None:
+    """A lease this clone took, left open by a merge killed after its push landed (nothing
+    is left to merge, so no later merge takes one and gives it back): given back here and
+    on the remote (L9: it stops every other integrator)."""
+    name = ws.config.spine
+    with ws.ledger() as ledger:
+        before = leases.active_lease(ledger.require(), name)
+        _left_by_a_killed_merge(ws, ledger, name, holder)
+        left = leases.active_lease(ledger.require(), name) is None
+    if before is None or not left:
+        return
+    from leapgit.ledger.sync import sync
+
+    try:
+        sync(remote, start=ws.paths.root)
+    except (LeapError, OSError):
+        echo(f"warning: lease {before.number} on {name}, left by a killed merge of this clone: "
+             f"{_not_shared(remote)}")
+        return
+    echo(f"lease {before.number} on {name}, left by a killed merge of this clone, given back")
+
+
+def _take_for_publish(ws: Workspace, slice_id: str, holder: str, remote: str,
+                      echo: Echo) -> leases.Lease:
+    name = ws.config.spine
+    try:
+        return leases.take_lease_on(
+            remote, ws.paths.root, name, holder, _taken_for(ws, slice_id),
+            f"`leap merge {slice_id}`",
+            lambda ledger: _left_by_a_killed_merge(ws, ledger, name, holder))
+    except KeyboardInterrupt:
+        _interrupted_taking(ws, slice_id, holder, remote, echo)
+        raise
 
 
 def _plan(ws: Workspace, slice_id: str) -> tuple[list[Planned], tuple[ReopenRecord, ...],

@@ -62,14 +62,19 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         replaced = _replaceable(view, slice_id, ball_id)
         if not is_ancestor(root, base, commit) or commit == base:
             raise RuleViolation(f"red commit {commit[:12]} does not add to the ball's base "
-                                f"{base[:12]}", field="COMMIT", rule=RULE,
-                                hint="commit the failing test on top of the ball's base "
+                                f"{base[:12]}", field=None if authored else "COMMIT",
+                                rule=RULE, hint="make red.command commit the failing test on "
+                                f"the base it is given, {_again(ball, '', True)}" if authored
+                                else "commit the failing test on top of the ball's base "
                                 f"(`leap ball base {slice_id} {ball_id}` names it)")
         tests = changed_files(root, base, commit)
         outside = out_of_scope(tests, ball)
         if outside:
             raise RuleViolation(f"the red commit changes files outside the ball's scope: "
-                                f"{', '.join(outside)}", field="COMMIT", rule="L4")
+                                f"{', '.join(outside)}", field=None if authored else "COMMIT",
+                                rule="L4", hint=("make red.command keep to the scope ("
+                                f"{', '.join(ball.paths)}), {_again(ball, '', True)}")
+                                if authored else "commit only the ball's own test files")
         _green_at_base(root, ball, base, limit, authored)
         run = _fails_at_red(root, ball, commit, limit, authored)
         _tests_run_the_red(root, ball, base, commit, tests, limit, authored)

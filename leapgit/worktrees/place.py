@@ -111,14 +111,12 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
         return
     where = shlex.quote(str(path))
     add = f"git worktree add {where} {shlex.quote(branch)}"
-    if recorded is not None and git.rev_parse(f"refs/heads/{branch}", root) is None:
+    gone = recorded is not None and git.rev_parse(f"refs/heads/{branch}", root) is None
+    if gone:
+        assert recorded is not None
         add = f"git worktree add -b {shlex.quote(branch)} {where} {recorded()}"
-        how = add if listed is None else f"git worktree remove {where} && {add}"
-        raise Hold(f"the worktree of {ball} is gone, and its branch {branch} with it: "
-                   f"{path}", rule="L5", hint=f"recreate both at the ball's last recorded "
-                   f"commit (`{how}`), then run this again")
-    elsewhere = next((w for w in every if w.branch == f"refs/heads/{branch}"
-                      and w is not listed and w.path.is_dir()), None)
+    elsewhere = None if gone else next((w for w in every if w.branch == f"refs/heads/{branch}"
+                                        and w is not listed and w.path.is_dir()), None)
     if elsewhere is not None:  # moved (`git worktree move`), or checked out by hand
         there = shlex.quote(str(elsewhere.path))
         how = f"git worktree move {there} {where}" if elsewhere is not every[0] else \
@@ -139,6 +137,10 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     # git forgets this one folder only (a prune would forget every missing one, another
     # ball's on a disk not mounted now included, with leap's state in its admin folder)
     how = add if listed is None else f"git worktree remove {where} && {add}"
+    if gone:
+        raise Hold(f"the worktree of {ball} is gone, and its branch {branch} with it: "
+                   f"{path}", rule="L5", hint=f"recreate both at the ball's last recorded "
+                   f"commit (`{how}`), then run this again")
     moved = "" if listed is None else "; if its folder was moved by hand, `git worktree " \
         "repair NEWPATH` finds it instead, edits kept"
     raise Hold(f"the worktree of {ball} is gone: {path}", rule="L5",
@@ -147,16 +149,24 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
 
 def recorded_tip(view: LedgerView, root: Path, episode: Episode) -> str:
     """L8 (nothing lost): the newest commit the ledger names on the episode's branch, where
-    a branch deleted by hand is made again: its last kept round's, else the red its throw
-    started from (``throw.start_point``), else its base. Each descends from the one before,
-    so the newest is the last that descends from what was found before it."""
-    from leapgit.ledger.history import latest_red
+    a branch deleted by hand is made again. The branch starts at the ball's red (else its
+    base), and each kept round, and each finding's red (T7.6), goes on from the one before,
+    through the episodes a resumed throw goes on with (``rules.episodes.branch_episodes``).
+    Walked in the order they were recorded, the newest is the last that descends from what
+    was found before it; a refused round (-1) was rolled back and is not on it."""
+    from leapgit.ledger import query
+    from leapgit.ledger.history import finding_reds, latest_red
+    from leapgit.rules.episodes import branch_episodes
 
-    red = latest_red(view, episode.throw.slice, episode.throw.ball)
-    named = ([red.commit] if red is not None else []) + \
-        [r.commit for r in episode.receipts if r.commit and r.outcome != -1]
-    best = episode.throw.base
-    for commit in named:
+    t = episode.throw
+    red = latest_red(view, t.slice, t.ball)
+    later: list[tuple[str, str]] = []
+    for number in sorted(branch_episodes(view, t.slice, t.ball, t.episode)):
+        later += [(r.recorded_at, r.commit) for r in query.receipts(view, t.slice, t.ball, number)
+                  if r.commit and r.outcome != -1]
+        later += [(r.recorded_at, r.commit) for r in finding_reds(view, t.slice, t.ball, number)]
+    best = t.base
+    for commit in ([red.commit] if red is not None else []) + [c for _, c in sorted(later)]:
         if git.is_ancestor(root, best, commit):
             best = commit
     return best

@@ -75,26 +75,33 @@ def test_no_red_and_no_author_names_leap_red_which_leads_on(isolated: Path,
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
+@pytest.mark.parametrize("wrong", ["passes", "outside"])
 def test_a_red_the_test_author_got_wrong_names_leap_run_not_a_placeholder_commit(
-        isolated: Path, served: Served) -> None:
+        isolated: Path, served: Served, wrong: str) -> None:
     """Stop 36 found: inside `leap run`, a red the test author wrote wrong (here: a test
     that passes) stopped with `leap red S B COMMIT` again: a placeholder for a commit the
     run's author makes, not the user. The stop names what to mend (red.command, or the
     proof with `leap ball respec`) and `leap run S`, which asks the author again."""
     with JurorServer("openai", jurors) as server:
-        p = duo(served.folder("hint-passing-red"), served.daemon, server.url, "hpr",
+        p = duo(served.folder(f"hint-{wrong}-red"), served.daemon, server.url, "hpr",
                 ("a", "b"))
         good = (p.base_dir / "reds.json").read_text()
-        passing = json.loads(good)
-        passing["a"][1] = ("import unittest\n\n\nclass T(unittest.TestCase):\n"
+        bad = json.loads(good)
+        if wrong == "passes":
+            bad["a"][1] = ("import unittest\n\n\nclass T(unittest.TestCase):\n"
                            "    def test_a(self):\n        pass\n")
-        (p.base_dir / "reds.json").write_text(json.dumps(passing))
+        else:  # a test file outside the ball's scope (L4)
+            bad["a"][0] = "tests/test_elsewhere.py"
+        (p.base_dir / "reds.json").write_text(json.dumps(bad))
         res = p.leap("run", "hpr", "--json", "--heartbeat", "0")
         assert res.code == 1, res.out[-2000:]
         stop = _stops(res.out)["a"]
-        assert "passes at" in str(stop["reason"]), stop
+        said = "passes at" if wrong == "passes" else "outside the ball's scope"
+        assert said in str(stop["reason"]), stop
         assert "COMMIT" not in str(stop["hint"]) and "red.command" in str(stop["hint"]), stop
-        assert _hinted(stop["hint"]) == ["leap ball respec hpr a FILE", "leap run hpr"], stop
+        assert _hinted(stop["hint"])[-1] == "leap run hpr", stop
+        if wrong == "passes":
+            assert _hinted(stop["hint"]) == ["leap ball respec hpr a FILE", "leap run hpr"]
         (p.base_dir / "reds.json").write_text(good)  # the author mended
         landed = p.leap("run", "hpr", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]

@@ -438,3 +438,51 @@ def test_the_servers_keep_aside_hint_moves_the_spine_not_the_branch_checked_out(
     assert git("rev-parse", "topic", cwd=work) == topic  # untouched
     assert git("rev-parse", "main", cwd=work) == before == git("rev-parse", "main", cwd=bare)
     assert git("rev-parse", f"kept-{note[:12]}", cwd=work) == note
+
+
+def test_the_keep_aside_hint_leaves_a_spine_alone_that_holds_what_it_does_not_keep(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: pushed from another branch (`git push origin topic:main`), the commands
+    kept topic's commit and reset `main`, whose own unpushed commits were then on no
+    branch. The spine is moved only when the kept branch holds all of it."""
+    bare, work, _draft = light
+    mine = _note_on_main(work)  # main's own, unpushed
+    git("checkout", "-q", "-b", "topic", "--track", "origin/main", cwd=work)
+    (work / "TOPIC.md").write_text("topic work\n")
+    git("add", "TOPIC.md", cwd=work)
+    git("commit", "-q", "-m", "topic work", cwd=work)
+    topic = git("rev-parse", "HEAD", cwd=work)
+    pushed = subprocess.run(["git", "push", "origin", "topic:main"], cwd=work,
+                            capture_output=True, text=True)
+    assert pushed.returncode != 0 and "[L8]" in pushed.stderr, pushed.stderr
+    found = KEEP.search(pushed.stderr)
+    assert found is not None, pushed.stderr
+    subprocess.run(["sh", "-c", found.group(1)], cwd=work, capture_output=True)
+    assert git("rev-parse", "main", cwd=work) == mine  # untouched: nothing of it lost
+    assert git("rev-parse", f"kept-{topic[:12]}", cwd=work) == topic
+    assert git("rev-parse", "topic", cwd=work) == topic
+
+
+def test_two_refused_commits_are_kept_by_the_first_commands_printed(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: each refused commit had commands keeping only itself; followed for the
+    first one listed (the oldest), the reset left the newer one on no branch."""
+    bare, work, _draft = light
+    before = git("rev-parse", "main", cwd=work)
+    older = _note_on_main(work)
+    (work / "MORE.md").write_text("more\n")
+    git("add", "MORE.md", cwd=work)
+    git("commit", "-q", "-m", "more", cwd=work)
+    newer = git("rev-parse", "HEAD", cwd=work)
+    pushed = subprocess.run(["git", "push", "origin", "main"], cwd=work, capture_output=True,
+                            text=True)
+    assert pushed.returncode != 0 and "2 violation" in pushed.stderr, pushed.stderr
+    found = KEEP.search(pushed.stderr)  # the first printed
+    assert found is not None, pushed.stderr
+    ran = subprocess.run(["sh", "-c", found.group(1)], cwd=work, capture_output=True,
+                         text=True)
+    assert ran.returncode == 0, ran
+    kept = f"kept-{newer[:12]}"
+    assert git("rev-parse", kept, cwd=work) == newer
+    assert git("merge-base", "--is-ancestor", older, kept, cwd=work, check=False) == ""
+    assert git("rev-parse", "main", cwd=work) == before == git("rev-parse", "main", cwd=bare)

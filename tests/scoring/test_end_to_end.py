@@ -169,7 +169,8 @@ def test_the_server_refuses_a_spine_commit_outside_an_integration(landed: Projec
     hint = line.split("; do: ")[1].split("`")[1]
     kept = f"kept-{hotfix[:12]}"
     assert hint == (f"(git branch {kept} {hotfix} 2>/dev/null || git merge-base --is-ancestor "
-                    f"{hotfix} {kept}) && git switch main && git reset --keep '@{{upstream}}'")
+                    f"{hotfix} {kept}) && git merge-base --is-ancestor main {hotfix} && "
+                    f"git switch main && git reset --keep {before}")
     followed = subprocess.run(["sh", "-c", hint], cwd=landed.work, capture_output=True,
                               text=True)
     assert followed.returncode == 0, followed.stderr

@@ -166,7 +166,7 @@ def test_ctrl_c_in_the_merge_step_ends_the_json_stream_and_its_hint_leads_on(
               if line.startswith("{")]
     stops = [e for e in events if e["event"] == "stop"]
     assert stops and "interrupted" in stops[-1]["reason"], events[-4:]
-    assert "`leap run left` goes on from here" in stops[-1]["reason"], stops[-1]
+    assert stops[-1]["hint"] == "`leap run left` goes on from here", stops[-1]  # its field
     assert events[-1]["event"] == "end" and events[-1]["exit_code"] == 130, events[-4:]
     assert events[-1]["outcome"] == "interrupted", events[-1]
     again = leap("run", "left", "--heartbeat", "0", cwd=p.work, timeout=300)  # the hint

@@ -277,6 +277,27 @@ def test_a_ball_branch_deleted_by_hand_comes_back_at_its_last_recorded_round(
     _branch_is_its_receipts(diamond)
 
 
+def test_a_resumed_balls_deleted_branch_comes_back_at_the_checkpointed_round(
+        diamond: Path, builder: Builder) -> None:
+    """Blind review: a resumed episode (`--resume` after a checkpoint) goes on with the
+    earlier episode's branch; before its first round, the commands made the branch again
+    at the red, and the checkpointed rounds were off it. They come back at the last one."""
+    set_config(diamond, builder=builder(ROUNDS), round_limit=2)
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond, env={"HOLD_ON": "1,2"})
+    assert r.code == 3 and "checkpoint written" in r.out, r
+    last = _receipts(diamond)[-1].commit
+    assert leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    git("worktree", "remove", "--force", str(wt), cwd=diamond)
+    git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
+    r = leap("ball", "check", "dia", "A", cwd=diamond)
+    found = re.search(r"recreate both at the ball's last recorded commit \(`([^`]+)`\)", r.err)
+    assert r.code == 3 and found is not None, r
+    subprocess.run(found.group(1), shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert git("rev-parse", "HEAD", cwd=wt) == last
+    assert (wt / "src/a.py").read_text() == "A = 2\n"  # round 2's work
+
+
 def test_the_in_flight_refusal_names_the_run_that_continues(diamond: Path,
                                                             builder: Builder) -> None:
     set_config(diamond, builder=builder(ROUNDS))

@@ -1,0 +1,36 @@
+"""`leap run --json` is read by an orchestrating agent from stdout. A refusal before the run
+starts (bad input, a folder that is no repository, a remote that is not there) wrote only
+stderr, and the agent read nothing; each is a `stop` then an `end` event, valid against the
+schema, with the exit code the process exits with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leapgit.records.schema import validate
+from tests.support import leap, make_repo
+
+
+@pytest.mark.parametrize("where", ["no-repository", "no-such-remote", "unknown-slice"])
+def test_a_refusal_before_the_run_is_a_stop_and_an_end_on_stdout(tmp_path: Path,
+                                                                  where: str) -> None:
+    if where == "no-repository":
+        folder = tmp_path / "plain"
+        folder.mkdir()
+        args = ["run", "s1", "--json"]
+    else:
+        folder = make_repo(tmp_path / "work", {"README.md": "# x\n"})
+        assert leap("init", cwd=folder).code == 0
+        args = ["run", "s1", "--json"] + (["--remote", "nosuch"] if where == "no-such-remote"
+                                          else [])
+    res = leap(*args, cwd=folder)
+    assert res.code != 0 and res.err, res
+    said = [json.loads(line) for line in res.out.splitlines() if line.startswith("{")]
+    assert [e["event"] for e in said] == ["stop", "end"], res
+    for event in said:
+        validate(event, "run-event", "leap run --json")
+        assert event["exit_code"] == res.code, (event, res)
+    assert said[0]["reason"] and said[0]["reason"] in res.err, (said, res.err)
