@@ -25,24 +25,24 @@ MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice
 OUTSIDE = "then land the change as a ball of a slice; "
 
 
-def outside_hint(sha: str, spine: str, below: str | None = None) -> str:
+def outside_hint(sha: str, spine: str, below: str) -> str:
     return (f"keep it on a branch of its own and take it off your spine: "
-            f"{keep_aside(sha, spine, below)}, " + OUTSIDE + MERGE_HINT)
+            f"{keep_aside(sha, spine, below)} (a spine that holds commits the kept branch "
+            "does not is left as it is), " + OUTSIDE + MERGE_HINT)
 
 
-def keep_aside(sha: str, spine: str, below: str | None = None) -> str:
+def keep_aside(sha: str, spine: str, below: str) -> str:
     """The commands that keep a clone's spine commit ``sha`` (and what it stands on) on a
     branch of its own and take the spine back to ``below`` (the commit under the first
-    refused one: honest merges under it stay), else to what its remote holds. The spine is
-    moved only when all it holds is kept (pushed from another branch, `git push origin
+    refused one, so honest merges under it stay; else the remote's spine tip). The spine
+    is moved only when all it holds is kept (pushed from another branch, `git push origin
     topic:main`, it holds merges the kept branch lacks), and switched to first (the reset
-    moved whatever branch was checked out: a blind review). ``@{upstream}`` is quoted: fish
-    and PowerShell read its braces."""
+    moved whatever branch was checked out: a blind review). ``below`` is a commit, never
+    ``@{upstream}``: a spine may track no remote, or another than the one that refused."""
     import shlex
 
-    to = below or "'@{upstream}'"
     return (f"`{keep_branch(sha)} && git merge-base --is-ancestor {shlex.quote(spine)} {sha} "
-            f"&& git switch {shlex.quote(spine)} && git reset --keep {to}`")
+            f"&& git switch {shlex.quote(spine)} && git reset --keep {below}`")
 
 
 def keep_branch(sha: str, where: str | None = None) -> str:
@@ -106,19 +106,19 @@ def _the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
         if commit is None:
             return [Refusal("L8", upd.ref, sha, None, "the spine's first-parent line does not "
                             f"lead back to its tip {upd.old[:12]}",
-                            outside_hint(upd.new, ctx.config.spine))]
+                            outside_hint(upd.new, ctx.config.spine, upd.old))]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
     out = [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
                                                     *_config_parses(ctx, upd.ref, commit))]
-    outside = [r.commit for r in out if OUTSIDE in r.hint and r.commit in new]
-    if not outside:
+    if not any(OUTSIDE in r.hint for r in out):
         return out
     # one set of commands for every refused commit: each kept only itself (a commit above
-    # it was then reset away), and the reset went below the honest merges under the first
-    first = new[outside[0]]
+    # it was then reset away), and the reset goes below the first refused commit of any
+    # kind, the honest merges under it staying (as ``worktrees.upstream`` resets)
+    first = new[next(r.commit for r in out if r.commit in new)]
     hint = outside_hint(upd.new, ctx.config.spine,
-                        first.parents[0].decode() if first.parents else None)
+                        first.parents[0].decode() if first.parents else upd.old)
     return [r._replace(hint=hint) if OUTSIDE in r.hint else r for r in out]
 
 
@@ -186,7 +186,9 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     sha = commit.id.decode()
     if len(commit.parents) != 2:
         return [Refusal("L8", ref, sha, None, "not an integration merge (a commit on the spine "
-                        "must merge one passed ball)", outside_hint(sha, ctx.config.spine))]
+                        "must merge one passed ball)",
+                        outside_hint(sha, ctx.config.spine, commit.parents[0].decode()
+                                     if commit.parents else sha))]
     divided = check_message(ref, commit, "L8")  # which ball it names, read one way only
     if divided:
         return divided

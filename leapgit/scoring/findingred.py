@@ -63,7 +63,7 @@ def record_finding_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
                                 f"({', '.join(ball.paths)}), {_again(ball, '', True)}")
         # the ball's `tests` run every test file, the new ones too (a focused proof may not)
         run = _fails_at_red(root, ball._replace(proof=ball.tests or ball.proof), commit,
-                            ws.config.tribunal.test_timeout, authored=True)
+                            ws.config.tribunal.test_timeout, authored=True, finding=True)
         number = history.next_number(view, f"{layout.ball_dir(slice_id, ball_id)}/reds")
         evidence = RunEvidence("red", run.command, run.exit_code, run.seconds,
                                run.output_tail, f"red {commit[:12]}")

@@ -295,8 +295,10 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     assert found is not None
     planned, reopened, rec, landed, tip = found
     if not planned:  # every pass is on the spine: nothing to do, and that is no error
-        published = _publish(ws, slice_id, holder, remote, landed[-1], echo) if remote \
-            else None
+        if remote is None:  # where a remote shares the ledger, its spine must say
+            _require_tracked_if_unpublished(ws, slice_id, landed[-1].tip)
+        published = _publish(ws, slice_id, holder, remote, landed[-1], rec.base, echo) \
+            if remote else None
         return MergeResult(landed[-1], reopened, remote if published else None, tip,
                            already=True, published=published)
     if remote is None:  # L9: a merge that would land only here, its ledger shared
@@ -364,14 +366,16 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
 
 
 def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: MergeRecord,
-             echo: Echo) -> Published | None:
+             cut_on: str, echo: Echo) -> Published | None:
     """L9: a slice the ledger has merged whose spine's remote lacks it (merged in a clone
     before its project's server ran leapgit's `pre-receive`): a `git push` of the spine is
     refused for want of an open lease, and the merges are there to push, not to make again.
     The slice's own last merge (``landed.tip``, not whatever else the spine here holds) goes
     up under a lease taken for it, given back whatever happens; the server judges it as
-    every integration. None when the remote holds it (as last fetched, else as read now), or
-    cannot be read (said: the slice is merged, whether there too is not known)."""
+    every integration, and by this clone first, from the remote's spine (from ``cut_on``, the
+    slice's base, to a remote with none: a spine's first push is not judged there). None
+    when the remote holds it (as last fetched, else as read now), or cannot be read (said:
+    the slice is merged, whether there too is not known)."""
     root, name, tip = ws.paths.root, ws.config.spine, landed.tip
     _give_back_left(ws, holder, remote, echo)
     known = git.rev_parse(f"refs/remotes/{remote}/{name}", root)
@@ -390,14 +394,25 @@ def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: Mer
              f"see, and its commits are not here: `leap merge {slice_id}` in the clone that "
              "made it pushes it")
         return None
+    from leapgit.rules.spine import keep_aside
+
+    again = (f"keep them and follow the remote's spine: "
+             f"{keep_aside(tip, name, there or cut_on)}, then land the work again as a slice "
+             "of its own (`leap slice cut FILE`, then `leap run SLICE`)")
     if there is not None and not is_ancestor(root, there, tip):
         raise RuleViolation(
             f"slice {slice_id} was merged in this clone only ({tip[:12]}), and {remote}'s "
             f"spine has moved on along another line since ({there[:12]}): its merges "
-            "cannot be pushed as they are", rule="L9",
-            hint=f"keep them (`git branch {slice_id}-merged-here {tip}`) and land the work "
-                 "again as a slice of its own on the remote's spine (`leap slice cut FILE`, "
-                 "then `leap run SLICE`)")
+            "cannot be pushed as they are", rule="L9", hint=again)
+    from leapgit.worktrees.upstream import spine_refusals
+
+    refused = spine_refusals(ws, there or cut_on, tip)  # as the server judges, before a lease
+    if refused:
+        first = refused[0]
+        raise RuleViolation(
+            f"slice {slice_id} was merged in this clone only ({tip[:12]}) on commits the "
+            f"spine rule refuses ({(first.commit or tip)[:12]}: {first.message}): its merges "
+            "cannot be pushed as they are", rule=first.rule, hint=again)
     lease = _take_for_publish(ws, slice_id, holder, remote, echo)
     shared = False
     try:
@@ -410,6 +425,19 @@ def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: Mer
     if old is not None and old != tip and is_ancestor(root, old, tip):
         _move(ws, old, tip, echo)  # a spine here reset below it comes back to it
     return Published(lease.number, there, tip, shared)
+
+
+def _require_tracked_if_unpublished(ws: Workspace, slice_id: str, tip: str) -> None:
+    """L9: a slice merged here, the spine tracking no remote, the ledger shared: when no
+    remote that holds the ledger holds the slice on its spine (as last fetched), the spine
+    must track one before `leap merge` can push it (``_publish``); else it is merged."""
+    root, name = ws.paths.root, ws.config.spine
+    with ws.ledger() as ledger:
+        shared = ledger.remotes_holding()
+    held = [r for r in shared if (there := git.rev_parse(f"refs/remotes/{r}/{name}", root))
+            and is_ancestor(root, tip, there)]
+    if shared and not held:
+        spine.require_shared_spine(ws, f"`leap merge {slice_id}` again")
 
 
 def _give_back_left(ws: Workspace, holder: str, remote: str, echo: Echo) -> None:

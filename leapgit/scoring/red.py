@@ -264,7 +264,7 @@ def _tests_run_the_red(root: Path, ball: BallRecord, base: str, commit: str,
 
 
 def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
-                  authored: bool = False) -> CommandRun:
+                  authored: bool = False, finding: bool = False) -> CommandRun:
     """T7.1: the proof runs at the red commit and fails there, because a test ran and
     failed; a passing proof, or one that stopped before any test ran, is no red."""
     from leapgit.tribunal.worktree import temporary
@@ -273,7 +273,8 @@ def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
         run = run_command("red", ball.proof, tree, timeout=timeout)
     shown = run.shown("the proof at the red commit")
     respec = f"`leap ball respec {ball.slice} {ball.ball} FILE`"
-    again = (f"or repair a proof that is wrong with {respec}; {_again(ball, '', True)}"
+    again = (_again(ball, "", True) if finding else  # mid-episode: no respec (L3)
+             f"or repair a proof that is wrong with {respec}; {_again(ball, '', True)}"
              if authored else
              f"{_again(ball, 'COMMIT', False)} (a proof that is wrong is repaired with "
              f"{respec} before the first round)")

@@ -18,6 +18,7 @@ from leapgit import git
 from leapgit.errors import RuleViolation
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.config import CONFIG_PATH
+from leapgit.rules.refusal import Refusal
 
 
 def require_spine_pushable(ws: Workspace, then: str) -> None:
@@ -38,14 +39,7 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
     since = there if git.is_ancestor(root, there, tip) else _parted(root, tip, there)
     if since is None:
         return  # unrelated histories: nothing this rule can say about them
-    from leapgit.ledger.repo import open_repo
-    from leapgit.rules.context import PushContext, RefUpdate
-    from leapgit.rules.objects import Objects
-    from leapgit.rules.spine import check_spine_commits
-
-    update = RefUpdate(f"refs/heads/{spine}", since, tip)
-    with open_repo(str(ws.paths.common_dir)) as repo:
-        refusals = check_spine_commits(PushContext(Objects(repo), ws.config, (update,)), update)
+    refusals = spine_refusals(ws, since, tip)
     if not refusals:
         return  # integration merges not pushed yet: the merge's push carries them
     short = name.removeprefix("refs/remotes/")
@@ -68,6 +62,19 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
         f"take them off {spine}: `{keep}` (`git stash` uncommitted changes first if git says "
         f"a file is not up to date), then {then}; the kept change lands later as a ball of a "
         "slice")
+
+
+def spine_refusals(ws: Workspace, since: str, tip: str) -> list[Refusal]:
+    """What the server's spine rule (``rules.spine.check_spine_commits``, the lease left
+    out) refuses of the spine's commits from ``since`` to ``tip``, judged here."""
+    from leapgit.ledger.repo import open_repo
+    from leapgit.rules.context import PushContext, RefUpdate
+    from leapgit.rules.objects import Objects
+    from leapgit.rules.spine import check_spine_commits
+
+    update = RefUpdate(f"refs/heads/{ws.config.spine}", since, tip)
+    with open_repo(str(ws.paths.common_dir)) as repo:
+        return check_spine_commits(PushContext(Objects(repo), ws.config, (update,)), update)
 
 
 def _take_off(ws: Workspace, newest: str, back: str) -> str:

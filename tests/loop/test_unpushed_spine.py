@@ -48,7 +48,7 @@ def _keep_aside(work: Path, said: str, note: str) -> None:
     assert ran.returncode == 0, ran
     kept = re.search(r"kept-[0-9a-f]{12}", found.group(1))
     assert kept is not None
-    assert git("merge-base", "--is-ancestor", note, kept.group(), cwd=work, check=False) == ""
+    git("merge-base", "--is-ancestor", note, kept.group(), cwd=work)  # fails when it is not
     assert git("show", f"{kept.group()}:NOTES.md", cwd=work) == "a local note"
     assert git("rev-parse", "main", cwd=work) == git("rev-parse", "origin/main", cwd=work)
 
@@ -484,5 +484,32 @@ def test_two_refused_commits_are_kept_by_the_first_commands_printed(
     assert ran.returncode == 0, ran
     kept = f"kept-{newer[:12]}"
     assert git("rev-parse", kept, cwd=work) == newer
-    assert git("merge-base", "--is-ancestor", older, kept, cwd=work, check=False) == ""
+    git("merge-base", "--is-ancestor", older, kept, cwd=work)  # fails when it is not
     assert git("rev-parse", "main", cwd=work) == before == git("rev-parse", "main", cwd=bare)
+
+
+def test_the_keep_aside_reset_goes_below_a_refused_merge_too(
+        light: tuple[Path, Path, Path]) -> None:
+    """Blind review: under the note, a local `git merge --no-ff side` (refused: it names no
+    ball); the reset went to the note's parent, the refused merge, and the next push was
+    refused again with no commands to take it off. It goes below the first refused commit
+    of any kind."""
+    bare, work, _draft = light
+    before = git("rev-parse", "main", cwd=work)
+    git("checkout", "-q", "-b", "side", cwd=work)
+    (work / "SIDE.md").write_text("side\n")
+    git("add", "SIDE.md", cwd=work)
+    git("commit", "-q", "-m", "side", cwd=work)
+    git("checkout", "-q", "main", cwd=work)
+    git("merge", "-q", "--no-ff", "-m", "merge side", "side", cwd=work)
+    note = _note_on_main(work)
+    pushed = subprocess.run(["git", "push", "origin", "main"], cwd=work, capture_output=True,
+                            text=True)
+    assert pushed.returncode != 0, pushed.stderr
+    found = KEEP.search(pushed.stderr)
+    assert found is not None, pushed.stderr
+    ran = subprocess.run(["sh", "-c", found.group(1)], cwd=work, capture_output=True,
+                         text=True)
+    assert ran.returncode == 0, ran
+    assert git("rev-parse", "main", cwd=work) == before == git("rev-parse", "main", cwd=bare)
+    assert git("rev-parse", f"kept-{note[:12]}", cwd=work) == note

@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support import git, leap
 
 SLICE = "calc-positions"  # the quickstart's
@@ -109,8 +111,103 @@ def test_a_slice_merged_here_only_while_the_remote_moved_on_elsewhere_says_so(
     said = leap("merge", SLICE, cwd=work)
     assert said.code == 1 and "moved on along another line" in said.err, said
     assert "nothing to do" not in said.out + said.err
-    keep = re.search(r"`(git branch \S+ [0-9a-f]{40})`", said.err)
+    keep = re.search(r"`(\(git branch kept-[^`]+)`", said.err)
     assert keep is not None, said.err
-    subprocess.run(keep.group(1), shell=True, cwd=work, check=True)
-    assert git("rev-parse", f"{SLICE}-merged-here", cwd=work) == tip
-    assert git("rev-parse", "main", cwd=server) == elsewhere
+    subprocess.run(["sh", "-c", keep.group(1)], cwd=work, check=True, capture_output=True)
+    assert git("rev-parse", f"kept-{tip[:12]}", cwd=work) == tip
+    assert git("rev-parse", "main", cwd=work) == elsewhere == git("rev-parse", "main",
+                                                                  cwd=server)
+
+
+def test_merges_here_on_a_commit_the_server_refuses_are_refused_before_any_lease(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blind review: the slice's merges, pushed as they are, stood on a commit the spine
+    rule refuses (a note committed in a clone with no remote, the slice merged on top):
+    the push was refused, its hint said `leap merge S` again, which pushed the same tip:
+    a loop, a lease taken and given back on the remote each time. The merges are judged
+    first; refused, nothing is taken, and the hint keeps them and lands the work anew.
+    (The judgment itself, `spine_refusals`, is the server's rule, tested with the hooks;
+    here it stands in for a history the quickstart cannot make.)"""
+    from leapgit.ledger import leases
+    from leapgit.ledger.store import Ledger
+    from leapgit.rules.refusal import Refusal
+    from leapgit.worktrees import upstream
+
+    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
+    work = tmp_path / "qs" / "calc"
+    first = git("rev-list", "--max-parents=0", "main", cwd=work)
+    server = tmp_path / "server.git"
+    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
+    assert leap("hooks", "install", "--server", cwd=server).code == 0
+    git("remote", "set-url", "origin", str(server), cwd=work)
+    assert _push(work, f"{first}:refs/heads/main").returncode == 0
+    assert _push(work, "leap/ledger").returncode == 0
+    with Ledger(server) as ledger:
+        before = ledger.tip()
+    judged: list[tuple[str, str]] = []
+
+    def refusing(ws: object, since: str, tip: str) -> list[Refusal]:
+        judged.append((since, tip))
+        return [Refusal("L8", "refs/heads/main", first, None, "not an integration merge", "")]
+
+    monkeypatch.setattr(upstream, "spine_refusals", refusing)
+    tip = git("rev-parse", "main", cwd=work)
+    said = leap("merge", SLICE, cwd=work)
+    assert said.code == 1 and "on commits the spine rule refuses" in said.err, said
+    assert judged == [(first, tip)], judged
+    assert f"git branch kept-{tip[:12]} {tip}" in said.err, said.err
+    assert f"`leap merge {SLICE}` again" not in said.err, said.err
+    with Ledger(server) as ledger:
+        assert ledger.tip() == before  # no lease taken there
+        assert leases.active_lease(ledger.require(), "main") is None
+    assert git("rev-parse", "main", cwd=server) == first
+
+
+def test_a_slice_merged_here_only_goes_to_a_new_empty_server_judged_first(
+        tmp_path: Path) -> None:
+    """Blind review: to a remote with no spine yet (whose first push `pre-receive` does not
+    judge), the publish pushed whatever the slice stood on, a note too, and a fresh clone's
+    audit then failed. It judges from the slice's base; the quickstart's merges are honest,
+    they go up, and the audit of a fresh clone holds."""
+    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
+    work = tmp_path / "qs" / "calc"
+    server = tmp_path / "server.git"
+    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
+    assert leap("hooks", "install", "--server", cwd=server).code == 0
+    git("remote", "set-url", "origin", str(server), cwd=work)
+    git("update-ref", "-d", "refs/remotes/origin/main", cwd=work)
+    assert _push(work, "leap/ledger").returncode == 0
+    merged = leap("merge", SLICE, cwd=work)
+    assert merged.code == 0 and "(none -> " in merged.out, merged
+    assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work)
+    fresh = tmp_path / "fresh"
+    git("clone", "-q", str(server), str(fresh), cwd=tmp_path)
+    git("fetch", "-q", "origin", "leap/ledger:leap/ledger", cwd=fresh)
+    assert leap("audit", cwd=fresh).code == 0
+
+
+def test_a_slice_merged_here_whose_spine_tracks_no_remote_says_how_then_goes_up(
+        tmp_path: Path) -> None:
+    """Blind review: with `main` tracking no remote (`git push -u` sets it only once a push
+    lands), the L9 refusal's `leap merge SLICE` said "already merged: nothing to do". Where
+    a remote shares the ledger and its spine lacks the slice, it names the config that makes
+    the spine track it; followed, the merge pushes the slice."""
+    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
+    work = tmp_path / "qs" / "calc"
+    first = git("rev-list", "--max-parents=0", "main", cwd=work)
+    server = tmp_path / "server.git"
+    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
+    assert leap("hooks", "install", "--server", cwd=server).code == 0
+    git("remote", "set-url", "origin", str(server), cwd=work)
+    assert _push(work, f"{first}:refs/heads/main").returncode == 0
+    assert _push(work, "leap/ledger").returncode == 0
+    git("config", "--unset", "branch.main.remote", cwd=work)
+    git("config", "--unset", "branch.main.merge", cwd=work)
+    said = leap("merge", SLICE, cwd=work)
+    assert said.code == 2 and "nothing to do" not in said.out, said
+    track = re.search(r"`(git config [^`]+)`", said.err)
+    assert track is not None and f"then `leap merge {SLICE}` again" in said.err, said.err
+    subprocess.run(track.group(1), shell=True, cwd=work, check=True)
+    merged = leap("merge", SLICE, cwd=work)
+    assert merged.code == 0 and "pushed to origin" in merged.out, merged
+    assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work)
