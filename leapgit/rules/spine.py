@@ -109,14 +109,16 @@ def _the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
                             outside_hint(upd.new, ctx.config.spine, upd.old))]
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
-    out = [r for commit in reversed(line) for r in (*check_integration(ctx, upd.ref, commit),
-                                                    *_config_parses(ctx, upd.ref, commit))]
+    judged = [(commit, [*check_integration(ctx, upd.ref, commit),
+                        *_config_parses(ctx, upd.ref, commit)]) for commit in reversed(line)]
+    out = [r for _, refused in judged for r in refused]
     if not any(OUTSIDE in r.hint for r in out):
         return out
     # one set of commands for every refused commit: each kept only itself (a commit above
-    # it was then reset away), and the reset goes below the first refused commit of any
-    # kind, the honest merges under it staying (as ``worktrees.upstream`` resets)
-    first = new[next(r.commit for r in out if r.commit in new)]
+    # it was then reset away), and the reset goes below the first line commit refused for
+    # anything (its own refusals may name the ball commits it brings in), the honest merges
+    # under it staying (as ``worktrees.upstream`` resets)
+    first = next(commit for commit, refused in judged if refused)
     hint = outside_hint(upd.new, ctx.config.spine,
                         first.parents[0].decode() if first.parents else upd.old)
     return [r._replace(hint=hint) if OUTSIDE in r.hint else r for r in out]

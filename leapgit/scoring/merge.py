@@ -394,25 +394,28 @@ def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: Mer
              f"see, and its commits are not here: `leap merge {slice_id}` in the clone that "
              "made it pushes it")
         return None
-    from leapgit.rules.spine import keep_aside
-
-    again = (f"keep them and follow the remote's spine: "
-             f"{keep_aside(tip, name, there or cut_on)}, then land the work again as a slice "
-             "of its own (`leap slice cut FILE`, then `leap run SLICE`)")
     if there is not None and not is_ancestor(root, there, tip):
         raise RuleViolation(
             f"slice {slice_id} was merged in this clone only ({tip[:12]}), and {remote}'s "
             f"spine has moved on along another line since ({there[:12]}): its merges "
-            "cannot be pushed as they are", rule="L9", hint=again)
+            "cannot be pushed as they are", rule="L9",
+            hint=_land_anew(ws, tip, there, "follow the remote's spine"))
     from leapgit.worktrees.upstream import spine_refusals
 
-    refused = spine_refusals(ws, there or cut_on, tip)  # as the server judges, before a lease
+    since = there or cut_on
+    refused = spine_refusals(ws, since, tip)  # as the server judges, before a lease
     if refused:
         first = refused[0]
+        line = git.run(["rev-list", "--first-parent", "--reverse", f"{since}..{tip}"],
+                       root).stdout.decode().split()
+        on_line = [c for c in line if any(r.commit == c for r in refused)]
+        below = line[line.index(on_line[0]) - 1] if on_line and line.index(on_line[0]) \
+            else since  # honest merges under the first refused commit stay
         raise RuleViolation(
             f"slice {slice_id} was merged in this clone only ({tip[:12]}) on commits the "
             f"spine rule refuses ({(first.commit or tip)[:12]}: {first.message}): its merges "
-            "cannot be pushed as they are", rule=first.rule, hint=again)
+            "cannot be pushed as they are", rule=first.rule,
+            hint=_land_anew(ws, tip, below, "take them off the spine"))
     lease = _take_for_publish(ws, slice_id, holder, remote, echo)
     shared = False
     try:
@@ -434,9 +437,18 @@ def _require_tracked_if_unpublished(ws: Workspace, slice_id: str, tip: str) -> N
     root, name = ws.paths.root, ws.config.spine
     with ws.ledger() as ledger:
         shared = ledger.remotes_holding()
-    held = [r for r in shared if (there := git.rev_parse(f"refs/remotes/{r}/{name}", root))
-            and is_ancestor(root, tip, there)]
-    if shared and not held:
+
+    def holds(r: str, fetch: bool) -> bool:
+        there = git.rev_parse(f"refs/remotes/{r}/{name}", root)
+        if fetch and not (there and is_ancestor(root, tip, there)):
+            try:  # as last fetched may be stale: asked now, only here
+                there = _remote_spine(ws, slice_id, r)
+            except LeapError:
+                return False
+        return bool(there) and is_ancestor(root, tip, there or "")
+
+    if shared and not any(holds(r, False) for r in shared) and \
+            not any(holds(r, True) for r in shared):
         spine.require_shared_spine(ws, f"`leap merge {slice_id}` again")
 
 
@@ -460,6 +472,19 @@ def _give_back_left(ws: Workspace, holder: str, remote: str, echo: Echo) -> None
              f"{_not_shared(remote)}")
         return
     echo(f"lease {before.number} on {name}, left by a killed merge of this clone, given back")
+
+
+def _land_anew(ws: Workspace, tip: str, below: str, how: str) -> str:
+    """The commands that keep a slice's merges (and all the spine here holds above them)
+    on a branch of their own and move the spine to ``below``, then the way to land the work
+    again."""
+    from leapgit.rules.spine import keep_aside
+
+    root, name = ws.paths.root, ws.config.spine
+    here = git.rev_parse(f"refs/heads/{name}", root)
+    keep = here if here is not None and is_ancestor(root, tip, here) else tip
+    return (f"keep them and {how}: {keep_aside(keep, name, below)}, then land the work again "
+            "as a slice of its own (`leap slice cut FILE`, then `leap run SLICE`)")
 
 
 def _take_for_publish(ws: Workspace, slice_id: str, holder: str, remote: str,

@@ -108,13 +108,20 @@ def test_a_slice_merged_here_only_while_the_remote_moved_on_elsewhere_says_so(
                     cwd=server)
     git("update-ref", "refs/heads/main", elsewhere, cwd=server)  # behind the hooks' back
     tip = git("rev-parse", "main", cwd=work)
+    # and a note here after the merge (blind review: the commands kept the slice's tip only,
+    # and their guard then left the spine as it was, without a word, every time)
+    (work / "NOTE.md").write_text("later, here\n")
+    git("add", "NOTE.md", cwd=work)
+    git("commit", "-q", "-m", "later, here", cwd=work)
+    note = git("rev-parse", "HEAD", cwd=work)
     said = leap("merge", SLICE, cwd=work)
     assert said.code == 1 and "moved on along another line" in said.err, said
-    assert "nothing to do" not in said.out + said.err
+    assert tip[:12] in said.err and "nothing to do" not in said.out + said.err
     keep = re.search(r"`(\(git branch kept-[^`]+)`", said.err)
     assert keep is not None, said.err
     subprocess.run(["sh", "-c", keep.group(1)], cwd=work, check=True, capture_output=True)
-    assert git("rev-parse", f"kept-{tip[:12]}", cwd=work) == tip
+    assert git("rev-parse", f"kept-{note[:12]}", cwd=work) == note
+    git("merge-base", "--is-ancestor", tip, f"kept-{note[:12]}", cwd=work)
     assert git("rev-parse", "main", cwd=work) == elsewhere == git("rev-parse", "main",
                                                                   cwd=server)
 
@@ -211,3 +218,29 @@ def test_a_slice_merged_here_whose_spine_tracks_no_remote_says_how_then_goes_up(
     merged = leap("merge", SLICE, cwd=work)
     assert merged.code == 0 and "pushed to origin" in merged.out, merged
     assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work)
+
+
+def test_the_keep_aside_reset_stays_on_the_spine_line_past_refused_ball_commits(
+        tmp_path: Path) -> None:
+    """Blind review: the reset target was the parent of the push's first refused commit,
+    and a refused commit on a ball branch that a merge brings in (its candidate history)
+    came first: the commands named a commit of the ball branch, and followed, the spine
+    left its own line. The target is under the first refused commit of the spine's line."""
+    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
+    work = tmp_path / "qs" / "calc"
+    before = git("rev-parse", "main", cwd=work)
+    parser = git("rev-parse", f"leap/ball/{SLICE}/parser", cwd=work)
+    tree = git("rev-parse", f"{parser}^{{tree}}", cwd=work)
+    out = git("commit-tree", git("mktree", cwd=work, input=(
+        git("ls-tree", tree, cwd=work) + "\n100644 blob "
+        + git("hash-object", "-w", "--stdin", cwd=work, input=b"zz\n") + "\tzz.txt\n"
+    ).encode()), "-p", parser, "-m", "parser: outside the scope", cwd=work)
+    back = git("commit-tree", tree, "-p", out, "-m", "parser: taken back", cwd=work)
+    merge = git("commit-tree", f"{before}^{{tree}}", "-p", before, "-p", back, "-m",
+                f"integrate parser again\n\nLeap-Slice: {SLICE}\nLeap-Ball: parser\n"
+                f"Leap-Candidate: {tree}", cwd=work)
+    note = git("commit-tree", f"{merge}^{{tree}}", "-p", merge, "-m", "a note", cwd=work)
+    pushed = _push(work, "--no-verify", f"{note}:refs/heads/main")
+    assert pushed.returncode != 0, pushed.stderr
+    resets = set(re.findall(r"git reset --keep ([0-9a-f]{40})`", pushed.stderr))
+    assert resets == {before}, pushed.stderr
