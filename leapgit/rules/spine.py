@@ -97,6 +97,37 @@ def _before_the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal] | None:
 def _the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     """Each new commit of the spine's first-parent line, oldest first: an integration merge
     of one passed ball, with a config that parses."""
+    judged = _judged(ctx, upd)
+    if isinstance(judged, Refusal):
+        return [judged]
+    out = [r for _, refused in judged for r in refused]
+    if not any(OUTSIDE in r.hint for r in out):
+        return out
+    # one set of commands for every refused commit: each kept only itself (a commit above
+    # it was then reset away), and the reset goes below the first line commit refused
+    hint = outside_hint(upd.new or "", ctx.config.spine, _below(upd, judged))
+    return [r._replace(hint=hint) if OUTSIDE in r.hint else r for r in out]
+
+
+def reset_target(ctx: PushContext, upd: RefUpdate) -> str:
+    """Where a spine whose new commits the rule refuses goes back to: under the first
+    commit of its first-parent line refused for anything (a merge's refusals may name only
+    the ball commits it brings in), the honest merges under it staying; else the old tip.
+    The one answer for the hooks' keep-aside commands and `leap merge`'s (``_publish``)."""
+    judged = _judged(ctx, upd)
+    assert upd.old is not None
+    return upd.old if isinstance(judged, Refusal) else _below(upd, judged)
+
+
+def _below(upd: RefUpdate, judged: list[tuple[Commit, list[Refusal]]]) -> str:
+    assert upd.old is not None
+    first = next((commit for commit, refused in judged if refused), None)
+    return first.parents[0].decode() if first is not None and first.parents else upd.old
+
+
+def _judged(ctx: PushContext, upd: RefUpdate) -> list[tuple[Commit, list[Refusal]]] | Refusal:
+    """The spine's new first-parent line, oldest first, each commit with its refusals; or
+    the refusal of a line that does not lead back to the old tip."""
     assert upd.new is not None and upd.old is not None
     new = {c.id.decode(): c for c in ctx.objects.new_commits(upd.new, [upd.old])}
     line: list[Commit] = []
@@ -104,24 +135,13 @@ def _the_line(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
     while sha != upd.old:
         commit = new.get(sha)
         if commit is None:
-            return [Refusal("L8", upd.ref, sha, None, "the spine's first-parent line does not "
-                            f"lead back to its tip {upd.old[:12]}",
-                            outside_hint(upd.new, ctx.config.spine, upd.old))]
+            return Refusal("L8", upd.ref, sha, None, "the spine's first-parent line does not "
+                           f"lead back to its tip {upd.old[:12]}",
+                           outside_hint(upd.new, ctx.config.spine, upd.old))
         line.append(commit)
         sha = commit.parents[0].decode() if commit.parents else ""
-    judged = [(commit, [*check_integration(ctx, upd.ref, commit),
-                        *_config_parses(ctx, upd.ref, commit)]) for commit in reversed(line)]
-    out = [r for _, refused in judged for r in refused]
-    if not any(OUTSIDE in r.hint for r in out):
-        return out
-    # one set of commands for every refused commit: each kept only itself (a commit above
-    # it was then reset away), and the reset goes below the first line commit refused for
-    # anything (its own refusals may name the ball commits it brings in), the honest merges
-    # under it staying (as ``worktrees.upstream`` resets)
-    first = next(commit for commit, refused in judged if refused)
-    hint = outside_hint(upd.new, ctx.config.spine,
-                        first.parents[0].decode() if first.parents else upd.old)
-    return [r._replace(hint=hint) if OUTSIDE in r.hint else r for r in out]
+    return [(commit, [*check_integration(ctx, upd.ref, commit),
+                      *_config_parses(ctx, upd.ref, commit)]) for commit in reversed(line)]
 
 
 def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:

@@ -400,17 +400,13 @@ def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: Mer
             f"spine has moved on along another line since ({there[:12]}): its merges "
             "cannot be pushed as they are", rule="L9",
             hint=_land_anew(ws, tip, there, "follow the remote's spine"))
-    from leapgit.worktrees.upstream import spine_refusals
+    from leapgit.worktrees.upstream import spine_refusals, spine_reset_target
 
     since = there or cut_on
     refused = spine_refusals(ws, since, tip)  # as the server judges, before a lease
     if refused:
         first = refused[0]
-        line = git.run(["rev-list", "--first-parent", "--reverse", f"{since}..{tip}"],
-                       root).stdout.decode().split()
-        on_line = [c for c in line if any(r.commit == c for r in refused)]
-        below = line[line.index(on_line[0]) - 1] if on_line and line.index(on_line[0]) \
-            else since  # honest merges under the first refused commit stay
+        below = spine_reset_target(ws, since, tip)  # the hooks' own: honest merges stay
         raise RuleViolation(
             f"slice {slice_id} was merged in this clone only ({tip[:12]}) on commits the "
             f"spine rule refuses ({(first.commit or tip)[:12]}: {first.message}): its merges "
@@ -478,13 +474,15 @@ def _land_anew(ws: Workspace, tip: str, below: str, how: str) -> str:
     """The commands that keep a slice's merges (and all the spine here holds above them)
     on a branch of their own and move the spine to ``below``, then the way to land the work
     again."""
-    from leapgit.rules.spine import keep_aside
+    from leapgit.rules.spine import keep_aside, keep_branch
 
     root, name = ws.paths.root, ws.config.spine
     here = git.rev_parse(f"refs/heads/{name}", root)
-    keep = here if here is not None and is_ancestor(root, tip, here) else tip
-    return (f"keep them and {how}: {keep_aside(keep, name, below)}, then land the work again "
-            "as a slice of its own (`leap slice cut FILE`, then `leap run SLICE`)")
+    again = "land the work again as a slice of its own (`leap slice cut FILE`, then `leap " \
+        "run SLICE`)"
+    if here is None or not is_ancestor(root, tip, here):  # moved off them already
+        return f"keep them (`{keep_branch(tip)}`), then {again}"
+    return f"keep them and {how}: {keep_aside(here, name, below)}, then {again}"
 
 
 def _take_for_publish(ws: Workspace, slice_id: str, holder: str, remote: str,

@@ -67,14 +67,26 @@ def require_spine_pushable(ws: Workspace, then: str) -> None:
 def spine_refusals(ws: Workspace, since: str, tip: str) -> list[Refusal]:
     """What the server's spine rule (``rules.spine.check_spine_commits``, the lease left
     out) refuses of the spine's commits from ``since`` to ``tip``, judged here."""
+    return _judge(ws, since, tip)[0]
+
+
+def spine_reset_target(ws: Workspace, since: str, tip: str) -> str:
+    """Where the spine goes back to when the rule refuses some of those commits
+    (``rules.spine.reset_target``: the hooks' own answer)."""
+    return _judge(ws, since, tip)[1]
+
+
+def _judge(ws: Workspace, since: str, tip: str) -> tuple[list[Refusal], str]:
     from leapgit.ledger.repo import open_repo
     from leapgit.rules.context import PushContext, RefUpdate
     from leapgit.rules.objects import Objects
-    from leapgit.rules.spine import check_spine_commits
+    from leapgit.rules.spine import check_spine_commits, reset_target
 
     update = RefUpdate(f"refs/heads/{ws.config.spine}", since, tip)
     with open_repo(str(ws.paths.common_dir)) as repo:
-        return check_spine_commits(PushContext(Objects(repo), ws.config, (update,)), update)
+        ctx = PushContext(Objects(repo), ws.config, (update,))
+        refused = check_spine_commits(ctx, update)
+        return refused, reset_target(ctx, update) if refused else since
 
 
 def _take_off(ws: Workspace, newest: str, back: str) -> str:

@@ -644,4 +644,3 @@ def test_ball_branch_of_an_abandoned_slice_deletes_with_unrecorded_rounds(fresh_
     result = w.push(f":refs/heads/leap/ball/{SLICE}/a")
     assert result.returncode == 0, result.stderr
     assert f"refs/heads/leap/ball/{SLICE}/a" not in remote_refs(w.bare)
-

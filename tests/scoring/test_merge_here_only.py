@@ -121,7 +121,14 @@ def test_a_slice_merged_here_only_while_the_remote_moved_on_elsewhere_says_so(
     assert keep is not None, said.err
     subprocess.run(["sh", "-c", keep.group(1)], cwd=work, check=True, capture_output=True)
     assert git("rev-parse", f"kept-{note[:12]}", cwd=work) == note
-    git("merge-base", "--is-ancestor", tip, f"kept-{note[:12]}", cwd=work)
+    # asked again once the spine followed the remote's (blind review: the same commands,
+    # whose guard then stopped them without a word): it names what still leads on
+    again = leap("merge", SLICE, cwd=work)
+    assert again.code == 1 and "moved on along another line" in again.err, again
+    keep = re.search(r"`(\(git branch kept-[^`]+)`", again.err)
+    assert keep is not None and "git switch" not in keep.group(1), again.err
+    subprocess.run(["sh", "-c", keep.group(1)], cwd=work, check=True, capture_output=True)
+    assert git("rev-parse", f"kept-{tip[:12]}", cwd=work) == tip
     assert git("rev-parse", "main", cwd=work) == elsewhere == git("rev-parse", "main",
                                                                   cwd=server)
 
@@ -163,6 +170,7 @@ def test_merges_here_on_a_commit_the_server_refuses_are_refused_before_any_lease
     assert said.code == 1 and "on commits the spine rule refuses" in said.err, said
     assert judged == [(first, tip)], judged
     assert f"git branch kept-{tip[:12]} {tip}" in said.err, said.err
+    assert f"git reset --keep {first}`" in said.err, said.err  # the hooks' own target
     assert f"`leap merge {SLICE}` again" not in said.err, said.err
     with Ledger(server) as ledger:
         assert ledger.tip() == before  # no lease taken there
@@ -244,3 +252,18 @@ def test_the_keep_aside_reset_stays_on_the_spine_line_past_refused_ball_commits(
     assert pushed.returncode != 0, pushed.stderr
     resets = set(re.findall(r"git reset --keep ([0-9a-f]{40})`", pushed.stderr))
     assert resets == {before}, pushed.stderr
+
+
+def test_an_untracked_spine_with_a_stale_remote_copy_still_says_already_merged(
+        tmp_path: Path) -> None:
+    """Blind review: with `main` tracking no remote and `refs/remotes/origin/main` stale
+    (fetched before the slice landed there), an already-merged slice was told to make the
+    spine track origin (exit 2). The remote's spine is read again first: it holds it."""
+    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
+    work = tmp_path / "qs" / "calc"
+    git("config", "--unset", "branch.main.remote", cwd=work)
+    git("config", "--unset", "branch.main.merge", cwd=work)
+    first = git("rev-list", "--max-parents=0", "main", cwd=work)
+    git("update-ref", "refs/remotes/origin/main", first, cwd=work)  # stale
+    said = leap("merge", SLICE, cwd=work)
+    assert said.code == 0 and "already merged" in said.out, said
