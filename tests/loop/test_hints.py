@@ -111,8 +111,9 @@ def test_a_merge_stop_carries_its_hint_and_rule_in_their_own_fields(
         isolated: Path, served: Served) -> None:
     """Stop 36's telemetry review: a merge stop inside `leap run --json` put its hint into
     the `reason` text ("...; commit or stash them"), so an agent reading `hint` found none.
-    The stop event has `reason`, `rule` and `hint` apart, as a ball's stop has; followed
-    (`git stash`), the run lands."""
+    The stop event has `reason` and `hint` apart, as a ball's stop has (and `rule` where
+    the error has one: this one, bad input, has none); followed (`git stash`), the run
+    lands."""
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("hint-merge-stop"), served.daemon, server.url, "hms", ("a", "b"))
         init = p.work / "calc" / "__init__.py"
@@ -123,6 +124,7 @@ def test_a_merge_stop_carries_its_hint_and_rule_in_their_own_fields(
         assert str(stop["reason"]).startswith("merge: the spine 'main' is checked out in"), stop
         assert stop["hint"] == "commit or stash them; nothing was written", stop
         assert "stash" not in str(stop["reason"]) and stop["exit_code"] == 2, stop
+        assert "rule" not in stop and "[" not in str(stop["reason"]), stop
         subprocess.run(["git", "stash", "-q"], cwd=p.work, check=True)
         landed = p.leap("run", "hms", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]

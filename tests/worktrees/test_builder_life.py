@@ -156,18 +156,13 @@ def test_a_builder_stopped_by_the_run_says_why_in_its_round(tmp_path: Path) -> N
     """Stop 35 found every stopped round recorded as "interrupted (SIGINT)": a SIGTERM, a
     run's --max-minutes and a worker's stop too. The round says what stopped it, the first
     reason given."""
-    import threading
-
     from leapgit.worktrees.builder import Stop, builder_word, run_builder
 
     stop = Stop()
-    timer = threading.Timer(0.3, stop.halt, ["--max-minutes 0.5 reached"])
-    timer.start()
-    stop_later = threading.Timer(0.4, stop.halt, ["interrupted (SIGINT)"])
-    stop_later.start()
+    stop.halt("--max-minutes 0.5 reached")  # the run's limit, as drive.py's deadline says
+    stop.halt("interrupted (SIGINT)")  # a later reason: the first one stands
     ex = run_builder("sleep 30", tmp_path, dict(os.environ), tmp_path / "round.log", 60,
                      stop)
-    stop_later.join()
     assert ex.interrupted and not ex.timed_out and ex.seconds < 20, ex
     outcome, evidence = builder_word(ex, None, tmp_path, "", 60)
     assert outcome == 0, evidence
