@@ -257,3 +257,26 @@ def test_an_untracked_spine_with_a_stale_remote_copy_still_says_already_merged(
     git("update-ref", "refs/remotes/origin/main", first, cwd=work)  # stale
     said = leap("merge", SLICE, cwd=work)
     assert said.code == 0 and "already merged" in said.out, said
+
+
+def test_leap_run_of_a_slice_merged_here_only_publishes_it_and_says_so(
+        tmp_path: Path) -> None:
+    """`leap run`, whose merge step is `leap merge`'s, pushes such a slice too, and its
+    `--json` merge event says `published` (not "already merged": it was not, there)."""
+    import json
+
+    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
+    work = tmp_path / "qs" / "calc"
+    first = git("rev-list", "--max-parents=0", "main", cwd=work)
+    server = tmp_path / "server.git"
+    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
+    assert leap("hooks", "install", "--server", cwd=server).code == 0
+    git("remote", "set-url", "origin", str(server), cwd=work)
+    assert _push(work, f"{first}:refs/heads/main").returncode == 0
+    assert _push(work, "leap/ledger").returncode == 0
+    ran = leap("run", SLICE, "--json", "--heartbeat", "0", cwd=work)
+    assert ran.code == 0, (ran.out[-2000:], ran.err)
+    said = [json.loads(line) for line in ran.out.splitlines() if line.startswith("{")]
+    [merged] = [e for e in said if e["event"] == "merge"]
+    assert merged["step"] == "published" and merged["remote"] == "origin", merged
+    assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work)
