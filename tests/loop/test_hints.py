@@ -75,7 +75,7 @@ def test_no_red_and_no_author_names_leap_red_which_leads_on(isolated: Path,
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
-@pytest.mark.parametrize("wrong", ["passes", "outside"])
+@pytest.mark.parametrize("wrong", ["passes", "outside", "runs-none"])
 def test_a_red_the_test_author_got_wrong_names_leap_run_not_a_placeholder_commit(
         isolated: Path, served: Served, wrong: str) -> None:
     """Stop 36 found: inside `leap run`, a red the test author wrote wrong (here: a test
@@ -90,17 +90,20 @@ def test_a_red_the_test_author_got_wrong_names_leap_run_not_a_placeholder_commit
         if wrong == "passes":
             bad["a"][1] = ("import unittest\n\n\nclass T(unittest.TestCase):\n"
                            "    def test_a(self):\n        pass\n")
+        elif wrong == "runs-none":  # a test module that cannot be imported: no test runs
+            bad["a"][1] = "import calc.no_such_module_here\n"
         else:  # a test file outside the ball's scope (L4)
             bad["a"][0] = "tests/test_elsewhere.py"
         (p.base_dir / "reds.json").write_text(json.dumps(bad))
         res = p.leap("run", "hpr", "--json", "--heartbeat", "0")
         assert res.code == 1, res.out[-2000:]
         stop = _stops(res.out)["a"]
-        said = "passes at" if wrong == "passes" else "outside the ball's scope"
+        said = {"passes": "passes at", "outside": "outside the ball's scope",
+                "runs-none": "stopped before any test ran"}[wrong]
         assert said in str(stop["reason"]), stop
         assert "COMMIT" not in str(stop["hint"]) and "red.command" in str(stop["hint"]), stop
         assert _hinted(stop["hint"])[-1] == "leap run hpr", stop
-        if wrong == "passes":
+        if wrong != "outside":
             assert _hinted(stop["hint"]) == ["leap ball respec hpr a FILE", "leap run hpr"]
         (p.base_dir / "reds.json").write_text(good)  # the author mended
         landed = p.leap("run", "hpr", "--heartbeat", "0")
