@@ -38,6 +38,16 @@ def _note_on_main(work: Path) -> str:
     return git("rev-parse", "HEAD", cwd=work)
 
 
+def _topic(work: Path) -> str:
+    """A branch `topic` made from origin/main (so it tracks it), checked out, with a commit
+    of its own: that commit."""
+    git("checkout", "-q", "-b", "topic", "--track", "origin/main", cwd=work)
+    (work / "TOPIC.md").write_text("topic work\n")
+    git("add", "TOPIC.md", cwd=work)
+    git("commit", "-q", "-m", "topic work", cwd=work)
+    return git("rev-parse", "HEAD", cwd=work)
+
+
 def _keep_aside(work: Path, said: str, note: str) -> None:
     """Run the hint's commands exactly as printed, in the clone: the note is kept on the
     branch they name, and the spine is the remote's again."""
@@ -242,11 +252,7 @@ def test_the_spine_not_checked_out_is_moved_and_the_checked_out_branch_is_not(
     @{upstream}` moved `topic` and left `main` as it was."""
     _bare, work, draft = light
     note = _note_on_main(work)
-    git("checkout", "-q", "-b", "topic", "--track", "origin/main", cwd=work)
-    (work / "topic.txt").write_text("topic work\n")
-    git("add", "topic.txt", cwd=work)
-    git("commit", "-q", "-m", "topic work", cwd=work)
-    topic = git("rev-parse", "topic", cwd=work)
+    topic = _topic(work)
     code, err = _check(work, draft)
     assert code == EXIT_RULE, err
     _keep_aside(work, err, note)
@@ -422,11 +428,7 @@ def test_the_servers_keep_aside_hint_moves_the_spine_not_the_branch_checked_out(
     bare, work, _draft = light
     before = git("rev-parse", "main", cwd=work)
     note = _note_on_main(work)
-    git("checkout", "-q", "-b", "topic", "--track", "origin/main", cwd=work)
-    (work / "TOPIC.md").write_text("topic work\n")
-    git("add", "TOPIC.md", cwd=work)
-    git("commit", "-q", "-m", "topic work", cwd=work)
-    topic = git("rev-parse", "HEAD", cwd=work)
+    topic = _topic(work)
     pushed = subprocess.run(["git", "push", "--no-verify", "origin", "main"], cwd=work,
                             capture_output=True, text=True)  # the server's pre-receive says
     assert pushed.returncode != 0 and "leap pre-receive:   [L8]" in pushed.stderr, \
@@ -448,11 +450,7 @@ def test_the_keep_aside_hint_leaves_a_spine_alone_that_holds_what_it_does_not_ke
     branch. The spine is moved only when the kept branch holds all of it."""
     bare, work, _draft = light
     mine = _note_on_main(work)  # main's own, unpushed
-    git("checkout", "-q", "-b", "topic", "--track", "origin/main", cwd=work)
-    (work / "TOPIC.md").write_text("topic work\n")
-    git("add", "TOPIC.md", cwd=work)
-    git("commit", "-q", "-m", "topic work", cwd=work)
-    topic = git("rev-parse", "HEAD", cwd=work)
+    topic = _topic(work)
     pushed = subprocess.run(["git", "push", "origin", "topic:main"], cwd=work,
                             capture_output=True, text=True)
     assert pushed.returncode != 0 and "[L8]" in pushed.stderr, pushed.stderr

@@ -22,17 +22,35 @@ def _push(work: Path, *refs: str) -> subprocess.CompletedProcess[str]:
                           text=True)
 
 
-def test_a_slice_merged_here_only_is_pushed_by_the_merge_the_refusal_names(
-        tmp_path: Path) -> None:
+def _quickstart(tmp_path: Path) -> Path:
+    """The quickstart's repository, its slice landed: the clone's work tree."""
     assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
+    return tmp_path / "qs" / "calc"
+
+
+def _moved(tmp_path: Path, spine: str | None = "first") -> tuple[Path, Path, str]:
+    """The quickstart's clone moved to a new server with leapgit's `pre-receive` (its
+    `origin` now): the server's spine at ``spine`` (`first`, the project's first commit;
+    else a revision of the clone; None: no spine yet) and its ledger pushed. The clone, the
+    server, the first commit."""
+    work = _quickstart(tmp_path)
     first = git("rev-list", "--max-parents=0", "main", cwd=work)
     server = tmp_path / "server.git"
     git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
     assert leap("hooks", "install", "--server", cwd=server).code == 0
     git("remote", "set-url", "origin", str(server), cwd=work)  # the project's new home
-    assert _push(work, f"{first}:refs/heads/main").returncode == 0  # its code came first
+    if spine is None:
+        git("update-ref", "-d", "refs/remotes/origin/main", cwd=work)
+    else:  # its code came first
+        at = first if spine == "first" else git("rev-parse", spine, cwd=work)
+        assert _push(work, f"{at}:refs/heads/main").returncode == 0
     assert _push(work, "leap/ledger").returncode == 0
+    return work, server, first
+
+
+def test_a_slice_merged_here_only_is_pushed_by_the_merge_the_refusal_names(
+        tmp_path: Path) -> None:
+    work, server, first = _moved(tmp_path)
     merged_here = git("rev-parse", "main", cwd=work)
 
     # a note on top (blind review: the keep-aside commands reset the spine to its upstream,
@@ -93,15 +111,7 @@ def test_a_slice_merged_here_only_while_the_remote_moved_on_elsewhere_says_so(
     """Blind review: the remote's spine moved on along another line (another integrator
     landed first): `leap merge` said "already merged: nothing to do", and the slice was on
     no shared spine. It says what happened, and keeps the merges on a branch of their own."""
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
-    first = git("rev-list", "--max-parents=0", "main", cwd=work)
-    server = tmp_path / "server.git"
-    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
-    assert leap("hooks", "install", "--server", cwd=server).code == 0
-    git("remote", "set-url", "origin", str(server), cwd=work)
-    assert _push(work, f"{first}:refs/heads/main").returncode == 0
-    assert _push(work, "leap/ledger").returncode == 0
+    work, server, first = _moved(tmp_path)
     elsewhere = git("commit-tree", f"{first}^{{tree}}", "-p", first, "-m", "landed elsewhere",
                     cwd=server)
     git("update-ref", "refs/heads/main", elsewhere, cwd=server)  # behind the hooks' back
@@ -143,15 +153,8 @@ def test_merges_here_on_a_line_the_server_refuses_are_refused_before_any_lease(
     from leapgit.ledger import leases
     from leapgit.ledger.store import Ledger
 
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
+    work, server, _first = _moved(tmp_path, f"leap/ball/{SLICE}/parser")
     candidate = git("rev-parse", f"leap/ball/{SLICE}/parser", cwd=work)
-    server = tmp_path / "server.git"
-    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
-    assert leap("hooks", "install", "--server", cwd=server).code == 0
-    git("remote", "set-url", "origin", str(server), cwd=work)
-    assert _push(work, f"{candidate}:refs/heads/main").returncode == 0
-    assert _push(work, "leap/ledger").returncode == 0
     with Ledger(server) as ledger:
         before = ledger.tip()
     tip = git("rev-parse", "main", cwd=work)
@@ -174,14 +177,7 @@ def test_a_slice_merged_here_only_goes_to_a_new_empty_server_judged_first(
     stood on, a note too, and a fresh clone's audit then failed; this test shows the honest
     case goes up, not that refusal, which the quickstart's history cannot hold), and the
     audit of a fresh clone holds."""
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
-    server = tmp_path / "server.git"
-    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
-    assert leap("hooks", "install", "--server", cwd=server).code == 0
-    git("remote", "set-url", "origin", str(server), cwd=work)
-    git("update-ref", "-d", "refs/remotes/origin/main", cwd=work)
-    assert _push(work, "leap/ledger").returncode == 0
+    work, server, _first = _moved(tmp_path, None)
     merged = leap("merge", SLICE, cwd=work)
     assert merged.code == 0 and "(none -> " in merged.out, merged
     assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work)
@@ -197,15 +193,7 @@ def test_a_slice_merged_here_whose_spine_tracks_no_remote_says_how_then_goes_up(
     lands), the L9 refusal's `leap merge SLICE` said "already merged: nothing to do". Where
     a remote shares the ledger and its spine lacks the slice, it names the config that makes
     the spine track it; followed, the merge pushes the slice."""
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
-    first = git("rev-list", "--max-parents=0", "main", cwd=work)
-    server = tmp_path / "server.git"
-    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
-    assert leap("hooks", "install", "--server", cwd=server).code == 0
-    git("remote", "set-url", "origin", str(server), cwd=work)
-    assert _push(work, f"{first}:refs/heads/main").returncode == 0
-    assert _push(work, "leap/ledger").returncode == 0
+    work, server, first = _moved(tmp_path)
     git("config", "--unset", "branch.main.remote", cwd=work)
     git("config", "--unset", "branch.main.merge", cwd=work)
     said = leap("merge", SLICE, cwd=work)
@@ -224,8 +212,7 @@ def test_the_keep_aside_reset_stays_on_the_spine_line_past_refused_ball_commits(
     and a refused commit on a ball branch that a merge brings in (its candidate history)
     came first: the commands named a commit of the ball branch, and followed, the spine
     left its own line. The target is under the first refused commit of the spine's line."""
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
+    work = _quickstart(tmp_path)
     before = git("rev-parse", "main", cwd=work)
     parser = git("rev-parse", f"leap/ball/{SLICE}/parser", cwd=work)
     tree = git("rev-parse", f"{parser}^{{tree}}", cwd=work)
@@ -249,8 +236,7 @@ def test_an_untracked_spine_with_a_stale_remote_copy_still_says_already_merged(
     """Blind review: with `main` tracking no remote and `refs/remotes/origin/main` stale
     (fetched before the slice landed there), an already-merged slice was told to make the
     spine track origin (exit 2). The remote's spine is read again first: it holds it."""
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
+    work = _quickstart(tmp_path)
     git("config", "--unset", "branch.main.remote", cwd=work)
     git("config", "--unset", "branch.main.merge", cwd=work)
     first = git("rev-list", "--max-parents=0", "main", cwd=work)
@@ -265,15 +251,7 @@ def test_leap_run_of_a_slice_merged_here_only_publishes_it_and_says_so(
     `--json` merge event says `published` (not "already merged": it was not, there)."""
     import json
 
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    work = tmp_path / "qs" / "calc"
-    first = git("rev-list", "--max-parents=0", "main", cwd=work)
-    server = tmp_path / "server.git"
-    git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
-    assert leap("hooks", "install", "--server", cwd=server).code == 0
-    git("remote", "set-url", "origin", str(server), cwd=work)
-    assert _push(work, f"{first}:refs/heads/main").returncode == 0
-    assert _push(work, "leap/ledger").returncode == 0
+    work, server, first = _moved(tmp_path)
     ran = leap("run", SLICE, "--json", "--heartbeat", "0", cwd=work)
     assert ran.code == 0, (ran.out[-2000:], ran.err)
     said = [json.loads(line) for line in ran.out.splitlines() if line.startswith("{")]
