@@ -159,7 +159,7 @@ class SliceRun:
                     again = f"`leap run {self.slice}` goes on from here"
                     end.stopped = f"interrupted in the merge step; {again}"
                     self.events.emit("stop", reason="interrupted in the merge step",
-                                     hint=again)
+                                     hint=again, exit_code=EXIT_INTERRUPTED)
             end.interrupted = self.interrupted
             end.balls = self._ends(self._standings())
             with self.ws.ledger() as ledger:
@@ -269,7 +269,7 @@ class SliceRun:
             self.stop.halt("interrupted (SIGINT)")
             self.interrupted = True
             why = "interrupted: every builder stops and its round is recorded"
-            self.events.emit("stop", reason=why,
+            self.events.emit("stop", reason=why, exit_code=EXIT_INTERRUPTED,
                              hint=f"`leap run {self.slice}` goes on from here")
             _drain(running, self.events, lambda: self.presses >= 2)
             return why
@@ -693,7 +693,11 @@ class SliceRun:
         end.merged_tip, end.merge_number = rec.tip, rec.number
         step = "merged" if not merged.already else \
             "published" if merged.published else "already merged"
-        self.events.emit("merge", step=step,
+        pub = merged.published
+        self.events.emit("merge", step=step, lease=pub.lease if pub else None,
+                         released=pub.released if pub else None,
+                         hint=f"`leap sync {merged.remote}` gives the lease back there"
+                         if pub and not pub.released else None,
                          tip=rec.tip[:12], spine=rec.spine, remote=merged.remote,
                          balls=[m.ball for m in rec.merges])
         self.busy["slice"] = "live proof"

@@ -384,6 +384,8 @@ def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: Mer
     try:
         there = _remote_spine(ws, slice_id, remote)
     except LeapError as exc:
+        if known is not None:  # as last fetched, the remote lacked it: a hold, said so
+            raise
         echo(f"warning: whether {remote}'s spine holds slice {slice_id} is not known: "
              f"{exc.lines()[0]}")
         return None
@@ -413,13 +415,15 @@ def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: Mer
             "cannot be pushed as they are", rule=first.rule,
             hint=_land_anew(ws, tip, below, "take them off the spine"))
     lease = _take_for_publish(ws, slice_id, holder, remote, echo)
-    shared = False
+    pushed = False
     try:
         _lease_up(ws, remote)
         _push(ws, remote, tip, slice_id)
+        pushed = True
     finally:
         shared = _release(ws, name, holder, f"slice {slice_id}, merged in this clone only "
-                          f"at {tip[:12]}, pushed", remote)
+                          f"at {tip[:12]}: " + ("pushed" if pushed else "its push stopped"),
+                          remote)
     old = git.rev_parse(f"refs/heads/{name}", root)
     if old is not None and old != tip and is_ancestor(root, old, tip):
         _move(ws, old, tip, echo)  # a spine here reset below it comes back to it

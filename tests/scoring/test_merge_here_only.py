@@ -257,4 +257,37 @@ def test_leap_run_of_a_slice_merged_here_only_publishes_it_and_says_so(
     said = [json.loads(line) for line in ran.out.splitlines() if line.startswith("{")]
     [merged] = [e for e in said if e["event"] == "merge"]
     assert merged["step"] == "published" and merged["remote"] == "origin", merged
+    assert merged["lease"] >= 1 and merged["released"] is True and "hint" not in merged, merged
     assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work)
+
+
+def test_a_remote_out_of_reach_that_lacked_the_slice_is_a_hold_not_already_merged(
+        tmp_path: Path) -> None:
+    """Telemetry review: with the remote out of reach, a slice its spine lacked (as last
+    fetched) was reported "already merged", exit 0, beside a warning that said "nothing
+    landed". It is the hold the merge gives for a remote out of reach (exit 3)."""
+    work, _server, _first = _moved(tmp_path)
+    git("remote", "set-url", "origin", str(tmp_path / "gone.git"), cwd=work)
+    said = leap("merge", SLICE, cwd=work)
+    assert said.code == 3 and "already merged" not in said.out, said
+    assert f"`leap merge {SLICE}` again once origin answers" in said.err, said.err
+
+
+def test_a_publish_whose_push_stopped_says_so_in_the_lease_it_gives_back(
+        tmp_path: Path) -> None:
+    """Telemetry review: the lease's release reason said "pushed" when the push failed."""
+    from leapgit.ledger.store import Ledger
+
+    work, server, _first = _moved(tmp_path)
+    hook = server / "hooks" / "update"
+    hook.write_text('#!/bin/sh\n[ "$1" != refs/heads/main ] || exit 1\n')
+    hook.chmod(0o755)
+    said = leap("merge", SLICE, cwd=work)
+    assert said.code == 1, said
+    with Ledger(server) as ledger:
+        view = ledger.require()
+        released = [p for p in view.walk() if p.startswith("spines/main/leases/")
+                    and p.endswith("release.yaml")]
+        path = max(released, key=lambda p: int(p.split("/")[3]))  # the publish's, the last
+        text = (view.read(path) or b"").decode()
+    assert "its push stopped" in text and "pushed" not in text, text
