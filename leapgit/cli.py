@@ -11,15 +11,23 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
+from pathlib import Path
+from typing import Any, NamedTuple, NoReturn
 
 import click
 
 from leapgit import __version__
-from leapgit.errors import EXIT_INPUT, EXIT_INTERNAL, LeapError, printable
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from leapgit.errors import (
+    EXIT_HOLD,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_RULE,
+    LeapError,
+    UsageError,
+    printable,
+)
+from leapgit.errors import UsageError as LeapUsageError
 
 
 class Lazy(NamedTuple):
@@ -101,8 +109,6 @@ def cli() -> None:
 
 @lazy("init", "Write .leap/config.yaml and start the ledger branch (idempotent).")
 def _init() -> click.Command:
-    from pathlib import Path
-
     @click.command("init")
     @click.option("--spine", metavar="BRANCH",
                   help="the protected branch (default: current branch)")
@@ -131,7 +137,6 @@ def _init() -> click.Command:
 def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
                     roles: tuple[str, ...], require: bool | None) -> Any:
     """Ask for what the flags left out (an interactive walk-through on a terminal)."""
-    from pathlib import Path
 
     from leapgit.commands.init import SigningChoice
 
@@ -161,8 +166,6 @@ def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
 
 @lazy("slice", "Validate, cut and abandon slices.")
 def _slice() -> click.Command:
-    from pathlib import Path
-
     @click.group("slice")
     def slice_group() -> None:
         """Validate, cut and abandon slices."""
@@ -292,7 +295,6 @@ def _throw() -> click.Command:
         """
         from leapgit.commands import report
         from leapgit.commands.throw import drive_builders, run_exit_code, throw
-        from leapgit.errors import EXIT_HOLD
 
         thrown = throw(slice_id, balls, resume, run=drive, remote=remote)
         _emit(report.throw_lines(thrown.result) + thrown.setup_lines())
@@ -308,8 +310,6 @@ def _throw() -> click.Command:
 @lazy("ball", "Check a ball's file map, print its base, or give a stuck ball a repaired "
               "spec.")
 def _ball() -> click.Command:
-    from pathlib import Path
-
     @click.group("ball")
     def ball_group() -> None:
         """Check a ball's file map, print its base, or give a stuck ball a repaired spec."""
@@ -404,7 +404,6 @@ def _run() -> click.Command:
         from leapgit.worktrees.buildround import HEARTBEAT
 
         if take_over and remote is None:
-            from leapgit.errors import UsageError as LeapUsageError
 
             raise LeapUsageError("--take-over takes over a run lease on a shared remote: "
                                  "give it with --remote REMOTE", rule="L3")
@@ -475,7 +474,6 @@ def _round() -> click.Command:
         """Close a round explicitly: commit the in-scope changes with the receipt (L6)."""
         from leapgit.commands import report
         from leapgit.commands.round import close
-        from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
 
         if not evidence.strip():
             raise click.BadParameter("evidence may not be empty", param_hint="--evidence")
@@ -497,7 +495,6 @@ def _audit_signatures() -> click.Command:
         """Verify every ledger and spine-merge signature against the policy of its time."""
         from leapgit.commands import report
         from leapgit.commands.audit_signatures import audit_signatures_command
-        from leapgit.errors import EXIT_OK, EXIT_RULE
 
         result = audit_signatures_command(require=require)
         if as_json:
@@ -586,8 +583,6 @@ def _sync() -> click.Command:
 @lazy("quickstart", "Build a throwaway repository and run the whole flow on it (no network, no "
                     "model).")
 def _quickstart() -> click.Command:
-    from pathlib import Path
-
     @click.command("quickstart")
     @click.option("--dir", "directory", type=click.Path(path_type=Path),
                   help="where to build the demo repository (default: a new temporary folder)")
@@ -601,8 +596,6 @@ def _quickstart() -> click.Command:
 
 @lazy("tribunal", "Grade a change blind: eight lenses, an author-redacted envelope (T1-T9).")
 def _tribunal() -> click.Command:
-    from pathlib import Path
-
     @click.group("tribunal")
     def tribunal_group() -> None:
         """Grade a change blind: eight lenses, an author-redacted envelope (T1-T9)."""
@@ -680,7 +673,6 @@ def _red() -> click.Command:
         ball's frozen tests byte for byte on its fresh stack base."""
         from leapgit.commands.red import carry as carry_red
         from leapgit.commands.red import lines, red
-        from leapgit.errors import UsageError
 
         if carry == (commit is not None):
             raise UsageError("give COMMIT, or --carry without one", field="COMMIT",
@@ -798,7 +790,6 @@ def _crash_log(exc: BaseException) -> Path | None:
     """Write the traceback to a file of its own; None when even that is impossible."""
     import tempfile
     import traceback
-    from pathlib import Path
 
     folder = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "leapgit"
     for where in (folder, Path(tempfile.gettempdir())):

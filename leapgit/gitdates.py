@@ -5,7 +5,10 @@ refused, never misread."""
 
 from __future__ import annotations
 
+import calendar
+import re
 import time
+from email.utils import mktime_tz, parsedate_tz
 
 MAX_SECONDS = 2**53  # far past any clock; git refuses larger ones too
 # the zone names email.utils and git both read alike (git knows more; those are refused)
@@ -55,8 +58,6 @@ def _zone(text: str) -> int | None:
 def _iso_date(text: str) -> tuple[int, int] | None:
     """``2024-01-02T03:04:05``, a space for the ``T``, fractions of a second (dropped, as git
     does), and a zone after the time with or without a space."""
-    import calendar
-    import re
 
     found = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:[.,]\d+)?)?"
                          r" ?(Z|z|[+-]\d\d(?::?\d\d)?)?", text)
@@ -75,9 +76,6 @@ def _iso_date(text: str) -> tuple[int, int] | None:
 
 
 def _rfc2822_date(text: str) -> tuple[int, int] | None:
-    import re
-    from email.utils import mktime_tz, parsedate_tz
-
     found = parsedate_tz(text)
     year = re.search(r"(?<![+\-\d])\d{4}\b", text)  # not the zone's digits
     if found is None or year is None:  # a two-digit year git refuses; Python would guess

@@ -9,11 +9,15 @@ import zlib
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
+from dulwich.object_store import DiskObjectStore
+from dulwich.objects import hex_to_filename, hex_to_sha
+from dulwich.pack import PackFileDisappeared
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from dulwich.config import ConfigFile, StackedConfig
-    from dulwich.object_store import BaseObjectStore, DiskObjectStore
+    from dulwich.object_store import BaseObjectStore
     from dulwich.objects import Commit, ObjectID, ShaFile
     from dulwich.refs import Ref, RefsContainer
 
@@ -77,8 +81,6 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
     inflating the object (issue 18 F9: 300 MB of zeros travel as 300 KB); None when the
     store and its alternates do not hold it, or it is no store on disk. Looked up in
     dulwich's order: packs, loose, alternates."""
-    from dulwich.object_store import DiskObjectStore
-    from dulwich.objects import hex_to_sha
 
     if not isinstance(store, DiskObjectStore):
         return None  # a store over others (the audit's parsed cache) knows no header
@@ -107,7 +109,6 @@ def _in_pack(store: DiskObjectStore, raw: Any) -> tuple[str, int] | None:
     None when no pack of ``store`` itself holds it, or a pack dulwich listed is gone (a
     `git repack` since, git's own after a fetch or another process's): the caller then
     reads the object whole, through dulwich, which finds the packs again."""
-    from dulwich.pack import PackFileDisappeared
 
     for pack in store.packs:
         try:
@@ -171,7 +172,6 @@ def _inflated_start(fh: BinaryIO, need: int) -> bytes:
 def _loose_header(store: DiskObjectStore, sha: bytes) -> bytes:
     """A loose object's header, ``blob 12345``; raises FileNotFoundError when the store
     holds no such loose object; what it holds when the stream ends before a NUL."""
-    from dulwich.objects import hex_to_filename
 
     with open(hex_to_filename(os.fspath(store.path), oid(sha)), "rb") as fh:
         head = _inflated_start(fh, 64)
@@ -196,7 +196,6 @@ def object_type(store: DiskObjectStore, sha: bytes, depth: int = 0) -> int | Non
     (blind review r1 F2: the tree check of a push inflated every object, blobs included);
     a delta's type is its base's, followed by offset or id. None when the store does not
     hold it, or the chain is absurdly deep (a caller then reads the object itself)."""
-    from dulwich.objects import hex_to_sha
 
     if depth > 64:
         return None

@@ -15,6 +15,7 @@ from leapgit import git
 from leapgit.audit.graph import Graph
 from leapgit.audit.objects import AuditObjects, GitRepoView, ReadStore
 from leapgit.ledger.view import LedgerView
+from leapgit.rules.context import PushContext
 
 R = TypeVar("R", bound="Loadable")
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from leapgit.gitobj import GitRepo
     from leapgit.records.kinds import Loadable
     from leapgit.records.types import Config
-    from leapgit.rules.context import PushContext, RefUpdate
+    from leapgit.rules.context import RefUpdate
 
 
 class AuditView(LedgerView):
@@ -123,7 +124,6 @@ class AuditContext:
     def push(self, upd: RefUpdate, refs: Mapping[str, str | None]) -> PushContext:
         """One landed ref update as ``pre-receive`` judged it: the refs as they stood, the
         ledger read through this audit's views."""
-        from leapgit.rules.context import PushContext
 
         ledger = refs.get(self.config.ledger_ref)
         return PushContext(self.objects(refs), self.config, (upd,),

@@ -15,6 +15,9 @@ from leapgit import git
 from leapgit.audit.index import Change, LedgerIndex, hidden
 from leapgit.audit.model import AuditReport, Violation
 from leapgit.errors import LeapError
+from leapgit.ledger import leases
+from leapgit.ledger.sync import lease_spine
+from leapgit.ledger.workspace import open_workspace
 from leapgit.records import trailers
 
 _RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
@@ -57,8 +60,6 @@ def _commits(root: Path, ref: str) -> list[Commit]:
                         "its log; please report it with your git version")
     messages = _messages(root, [c.sha for c in found])
     return [c._replace(message=messages.get(c.sha, "")) for c in found]
-
-
 
 
 def _change(meta: list[str], path: bytes) -> Change:
@@ -232,9 +233,6 @@ def _lost_leases(root: Path, tip: str, gone: list[tuple[str, list[tuple[str, str
     leaves out (L9, ``leases.lost_leases``: the rule the sync asked), judged at each such
     commit; an earlier commit holding the same bytes (the lease before its release) is
     excused by the later judgment. Each is said as a note."""
-    from leapgit.ledger import leases
-    from leapgit.ledger.sync import lease_spine
-    from leapgit.ledger.workspace import open_workspace
 
     if not any(lease_spine(path) for _, lines in gone for _, path, _ in lines):
         return set()

@@ -28,11 +28,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from leapgit.audit.timeline import Timeline, build
-from leapgit.gitobj import oid
+from leapgit.gitobj import oid, refname
 from leapgit.rules.context import PushContext, RefUpdate
 from leapgit.rules.objects import Objects
+from leapgit.rules.signatures import Judge, judge_push
+from leapgit.rules.signed_ledger import LedgerActors
+from leapgit.rules.signed_spine import policy_change
 from leapgit.rules.signing_history import PolicyEpoch
+from leapgit.signing import POLICY_PATH
 from leapgit.signing.policy import Policy
+from leapgit.signing.verify import check_many
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -41,7 +46,6 @@ if TYPE_CHECKING:
     from leapgit.gitobj import GitRepo
     from leapgit.records.types import Config
     from leapgit.rules.refusal import Refusal
-    from leapgit.rules.signed_ledger import LedgerActors
 
 LEDGER, SPINE, ROUND = "ledger", "spine", "round"
 _MAX_LINE = 10_000  # a longer line of rounds is no ball branch: walk it
@@ -124,9 +128,6 @@ class Replay:
 
     def _approved(self, index: int, held: PolicyEpoch) -> bool:
         """S6 on a spine commit that changed the policy bytes, as the audit judges it."""
-        from leapgit.rules.signatures import Judge
-        from leapgit.rules.signed_spine import policy_change
-        from leapgit.signing import POLICY_PATH
 
         parent, epoch = self.timeline.spine[index - 1].commit, self.timeline.spine[index].commit
         upd = RefUpdate(self.spine_ref, parent, epoch)
@@ -140,7 +141,6 @@ class Replay:
                policy: Policy, held: PolicyEpoch | None) -> list[Refusal]:
         """The push rules over one landed commit: the refs as they stood (the spine at
         ``epoch``), judged by ``policy``, that of ``held``, the epoch then in force."""
-        from leapgit.rules.signatures import Judge, judge_push
 
         refs.setdefault(self.spine_ref, epoch.commit if epoch else None)
         ctx = PushContext(AsOf(self.repo, refs), self.config, (upd,))
@@ -345,10 +345,6 @@ def _rest_on_first(judged: list[Judged], found: list[Refusal]) -> list[Judged]:
 
 
 def replay(repo: GitRepo, config: Config, graph: Graph | None = None) -> list[Judged]:
-    from leapgit.gitobj import refname
-    from leapgit.rules.signed_ledger import LedgerActors
-    from leapgit.signing.verify import check_many
-
     def tip(ref: str) -> str | None:
         try:
             return repo.refs[refname(ref)].decode()

@@ -4,12 +4,15 @@ pass record and every spine commit. Read-only; exit 1 on any violation."""
 
 from __future__ import annotations
 
+import gc
+
 from leapgit import git
 from leapgit.audit.context import AuditContext
 from leapgit.audit.graph import Graph
 from leapgit.audit.ledger import audit_history
-from leapgit.audit.model import AuditReport
+from leapgit.audit.model import AuditReport, Violation
 from leapgit.audit.shallow import require_spine, require_whole
+from leapgit.audit.signatures import audit_signatures
 from leapgit.audit.slices import SliceAuditor
 from leapgit.ledger.added import known
 from leapgit.ledger.workspace import Workspace
@@ -24,7 +27,6 @@ def audit(ws: Workspace, require_signatures: bool = False,
     and a fifth less time). A caller that exits right after the report (the `leap audit`
     process) passes ``keep``: what the audit read goes there instead of being freed, which
     at 10,000 balls took seconds the exit would then spend for nothing."""
-    import gc
 
     paused = gc.isenabled()
     gc.disable()
@@ -67,8 +69,6 @@ def _audit_signatures(repo: object, ws: Workspace, require: bool, report: AuditR
                       graph: Graph) -> None:
     """Issue 7: every signature judged by the policy of its time; unsigned records are
     named plainly, and fail only when signatures are required."""
-    from leapgit.audit.model import Violation
-    from leapgit.audit.signatures import audit_signatures
 
     findings = audit_signatures(repo, ws.config, graph=graph)  # type: ignore[arg-type]
     report.count("signatures", len(findings))

@@ -16,6 +16,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from leapgit.audit.replay import replay
+from leapgit.gitobj import refname
+from leapgit.rules.signing_history import spine_epochs
+from leapgit.signing.verify import signer_fingerprint
+
 if TYPE_CHECKING:
     from leapgit.audit.graph import Graph
     from leapgit.audit.replay import Judged
@@ -58,8 +63,6 @@ class SignatureFinding:
 
 
 def _tip(repo: GitRepo, ref: str) -> str | None:
-    from leapgit.gitobj import refname
-
     try:
         return repo.refs[refname(ref)].decode()
     except KeyError:
@@ -70,7 +73,6 @@ def audit_signatures(repo: GitRepo, config: Config, now: int | None = None,
                      graph: Graph | None = None) -> list[SignatureFinding]:
     """Findings for every judged commit (ledger, spine, rounds) in the order they landed;
     ``graph``: git's commit graph of the spine, when the caller has read it."""
-    from leapgit.audit.replay import replay
 
     clock = int(time.time()) if now is None else now
     judged = replay(repo, config, graph)
@@ -83,8 +85,6 @@ def audit_signatures(repo: GitRepo, config: Config, now: int | None = None,
 
 
 def _findings(j: Judged) -> list[SignatureFinding]:
-    from leapgit.signing.verify import signer_fingerprint
-
     sha = j.commit.id.decode()
     fp = signer_fingerprint(j.commit)
     paths = j.paths
@@ -111,7 +111,6 @@ def _refused(j: Judged, r: Refusal, fp: str | None, paths: tuple[str, ...],
 def _clock(j: Judged, now: int) -> list[SignatureFinding]:
     """S2 reads key lifetimes against the committer time: a signed commit's time must not
     run backwards from what it provably follows, nor ahead of the audit's clock."""
-    from leapgit.signing.verify import signer_fingerprint
 
     fp = signer_fingerprint(j.commit)
     if fp is None:
@@ -139,7 +138,6 @@ def _unjudged_policies(repo: GitRepo, config: Config, judged: set[bytes],
                        ) -> list[SignatureFinding]:
     """A policy that does not parse, put in force by a spine commit no rule judged (the
     first policy, or one that arrived while none was in force)."""
-    from leapgit.rules.signing_history import spine_epochs
 
     epochs = spine_epochs(repo.object_store, _tip(repo, f"refs/heads/{config.spine}"))
     out = []

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from leapgit.audit.graph import batch_check
 from leapgit.audit.model import AuditReport, BallAudit, SliceAudit, Violation
-from leapgit.audit.spine import unreadable
+from leapgit.audit.rounds import round_problems
+from leapgit.audit.spine import check_merges, check_spine, unreadable
 from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
 from leapgit.records.scoring import MergeRecord, RedRecord, ReopenRecord, ScoreRecord
@@ -252,7 +253,6 @@ class SliceAuditor:
     def _rounds(self) -> None:
         """L6: the scored commit is the last receipt's, and its commits since the base (the
         red test aside) are no more rounds than the limit, counted against its receipts."""
-        from leapgit.audit.rounds import round_problems
 
         for s, red, findings in self.rounds:
             self.report.count("no-fifth-round")
@@ -267,11 +267,7 @@ class SliceAuditor:
                 self.report.add(Violation("no-fifth-round", subject, why, commit, path))
 
     def _merges(self) -> None:
-        from leapgit.audit.spine import check_merges
-
         check_merges(self.ctx, self.merges, self.report)
 
     def _spine(self) -> None:
-        from leapgit.audit.spine import check_spine
-
         check_spine(self.ctx, self.bases, self.merges, self.report)

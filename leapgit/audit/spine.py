@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING
 from leapgit.audit.model import AuditReport, Violation
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
+from leapgit.ledger.leases import lease_problems
 from leapgit.records.scoring import Merged, MergeRecord
-from leapgit.rules import aggregate
+from leapgit.rules import aggregate, passes
+from leapgit.rules.context import RefUpdate
+from leapgit.rules.spine import check_integration
 
 if TYPE_CHECKING:
     from leapgit.audit.context import AuditContext
@@ -35,7 +38,6 @@ def check_merges(ctx: AuditContext, merges: list[MergeRecord], report: AuditRepo
     (``rules.passes.merge_problems``, with the ledger as that push left it), and each merge
     it names by the server's integration rule (``rules.spine.check_integration``, with the
     ledger as it stood before the record: where the merges landed)."""
-    from leapgit.rules import passes
 
     ctx.graph.load([m.commit for r in merges for m in r.merges] + [r.tip for r in merges])
     ctx.store.prefetch_diffs(_diffed(ctx, merges))
@@ -106,9 +108,6 @@ def _folders(diffs: Mapping[tuple[bytes, bytes], frozenset[str]]) -> Iterator[st
 
 def _check_merge(ctx: AuditContext, rec: MergeRecord, m: Merged, ledger: str | None,
                  report: AuditReport) -> None:
-    from leapgit.rules.context import RefUpdate
-    from leapgit.rules.spine import check_integration
-
     subject, where = f"{rec.slice}/{m.ball}", layout.merge_path(rec.slice, rec.number)
     node = ctx.graph.node(m.commit)
     if node is None:
@@ -138,8 +137,6 @@ def _said(refusal: Refusal) -> str:
 
 def check_spine(ctx: AuditContext, bases: list[str], merges: list[MergeRecord],
                 report: AuditReport) -> None:
-    from leapgit.ledger.leases import lease_problems
-
     tip = report.spine_tip
     if tip is not None and bases:
         line = ctx.graph.first_parents(tip)

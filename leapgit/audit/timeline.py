@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from leapgit.errors import LeapError
 from leapgit.gitobj import oid
+from leapgit.records import yamlio
 from leapgit.rules.signing_history import PolicyEpoch, added_blobs, ledger_line, spine_epochs
 
 if TYPE_CHECKING:
@@ -121,8 +123,6 @@ def _merge_lease(path: str, data: bytes, spine: str, index: dict[bytes, int],
                  under: dict[int, str]) -> None:
     """A merge record names the lease its merges landed under (a merge stopped after the
     push may be recorded after the lease went back, under another integrator's)."""
-    from leapgit.errors import LeapError
-    from leapgit.records import yamlio
 
     if _MERGE_RECORD.fullmatch(path) is None:  # merge 1, or a re-merge after a reopen
         return

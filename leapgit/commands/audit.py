@@ -9,7 +9,9 @@ from pathlib import Path
 from leapgit.audit.model import AuditReport
 from leapgit.audit.run import audit as run_audit
 from leapgit.audit.run import lines
+from leapgit.ledger.query import load_slice
 from leapgit.ledger.workspace import open_workspace
+from leapgit.scoring.intoto import statements
 
 __all__ = ["audit", "export_in_toto", "lines"]
 
@@ -20,13 +22,10 @@ def audit(start: Path | str = ".", require_signatures: bool = False,
 
 
 def export_in_toto(slice_id: str | None = None, start: Path | str = ".") -> Iterator[str]:
-    from leapgit.scoring.intoto import statements
-
     ws = open_workspace(start)
     with ws.ledger() as ledger:
         view = ledger.require()
         if slice_id:
-            from leapgit.ledger.query import load_slice
 
             load_slice(view, slice_id)
         found = [json.dumps(s, sort_keys=True) for s in statements(view, slice_id)]

@@ -8,7 +8,9 @@ from pathlib import Path
 from leapgit.ledger import query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.rules.episodes import current_episode
+from leapgit.rules.stack import restacking
 from leapgit.worktrees.check import CheckResult, check_ball
+from leapgit.worktrees.place import recorded_in, require_worktree, worktree_of
 from leapgit.worktrees.respec import Respecced
 from leapgit.worktrees.respec import respec as respec_ball
 from leapgit.worktrees.stack import BASE_REF, BallBase, ball_base
@@ -18,7 +20,6 @@ def base(slice_id: str, ball_id: str, start: Path | str = ".") -> tuple[BallBase
     """L5: the commit the ball's red is built on (a dependent ball's stack base), named by
     ``refs/leap/bases/<slice>/<ball>``; and whether the ball is restacking (its red is then
     carried there, not written anew)."""
-    from leapgit.rules.stack import restacking
 
     ws = open_workspace(start)
     with ws.ledger() as ledger:
@@ -49,7 +50,6 @@ def check(slice_id: str, ball_id: str, start: Path | str = ".") -> CheckResult:
         query.load_slice(view, slice_id)
         episode = current_episode(view, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, episode.throw.spec_version)
-    from leapgit.worktrees.place import recorded_in, require_worktree, worktree_of
 
     worktree = worktree_of(ws, episode.throw)
     require_worktree(ws.paths.root, worktree, episode.throw.branch, f"{slice_id}/{ball_id}",

@@ -9,12 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leapgit import git
+from leapgit.commands.hooks import husky_lines
+from leapgit.commands.init_signing import setup_signing
 from leapgit.errors import UsageError
+from leapgit.hookimpl.install import install
 from leapgit.ledger.workspace import Workspace, open_workspace, require_folder
 from leapgit.records import yamlio
 from leapgit.records.config import CONFIG_PATH, parse_config, spine_problems
 from leapgit.records.types import LedgerRoot
 from leapgit.timeutil import now_iso
+from leapgit.worktrees.place import worktree_root
 
 if TYPE_CHECKING:
     from leapgit.commands.init_signing import SigningSetup
@@ -136,7 +140,6 @@ def init(start: Path | str = ".", spine: str | None = None,
         )
     setup = None
     if signing is not None:  # before the ledger's first commit, so that one is signed too
-        from leapgit.commands.init_signing import setup_signing
 
         setup = setup_signing(root, key=signing.key, create=signing.create, name=signing.name,
                               roles=signing.roles, require=signing.require)
@@ -179,7 +182,6 @@ def _not_in_a_ball_worktree(ws: Workspace) -> None:
     written there is a change outside the ball's scope (its next round a breach, L4), and
     would name the ball's branch as the spine. Known by its branch, or by its place (a
     rebase there detaches HEAD)."""
-    from leapgit.worktrees.place import worktree_root
 
     if ws.paths.git_dir.resolve() == ws.paths.common_dir.resolve() or ws.paths.top is None:
         return
@@ -200,9 +202,6 @@ def _not_in_a_ball_worktree(ws: Workspace) -> None:
 
 
 def _install_hooks(root: Path) -> tuple[str, tuple[str, ...]]:
-    from leapgit.commands.hooks import husky_lines
-    from leapgit.hookimpl.install import install
-
     try:
         result = install(root)
     except UsageError as exc:

@@ -8,6 +8,7 @@ from typing import Any
 
 from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.ledger.query import load_slice
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records import trailers as tr
 from leapgit.rules.balls import ID
@@ -37,7 +38,6 @@ def log(limit: int | None = None, slice_id: str | None = None,
     with ws.ledger() as ledger:
         view = ledger.require()
         if slice_id is not None:  # an unknown one is named, as status and throw name it
-            from leapgit.ledger.query import load_slice
 
             load_slice(view, slice_id)
     # fields end in NUL; a commit message holds no NUL, so "\0\n" ends exactly one entry

@@ -19,6 +19,7 @@ from leapgit.commands.quickstart_flow import protocol_steps
 from leapgit.commands.quickstart_sample import SAMPLE_FILES, SAMPLE_SLICE
 from leapgit.commands.slice import check, cut
 from leapgit.commands.status import status
+from leapgit.errors import UsageError
 from leapgit.ledger.workspace import require_folder
 
 Echo = Callable[[str], None]
@@ -67,7 +68,6 @@ def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     hint = "pick another --dir, or leave it out for a temporary folder"
     require_folder(root, field="--dir", hint=hint)
     if root.exists() and any(root.iterdir()):
-        from leapgit.errors import UsageError
 
         raise UsageError(f"{root} already exists and is not empty", hint=hint)
     echo(f"leapgit quickstart: a throwaway repository in {root}")

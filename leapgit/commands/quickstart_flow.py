@@ -13,12 +13,15 @@ from typing import Any
 
 from leapgit import git
 from leapgit.commands import audit, merge, red, report, score, throw
+from leapgit.commands.ball import base as ball_base
 from leapgit.commands.quickstart_sample import (
     BUILDER_ID,
     DEMO_RUNGS,
     RED_TESTS,
     SAMPLE_BUILDER,
 )
+from leapgit.hookimpl.install import install
+from leapgit.tribunal.demo import scripted_juror
 
 Echo = Callable[[str], None]
 Step = Callable[[Echo, str, str, list[str]], None]
@@ -56,8 +59,6 @@ def _configure(root: Path, url: str) -> None:
 
 
 def _remote(root: Path, echo: Echo, step: Step) -> Path:
-    from leapgit.hookimpl.install import install
-
     remote = root.parent / "calc-remote.git"
     git.run(["init", "-q", "--bare", "-b", "main", str(remote)], root.parent)
     install(remote, server=True)
@@ -70,8 +71,6 @@ def _remote(root: Path, echo: Echo, step: Step) -> Path:
 
 
 def _red(root: Path, echo: Echo, step: Step, ball: str) -> None:
-    from leapgit.commands.ball import base as ball_base
-
     # L5: a dependent ball's red is built on its stack base (`leap ball base`), which holds
     # its dependencies' passed candidates
     base = ball_base(SLICE, ball, root)[0].commit
@@ -111,8 +110,6 @@ def _refused_push(root: Path, echo: Echo, step: Step) -> None:
 
 
 def protocol_steps(root: Path, echo: Echo, step: Step, stream: Any) -> None:
-    from leapgit.tribunal.demo import scripted_juror
-
     with scripted_juror() as url:
         _configure(root, url)
         _remote(root, echo, step)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from leapgit.records import trailers as tr
 from leapgit.records.config import CONFIG_PATH
 from leapgit.records.types import ABSENT, OUTCOME_NAMES
+from leapgit.rules.landing import failed_hint
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
     from leapgit.audit.presence import Presence
@@ -134,7 +135,6 @@ def _landing_lines(landing: Landing, slice_id: str) -> list[str]:
         return [line, f"    `leap run {slice_id}` proves it live"]
     if live is None or live.outcome == 1:
         return [line]
-    from leapgit.rules.landing import failed_hint
 
     return [line, f"    live proof attempt {live.attempt} at {live.tip[:12]} exited "
             f"{live.exit_code}; {failed_hint(slice_id)}"]

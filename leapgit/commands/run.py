@@ -12,6 +12,7 @@ from leapgit.ledger.sync import require_remote
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.drive import Options, RunEnd, SliceRun
 from leapgit.loop.events import Events, as_started
+from leapgit.rules.landing import failed_hint
 
 
 def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = False,
@@ -59,7 +60,6 @@ def _table(end: RunEnd) -> list[str]:
     out.append(f"slice {end.slice}: {end.outcome}{tip}"
                + (f"; stopped: {end.stopped}" if end.stopped else ""))
     if end.live is not None and end.live.record is not None and end.live.record.outcome == -1:
-        from leapgit.rules.landing import failed_hint
 
         out.append(f"next: {failed_hint(end.slice)}")
     return out

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
 from leapgit.ledger.workspace import open_workspace
+from leapgit.loop import remote as rm
 from leapgit.scoring.score import Scored, score
 
 NAMES = {1: "pass", 0: "hold", -1: "refuse"}
@@ -23,7 +24,6 @@ def score_ball(slice_id: str, ball_id: str, builder: str | None = None,
     if remote is None:
         return score(ws, slice_id, ball_id, builder, echo)
     from leapgit.ledger.sync import sync
-    from leapgit.loop import remote as rm
 
     rm.sync_with_balls(ws, remote, push=False)
     rm.bring_home(ws, remote, ws.config.ball_branch(slice_id, ball_id))

@@ -10,6 +10,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import LeapError, UsageError
 from leapgit.gitobj import oid
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.store import Written
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records.types import SliceRecord
@@ -41,7 +42,6 @@ def _check(ws: Workspace, file: Path, base: str, command: str, rev: str = "HEAD"
     draft = load_draft(file)
     given = f" --base {shlex.quote(rev)}" if rev != "HEAD" else ""
     require_spine_pushable(ws, f"`leap slice {command} {shlex.quote(str(file))}{given}` again")
-    from leapgit.ledger.repo import open_repo
 
     with open_repo(str(ws.paths.common_dir)) as repo:
         def at(commit: str) -> CheckedSlice:

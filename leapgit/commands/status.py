@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from leapgit import git
+from leapgit.audit.presence import signature_presence
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import SliceRecord
@@ -169,7 +170,6 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
         for hit in reopen.spine_hits(ws.paths.root, ws.config.spine, watched):
             found = next(s for s in out if s.record.slice == hit.passed.slice)
             found.reopens[hit.passed.ball] = hit
-        from leapgit.audit.presence import signature_presence
 
         signed = signature_presence(ledger.repo, ws.config.ledger_ref,
                                     git.shallow_commits(ws.paths.common_dir))

@@ -8,11 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE, printable
+from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE, UsageError, printable
 from leapgit.ledger.workspace import Workspace, open_workspace
+from leapgit.scoring import spine
 from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.run import HEARTBEAT, RunResult, run_balls
+from leapgit.worktrees.setup import set_up
 from leapgit.worktrees.throw import ThrowResult
 from leapgit.worktrees.throw import throw as throw_balls
 from leapgit.worktrees.upstream import require_spine_pushable
@@ -60,7 +62,6 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     """``run``: the builders are driven next (`--run`): a ball in flight carries on, and
     each round sets up its fresh worktree itself. ``remote`` (issue 16): the balls are
     published there for `leap worker`s to build; nothing is built here."""
-    from leapgit.scoring import spine
 
     ws = open_workspace(start)
     shared = remote or spine.spine_remote(ws.paths.root, ws.config.spine)
@@ -72,7 +73,6 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     if shared is not None:  # L6: episodes end by the server's round cap
         spine.require_round_cap_of_server(ws.paths.root, ws.config.spine, ws.config, shared)
     if remote is not None:
-        from leapgit.errors import UsageError
         from leapgit.loop.remote import publish, take_home
 
         if run:
@@ -89,8 +89,6 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
 
 
 def _set_up(ws: Workspace, result: ThrowResult) -> tuple[SetUp, ...]:
-    from leapgit.worktrees.setup import set_up
-
     out = []
     for t in result.thrown:
         rec = t.record

@@ -12,13 +12,12 @@ from leapgit.errors import printable
 from leapgit.ledger.sync import require_remote
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.worker import Options, Worker, WorkerEnd, default_name
+from leapgit.scoring.spine import require_round_cap_of_server
+from leapgit.worktrees.builder import require_program
 
 
 def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = False,
           name: str | None = None, poll: float = 1.0, start: Path | str = ".") -> WorkerEnd:
-    from leapgit.scoring.spine import require_round_cap_of_server
-    from leapgit.worktrees.builder import require_program
-
     ws = open_workspace(start)
     require_remote(ws.paths.root, remote)  # bad input: said before the worker starts
     # L3: a builder that cannot start is said before any claim is taken (before: a claim

@@ -6,17 +6,25 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError, UsageError, printable
+from leapgit.hookimpl.post_commit import ball_of_branch
+from leapgit.ledger import history, query
+from leapgit.ledger.store import Ledger
+from leapgit.records.cache import RecordCache
+from leapgit.records.config import load_config
+from leapgit.records.trailers import round_trailers
 from leapgit.rules.balls import check_round_count, not_rounds, recorded_rounds
 from leapgit.rules.commits import BREACH, check_commit
+from leapgit.rules.episodes import current_episode, episode_reds, spent_hint
 from leapgit.rules.objects import Objects
+from leapgit.worktrees.rounds import FOLDING_ENV, record_round
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
-    from leapgit.ledger.store import Ledger
     from leapgit.records.types import BallRecord, Receipt, ThrowRecord
     from leapgit.rules.refusal import Refusal
     from leapgit.worktrees.rollback import RolledBack
@@ -71,11 +79,9 @@ def _leave(ledger: Ledger, common_dir: str, top: str, ball: BallRecord, thrown: 
     the worktree as ``close_round`` leaves one (``leave_refused``): the branch back at the
     commit's parent, the round's changes outside the scope undone, the scope rolled back.
     Under `--run` the run does it, with what it saw before the builder ran."""
-    from leapgit.worktrees.rounds import FOLDING_ENV
 
     if kept is None or os.environ.get(FOLDING_ENV) or not commit.parents:
         return None, None
-    from pathlib import Path
 
     from leapgit.worktrees.closeround import leave_refused
 
@@ -110,16 +116,6 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
     """Check and record the commit just made on ``branch``. ``top`` and ``common_dir`` are
     the work tree and the shared git dir when the caller knows them (the hook reads them
     from files, which spares it a ``git rev-parse``)."""
-    from pathlib import Path
-
-    from leapgit.hookimpl.post_commit import ball_of_branch
-    from leapgit.ledger import query
-    from leapgit.ledger.store import Ledger
-    from leapgit.records.cache import RecordCache
-    from leapgit.records.config import load_config
-    from leapgit.records.trailers import round_trailers
-    from leapgit.rules.episodes import current_episode
-    from leapgit.worktrees.rounds import FOLDING_ENV, record_round
 
     if top is None or common_dir is None:
         from leapgit.git import discover
@@ -144,8 +140,6 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         head = objects.ref(ref)
         if head is None:
             return
-        from leapgit.ledger import history
-        from leapgit.rules.episodes import episode_reds
 
         commit = objects.commit(head)
         if os.environ.get(FOLDING_ENV) and round_trailers(commit.message).round is None:
@@ -188,7 +182,6 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
         divided = any(r.kind == "two-readings" for r in problems)  # refused by the server too
         if trailers.round is None or trailers.outcome is None or divided:
             if spent:  # trailers would not help: there is no further round (review r9 F3)
-                from leapgit.rules.episodes import spent_hint
 
                 say(f"the round was not recorded: {slice_id}/{ball_id} used its rounds; "
                     + spent_hint(view, episode, head, top))

@@ -3,6 +3,7 @@ first, with the same arguments and stdin; its refusal stands."""
 
 from __future__ import annotations
 
+import errno
 import os
 
 LEGACY_SUFFIX = ".leap-legacy"
@@ -14,7 +15,6 @@ def run_chained(hook_path: str | None, args: list[str], stdin: bytes | None) -> 
     legacy = hook_path + LEGACY_SUFFIX
     if not (os.path.isfile(legacy) and os.access(legacy, os.X_OK)):
         return 0  # git, too, skips a hook file that is not executable
-    import errno
     import subprocess
 
     try:

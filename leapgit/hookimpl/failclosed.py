@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 
 from leapgit.errors import LeapError, printable
+from leapgit.hookimpl.chain import run_chained
 
 
 def guarded(hook: str, body: Callable[[], int]) -> int:
@@ -25,7 +26,6 @@ def guarded(hook: str, body: Callable[[], int]) -> int:
 def hook_main(hook: str, check: Callable[[bytes], int], argv: list[str]) -> int:
     """A ref-guarding hook's entry: run a chained foreign hook first (its refusal stands),
     then judge stdin's ref updates, failing closed."""
-    from leapgit.hookimpl.chain import run_chained
 
     data = sys.stdin.buffer.read()
     # the chained hook inside the boundary too: one that cannot start refuses in one line

@@ -13,10 +13,17 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
+from dulwich.refs import check_ref_format
+
 from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.gitobj import refname
+from leapgit.hookimpl import post_commit
 from leapgit.hookimpl.chain import LEGACY_SUFFIX
 from leapgit.ledger.workspace import require_folder
+from leapgit.records.config import check_refs
+from leapgit.records.types import Config
+from leapgit.rules.context import PIN_LEDGER, PIN_SPINE
 
 ID_LINE = b"# leapgit-hook-id: 7f3c9a5e-leapgit"
 CLIENT_HOOKS = ("post-commit", "pre-push")
@@ -91,7 +98,6 @@ def command(hook: str) -> str:
     ``site`` (-S), decides from HEAD whether it has anything to do, and loads ``site`` only
     when it has (see ``post_commit.main``)."""
     if hook == "post-commit":
-        from leapgit.hookimpl import post_commit
 
         return f"-I -S {shlex.quote(str(Path(post_commit.__file__).resolve()))}"
     return f"-I -m {MODULES[hook]}"
@@ -185,12 +191,7 @@ def pin_server_refs(paths: git.RepoPaths, spine: str | None,
     """Pin the spine and the ledger ref in the server's own git config, which no push can
     change (a branch's ``.leap/config.yaml`` can be written by any pusher). An option given
     wins; else an earlier pin stays; else the defaults."""
-    from dulwich.refs import check_ref_format
 
-    from leapgit.gitobj import refname
-    from leapgit.records.config import check_refs
-    from leapgit.records.types import Config
-    from leapgit.rules.context import PIN_LEDGER, PIN_SPINE
 
     def current(key: str) -> str | None:
         proc = git.run(["config", "--local", "--get", key], paths.git_dir, check=False)
@@ -260,7 +261,6 @@ def _unpinned_head(paths: git.RepoPaths, pins: dict[str, str]) -> str | None:
     pinned to the default `main` protects nothing yet). A server that holds the spine, or
     no branch yet, or several with none at HEAD, says nothing (`git init --bare` names
     `master` on many servers whose projects push `main`)."""
-    from leapgit.rules.context import PIN_LEDGER, PIN_SPINE
 
     spine = pins[PIN_SPINE]
     if git.rev_parse(f"refs/heads/{spine}", paths.git_dir) is not None:

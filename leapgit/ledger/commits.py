@@ -9,6 +9,8 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from dulwich.objects import Blob, Commit, Tree
+
 from leapgit.errors import UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger.view import TREE_MODE, cached_tree
@@ -56,7 +58,6 @@ class Committer:
 
     def commit(self, parent: str | None, records: dict[str, bytes], message: bytes) -> bytes:
         """A commit of ``records`` (path -> bytes) on ``parent``, stored; its id."""
-        from dulwich.objects import Blob, Commit
 
         store = self.repo.object_store
         nested: dict[bytes, object] = {}
@@ -97,7 +98,6 @@ class Committer:
         """Write a new tree: ``base`` plus ``changes`` (name -> blob id, or a nested dict).
         Only the trees on changed paths are rewritten; parsed trees are cached by id, so an
         append reads nothing it read before (trees are immutable)."""
-        from dulwich.objects import Tree
 
         tree = Tree()
         if base is not None:

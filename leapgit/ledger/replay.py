@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from dulwich.diff_tree import tree_changes
+from dulwich.walk import ORDER_TOPO, Walker
+
 from leapgit.errors import LedgerConflict
-from leapgit.gitobj import oid
+from leapgit.gitobj import oid, parents_here
 from leapgit.ledger.layout import ROOT_RECORD
 from leapgit.ledger.writer import Move, new_paths, swap
 
@@ -31,11 +34,6 @@ def replay_onto(ledger: Ledger, base: str) -> Replayed:
 
 
 def _rebuild(ledger: Ledger, old: str | None, base: str) -> Move[Replayed]:
-    from dulwich.diff_tree import tree_changes
-    from dulwich.walk import ORDER_TOPO, Walker
-
-    from leapgit.gitobj import parents_here
-
     store = ledger.repo.object_store
     parents = parents_here(ledger.repo)  # a shallow clone's ledger ends at its cut
     local = [] if old is None else [

@@ -13,16 +13,18 @@ In a partial clone either reads what the clone lacks through git (``Promised``).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
+
+from dulwich.config import ConfigFile, StackedConfig
+from dulwich.object_store import DiskObjectStore
+from dulwich.refs import DiskRefsContainer
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from dulwich.config import ConfigFile, StackedConfig
-    from dulwich.object_store import DiskObjectStore
     from dulwich.objects import Commit, ObjectID, ShaFile
-    from dulwich.refs import DiskRefsContainer
 
     from leapgit.gitobj import GitRepo
 
@@ -123,9 +125,6 @@ class PlainRepo:
 
     def __init__(self, git_dir: str, config: ConfigFile, object_directory: str | None = None,
                  alternates: Sequence[str] = ()) -> None:
-        from dulwich.object_store import DiskObjectStore
-        from dulwich.refs import DiskRefsContainer
-
         self.git_dir = git_dir
         self._config = config
         self.object_store = DiskObjectStore.from_config(
@@ -152,7 +151,6 @@ class PlainRepo:
             return None
         if any(os.path.exists(os.path.join(git_dir, name)) for name in _SPECIAL_FILES):
             return None
-        from dulwich.config import ConfigFile
 
         try:
             config = ConfigFile.from_path(os.path.join(git_dir, "config"), expand_includes=False)
@@ -181,7 +179,6 @@ class PlainRepo:
 
     def get_config_stack(self) -> StackedConfig:
         """This repository's config over the user's and the system's, as ``Repo`` stacks it."""
-        from dulwich.config import StackedConfig
 
         return StackedConfig([self._config, *StackedConfig.default_backends()],
                              writable=self._config)
@@ -203,7 +200,6 @@ class PlainRepo:
         lock, before the ref moves: a failure here gives the move up (the ledger says so),
         and a crash right after it leaves a line for a move that never happened, as with
         ``Repo``. A missing field is filled in as ``Repo`` does."""
-        import time
 
         from dulwich.reflog import format_reflog_line
 

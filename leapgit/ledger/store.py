@@ -17,11 +17,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from leapgit.errors import LeapError, UsageError
+from leapgit.errors import LeapError, LedgerConflict, UsageError
 from leapgit.gitobj import refname
 from leapgit.ledger.commits import Committer
 from leapgit.ledger.layout import ROOT_RECORD
 from leapgit.ledger.recovery import WRITING_MARKER, locked
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.view import (
     LedgerCorrupt,
     LedgerMissing,
@@ -31,11 +32,13 @@ from leapgit.ledger.view import (
     cached_tree_in,
 )
 from leapgit.ledger.writer import Written, write
+from leapgit.records import yamlio
+from leapgit.records.cache import RecordCache
 from leapgit.records.trailers import RECORD, format_message
+from leapgit.records.types import LedgerRoot
 
 if TYPE_CHECKING:
     from leapgit.ledger.replay import Replayed
-    from leapgit.records.cache import RecordCache
     from leapgit.signing.sign import Signer
 
 # what other modules import from here (each name lives in its own module)
@@ -54,12 +57,9 @@ class Ledger(AbstractContextManager["Ledger"]):
 
     def __init__(self, git_dir: Path, ref: str = DEFAULT_REF,
                  signer: Signer | None | bool = True, cache_records: bool = False) -> None:
-        from leapgit.ledger.repo import open_repo
-
         self.git_dir = Path(git_dir)
         self.records: RecordCache | None = None
         if cache_records:
-            from leapgit.records.cache import RecordCache
 
             self.records = RecordCache(self.git_dir)
         self.ref = ref
@@ -142,12 +142,10 @@ class Ledger(AbstractContextManager["Ledger"]):
     def _check_is_ledger(self, view: LedgerView) -> None:
         """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger
         is add-only), never a branch of the user's that the config happens to name."""
-        from leapgit.records.types import LedgerRoot
 
         try:
             ok = view.record(ROOT_RECORD, LedgerRoot) is not None  # validated, cached
         except LeapError:  # an older or hand-made root: its kind is what counts here
-            from leapgit.records import yamlio
 
             data = view.read(ROOT_RECORD)
             try:
@@ -205,7 +203,6 @@ class Ledger(AbstractContextManager["Ledger"]):
         view = self.view(parent)
         taken = [p for p in records if view.exists(p)]
         if taken:
-            from leapgit.errors import LedgerConflict
 
             raise LedgerConflict(f"{taken[0]} exists already", file=taken[0], rule="L8")
         message = format_message(subject, list(trailers) + [(RECORD, p) for p in

@@ -18,12 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dulwich.diff_tree import tree_changes
+from dulwich.walk import ORDER_TOPO, Walker
+
 from leapgit import git
 from leapgit.errors import InvalidRecord, LedgerBusy, LedgerConflict, RuleViolation, UsageError
 from leapgit.gitobj import oid
+from leapgit.ledger import leases, query
+from leapgit.ledger.added import added_between
 from leapgit.ledger.recovery import locked
+from leapgit.ledger.view import commit_tree
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.ledger.writer import Move, swap
+from leapgit.records.types import Receipt
 
 if TYPE_CHECKING:
     from leapgit.ledger.store import Ledger
@@ -312,10 +319,6 @@ def _rounds_along(ws: Workspace, remote: str, remote_tip: str | None, tip: str,
     refused round (-1) never does (its commit is rolled back, and the server refuses it), nor
     a branch ``also`` already moves. The remote's copy is fetched first: only a round that
     moves it forward goes along."""
-    from leapgit.ledger import query
-    from leapgit.ledger.added import added_between
-    from leapgit.ledger.view import commit_tree
-    from leapgit.records.types import Receipt
 
     root, moved = ws.paths.root, {spec.rsplit(":", 1)[-1] for spec in also}
     carried: dict[str, list[Receipt]] = {}
@@ -367,7 +370,6 @@ def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path:
     remote's (``leases.lost_leases``) are left out of the local ledger, when they are the
     only records the two ledgers hold different bytes of (their paths added to
     ``left_out``). None when they were; else what to do (the hint of the conflict)."""
-    from leapgit.ledger import leases
 
     kept = "records are never edited: write your version under a new record"
     spine = lease_spine(path)
@@ -449,9 +451,6 @@ def drop_local(start: Path | str, base: str, drop: Callable[[str], bool]) -> lis
 
 def _without(ledger: Ledger, old: str | None, base: str,
              drop: Callable[[str], bool]) -> Move[list[str]]:
-    from dulwich.diff_tree import tree_changes
-    from dulwich.walk import ORDER_TOPO, Walker
-
     store = ledger.repo.object_store
     local = [] if old is None else [
         e.commit for e in Walker(store, [oid(old)], exclude=[oid(base)], order=ORDER_TOPO,

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from leapgit.errors import InvalidRecord, LeapError, UsageError
-from leapgit.gitobj import oid
-from leapgit.records.yamlio import freeze, thaw
+from leapgit.gitobj import object_size, oid
+from leapgit.records import schema, yamlio
+from leapgit.records.yamlio import MAX_BYTES, freeze, thaw
 
 if TYPE_CHECKING:
     from dulwich.object_store import BaseObjectStore
@@ -156,8 +157,6 @@ class LedgerView:
     def _blob(self, sha: bytes, path: str) -> bytes:
         """A record's bytes; one over the records' cap is refused from its object header,
         never inflated (issue 18 F9: 300 MB of zeros travel as 300 KB)."""
-        from leapgit.gitobj import object_size
-        from leapgit.records.yamlio import MAX_BYTES
 
         size = object_size(self._repo.object_store, sha)
         if size is not None and size > MAX_BYTES:
@@ -201,7 +200,6 @@ class LedgerView:
         if seen is not None:
             hit = thaw(seen)
         else:
-            from leapgit.records import schema, yamlio
 
             data = self._blob(entry[1], path)
             hit = yamlio.loads_shared(data, f"{self.commit and self.commit[:12]}:{path}")

@@ -10,6 +10,7 @@ from typing import NamedTuple
 from leapgit.errors import UsageError
 from leapgit.git import RepoPaths, discover
 from leapgit.ledger.store import Ledger
+from leapgit.records.cache import RecordCache
 from leapgit.records.config import CONFIG_PATH, load_config
 from leapgit.records.types import Config
 
@@ -46,7 +47,6 @@ def open_workspace(start: Path | str = ".", cache: bool = False) -> Workspace:
         top = main
     records = None
     if cache:
-        from leapgit.records.cache import RecordCache
 
         records = RecordCache(paths.common_dir, "config")
     return Workspace(paths=paths, config=load_config(top, records))

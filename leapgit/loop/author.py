@@ -20,11 +20,16 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, UsageError
-from leapgit.ledger import query
+from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
+from leapgit.rules.episodes import findings_to_answer
+from leapgit.scoring.commands import run_command
+from leapgit.scoring.findingred import record_finding_red
 from leapgit.scoring.red import RedResult, record_red
+from leapgit.tribunal.worktree import temporary
 from leapgit.worktrees.handoff import environment
+from leapgit.worktrees.stack import ball_base
 
 CONFIG = ".leap/config.yaml"
 NOTE = ("You are the test author (T7.1). Commit, in this worktree, a test that fails for the "
@@ -50,9 +55,6 @@ def check_author(ws: Workspace) -> None:
 
 
 def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
-    from leapgit.tribunal.worktree import temporary
-    from leapgit.worktrees.stack import ball_base
-
     command = ws.config.red_command
     if not command:
         raise UsageError("no test author is configured", file=CONFIG, field="red.command",
@@ -99,10 +101,6 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
     """T7.6: the open findings of the ball's latest score become new failing tests, on the
     refused candidate, recorded as a finding's red (``scoring.findingred``); None when the
     author committed nothing (no finding could be tested: the builder still gets them)."""
-    from leapgit.ledger import history
-    from leapgit.rules.episodes import findings_to_answer
-    from leapgit.scoring.findingred import record_finding_red
-    from leapgit.tribunal.worktree import temporary
 
     command = ws.config.red_command
     assert command
@@ -140,7 +138,6 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
 def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float,
          slice_id: str) -> None:
     """The author in a process group of its own: a timeout stops everything it started."""
-    from leapgit.scoring.commands import run_command
 
     try:
         run = run_command("red", command, cwd, timeout=timeout, env=env)

@@ -15,15 +15,19 @@ recorded from its intent). One run of a slice at a time (``lease``)."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from leapgit import git
 from leapgit.errors import (
     EXIT_HOLD,
     EXIT_INPUT,
@@ -35,14 +39,34 @@ from leapgit.errors import (
 )
 from leapgit.git import RemoteUnavailable
 from leapgit.ledger import history, query
+from leapgit.ledger.leases import LeaseHeld
 from leapgit.ledger.workspace import Workspace
+from leapgit.loop import remote as rm
+from leapgit.loop.author import author_finding_red, author_red, check_author
 from leapgit.loop.events import Events, Heartbeat
 from leapgit.loop.lease import RunLease
-from leapgit.loop.live import Proved
+from leapgit.loop.live import Proved, prove_live
+from leapgit.loop.progress import EventProgress
+from leapgit.loop.remote import Reach
 from leapgit.loop.steps import Step, next_step, no_verdict
+from leapgit.rules.episodes import current_episode, findings_to_answer
+from leapgit.rules.landing import failed_hint
 from leapgit.rules.readiness import BallStanding, assess
-from leapgit.worktrees.builder import Stop, signal_name
-from leapgit.worktrees.buildround import HEARTBEAT
+from leapgit.scoring import spine
+from leapgit.scoring.aggregate import AggregateRefused
+from leapgit.scoring.findingred import advance, pending
+from leapgit.scoring.merge import MergeBusy, merge
+from leapgit.scoring.red import carry_red
+from leapgit.scoring.score import declared_builder, score
+from leapgit.scoring.spine import spine_remote
+from leapgit.worktrees import drivelock, place
+from leapgit.worktrees.builder import Stop, require_program, signal_name
+from leapgit.worktrees.buildround import HEARTBEAT, EpisodeEnded
+from leapgit.worktrees.closeround import admin_dir
+from leapgit.worktrees.run import run_balls
+from leapgit.worktrees.throw import RedBehind, RedToCarry, throw
+from leapgit.worktrees.upstream import require_spine_pushable
+from leapgit.worktrees.watch import Watch
 
 if TYPE_CHECKING:
     from leapgit.scoring.merge import MergeResult
@@ -113,12 +137,10 @@ class SliceRun:
         self.driving = False  # the ball loop runs: a later press only counts (``_drain``)
         # (ball, score): findings the test author could not turn into a test
         self.declined: set[tuple[str, int | None]] = set()
-        from leapgit.worktrees.watch import Watch
 
         self.watch = Watch(ws)  # L5, L9: one for every builder of the run
         self.awaiting: set[str] = set()  # with a remote: balls its workers build now
         self.not_before: dict[str, float] = {}  # a ball's step the remote cut off: when again
-        from leapgit.loop.remote import Reach
 
         self.reach = Reach(options.remote, options.poll,  # with a remote: whether it answers
                            lambda line: self.events.emit("log", line=line)) \
@@ -217,7 +239,6 @@ class SliceRun:
         Python's own handler does. Two SIGINTs sent within microseconds are one to the
         kernel (POSIX signals of one number do not queue): only the count of deliveries
         can be held, not of key presses."""
-        import signal
 
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
@@ -321,7 +342,6 @@ class SliceRun:
         the base before it publishes it, and the remote's tip of the episode before, seen
         in between, would bring that episode's rounds back onto the new one (its own step
         fetches what it needs)."""
-        from leapgit.loop import remote as rm
 
         if time.monotonic() - self._looked < self.opt.poll:
             return
@@ -417,8 +437,6 @@ class SliceRun:
         getattr(self, f"_do_{step.kind}")(step)
 
     def _do_red(self, step: Step) -> None:
-        from leapgit.loop.author import author_red
-
         self.events.emit("red", step.ball, step.wave, step="author", detail=step.reason)
         done = author_red(self.ws, self.slice, step.ball)
         r = done.red.record
@@ -427,8 +445,6 @@ class SliceRun:
                          seconds=round(done.seconds, 2))
 
     def _do_finding_red(self, step: Step) -> None:
-        from leapgit.loop.author import author_finding_red
-
         self.events.emit("red", step.ball, step.wave, step="findings", detail=step.reason)
         done = author_finding_red(self.ws, self.slice, step.ball)
         if done is None:
@@ -446,15 +462,11 @@ class SliceRun:
     def _advance(self, ball: str) -> None:
         """T7.6: the ball's branch stands on its latest finding red before the next round
         (also after a run killed between that red's record and this move)."""
-        from pathlib import Path
-
-        from leapgit.scoring.findingred import advance, pending
 
         red = pending(self.ws, self.slice, ball)
         if red is None:
             return
         with self.ws.ledger() as ledger:
-            from leapgit.rules.episodes import current_episode
 
             thrown = current_episode(ledger.require(), self.slice, ball).throw
         if thrown.published and self.opt.remote is not None:
@@ -465,9 +477,7 @@ class SliceRun:
     def _advance_remote(self, branch: str, red: str) -> None:
         """T7.6 on a published ball: its branch on the remote moves onto the finding red (no
         round: the server lets the thrower push a red the ledger it stores records)."""
-        from leapgit import git
         from leapgit.ledger.sync import sync
-        from leapgit.loop import remote as rm
 
         assert self.opt.remote is not None
         sync(self.opt.remote, start=self.ws.paths.root)  # the red's record first
@@ -480,14 +490,11 @@ class SliceRun:
                     self.ws.paths.root)
 
     def _do_throw(self, step: Step, resume: bool = False) -> None:
-        from leapgit.worktrees.throw import RedBehind, RedToCarry, throw
-
         remote = self.opt.remote
         try:
             result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
                            publish=remote is not None)
         except RedToCarry:  # L5: a restack; its red goes onto the fresh stack first
-            from leapgit.scoring.red import carry_red
 
             r = carry_red(self.ws, self.slice, step.ball).record
             self.events.emit("red", step.ball, step.wave, step="carried", red=r.red,
@@ -517,10 +524,6 @@ class SliceRun:
         self._do_throw(step, resume=True)
 
     def _do_build(self, step: Step) -> None:
-        from leapgit.loop.progress import EventProgress
-        from leapgit.worktrees.buildround import EpisodeEnded
-        from leapgit.worktrees.run import run_balls
-
         self._advance(step.ball)
         self._left_builder(step)
         before = self._rounds(step.ball)
@@ -548,8 +551,6 @@ class SliceRun:
         """L3: a builder a killed run left in the ball's worktree (in a session of its own)
         still holds the ball: waited for, as a person would, at most builder.timeout; its
         round is then closed as any killed run's (``carry.close_killed_round``)."""
-        from leapgit.worktrees import drivelock, place
-        from leapgit.worktrees.closeround import admin_dir
 
         with self.ws.ledger() as ledger:
             view = ledger.require()
@@ -582,8 +583,6 @@ class SliceRun:
         can carry the receipt up before the worker's own push brings the commit (a blind
         review: the score then read the branch without the round and stopped the ball, exit
         1): the score waits for the commit, as it waits for any round."""
-        from leapgit import git
-        from leapgit.rules.episodes import current_episode
 
         with self.ws.ledger() as ledger:
             ep = current_episode(ledger.require(), self.slice, ball)
@@ -605,10 +604,7 @@ class SliceRun:
         return False
 
     def _do_score(self, step: Step) -> None:
-        from leapgit.scoring.score import score
-
         if self.opt.remote is not None:  # a worker's round: its branch as the remote has it
-            from leapgit.loop import remote as rm
 
             rm.fetch_balls(self.ws, self.opt.remote)
             branch = self.ws.config.ball_branch(self.slice, step.ball)
@@ -642,8 +638,6 @@ class SliceRun:
         self._findings(step)
 
     def _findings(self, step: Step) -> None:
-        from leapgit.rules.episodes import findings_to_answer
-
         with self.ws.ledger() as ledger:
             found = findings_to_answer(ledger.require(), self.slice, step.ball)
         if found is None:
@@ -667,9 +661,6 @@ class SliceRun:
         """Merge the slice and prove it live. True when the aggregate review refused it and
         sent its findings back to the builders of the balls they name (L8, T7.6): the run
         goes on with their next rounds."""
-        from leapgit.loop.live import prove_live
-        from leapgit.scoring.aggregate import AggregateRefused
-        from leapgit.scoring.merge import merge
 
         self.busy["slice"] = "merge"
         try:
@@ -708,7 +699,6 @@ class SliceRun:
         live = end.live.record
         failed = live is not None and live.outcome == -1
         if failed:
-            from leapgit.rules.landing import failed_hint
 
             end.stopped = "the landed slice fails its live proof (T9)"
         self.events.emit("live_proof", outcome=None if live is None else OUTCOME[live.outcome],
@@ -728,8 +718,6 @@ class SliceRun:
         merge of this clone runs (L9: one at a time; a slice run beside this one merges
         first): a look every ``poll`` seconds, at most ``LEASE_PATIENCE`` seconds for one
         holder, and never past --max-minutes or the spend cap."""
-        from leapgit.ledger.leases import LeaseHeld
-        from leapgit.scoring.merge import MergeBusy
 
         waited: tuple[str, float] | None = None  # (what it waits for, since when)
         while True:
@@ -766,7 +754,6 @@ class SliceRun:
 
     def _share(self) -> None:
         from leapgit.ledger.sync import sync
-        from leapgit.scoring.spine import spine_remote
 
         remote = spine_remote(self.ws.paths.root, self.ws.config.spine)
         if remote is None:
@@ -823,7 +810,6 @@ class SliceRun:
             {"ball": b.ball, "wave": b.wave, "state": b.state, "episode": b.episode,
              "rounds": b.rounds, "score": b.score, "reason": b.reason or None,
              "hint": b.hint, "usage": b.usage} for b in end.balls]
-        from leapgit.rules.landing import failed_hint
 
         live = end.live.record if end.live is not None else None
         self.events.emit("table", balls=rows, outcome=end.outcome, usage=end.usage,
@@ -835,9 +821,6 @@ class SliceRun:
 
     def _preflight(self) -> None:
         """What would stop every ball: refused before anything is thrown."""
-        from leapgit.loop.author import check_author
-        from leapgit.scoring.score import declared_builder
-        from leapgit.worktrees.builder import require_program
 
         cfg = self.ws.config
         if self.opt.remote is None:  # with a remote, the workers' builders build
@@ -847,12 +830,10 @@ class SliceRun:
             raise UsageError("no rungs are configured, so no juror can sit",
                              file=".leap/config.yaml", field="tribunal.rungs", rule="T2")
         check_author(self.ws)
-        from leapgit.scoring import spine
 
         remote = spine.spine_remote(self.ws.paths.root, cfg.spine) or self.opt.remote
         if remote is not None:
             spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)
-        from leapgit.worktrees.upstream import require_spine_pushable
 
         # L8, L9: no red, build or scoring is paid for on a spine no merge can push
         typed = [self.slice, *(["--remote", self.opt.remote] if self.opt.remote else [])]
@@ -874,7 +855,6 @@ def _drain(running: dict[Future[None], Step], events: Events,
     (``twice``) never leaves a round half-recorded; when only scorings, reds or the merge
     are at work, it ends the run at once: a convening stopped before its summary never
     happened (T2), a red or score not yet written is asked again by the next run (L8)."""
-    import os
 
     while running:
         done, _ = wait(list(running), timeout=0.1)

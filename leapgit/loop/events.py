@@ -10,6 +10,8 @@ Text from builders, jurors or records is made printable before it reaches a term
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -28,8 +30,6 @@ def as_started(text: str, slice_id: str, remote: str | None) -> str:
     printed, it built the published balls here instead, without a word)."""
     if remote is None or "`leap run" not in text:
         return text
-    import re
-    import shlex
 
     return re.sub(rf"`leap run {re.escape(slice_id)}((?: [^`]*)?)`",
                   lambda m: m.group(0) if "--remote" in m.group(1) else

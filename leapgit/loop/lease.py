@@ -20,17 +20,18 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from leapgit.errors import Hold, LedgerConflict, RuleViolation
+from leapgit.errors import Hold, LeapError, LedgerConflict, RuleViolation
+from leapgit.ledger import layout
+from leapgit.ledger.sync import push_records
 from leapgit.ledger.workspace import Workspace
+from leapgit.records import trailers as tr
 from leapgit.records import yamlio
+from leapgit.records.runs import RunLeaseRecord
+from leapgit.rules.runs import RULE, open_run, run_leases
 from leapgit.timeutil import now_iso
-
-if TYPE_CHECKING:
-    from leapgit.records.runs import RunLeaseRecord
 
 _TAKE_ATTEMPTS = 5  # a lost race for the next number looks again
 
@@ -104,11 +105,7 @@ class RunLease:
 
     # -- the remote's run lease ---------------------------------------------------------
     def _take(self, remote: str) -> None:
-        from leapgit.ledger import layout
         from leapgit.ledger.sync import push_records, sync
-        from leapgit.records import trailers as tr
-        from leapgit.records.runs import RunLeaseRecord
-        from leapgit.rules.runs import RULE, open_run, run_leases
 
         seen: int | None = None  # the foreign lease --take-over was asked to take over
         for _ in range(_TAKE_ATTEMPTS):
@@ -157,10 +154,7 @@ class RunLease:
         """Only the remote knows whether an interrupted take landed: one that did is given
         back at once (a second Ctrl-C, or a remote out of reach, leaves it to this clone's
         next run, which takes it over)."""
-        from leapgit.errors import LeapError
-        from leapgit.ledger import layout
         from leapgit.ledger.sync import sync
-        from leapgit.records.runs import RunLeaseRecord
 
         try:
             sync(remote, start=self._root, push=False)
@@ -180,12 +174,6 @@ class RunLease:
                 pass  # ``_give_back`` said it may stay open; the first press goes on
 
     def _give_back(self, remote: str, number: int) -> None:
-        from leapgit.errors import LeapError
-        from leapgit.ledger import layout
-        from leapgit.ledger.sync import push_records
-        from leapgit.records import trailers as tr
-        from leapgit.records.runs import RunLeaseRecord
-
         rec = RunLeaseRecord(self.slice, number, "release", self.clone, os.getpid(),
                              now_iso())
         try:

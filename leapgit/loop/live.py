@@ -4,15 +4,20 @@ merge left, in a clean worktree of that commit, and its result is recorded again
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
+from leapgit import git
+from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.live import LiveProofRecord
 from leapgit.records.scoring import MergeRecord
+from leapgit.scoring.commands import run_command
 from leapgit.timeutil import now_iso
+from leapgit.tribunal.worktree import temporary
 
 
 class Proved(NamedTuple):
@@ -36,9 +41,7 @@ def _landing(ws: Workspace, slice_id: str
 
 def _synced(ws: Workspace, remote: str) -> bool:
     """The remote's ledger replayed here; False, said on stderr, when it is out of reach."""
-    import sys
 
-    from leapgit.errors import LeapError
     from leapgit.ledger.sync import sync
 
     try:
@@ -55,7 +58,6 @@ def _spine_tip(ws: Workspace, remote: str | None) -> str | None:
     """The spine's tip as the merge's remote holds it (its commits fetched here), which is
     where a fix landed from any clone is, and the only tip the server takes a later attempt
     on; this clone's own spine when there is no remote or it is out of reach."""
-    from leapgit import git
 
     root, ref = ws.paths.root, f"refs/heads/{ws.config.spine}"
     if remote is not None:
@@ -72,9 +74,6 @@ def prove_live(ws: Workspace, slice_id: str) -> Proved:
     """The latest merge's live proof: read back when recorded; run on the merge's tip the
     first time, and again, as the next attempt, on the spine's tip once that moved past a
     failed attempt (a fix landed since)."""
-    from leapgit import git
-    from leapgit.scoring.commands import run_command
-    from leapgit.tribunal.worktree import temporary
 
     root = ws.paths.root
     found = _landing(ws, slice_id)

@@ -5,14 +5,21 @@ remote's own compare-and-swap (``sync.push_records``)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import LeapError, RuleViolation
+from leapgit.ledger import query
+from leapgit.ledger.sync import fetch, fetch_only
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ThrowRecord
-from leapgit.rules.episodes import drops_branch
+from leapgit.rules.episodes import current_episode, drops_branch
+from leapgit.worktrees import place
+from leapgit.worktrees.closeround import admin_dir
+from leapgit.worktrees.drivelock import NAME
+from leapgit.worktrees.place import list_worktrees
 
 REMOTE_PATIENCE = 30 * 60  # seconds a loop looks again for a remote out of reach
 
@@ -42,7 +49,6 @@ class Reach:
 
     def lost(self, exc: git.RemoteUnavailable, kind: str = "look") -> str | None:
         """The reason to give up, once ``kind`` has failed too long; else None."""
-        import time
 
         now = time.monotonic()
         why = exc.problems[0].message if exc.problems else str(exc)
@@ -60,8 +66,6 @@ class Reach:
         return self.gave_up
 
     def back(self, kind: str = "look") -> None:
-        import time
-
         was = bool(self.since)
         self.since.pop(kind, None)
         now = time.monotonic()
@@ -95,7 +99,6 @@ def sync_with_balls(ws: Workspace, remote: str, push: bool = True) -> None:
 def fetch_balls(ws: Workspace, remote: str) -> None:
     """The remote's ball branches alone (a score reads its ball's as the remote holds it);
     a failure says what `sync` says of one (a lock file left here is named)."""
-    from leapgit.ledger.sync import fetch_only
 
     failed = fetch_only(ws.paths.root, remote, [balls_refspec(ws, remote)],
                         "no ball branch fetched, nothing pushed")
@@ -114,7 +117,6 @@ def adopt_ledger(ws: Workspace, remote: str) -> None:
     if git.rev_parse(ref, ws.paths.root) is not None:
         return
     track = git.leap_tracking(remote, ref)
-    from leapgit.ledger.sync import fetch
 
     proc = fetch(ws.paths.root, ["--quiet", "--no-tags", remote, f"+{ref}:{track}"])
     tip = git.rev_parse(track, ws.paths.root) if proc.returncode == 0 else None
@@ -156,8 +158,6 @@ def push_branches(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -
     """``publish`` past its sync: each published ball's branch as it stands here, unless
     the remote holds it already or further on (a look of `leap run --remote` asks it of
     every ball the workers build, after its own sync)."""
-    from leapgit.ledger import query
-    from leapgit.rules.episodes import current_episode
 
     with ws.ledger() as ledger:
         view = ledger.require()
@@ -190,7 +190,6 @@ def take_home(ws: Workspace, remote: str, slice_id: str) -> None:
     (`leap sync`), and each of the slice's ball branches that no worktree here has checked
     out moved to the remote's tip (``bring_home``), so a ball resumed here goes on from the
     rounds its workers pushed, even where it was never thrown before."""
-    from leapgit.worktrees.place import list_worktrees
 
     sync_with_balls(ws, remote)
     prefix = f"{ws.config.ball_branch_prefix}/{slice_id}/"
@@ -246,8 +245,6 @@ def bring_home(ws: Workspace, remote: str, branch: str,
 def _dropped(ws: Workspace, branch: str, tip: str) -> bool:
     """Whether ``tip`` is an earlier episode's branch that the ball's current throw dropped
     (``rules.episodes.drops_branch``, the rule `publish` and the server ask)."""
-    from leapgit.ledger import query
-    from leapgit.rules.episodes import current_episode
 
     prefix = ws.config.ball_branch_prefix + "/"
     slice_id, _, ball_id = branch.removeprefix(prefix).partition("/")
@@ -265,8 +262,6 @@ def _killed_round_of(ws: Workspace, path: Path, slice_id: str, ball_id: str, epi
     left there is that round's, recorded first (``carry.close_killed_round``), as a local
     run's; not work to refuse the ball for (a chaos hunt: the restarted worker refused the
     ball it had crashed in, and the slice waited for good)."""
-    from leapgit.worktrees.closeround import admin_dir
-    from leapgit.worktrees.drivelock import NAME
 
     admin = admin_dir(ws.paths.common_dir, path)
     if admin is None:
@@ -277,7 +272,6 @@ def _killed_round_of(ws: Workspace, path: Path, slice_id: str, ball_id: str, epi
         return False
     if not (said[2].isdigit() and said[3] == str(episode) and said[4] == tip):
         return False
-    from leapgit.ledger import query
 
     with ws.ledger() as ledger:  # still unrecorded: no other worker recorded that round
         done = query.receipts(ledger.require(), slice_id, ball_id, episode)
@@ -292,7 +286,6 @@ def ensure_worktree(ws: Workspace, path: Path, branch: str, tip: str,
     is the round of the ``claimed`` (slice, ball, episode) a killed worker left, started at
     ``tip`` and recorded by no one since, which is closed first with what its builder left."""
     slice_id, ball_id, episode = claimed
-    from leapgit.worktrees import place
 
     ref = f"refs/heads/{branch}"
     found = place.registered(ws, path)

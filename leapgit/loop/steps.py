@@ -15,7 +15,13 @@ from leapgit.ledger import history, layout
 from leapgit.ledger.view import LedgerView
 from leapgit.records.scoring import ScoreRecord
 from leapgit.records.tribunal_run import SummaryRecord, VerdictRecord
-from leapgit.rules.episodes import Episode, unscored_claim
+from leapgit.rules.episodes import (
+    Episode,
+    answers_findings,
+    escalated,
+    findings_to_answer,
+    unscored_claim,
+)
 from leapgit.rules.readiness import BallStanding
 
 Kind = Literal["done", "wait", "red", "finding_red", "throw", "build", "score", "resume",
@@ -116,7 +122,6 @@ def _findings_to_test(view: LedgerView, slice_id: str, s: BallStanding) -> Step 
     """T7.6: the latest score refused this episode's last round on the tribunal's findings,
     some of them open and supported, and no finding red answers it yet: the test author
     turns them into new failing tests before the builder's next round."""
-    from leapgit.rules.episodes import answers_findings, findings_to_answer
 
     ep = s.episode
     assert ep is not None
@@ -189,7 +194,6 @@ def escalation(view: LedgerView, slice_id: str, s: BallStanding) -> tuple[str, s
     ep = s.episode
     if ep is None or not history.has(view, slice_id, s.ball, "scores"):
         return None
-    from leapgit.rules.episodes import escalated
 
     score = history.graded_last(view, slice_id, s.ball, ep.throw.episode, len(ep.receipts))
     if not escalated(view, score) or score is None or not score.run_id:

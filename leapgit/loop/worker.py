@@ -15,26 +15,45 @@ The worker never scores: the thrower does (the builder never grades itself).
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from leapgit.errors import EXIT_HOLD, Hold, LeapError, LedgerConflict, RuleViolation
+from leapgit import git
+from leapgit.errors import (
+    EXIT_HOLD,
+    EXIT_OK,
+    EXIT_RULE,
+    Hold,
+    LeapError,
+    LedgerConflict,
+    RuleViolation,
+)
 from leapgit.git import RemoteUnavailable
 from leapgit.ledger import layout, query
+from leapgit.ledger.sync import drop_local, push_records
 from leapgit.ledger.workspace import Workspace
 from leapgit.loop import remote as rm
 from leapgit.records import yamlio
 from leapgit.records.claims import ClaimRecord
 from leapgit.records.trailers import BALL, SLICE
-from leapgit.timeutil import iso_at, now_iso
+from leapgit.rules.claims import LEASE_PAST, LEASE_TOO_LONG, claims, live_claim
+from leapgit.rules.episodes import current_episode, unscored_claim
+from leapgit.rules.readiness import assess
+from leapgit.timeutil import epoch_of, iso_at, now_iso
+from leapgit.worktrees import drivelock
 from leapgit.worktrees.builder import Stop
-from leapgit.worktrees.closeround import RoundClosed
+from leapgit.worktrees.closeround import RoundClosed, admin_dir
+from leapgit.worktrees.place import target
 from leapgit.worktrees.progress import Progress
+from leapgit.worktrees.rounds import WORKER_ENV
+from leapgit.worktrees.run import run_balls, sigterm_as_interrupt
 
 
 @dataclass(frozen=True)
@@ -78,8 +97,6 @@ class WorkerEnd:
 
     @property
     def exit_code(self) -> int:
-        from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
-
         if self.interrupted:
             return 130
         if self.stopped is not None:
@@ -88,8 +105,6 @@ class WorkerEnd:
 
 
 def default_name() -> str:
-    import socket
-
     return f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
 
 
@@ -111,9 +126,6 @@ class Worker:
 
     # -- the loop ----------------------------------------------------------------------
     def serve(self) -> WorkerEnd:
-        from leapgit.worktrees.rounds import WORKER_ENV
-        from leapgit.worktrees.run import sigterm_as_interrupt
-
         os.environ[WORKER_ENV] = self.opt.name  # the receipts name the claim's holder (L9)
         end = WorkerEnd()
         restore = sigterm_as_interrupt(self.stop)
@@ -203,9 +215,6 @@ class Worker:
 
     def _look(self) -> tuple[list[Open], bool]:
         """(the published episodes free to claim, whether any ball is still to be built)."""
-        from leapgit.rules.claims import claims, live_claim
-        from leapgit.rules.episodes import current_episode, unscored_claim
-        from leapgit.rules.readiness import assess
 
         with self._push:
             try:
@@ -250,9 +259,6 @@ class Worker:
         worktree here (in a session of its own). Claimed now, the build would stop on it at
         once and give the claim back, every turn (a blind review: 89 take and release pairs
         in 150 s on the shared ledger): the ball is left to other workers till it ends."""
-        from leapgit.worktrees import drivelock
-        from leapgit.worktrees.closeround import admin_dir
-        from leapgit.worktrees.place import target
 
         path = target(self.ws, slice_id, ball)
         admin = admin_dir(self.ws.paths.common_dir, path) if path.exists() else None
@@ -267,7 +273,6 @@ class Worker:
     def _order(self, found: Open) -> tuple[int, str]:
         """Earlier waves first; within a wave an order of this worker's own (a hash of its
         name), so workers that look at once reach for different balls, not all the same."""
-        import hashlib
 
         mine = hashlib.sha1(f"{self.opt.name}/{found.slice}/{found.ball}".encode())
         return found.wave, mine.hexdigest()
@@ -280,8 +285,6 @@ class Worker:
         local record stays, to go up with its own round (``--jobs``: another ball's round
         waits here for its push; L9, nothing valid lost). The old commits stay in git's
         reflog."""
-        from leapgit import git
-        from leapgit.ledger.sync import drop_local
 
         ref = self.ws.config.ledger_ref
         track = git.leap_tracking(self.opt.remote, ref)
@@ -298,14 +301,11 @@ class Worker:
 
     # -- one claim ---------------------------------------------------------------------
     def _record(self, rec: ClaimRecord, subject: str) -> None:
-        from leapgit.ledger.sync import push_records
-
         path = layout.claim_path(rec.slice, rec.ball, rec.episode, rec.claim, rec.action,
                                  rec.renewal)
         push_records(self.opt.remote, {path: yamlio.dumps(rec.to_dict())}, subject,
                      [(SLICE, rec.slice), (BALL, rec.ball)], start=self.ws.paths.root)
         if rec.claimed_until is not None:
-            from leapgit.timeutil import epoch_of
 
             self.leases[(rec.slice, rec.ball)] = epoch_of(rec.claimed_until) or 0.0
 
@@ -332,7 +332,6 @@ class Worker:
             raise
         except (LedgerConflict, RuleViolation) as exc:
             said = exc.lines()[0]
-            from leapgit.rules.claims import LEASE_PAST, LEASE_TOO_LONG
 
             # a lease that ran out on its way up (a push slower than the lease) is asked
             # again, fresh; three in a row say this machine's clock is behind the server's
@@ -413,9 +412,6 @@ class Worker:
 
     # -- building ----------------------------------------------------------------------
     def _build(self, found: Open, number: int) -> Built:
-        from leapgit.worktrees.place import target
-        from leapgit.worktrees.run import run_balls
-
         built = Built(found.slice, found.ball, found.episode, number)
         self.renewals[(found.slice, found.ball)] = 0
         self.held[(found.slice, found.ball)] = number
@@ -463,8 +459,6 @@ class Worker:
         """A round the remote refused stays as evidence under a ref of this clone, and the
         ball's worktree goes back to the remote's tip (it was clean: the round was
         committed), so this clone can build the ball again once it claims it."""
-        from leapgit import git
-        from leapgit.worktrees.place import target
 
         keep = f"refs/leap/evidence/refused/{found.slice}/{found.ball}/{tip[:12]}"
         git.run(["update-ref", keep, tip], self.ws.paths.root, check=False)
@@ -480,7 +474,6 @@ class Worker:
                     ) -> None:
         """The round's commit on the ball branch and its receipt on the ledger, in one
         atomic push (both land, or neither)."""
-        from leapgit import git
 
         tip = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
         there = rm.remote_tip(self.ws, self.opt.remote, branch)
@@ -554,8 +547,6 @@ class Worker:
         own push). The ledger push carries that round's receipt, so the commit goes with
         it in the one atomic push: a receipt never reaches the remote before its commit,
         where the thrower would score the ball's branch without the round (L7, L9)."""
-        from leapgit import git
-        from leapgit.rules.episodes import current_episode
 
         out = []
         with self.ws.ledger() as ledger:

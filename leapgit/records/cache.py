@@ -20,6 +20,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+import leapgit
+from leapgit import __version__
+
 FORMAT = 1
 _stamp: str | None = None  # this process's schemas_stamp()
 
@@ -53,7 +56,6 @@ def schemas_dir() -> str | None:
     """Where the schema files are: in the package when installed, beside it when it is an
     editable checkout (``schemas/`` is shipped as ``leapgit._schemas``); what
     ``schema.schema_text`` reads, so the stamp names the files that validated."""
-    import leapgit
 
     package = os.path.dirname(os.path.abspath(leapgit.__file__))
     for where in (os.path.join(package, "_schemas"),
@@ -65,8 +67,6 @@ def schemas_dir() -> str | None:
 
 class RecordCache:
     def __init__(self, git_dir: Path, namespace: str = "records") -> None:
-        from leapgit import __version__
-
         folder = f"{namespace}-{__version__}-{FORMAT}-{schemas_stamp()}"
         self.root = Path(git_dir) / "leap-cache" / folder
 

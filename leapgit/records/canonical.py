@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from leapgit.errors import InvalidRecord
+from leapgit.records.yamlio import dumps
 
 _KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*|"(?:[^"\\]|\\.)*"):(?: |$)')
 _scan = json.decoder.scanstring  # type: ignore[attr-defined]  # the body past the opening quote
@@ -33,7 +34,6 @@ class _NotCanonical(Exception):
 
 def read(text: str) -> tuple[bool, Any]:
     """(True, value) when ``text`` is exactly ``dumps(value)``; (False, None) otherwise."""
-    from leapgit.records.yamlio import dumps
 
     if not text.endswith("\n") or "\r" in text or "\t" in text:
         return False, None

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dulwich.refs import check_ref_format
+
 from leapgit.errors import InvalidRecord, Problem, UsageError
 from leapgit.gitobj import refname
 from leapgit.records import schema, yamlio
+from leapgit.records.cache import blob_id
 from leapgit.records.types import Config
 
 if TYPE_CHECKING:
@@ -21,7 +24,6 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
     are not parsed or checked again."""
     blob = None
     if cache is not None:
-        from leapgit.records.cache import blob_id
 
         blob = blob_id(data)
         cached = cache.get(blob)
@@ -99,8 +101,6 @@ def check_refs(config: Config, source: str) -> None:
 
 
 def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
-    from dulwich.refs import check_ref_format
-
     found: list[Problem] = []
     if not check_ref_format(refname(ledger_ref)):
         found.append(Problem(f"{ledger_ref!r} is not a valid git ref name", source,
@@ -131,7 +131,6 @@ def spine_problems(spine: str, field: str = "--spine") -> list[Problem]:
 def branch_problems(name: str, source: str | None, field: str) -> list[Problem]:
     """A name git refuses as a branch's (`git check-ref-format --branch`), said without
     running git: before anything is written, not as git's error much later."""
-    from dulwich.refs import check_ref_format
 
     # dulwich checks a full ref name; a branch may also not start with '-' nor be HEAD
     if check_ref_format(refname(f"refs/heads/{name}")) and name[:1] != "-" and name != "HEAD":

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import re
+import sys
 from collections.abc import Callable
 from functools import cache
+from importlib.util import find_spec, module_from_spec, spec_from_file_location
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
 from leapgit.errors import InvalidRecord
+from leapgit.records.cache import schemas_dir
 
 RECORD_KINDS = (
     "ledger", "slice", "ball", "throw", "receipt", "checkpoint", "envelope", "verdict",
@@ -32,7 +36,6 @@ def schema_text(name: str) -> str:
     checkout); ``importlib.resources`` only where there is no such folder (a zipped
     install): importing it costs a command ~4 ms (~25 ms under load), with ``tempfile``,
     ``zipfile``, ``shutil``, ``bz2`` and ``lzma``."""
-    from leapgit.records.cache import schemas_dir
 
     where = schemas_dir()
     if where is not None:
@@ -101,7 +104,6 @@ def _write_cached(path: Path, code: str) -> None:
 def _package_file(name: str) -> str | None:
     """The path of a file in fastjsonschema's folder, found without importing the package
     (see ``exceptions``), or None where it has no such file (a zipped install)."""
-    from importlib.util import find_spec
 
     found = find_spec("fastjsonschema")
     folders = list(found.submodule_search_locations or []) if found else []
@@ -132,13 +134,11 @@ def exceptions() -> ModuleType:
     under its own name, where the package, once imported, finds it: the exception classes
     stay one, whichever came first. Loaded whole before it is put there, so a thread that
     validates meanwhile never finds it half run (a blind review raced four threads)."""
-    import sys
 
     loaded = sys.modules.get("fastjsonschema.exceptions")
     if loaded is not None:
         return loaded
     if "fastjsonschema" not in sys.modules:
-        from importlib.util import module_from_spec, spec_from_file_location
 
         where = _package_file("exceptions.py")
         spec = spec_from_file_location("fastjsonschema.exceptions", where) \
@@ -173,8 +173,6 @@ def _code_object(code: str, path: Path) -> CodeType:
     """``code`` compiled, cached beside it per interpreter (compiling the generated source
     costs more than loading it, and a hook pays it on every run). Trusted only when the
     entry holds the hash of ``code`` and of its own bytes, like the source entry."""
-    import marshal
-    import sys
 
     source_hash = hashlib.sha256(code.encode()).digest()
     where = path.with_name(f"{path.stem}.{sys.implementation.cache_tag}.bin")

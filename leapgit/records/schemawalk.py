@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from leapgit.errors import Problem
+from leapgit.records.schema import exceptions
 
 Pointer = tuple[str, ...]
 Check = Callable[[Pointer, frozenset[str]], Callable[[Any], Any]]
@@ -66,8 +67,6 @@ class Walk:
 
     def _check(self, pointer: Pointer, node: dict[str, Any], data: Any, at: list[str],
                drop: frozenset[str]) -> None:
-        from leapgit.records.schema import exceptions
-
         if set(node) - drop <= _QUIET:
             return
         try:

@@ -11,6 +11,7 @@ and can hide a duplicate key) and integers not written in plain decimal (``0o1``
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import marshal  # built in: imported with the interpreter
@@ -199,7 +200,6 @@ _SHARED_MAX_BYTES = 64 << 20
 def loads_shared(data: bytes, source: str) -> Any:
     """``loads``, parsed once per process for the same bytes; each caller gets a copy of its
     own (no caller's change reaches another). Bytes that do not parse raise every time."""
-    import hashlib
 
     global _shared_bytes
     if len(data) > MAX_BYTES:

@@ -24,10 +24,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from leapgit.ledger import history, layout, query
+from leapgit.records.tribunal_run import SummaryRecord
+from leapgit.rules.episodes import answers_findings
+
 if TYPE_CHECKING:
     from leapgit.ledger.view import LedgerView
     from leapgit.records.scoring import ScoreRecord
-    from leapgit.records.tribunal_run import FindingRecord, SummaryRecord
+    from leapgit.records.tribunal_run import FindingRecord
     from leapgit.records.types import BallRecord
 
 RULE = "L8"
@@ -64,8 +68,6 @@ def blame(balls: Sequence[BallRecord], findings: Sequence[FindingRecord]) -> Bla
 
 def summary(view: LedgerView, run_id: str, slice_id: str) -> SummaryRecord | None:
     """An aggregate run's summary: under the slice, or where merges before kept it."""
-    from leapgit.ledger import layout
-    from leapgit.records.tribunal_run import SummaryRecord
 
     for folder in (layout.tribunal_dir(run_id, slice_id), layout.tribunal_dir(run_id)):
         path = f"{folder}/summary.yaml"
@@ -76,8 +78,6 @@ def summary(view: LedgerView, run_id: str, slice_id: str) -> SummaryRecord | Non
 
 def refusing(view: LedgerView, slice_id: str, run_id: str | None) -> SummaryRecord | None:
     """``run_id``'s summary, when it is a refusing aggregate review of ``slice_id``."""
-    from leapgit.ledger import layout
-    from leapgit.records.tribunal_run import SummaryRecord
 
     path = f"{layout.tribunal_dir(run_id or '', slice_id)}/summary.yaml"
     found = view.record(path, SummaryRecord) if run_id and view.exists(path) else None
@@ -92,7 +92,6 @@ def passed_tree(view: LedgerView, slice_id: str, tree: str, base: str, family: s
     same bytes are not reviewed, and paid for, again; a merge stopped after its review, by
     an outage or a kill, lands on it). A respec since the review (other goals: other
     criteria) asks for a review of its own."""
-    from leapgit.ledger import history, layout, query
 
     folder = layout.tribunal_dir("x", slice_id).rsplit("/", 1)[0]
     landed = {m.aggregate_run for m in history.merge_records(view, slice_id)}
@@ -111,7 +110,6 @@ def passed_tree(view: LedgerView, slice_id: str, tree: str, base: str, family: s
 def refused_tree(view: LedgerView, slice_id: str, tree: str) -> str | None:
     """The aggregate run of the slice that refused the merged ``tree`` already, if any
     (T6: the same bytes are not reviewed again)."""
-    from leapgit.ledger import layout
 
     folder = layout.tribunal_dir("x", slice_id).rsplit("/", 1)[0]
     for run in reversed(view.list(folder)):
@@ -124,7 +122,6 @@ def refused_tree(view: LedgerView, slice_id: str, tree: str) -> str | None:
 def findings(view: LedgerView, rec: ScoreRecord) -> list[FindingRecord] | None:
     """The findings an aggregate score blames on its ball; None when ``rec``'s run is no
     aggregate review of its slice (a ball's own score)."""
-    from leapgit.ledger import query
 
     found = refusing(view, rec.slice, rec.run_id)
     if found is None:
@@ -138,8 +135,6 @@ def score_problems(view: LedgerView, rec: ScoreRecord, standing: ScoreRecord | N
                    ) -> list[str] | None:
     """Why ``rec`` is no aggregate score that may void ``standing``, its ball's pass; None
     when it names no aggregate review at all (a ball's own score)."""
-    from leapgit.ledger import history
-    from leapgit.rules.episodes import answers_findings
 
     if rec.rule != RULE or not rec.run_id:
         return None

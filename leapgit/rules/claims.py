@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from leapgit.ledger import layout
+from leapgit.ledger import layout, query
+from leapgit.rules.episodes import Episode
 
 if TYPE_CHECKING:
     from leapgit.ledger.view import LedgerView
@@ -120,8 +121,6 @@ def live_claim(view: LedgerView, slice_id: str, ball_id: str, episode: int,
 
 
 def published(view: LedgerView, slice_id: str, ball_id: str, episode: int) -> bool:
-    from leapgit.ledger import query
-
     thrown = query.throw(view, slice_id, ball_id, episode)
     return thrown is not None and thrown.published
 
@@ -210,8 +209,6 @@ def _ended(view: LedgerView, slice_id: str, ball_id: str, episode: int,
     `leap throw` derives a ball's standing (``readiness.own_state``): a pass, a refuse (its
     receipt's or its score's), a hold (a checkpoint, a last round scored 0), or a later
     episode thrown."""
-    from leapgit.ledger import query
-    from leapgit.rules.episodes import Episode
     from leapgit.rules.readiness import own_state, scored
 
     later = [e for e in query.episodes(view, slice_id, ball_id)

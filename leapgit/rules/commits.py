@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from leapgit.records.trailers import has_divider, respelled_keys, round_trailers
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:  # the post-commit hook imports this module: only what it runs
@@ -64,7 +65,6 @@ def check_message(ref: str, commit: Commit, rule: str) -> list[Refusal]:
     on), or a ``Leap-*`` key in another case. So one commit cannot name one ball to the
     rules and another to an auditor's `git log`. ``rule``: the rule of the ref (L6 a
     round's receipt, L8 the spine's merge or the ledger's record)."""
-    from leapgit.records.trailers import has_divider, respelled_keys
 
     sha = commit.id.decode()
     if has_divider(commit.message):
@@ -110,7 +110,6 @@ def check_scope(objects: Objects, ref: str, ball: BallRecord, sha: str, old_tree
 
 def check_trailers(ref: str, commit: Commit, round_cap: int) -> list[Refusal]:
     """L6: a round commit carries its receipt, and no round past the cap."""
-    from leapgit.records.trailers import round_trailers
 
     sha = commit.id.decode()
     trailers = round_trailers(commit.message)

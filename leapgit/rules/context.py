@@ -33,6 +33,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from leapgit.errors import LeapError, UsageError
+from leapgit.records.config import CONFIG_PATH, check_refs, parse_config
 from leapgit.records.types import Config
 from leapgit.rules.objects import ZERO, Objects
 from leapgit.rules.pusher import Pusher
@@ -56,7 +58,6 @@ class RefUpdate:
 
 def _sha(value: str, line: str) -> str:
     if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
-        from leapgit.errors import UsageError
 
         raise UsageError(f"malformed ref update line from git: {line[:120]!r}",
                          hint="sha256 repositories are not supported yet")
@@ -194,14 +195,11 @@ def server_config(objects: Objects, notes: list[str] | None = None) -> Config:
     branch, and it cannot move the pinned refs. A config there that does not parse never
     stops the server (``fallback_config``); ``notes`` hears why."""
 
-    from leapgit.records.config import check_refs
-
     spine, ledger_ref = pinned_refs(objects)
     check_refs(Config(spine=spine, ledger_ref=ledger_ref), f"git config {PIN_SPINE}, {PIN_LEDGER}")
     spine_ref = f"refs/heads/{spine}"
     tip = objects.ref(spine_ref)
     if tip is not None and not objects.has(tip):
-        from leapgit.errors import UsageError
 
         raise UsageError(f"the spine {spine_ref} names {tip[:12]}, which is missing from this "
                          "repository: no push can be judged", rule="L8",
@@ -213,8 +211,6 @@ def server_config(objects: Objects, notes: list[str] | None = None) -> Config:
 def config_problem(objects: Objects, tree: bytes, source: str) -> tuple[Config | None, str]:
     """(the config a tree holds, or None when it holds none; why it does not parse, or
     "")."""
-    from leapgit.errors import LeapError
-    from leapgit.records.config import CONFIG_PATH, parse_config
 
     data = objects.read_at(tree, CONFIG_PATH.as_posix())
     if data is None:
@@ -227,8 +223,6 @@ def config_problem(objects: Objects, tree: bytes, source: str) -> tuple[Config |
 
 def spine_config(objects: Objects, spine_ref: str, tip: str,
                  notes: list[str] | None = None) -> Config:
-    from leapgit.records.config import CONFIG_PATH
-
     source = f"{spine_ref}:{CONFIG_PATH.as_posix()}"
     config, problem = config_problem(objects, objects.commit(tip).tree, source)
     if not problem:

@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
-from leapgit.records.types import ABSENT, BallRecord, StampedScope
+from leapgit.records.drafts import BallDraft, SliceDraft
+from leapgit.records.types import ABSENT, BallRecord, SliceRecord, StampedScope
 from leapgit.rules.refusal import Refusal
+from leapgit.slices.check import check_slice
+from leapgit.slices.scope import TreeResolver
 
 if TYPE_CHECKING:
     from leapgit.ledger.view import LedgerView
-    from leapgit.records.types import SliceRecord
     from leapgit.rules.context import PushContext
 
 HINT = ("cut slices with `leap slice cut`, which writes the slice and every ball's first "
@@ -54,7 +56,6 @@ def check_first_spec(ref: str, sha: str, path: str, rec: BallRecord, view: Ledge
     if before.exists(layout.slice_path(rec.slice)):
         return [Refusal("L1", ref, sha, path, f"slice {rec.slice} was cut without it: a "
                         "ball joins no slice after its cut", "cut a new slice for the work")]
-    from leapgit.records.types import SliceRecord
 
     cut = view.record(layout.slice_path(rec.slice), SliceRecord)
     if cut is None or rec.ball not in cut.balls:
@@ -67,9 +68,6 @@ def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecor
                 specs: list[BallRecord]) -> list[Refusal]:
     """L1, L2, L4: the cut's check of the slice the specs make, at the slice's base as the
     server stores it; the waves and the stamps are the ones that check gives."""
-    from leapgit.records.drafts import BallDraft, SliceDraft
-    from leapgit.slices.check import check_slice
-    from leapgit.slices.scope import TreeResolver
 
     draft = SliceDraft(source=path, slice=rec.slice, spine=rec.spine,
                        balls=tuple(BallDraft.from_record(s) for s in specs),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import UsageError
-from leapgit.ledger import query
+from leapgit.ledger import layout, query
 from leapgit.ledger.view import LedgerView
 from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
 
@@ -34,7 +34,6 @@ def escalated(view: LedgerView, score: ScoreRecord | None) -> bool:
     resumes."""
     if score is None or score.outcome != 0 or score.rule != "T9" or not score.run_id:
         return False
-    from leapgit.ledger import layout
     from leapgit.records.tribunal_run import SummaryRecord
 
     summary = view.record(f"{layout.tribunal_dir(score.run_id, score.slice, score.ball)}"

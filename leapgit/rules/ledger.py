@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
-from leapgit.records.types import ABSENT, BallRecord, Checkpoint, Receipt, ThrowRecord
+from leapgit.records import schema, yamlio
+from leapgit.records.types import (
+    ABSENT,
+    STUCK,
+    BallRecord,
+    Checkpoint,
+    Receipt,
+    SliceRecord,
+    ThrowRecord,
+)
+from leapgit.rules.balls import finding_red_problems, hidden_rounds, recorded_base, recorded_rounds
 from leapgit.rules.context import PushContext, RefUpdate
 from leapgit.rules.refusal import Refusal
 
@@ -77,8 +87,6 @@ def check_ledger_commit(ctx: PushContext, ref: str, commit: Commit) -> list[Refu
 
 def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,
                  blob: bytes) -> Refusal | dict[str, object]:
-    from leapgit.records import schema, yamlio
-
     if mode != _BLOB_MODE:
         return Refusal("L8", ref, sha, path, f"mode {mode:o} is not a plain file",
                        "records are plain YAML files")
@@ -123,7 +131,6 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
     if kind == "abandon":
         return _check_abandon(ref, sha, path, str(raw["slice"]), view)
     if kind == "slice":
-        from leapgit.records.types import SliceRecord
         from leapgit.rules.cuts import check_cut
 
         return check_cut(ctx, ref, sha, path, SliceRecord.from_dict(raw), view)
@@ -386,7 +393,6 @@ def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Chec
     limit = ctx.config.round_cap
     if last is not None and last.round == used and last.outcome == 0 and used >= limit:
         return []
-    from leapgit.records.types import STUCK
 
     # issue 14 item 9: a builder that failed the same way twice ends its episode early, at 0
     if rec.reason == STUCK and last is not None and last.round == used and used >= 2 \
@@ -405,7 +411,6 @@ def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
     it descends from the previous red and keeps every test that red froze, byte for byte.
     Otherwise a red recorded after the rounds could freeze a weakened test."""
     from leapgit.ledger.history import reds
-    from leapgit.rules.balls import recorded_rounds
 
     hint = "record red before the build; a weaker test is a respec, never a new red"
     if rec.carries is not None:  # L5: a restack's red, carried onto the fresh stack base
@@ -477,7 +482,6 @@ def _check_finding_red(ctx: PushContext, ref: str, sha: str, path: str, rec: Red
                            f"{rec.answers} and replaces red {rec.replaces}: a finding's red "
                            "only adds", hint))
     from leapgit.ledger import query
-    from leapgit.rules.balls import finding_red_problems
     from leapgit.slices.diff import out_of_scope
 
     ball = query.load_ball_version(view, rec.slice, rec.ball, score.spec_version)
@@ -539,7 +543,6 @@ def _red_first(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
     builder's fifth commit would make its rounds stop counting). A red whose commit the
     server does not hold yet is judged again with the ball branch that brings it
     (``balls.check_red_first``)."""
-    from leapgit.rules.balls import hidden_rounds, recorded_base, recorded_rounds
 
     if not ctx.objects.has(rec.commit):
         return []

@@ -11,10 +11,17 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from dulwich.errors import NotTreeError
+from dulwich.object_store import DiskObjectStore, tree_lookup_path
+from dulwich.objects import Commit
+from dulwich.refs import SymrefLoop
+
+from leapgit.errors import InvalidRecord
+from leapgit.gitobj import object_size, object_type, parents_here
+from leapgit.ledger.repo import open_repo
+
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from dulwich.objects import Commit
 
     from leapgit.gitobj import GitRepo
     from leapgit.records.cache import RecordCache
@@ -34,7 +41,6 @@ def oid(sha: str | bytes) -> Any:
 def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> GitRepo:
     """Plain when it can be (``ledger.repo``: without ``dulwich.repo``'s import, which a
     push paid on every run), else dulwich's ``Repo``."""
-    from leapgit.ledger.repo import open_repo
 
     quarantine = env.get("GIT_OBJECT_DIRECTORY") or None
     alternates = [p for p in env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":") if p]
@@ -76,9 +82,6 @@ class Objects:
         """``commit``, ``tree``, ``blob`` or ``tag``; None when the object is not here. From
         the object's header (blind review r2: a 128 MiB blob pushed as a protected tip was
         inflated whole to learn it is a blob); read whole only when no header tells."""
-        from dulwich.object_store import DiskObjectStore
-
-        from leapgit.gitobj import object_type
 
         found = object_type(self.store, oid(sha)) if isinstance(self.store, DiskObjectStore) \
             else None
@@ -90,8 +93,6 @@ class Objects:
             return None
 
     def commit(self, sha: str) -> Commit:
-        from dulwich.objects import Commit
-
         obj = self.store[oid(sha)]
         if not isinstance(obj, Commit):
             raise KeyError(f"{sha} is a {obj.type_name.decode()}, not a commit")
@@ -108,7 +109,6 @@ class Objects:
         ``refs/heads/main``): git's receive-pack moves that one when ``name`` is pushed.
         None when ``name`` is no symbolic ref here; ``name`` itself for a loop (git moves
         nothing then)."""
-        from dulwich.refs import SymrefLoop
 
         try:
             chain, _sha = self.repo.refs.follow(oid(name))
@@ -139,7 +139,6 @@ class Objects:
         head = self.commit(include)
         if head.parents and set(head.parents) <= set(known):
             return [head]  # one commit on top of what is excluded (a walk costs ~20 ms)
-        from leapgit.gitobj import parents_here
 
         walker = Walker(self.store, [oid(include)], exclude=known, order=ORDER_TOPO,
                         reverse=True, get_parents=parents_here(self.repo))
@@ -160,8 +159,6 @@ class Objects:
         """(mode, id) of the file at ``path``: its bytes and how git checks it out (a
         mode flip, 100644 to 100755, changes the file as much as its bytes); None when no
         file is there (absent, or a tree)."""
-        from dulwich.errors import NotTreeError
-        from dulwich.object_store import tree_lookup_path
 
         try:
             mode, sha = tree_lookup_path(self.store.__getitem__, oid(tree), path.encode())
@@ -172,8 +169,6 @@ class Objects:
     def capped(self, sha: str | bytes, source: str, cap: int) -> bytes:
         """The bytes of blob ``sha``; one over ``cap`` is refused from its object header,
         never inflated to find out (issue 18 F9)."""
-        from leapgit.errors import InvalidRecord
-        from leapgit.gitobj import object_size
 
         size = object_size(self.store, oid(sha))
         if size is not None and size > cap:

@@ -4,8 +4,12 @@ shared by ``pre-receive`` (the authority), ``pre-push`` (early, on the client) a
 from __future__ import annotations
 
 from leapgit.errors import printable
+from leapgit.rules.balls import ball_of_ref, check_ball_update
 from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.rules.ledger import check_ledger_update
+from leapgit.rules.refs import check_ref_names
 from leapgit.rules.refusal import Refusal
+from leapgit.rules.spine import check_spine_update
 
 # what this clone's `pre-push` says when it refused a push: git sent nothing (a caller of
 # `git push` reads it as a refusal, never as a push that may have landed)
@@ -13,11 +17,6 @@ NOTHING_SENT = "the server would refuse this push; nothing was sent"
 
 
 def check_push(ctx: PushContext) -> list[Refusal]:
-    from leapgit.rules.balls import ball_of_ref, check_ball_update
-    from leapgit.rules.ledger import check_ledger_update
-    from leapgit.rules.refs import check_ref_names
-    from leapgit.rules.spine import check_spine_update
-
     out = check_ref_names(ctx)  # F2: only exact names reach a protected ref
     out += _stale(ctx) + _non_commits(ctx)
     if out:
@@ -49,8 +48,6 @@ def _ledger_messages(ctx: PushContext, upd: RefUpdate) -> list[Refusal]:
 
 
 def _protected(ctx: PushContext, ref: str) -> bool:
-    from leapgit.rules.balls import ball_of_ref
-
     return ref in (ctx.config.ledger_ref, ctx.spine_ref) or \
         ball_of_ref(ctx.config, ref) is not None
 
@@ -76,7 +73,6 @@ def _ledger_first(ctx: PushContext, refusals: list[Refusal]) -> None:
 def _non_commits(ctx: PushContext) -> list[Refusal]:
     """The ledger, the spine and ball branches name commits; a blob, a tree or an annotated
     tag there is refused, never peeled (a tag would hide what the branch holds)."""
-    from leapgit.rules.balls import ball_of_ref
 
     out = []
     for upd in ctx.updates:

@@ -20,7 +20,13 @@ from typing import Literal
 from leapgit.ledger import query
 from leapgit.ledger.view import LedgerView
 from leapgit.records.types import SliceRecord, StackEntry
-from leapgit.rules.episodes import Episode, current_episode
+from leapgit.rules.episodes import (
+    Episode,
+    answers_findings,
+    current_episode,
+    ends_episode,
+    escalated,
+)
 
 Own = Literal["cut", "in-flight", "pass", "refuse", "hold"]
 Verdict = Literal["ready", "waiting", "blocked", "held", "in-flight", "passed", "refused",
@@ -101,7 +107,6 @@ def scored(view: LedgerView, slice_id: str, ball: str, episode: Episode | None,
     last = graded_last(view, slice_id, ball, episode.throw.episode, len(episode.receipts))
     if last is None:
         return False, False, False
-    from leapgit.rules.episodes import answers_findings, ends_episode, escalated
 
     # T7.6: a refusal on the tribunal's findings goes back to the builder, as a hold does
     held = last.outcome == 0 or answers_findings(last)

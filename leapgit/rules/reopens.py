@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
+from leapgit.ledger import history, query
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ HINT = ("a reopen names a byte change of the passed candidate that the server ho
 def check_reopen(ctx: PushContext, ref: str, sha: str, path: str, rec: ReopenRecord,
                  view: LedgerView) -> list[Refusal]:
     """L8: the reopen voids a pass of its ball and names the byte change that voids it."""
-    from leapgit.ledger import history, query
 
     name = f"{rec.slice}/{rec.ball}"
     passed = next((s for s in history.scores(view, rec.slice, rec.ball)
@@ -52,7 +52,6 @@ def check_reopen(ctx: PushContext, ref: str, sha: str, path: str, rec: ReopenRec
 
 def _spine_change(ctx: PushContext, view: LedgerView, rec: ReopenRecord, passed: ScoreRecord,
                   ball: BallRecord) -> list[str]:
-    from leapgit.ledger import history
     from leapgit.slices.diff import allowed_paths
 
     records = history.merge_records(view, rec.slice)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
+from leapgit.ledger import query
+from leapgit.rules.readiness import assess
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
@@ -29,8 +31,6 @@ def check_respec(ctx: PushContext, ref: str, sha: str, path: str, rec: BallRecor
     """L3: a respec repairs a stuck ball; L4, L2 (``_scopes``). ``view``: the ledger as
     the commit leaves it; ``before``: as it stood before (the standing a respec needs is the
     one it repairs)."""
-    from leapgit.ledger import query
-    from leapgit.rules.readiness import assess
 
     if rec.spec_version == 1:  # a cut: the slice's own records
         from leapgit.rules.cuts import check_first_spec
@@ -65,7 +65,6 @@ def _scopes(ctx: PushContext, ref: str, sha: str, path: str, rec: BallRecord,
     """L2, L4: the cut's check of the whole slice, the respecced ball in its new version,
     every other ball in its current one, resolved at the spine's stored tip; the record's
     paths are the ones that check resolves."""
-    from leapgit.ledger import query
     from leapgit.records.drafts import BallDraft, SliceDraft
     from leapgit.slices.check import check_slice
     from leapgit.slices.scope import TreeResolver

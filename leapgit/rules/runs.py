@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from leapgit.ledger import layout
+from leapgit.records.runs import RunLeaseRecord
 
 if TYPE_CHECKING:
     from leapgit.ledger.view import LedgerView
-    from leapgit.records.runs import RunLeaseRecord
 
 RULE = "L3"
 
@@ -41,8 +41,6 @@ class RunLease:
 
 
 def run_leases(view: LedgerView, slice_id: str) -> list[RunLease]:
-    from leapgit.records.runs import RunLeaseRecord
-
     names = view.list(layout.runs_dir(slice_id))
     numbers = sorted(int(n) for n in names if n.isascii() and n.isdigit())
     found = [(n, view.record(layout.run_path(slice_id, n, "take"), RunLeaseRecord),

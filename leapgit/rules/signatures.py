@@ -11,11 +11,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from leapgit.rules.balls import MALFORMED, ball_of_ref
 from leapgit.rules.context import PushContext, RefUpdate
 from leapgit.rules.refusal import Refusal
-from leapgit.signing import roles
+from leapgit.rules.signed_ledger import (
+    builds_and_grades,
+    check_ledger_signatures,
+    claimed_rounds,
+    ledger_actors,
+    round_key,
+)
+from leapgit.rules.signed_spine import check_spine_signatures, unparsable_policy
+from leapgit.rules.signing_history import blob_at
+from leapgit.signing import POLICY_PATH, roles
 from leapgit.signing.policy import Policy, Standing
-from leapgit.signing.verify import SignatureProblem, signature_of, standing
+from leapgit.signing.verify import SignatureProblem, check_many, signature_of, standing
 
 if TYPE_CHECKING:
     from dulwich.objects import Commit
@@ -54,7 +64,6 @@ class Judge:
 
     def ledger_actors(self) -> LedgerActors:
         if self.actors is None:
-            from leapgit.rules.signed_ledger import ledger_actors
 
             self.actors = ledger_actors(self.ctx)
         return self.actors
@@ -108,9 +117,6 @@ def check_signatures(ctx: PushContext) -> list[Refusal]:
 
 def judge_push(judge: Judge) -> list[Refusal]:
     """S1-S6 on every ref update of the judge's push (pre-receive, pre-push, the audit)."""
-    from leapgit.rules.balls import MALFORMED, ball_of_ref
-    from leapgit.rules.signed_ledger import check_ledger_signatures
-    from leapgit.rules.signed_spine import check_spine_signatures
 
     ctx = judge.ctx
     out: list[Refusal] = []
@@ -128,7 +134,6 @@ def judge_push(judge: Judge) -> list[Refusal]:
 
 def _verify_up_front(ctx: PushContext) -> None:
     """Every pushed commit's signature, checked side by side before the rules read them."""
-    from leapgit.signing.verify import check_many
 
     spine = ctx.objects.ref(ctx.spine_ref)
     commits = []
@@ -143,12 +148,10 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
     """S1-S3 on ball branches: every round a builder's signed commit, so that who built a
     ball is known when its grading is pushed (S4)."""
     assert upd.new is not None
-    from leapgit.rules.balls import ball_of_ref
 
     ctx = judge.ctx
     ball = ball_of_ref(ctx.config, upd.ref)
     assert ball is not None
-    from leapgit.rules.signed_ledger import claimed_rounds, round_key
 
     spine = ctx.objects.ref(ctx.spine_ref)
     rounds = claimed_rounds(judge, ball, upd.new)
@@ -164,9 +167,6 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
 
 def _round_policy(judge: Judge, ref: str, tip: str, spine: str | None) -> list[Refusal]:
     """S6: a ball's candidate whose policy bytes differ from the spine's parses."""
-    from leapgit.rules.signed_spine import unparsable_policy
-    from leapgit.rules.signing_history import blob_at
-    from leapgit.signing import POLICY_PATH
 
     store = judge.ctx.objects.store
     tree = judge.ctx.objects.commit(tip).tree
@@ -181,7 +181,6 @@ def _round_policy(judge: Judge, ref: str, tip: str, spine: str | None) -> list[R
 def check_round(judge: Judge, ref: str, commit: Commit,
                 ball: tuple[str, str] | None) -> list[Refusal]:
     """One ball round: signed (S1-S2) by a builder (S3) who never graded the ball (S4)."""
-    from leapgit.rules.signed_ledger import builds_and_grades
 
     need = frozenset({roles.BUILDER})
     who = judge.signed(ref, commit, "a ball round", need)

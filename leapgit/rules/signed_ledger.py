@@ -7,7 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import LeapError
 from leapgit.ledger import layout
+from leapgit.records import yamlio
+from leapgit.rules.balls import recorded_base, round_commits
+from leapgit.rules.claims import live_claim
 from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.rules.episodes import episode_reds
 from leapgit.rules.refusal import Refusal
 from leapgit.rules.signing_history import added_records, added_under, adding_commit, ledger_line
 from leapgit.signing import roles
@@ -22,8 +26,6 @@ if TYPE_CHECKING:
 
 
 def _load(data: bytes, path: str) -> dict[str, Any] | None:
-    from leapgit.records import yamlio
-
     try:
         raw = yamlio.loads_shared(data, path)
     except LeapError:
@@ -102,7 +104,6 @@ def _holder_key(judge: Judge, ref: str, commit: Commit, who: Standing, path: str
                 raw: dict[str, Any]) -> list[Refusal]:
     """Issue 16 item 4 (S3, L9): on a published episode, the builder's receipts and its
     checkpoint are signed by the key the live claim names."""
-    from leapgit.rules.claims import live_claim
 
     slice_id, ball_id, episode = str(raw["slice"]), str(raw["ball"]), int(raw["episode"])
     view = judge.ctx.ledger_view(commit.id.decode())
@@ -123,8 +124,6 @@ def claimed_rounds(judge: Judge, ball: tuple[str, str], head: str) -> set[str]:
     server only, as L9's own claim check is (``balls._claimed``): which claim is live is a
     matter of the server's clock at the push; the audit and pre-push, reading history
     later, would take a round made under an earlier claim for the later holder's."""
-    from leapgit.rules.balls import recorded_base, round_commits
-    from leapgit.rules.episodes import episode_reds
 
     if not judge.ctx.authority:
         return set()
@@ -147,8 +146,6 @@ def round_key(judge: Judge, ref: str, commit: Commit, ball: tuple[str, str]
               ) -> list[Refusal]:
     """Issue 16 item 4 (S3, L9): a round commit of a published episode is signed by the key
     its live claim names, as its receipts are (``_holder_key``)."""
-    from leapgit.rules.balls import recorded_base
-    from leapgit.rules.claims import live_claim
 
     fp = signer_fingerprint(commit)
     thrown = recorded_base(judge.ctx.ledger_view(), *ball).thrown

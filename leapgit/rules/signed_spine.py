@@ -15,9 +15,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from leapgit.errors import LeapError
+from leapgit.ledger import layout, query
+from leapgit.ledger.leases import active_lease
+from leapgit.records.trailers import parse
 from leapgit.rules.context import RefUpdate
 from leapgit.rules.refusal import Refusal
+from leapgit.rules.signed_ledger import builds_and_grades
 from leapgit.rules.signing_history import adding_commit, blob_at, policy_at
+from leapgit.rules.stack import stack_problems
 from leapgit.signing import POLICY_PATH, roles
 from leapgit.signing.policy import Policy, Standing
 from leapgit.signing.verify import SignatureProblem, signature_of, signer_fingerprint, standing
@@ -57,7 +63,6 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
 
 def merge_ball(commit: Commit) -> tuple[str, str] | None:
     """(slice, ball) an integration merge names in its trailers, or None."""
-    from leapgit.records.trailers import parse
 
     named = parse(commit.message)
     slice_id, ball_id = named.slice, named.ball
@@ -106,9 +111,6 @@ def stack_commits(judge: Judge, ball: tuple[str, str] | None) -> set[bytes]:
     throw`` builds each, signed by no one: the slice's base with the dependencies' passed
     candidates merged in, L5, ``rules.stack``): none is a round of the ball. The
     dependencies' own commits below them are not among them: they are judged as theirs."""
-    from leapgit.errors import LeapError
-    from leapgit.ledger import query
-    from leapgit.rules.stack import stack_problems
 
     if ball is None:
         return set()
@@ -134,7 +136,6 @@ def _built_by_a_grader(judge: Judge, ref: str, rnd: Commit, merge: Commit,
                        ball: tuple[str, str]) -> list[Refusal]:
     """S4 on a round judged when its branch was pushed, against the graders in the ledger
     as this push leaves it (its key was verified then: read here without crypto)."""
-    from leapgit.rules.signed_ledger import builds_and_grades
 
     fp = signer_fingerprint(rnd)
     if fp is None:
@@ -146,9 +147,6 @@ def _built_by_a_grader(judge: Judge, ref: str, rnd: Commit, merge: Commit,
 
 
 def _lease_key(judge: Judge) -> tuple[int, str | None] | None:
-    from leapgit.ledger import layout
-    from leapgit.ledger.leases import active_lease
-
     ctx = judge.ctx
     lease = active_lease(ctx.ledger_view(), ctx.config.spine)
     tip = ctx.ledger_tip()
@@ -214,7 +212,6 @@ def unparsable_policy(judge: Judge, ref: str, sha: str, tree: bytes, path: str,
                       ) -> Refusal | None:
     """S6: new policy bytes that do not parse would stop every later push: refused, with
     the line that fails."""
-    from leapgit.errors import LeapError
 
     if path != POLICY_PATH:
         return None

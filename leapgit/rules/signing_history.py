@@ -8,7 +8,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dulwich.errors import NotTreeError
+from dulwich.object_store import tree_lookup_path
+
+from leapgit.errors import LeapError
 from leapgit.gitobj import oid
+from leapgit.ledger.added import added_between, added_files
+from leapgit.ledger.view import cached_tree_in
 from leapgit.signing import POLICY_PATH
 from leapgit.signing.policy import Policy, parse_policy
 
@@ -21,9 +27,6 @@ _parsed: dict[bytes, Policy] = {}  # by blob id: immutable, never stale
 
 
 def blob_at(store: BaseObjectStore, tree: bytes, path: str) -> bytes | None:
-    from dulwich.errors import NotTreeError
-    from dulwich.object_store import tree_lookup_path
-
     try:
         mode, sha = tree_lookup_path(store.__getitem__, oid(tree), path.encode())
     except (KeyError, NotTreeError):
@@ -59,7 +62,6 @@ class PolicyEpoch:
 def spine_epochs(store: BaseObjectStore, tip: str | None) -> list[PolicyEpoch]:
     """The spine's first-parent line, oldest first, as the policy each commit held; a
     policy that does not parse is an epoch with no policy and its ``problem``."""
-    from leapgit.errors import LeapError
 
     out: list[PolicyEpoch] = []
     sha = tip
@@ -87,7 +89,6 @@ def ledger_line(store: BaseObjectStore, tip: str) -> Iterator[Commit]:
 
 def _entry(store: BaseObjectStore, tree: bytes | None, path: str) -> bytes | None:
     """The id at ``path`` in ``tree`` (a blob or a tree), through the store's tree cache."""
-    from leapgit.ledger.view import cached_tree_in
 
     sha = tree
     for part in path.encode().split(b"/") if path else ():
@@ -116,7 +117,6 @@ _ADDED_MAX = 65536
 def added_blobs(store: BaseObjectStore, commit: Commit) -> list[tuple[str, bytes]]:
     """(path, blob id) for every file ``commit`` added to its first parent's tree; a
     commit id names its trees, so the answer is cached (the audit asks several rules)."""
-    from leapgit.ledger.added import added_files
 
     found = _added.get(commit.id)
     if found is None:
@@ -131,7 +131,6 @@ def added_under(store: BaseObjectStore, commit: Commit, folder: str,
                 load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
     """Like ``added_records``, but only below ``folder``; a commit that left the folder's
     tree as it was costs two lookups, not a diff."""
-    from leapgit.ledger.added import added_between
 
     if commit.id in _added:
         return [(p, load(store[oid(sha)].as_raw_string(), p)) for p, sha in _added[commit.id]

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
-from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.records.config import CONFIG_PATH
+from leapgit.rules.balls import ID, Base, check_history, check_stack, recorded_rounds, unheld_reds
+from leapgit.rules.context import PushContext, RefUpdate, config_problem
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
@@ -148,8 +150,6 @@ def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:
     """New config bytes on the spine parse: every later push is judged by them (a config
     the server cannot read makes it fall back, ``context.fallback_config``; never let one
     land)."""
-    from leapgit.records.config import CONFIG_PATH
-    from leapgit.rules.context import config_problem
 
     path = CONFIG_PATH.as_posix()
     parent = ctx.objects.commit(commit.parents[0].decode()).tree if commit.parents else None
@@ -187,7 +187,6 @@ def _lease_hint(ctx: PushContext, tip: str | None) -> str:
     """What lands the pushed spine under a lease: `leap merge` of the slice its tip merges
     (it takes the lease, and pushes a slice merged in that clone only)."""
     from leapgit.records.trailers import parse
-    from leapgit.rules.balls import ID
 
     try:
         named = parse(ctx.objects.commit(tip).message).slice if tip else None
@@ -282,7 +281,6 @@ def _candidate_history(ctx: PushContext, ref: str, merge: Commit, candidate: Com
     (even one a later commit puts back) that no ball branch would have taken; L5: a stacked
     base is a true stack of its dependencies' passed candidates."""
     from leapgit.ledger import query
-    from leapgit.rules.balls import Base, check_history, check_stack, recorded_rounds, unheld_reds
     from leapgit.rules.episodes import episode_reds
 
     sha, head = merge.id.decode(), candidate.id.decode()

@@ -25,17 +25,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from leapgit.errors import LeapError
+from leapgit.ledger import history, layout, query
+from leapgit.ledger.history import reds
+from leapgit.records.scoring import ScoreRecord
+from leapgit.records.types import StackEntry
+from leapgit.rules.episodes import episode_reds
+from leapgit.rules.passes import current_pass, standing_pass
+
 if TYPE_CHECKING:
     from leapgit.ledger.view import LedgerView
-    from leapgit.records.scoring import RedRecord, ScoreRecord
-    from leapgit.records.types import BallRecord, StackEntry, ThrowRecord
+    from leapgit.records.scoring import RedRecord
+    from leapgit.records.types import BallRecord, ThrowRecord
     from leapgit.rules.objects import Objects
 
 
 def stale(view: LedgerView, thrown: ThrowRecord) -> StackEntry | None:
     """L8: the first dependency of the throw's stack whose standing pass is no longer the
     candidate the ball was thrown on; None when every one stands (or there is no stack)."""
-    from leapgit.rules.passes import standing_pass
 
     for entry in thrown.stack:
         passed = standing_pass(view, thrown.slice, entry.ball)
@@ -46,7 +53,6 @@ def stale(view: LedgerView, thrown: ThrowRecord) -> StackEntry | None:
 
 def current_stale(view: LedgerView, slice_id: str, ball_id: str) -> StackEntry | None:
     """``stale`` of the ball's latest throw (None when it was never thrown)."""
-    from leapgit.ledger import query
 
     for episode in reversed(query.episodes(view, slice_id, ball_id)):
         thrown = query.throw(view, slice_id, ball_id, episode)
@@ -59,8 +65,6 @@ def restacking(view: LedgerView, slice_id: str, ball_id: str) -> ThrowRecord | N
     """L5, L8: the ball's current throw, when its stack went stale (``stale``) and every
     dependency of the ball stands passed again (the ball is thrown again on the fresh
     stack); else None."""
-    from leapgit.ledger import query
-    from leapgit.rules.passes import current_pass
 
     numbers = query.episodes(view, slice_id, ball_id)
     thrown = query.throw(view, slice_id, ball_id, numbers[-1]) if numbers else None
@@ -76,8 +80,6 @@ def landed(view: LedgerView, slice_id: str, ball_id: str) -> bool:
     """The ball's standing pass is on the spine (a merge of the slice records it): its
     bytes stand there, and a dependency that passed again since lands beside them (the
     re-merge's aggregate review judges the two together); it is never restacked."""
-    from leapgit.ledger import history, layout
-    from leapgit.rules.passes import standing_pass
 
     passed = standing_pass(view, slice_id, ball_id)
     if passed is None or not view.exists(layout.merge_path(slice_id)):
@@ -93,7 +95,6 @@ def restacks(view: LedgerView, previous: ThrowRecord, thrown: ThrowRecord) -> bo
             and thrown.base != previous.base and stale(view, previous) is not None
             and stale(view, thrown) is None):
         return False
-    from leapgit.ledger import history, query
     from leapgit.rules.balls import contract_red
 
     ball = query.load_ball(view, thrown.slice, thrown.ball)
@@ -110,7 +111,6 @@ def carried_tests(view: LedgerView, thrown: ThrowRecord, carried: RedRecord
     freezes, ``{path: (blob, the red commit that holds it)}``: the contract red's tests, and
     the tests the test author wrote for the findings of the episodes the stale throw's
     branch held (they stay frozen: a restack never drops a finding's test)."""
-    from leapgit.rules.episodes import episode_reds
 
     reds = episode_reds(view, thrown.slice, thrown.ball, thrown.episode)
     out = {t.path: (t.blob, carried.commit) for t in carried.tests}
@@ -127,7 +127,6 @@ def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_bas
     byte for byte; and, once its commits are here (the client's check, or a push that
     brings them), its base is a stack of the passes that stand now (``stack_problems``) and
     its commit adds exactly those tests to that base, its one parent."""
-    from leapgit.ledger.history import reds
     from leapgit.rules.balls import contract_red
 
     # the contract red that stood before this one: never itself, nor a later one
@@ -148,7 +147,6 @@ def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_bas
          if want[path] != blob]
     if out or not (objects.has(rec.base) and objects.has(rec.commit)):
         return out  # a record names its commits; the ball branch that holds them is judged
-    from leapgit.rules.passes import current_pass
 
     layers = [_entry(dep, current_pass(view, rec.slice, dep)) for dep in ball.depends_on]
     out.extend(stack_problems(objects, view, slice_base, ball, rec.base, layers))
@@ -170,8 +168,6 @@ def carry_problems(objects: Objects, view: LedgerView, rec: RedRecord, slice_bas
 
 
 def _entry(dep: str, passed: ScoreRecord | None) -> StackEntry:
-    from leapgit.records.types import StackEntry
-
     assert passed is not None  # ``restacking`` held: every dependency stands passed
     return StackEntry(dep, passed.score, passed.candidate, passed.commit)
 
@@ -214,10 +210,6 @@ def _named(ball: BallRecord, stack: Sequence[StackEntry]) -> list[str]:
 
 def _passes(objects: Objects, view: LedgerView, slice_id: str, stack: Sequence[StackEntry]
             ) -> list[str]:
-    from leapgit.errors import LeapError
-    from leapgit.ledger import layout
-    from leapgit.records.scoring import ScoreRecord
-
     out = []
     for e in stack:
         try:

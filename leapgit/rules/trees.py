@@ -15,16 +15,19 @@ ignored zero-width characters)."""
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
+
+from dulwich.object_store import DiskObjectStore
+from dulwich.objects import ObjectFormatException, parse_tree
 
 from leapgit.gitobj import object_type
 from leapgit.rules.objects import oid
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
-    from dulwich.object_store import DiskObjectStore
 
     from leapgit.rules.context import RefUpdate
     from leapgit.rules.objects import Objects
@@ -53,7 +56,6 @@ def check_pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],
 
 def tree_problem(raw: bytes) -> str | None:
     """Why git and dulwich would read this tree apart, or None."""
-    from dulwich.objects import ObjectFormatException, parse_tree
 
     kinds: dict[bytes, str] = {}
     last: bytes | None = None
@@ -103,7 +105,6 @@ def _pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],
     quarantine (git before 2.11, a hook run by hand), the trees of the new commits."""
     quarantine = env.get("GIT_QUARANTINE_PATH")
     if quarantine:
-        from dulwich.object_store import DiskObjectStore
 
         store = DiskObjectStore(quarantine)
         try:
@@ -124,7 +125,6 @@ def _pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],
 def _own_objects(store: DiskObjectStore, path: str) -> Iterator[bytes]:
     """The ids in the quarantine's own packs and loose files (never its alternates: the
     repository's objects were judged when they came)."""
-    import os
 
     for pack in store.packs:
         yield from pack
@@ -157,8 +157,6 @@ def _reachable_trees(objects: Objects, updates: tuple[RefUpdate, ...],
 
 
 def _entries(raw: bytes) -> list[tuple[bytes, int, bytes]]:
-    from dulwich.objects import ObjectFormatException, parse_tree
-
     try:
         return list(parse_tree(raw, _SHA_LEN))
     except (ObjectFormatException, ValueError):

@@ -15,6 +15,9 @@ from leapgit.records.scoring import RunEvidence
 from leapgit.rules import aggregate as rules_aggregate
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.proofrun import evidence
+from leapgit.tribunal.convene import Request, convene
+from leapgit.tribunal.identity import parse_builder
+from leapgit.tribunal.worktree import temporary
 
 
 class AggregateRefused(RuleViolation):
@@ -52,8 +55,6 @@ class Aggregate:
 
 def merged_tests(ws: Workspace, slice_id: str, head: str, commands: Sequence[str]
                  ) -> tuple[RunEvidence, ...]:
-    from leapgit.tribunal.worktree import temporary
-
     runs: list[RunEvidence] = []
     if not commands:
         return ()
@@ -76,7 +77,6 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
                   ball_ids: Sequence[str], echo: Callable[[str], None]) -> Aggregate:
     """``ball_ids``: every ball of the slice (a re-merge after a reopen re-scores them all,
     L8); the review reads what changed from ``base`` to ``head_ref``."""
-    from leapgit.tribunal.convene import Request, convene
 
     root = ws.paths.root
     head = git.out(["rev-parse", head_ref], root)
@@ -87,7 +87,6 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
     commands = list(dict.fromkeys(b.tests for b in balls if b.tests))
     tests = merged_tests(ws, slice_id, head, commands)
     tree = git.out(["rev-parse", f"{head}^{{tree}}"], root)
-    from leapgit.tribunal.identity import parse_builder
 
     with ws.ledger() as ledger:
         passed = rules_aggregate.passed_tree(ledger.require(), slice_id, tree, base,

@@ -22,7 +22,7 @@ from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
-from leapgit.rules.episodes import answers_findings
+from leapgit.rules.episodes import answers_findings, current_episode
 from leapgit.scoring.red import RedResult, _again, _fails_at_red
 from leapgit.slices.diff import out_of_scope
 from leapgit.timeutil import now_iso
@@ -83,7 +83,6 @@ def pending(ws: Workspace, slice_id: str, ball_id: str) -> RedRecord | None:
     still at the candidate it was built on (a run killed between record and advance)."""
     with ws.ledger() as ledger:
         view = ledger.require()
-        from leapgit.rules.episodes import current_episode
 
         ep = current_episode(view, slice_id, ball_id)
         found = history.finding_reds(view, slice_id, ball_id, ep.throw.episode)

@@ -15,6 +15,9 @@ from leapgit.records.types import BallRecord, Metric, ThrowRecord
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.metric import MetricUnreadable, compare, read_fields
 from leapgit.scoring.proofrun import evidence
+from leapgit.tribunal.worktree import temporary
+from leapgit.worktrees.handoff import environment
+from leapgit.worktrees.rollback import rollback
 
 
 @dataclass(frozen=True)
@@ -27,8 +30,6 @@ class Kept:
 
 def _measure(root: Path, commit: str, metric: Metric, who: str, timeout: float
              ) -> tuple[RunEvidence, dict[str, float] | None, str | None]:
-    from leapgit.tribunal.worktree import temporary
-
     with temporary(root, commit, prefix=f"leap-metric-{who}-") as tree:
         run = run_command("metric", metric.command, tree, timeout=timeout)
     ev = evidence(run, f"{who} {commit[:12]}")
@@ -44,9 +45,6 @@ def _measure(root: Path, commit: str, metric: Metric, who: str, timeout: float
 
 def keep_or_revert(root: Path, common_dir: Path, ball: BallRecord, thrown: ThrowRecord,
                    commit: str, timeout: float, red: str | None = None) -> Kept:
-    from leapgit.worktrees.handoff import environment
-    from leapgit.worktrees.rollback import rollback
-
     metric = ball.metric
     if metric is None:
         return Kept(Step("metric", "skipped", "the ball declares no metric"), (), None)

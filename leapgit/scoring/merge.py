@@ -15,28 +15,37 @@ follow (a warning)."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
 from leapgit.git import is_ancestor
 from leapgit.ledger import history, layout, leases, query
 from leapgit.ledger.store import Ledger, LedgerView, Written
+from leapgit.ledger.sync import fetch, lock_in_the_way
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
-from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord
+from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreRecord, Step
 from leapgit.records.tribunal_run import FindingRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.rules import aggregate
 from leapgit.rules.passes import current_pass
+from leapgit.rules.spine import keep_aside, keep_branch
 from leapgit.rules.stack import current_stale, restacking, stale_reason
 from leapgit.scoring import reopen, spine
 from leapgit.scoring.aggregate import Aggregate, AggregateRefused, review_merged
+from leapgit.scoring.score import declared_builder
+from leapgit.scoring.source import blobs
 from leapgit.timeutil import now_iso
+from leapgit.worktrees.upstream import spine_refusals, spine_reset_target
 
 Echo = Callable[[str], None]
 TEMP_REF = "refs/leap/merging/{slice}"
@@ -148,7 +157,6 @@ def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> lis
 def _not_candidate(root: Path, tree: str, passed: ScoreRecord) -> list[str]:
     """The ball's touched files whose bytes in the merged ``tree`` are not the passed
     candidate's (the server's integration check, for every file of the ball)."""
-    from leapgit.scoring.source import blobs
 
     want = {t.path: t.blob for t in passed.touched}
     held = blobs(root, tree, sorted(want))
@@ -182,7 +190,6 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     which the operating system gives back when the process dies (``kill -9``): a lease this
     clone took (``_taken_for`` names the clone), with no merge running here, was left by a
     killed merge and is given back before the next takes one."""
-    from filelock import FileLock, Timeout
 
     folder = ws.paths.common_dir / "leap" / "merging"
     folder.mkdir(parents=True, exist_ok=True)
@@ -204,8 +211,6 @@ _CLONE = " in clone "
 def _taken_for(ws: Workspace, slice_id: str) -> str:
     """The reason of a lease this clone takes: the slice, the host and this clone's git dir
     (another clone on the same host holds a merge lock of its own)."""
-    import os
-    import socket
 
     where = os.path.realpath(ws.paths.common_dir)
     return f"merge {slice_id} on {socket.gethostname()}{_CLONE}{where}"
@@ -265,8 +270,6 @@ def _not_shared(remote: str | None) -> str:
 
 def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
            echo: Echo) -> MergeResult:
-    from leapgit.scoring.score import declared_builder
-
     root, name = ws.paths.root, ws.config.spine
     _, builder_text = declared_builder(ws, builder)
     old = git.rev_parse(f"refs/heads/{name}", root)
@@ -402,7 +405,6 @@ def _publish(ws: Workspace, slice_id: str, holder: str, remote: str, landed: Mer
             f"spine has moved on along another line since ({there[:12]}): its merges "
             "cannot be pushed as they are", rule="L9",
             hint=_land_anew(ws, tip, there, "follow the remote's spine"))
-    from leapgit.worktrees.upstream import spine_refusals, spine_reset_target
 
     since = there or cut_on
     refused = spine_refusals(ws, since, tip)  # as the server judges, before a lease
@@ -478,7 +480,6 @@ def _land_anew(ws: Workspace, tip: str, below: str, how: str) -> str:
     """The commands that keep a slice's merges (and all the spine here holds above them)
     on a branch of their own and move the spine to ``below``, then the way to land the work
     again."""
-    from leapgit.rules.spine import keep_aside, keep_branch
 
     root, name = ws.paths.root, ws.config.spine
     here = git.rev_parse(f"refs/heads/{name}", root)
@@ -533,7 +534,6 @@ def _blame(ws: Workspace, slice_id: str, run_id: str) -> aggregate.Blame:
     """L8, T7.6: the aggregate review refused the merged result; each ball its findings
     name gets a score of -1 on the claim its pass graded (``rules.aggregate``), so the pass
     no longer stands and the builder's next round answers them."""
-    from leapgit.records.scoring import Step
 
     with ws.ledger() as ledger:
         view = ledger.require()
@@ -657,7 +657,6 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
 
 def _remote_spine(ws: Workspace, slice_id: str, remote: str) -> str | None:
     """The spine's tip on ``remote``, fetched now (None: the remote has no spine yet)."""
-    from leapgit.ledger.sync import fetch, lock_in_the_way
 
     root, name = ws.paths.root, ws.config.spine
     track = f"refs/remotes/{remote}/{name}"

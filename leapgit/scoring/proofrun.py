@@ -19,6 +19,7 @@ from leapgit import git
 from leapgit.records.scoring import RunEvidence, Step
 from leapgit.records.types import BallRecord
 from leapgit.scoring.commands import CommandRun, CommandType, run_command
+from leapgit.tribunal.worktree import temporary
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,6 @@ def harness(root: Path, base: str, ball: BallRecord, timeout: float) -> Proved |
     """T9: the ball's `tests` at the base, before any candidate is judged by them. A base
     that is not cleanly green there (the command is wrong, or names the red test, which is
     not there yet) makes the harness INVALID: a hold, never a -1 charged to the builder."""
-    from leapgit.tribunal.worktree import temporary
 
     if not ball.tests:
         return None
@@ -84,8 +84,6 @@ def harness(root: Path, base: str, ball: BallRecord, timeout: float) -> Proved |
 
 def run_proofs(root: Path, base: str, commit: str, candidate: str, ball: BallRecord,
                timeout: float) -> Proved:
-    from leapgit.tribunal.worktree import temporary
-
     invalid = harness(root, base, ball, timeout)
     if invalid is not None:
         return invalid

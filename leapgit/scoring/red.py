@@ -10,6 +10,8 @@ the earlier ones (``replaces``; ``ledger.history.reds`` reads only the reds that
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +25,17 @@ from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
 from leapgit.records.types import BallRecord
+from leapgit.rules.balls import contract_red
+from leapgit.rules.objects import Objects
+from leapgit.rules.stack import carried_tests, carry_problems, restacking
 from leapgit.scoring.commands import CommandRun, run_command
 from leapgit.scoring.runner import before_tests
 from leapgit.slices.diff import out_of_scope
 from leapgit.timeutil import now_iso
+from leapgit.tribunal.changes import read_change
+from leapgit.tribunal.mechanical import fake_green
+from leapgit.tribunal.worktree import temporary
+from leapgit.worktrees.stack import ball_base
 
 RULE = "T7.1"
 
@@ -40,7 +49,6 @@ class RedResult:
 def _base(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
     """L5: the base the red adds to: a dependent ball's is its stack base, which holds its
     dependencies' passed candidates (`leap ball base` names it; a hold until they pass)."""
-    from leapgit.worktrees.stack import ball_base
 
     return ball_base(ws.paths.root, view, slice_id, ball_id, ws.config.spine).commit
 
@@ -98,9 +106,6 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
     onto the fresh stack base as one commit, which must again fail for the right reason
     over tests green at that base, and are recorded as a red that ``carries`` it. Once
     carried, it says so and writes nothing."""
-    from leapgit.rules.balls import contract_red
-    from leapgit.rules.objects import Objects
-    from leapgit.rules.stack import carried_tests, carry_problems, restacking
 
     root, name = ws.paths.root, f"{slice_id}/{ball_id}"
     limit = timeout or ws.config.tribunal.test_timeout
@@ -161,8 +166,6 @@ def _carried_commit(root: Path, red: RedRecord, tests: dict[str, tuple[str, str]
                     name: str) -> str:
     """One commit on ``base`` adding the ``tests`` (``{path: (blob, a commit holding
     it)}``, ``rules.stack.carried_tests``) as those commits hold them."""
-    import os
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="leap-carry-") as folder:
         env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
@@ -222,7 +225,6 @@ def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float,
                    authored: bool = False) -> None:
     """T9: the mechanical checks run the ball's `tests` at the base; a base that is not
     cleanly green there makes every verdict INVALID, so the red is refused now."""
-    from leapgit.tribunal.worktree import temporary
 
     name = f"{ball.slice}/{ball.ball}"
     if not ball.tests:
@@ -249,8 +251,6 @@ def _tests_run_the_red(root: Path, ball: BallRecord, base: str, commit: str,
     never run the red test, and every candidate would be refused as a fake green after its
     rounds were spent (a blind review: an honest build refused, -1): refused now, before
     any round."""
-    from leapgit.tribunal.changes import read_change
-    from leapgit.tribunal.mechanical import fake_green
 
     assert ball.tests  # ``_green_at_base`` refused a ball without a `tests` command
     check = fake_green(root, read_change(root, base, commit), tests, ball.tests, timeout)
@@ -267,7 +267,6 @@ def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
                   authored: bool = False, finding: bool = False) -> CommandRun:
     """T7.1: the proof runs at the red commit and fails there, because a test ran and
     failed; a passing proof, or one that stopped before any test ran, is no red."""
-    from leapgit.tribunal.worktree import temporary
 
     with temporary(root, commit, prefix="leap-red-") as tree:
         run = run_command("red", ball.proof, tree, timeout=timeout)

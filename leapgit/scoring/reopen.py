@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from leapgit import git
+from leapgit.errors import Hold
 from leapgit.ledger import history, layout
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import trailers as tr
@@ -224,7 +225,6 @@ def _published(root: Path, spine: str, hits: list[SpineHit]) -> None:
     there: never recorded, and nothing lands over it (``Hold``) until it is dropped. The
     spine's remote as last fetched or pushed stands in for the server; a spine with no
     remote is its own authority."""
-    from leapgit.errors import Hold
     from leapgit.scoring.spine import spine_remote
 
     remote = spine_remote(root, spine)

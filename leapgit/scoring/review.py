@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leapgit.errors import LeapError
-from leapgit.ledger import layout
+from leapgit.ledger import history, layout
 from leapgit.ledger.view import LedgerView
 from leapgit.records.scoring import RedRecord, Reviewer, Step
+from leapgit.records.tribunal_run import EnvelopeRecord, SummaryRecord, VerdictRecord
 from leapgit.records.types import BallRecord
+from leapgit.tribunal.convene import Request, convene
 from leapgit.tribunal.identity import Builder
 
 MIN_SEATS = 2
@@ -37,8 +39,6 @@ def criteria(ball: BallRecord) -> str:
 def convene_ball(root: Path, ball: BallRecord, builder: Builder, builder_text: str,
                  red: RedRecord | None, echo: Callable[[str], None],
                  base: str | None = None, head: str | None = None) -> Reviewed:
-    from leapgit.tribunal.convene import Request, convene
-
     if not ball.tests:
         return Reviewed(Step("tribunal", "hold", "the ball declares no `tests` command: the "
                              "mechanical checks (T7) cannot run, and missing proof is never a "
@@ -100,8 +100,6 @@ def recorded(view: LedgerView, ball: BallRecord, builder: Builder, base: str, he
     summary the ledger holds and no score graded yet: a scoring killed after its jurors
     sat and before its score record (L8: written truth). It is read back, never convened
     again: the jurors are not paid twice and T9's series gets no round without a score."""
-    from leapgit.ledger import history
-    from leapgit.records.tribunal_run import EnvelopeRecord, SummaryRecord, VerdictRecord
 
     root = layout.tribunal_dir("x", ball.slice, ball.ball).rsplit("/", 1)[0]
     graded = {s.run_id for s in history.scores(view, ball.slice, ball.ball)} \

@@ -29,7 +29,9 @@ from leapgit.records.scoring import (
     Step,
 )
 from leapgit.records.types import BallRecord
-from leapgit.rules.episodes import Episode, current_episode, put_back, score_hint
+from leapgit.rules.balls import check_round_count, contract_red, recorded_rounds, round_commits
+from leapgit.rules.episodes import Episode, current_episode, episode_reds, put_back, score_hint
+from leapgit.rules.objects import Objects
 from leapgit.rules.passes import current_pass, pass_problems
 from leapgit.scoring.keep import keep_or_revert
 from leapgit.scoring.proofrun import Proved, run_proofs
@@ -159,10 +161,8 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
         ep = current_episode(view, slice_id, ball_id)
         _ready(ws, ep, slice_id, ball_id)
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
-        from leapgit.rules.balls import contract_red
 
         # T7.1, T7.6: the contract red, then this episode's findings' reds
-        from leapgit.rules.episodes import episode_reds
 
         reds = episode_reds(view, slice_id, ball_id, ep.throw.episode)
         red = contract_red(reds)
@@ -180,8 +180,6 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
     """L6: the candidate is the commit of the last receipt, and its history since the base
     holds no round beyond the limit (the ball branch's own rule, ``check_round_count``): a
     commit no receipt records is still a round, and round four cannot create round five."""
-    from leapgit.rules.balls import check_round_count, recorded_rounds, round_commits
-    from leapgit.rules.objects import Objects
 
     t, last = ep.throw, ep.receipts[-1]
     if last.commit is not None and last.commit != commit and t.published and (
@@ -223,7 +221,6 @@ def _steps(ws: Workspace, ball: BallRecord, ep: Episode, commit: str,
            reds: list[RedRecord], who: Builder, builder_text: str, ev: _Evidence,
            echo: Echo) -> None:
     root, timeout = ws.paths.root, ws.config.tribunal.test_timeout
-    from leapgit.rules.balls import contract_red
 
     red = contract_red(reds)
     source = check_source(root, ep.throw.base, commit, ball, red,

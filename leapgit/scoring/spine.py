@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leapgit import git
-from leapgit.errors import RuleViolation, UsageError
+from leapgit.errors import LeapError, RuleViolation, UsageError
+from leapgit.ledger.repo import open_repo
+from leapgit.ledger.sync import located, require_remote
 from leapgit.records import trailers as tr
+from leapgit.records.config import CONFIG_PATH, Config, parse_config
 from leapgit.rules.push import NOTHING_SENT
+from leapgit.signing.sign import configured_signer
 
 if TYPE_CHECKING:
     from leapgit.ledger.workspace import Workspace
@@ -64,8 +68,6 @@ def merge_commit(root: Path, tip: str, candidate_commit: str, tree: str, message
 
 def _signing_args(root: Path) -> list[str]:
     """git's own SSH signing, with the key leapgit's ledger writes use (issue 7)."""
-    from leapgit.ledger.repo import open_repo
-    from leapgit.signing.sign import configured_signer
 
     with open_repo(str(root)) as repo:
         signer = configured_signer(repo.get_config_stack())
@@ -159,7 +161,6 @@ def move_spine(root: Path, spine: str, old: str, new: str) -> str | None:
 def spine_remote(root: Path, spine: str) -> str | None:
     """The remote the spine tracks, by name, or None; a URL or a path there (`git push -u
     URL`) is bad input, said before a merge takes its lease or convenes its review."""
-    from leapgit.ledger.sync import located, require_remote
 
     name = git.branch_remote(root, spine)
     if name is None:
@@ -211,8 +212,6 @@ def judged_by(root: Path, spine: str, remote: str | None = None) -> Config | Non
     defaults when it holds none (README, "On a server"). None when no spine is here to read,
     or its config does not parse (the server then judges by an older one,
     ``rules.context.fallback_config``: not guessed here)."""
-    from leapgit.errors import LeapError
-    from leapgit.records.config import CONFIG_PATH, Config, parse_config
 
     refs = [f"refs/heads/{spine}"] + ([f"refs/remotes/{remote}/{spine}"] if remote else [])
     tip = next((r for r in refs if git.rev_parse(r, root) is not None), None)

@@ -9,7 +9,9 @@ against a policy at any number of times without another process.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -107,7 +109,6 @@ def check_many(commits: Iterable[Commit], workers: int | None = None) -> None:
             _checked[commit.id] = _outcome(commit)
     if len(todo) < 2:
         return
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=workers or min(8, os.cpu_count() or 2)) as pool:
         results = list(pool.map(_outcome, todo))
@@ -174,6 +175,4 @@ def _window(policy: Policy, fp: str) -> str:
 
 
 def _iso(when: int) -> str:
-    import time
-
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))

@@ -28,8 +28,10 @@ from leapgit.tribunal import (
     mechanical,
     mutants,
     outdir,
+    probe,
     prompt,
     provenance,
+    report,
     routing,
     seating,
     tally,
@@ -39,6 +41,8 @@ from leapgit.tribunal import (
 from leapgit.tribunal.errors import TribunalHold
 from leapgit.tribunal.identity import Builder, parse_builder
 from leapgit.tribunal.lenses import LENSES
+from leapgit.tribunal.providers.base import SeatContext
+from leapgit.tribunal.providers.base import client as http_client
 from leapgit.tribunal.recorder import Recorder
 from leapgit.tribunal.redaction import FAMILY_LABEL, Identities
 
@@ -116,7 +120,6 @@ def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
     run_id = new_run_id()
     prompts = {lens.id: prompt.build(run_id, lens, env.body) for lens in LENSES}
     tokens = {k: envelope.estimate_tokens(p.text) for k, p in prompts.items()}
-    from leapgit.tribunal import probe
 
     # T2: availability and measured cost from the latest probe of each rung
     plan = routing.plan(cfg, builder, tokens, os.environ, probe.latest(view, cfg.rungs))
@@ -148,9 +151,6 @@ async def _sit(ws: Workspace, p: Prepared, juror_tree: Path | None,
                on_result: OnResult,
                checks: Callable[[], mechanical.Mechanical] | None,
                ) -> tuple[list[seating.LensResult], Explosions, mechanical.Mechanical | None]:
-    from leapgit.tribunal.providers.base import SeatContext
-    from leapgit.tribunal.providers.base import client as http_client
-
     cfg = ws.config.tribunal
     longest = max([r.timeout for r in cfg.rungs] + [cfg.timeout])
     async with http_client(longest) as client:
@@ -215,8 +215,6 @@ def seated_independence(ws: Workspace, results: list[seating.LensResult],
 
 
 def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Convened:
-    from leapgit.tribunal import report
-
     ws = open_workspace(start)
     with ws.ledger() as ledger:
         view = ledger.require()

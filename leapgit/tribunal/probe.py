@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
+
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import schema, yamlio
@@ -30,8 +32,10 @@ from leapgit.tribunal import canary, routing, verdict, worktree
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.errors import BadAnswer, OffLens, SeatFailure
 from leapgit.tribunal.prompt import Prompt
+from leapgit.tribunal.providers import asker
 from leapgit.tribunal.providers.base import Answer, SeatContext, dig
 from leapgit.tribunal.providers.base import client as http_client
+from leapgit.tribunal.providers.ollama import num_ctx
 
 _LATEST_READ = 64  # probe records read back at most: older ones are history, not routing
 
@@ -74,7 +78,6 @@ async def server_context(rung: Rung, ctx: SeatContext) -> tuple[int | None, str]
     ``model_info["<arch>.context_length"]``), or None with why it is unknown."""
     if rung.provider != "ollama":
         return None, ""
-    import httpx
 
     try:
         response = await ctx.client.post(f"{rung.endpoint}/api/show",
@@ -97,9 +100,6 @@ def _capacity(rung: Rung, reported: int | None) -> str | None:
 
 
 async def probe_rung(rung: Rung, prompt: Prompt, env: Envelope, ctx: SeatContext) -> RungProbe:
-    from leapgit.tribunal.providers import asker
-    from leapgit.tribunal.providers.ollama import num_ctx
-
     reported, unknown = await server_context(rung, ctx)
     base = RungProbe(rung.id, rung.provider, rung.family, route_key(rung), False, "", "", 0.0,
                      server_context=reported,

@@ -18,6 +18,7 @@ from leapgit.tribunal import canary, routing
 from leapgit.tribunal.envelope import estimate_tokens
 from leapgit.tribunal.identity import Builder
 from leapgit.tribunal.lenses import LENSES
+from leapgit.tribunal.probe import new_probe_id
 from leapgit.tribunal.report import printable
 from leapgit.tribunal.routing import Probes
 
@@ -45,8 +46,6 @@ class Matrix:
 
 def matrix(cfg: TribunalConfig, builder: Builder | None, env: Mapping[str, str],
            probes: Probes) -> Matrix:
-    from leapgit.tribunal.probe import new_probe_id
-
     tokens = estimate_tokens(canary.prompt(new_probe_id(), canary.envelope()).text)
     plan = routing.plan(cfg, builder or NOBODY, {x.id: tokens for x in LENSES}, env, probes)
     return Matrix(cfg, _without(plan, missing_programs(cfg, env.get("PATH"))), probes, builder)

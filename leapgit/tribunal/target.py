@@ -10,6 +10,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.ledger import query
 from leapgit.ledger.query import load_slice
 from leapgit.ledger.view import LedgerView
 from leapgit.records.types import Config
@@ -30,7 +31,6 @@ def ball_base(view: LedgerView, slice_id: str, ball_id: str) -> str:
     """The commit a ball was thrown from: its latest throw's base (L5: a dependent ball's
     stack base holds its dependencies' candidates, which are not its change); the slice's
     base before a throw."""
-    from leapgit.ledger import query
 
     record = load_slice(view, slice_id)
     if ball_id not in record.balls:

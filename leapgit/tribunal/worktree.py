@@ -27,7 +27,8 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold
-from leapgit.procs import alive
+from leapgit.procs import alive, started_at
+from leapgit.records.config import load_config
 
 SETUP_FIELD = "worktrees.setup"
 _IN_USE: set[str] = set()  # the throwaway worktrees this process has open now
@@ -126,8 +127,6 @@ def run_setup(tree: Path, command: str, repo_root: Path, timeout: float,
 
 
 def _set_up(repo_root: Path, tree: Path, commit: str) -> None:
-    from leapgit.records.config import load_config
-
     config = load_config(repo_root)
     if config.worktree_setup:
         run = run_setup(tree, config.worktree_setup, repo_root, config.builder_timeout)
@@ -190,7 +189,6 @@ def _worked_in(tree: Path, made_at: float) -> bool:
     at work, nothing is removed on a guess: no /proc, or a process whose directory cannot
     be read that started after the tree was made (one started before, init say, was not
     started in it)."""
-    from leapgit.procs import started_at
 
     proc = Path("/proc")
     if not (proc / "self" / "cwd").exists():

@@ -19,15 +19,17 @@ from typing import Literal
 from leapgit import git
 from leapgit.errors import Hold, LeapError
 from leapgit.ledger import query
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.store import Ledger
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import BallRecord, ThrowRecord
-from leapgit.rules.episodes import Episode
+from leapgit.rules.episodes import Episode, current_episode, findings_to_answer
 from leapgit.worktrees import handoff
 from leapgit.worktrees.builder import Stop, builder_word, run_builder
 from leapgit.worktrees.check import check_ball
 from leapgit.worktrees.closeround import RoundClosed, close_round, roll_back, worktree_problem
 from leapgit.worktrees.drivelock import DriveLock
+from leapgit.worktrees.evidence import keep
 from leapgit.worktrees.progress import Progress, last_line
 from leapgit.worktrees.rewind import untracked_paths
 from leapgit.worktrees.rounds import FOLDING_ENV, record_round
@@ -137,8 +139,6 @@ class RoundPlayer:
 
     def _handoff(self, ep: Episode, ball: BallRecord, worktree: Path,
                  round_no: int) -> handoff.Handoff:
-        from leapgit.rules.episodes import findings_to_answer
-
         t = ep.throw
         previous = ep.receipts[-1] if ep.receipts else None
         checkpoint = None
@@ -199,7 +199,6 @@ class RoundPlayer:
         """L6: the builder's own commits, recorded by the post-commit hook, spent or ended
         the episode while its round ran (five rounds committed in one call, say): no round
         is left to record. A commit past them is kept as evidence, never lost."""
-        from leapgit.rules.episodes import current_episode
 
         t = ep.throw
         now = current_episode(ledger.require(), t.slice, t.ball)
@@ -211,8 +210,6 @@ class RoundPlayer:
         last = now.receipts[-1].commit
         sha = head.stdout.decode().strip()
         if head.returncode == 0 and last is not None and sha != last:
-            from leapgit.ledger.repo import open_repo
-            from leapgit.worktrees.evidence import keep
 
             with open_repo(str(self.ws.paths.common_dir)) as repo:
                 name = keep(repo, t.slice, t.ball, t.episode, len(now.receipts) + 1, sha)

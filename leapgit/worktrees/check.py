@@ -10,6 +10,7 @@ proof needs that does not exist, a tool the proof runs that is not installed) is
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 from collections.abc import Callable
@@ -17,10 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from dulwich.objects import Blob
+
 from leapgit import git
 from leapgit.errors import Hold, LeapError, Problem, RuleViolation
 from leapgit.gitobj import oid
+from leapgit.ledger.repo import open_repo
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
+from leapgit.rules.objects import Objects
 from leapgit.slices.scope import ScopeError, TreeResolver
 
 if TYPE_CHECKING:
@@ -69,10 +74,7 @@ class CheckResult:
 
 
 def blob_of_file(path: Path) -> str:
-    from dulwich.objects import Blob
-
     if path.is_symlink():
-        import os
 
         return Blob.from_string(os.readlink(path).encode()).id.decode()
     if not path.exists():
@@ -129,9 +131,6 @@ def stored_blob(path: Path) -> str:
 
 def check_ball(common_dir: Path, worktree: Path, ball: BallRecord,
                thrown: ThrowRecord) -> CheckResult:
-    from leapgit.ledger.repo import open_repo
-    from leapgit.rules.objects import Objects
-
     findings: list[Finding] = []
     head = git.rev_parse("HEAD", worktree) or thrown.base
     with open_repo(str(common_dir)) as repo:

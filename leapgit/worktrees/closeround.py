@@ -21,6 +21,8 @@ from typing import Literal
 from leapgit import git
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.git import GitFailed
+from leapgit.ledger.history import latest_red
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.records import trailers as tr
 from leapgit.records.types import BUILTIN_ROLLBACK, OUTCOME_NAMES, BallRecord, ThrowRecord
@@ -283,7 +285,6 @@ def _closed_by_builder(view: LedgerView, common_dir: Path, worktree: Path, ball:
         return None
     rolled, failed = None, None
     if last.outcome == -1:  # the hook kept the commit as evidence when it recorded the -1
-        from leapgit.ledger.repo import open_repo
 
         t = episode.throw
         with open_repo(str(common_dir)) as repo:
@@ -303,7 +304,6 @@ def roll_back(view: LedgerView, common_dir: Path, worktree: Path, ball: BallReco
     """L6: the -1 is recorded already; a rollback that fails is reported with it, never
     raised past it (the round must not look unrecorded). The scope goes back to the red
     commit when there is one (T7.1: the frozen test stays)."""
-    from leapgit.ledger.history import latest_red
 
     red = latest_red(view, t.slice, t.ball)
     try:

@@ -14,6 +14,7 @@ own (the run was killed), and that driver closes it first (``carry.close_killed_
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from leapgit.errors import Hold
@@ -104,7 +105,6 @@ class DriveLock:
         from here a kill leaves a round for the next driver to close, with what the builder
         left and, once it ended, its exit status (``exit_file``); never files that no round
         accounts for."""
-        import time
 
         self.unclosed, self.episode, self.start, self.began = \
             round_no, episode, start, time.time()

@@ -16,7 +16,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.ledger import query
 from leapgit.ledger.view import LedgerView
-from leapgit.rules.episodes import Episode
+from leapgit.rules.episodes import Episode, episode_reds
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,6 @@ def fold_point(view: LedgerView, episode: Episode, worktree: Path) -> str:
     """Where the round's one commit goes: ``round_start``, or the newest red commit above it
     that the branch holds (T7.1: the thrower's failing test is never part of a round; T7.6:
     nor is a finding's red, the test author's tests on the last candidate)."""
-    from leapgit.rules.episodes import episode_reds
 
     start = round_start(view, episode, worktree)
     t = episode.throw

@@ -19,8 +19,11 @@ from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError
+from leapgit.ledger import query
+from leapgit.ledger.history import finding_reds, latest_red
 from leapgit.ledger.workspace import Workspace, require_folder
 from leapgit.records.types import ThrowRecord
+from leapgit.rules.episodes import branch_episodes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -154,9 +157,6 @@ def recorded_tip(view: LedgerView, root: Path, episode: Episode) -> str:
     through the episodes a resumed throw goes on with (``rules.episodes.branch_episodes``).
     Walked in the order they were recorded, the newest is the last that descends from what
     was found before it; a refused round (-1) was rolled back and is not on it."""
-    from leapgit.ledger import query
-    from leapgit.ledger.history import finding_reds, latest_red
-    from leapgit.rules.episodes import branch_episodes
 
     t = episode.throw
     red = latest_red(view, t.slice, t.ball)

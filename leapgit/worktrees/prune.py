@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -21,14 +22,20 @@ from leapgit import git
 from leapgit.errors import Hold, UsageError
 from leapgit.gitobj import oid
 from leapgit.ledger import query
+from leapgit.ledger.history import has, latest_red, reds
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.view import LedgerView
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import ABSENT, BallRecord, ThrowRecord
+from leapgit.rules import episodes
+from leapgit.rules.episodes import starts_afresh
 from leapgit.rules.readiness import BallStanding, assess
+from leapgit.slices.scope import ScopeError, TreeResolver
 from leapgit.worktrees import place
 from leapgit.worktrees.check import blob_of_file
 from leapgit.worktrees.closeround import admin_dir, dirty_paths
+from leapgit.worktrees.drivelock import check_free
 
 DROP_TRIES = 5  # compare-and-swap deletes of a dropped branch before it is a hold
 
@@ -43,9 +50,6 @@ class PruneLine:
 
 
 def _base_blobs(ws: Workspace, ball: BallRecord, base: str) -> dict[str, str]:
-    from leapgit.ledger.repo import open_repo
-    from leapgit.slices.scope import ScopeError, TreeResolver
-
     out: dict[str, str] = {}
     with open_repo(str(ws.paths.common_dir)) as repo:
         tree = repo.object_store[oid(base)].tree
@@ -84,7 +88,6 @@ def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
 def restore_point(ws: Workspace, t: ThrowRecord) -> str:
     """Where a rollback puts the ball's scope back (``worktrees.rollback``): its red commit
     when that descends from the base (T7.1: the frozen failing test stays), else the base."""
-    from leapgit.ledger.history import latest_red
 
     with ws.ledger() as ledger:
         red = latest_red(ledger.require(), t.slice, t.ball)
@@ -122,7 +125,6 @@ def check_droppable(ws: Workspace, slice_id: str, ball_id: str, path: Path) -> N
         ball = query.load_ball(view, slice_id, ball_id)
     if t is None or place.registered(ws, path) is None:
         return  # no worktree of the ball there: nothing to drop (a stray folder is placed's)
-    from leapgit.worktrees.drivelock import check_free
 
     admin = admin_dir(ws.paths.common_dir, path)  # L3: never under a builder at work in it
     check_free(admin / "leap" if admin else None, path, f"{slice_id}/{ball_id}")
@@ -137,7 +139,6 @@ def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch:
     """Before a refused ball (or a held one whose scope a respec changed) is thrown again
     from a fresh branch (L3), its old worktree and branch go; the branch's tip stays under
     ``kept_ref`` (nothing lost: a commit past the last round no receipt records)."""
-    from leapgit.rules import episodes
 
     check_droppable(ws, slice_id, ball_id, path)
     root = ws.paths.root
@@ -168,7 +169,6 @@ def restarts(s: BallStanding, thrown: BallRecord, current: BallRecord) -> bool:
     """L3: the ball's next throw starts afresh from a new branch and drops this worktree
     (``drop_refused``): it was refused, or held and respecced to another scope, and a respec
     came since."""
-    from leapgit.rules.episodes import starts_afresh
 
     return s.own in ("refuse", "hold") and starts_afresh(
         s.own == "refuse", current.spec_version > thrown.spec_version,
@@ -221,7 +221,6 @@ def safe_tips(view: LedgerView, ws: Workspace, sid: str, ball_id: str, base: str
                ) -> tuple[str, ...]:
     """Where a throw of a never-thrown ball starts its branch (its reds, the slice base):
     a leftover branch at or behind one of these holds nothing that removing it loses."""
-    from leapgit.ledger.history import has, reds
 
     red_commits = tuple(r.commit for r in reds(view, sid, ball_id)) \
         if has(view, sid, ball_id, "reds") else ()
@@ -260,7 +259,6 @@ def _half_made_work(path: Path) -> list[str]:
     """What a half-made worktree holds beyond its commit: against an index of the commit
     (a throwaway one: the worktree's own stays as the kill left it, which ``half_made``
     reads), a file changed or added is work; one the checkout had not written yet is not."""
-    import tempfile
 
     with tempfile.TemporaryDirectory(prefix="leap-half-made-") as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}

@@ -13,6 +13,8 @@ from pathlib import Path
 from leapgit.errors import InvalidRecord, LeapError, RuleViolation
 from leapgit.gitobj import oid
 from leapgit.ledger import layout, query
+from leapgit.ledger.history import latest_red
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.store import Written
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import schema, yamlio
@@ -111,7 +113,6 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
             [(tr.SLICE, slice_id), (tr.BALL, ball_id),
              (tr.SPEC_VERSION, str(new.spec_version))],
         )
-        from leapgit.ledger.history import latest_red
 
         needs_red = latest_red(view, slice_id, ball_id) is None and \
             not query.episodes(view, slice_id, ball_id)
@@ -120,8 +121,6 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
 
 def _recheck(ws: Workspace, whole: SliceDraft, index: int,
              source: str) -> tuple[StampedScope, ...]:
-    from leapgit.ledger.repo import open_repo
-
     base = spine_tip(ws)
     with open_repo(str(ws.paths.common_dir)) as repo:
         tree = repo.object_store[oid(base)].tree

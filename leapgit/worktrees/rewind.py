@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from dulwich.diff_tree import tree_changes
+
 from leapgit import git
 from leapgit.errors import RuleViolation
 from leapgit.gitobj import oid
+from leapgit.ledger.repo import open_repo
 from leapgit.records.types import ABSENT, BallRecord
 from leapgit.slices.diff import out_of_scope
 from leapgit.worktrees.check import blob_of_file, checkout_bytes
@@ -65,7 +68,6 @@ def untracked_paths(worktree: Path) -> frozenset[str]:
 
 def _changes(repo: GitRepo, start: str, refused: str) -> list[_Change]:
     """Every path the round changed (no rename detection: a rename is two paths)."""
-    from dulwich.diff_tree import tree_changes
 
     store = repo.object_store
     old, new = (store[oid(c)].tree for c in (start, refused))  # type: ignore[attr-defined]
@@ -83,7 +85,6 @@ def rewind(common_dir: Path, worktree: Path, branch: str, start: str, refused: s
            ball: BallRecord, untracked: frozenset[str] | None = None) -> Rewound:
     """Move ``branch`` from ``refused`` back to ``start`` and undo the round's changes
     outside the scope in ``worktree``, the ball's own (the caller checks it is)."""
-    from leapgit.ledger.repo import open_repo
 
     if not git.is_ancestor(worktree, start, refused):
         raise RuleViolation(f"the round's start {start[:12]} is no ancestor of the refused "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -18,8 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dulwich.object_store import tree_lookup_path
+
 from leapgit.errors import RuleViolation
 from leapgit.gitobj import oid
+from leapgit.ledger.repo import open_repo
 from leapgit.records.types import ABSENT, BUILTIN_ROLLBACK, BallRecord, ThrowRecord
 from leapgit.slices.scope import ScopeError, TreeResolver, normalise
 from leapgit.worktrees.check import checkout_bytes, exec_bit_counts, holds
@@ -48,7 +52,6 @@ class RolledBack:
         if self.rewound:
             text += f"; {self.rewound.summary()}"
             if self.rewound.removed and self.evidence:
-                import shlex
 
                 text += (f"; `git restore --source={self.evidence} -- "
                          f"{' '.join(shlex.quote(p) for p in self.rewound.removed)}` brings "
@@ -92,8 +95,6 @@ def _descends(common_dir: Path, base: str, red: str) -> bool:
 
 def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
                   thrown: ThrowRecord) -> RolledBack:
-    from leapgit.ledger.repo import open_repo
-
     restored: list[str] = []
     skipped: list[str] = []
     with open_repo(str(common_dir)) as repo:
@@ -130,8 +131,6 @@ def restore_scope(common_dir: Path, worktree: Path, ball: BallRecord,
 
 
 def _mode(repo: object, tree: bytes, path: str) -> int:
-    from dulwich.object_store import tree_lookup_path
-
     mode, _ = tree_lookup_path(repo.object_store.__getitem__, oid(tree),  # type: ignore[attr-defined]
                                path.encode())
     return int(mode)

@@ -7,17 +7,19 @@ each through ``rules.commits.check_commit``, the function the post-commit hook a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from dulwich.objects import Commit
 
 from leapgit import git
+from leapgit.gitobj import oid
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.view import LedgerView
 from leapgit.records.types import BallRecord
-from leapgit.rules.commits import BREACH, OUTSIDE
-from leapgit.rules.episodes import Episode
+from leapgit.rules.balls import not_rounds
+from leapgit.rules.commits import BREACH, OUTSIDE, check_commit
+from leapgit.rules.episodes import Episode, episode_reds
+from leapgit.rules.objects import Objects
 from leapgit.rules.refusal import Refusal
-
-if TYPE_CHECKING:
-    from dulwich.objects import Commit
 
 _MOST = 20  # a receipt is a record a person reads: name the first paths, count the rest
 
@@ -42,9 +44,6 @@ def stage(worktree: Path) -> str | None:
 
 def _prospective(tree: str, parent: str, message: str) -> Commit:
     """The commit the round is about to make, as the rules read one (it is never stored)."""
-    from dulwich.objects import Commit
-
-    from leapgit.gitobj import oid
 
     made = Commit()
     made.tree, made.parents, made.message = oid(tree), [oid(parent)], message.encode()
@@ -58,11 +57,6 @@ def judge_round(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRe
                 round_cap: int) -> list[Refusal]:
     """The breaches among the commits since ``start`` and the ``staged`` tree committed
     with ``message`` on top of them."""
-    from leapgit.ledger.repo import open_repo
-    from leapgit.rules.balls import not_rounds
-    from leapgit.rules.commits import check_commit
-    from leapgit.rules.episodes import episode_reds
-    from leapgit.rules.objects import Objects
 
     t = episode.throw
     ref = f"refs/heads/{t.branch}"

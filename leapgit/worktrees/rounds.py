@@ -8,6 +8,7 @@ through ``record_round``; no other code counts rounds.
 
 from __future__ import annotations
 
+import os
 from typing import Literal, NamedTuple
 
 from leapgit.errors import (
@@ -18,8 +19,9 @@ from leapgit.errors import (
 )
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, Written
+from leapgit.records import schema, yamlio
 from leapgit.records import trailers as tr
-from leapgit.records import yamlio
+from leapgit.records.cache import blob_id
 from leapgit.records.types import OUTCOME_NAMES, STUCK, Checkpoint, Receipt
 from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.timeutil import now_iso
@@ -128,7 +130,6 @@ def _record(
         trailers.append((tr.CANDIDATE, candidate))
     written = ledger.append(files, subject, trailers)
     if ledger.records is not None:  # the hook reads them back next round: parsed already
-        from leapgit.records.cache import blob_id
 
         for path, record in records.items():
             ledger.records.put(blob_id(files[path]), record.to_dict())
@@ -149,7 +150,6 @@ def _checked(record: Receipt | Checkpoint, path: str, quick: bool = False) -> by
         raise InvalidRecord(f"too large ({len(data)} bytes)", file=path)
     if quick and yamlio.all_quoted(raw):
         return data
-    from leapgit.records import schema
 
     schema.validate_record(yamlio.loads(data, path), path)
     return data
@@ -160,6 +160,5 @@ WORKER_ENV = "LEAP_WORKER"  # `leap worker` sets it: the name its claims hold (i
 
 def worker_name() -> str | None:
     """The worker this process builds for (``LEAP_WORKER``), as its receipts name it."""
-    import os
 
     return os.environ.get(WORKER_ENV) or None

@@ -28,6 +28,9 @@ from leapgit.ledger import query
 from leapgit.ledger.view import LedgerView
 from leapgit.records import trailers as tr
 from leapgit.records.types import BallRecord, SliceRecord, StackEntry
+from leapgit.rules.balls import recorded_base
+from leapgit.rules.passes import current_pass
+from leapgit.rules.stack import restacking
 
 BASE_REF = "refs/leap/bases/{slice}/{ball}"
 IDENTITY = ("leapgit", "leapgit@localhost")
@@ -44,7 +47,6 @@ class BallBase(NamedTuple):
 def layers(view: LedgerView, rec: SliceRecord, ball: BallRecord) -> tuple[StackEntry, ...]:
     """Each dependency's pass, in the slice's ball order; a Hold naming the first that has
     none (L5: a ball is ready only when all its dependencies returned 1)."""
-    from leapgit.rules.passes import current_pass
 
     out = []
     for dep in sorted(ball.depends_on, key=rec.balls.index):
@@ -124,8 +126,6 @@ def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
     ``spine`` branch (the slice's base when none is named or it has no tip). A red written
     on the slice's base after the spine moved (another slice landed) would stand on no
     branch `leap throw` starts, and every round would be refused (T7.1)."""
-    from leapgit.rules.balls import recorded_base
-    from leapgit.rules.stack import restacking
 
     rec = query.load_slice(view, slice_id)
     ball = query.load_ball(view, slice_id, ball_id)

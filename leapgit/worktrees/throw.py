@@ -17,18 +17,23 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine
-from leapgit.ledger import layout, query
+from leapgit.ledger import history, layout, query
 from leapgit.ledger.history import latest_red
 from leapgit.ledger.store import Ledger, LedgerView
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
+from leapgit.records.cache import RecordCache
+from leapgit.records.config import load_config
 from leapgit.records.types import BallRecord, Receipt, SliceRecord, StackEntry, ThrowRecord
+from leapgit.rules.balls import contract_red
 from leapgit.rules.episodes import Episode, score_hint, starts_afresh, unscored_claim
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
 from leapgit.worktrees.carry import carries_on, carry_on
+from leapgit.worktrees.prune import check_droppable, drop_refused, half_made, leftover, safe_tips
+from leapgit.worktrees.stack import stack_base
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,6 @@ def _stacked(ws: Workspace, view: LedgerView, rec: SliceRecord, plan: _Plan) -> 
     dependencies' passed candidates (a resumed episode keeps its throw's base)."""
     if not plan.fresh or not plan.standing.depends_on:
         return plan
-    from leapgit.worktrees.stack import stack_base
 
     found = stack_base(ws.paths.root, view, rec,
                        query.load_ball(view, rec.slice, plan.standing.ball))
@@ -167,8 +171,6 @@ def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
     is written again before the ball's first throw; after it (`leap red` refuses a ball
     thrown before), a ball without dependencies starts on the red's own base (the merge
     lands its candidate onto the spine as it stands then), a stacked one is restacked."""
-    from leapgit.ledger import history
-    from leapgit.rules.balls import contract_red
 
     ball = plan.standing.ball
     if not plan.fresh:
@@ -199,8 +201,6 @@ class RedToCarry(Hold):
 def _red_carried(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
                  ) -> _Plan | RedToCarry:
     """T7.1 over a restack: the fresh branch starts at the red carried onto its stack."""
-    from leapgit.ledger import history
-    from leapgit.rules.balls import contract_red
 
     if not plan.standing.restack:
         return plan
@@ -320,8 +320,6 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
     """Parse and validate, once, what the post-commit hook reads on every round (the ball's
     records, the ledger's root, the worktree's config), so its first round is as quick as
     the next. Only a cache: a failure here costs the hook a parse, never the throw."""
-    from leapgit.records.cache import RecordCache
-    from leapgit.records.config import load_config
 
     for t in thrown:  # a config the hook cannot read stops every round there: say so now
         if not t.record.worktree:
@@ -443,7 +441,6 @@ def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: lis
 def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan]) -> None:
     """Every check a placement makes, for every ball of the throw, before any worktree or
     branch of any ball is removed or made (L5): a refused throw changes none."""
-    from leapgit.worktrees.prune import check_droppable
 
     place.check_root(ws)
     errors: list[LeapError] = []
@@ -471,7 +468,6 @@ def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan
 
 def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
                   view: LedgerView) -> tuple[Path, bool]:
-
     path = place.target(ws, slice_id, ball)
     branch = ws.config.ball_branch(slice_id, ball)
     if not plan.fresh:
@@ -480,11 +476,9 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
         place.add(ws, path, branch, plan.base, new_branch=False)
         return path, True
     if plan.resumed_from is not None:
-        from leapgit.worktrees.prune import drop_refused
 
         drop_refused(ws, slice_id, ball, path, branch)
     if _killed_throw(ws, view, slice_id, ball, plan, path, branch):
-        from leapgit.worktrees.prune import half_made
 
         half = half_made(ws, path)  # git's lock and an index with no entry yet
         place.remove(ws, path, branch, force=half, locked=half)  # no work: _killed_throw
@@ -504,7 +498,6 @@ def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, pla
     killed, ahead of its record, of a ball in its first episode: when it holds no work (the
     judgment `leap worktree prune` makes, ``prune.leftover``), the throw makes it again;
     anything else is refused as before."""
-    from leapgit.worktrees.prune import leftover, safe_tips
 
     if not plan.fresh or plan.resumed_from is not None or plan.episode != 1:
         return False

@@ -16,9 +16,13 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.errors import RuleViolation
+from leapgit.ledger.repo import open_repo
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.config import CONFIG_PATH
+from leapgit.rules.context import PushContext, RefUpdate
+from leapgit.rules.objects import Objects
 from leapgit.rules.refusal import Refusal
+from leapgit.rules.spine import check_spine_commits, keep_branch, reset_target
 
 
 def require_spine_pushable(ws: Workspace, then: str) -> None:
@@ -77,11 +81,6 @@ def spine_reset_target(ws: Workspace, since: str, tip: str) -> str:
 
 
 def _judge(ws: Workspace, since: str, tip: str) -> tuple[list[Refusal], str]:
-    from leapgit.ledger.repo import open_repo
-    from leapgit.rules.context import PushContext, RefUpdate
-    from leapgit.rules.objects import Objects
-    from leapgit.rules.spine import check_spine_commits, reset_target
-
     update = RefUpdate(f"refs/heads/{ws.config.spine}", since, tip)
     with open_repo(str(ws.paths.common_dir)) as repo:
         ctx = PushContext(Objects(repo), ws.config, (update,))
@@ -95,7 +94,6 @@ def _take_off(ws: Workspace, newest: str, back: str) -> str:
     it is not, the branch moved alone. Each names its work tree (`git -C`), so they run
     from any folder, and they are safe to run again (``keep_aside``; the config is put
     back only where it is missing)."""
-    from leapgit.rules.spine import keep_branch
 
     spine, q = ws.config.spine, shlex.quote
     where = _checked_out(ws, spine)

@@ -12,7 +12,10 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.ledger.workspace import Workspace
+from leapgit.tribunal.worktree import in_use, throwaway
 from leapgit.worktrees import place
+from leapgit.worktrees.closeround import admin_dir
+from leapgit.worktrees.drivelock import held
 
 
 def tree_state(tree: Path) -> tuple[str, ...]:
@@ -59,8 +62,6 @@ class Watch:
         self._mark(tree, -1)
 
     def snapshot(self, own: Path) -> dict[str, tuple[int, tuple[str, ...]]]:
-        from leapgit.tribunal.worktree import in_use, throwaway
-
         mine = os.path.realpath(own)
         trees = [str(w.path) for w in place.list_worktrees(self.ws)]
         leapgits = in_use()  # leapgit's own throwaway trees: its test runs write there
@@ -78,9 +79,6 @@ class Watch:
         return found
 
     def _driven_elsewhere(self, tree: Path) -> bool:
-        from leapgit.worktrees.closeround import admin_dir
-        from leapgit.worktrees.drivelock import held
-
         admin = admin_dir(self.ws.paths.common_dir, tree)
         return admin is not None and held(admin / "leap")
 

@@ -12,6 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 from leapgit.records.tribunal_config import Rung
 from leapgit.records.usage import Usage
 from leapgit.tribunal.errors import BadAnswer, NeverAnswered
@@ -20,12 +22,9 @@ from leapgit.tribunal.verdict import RAW_TAIL, tail
 if TYPE_CHECKING:
     import ssl
 
-    import httpx
-
 
 def client(timeout: float) -> httpx.AsyncClient:
     """The HTTP client of one convening or probe, with the process's one TLS context."""
-    import httpx
 
     return httpx.AsyncClient(timeout=httpx.Timeout(timeout), verify=_tls())
 
@@ -35,7 +34,6 @@ def _tls() -> ssl.SSLContext:
     """httpx's default verification (certifi's roots, or SSL_CERT_FILE / SSL_CERT_DIR), built
     once a process: loading the roots costs ~20 ms, which every convening of `leap run`
     paid again."""
-    import httpx
 
     return httpx.create_ssl_context()
 
@@ -94,7 +92,6 @@ async def post(ctx: SeatContext, rung: Rung, url: str, body: dict[str, Any],
                headers: Mapping[str, str] | None = None) -> tuple[int, bytes]:
     """(status, body) of one POST, within the rung's whole-call deadline (a slow trickle
     never outlives it); transport trouble and 5xx are NeverAnswered (T6)."""
-    import httpx
 
     try:
         status, data = await asyncio.wait_for(_exchange(ctx, url, body, headers or {}),

@@ -5,6 +5,8 @@ truncated, never graded. Only the last seat holding the model unloads it."""
 
 from __future__ import annotations
 
+import httpx
+
 from leapgit.records.tribunal_config import Rung
 from leapgit.records.usage import Usage, counted
 from leapgit.tribunal.envelope import estimate_tokens
@@ -80,8 +82,6 @@ async def _chat(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
 
 
 async def _unload(rung: Rung, ctx: SeatContext) -> None:
-    import httpx
-
     body: dict[str, object] = {"model": rung.model, "messages": [], "keep_alive": 0}
     try:
         await ctx.client.post(f"{rung.endpoint}/api/chat", json=body, timeout=10)
