@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE
+from leapgit.ledger import sync as syncing
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop import remote as rm
 from leapgit.scoring.score import Scored, score
@@ -23,14 +24,13 @@ def score_ball(slice_id: str, ball_id: str, builder: str | None = None,
     ws = open_workspace(start)
     if remote is None:
         return score(ws, slice_id, ball_id, builder, echo)
-    from leapgit.ledger.sync import sync
 
     rm.sync_with_balls(ws, remote, push=False)
     rm.bring_home(ws, remote, ws.config.ball_branch(slice_id, ball_id))
     scored = score(open_workspace(start), slice_id, ball_id, builder, echo)
     # pushed whenever this clone's ledger is ahead: also a score recorded by a run whose push
     # failed (a blind review: run again, it said "already passed" and never pushed it)
-    pushed = sync(remote, start=ws.paths.root).pushed
+    pushed = syncing.sync(remote, start=ws.paths.root).pushed
     return replace(scored, shared=remote) if pushed else scored
 
 

@@ -39,6 +39,7 @@ from leapgit.errors import (
 )
 from leapgit.git import RemoteUnavailable
 from leapgit.ledger import history, query
+from leapgit.ledger import sync as syncing
 from leapgit.ledger.leases import LeaseHeld
 from leapgit.ledger.workspace import Workspace
 from leapgit.loop import remote as rm
@@ -197,9 +198,8 @@ class SliceRun:
         while True:
             try:
                 if self.opt.remote is not None:  # any clone of the remote may drive
-                    from leapgit.ledger.sync import sync
 
-                    sync(self.opt.remote, start=self.ws.paths.root, push=False)
+                    syncing.sync(self.opt.remote, start=self.ws.paths.root, push=False)
                 self._preflight()
                 held.enter_context(RunLease(self.ws, self.slice, self.opt.remote,
                                             self.opt.take_over))
@@ -477,10 +477,9 @@ class SliceRun:
     def _advance_remote(self, branch: str, red: str) -> None:
         """T7.6 on a published ball: its branch on the remote moves onto the finding red (no
         round: the server lets the thrower push a red the ledger it stores records)."""
-        from leapgit.ledger.sync import sync
 
         assert self.opt.remote is not None
-        sync(self.opt.remote, start=self.ws.paths.root)  # the red's record first
+        syncing.sync(self.opt.remote, start=self.ws.paths.root)  # the red's record first
         # the remote's first: a push cut off leaves the branch here as it was, and the step
         # is planned again (``_settle``)
         rm.push_branch(self.ws, self.opt.remote, branch, red, force=False)
@@ -516,9 +515,8 @@ class SliceRun:
                              base=t.record.base[:12], resumed=resume or None,
                              detail=step.reason)
         if remote is not None:  # cut off, it is published again by a later look
-            from leapgit.loop.remote import publish
 
-            publish(self.ws, remote, self.slice, [step.ball])
+            rm.publish(self.ws, remote, self.slice, [step.ball])
 
     def _do_resume(self, step: Step) -> None:
         self._do_throw(step, resume=True)
@@ -753,13 +751,12 @@ class SliceRun:
                 time.sleep(self.opt.poll)
 
     def _share(self) -> None:
-        from leapgit.ledger.sync import sync
 
         remote = spine_remote(self.ws.paths.root, self.ws.config.spine)
         if remote is None:
             return
         try:
-            sync(remote, start=self.ws.paths.root)
+            syncing.sync(remote, start=self.ws.paths.root)
         except LeapError as exc:
             self.events.emit("log", line=f"warning: the ledger did not reach {remote}: "
                                          f"{exc.lines()[0]}; `leap sync {remote}` carries it")

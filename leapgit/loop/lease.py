@@ -25,6 +25,7 @@ from filelock import FileLock, Timeout
 
 from leapgit.errors import Hold, LeapError, LedgerConflict, RuleViolation
 from leapgit.ledger import layout
+from leapgit.ledger import sync as syncing
 from leapgit.ledger.sync import push_records
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
@@ -105,12 +106,11 @@ class RunLease:
 
     # -- the remote's run lease ---------------------------------------------------------
     def _take(self, remote: str) -> None:
-        from leapgit.ledger.sync import push_records, sync
 
         seen: int | None = None  # the foreign lease --take-over was asked to take over
         for _ in range(_TAKE_ATTEMPTS):
             # ours up first (the slice's cut, a remote without a ledger yet), then theirs
-            sync(remote, start=self._root)
+            syncing.sync(remote, start=self._root)
             with self.ws.ledger() as ledger:
                 view = ledger.require()
                 leases, found = run_leases(view, self.slice), open_run(view, self.slice)
@@ -154,10 +154,9 @@ class RunLease:
         """Only the remote knows whether an interrupted take landed: one that did is given
         back at once (a second Ctrl-C, or a remote out of reach, leaves it to this clone's
         next run, which takes it over)."""
-        from leapgit.ledger.sync import sync
 
         try:
-            sync(remote, start=self._root, push=False)
+            syncing.sync(remote, start=self._root, push=False)
             with self.ws.ledger() as ledger:
                 taken = ledger.require().record(layout.run_path(self.slice, rec.run, "take"),
                                                 RunLeaseRecord)

@@ -12,6 +12,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.errors import LeapError, RuleViolation
 from leapgit.ledger import query
+from leapgit.ledger import sync as syncing
 from leapgit.ledger.sync import fetch, fetch_only
 from leapgit.ledger.workspace import Workspace
 from leapgit.records.types import ThrowRecord
@@ -91,9 +92,8 @@ def balls_refspec(ws: Workspace, remote: str) -> str:
 def sync_with_balls(ws: Workspace, remote: str, push: bool = True) -> None:
     """`leap sync` and ``fetch_balls`` in one fetch (a look of `leap run --remote` or of a
     worker, several a second while workers build)."""
-    from leapgit.ledger.sync import sync
 
-    sync(remote, start=ws.paths.root, push=push, fetch_also=(balls_refspec(ws, remote),))
+    syncing.sync(remote, start=ws.paths.root, push=push, fetch_also=(balls_refspec(ws, remote),))
 
 
 def fetch_balls(ws: Workspace, remote: str) -> None:

@@ -37,6 +37,7 @@ from leapgit.errors import (
 )
 from leapgit.git import RemoteUnavailable
 from leapgit.ledger import layout, query
+from leapgit.ledger import sync as syncing
 from leapgit.ledger.sync import drop_local, push_records
 from leapgit.ledger.workspace import Workspace
 from leapgit.loop import remote as rm
@@ -356,11 +357,10 @@ class Worker:
         """Ctrl-C while a take was on its way up: only the remote knows whether it landed.
         One that did is given back at once, not left to hold the ball until its lease runs
         out; a second Ctrl-C, or a remote out of reach, leaves that to the lease (L9)."""
-        from leapgit.ledger.sync import sync
 
         path = layout.claim_path(rec.slice, rec.ball, rec.episode, rec.claim, "take")
         try:
-            sync(self.opt.remote, start=self.ws.paths.root, push=False)
+            syncing.sync(self.opt.remote, start=self.ws.paths.root, push=False)
             with self.ws.ledger() as ledger:
                 taken = ledger.require().record(path, ClaimRecord)
             if taken is not None and taken.to_dict() == rec.to_dict():  # ours, not a twin's
@@ -509,14 +509,13 @@ class Worker:
                    mine: list[str]) -> list[tuple[str, str]]:
         """One atomic push of the round with any earlier round still here; returns the other
         balls' branches that went with it."""
-        from leapgit.ledger.sync import sync
 
         with self._push:
             others = self._recorded_rounds(found)
             also = mine + [f"{sha}:refs/heads/{other}" for other, sha in others]
             try:
                 try:
-                    sync(self.opt.remote, start=self.ws.paths.root, also=also)
+                    syncing.sync(self.opt.remote, start=self.ws.paths.root, also=also)
                 except (RuleViolation, LedgerConflict) as exc:
                     if not self._refused_others_only(exc, found, also):
                         raise
@@ -524,7 +523,7 @@ class Worker:
                     # it goes, this ball's round goes up again on its own (L9)
                     self._drop_refused(exc)
                     others = []
-                    sync(self.opt.remote, start=self.ws.paths.root, also=mine)
+                    syncing.sync(self.opt.remote, start=self.ws.paths.root, also=mine)
             except (RuleViolation, LedgerConflict) as exc:
                 # the authority said no: its ledger is the truth for this ball's records
                 self._drop_refused(exc, (found.slice, found.ball))

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
 from leapgit.ledger import layout, query
-from leapgit.ledger.leases import active_lease
 from leapgit.records.trailers import parse
 from leapgit.rules.context import RefUpdate
 from leapgit.rules.refusal import Refusal
@@ -147,6 +146,8 @@ def _built_by_a_grader(judge: Judge, ref: str, rnd: Commit, merge: Commit,
 
 
 def _lease_key(judge: Judge) -> tuple[int, str | None] | None:
+    from leapgit.ledger.leases import active_lease  # its module loads the ledger's writer
+
     ctx = judge.ctx
     lease = active_lease(ctx.ledger_view(), ctx.config.spine)
     tip = ctx.ledger_tip()

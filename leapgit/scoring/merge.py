@@ -28,6 +28,7 @@ from leapgit import git
 from leapgit.errors import Hold, LeapError, RuleViolation, UsageError
 from leapgit.git import is_ancestor
 from leapgit.ledger import history, layout, leases, query
+from leapgit.ledger import sync as syncing
 from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.ledger.sync import fetch, lock_in_the_way
 from leapgit.ledger.workspace import Workspace
@@ -236,14 +237,13 @@ def _interrupted_taking(ws: Workspace, slice_id: str, holder: str, remote: str,
     compare-and-swap answered before this clone wrote it down). Looked for there and given
     back, so no other clone waits on a merge that never ran (L9). What cannot be done now
     (the remote out of reach, a second Ctrl-C) is said, with what does it later."""
-    from leapgit.ledger.sync import sync
 
     name = ws.config.spine
     later = (f"a lease {remote} took for this merge is given back by this clone's next "
              f"`leap merge {slice_id}`")
     try:
         try:
-            sync(remote, start=ws.paths.root)
+            syncing.sync(remote, start=ws.paths.root)
             with ws.ledger() as ledger:
                 active = leases.active_lease(ledger.require(), name)
         except (LeapError, OSError) as exc:
@@ -291,9 +291,8 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
         if not remote:
             raise  # else the remote may hold the passes this clone has not seen yet
     if remote and (found is None or found[0]):  # again on what the remote holds
-        from leapgit.ledger.sync import sync
 
-        sync(remote, start=root)
+        syncing.sync(remote, start=root)
         found = _plan(ws, slice_id)
     assert found is not None
     planned, reopened, rec, landed, tip = found
@@ -465,10 +464,9 @@ def _give_back_left(ws: Workspace, holder: str, remote: str, echo: Echo) -> None
         left = leases.active_lease(ledger.require(), name) is None
     if before is None or not left:
         return
-    from leapgit.ledger.sync import sync
 
     try:
-        sync(remote, start=ws.paths.root)
+        syncing.sync(remote, start=ws.paths.root)
     except (LeapError, OSError):
         echo(f"warning: lease {before.number} on {name}, left by a killed merge of this clone: "
              f"{_not_shared(remote)}")
@@ -680,11 +678,10 @@ def _remote_spine(ws: Workspace, slice_id: str, remote: str) -> str | None:
 
 
 def _lease_up(ws: Workspace, remote: str) -> None:
-    from leapgit.ledger.sync import sync
 
     # F1: the lease and the passes go up first: pre-receive judges the spine against the
     # ledger it stores
-    sync(remote, start=ws.paths.root)
+    syncing.sync(remote, start=ws.paths.root)
 
 
 def _push(ws: Workspace, remote: str, tip: str, slice_id: str) -> None:
@@ -705,10 +702,9 @@ def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | N
     except LeapError:
         pass  # already released, or never ours: the error that stopped us matters more
     if remote:
-        from leapgit.ledger.sync import sync
 
         try:
-            sync(remote, start=ws.paths.root)
+            syncing.sync(remote, start=ws.paths.root)
         except (LeapError, OSError):
             return False  # the release is recorded here; `leap sync` carries it up later
     return True
@@ -870,9 +866,8 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
                 leases.release_lease(ledger, name, record.holder, f"merged {record.slice}")
             tip = ledger.tip() or ""
         if remote:
-            from leapgit.ledger.sync import sync
 
-            sync(remote, start=ws.paths.root)
+            syncing.sync(remote, start=ws.paths.root)
     except BaseException:
         if not release:
             raise
