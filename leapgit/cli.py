@@ -137,7 +137,6 @@ def _init() -> click.Command:
 def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
                     roles: tuple[str, ...], require: bool | None) -> Any:
     """Ask for what the flags left out (an interactive walk-through on a terminal)."""
-
     from leapgit.commands.init import SigningChoice
 
     if key and new_key:
@@ -404,7 +403,6 @@ def _run() -> click.Command:
         from leapgit.worktrees.buildround import HEARTBEAT
 
         if take_over and remote is None:
-
             raise LeapUsageError("--take-over takes over a run lease on a shared remote: "
                                  "give it with --remote REMOTE", rule="L3")
         options = Options(jobs, max_minutes, resume_holds,

@@ -58,7 +58,6 @@ def _zone(text: str) -> int | None:
 def _iso_date(text: str) -> tuple[int, int] | None:
     """``2024-01-02T03:04:05``, a space for the ``T``, fractions of a second (dropped, as git
     does), and a zone after the time with or without a space."""
-
     found = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:[.,]\d+)?)?"
                          r" ?(Z|z|[+-]\d\d(?::?\d\d)?)?", text)
     if found is None:

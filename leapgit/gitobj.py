@@ -81,7 +81,6 @@ def object_size(store: BaseObjectStore, sha: bytes) -> int | None:
     inflating the object (issue 18 F9: 300 MB of zeros travel as 300 KB); None when the
     store and its alternates do not hold it, or it is no store on disk. Looked up in
     dulwich's order: packs, loose, alternates."""
-
     if not isinstance(store, DiskObjectStore):
         return None  # a store over others (the audit's parsed cache) knows no header
     packed = _in_pack(store, hex_to_sha(oid(sha)))
@@ -109,7 +108,6 @@ def _in_pack(store: DiskObjectStore, raw: Any) -> tuple[str, int] | None:
     None when no pack of ``store`` itself holds it, or a pack dulwich listed is gone (a
     `git repack` since, git's own after a fetch or another process's): the caller then
     reads the object whole, through dulwich, which finds the packs again."""
-
     for pack in store.packs:
         try:
             offset = pack.index.object_offset(raw)
@@ -172,7 +170,6 @@ def _inflated_start(fh: BinaryIO, need: int) -> bytes:
 def _loose_header(store: DiskObjectStore, sha: bytes) -> bytes:
     """A loose object's header, ``blob 12345``; raises FileNotFoundError when the store
     holds no such loose object; what it holds when the stream ends before a NUL."""
-
     with open(hex_to_filename(os.fspath(store.path), oid(sha)), "rb") as fh:
         head = _inflated_start(fh, 64)
     return head.partition(b"\0")[0] if b"\0" in head else b""
@@ -196,7 +193,6 @@ def object_type(store: DiskObjectStore, sha: bytes, depth: int = 0) -> int | Non
     (blind review r1 F2: the tree check of a push inflated every object, blobs included);
     a delta's type is its base's, followed by offset or id. None when the store does not
     hold it, or the chain is absurdly deep (a caller then reads the object itself)."""
-
     if depth > 64:
         return None
     packed = _in_pack(store, hex_to_sha(oid(sha)))

@@ -124,7 +124,6 @@ class AuditContext:
     def push(self, upd: RefUpdate, refs: Mapping[str, str | None]) -> PushContext:
         """One landed ref update as ``pre-receive`` judged it: the refs as they stood, the
         ledger read through this audit's views."""
-
         ledger = refs.get(self.config.ledger_ref)
         return PushContext(self.objects(refs), self.config, (upd,),
                            _views={ledger: self.view_at(ledger)})

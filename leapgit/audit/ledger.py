@@ -233,7 +233,6 @@ def _lost_leases(root: Path, tip: str, gone: list[tuple[str, list[tuple[str, str
     leaves out (L9, ``leases.lost_leases``: the rule the sync asked), judged at each such
     commit; an earlier commit holding the same bytes (the lease before its release) is
     excused by the later judgment. Each is said as a note."""
-
     if not any(lease_spine(path) for _, lines in gone for _, path, _ in lines):
         return set()
     found: set[tuple[str, str]] = set()

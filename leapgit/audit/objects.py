@@ -75,7 +75,6 @@ class ReadStore(MemoryObjectStore):
         --batch` stream, at git's own speed (the blobs of every ledger record). A blob over
         the records' cap is left to the reader that refuses it from its header (issue 18
         F9: a small pack entry may inflate to hundreds of megabytes)."""
-
         listed = _cat_file(self.root, "--batch-check=%(objectname) %(objecttype) "
                            "%(objectsize)", [n.encode() for n in dict.fromkeys(names)])
         todo = list(dict.fromkeys(

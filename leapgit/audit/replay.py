@@ -128,7 +128,6 @@ class Replay:
 
     def _approved(self, index: int, held: PolicyEpoch) -> bool:
         """S6 on a spine commit that changed the policy bytes, as the audit judges it."""
-
         parent, epoch = self.timeline.spine[index - 1].commit, self.timeline.spine[index].commit
         upd = RefUpdate(self.spine_ref, parent, epoch)
         ctx = PushContext(AsOf(self.repo, {self.spine_ref: parent}), self.config, (upd,))
@@ -141,7 +140,6 @@ class Replay:
                policy: Policy, held: PolicyEpoch | None) -> list[Refusal]:
         """The push rules over one landed commit: the refs as they stood (the spine at
         ``epoch``), judged by ``policy``, that of ``held``, the epoch then in force."""
-
         refs.setdefault(self.spine_ref, epoch.commit if epoch else None)
         ctx = PushContext(AsOf(self.repo, refs), self.config, (upd,))
         return judge_push(Judge(ctx, policy, now=None, actors=self.actors,

@@ -27,7 +27,6 @@ def audit(ws: Workspace, require_signatures: bool = False,
     and a fifth less time). A caller that exits right after the report (the `leap audit`
     process) passes ``keep``: what the audit read goes there instead of being freed, which
     at 10,000 balls took seconds the exit would then spend for nothing."""
-
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -69,7 +68,6 @@ def _audit_signatures(repo: object, ws: Workspace, require: bool, report: AuditR
                       graph: Graph) -> None:
     """Issue 7: every signature judged by the policy of its time; unsigned records are
     named plainly, and fail only when signatures are required."""
-
     findings = audit_signatures(repo, ws.config, graph=graph)  # type: ignore[arg-type]
     report.count("signatures", len(findings))
     unsigned = [f for f in findings if f.unsigned]

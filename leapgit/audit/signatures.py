@@ -73,7 +73,6 @@ def audit_signatures(repo: GitRepo, config: Config, now: int | None = None,
                      graph: Graph | None = None) -> list[SignatureFinding]:
     """Findings for every judged commit (ledger, spine, rounds) in the order they landed;
     ``graph``: git's commit graph of the spine, when the caller has read it."""
-
     clock = int(time.time()) if now is None else now
     judged = replay(repo, config, graph)
     out: list[SignatureFinding] = []
@@ -111,7 +110,6 @@ def _refused(j: Judged, r: Refusal, fp: str | None, paths: tuple[str, ...],
 def _clock(j: Judged, now: int) -> list[SignatureFinding]:
     """S2 reads key lifetimes against the committer time: a signed commit's time must not
     run backwards from what it provably follows, nor ahead of the audit's clock."""
-
     fp = signer_fingerprint(j.commit)
     if fp is None:
         return []  # an unsigned commit claims no key lifetime
@@ -138,7 +136,6 @@ def _unjudged_policies(repo: GitRepo, config: Config, judged: set[bytes],
                        ) -> list[SignatureFinding]:
     """A policy that does not parse, put in force by a spine commit no rule judged (the
     first policy, or one that arrived while none was in force)."""
-
     epochs = spine_epochs(repo.object_store, _tip(repo, f"refs/heads/{config.spine}"))
     out = []
     for index, epoch in enumerate(epochs):

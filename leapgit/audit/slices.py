@@ -253,7 +253,6 @@ class SliceAuditor:
     def _rounds(self) -> None:
         """L6: the scored commit is the last receipt's, and its commits since the base (the
         red test aside) are no more rounds than the limit, counted against its receipts."""
-
         for s, red, findings in self.rounds:
             self.report.count("no-fifth-round")
             subject, path = f"{s.slice}/{s.ball} score {s.score}", \

@@ -38,7 +38,6 @@ def check_merges(ctx: AuditContext, merges: list[MergeRecord], report: AuditRepo
     (``rules.passes.merge_problems``, with the ledger as that push left it), and each merge
     it names by the server's integration rule (``rules.spine.check_integration``, with the
     ledger as it stood before the record: where the merges landed)."""
-
     ctx.graph.load([m.commit for r in merges for m in r.merges] + [r.tip for r in merges])
     ctx.store.prefetch_diffs(_diffed(ctx, merges))
     # every commit of the graph (each merge, its candidate's history and base are among

@@ -123,7 +123,6 @@ def _merge_lease(path: str, data: bytes, spine: str, index: dict[bytes, int],
                  under: dict[int, str]) -> None:
     """A merge record names the lease its merges landed under (a merge stopped after the
     push may be recorded after the lease went back, under another integrator's)."""
-
     if _MERGE_RECORD.fullmatch(path) is None:  # merge 1, or a re-merge after a reopen
         return
     try:

@@ -26,7 +26,6 @@ def export_in_toto(slice_id: str | None = None, start: Path | str = ".") -> Iter
     with ws.ledger() as ledger:
         view = ledger.require()
         if slice_id:
-
             load_slice(view, slice_id)
         found = [json.dumps(s, sort_keys=True) for s in statements(view, slice_id)]
     yield from found

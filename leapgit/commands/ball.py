@@ -20,7 +20,6 @@ def base(slice_id: str, ball_id: str, start: Path | str = ".") -> tuple[BallBase
     """L5: the commit the ball's red is built on (a dependent ball's stack base), named by
     ``refs/leap/bases/<slice>/<ball>``; and whether the ball is restacking (its red is then
     carried there, not written anew)."""
-
     ws = open_workspace(start)
     with ws.ledger() as ledger:
         view = ledger.require()

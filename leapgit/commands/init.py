@@ -182,7 +182,6 @@ def _not_in_a_ball_worktree(ws: Workspace) -> None:
     written there is a change outside the ball's scope (its next round a breach, L4), and
     would name the ball's branch as the spine. Known by its branch, or by its place (a
     rebase there detaches HEAD)."""
-
     if ws.paths.git_dir.resolve() == ws.paths.common_dir.resolve() or ws.paths.top is None:
         return
     proc = git.run(["symbolic-ref", "--quiet", "HEAD"], ws.paths.root, check=False)

@@ -68,7 +68,6 @@ def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     hint = "pick another --dir, or leave it out for a temporary folder"
     require_folder(root, field="--dir", hint=hint)
     if root.exists() and any(root.iterdir()):
-
         raise UsageError(f"{root} already exists and is not empty", hint=hint)
     echo(f"leapgit quickstart: a throwaway repository in {root}")
     echo("(no network, no model: everything runs here, in plain git; the jurors are a "

@@ -60,6 +60,5 @@ def _table(end: RunEnd) -> list[str]:
     out.append(f"slice {end.slice}: {end.outcome}{tip}"
                + (f"; stopped: {end.stopped}" if end.stopped else ""))
     if end.live is not None and end.live.record is not None and end.live.record.outcome == -1:
-
         out.append(f"next: {failed_hint(end.slice)}")
     return out

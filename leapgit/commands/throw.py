@@ -62,7 +62,6 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     """``run``: the builders are driven next (`--run`): a ball in flight carries on, and
     each round sets up its fresh worktree itself. ``remote`` (issue 16): the balls are
     published there for `leap worker`s to build; nothing is built here."""
-
     ws = open_workspace(start)
     shared = remote or spine.spine_remote(ws.paths.root, ws.config.spine)
     # L8: nothing is built on a spine its remote's server would refuse; the command as given

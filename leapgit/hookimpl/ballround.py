@@ -79,7 +79,6 @@ def _leave(ledger: Ledger, common_dir: str, top: str, ball: BallRecord, thrown: 
     the worktree as ``close_round`` leaves one (``leave_refused``): the branch back at the
     commit's parent, the round's changes outside the scope undone, the scope rolled back.
     Under `--run` the run does it, with what it saw before the builder ran."""
-
     if kept is None or os.environ.get(FOLDING_ENV) or not commit.parents:
         return None, None
 
@@ -116,7 +115,6 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
     """Check and record the commit just made on ``branch``. ``top`` and ``common_dir`` are
     the work tree and the shared git dir when the caller knows them (the hook reads them
     from files, which spares it a ``git rev-parse``)."""
-
     if top is None or common_dir is None:
         from leapgit.git import discover
 

@@ -26,7 +26,6 @@ def guarded(hook: str, body: Callable[[], int]) -> int:
 def hook_main(hook: str, check: Callable[[bytes], int], argv: list[str]) -> int:
     """A ref-guarding hook's entry: run a chained foreign hook first (its refusal stands),
     then judge stdin's ref updates, failing closed."""
-
     data = sys.stdin.buffer.read()
     # the chained hook inside the boundary too: one that cannot start refuses in one line
     code = guarded(hook, lambda: run_chained(argv[1] if len(argv) > 1 else None, argv[2:],

@@ -98,7 +98,6 @@ def command(hook: str) -> str:
     ``site`` (-S), decides from HEAD whether it has anything to do, and loads ``site`` only
     when it has (see ``post_commit.main``)."""
     if hook == "post-commit":
-
         return f"-I -S {shlex.quote(str(Path(post_commit.__file__).resolve()))}"
     return f"-I -m {MODULES[hook]}"
 
@@ -192,7 +191,6 @@ def pin_server_refs(paths: git.RepoPaths, spine: str | None,
     change (a branch's ``.leap/config.yaml`` can be written by any pusher). An option given
     wins; else an earlier pin stays; else the defaults."""
 
-
     def current(key: str) -> str | None:
         proc = git.run(["config", "--local", "--get", key], paths.git_dir, check=False)
         if proc.returncode != 0:
@@ -261,7 +259,6 @@ def _unpinned_head(paths: git.RepoPaths, pins: dict[str, str]) -> str | None:
     pinned to the default `main` protects nothing yet). A server that holds the spine, or
     no branch yet, or several with none at HEAD, says nothing (`git init --bare` names
     `master` on many servers whose projects push `main`)."""
-
     spine = pins[PIN_SPINE]
     if git.rev_parse(f"refs/heads/{spine}", paths.git_dir) is not None:
         return None

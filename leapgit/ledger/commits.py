@@ -58,7 +58,6 @@ class Committer:
 
     def commit(self, parent: str | None, records: dict[str, bytes], message: bytes) -> bytes:
         """A commit of ``records`` (path -> bytes) on ``parent``, stored; its id."""
-
         store = self.repo.object_store
         nested: dict[bytes, object] = {}
         for path, data in sorted(records.items()):
@@ -98,7 +97,6 @@ class Committer:
         """Write a new tree: ``base`` plus ``changes`` (name -> blob id, or a nested dict).
         Only the trees on changed paths are rewritten; parsed trees are cached by id, so an
         append reads nothing it read before (trees are immutable)."""
-
         tree = Tree()
         if base is not None:
             for entry in cached_tree(self.repo, base).iteritems():

@@ -179,7 +179,6 @@ class PlainRepo:
 
     def get_config_stack(self) -> StackedConfig:
         """This repository's config over the user's and the system's, as ``Repo`` stacks it."""
-
         return StackedConfig([self._config, *StackedConfig.default_backends()],
                              writable=self._config)
 
@@ -200,7 +199,6 @@ class PlainRepo:
         lock, before the ref moves: a failure here gives the move up (the ledger says so),
         and a crash right after it leaves a line for a move that never happened, as with
         ``Repo``. A missing field is filled in as ``Repo`` does."""
-
         from dulwich.reflog import format_reflog_line
 
         if committer is None:  # the ledger always names itself; this is for anyone else

@@ -60,7 +60,6 @@ class Ledger(AbstractContextManager["Ledger"]):
         self.git_dir = Path(git_dir)
         self.records: RecordCache | None = None
         if cache_records:
-
             self.records = RecordCache(self.git_dir)
         self.ref = ref
         self._ref_b = ref.encode()
@@ -142,7 +141,6 @@ class Ledger(AbstractContextManager["Ledger"]):
     def _check_is_ledger(self, view: LedgerView) -> None:
         """The ref must hold a leapgit ledger (its root record stays at every tip: the ledger
         is add-only), never a branch of the user's that the config happens to name."""
-
         try:
             ok = view.record(ROOT_RECORD, LedgerRoot) is not None  # validated, cached
         except LeapError:  # an older or hand-made root: its kind is what counts here
@@ -203,7 +201,6 @@ class Ledger(AbstractContextManager["Ledger"]):
         view = self.view(parent)
         taken = [p for p in records if view.exists(p)]
         if taken:
-
             raise LedgerConflict(f"{taken[0]} exists already", file=taken[0], rule="L8")
         message = format_message(subject, list(trailers) + [(RECORD, p) for p in
                                                             sorted(records)], "")

@@ -319,7 +319,6 @@ def _rounds_along(ws: Workspace, remote: str, remote_tip: str | None, tip: str,
     refused round (-1) never does (its commit is rolled back, and the server refuses it), nor
     a branch ``also`` already moves. The remote's copy is fetched first: only a round that
     moves it forward goes along."""
-
     root, moved = ws.paths.root, {spec.rsplit(":", 1)[-1] for spec in also}
     carried: dict[str, list[Receipt]] = {}
     with ws.ledger() as ledger:
@@ -370,7 +369,6 @@ def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path:
     remote's (``leases.lost_leases``) are left out of the local ledger, when they are the
     only records the two ledgers hold different bytes of (their paths added to
     ``left_out``). None when they were; else what to do (the hint of the conflict)."""
-
     kept = "records are never edited: write your version under a new record"
     spine = lease_spine(path)
     if spine is None:

@@ -157,7 +157,6 @@ class LedgerView:
     def _blob(self, sha: bytes, path: str) -> bytes:
         """A record's bytes; one over the records' cap is refused from its object header,
         never inflated (issue 18 F9: 300 MB of zeros travel as 300 KB)."""
-
         size = object_size(self._repo.object_store, sha)
         if size is not None and size > MAX_BYTES:
             raise InvalidRecord(f"larger than the {MAX_BYTES} byte cap ({size} bytes)",
@@ -200,7 +199,6 @@ class LedgerView:
         if seen is not None:
             hit = thaw(seen)
         else:
-
             data = self._blob(entry[1], path)
             hit = yamlio.loads_shared(data, f"{self.commit and self.commit[:12]}:{path}")
             schema.validate_record(hit, path)

@@ -47,7 +47,6 @@ def open_workspace(start: Path | str = ".", cache: bool = False) -> Workspace:
         top = main
     records = None
     if cache:
-
         records = RecordCache(paths.common_dir, "config")
     return Workspace(paths=paths, config=load_config(top, records))
 

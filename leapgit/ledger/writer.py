@@ -48,7 +48,6 @@ def swap(ledger: Ledger, build: Callable[[str | None, int], Move[_T]]) -> _T:
     number), by compare-and-swap, never a read-modify-write. A lost race, or a ref lock git
     holds right now, builds again on the tip as it is then; after ``MAX_ATTEMPTS`` it is a
     ``LedgerBusy`` and nothing moved."""
-
     ref = refname(ledger.ref.encode())
     refs = ledger.repo.refs
     for attempt in range(MAX_ATTEMPTS):
@@ -177,7 +176,6 @@ def write(ledger: Ledger, records: dict[str, bytes], message: bytes, *, root: bo
           identical_ok: bool) -> Written:
     """Add ``records`` (path -> bytes) in one commit with ``message``; ``root``: the
     ledger's first commit, which only the first writer makes (idempotent)."""
-
     def build(old: str | None, attempt: int) -> Move[Written]:
         if root and old is not None:
             return Move(None, b"", Written(old, (), 0))
@@ -207,7 +205,6 @@ def new_paths(ledger: Ledger, tip: str | None, records: dict[str, bytes],
     """The records ``tip`` lacks. L8: a path the ledger holds is never written again (with
     ``identical_ok``, the same bytes are skipped), and a record never lies under another
     record or in a folder's place."""
-
     view = ledger.view(tip) if tip else None
     todo: dict[str, bytes] = {}
     for path, data in records.items():

@@ -101,7 +101,6 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
     """T7.6: the open findings of the ball's latest score become new failing tests, on the
     refused candidate, recorded as a finding's red (``scoring.findingred``); None when the
     author committed nothing (no finding could be tested: the builder still gets them)."""
-
     command = ws.config.red_command
     assert command
     root = ws.paths.root
@@ -138,7 +137,6 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
 def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float,
          slice_id: str) -> None:
     """The author in a process group of its own: a timeout stops everything it started."""
-
     try:
         run = run_command("red", command, cwd, timeout=timeout, env=env)
     except OSError as exc:

@@ -239,7 +239,6 @@ class SliceRun:
         Python's own handler does. Two SIGINTs sent within microseconds are one to the
         kernel (POSIX signals of one number do not queue): only the count of deliveries
         can be held, not of key presses."""
-
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
 
@@ -342,7 +341,6 @@ class SliceRun:
         the base before it publishes it, and the remote's tip of the episode before, seen
         in between, would bring that episode's rounds back onto the new one (its own step
         fetches what it needs)."""
-
         if time.monotonic() - self._looked < self.opt.poll:
             return
         self._looked = time.monotonic()
@@ -462,12 +460,10 @@ class SliceRun:
     def _advance(self, ball: str) -> None:
         """T7.6: the ball's branch stands on its latest finding red before the next round
         (also after a run killed between that red's record and this move)."""
-
         red = pending(self.ws, self.slice, ball)
         if red is None:
             return
         with self.ws.ledger() as ledger:
-
             thrown = current_episode(ledger.require(), self.slice, ball).throw
         if thrown.published and self.opt.remote is not None:
             self._advance_remote(thrown.branch, red.commit)
@@ -477,7 +473,6 @@ class SliceRun:
     def _advance_remote(self, branch: str, red: str) -> None:
         """T7.6 on a published ball: its branch on the remote moves onto the finding red (no
         round: the server lets the thrower push a red the ledger it stores records)."""
-
         assert self.opt.remote is not None
         syncing.sync(self.opt.remote, start=self.ws.paths.root)  # the red's record first
         # the remote's first: a push cut off leaves the branch here as it was, and the step
@@ -549,7 +544,6 @@ class SliceRun:
         """L3: a builder a killed run left in the ball's worktree (in a session of its own)
         still holds the ball: waited for, as a person would, at most builder.timeout; its
         round is then closed as any killed run's (``carry.close_killed_round``)."""
-
         with self.ws.ledger() as ledger:
             view = ledger.require()
             eps = query.episodes(view, self.slice, step.ball)
@@ -581,7 +575,6 @@ class SliceRun:
         can carry the receipt up before the worker's own push brings the commit (a blind
         review: the score then read the branch without the round and stopped the ball, exit
         1): the score waits for the commit, as it waits for any round."""
-
         with self.ws.ledger() as ledger:
             ep = current_episode(ledger.require(), self.slice, ball)
         last = ep.receipts[-1].commit if ep.receipts else None
@@ -659,7 +652,6 @@ class SliceRun:
         """Merge the slice and prove it live. True when the aggregate review refused it and
         sent its findings back to the builders of the balls they name (L8, T7.6): the run
         goes on with their next rounds."""
-
         self.busy["slice"] = "merge"
         try:
             merged = self._merge(merge)
@@ -697,7 +689,6 @@ class SliceRun:
         live = end.live.record
         failed = live is not None and live.outcome == -1
         if failed:
-
             end.stopped = "the landed slice fails its live proof (T9)"
         self.events.emit("live_proof", outcome=None if live is None else OUTCOME[live.outcome],
                          step="not declared" if live is None else
@@ -716,7 +707,6 @@ class SliceRun:
         merge of this clone runs (L9: one at a time; a slice run beside this one merges
         first): a look every ``poll`` seconds, at most ``LEASE_PATIENCE`` seconds for one
         holder, and never past --max-minutes or the spend cap."""
-
         waited: tuple[str, float] | None = None  # (what it waits for, since when)
         while True:
             try:
@@ -751,7 +741,6 @@ class SliceRun:
                 time.sleep(self.opt.poll)
 
     def _share(self) -> None:
-
         remote = spine_remote(self.ws.paths.root, self.ws.config.spine)
         if remote is None:
             return
@@ -818,7 +807,6 @@ class SliceRun:
 
     def _preflight(self) -> None:
         """What would stop every ball: refused before anything is thrown."""
-
         cfg = self.ws.config
         if self.opt.remote is None:  # with a remote, the workers' builders build
             require_program(cfg.builder_command, self.ws.paths.root, cfg.builder_preset)
@@ -852,7 +840,6 @@ def _drain(running: dict[Future[None], Step], events: Events,
     (``twice``) never leaves a round half-recorded; when only scorings, reds or the merge
     are at work, it ends the run at once: a convening stopped before its summary never
     happened (T2), a red or score not yet written is asked again by the next run (L8)."""
-
     while running:
         done, _ = wait(list(running), timeout=0.1)
         for fut in done:

@@ -106,7 +106,6 @@ class RunLease:
 
     # -- the remote's run lease ---------------------------------------------------------
     def _take(self, remote: str) -> None:
-
         seen: int | None = None  # the foreign lease --take-over was asked to take over
         for _ in range(_TAKE_ATTEMPTS):
             # ours up first (the slice's cut, a remote without a ledger yet), then theirs
@@ -154,7 +153,6 @@ class RunLease:
         """Only the remote knows whether an interrupted take landed: one that did is given
         back at once (a second Ctrl-C, or a remote out of reach, leaves it to this clone's
         next run, which takes it over)."""
-
         try:
             syncing.sync(remote, start=self._root, push=False)
             with self.ws.ledger() as ledger:

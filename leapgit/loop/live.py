@@ -41,7 +41,6 @@ def _landing(ws: Workspace, slice_id: str
 
 def _synced(ws: Workspace, remote: str) -> bool:
     """The remote's ledger replayed here; False, said on stderr, when it is out of reach."""
-
     from leapgit.ledger.sync import sync
 
     try:
@@ -58,7 +57,6 @@ def _spine_tip(ws: Workspace, remote: str | None) -> str | None:
     """The spine's tip as the merge's remote holds it (its commits fetched here), which is
     where a fix landed from any clone is, and the only tip the server takes a later attempt
     on; this clone's own spine when there is no remote or it is out of reach."""
-
     root, ref = ws.paths.root, f"refs/heads/{ws.config.spine}"
     if remote is not None:
         listed = git.run(["ls-remote", remote, ref], root, check=False)
@@ -74,7 +72,6 @@ def prove_live(ws: Workspace, slice_id: str) -> Proved:
     """The latest merge's live proof: read back when recorded; run on the merge's tip the
     first time, and again, as the next attempt, on the spine's tip once that moved past a
     failed attempt (a fix landed since)."""
-
     root = ws.paths.root
     found = _landing(ws, slice_id)
     if found is None:

@@ -50,7 +50,6 @@ class Reach:
 
     def lost(self, exc: git.RemoteUnavailable, kind: str = "look") -> str | None:
         """The reason to give up, once ``kind`` has failed too long; else None."""
-
         now = time.monotonic()
         why = exc.problems[0].message if exc.problems else str(exc)
         if kind in self.since and "look" not in self.since and self._stale(kind, now):
@@ -92,14 +91,12 @@ def balls_refspec(ws: Workspace, remote: str) -> str:
 def sync_with_balls(ws: Workspace, remote: str, push: bool = True) -> None:
     """`leap sync` and ``fetch_balls`` in one fetch (a look of `leap run --remote` or of a
     worker, several a second while workers build)."""
-
     syncing.sync(remote, start=ws.paths.root, push=push, fetch_also=(balls_refspec(ws, remote),))
 
 
 def fetch_balls(ws: Workspace, remote: str) -> None:
     """The remote's ball branches alone (a score reads its ball's as the remote holds it);
     a failure says what `sync` says of one (a lock file left here is named)."""
-
     failed = fetch_only(ws.paths.root, remote, [balls_refspec(ws, remote)],
                         "no ball branch fetched, nothing pushed")
     if failed is not None:
@@ -158,7 +155,6 @@ def push_branches(ws: Workspace, remote: str, slice_id: str, balls: list[str]) -
     """``publish`` past its sync: each published ball's branch as it stands here, unless
     the remote holds it already or further on (a look of `leap run --remote` asks it of
     every ball the workers build, after its own sync)."""
-
     with ws.ledger() as ledger:
         view = ledger.require()
         thrown = [current_episode(view, slice_id, b).throw for b in balls
@@ -190,7 +186,6 @@ def take_home(ws: Workspace, remote: str, slice_id: str) -> None:
     (`leap sync`), and each of the slice's ball branches that no worktree here has checked
     out moved to the remote's tip (``bring_home``), so a ball resumed here goes on from the
     rounds its workers pushed, even where it was never thrown before."""
-
     sync_with_balls(ws, remote)
     prefix = f"{ws.config.ball_branch_prefix}/{slice_id}/"
     there = git.run(["for-each-ref", "--format=%(refname)",
@@ -245,7 +240,6 @@ def bring_home(ws: Workspace, remote: str, branch: str,
 def _dropped(ws: Workspace, branch: str, tip: str) -> bool:
     """Whether ``tip`` is an earlier episode's branch that the ball's current throw dropped
     (``rules.episodes.drops_branch``, the rule `publish` and the server ask)."""
-
     prefix = ws.config.ball_branch_prefix + "/"
     slice_id, _, ball_id = branch.removeprefix(prefix).partition("/")
     with ws.ledger() as ledger:
@@ -262,7 +256,6 @@ def _killed_round_of(ws: Workspace, path: Path, slice_id: str, ball_id: str, epi
     left there is that round's, recorded first (``carry.close_killed_round``), as a local
     run's; not work to refuse the ball for (a chaos hunt: the restarted worker refused the
     ball it had crashed in, and the slice waited for good)."""
-
     admin = admin_dir(ws.paths.common_dir, path)
     if admin is None:
         return False

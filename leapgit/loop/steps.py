@@ -122,7 +122,6 @@ def _findings_to_test(view: LedgerView, slice_id: str, s: BallStanding) -> Step 
     """T7.6: the latest score refused this episode's last round on the tribunal's findings,
     some of them open and supported, and no finding red answers it yet: the test author
     turns them into new failing tests before the builder's next round."""
-
     ep = s.episode
     assert ep is not None
     graded = history.graded_last(view, slice_id, s.ball, ep.throw.episode, len(ep.receipts))

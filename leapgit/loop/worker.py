@@ -216,7 +216,6 @@ class Worker:
 
     def _look(self) -> tuple[list[Open], bool]:
         """(the published episodes free to claim, whether any ball is still to be built)."""
-
         with self._push:
             try:
                 # fetch only: a round's receipt goes up with its commit (``_push_round``)
@@ -260,7 +259,6 @@ class Worker:
         worktree here (in a session of its own). Claimed now, the build would stop on it at
         once and give the claim back, every turn (a blind review: 89 take and release pairs
         in 150 s on the shared ledger): the ball is left to other workers till it ends."""
-
         path = target(self.ws, slice_id, ball)
         admin = admin_dir(self.ws.paths.common_dir, path) if path.exists() else None
         if admin is None or not drivelock.left_running(admin / "leap"):
@@ -274,7 +272,6 @@ class Worker:
     def _order(self, found: Open) -> tuple[int, str]:
         """Earlier waves first; within a wave an order of this worker's own (a hash of its
         name), so workers that look at once reach for different balls, not all the same."""
-
         mine = hashlib.sha1(f"{self.opt.name}/{found.slice}/{found.ball}".encode())
         return found.wave, mine.hexdigest()
 
@@ -286,7 +283,6 @@ class Worker:
         local record stays, to go up with its own round (``--jobs``: another ball's round
         waits here for its push; L9, nothing valid lost). The old commits stay in git's
         reflog."""
-
         ref = self.ws.config.ledger_ref
         track = git.leap_tracking(self.opt.remote, ref)
         there = git.rev_parse(track, self.ws.paths.root)
@@ -307,7 +303,6 @@ class Worker:
         push_records(self.opt.remote, {path: yamlio.dumps(rec.to_dict())}, subject,
                      [(SLICE, rec.slice), (BALL, rec.ball)], start=self.ws.paths.root)
         if rec.claimed_until is not None:
-
             self.leases[(rec.slice, rec.ball)] = epoch_of(rec.claimed_until) or 0.0
 
     def _key(self) -> str | None:
@@ -357,7 +352,6 @@ class Worker:
         """Ctrl-C while a take was on its way up: only the remote knows whether it landed.
         One that did is given back at once, not left to hold the ball until its lease runs
         out; a second Ctrl-C, or a remote out of reach, leaves that to the lease (L9)."""
-
         path = layout.claim_path(rec.slice, rec.ball, rec.episode, rec.claim, "take")
         try:
             syncing.sync(self.opt.remote, start=self.ws.paths.root, push=False)
@@ -459,7 +453,6 @@ class Worker:
         """A round the remote refused stays as evidence under a ref of this clone, and the
         ball's worktree goes back to the remote's tip (it was clean: the round was
         committed), so this clone can build the ball again once it claims it."""
-
         keep = f"refs/leap/evidence/refused/{found.slice}/{found.ball}/{tip[:12]}"
         git.run(["update-ref", keep, tip], self.ws.paths.root, check=False)
         path = target(self.ws, found.slice, found.ball)
@@ -474,7 +467,6 @@ class Worker:
                     ) -> None:
         """The round's commit on the ball branch and its receipt on the ledger, in one
         atomic push (both land, or neither)."""
-
         tip = git.rev_parse(f"refs/heads/{branch}", self.ws.paths.root)
         there = rm.remote_tip(self.ws, self.opt.remote, branch)
         left = self.leases.get((found.slice, found.ball), 0.0) - time.time()
@@ -509,7 +501,6 @@ class Worker:
                    mine: list[str]) -> list[tuple[str, str]]:
         """One atomic push of the round with any earlier round still here; returns the other
         balls' branches that went with it."""
-
         with self._push:
             others = self._recorded_rounds(found)
             also = mine + [f"{sha}:refs/heads/{other}" for other, sha in others]
@@ -546,7 +537,6 @@ class Worker:
         own push). The ledger push carries that round's receipt, so the commit goes with
         it in the one atomic push: a receipt never reaches the remote before its commit,
         where the thrower would score the ball's branch without the round (L7, L9)."""
-
         out = []
         with self.ws.ledger() as ledger:
             view = ledger.require()

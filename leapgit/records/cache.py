@@ -56,7 +56,6 @@ def schemas_dir() -> str | None:
     """Where the schema files are: in the package when installed, beside it when it is an
     editable checkout (``schemas/`` is shipped as ``leapgit._schemas``); what
     ``schema.schema_text`` reads, so the stamp names the files that validated."""
-
     package = os.path.dirname(os.path.abspath(leapgit.__file__))
     for where in (os.path.join(package, "_schemas"),
                   os.path.join(os.path.dirname(package), "schemas")):

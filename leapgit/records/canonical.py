@@ -34,7 +34,6 @@ class _NotCanonical(Exception):
 
 def read(text: str) -> tuple[bool, Any]:
     """(True, value) when ``text`` is exactly ``dumps(value)``; (False, None) otherwise."""
-
     if not text.endswith("\n") or "\r" in text or "\t" in text:
         return False, None
     try:

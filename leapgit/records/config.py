@@ -24,7 +24,6 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
     are not parsed or checked again."""
     blob = None
     if cache is not None:
-
         blob = blob_id(data)
         cached = cache.get(blob)
         if cached is not None:
@@ -131,7 +130,6 @@ def spine_problems(spine: str, field: str = "--spine") -> list[Problem]:
 def branch_problems(name: str, source: str | None, field: str) -> list[Problem]:
     """A name git refuses as a branch's (`git check-ref-format --branch`), said without
     running git: before anything is written, not as git's error much later."""
-
     # dulwich checks a full ref name; a branch may also not start with '-' nor be HEAD
     if check_ref_format(refname(f"refs/heads/{name}")) and name[:1] != "-" and name != "HEAD":
         return []

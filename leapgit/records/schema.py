@@ -36,7 +36,6 @@ def schema_text(name: str) -> str:
     checkout); ``importlib.resources`` only where there is no such folder (a zipped
     install): importing it costs a command ~4 ms (~25 ms under load), with ``tempfile``,
     ``zipfile``, ``shutil``, ``bz2`` and ``lzma``."""
-
     where = schemas_dir()
     if where is not None:
         return Path(where, f"{name}.schema.json").read_text("utf-8")
@@ -104,7 +103,6 @@ def _write_cached(path: Path, code: str) -> None:
 def _package_file(name: str) -> str | None:
     """The path of a file in fastjsonschema's folder, found without importing the package
     (see ``exceptions``), or None where it has no such file (a zipped install)."""
-
     found = find_spec("fastjsonschema")
     folders = list(found.submodule_search_locations or []) if found else []
     where = os.path.join(folders[0], name) if folders else ""
@@ -134,12 +132,10 @@ def exceptions() -> ModuleType:
     under its own name, where the package, once imported, finds it: the exception classes
     stay one, whichever came first. Loaded whole before it is put there, so a thread that
     validates meanwhile never finds it half run (a blind review raced four threads)."""
-
     loaded = sys.modules.get("fastjsonschema.exceptions")
     if loaded is not None:
         return loaded
     if "fastjsonschema" not in sys.modules:
-
         where = _package_file("exceptions.py")
         spec = spec_from_file_location("fastjsonschema.exceptions", where) \
             if where is not None else None
@@ -173,7 +169,6 @@ def _code_object(code: str, path: Path) -> CodeType:
     """``code`` compiled, cached beside it per interpreter (compiling the generated source
     costs more than loading it, and a hook pays it on every run). Trusted only when the
     entry holds the hash of ``code`` and of its own bytes, like the source entry."""
-
     source_hash = hashlib.sha256(code.encode()).digest()
     where = path.with_name(f"{path.stem}.{sys.implementation.cache_tag}.bin")
     try:

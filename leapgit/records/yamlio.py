@@ -200,7 +200,6 @@ _SHARED_MAX_BYTES = 64 << 20
 def loads_shared(data: bytes, source: str) -> Any:
     """``loads``, parsed once per process for the same bytes; each caller gets a copy of its
     own (no caller's change reaches another). Bytes that do not parse raise every time."""
-
     global _shared_bytes
     if len(data) > MAX_BYTES:
         return loads(data, source)  # refused, as ever

@@ -68,7 +68,6 @@ def blame(balls: Sequence[BallRecord], findings: Sequence[FindingRecord]) -> Bla
 
 def summary(view: LedgerView, run_id: str, slice_id: str) -> SummaryRecord | None:
     """An aggregate run's summary: under the slice, or where merges before kept it."""
-
     for folder in (layout.tribunal_dir(run_id, slice_id), layout.tribunal_dir(run_id)):
         path = f"{folder}/summary.yaml"
         if view.exists(path):
@@ -78,7 +77,6 @@ def summary(view: LedgerView, run_id: str, slice_id: str) -> SummaryRecord | Non
 
 def refusing(view: LedgerView, slice_id: str, run_id: str | None) -> SummaryRecord | None:
     """``run_id``'s summary, when it is a refusing aggregate review of ``slice_id``."""
-
     path = f"{layout.tribunal_dir(run_id or '', slice_id)}/summary.yaml"
     found = view.record(path, SummaryRecord) if run_id and view.exists(path) else None
     return found if found is not None and found.series == series(slice_id) and \
@@ -92,7 +90,6 @@ def passed_tree(view: LedgerView, slice_id: str, tree: str, base: str, family: s
     same bytes are not reviewed, and paid for, again; a merge stopped after its review, by
     an outage or a kill, lands on it). A respec since the review (other goals: other
     criteria) asks for a review of its own."""
-
     folder = layout.tribunal_dir("x", slice_id).rsplit("/", 1)[0]
     landed = {m.aggregate_run for m in history.merge_records(view, slice_id)}
     balls = [query.load_ball(view, slice_id, b) for b in query.load_slice(view, slice_id).balls]
@@ -110,7 +107,6 @@ def passed_tree(view: LedgerView, slice_id: str, tree: str, base: str, family: s
 def refused_tree(view: LedgerView, slice_id: str, tree: str) -> str | None:
     """The aggregate run of the slice that refused the merged ``tree`` already, if any
     (T6: the same bytes are not reviewed again)."""
-
     folder = layout.tribunal_dir("x", slice_id).rsplit("/", 1)[0]
     for run in reversed(view.list(folder)):
         found = refusing(view, slice_id, run)
@@ -122,7 +118,6 @@ def refused_tree(view: LedgerView, slice_id: str, tree: str) -> str | None:
 def findings(view: LedgerView, rec: ScoreRecord) -> list[FindingRecord] | None:
     """The findings an aggregate score blames on its ball; None when ``rec``'s run is no
     aggregate review of its slice (a ball's own score)."""
-
     found = refusing(view, rec.slice, rec.run_id)
     if found is None:
         return None
@@ -135,7 +130,6 @@ def score_problems(view: LedgerView, rec: ScoreRecord, standing: ScoreRecord | N
                    ) -> list[str] | None:
     """Why ``rec`` is no aggregate score that may void ``standing``, its ball's pass; None
     when it names no aggregate review at all (a ball's own score)."""
-
     if rec.rule != RULE or not rec.run_id:
         return None
     found = refusing(view, rec.slice, rec.run_id)

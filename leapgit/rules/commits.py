@@ -65,7 +65,6 @@ def check_message(ref: str, commit: Commit, rule: str) -> list[Refusal]:
     on), or a ``Leap-*`` key in another case. So one commit cannot name one ball to the
     rules and another to an auditor's `git log`. ``rule``: the rule of the ref (L6 a
     round's receipt, L8 the spine's merge or the ledger's record)."""
-
     sha = commit.id.decode()
     if has_divider(commit.message):
         return [Refusal(rule, ref, sha, None, "the message holds a `---` divider line: git "
@@ -110,7 +109,6 @@ def check_scope(objects: Objects, ref: str, ball: BallRecord, sha: str, old_tree
 
 def check_trailers(ref: str, commit: Commit, round_cap: int) -> list[Refusal]:
     """L6: a round commit carries its receipt, and no round past the cap."""
-
     sha = commit.id.decode()
     trailers = round_trailers(commit.message)
     if trailers.round is None or trailers.outcome is None:

@@ -58,7 +58,6 @@ class RefUpdate:
 
 def _sha(value: str, line: str) -> str:
     if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
-
         raise UsageError(f"malformed ref update line from git: {line[:120]!r}",
                          hint="sha256 repositories are not supported yet")
     return value
@@ -194,13 +193,11 @@ def server_config(objects: Objects, notes: list[str] | None = None) -> Config:
     push (so a push cannot loosen its own rules), else the defaults; never from another
     branch, and it cannot move the pinned refs. A config there that does not parse never
     stops the server (``fallback_config``); ``notes`` hears why."""
-
     spine, ledger_ref = pinned_refs(objects)
     check_refs(Config(spine=spine, ledger_ref=ledger_ref), f"git config {PIN_SPINE}, {PIN_LEDGER}")
     spine_ref = f"refs/heads/{spine}"
     tip = objects.ref(spine_ref)
     if tip is not None and not objects.has(tip):
-
         raise UsageError(f"the spine {spine_ref} names {tip[:12]}, which is missing from this "
                          "repository: no push can be judged", rule="L8",
                          hint="repair the server's repository (`git fsck`)")
@@ -211,7 +208,6 @@ def server_config(objects: Objects, notes: list[str] | None = None) -> Config:
 def config_problem(objects: Objects, tree: bytes, source: str) -> tuple[Config | None, str]:
     """(the config a tree holds, or None when it holds none; why it does not parse, or
     "")."""
-
     data = objects.read_at(tree, CONFIG_PATH.as_posix())
     if data is None:
         return None, ""

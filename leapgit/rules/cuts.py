@@ -68,7 +68,6 @@ def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecor
                 specs: list[BallRecord]) -> list[Refusal]:
     """L1, L2, L4: the cut's check of the slice the specs make, at the slice's base as the
     server stores it; the waves and the stamps are the ones that check gives."""
-
     draft = SliceDraft(source=path, slice=rec.slice, spine=rec.spine,
                        balls=tuple(BallDraft.from_record(s) for s in specs),
                        description=rec.description, live_proof=rec.live_proof)

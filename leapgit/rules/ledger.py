@@ -543,7 +543,6 @@ def _red_first(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,
     builder's fifth commit would make its rounds stop counting). A red whose commit the
     server does not hold yet is judged again with the ball branch that brings it
     (``balls.check_red_first``)."""
-
     if not ctx.objects.has(rec.commit):
         return []
     base = recorded_base(view, rec.slice, rec.ball).commit

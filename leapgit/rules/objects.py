@@ -41,7 +41,6 @@ def oid(sha: str | bytes) -> Any:
 def open_receiving_repo(git_dir: Path, env: Mapping[str, str] = os.environ) -> GitRepo:
     """Plain when it can be (``ledger.repo``: without ``dulwich.repo``'s import, which a
     push paid on every run), else dulwich's ``Repo``."""
-
     quarantine = env.get("GIT_OBJECT_DIRECTORY") or None
     alternates = [p for p in env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":") if p]
     return open_repo(str(git_dir), quarantine, alternates if quarantine else ())
@@ -82,7 +81,6 @@ class Objects:
         """``commit``, ``tree``, ``blob`` or ``tag``; None when the object is not here. From
         the object's header (blind review r2: a 128 MiB blob pushed as a protected tip was
         inflated whole to learn it is a blob); read whole only when no header tells."""
-
         found = object_type(self.store, oid(sha)) if isinstance(self.store, DiskObjectStore) \
             else None
         if found is not None:
@@ -109,7 +107,6 @@ class Objects:
         ``refs/heads/main``): git's receive-pack moves that one when ``name`` is pushed.
         None when ``name`` is no symbolic ref here; ``name`` itself for a loop (git moves
         nothing then)."""
-
         try:
             chain, _sha = self.repo.refs.follow(oid(name))
         except SymrefLoop:
@@ -159,7 +156,6 @@ class Objects:
         """(mode, id) of the file at ``path``: its bytes and how git checks it out (a
         mode flip, 100644 to 100755, changes the file as much as its bytes); None when no
         file is there (absent, or a tree)."""
-
         try:
             mode, sha = tree_lookup_path(self.store.__getitem__, oid(tree), path.encode())
         except (KeyError, NotTreeError):
@@ -169,7 +165,6 @@ class Objects:
     def capped(self, sha: str | bytes, source: str, cap: int) -> bytes:
         """The bytes of blob ``sha``; one over ``cap`` is refused from its object header,
         never inflated to find out (issue 18 F9)."""
-
         size = object_size(self.store, oid(sha))
         if size is not None and size > cap:
             raise InvalidRecord(f"larger than the {cap} byte cap ({size} bytes)", file=source)

@@ -73,7 +73,6 @@ def _ledger_first(ctx: PushContext, refusals: list[Refusal]) -> None:
 def _non_commits(ctx: PushContext) -> list[Refusal]:
     """The ledger, the spine and ball branches name commits; a blob, a tree or an annotated
     tag there is refused, never peeled (a tag would hide what the branch holds)."""
-
     out = []
     for upd in ctx.updates:
         if upd.new is None:

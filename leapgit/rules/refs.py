@@ -62,7 +62,6 @@ def _symbolic(ctx: PushContext, upd: RefUpdate) -> Refusal | None:
     would judge under the symbolic name, that is, not at all. A push through one to a
     protected ref, or to a name the checks below refuse, is refused; the target is pushed
     by its own name."""
-
     # the server's own symbolic refs: a clone's alias of the same name says nothing of it
     target = ctx.objects.symref_target(upd.ref) if ctx.authority else None
     if target is None:
@@ -124,7 +123,6 @@ def _folded_ball(ctx: PushContext, upd: RefUpdate, folds: dict[str, list[str]]
 
 def _recorded_balls(ctx: PushContext, slice_id: str) -> list[tuple[str, ...]]:
     """The recorded (slice, ball) pairs whose slice id folds onto ``slice_id``."""
-
     view = ctx.ledger_view()
     out: list[tuple[str, ...]] = []
     for slice_ in view.list("slices"):

@@ -34,7 +34,6 @@ HINT = ("a reopen names a byte change of the passed candidate that the server ho
 def check_reopen(ctx: PushContext, ref: str, sha: str, path: str, rec: ReopenRecord,
                  view: LedgerView) -> list[Refusal]:
     """L8: the reopen voids a pass of its ball and names the byte change that voids it."""
-
     name = f"{rec.slice}/{rec.ball}"
     passed = next((s for s in history.scores(view, rec.slice, rec.ball)
                    if s.score == rec.score), None)

@@ -31,7 +31,6 @@ def check_respec(ctx: PushContext, ref: str, sha: str, path: str, rec: BallRecor
     """L3: a respec repairs a stuck ball; L4, L2 (``_scopes``). ``view``: the ledger as
     the commit leaves it; ``before``: as it stood before (the standing a respec needs is the
     one it repairs)."""
-
     if rec.spec_version == 1:  # a cut: the slice's own records
         from leapgit.rules.cuts import check_first_spec
 

@@ -64,7 +64,6 @@ class Judge:
 
     def ledger_actors(self) -> LedgerActors:
         if self.actors is None:
-
             self.actors = ledger_actors(self.ctx)
         return self.actors
 
@@ -117,7 +116,6 @@ def check_signatures(ctx: PushContext) -> list[Refusal]:
 
 def judge_push(judge: Judge) -> list[Refusal]:
     """S1-S6 on every ref update of the judge's push (pre-receive, pre-push, the audit)."""
-
     ctx = judge.ctx
     out: list[Refusal] = []
     for upd in ctx.updates:
@@ -134,7 +132,6 @@ def judge_push(judge: Judge) -> list[Refusal]:
 
 def _verify_up_front(ctx: PushContext) -> None:
     """Every pushed commit's signature, checked side by side before the rules read them."""
-
     spine = ctx.objects.ref(ctx.spine_ref)
     commits = []
     for upd in ctx.updates:
@@ -167,7 +164,6 @@ def _check_rounds(judge: Judge, upd: RefUpdate) -> list[Refusal]:
 
 def _round_policy(judge: Judge, ref: str, tip: str, spine: str | None) -> list[Refusal]:
     """S6: a ball's candidate whose policy bytes differ from the spine's parses."""
-
     store = judge.ctx.objects.store
     tree = judge.ctx.objects.commit(tip).tree
     before = blob_at(store, judge.ctx.objects.commit(spine).tree, POLICY_PATH) \
@@ -181,7 +177,6 @@ def _round_policy(judge: Judge, ref: str, tip: str, spine: str | None) -> list[R
 def check_round(judge: Judge, ref: str, commit: Commit,
                 ball: tuple[str, str] | None) -> list[Refusal]:
     """One ball round: signed (S1-S2) by a builder (S3) who never graded the ball (S4)."""
-
     need = frozenset({roles.BUILDER})
     who = judge.signed(ref, commit, "a ball round", need)
     if isinstance(who, Refusal):

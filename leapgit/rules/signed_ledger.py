@@ -104,7 +104,6 @@ def _holder_key(judge: Judge, ref: str, commit: Commit, who: Standing, path: str
                 raw: dict[str, Any]) -> list[Refusal]:
     """Issue 16 item 4 (S3, L9): on a published episode, the builder's receipts and its
     checkpoint are signed by the key the live claim names."""
-
     slice_id, ball_id, episode = str(raw["slice"]), str(raw["ball"]), int(raw["episode"])
     view = judge.ctx.ledger_view(commit.id.decode())
     live = live_claim(view, slice_id, ball_id, episode, judge.when(commit))
@@ -124,7 +123,6 @@ def claimed_rounds(judge: Judge, ball: tuple[str, str], head: str) -> set[str]:
     server only, as L9's own claim check is (``balls._claimed``): which claim is live is a
     matter of the server's clock at the push; the audit and pre-push, reading history
     later, would take a round made under an earlier claim for the later holder's."""
-
     if not judge.ctx.authority:
         return set()
     view = judge.ctx.ledger_view()
@@ -146,7 +144,6 @@ def round_key(judge: Judge, ref: str, commit: Commit, ball: tuple[str, str]
               ) -> list[Refusal]:
     """Issue 16 item 4 (S3, L9): a round commit of a published episode is signed by the key
     its live claim names, as its receipts are (``_holder_key``)."""
-
     fp = signer_fingerprint(commit)
     thrown = recorded_base(judge.ctx.ledger_view(), *ball).thrown
     assert thrown is not None  # claimed_rounds found the episode published

@@ -62,7 +62,6 @@ def check_spine_signatures(judge: Judge, upd: RefUpdate) -> list[Refusal]:
 
 def merge_ball(commit: Commit) -> tuple[str, str] | None:
     """(slice, ball) an integration merge names in its trailers, or None."""
-
     named = parse(commit.message)
     slice_id, ball_id = named.slice, named.ball
     return (slice_id, ball_id) if slice_id and ball_id else None
@@ -110,7 +109,6 @@ def stack_commits(judge: Judge, ball: tuple[str, str] | None) -> set[bytes]:
     throw`` builds each, signed by no one: the slice's base with the dependencies' passed
     candidates merged in, L5, ``rules.stack``): none is a round of the ball. The
     dependencies' own commits below them are not among them: they are judged as theirs."""
-
     if ball is None:
         return set()
     objects, view = judge.ctx.objects, judge.ctx.ledger_view()
@@ -135,7 +133,6 @@ def _built_by_a_grader(judge: Judge, ref: str, rnd: Commit, merge: Commit,
                        ball: tuple[str, str]) -> list[Refusal]:
     """S4 on a round judged when its branch was pushed, against the graders in the ledger
     as this push leaves it (its key was verified then: read here without crypto)."""
-
     fp = signer_fingerprint(rnd)
     if fp is None:
         return []  # S1 refused it when pushed, if signatures were required then
@@ -213,7 +210,6 @@ def unparsable_policy(judge: Judge, ref: str, sha: str, tree: bytes, path: str,
                       ) -> Refusal | None:
     """S6: new policy bytes that do not parse would stop every later push: refused, with
     the line that fails."""
-
     if path != POLICY_PATH:
         return None
     try:

@@ -62,7 +62,6 @@ class PolicyEpoch:
 def spine_epochs(store: BaseObjectStore, tip: str | None) -> list[PolicyEpoch]:
     """The spine's first-parent line, oldest first, as the policy each commit held; a
     policy that does not parse is an epoch with no policy and its ``problem``."""
-
     out: list[PolicyEpoch] = []
     sha = tip
     while sha:
@@ -89,7 +88,6 @@ def ledger_line(store: BaseObjectStore, tip: str) -> Iterator[Commit]:
 
 def _entry(store: BaseObjectStore, tree: bytes | None, path: str) -> bytes | None:
     """The id at ``path`` in ``tree`` (a blob or a tree), through the store's tree cache."""
-
     sha = tree
     for part in path.encode().split(b"/") if path else ():
         if sha is None:
@@ -117,7 +115,6 @@ _ADDED_MAX = 65536
 def added_blobs(store: BaseObjectStore, commit: Commit) -> list[tuple[str, bytes]]:
     """(path, blob id) for every file ``commit`` added to its first parent's tree; a
     commit id names its trees, so the answer is cached (the audit asks several rules)."""
-
     found = _added.get(commit.id)
     if found is None:
         found = added_files(store, commit)
@@ -131,7 +128,6 @@ def added_under(store: BaseObjectStore, commit: Commit, folder: str,
                 load: Callable[[bytes, str], object]) -> list[tuple[str, object]]:
     """Like ``added_records``, but only below ``folder``; a commit that left the folder's
     tree as it was costs two lookups, not a diff."""
-
     if commit.id in _added:
         return [(p, load(store[oid(sha)].as_raw_string(), p)) for p, sha in _added[commit.id]
                 if p.startswith(folder + "/")]

@@ -150,7 +150,6 @@ def _config_parses(ctx: PushContext, ref: str, commit: Commit) -> list[Refusal]:
     """New config bytes on the spine parse: every later push is judged by them (a config
     the server cannot read makes it fall back, ``context.fallback_config``; never let one
     land)."""
-
     path = CONFIG_PATH.as_posix()
     parent = ctx.objects.commit(commit.parents[0].decode()).tree if commit.parents else None
     new = ctx.objects.blob_id_at(commit.tree, path)

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 def stale(view: LedgerView, thrown: ThrowRecord) -> StackEntry | None:
     """L8: the first dependency of the throw's stack whose standing pass is no longer the
     candidate the ball was thrown on; None when every one stands (or there is no stack)."""
-
     for entry in thrown.stack:
         passed = standing_pass(view, thrown.slice, entry.ball)
         if passed is None or passed.candidate != entry.candidate:
@@ -53,7 +52,6 @@ def stale(view: LedgerView, thrown: ThrowRecord) -> StackEntry | None:
 
 def current_stale(view: LedgerView, slice_id: str, ball_id: str) -> StackEntry | None:
     """``stale`` of the ball's latest throw (None when it was never thrown)."""
-
     for episode in reversed(query.episodes(view, slice_id, ball_id)):
         thrown = query.throw(view, slice_id, ball_id, episode)
         if thrown is not None:
@@ -65,7 +63,6 @@ def restacking(view: LedgerView, slice_id: str, ball_id: str) -> ThrowRecord | N
     """L5, L8: the ball's current throw, when its stack went stale (``stale``) and every
     dependency of the ball stands passed again (the ball is thrown again on the fresh
     stack); else None."""
-
     numbers = query.episodes(view, slice_id, ball_id)
     thrown = query.throw(view, slice_id, ball_id, numbers[-1]) if numbers else None
     if thrown is None or not thrown.stack or stale(view, thrown) is None:
@@ -80,7 +77,6 @@ def landed(view: LedgerView, slice_id: str, ball_id: str) -> bool:
     """The ball's standing pass is on the spine (a merge of the slice records it): its
     bytes stand there, and a dependency that passed again since lands beside them (the
     re-merge's aggregate review judges the two together); it is never restacked."""
-
     passed = standing_pass(view, slice_id, ball_id)
     if passed is None or not view.exists(layout.merge_path(slice_id)):
         return False
@@ -111,7 +107,6 @@ def carried_tests(view: LedgerView, thrown: ThrowRecord, carried: RedRecord
     freezes, ``{path: (blob, the red commit that holds it)}``: the contract red's tests, and
     the tests the test author wrote for the findings of the episodes the stale throw's
     branch held (they stay frozen: a restack never drops a finding's test)."""
-
     reds = episode_reds(view, thrown.slice, thrown.ball, thrown.episode)
     out = {t.path: (t.blob, carried.commit) for t in carried.tests}
     for red in reds:

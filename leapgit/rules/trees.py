@@ -28,7 +28,6 @@ from leapgit.rules.objects import oid
 from leapgit.rules.refusal import Refusal
 
 if TYPE_CHECKING:
-
     from leapgit.rules.context import RefUpdate
     from leapgit.rules.objects import Objects
 
@@ -56,7 +55,6 @@ def check_pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],
 
 def tree_problem(raw: bytes) -> str | None:
     """Why git and dulwich would read this tree apart, or None."""
-
     kinds: dict[bytes, str] = {}
     last: bytes | None = None
     try:
@@ -105,7 +103,6 @@ def _pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],
     quarantine (git before 2.11, a hook run by hand), the trees of the new commits."""
     quarantine = env.get("GIT_QUARANTINE_PATH")
     if quarantine:
-
         store = DiskObjectStore(quarantine)
         try:
             for sha in _own_objects(store, quarantine):
@@ -125,7 +122,6 @@ def _pushed_trees(objects: Objects, updates: tuple[RefUpdate, ...],
 def _own_objects(store: DiskObjectStore, path: str) -> Iterator[bytes]:
     """The ids in the quarantine's own packs and loose files (never its alternates: the
     repository's objects were judged when they came)."""
-
     for pack in store.packs:
         yield from pack
     for fanout in os.scandir(path):

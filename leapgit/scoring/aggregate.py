@@ -77,7 +77,6 @@ def review_merged(ws: Workspace, slice_id: str, base: str, head_ref: str, builde
                   ball_ids: Sequence[str], echo: Callable[[str], None]) -> Aggregate:
     """``ball_ids``: every ball of the slice (a re-merge after a reopen re-scores them all,
     L8); the review reads what changed from ``base`` to ``head_ref``."""
-
     root = ws.paths.root
     head = git.out(["rev-parse", head_ref], root)
     with ws.ledger() as ledger:

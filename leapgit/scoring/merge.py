@@ -158,7 +158,6 @@ def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> lis
 def _not_candidate(root: Path, tree: str, passed: ScoreRecord) -> list[str]:
     """The ball's touched files whose bytes in the merged ``tree`` are not the passed
     candidate's (the server's integration check, for every file of the ball)."""
-
     want = {t.path: t.blob for t in passed.touched}
     held = blobs(root, tree, sorted(want))
     return [path for path in sorted(want) if held[path] != want[path]]
@@ -191,7 +190,6 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     which the operating system gives back when the process dies (``kill -9``): a lease this
     clone took (``_taken_for`` names the clone), with no merge running here, was left by a
     killed merge and is given back before the next takes one."""
-
     folder = ws.paths.common_dir / "leap" / "merging"
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / "spine.lock"), thread_local=False)
@@ -212,7 +210,6 @@ _CLONE = " in clone "
 def _taken_for(ws: Workspace, slice_id: str) -> str:
     """The reason of a lease this clone takes: the slice, the host and this clone's git dir
     (another clone on the same host holds a merge lock of its own)."""
-
     where = os.path.realpath(ws.paths.common_dir)
     return f"merge {slice_id} on {socket.gethostname()}{_CLONE}{where}"
 
@@ -237,7 +234,6 @@ def _interrupted_taking(ws: Workspace, slice_id: str, holder: str, remote: str,
     compare-and-swap answered before this clone wrote it down). Looked for there and given
     back, so no other clone waits on a merge that never ran (L9). What cannot be done now
     (the remote out of reach, a second Ctrl-C) is said, with what does it later."""
-
     name = ws.config.spine
     later = (f"a lease {remote} took for this merge is given back by this clone's next "
              f"`leap merge {slice_id}`")
@@ -478,7 +474,6 @@ def _land_anew(ws: Workspace, tip: str, below: str, how: str) -> str:
     """The commands that keep a slice's merges (and all the spine here holds above them)
     on a branch of their own and move the spine to ``below``, then the way to land the work
     again."""
-
     root, name = ws.paths.root, ws.config.spine
     here = git.rev_parse(f"refs/heads/{name}", root)
     again = "land the work again as a slice of its own (`leap slice cut FILE`, then `leap " \
@@ -532,7 +527,6 @@ def _blame(ws: Workspace, slice_id: str, run_id: str) -> aggregate.Blame:
     """L8, T7.6: the aggregate review refused the merged result; each ball its findings
     name gets a score of -1 on the claim its pass graded (``rules.aggregate``), so the pass
     no longer stands and the builder's next round answers them."""
-
     with ws.ledger() as ledger:
         view = ledger.require()
         summary = aggregate.refusing(view, slice_id, run_id)
@@ -655,7 +649,6 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
 
 def _remote_spine(ws: Workspace, slice_id: str, remote: str) -> str | None:
     """The spine's tip on ``remote``, fetched now (None: the remote has no spine yet)."""
-
     root, name = ws.paths.root, ws.config.spine
     track = f"refs/remotes/{remote}/{name}"
     spec = f"+refs/heads/{name}:{track}"
@@ -678,7 +671,6 @@ def _remote_spine(ws: Workspace, slice_id: str, remote: str) -> str | None:
 
 
 def _lease_up(ws: Workspace, remote: str) -> None:
-
     # F1: the lease and the passes go up first: pre-receive judges the spine against the
     # ledger it stores
     syncing.sync(remote, start=ws.paths.root)
@@ -702,7 +694,6 @@ def _release(ws: Workspace, name: str, holder: str, reason: str, remote: str | N
     except LeapError:
         pass  # already released, or never ours: the error that stopped us matters more
     if remote:
-
         try:
             syncing.sync(remote, start=ws.paths.root)
         except (LeapError, OSError):
@@ -866,7 +857,6 @@ def _finish(ws: Workspace, record: MergeRecord, reopened: tuple[ReopenRecord, ..
                 leases.release_lease(ledger, name, record.holder, f"merged {record.slice}")
             tip = ledger.tip() or ""
         if remote:
-
             syncing.sync(remote, start=ws.paths.root)
     except BaseException:
         if not release:

@@ -69,7 +69,6 @@ def harness(root: Path, base: str, ball: BallRecord, timeout: float) -> Proved |
     """T9: the ball's `tests` at the base, before any candidate is judged by them. A base
     that is not cleanly green there (the command is wrong, or names the red test, which is
     not there yet) makes the harness INVALID: a hold, never a -1 charged to the builder."""
-
     if not ball.tests:
         return None
     with temporary(root, base, prefix="leap-score-base-") as tree:

@@ -49,7 +49,6 @@ class RedResult:
 def _base(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str:
     """L5: the base the red adds to: a dependent ball's is its stack base, which holds its
     dependencies' passed candidates (`leap ball base` names it; a hold until they pass)."""
-
     return ball_base(ws.paths.root, view, slice_id, ball_id, ws.config.spine).commit
 
 
@@ -106,7 +105,6 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
     onto the fresh stack base as one commit, which must again fail for the right reason
     over tests green at that base, and are recorded as a red that ``carries`` it. Once
     carried, it says so and writes nothing."""
-
     root, name = ws.paths.root, f"{slice_id}/{ball_id}"
     limit = timeout or ws.config.tribunal.test_timeout
     with ws.ledger() as ledger:
@@ -166,7 +164,6 @@ def _carried_commit(root: Path, red: RedRecord, tests: dict[str, tuple[str, str]
                     name: str) -> str:
     """One commit on ``base`` adding the ``tests`` (``{path: (blob, a commit holding
     it)}``, ``rules.stack.carried_tests``) as those commits hold them."""
-
     with tempfile.TemporaryDirectory(prefix="leap-carry-") as folder:
         env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
         git.run(["read-tree", base], root, env=env)
@@ -225,7 +222,6 @@ def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float,
                    authored: bool = False) -> None:
     """T9: the mechanical checks run the ball's `tests` at the base; a base that is not
     cleanly green there makes every verdict INVALID, so the red is refused now."""
-
     name = f"{ball.slice}/{ball.ball}"
     if not ball.tests:
         raise RuleViolation(f"{name} declares no `tests` command: the mechanical checks "
@@ -251,7 +247,6 @@ def _tests_run_the_red(root: Path, ball: BallRecord, base: str, commit: str,
     never run the red test, and every candidate would be refused as a fake green after its
     rounds were spent (a blind review: an honest build refused, -1): refused now, before
     any round."""
-
     assert ball.tests  # ``_green_at_base`` refused a ball without a `tests` command
     check = fake_green(root, read_change(root, base, commit), tests, ball.tests, timeout)
     if check.result == "fail":
@@ -267,7 +262,6 @@ def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
                   authored: bool = False, finding: bool = False) -> CommandRun:
     """T7.1: the proof runs at the red commit and fails there, because a test ran and
     failed; a passing proof, or one that stopped before any test ran, is no red."""
-
     with temporary(root, commit, prefix="leap-red-") as tree:
         run = run_command("red", ball.proof, tree, timeout=timeout)
     shown = run.shown("the proof at the red commit")

@@ -100,7 +100,6 @@ def recorded(view: LedgerView, ball: BallRecord, builder: Builder, base: str, he
     summary the ledger holds and no score graded yet: a scoring killed after its jurors
     sat and before its score record (L8: written truth). It is read back, never convened
     again: the jurors are not paid twice and T9's series gets no round without a score."""
-
     root = layout.tribunal_dir("x", ball.slice, ball.ball).rsplit("/", 1)[0]
     graded = {s.run_id for s in history.scores(view, ball.slice, ball.ball)} \
         if history.has(view, ball.slice, ball.ball, "scores") else set()

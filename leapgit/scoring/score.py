@@ -180,7 +180,6 @@ def _rounds_recorded(ws: Workspace, ledger: Ledger, ep: Episode, commit: str,
     """L6: the candidate is the commit of the last receipt, and its history since the base
     holds no round beyond the limit (the ball branch's own rule, ``check_round_count``): a
     commit no receipt records is still a round, and round four cannot create round five."""
-
     t, last = ep.throw, ep.receipts[-1]
     if last.commit is not None and last.commit != commit and t.published and (
             git.rev_parse(f"{last.commit}^{{commit}}", ws.paths.root) is None

@@ -68,7 +68,6 @@ def merge_commit(root: Path, tip: str, candidate_commit: str, tree: str, message
 
 def _signing_args(root: Path) -> list[str]:
     """git's own SSH signing, with the key leapgit's ledger writes use (issue 7)."""
-
     with open_repo(str(root)) as repo:
         signer = configured_signer(repo.get_config_stack())
     if signer is None:
@@ -161,7 +160,6 @@ def move_spine(root: Path, spine: str, old: str, new: str) -> str | None:
 def spine_remote(root: Path, spine: str) -> str | None:
     """The remote the spine tracks, by name, or None; a URL or a path there (`git push -u
     URL`) is bad input, said before a merge takes its lease or convenes its review."""
-
     name = git.branch_remote(root, spine)
     if name is None:
         return None
@@ -212,7 +210,6 @@ def judged_by(root: Path, spine: str, remote: str | None = None) -> Config | Non
     defaults when it holds none (README, "On a server"). None when no spine is here to read,
     or its config does not parse (the server then judges by an older one,
     ``rules.context.fallback_config``: not guessed here)."""
-
     refs = [f"refs/heads/{spine}"] + ([f"refs/remotes/{remote}/{spine}"] if remote else [])
     tip = next((r for r in refs if git.rev_parse(r, root) is not None), None)
     if tip is None:

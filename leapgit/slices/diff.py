@@ -27,7 +27,6 @@ _LINK, _GITLINK = 0o120000, 0o160000
 def touched_paths(store: BaseObjectStore, old_tree: bytes | None, new_tree: bytes) -> set[str]:
     """Every path added, modified, deleted or renamed between two trees (no rename
     detection: a rename shows as a deletion plus an addition, so both paths count)."""
-
     paths: set[str] = set()
     old = oid(old_tree) if old_tree is not None else None
     for change in tree_changes(store, old, oid(new_tree)):
@@ -64,7 +63,6 @@ def escapes(repo: GitRepo, tree: bytes, paths: Iterable[str], ball: BallRecord) 
     """The in-scope ``paths`` that ``tree`` holds as a gitlink, or as a symlink whose target
     (resolved by the L2 rules of ``slices.scope``) is not a file of the same ball's scope.
     A scope names files by path; a link would let the ball's bytes name someone else's."""
-
     from leapgit.slices.scope import ScopeError, TreeResolver
 
     allowed = allowed_paths(ball)

@@ -31,7 +31,6 @@ def ball_base(view: LedgerView, slice_id: str, ball_id: str) -> str:
     """The commit a ball was thrown from: its latest throw's base (L5: a dependent ball's
     stack base holds its dependencies' candidates, which are not its change); the slice's
     base before a throw."""
-
     record = load_slice(view, slice_id)
     if ball_id not in record.balls:
         raise UsageError(f"slice {slice_id!r} has no ball {ball_id!r} "

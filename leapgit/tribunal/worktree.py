@@ -189,7 +189,6 @@ def _worked_in(tree: Path, made_at: float) -> bool:
     at work, nothing is removed on a guess: no /proc, or a process whose directory cannot
     be read that started after the tree was made (one started before, init say, was not
     started in it)."""
-
     proc = Path("/proc")
     if not (proc / "self" / "cwd").exists():
         return True

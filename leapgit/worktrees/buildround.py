@@ -199,7 +199,6 @@ class RoundPlayer:
         """L6: the builder's own commits, recorded by the post-commit hook, spent or ended
         the episode while its round ran (five rounds committed in one call, say): no round
         is left to record. A commit past them is kept as evidence, never lost."""
-
         t = ep.throw
         now = current_episode(ledger.require(), t.slice, t.ball)
         if now.throw.episode != t.episode or len(now.receipts) <= len(ep.receipts) or \
@@ -210,7 +209,6 @@ class RoundPlayer:
         last = now.receipts[-1].commit
         sha = head.stdout.decode().strip()
         if head.returncode == 0 and last is not None and sha != last:
-
             with open_repo(str(self.ws.paths.common_dir)) as repo:
                 name = keep(repo, t.slice, t.ball, t.episode, len(now.receipts) + 1, sha)
             # kept: the branch goes back where its last round left it (a commit no receipt

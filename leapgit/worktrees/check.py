@@ -75,7 +75,6 @@ class CheckResult:
 
 def blob_of_file(path: Path) -> str:
     if path.is_symlink():
-
         return Blob.from_string(os.readlink(path).encode()).id.decode()
     if not path.exists():
         return ABSENT

@@ -304,7 +304,6 @@ def roll_back(view: LedgerView, common_dir: Path, worktree: Path, ball: BallReco
     """L6: the -1 is recorded already; a rollback that fails is reported with it, never
     raised past it (the round must not look unrecorded). The scope goes back to the red
     commit when there is one (T7.1: the frozen test stays)."""
-
     red = latest_red(view, t.slice, t.ball)
     try:
         done = rollback(common_dir, worktree, ball, t, handoff.environment(env or {}),

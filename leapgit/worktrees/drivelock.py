@@ -105,7 +105,6 @@ class DriveLock:
         from here a kill leaves a round for the next driver to close, with what the builder
         left and, once it ended, its exit status (``exit_file``); never files that no round
         accounts for."""
-
         self.unclosed, self.episode, self.start, self.began = \
             round_no, episode, start, time.time()
         exit_file = self.exit_file()

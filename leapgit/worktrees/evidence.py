@@ -43,7 +43,6 @@ def keep(repo: Any, slice_id: str, ball_id: str, episode: int, round_no: int,
     """Point the round's evidence ref at ``commit`` (a dulwich ``Repo`` of the common git
     dir); the ref's name, or None when it could not be written (it names another commit
     already, or the ref store is locked): the receipt on the ledger stands either way."""
-
     name = evidence_ref(slice_id, ball_id, episode, round_no)
     try:
         added = repo.refs.add_if_new(name.encode(), commit.encode(),
@@ -89,7 +88,6 @@ def parse(name: str) -> tuple[str, str, int, int] | None:
 def listed(root: Path, view: LedgerView) -> list[Evidence]:
     """Every evidence ref of the repository, each against the ledger's receipt of its round
     (one git call; a ref under the prefix of another shape is no evidence and not listed)."""
-
     raw = git.run(["for-each-ref", "--format=%(objectname) %(refname)", PREFIX], root).stdout
     out: list[Evidence] = []
     for line in raw.decode("utf-8", "surrogateescape").split("\n"):  # names may hold U+2028

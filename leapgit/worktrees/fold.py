@@ -55,7 +55,6 @@ def fold_point(view: LedgerView, episode: Episode, worktree: Path) -> str:
     """Where the round's one commit goes: ``round_start``, or the newest red commit above it
     that the branch holds (T7.1: the thrower's failing test is never part of a round; T7.6:
     nor is a finding's red, the test author's tests on the last candidate)."""
-
     start = round_start(view, episode, worktree)
     t = episode.throw
     for red in reversed(episode_reds(view, t.slice, t.ball, t.episode)):

@@ -157,7 +157,6 @@ def recorded_tip(view: LedgerView, root: Path, episode: Episode) -> str:
     through the episodes a resumed throw goes on with (``rules.episodes.branch_episodes``).
     Walked in the order they were recorded, the newest is the last that descends from what
     was found before it; a refused round (-1) was rolled back and is not on it."""
-
     t = episode.throw
     red = latest_red(view, t.slice, t.ball)
     later: list[tuple[str, str]] = []

@@ -88,7 +88,6 @@ def rolled_back(ws: Workspace, ball: BallRecord, t: ThrowRecord) -> bool:
 def restore_point(ws: Workspace, t: ThrowRecord) -> str:
     """Where a rollback puts the ball's scope back (``worktrees.rollback``): its red commit
     when that descends from the base (T7.1: the frozen failing test stays), else the base."""
-
     with ws.ledger() as ledger:
         red = latest_red(ledger.require(), t.slice, t.ball)
     if red is not None and git.is_ancestor(ws.paths.root, t.base, red.commit):
@@ -139,7 +138,6 @@ def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch:
     """Before a refused ball (or a held one whose scope a respec changed) is thrown again
     from a fresh branch (L3), its old worktree and branch go; the branch's tip stays under
     ``kept_ref`` (nothing lost: a commit past the last round no receipt records)."""
-
     check_droppable(ws, slice_id, ball_id, path)
     root = ws.paths.root
     own = os.path.realpath(path)
@@ -169,7 +167,6 @@ def restarts(s: BallStanding, thrown: BallRecord, current: BallRecord) -> bool:
     """L3: the ball's next throw starts afresh from a new branch and drops this worktree
     (``drop_refused``): it was refused, or held and respecced to another scope, and a respec
     came since."""
-
     return s.own in ("refuse", "hold") and starts_afresh(
         s.own == "refuse", current.spec_version > thrown.spec_version,
         set(thrown.paths) != set(current.paths))
@@ -221,7 +218,6 @@ def safe_tips(view: LedgerView, ws: Workspace, sid: str, ball_id: str, base: str
                ) -> tuple[str, ...]:
     """Where a throw of a never-thrown ball starts its branch (its reds, the slice base):
     a leftover branch at or behind one of these holds nothing that removing it loses."""
-
     red_commits = tuple(r.commit for r in reds(view, sid, ball_id)) \
         if has(view, sid, ball_id, "reds") else ()
     spine = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
@@ -259,7 +255,6 @@ def _half_made_work(path: Path) -> list[str]:
     """What a half-made worktree holds beyond its commit: against an index of the commit
     (a throwaway one: the worktree's own stays as the kill left it, which ``half_made``
     reads), a file changed or added is work; one the checkout had not written yet is not."""
-
     with tempfile.TemporaryDirectory(prefix="leap-half-made-") as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
         git.run(["read-tree", "HEAD"], path, env=env)

@@ -68,7 +68,6 @@ def untracked_paths(worktree: Path) -> frozenset[str]:
 
 def _changes(repo: GitRepo, start: str, refused: str) -> list[_Change]:
     """Every path the round changed (no rename detection: a rename is two paths)."""
-
     store = repo.object_store
     old, new = (store[oid(c)].tree for c in (start, refused))  # type: ignore[attr-defined]
     sides: dict[str, list[tuple[int, bytes] | None]] = {}
@@ -85,7 +84,6 @@ def rewind(common_dir: Path, worktree: Path, branch: str, start: str, refused: s
            ball: BallRecord, untracked: frozenset[str] | None = None) -> Rewound:
     """Move ``branch`` from ``refused`` back to ``start`` and undo the round's changes
     outside the scope in ``worktree``, the ball's own (the caller checks it is)."""
-
     if not git.is_ancestor(worktree, start, refused):
         raise RuleViolation(f"the round's start {start[:12]} is no ancestor of the refused "
                             f"commit {refused[:12]}: {branch} stays where it is", rule="L6")

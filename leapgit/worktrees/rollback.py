@@ -52,7 +52,6 @@ class RolledBack:
         if self.rewound:
             text += f"; {self.rewound.summary()}"
             if self.rewound.removed and self.evidence:
-
                 text += (f"; `git restore --source={self.evidence} -- "
                          f"{' '.join(shlex.quote(p) for p in self.rewound.removed)}` brings "
                          "back what it removed")

@@ -44,7 +44,6 @@ def stage(worktree: Path) -> str | None:
 
 def _prospective(tree: str, parent: str, message: str) -> Commit:
     """The commit the round is about to make, as the rules read one (it is never stored)."""
-
     made = Commit()
     made.tree, made.parents, made.message = oid(tree), [oid(parent)], message.encode()
     made.author = made.committer = b"leapgit <leapgit@localhost>"
@@ -57,7 +56,6 @@ def judge_round(view: LedgerView, common_dir: Path, worktree: Path, ball: BallRe
                 round_cap: int) -> list[Refusal]:
     """The breaches among the commits since ``start`` and the ``staged`` tree committed
     with ``message`` on top of them."""
-
     t = episode.throw
     ref = f"refs/heads/{t.branch}"
     reds = episode_reds(view, t.slice, t.ball, t.episode)

@@ -160,5 +160,4 @@ WORKER_ENV = "LEAP_WORKER"  # `leap worker` sets it: the name its claims hold (i
 
 def worker_name() -> str | None:
     """The worker this process builds for (``LEAP_WORKER``), as its receipts name it."""
-
     return os.environ.get(WORKER_ENV) or None

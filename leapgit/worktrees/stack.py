@@ -47,7 +47,6 @@ class BallBase(NamedTuple):
 def layers(view: LedgerView, rec: SliceRecord, ball: BallRecord) -> tuple[StackEntry, ...]:
     """Each dependency's pass, in the slice's ball order; a Hold naming the first that has
     none (L5: a ball is ready only when all its dependencies returned 1)."""
-
     out = []
     for dep in sorted(ball.depends_on, key=rec.balls.index):
         passed = current_pass(view, rec.slice, dep)
@@ -126,7 +125,6 @@ def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
     ``spine`` branch (the slice's base when none is named or it has no tip). A red written
     on the slice's base after the spine moved (another slice landed) would stand on no
     branch `leap throw` starts, and every round would be refused (T7.1)."""
-
     rec = query.load_slice(view, slice_id)
     ball = query.load_ball(view, slice_id, ball_id)
     found = recorded_base(view, slice_id, ball_id)

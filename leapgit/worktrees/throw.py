@@ -171,7 +171,6 @@ def _on_its_red(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
     is written again before the ball's first throw; after it (`leap red` refuses a ball
     thrown before), a ball without dependencies starts on the red's own base (the merge
     lands its candidate onto the spine as it stands then), a stacked one is restacked."""
-
     ball = plan.standing.ball
     if not plan.fresh:
         return plan
@@ -201,7 +200,6 @@ class RedToCarry(Hold):
 def _red_carried(ws: Workspace, view: LedgerView, slice_id: str, plan: _Plan
                  ) -> _Plan | RedToCarry:
     """T7.1 over a restack: the fresh branch starts at the red carried onto its stack."""
-
     if not plan.standing.restack:
         return plan
     red = contract_red(history.reds(view, slice_id, plan.standing.ball))
@@ -320,7 +318,6 @@ def _warm_hook_cache(ws: Workspace, slice_id: str, thrown: list[Thrown]) -> None
     """Parse and validate, once, what the post-commit hook reads on every round (the ball's
     records, the ledger's root, the worktree's config), so its first round is as quick as
     the next. Only a cache: a failure here costs the hook a parse, never the throw."""
-
     for t in thrown:  # a config the hook cannot read stops every round there: say so now
         if not t.record.worktree:
             continue
@@ -441,7 +438,6 @@ def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: lis
 def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan]) -> None:
     """Every check a placement makes, for every ball of the throw, before any worktree or
     branch of any ball is removed or made (L5): a refused throw changes none."""
-
     place.check_root(ws)
     errors: list[LeapError] = []
     for plan in plans:
@@ -476,10 +472,8 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
         place.add(ws, path, branch, plan.base, new_branch=False)
         return path, True
     if plan.resumed_from is not None:
-
         drop_refused(ws, slice_id, ball, path, branch)
     if _killed_throw(ws, view, slice_id, ball, plan, path, branch):
-
         half = half_made(ws, path)  # git's lock and an index with no entry yet
         place.remove(ws, path, branch, force=half, locked=half)  # no work: _killed_throw
     if place.branch_exists(ws, branch) or place.registered(ws, path) is not None:
@@ -498,7 +492,6 @@ def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, pla
     killed, ahead of its record, of a ball in its first episode: when it holds no work (the
     judgment `leap worktree prune` makes, ``prune.leftover``), the throw makes it again;
     anything else is refused as before."""
-
     if not plan.fresh or plan.resumed_from is not None or plan.episode != 1:
         return False
     safe = safe_tips(view, ws, slice_id, ball, query.load_slice(view, slice_id).base)

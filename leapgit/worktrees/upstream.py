@@ -94,7 +94,6 @@ def _take_off(ws: Workspace, newest: str, back: str) -> str:
     it is not, the branch moved alone. Each names its work tree (`git -C`), so they run
     from any folder, and they are safe to run again (``keep_aside``; the config is put
     back only where it is missing)."""
-
     spine, q = ws.config.spine, shlex.quote
     where = _checked_out(ws, spine)
     if where is None:

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 def client(timeout: float) -> httpx.AsyncClient:
     """The HTTP client of one convening or probe, with the process's one TLS context."""
-
     return httpx.AsyncClient(timeout=httpx.Timeout(timeout), verify=_tls())
 
 
@@ -34,7 +33,6 @@ def _tls() -> ssl.SSLContext:
     """httpx's default verification (certifi's roots, or SSL_CERT_FILE / SSL_CERT_DIR), built
     once a process: loading the roots costs ~20 ms, which every convening of `leap run`
     paid again."""
-
     return httpx.create_ssl_context()
 
 
@@ -92,7 +90,6 @@ async def post(ctx: SeatContext, rung: Rung, url: str, body: dict[str, Any],
                headers: Mapping[str, str] | None = None) -> tuple[int, bytes]:
     """(status, body) of one POST, within the rung's whole-call deadline (a slow trickle
     never outlives it); transport trouble and 5xx are NeverAnswered (T6)."""
-
     try:
         status, data = await asyncio.wait_for(_exchange(ctx, url, body, headers or {}),
                                               rung.timeout)
