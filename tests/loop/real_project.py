@@ -179,13 +179,16 @@ AUTHOR = textwrap.dedent("""\
     p = pathlib.Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(text)
     ident = ["-c", "user.name=Test Author", "-c", "user.email=author@example.invalid"]
     subprocess.run(["git", "add", path], check=True)
-    subprocess.run(["git", *ident, "commit", "-q", "-m", "test: " + ball], check=True)
+    if subprocess.run(["git", "diff", "--cached", "--quiet"]).returncode:  # else written
+        subprocess.run(["git", *ident, "commit", "-q", "-m", "test: " + ball], check=True)
     """)
 
 # a builder that commits as aider does: plain `git add` + `git commit`, no Leap trailers,
-# no report file (exit 0 is its claim); it records what it saw for the test to check
+# no report file (exit 0 is its claim); it records what it saw for the test to check. Like
+# an agent that finds its work already there (a round a killed run folded), it commits
+# only a change
 BUILDER = textwrap.dedent("""\
-    import json, os, pathlib, subprocess, sys
+    import json, os, pathlib, subprocess, sys, time
     here = pathlib.Path(sys.argv[0]).parent
     ball = os.environ["LEAP_BALL"]
     seen = {"ball": ball, "version_file": pathlib.Path("src/shop/_version.py").is_file()}
@@ -197,7 +200,12 @@ BUILDER = textwrap.dedent("""\
             p = pathlib.Path(path); p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text)
         subprocess.run(["git", "add", *files], check=True)
-        subprocess.run(["git", *ident, "commit", "-q", "-m", f"{ball}: step {n}"], check=True)
+        if subprocess.run(["git", "diff", "--cached", "--quiet"]).returncode:
+            subprocess.run(["git", *ident, "commit", "-q", "-m", f"{ball}: step {n}"],
+                           check=True)
+        if os.environ.get("BUILDER_STOPS_AFTER") == f"{ball}:{n}":  # a test kills it here
+            (here / "stopped-after").write_text(str(os.getpid()))
+            time.sleep(120)
     """)
 
 # a pass quotes the candidate (T6: no bare pass)

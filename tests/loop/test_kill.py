@@ -6,7 +6,6 @@ twice, and `leap audit` holds on a fresh clone of the remote."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -20,53 +19,26 @@ import pytest
 from leapgit.ledger import history, layout, query
 from leapgit.ledger.store import Ledger
 from leapgit.worktrees import drivelock
+from tests.loop.kills import Event, is_event, run_until
 from tests.loop.world import DEPS, S, build, jurors
 from tests.scoring.world import Project
 from tests.support import git, leap
 from tests.templates import Served
 from tests.tribunal.jurors import JurorServer
 
-Event = dict[str, object]
-
-
-def _is(kind: str, **want: object) -> Callable[[Event], bool]:
-    def match(e: Event) -> bool:
-        return e["event"] == kind and all(
-            str(e.get(k, "")).startswith(str(v)) for k, v in want.items())
-    return match
-
-
 # in the order a run reaches them; each restart is killed at the next one it reaches
 MOMENTS: list[tuple[str, Callable[[Event], bool]]] = [
-    ("a red being written", _is("red", step="author")),
-    ("a throw", _is("throw")),
-    ("a build", _is("round", outcome="building")),
-    ("a scoring", _is("score", step="convening")),
+    ("a red being written", is_event("red", step="author")),
+    ("a throw", is_event("throw")),
+    ("a build", is_event("round", outcome="building")),
+    ("a scoring", is_event("score", step="convening")),
     ("jurors sitting", lambda e: e["event"] == "log" and "ball" in e),
-    ("the second wave's red", _is("red", ball="c", step="author")),
-    ("c's findings", _is("findings", ball="c")),
-    ("c's second build", _is("round", ball="c", round=2, outcome="building")),
+    ("the second wave's red", is_event("red", ball="c", step="author")),
+    ("c's findings", is_event("findings", ball="c")),
+    ("c's second build", is_event("round", ball="c", round=2, outcome="building")),
     ("the merge and its push", lambda e: e["event"] == "log" and "ball" not in e),
-    ("before the live proof", _is("merge")),
+    ("before the live proof", is_event("merge")),
 ]
-
-
-def _run_until(work: Path, hit: Callable[[Event], bool], sig: int = signal.SIGKILL
-              ) -> tuple[bool, int, str]:
-    """`leap run` as a real process, sent ``sig`` at the first event ``hit`` takes;
-    (signalled, exit code, what it printed)."""
-    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
-                             "--heartbeat", "0"], cwd=work, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    said = []
-    for line in proc.stdout:
-        said.append(line)
-        if line.startswith("{") and hit(json.loads(line)):
-            os.kill(proc.pid, sig)
-            rest = proc.stdout.read()  # a SIGINT or SIGTERM: the run records and says why
-            return True, proc.wait(), "".join(said) + rest
-    return False, proc.wait(), "".join(said)
 
 
 def test_killed_at_ten_moments_the_slice_lands_once(isolated: Path, served: Served,
@@ -75,12 +47,12 @@ def test_killed_at_ten_moments_the_slice_lands_once(isolated: Path, served: Serv
         p = build(served.folder("run5-kill"), served.daemon, server.url)
         killed = []
         for name, hit in MOMENTS:
-            was_killed, code, said = _run_until(p.work, hit)
+            was_killed, code, said = run_until(p.work, S, hit)
             if not (was_killed or code == 0):  # whole, not as pytest cuts a long repr
                 pytest.fail(f"restarted before {name!r}, the run ended {code} unkilled:\n"
                             f"{said[-12000:]}", pytrace=False)
             if name == "a build":  # and Ctrl-C (SIGINT) at the next build: exit 130
-                stopped, code, said = _run_until(p.work, hit, signal.SIGINT)
+                stopped, code, said = run_until(p.work, S, hit, signal.SIGINT)
                 assert stopped and code == 130, (code, said[-3000:])
                 assert "interrupted" in said
             if was_killed:

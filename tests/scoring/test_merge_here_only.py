@@ -291,3 +291,34 @@ def test_a_publish_whose_push_stopped_says_so_in_the_lease_it_gives_back(
         path = max(released, key=lambda p: int(p.split("/")[3]))  # the publish's, the last
         text = (view.read(path) or b"").decode()
     assert "its push stopped" in text and "pushed" not in text, text
+
+
+def test_a_publish_whose_release_cannot_reach_the_remote_names_the_sync_that_gives_it_back(
+        tmp_path: Path) -> None:
+    """Stop 37 left it read-only: the spine went up, then the remote refused the ledger's
+    push that gives the lease back. The merge says the lease is given back here only and
+    names `leap sync origin`; run as printed, once the remote takes pushes again, it gives
+    the lease back there, and no other integrator is held by it."""
+    from leapgit.ledger import leases
+    from leapgit.ledger.store import Ledger
+
+    work, server, first = _moved(tmp_path)
+    hook = server / "hooks" / "update"  # the ledger refused once the spine has moved
+    hook.write_text(f'#!/bin/sh\n[ "$1" != refs/heads/leap/ledger ] || '
+                    f'[ "$(git rev-parse refs/heads/main)" = {first} ] || exit 1\n')
+    hook.chmod(0o755)
+    said = leap("merge", SLICE, cwd=work)
+    assert said.code == 0, said
+    assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work) != first
+    assert "given back here; `leap sync origin` gives it back there" in said.out, said.out
+    with Ledger(server) as ledger:
+        open_there = leases.active_lease(ledger.require(), "main")
+    assert open_there is not None  # the lease stays open on the remote, as said
+
+    hook.unlink()
+    named = re.findall(r"`(leap sync [^`]+)`", said.out)
+    assert named == ["leap sync origin"], said.out
+    synced = leap(*named[0].split()[1:], cwd=work)  # the hint, exactly
+    assert synced.code == 0, synced
+    with Ledger(server) as ledger:
+        assert leases.active_lease(ledger.require(), "main") is None

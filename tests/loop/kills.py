@@ -1,0 +1,42 @@
+"""`leap run` as a real process, killed at a moment its JSON events show: what the kill
+tests of the five-ball slice (test_kill) and of the realistic project share."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+Event = dict[str, object]
+
+
+def is_event(kind: str, **want: object) -> Callable[[Event], bool]:
+    """An event of ``kind`` whose fields start with the values ``want`` names."""
+    def match(e: Event) -> bool:
+        return e["event"] == kind and all(
+            str(e.get(k, "")).startswith(str(v)) for k, v in want.items())
+    return match
+
+
+def run_until(work: Path, slice_id: str, hit: Callable[[Event], bool],
+              sig: int = signal.SIGKILL, env: Mapping[str, str] | None = None
+              ) -> tuple[bool, int, str]:
+    """`leap run SLICE --json` as a real process, sent ``sig`` at the first event ``hit``
+    takes; (signalled, exit code, what it printed)."""
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", slice_id, "--json",
+                             "--heartbeat", "0"], cwd=work, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, **(env or {})})
+    assert proc.stdout is not None
+    said = []
+    for line in proc.stdout:
+        said.append(line)
+        if line.startswith("{") and hit(json.loads(line)):
+            os.kill(proc.pid, sig)
+            rest = proc.stdout.read()  # a SIGINT or SIGTERM: the run records and says why
+            return True, proc.wait(), "".join(said) + rest
+    return False, proc.wait(), "".join(said)
