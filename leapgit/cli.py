@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 
@@ -28,6 +27,9 @@ from leapgit.errors import (
     printable,
 )
 from leapgit.errors import UsageError as LeapUsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Lazy(NamedTuple):
@@ -109,6 +111,8 @@ def cli() -> None:
 
 @lazy("init", "Write .leap/config.yaml and start the ledger branch (idempotent).")
 def _init() -> click.Command:
+    from pathlib import Path
+
     @click.command("init")
     @click.option("--spine", metavar="BRANCH",
                   help="the protected branch (default: current branch)")
@@ -137,6 +141,8 @@ def _init() -> click.Command:
 def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
                     roles: tuple[str, ...], require: bool | None) -> Any:
     """Ask for what the flags left out (an interactive walk-through on a terminal)."""
+    from pathlib import Path
+
     from leapgit.commands.init import SigningChoice
 
     if key and new_key:
@@ -165,6 +171,8 @@ def _signing_choice(key: Path | None, new_key: Path | None, name: str | None,
 
 @lazy("slice", "Validate, cut and abandon slices.")
 def _slice() -> click.Command:
+    from pathlib import Path
+
     @click.group("slice")
     def slice_group() -> None:
         """Validate, cut and abandon slices."""
@@ -309,6 +317,8 @@ def _throw() -> click.Command:
 @lazy("ball", "Check a ball's file map, print its base, or give a stuck ball a repaired "
               "spec.")
 def _ball() -> click.Command:
+    from pathlib import Path
+
     @click.group("ball")
     def ball_group() -> None:
         """Check a ball's file map, print its base, or give a stuck ball a repaired spec."""
@@ -581,6 +591,8 @@ def _sync() -> click.Command:
 @lazy("quickstart", "Build a throwaway repository and run the whole flow on it (no network, no "
                     "model).")
 def _quickstart() -> click.Command:
+    from pathlib import Path
+
     @click.command("quickstart")
     @click.option("--dir", "directory", type=click.Path(path_type=Path),
                   help="where to build the demo repository (default: a new temporary folder)")
@@ -594,6 +606,8 @@ def _quickstart() -> click.Command:
 
 @lazy("tribunal", "Grade a change blind: eight lenses, an author-redacted envelope (T1-T9).")
 def _tribunal() -> click.Command:
+    from pathlib import Path
+
     @click.group("tribunal")
     def tribunal_group() -> None:
         """Grade a change blind: eight lenses, an author-redacted envelope (T1-T9)."""
@@ -788,6 +802,7 @@ def _crash_log(exc: BaseException) -> Path | None:
     """Write the traceback to a file of its own; None when even that is impossible."""
     import tempfile
     import traceback
+    from pathlib import Path
 
     folder = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "leapgit"
     for where in (folder, Path(tempfile.gettempdir())):

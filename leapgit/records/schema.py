@@ -15,7 +15,6 @@ import re
 import sys
 from collections.abc import Callable
 from functools import cache
-from importlib.util import find_spec, module_from_spec, spec_from_file_location
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -103,6 +102,8 @@ def _write_cached(path: Path, code: str) -> None:
 def _package_file(name: str) -> str | None:
     """The path of a file in fastjsonschema's folder, found without importing the package
     (see ``exceptions``), or None where it has no such file (a zipped install)."""
+    from importlib.util import find_spec
+
     found = find_spec("fastjsonschema")
     folders = list(found.submodule_search_locations or []) if found else []
     where = os.path.join(folders[0], name) if folders else ""
@@ -136,6 +137,8 @@ def exceptions() -> ModuleType:
     if loaded is not None:
         return loaded
     if "fastjsonschema" not in sys.modules:
+        from importlib.util import module_from_spec, spec_from_file_location
+
         where = _package_file("exceptions.py")
         spec = spec_from_file_location("fastjsonschema.exceptions", where) \
             if where is not None else None

@@ -195,6 +195,12 @@ BUILDER = textwrap.dedent("""\
     with open(here / "built.log", "a") as log:
         log.write(json.dumps(seen) + "\\n")
     ident = ["-c", "user.name=Aider Bot", "-c", "user.email=aider@example.invalid"]
+    def stop_at(n):  # a test kills the builder here, and the run with it
+        if os.environ.get("BUILDER_STOPS_AFTER") == f"{ball}:{n}":
+            (here / "stopped-after.tmp").write_text(str(os.getpid()))
+            os.replace(here / "stopped-after.tmp", here / "stopped-after")
+            time.sleep(120)
+    stop_at(0)
     for n, files in enumerate(json.loads((here / "builds.json").read_text())[ball], 1):
         for path, text in files.items():
             p = pathlib.Path(path); p.parent.mkdir(parents=True, exist_ok=True)
@@ -203,9 +209,7 @@ BUILDER = textwrap.dedent("""\
         if subprocess.run(["git", "diff", "--cached", "--quiet"]).returncode:
             subprocess.run(["git", *ident, "commit", "-q", "-m", f"{ball}: step {n}"],
                            check=True)
-        if os.environ.get("BUILDER_STOPS_AFTER") == f"{ball}:{n}":  # a test kills it here
-            (here / "stopped-after").write_text(str(os.getpid()))
-            time.sleep(120)
+        stop_at(n)
     """)
 
 # a pass quotes the candidate (T6: no bare pass)

@@ -1,10 +1,10 @@
 """The product's promise on a real project (the brief: a slice gets to the spine alone, and
 survives being killed halfway): `leap run` on the realistic project of test_real_project (a
 src layout, a generated version file, a pytest suite, a dependent ball stacked on the two it
-needs) SIGKILLed at nine moments, once with its builder in the middle of its round, and
-started again each time, lands the slice. Nothing is recorded twice, no episode has a fifth
-round, the generated file is never committed, and `leap audit` holds on a fresh clone of the
-remote.
+needs) SIGKILLed at nine moments, twice with its builder (as it starts, and between the two
+commits of its round), and started again each time, lands the slice. The rounds the kills
+cut short are recorded, nothing is recorded twice, no episode has a fifth round, the
+generated file is never committed, and `leap audit` holds on a fresh clone of the remote.
 
 Stop 37 drove this by hand: four of six kill points then stopped with "its builder failed
 the same way twice in a row", because the scripted builder crashed committing work a killed
@@ -33,39 +33,44 @@ from tests.support import git, leap
 from tests.templates import Served
 from tests.tribunal.jurors import JurorServer
 
-MID_BUILD = "its builder, with the run, after the first of its two commits"
+# the builder stops itself there (``BUILDER_STOPS_AFTER``), and is killed with the run
+AT_START = "checkout's builder, started, nothing written yet"
+MID_BUILD = "checkout's builder, between the two commits of its round"
+STOPS = {AT_START: "checkout:0", MID_BUILD: "checkout:1"}
 
 
-def _kill_mid_build(p: Project) -> None:
+def _kill_with_its_builder(p: Project, stop: str) -> None:
     """As a machine that goes down: `leap run` and its builder (in a session of its own,
-    which a kill of the run alone leaves at work) SIGKILLed together, the builder between
-    the two commits of the dependent ball's one round (stop 37's failing kill point)."""
+    which a kill of the run alone leaves at work), the builder's whole process group with
+    the shell that waits on it, SIGKILLed together where the builder stopped itself."""
     marker = p.base_dir / "stopped-after"
     run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--heartbeat", "0"],
                            cwd=p.work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           env={**os.environ, **p.env, "BUILDER_STOPS_AFTER": "checkout:1"})
-    deadline = time.monotonic() + 240
-    while not marker.exists():
-        assert run.poll() is None, f"the run ended {run.returncode} before the builder stopped"
-        assert time.monotonic() < deadline, "the builder never reached its first commit"
-        time.sleep(0.05)
-    time.sleep(0.1)  # the pid is written whole
-    builder = int(marker.read_text())
-    run.kill()
-    os.kill(builder, signal.SIGKILL)
-    run.wait()
+                           env={**os.environ, **p.env, "BUILDER_STOPS_AFTER": stop})
+    try:
+        deadline = time.monotonic() + 240
+        while not marker.exists():  # written whole: the builder renames it into place
+            assert run.poll() is None, f"the run ended {run.returncode} before {stop}"
+            assert time.monotonic() < deadline, f"the builder never reached {stop}"
+            time.sleep(0.05)
+        builder = int(marker.read_text())
+        run.kill()
+        os.killpg(os.getpgid(builder), signal.SIGKILL)
+    finally:
+        run.kill()
+        run.wait()
     marker.unlink()
 
 
 # in the order a run reaches them; each restart is killed at the next one it reaches
-MOMENTS: list[tuple[str, Callable[[Event], bool]]] = [
+MOMENTS: list[tuple[str, Callable[[Event], bool] | None]] = [
     ("a red being written", is_event("red", step="author")),
     ("a build", is_event("round", outcome="building")),
     ("a scoring", is_event("score", step="convening")),
     ("jurors sitting", lambda e: e["event"] == "log" and "ball" in e),
     ("the dependent ball's red", is_event("red", ball="checkout", step="author")),
-    ("the dependent ball's build", is_event("round", ball="checkout", outcome="building")),
-    (MID_BUILD, lambda e: False),  # ``_kill_mid_build``: the run and its builder both
+    (AT_START, None),
+    (MID_BUILD, None),
     ("the merge and its push", lambda e: e["event"] == "log" and "ball" not in e),
     ("before the live proof", is_event("merge")),
 ]
@@ -77,8 +82,8 @@ def test_killed_at_nine_moments_the_real_project_lands_once(
         p = build(served.folder("real-kill"), served.daemon, server.url)
         killed = []
         for name, hit in MOMENTS:
-            if name == MID_BUILD:
-                _kill_mid_build(p)
+            if hit is None:
+                _kill_with_its_builder(p, STOPS[name])
                 killed.append(name)
                 continue
             was_killed, code, said = run_until(p.work, S, hit, env=p.env)
@@ -102,6 +107,12 @@ def test_killed_at_nine_moments_the_real_project_lands_once(
             graded = [(s.episode, s.rounds) for s in history.scores(view, S, ball)]
             assert len(graded) == len(set(graded)), (ball, graded)  # no round scored twice
             assert history.scores(view, S, ball)[-1].outcome == 1, ball
+        # the rounds the two kills cut short: recorded at 0 with what the builder left
+        # (carry.close_killed_round), never built over in silence (a blind review)
+        cut = [r for e in query.episodes(view, S, "checkout")
+               for r in query.receipts(view, S, "checkout", e) if "(it was killed)" in r.evidence]
+        assert [(r.round, r.outcome) for r in cut] == [(1, 0), (2, 0)], cut
+        assert cut[1].commit, cut  # the first of its two commits, kept
         assert len(history.merge_records(view, S)) == 1
         assert view.exists(layout.live_path(S, 1))
     # the generated file stayed out of every commit, the killed rounds' ones too
