@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE, UsageError, printable
 from leapgit.ledger.workspace import Workspace, open_workspace
+from leapgit.loop import remote as rm
 from leapgit.scoring import spine
 from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.progress import Progress
@@ -72,14 +73,12 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
     if shared is not None:  # L6: episodes end by the server's round cap
         spine.require_round_cap_of_server(ws.paths.root, ws.config.spine, ws.config, shared)
     if remote is not None:
-        from leapgit.loop.remote import publish, take_home
-
         if run:
             raise UsageError("--remote publishes the balls to workers; --run builds them "
                              "here: choose one")
-        take_home(ws, remote, slice_id)
+        rm.take_home(ws, remote, slice_id)
         result = throw_balls(ws, slice_id, balls, resume, publish=True)
-        publish(ws, remote, slice_id, [t.record.ball for t in result.thrown])
+        rm.publish(ws, remote, slice_id, [t.record.ball for t in result.thrown])
         return Thrown(ws, result)
     if run:  # before any worktree, branch or round: a builder that cannot start
         require_program(ws.config.builder_command, ws.paths.root, ws.config.builder_preset)

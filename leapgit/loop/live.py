@@ -10,6 +10,7 @@ from typing import NamedTuple
 from leapgit import git
 from leapgit.errors import LeapError
 from leapgit.ledger import history, layout, query
+from leapgit.ledger import sync as syncing
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
@@ -41,10 +42,8 @@ def _landing(ws: Workspace, slice_id: str
 
 def _synced(ws: Workspace, remote: str) -> bool:
     """The remote's ledger replayed here; False, said on stderr, when it is out of reach."""
-    from leapgit.ledger.sync import sync
-
     try:
-        sync(remote, start=ws.paths.root, push=False)
+        syncing.sync(remote, start=ws.paths.root, push=False)
     except (LeapError, OSError) as exc:
         print(f"leap: warning: {remote}'s ledger could not be read ({exc}); no later live "
               f"proof is tried until it can (another clone may have recorded one)",

@@ -1,0 +1,188 @@
+"""What leapgit's lazy imports keep out of the start-ups issue 13 names, each measured.
+
+    python -m tests.benchmarks.bench_lazy [--smoke] [--list]
+
+Four start-ups, each run as a process under `python -X importtime` with no `.pth` file
+(an editable install's finder loads pathlib and importlib.util at interpreter start, which
+hides a lazy import of either): `leap --version`, `leap status` of a cut slice, the
+post-commit hook recording a round in a ball worktree, and pre-receive judging a push of
+ball commits. For each: the modules it loads and their import time; then every in-function
+import, in a module the start-up loads, of a module it does not load (a lazy import that
+start-up needs), and what those modules cost when imported after the start-up's own, in
+one process. The ratio is that cost against the start-up's own import time. `--list`
+prints each such lazy import with the modules it keeps out. Lazy imports that no measured
+start-up needs are counted (a module no start-up loads keeps one only to break an import
+cycle; tests/test_layers.py fails on one that defers nothing at all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from tests.benchmarks.common import arguments, git
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBS = list(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
+# an interpreter that finds site-packages and this checkout without running any .pth file
+PATHS = f"import sys; sys.path[:0] = {[*LIBS, str(ROOT)]!r}"
+_IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+\d+ \| ( *)(\S+)$")
+
+
+def loaded(stderr: str) -> dict[str, int]:
+    """module -> its own import time (us), from `-X importtime`'s lines."""
+    found: dict[str, int] = {}
+    for line in stderr.splitlines():
+        m = _IMPORTTIME.match(line)
+        if m:
+            found[m.group(3)] = int(m.group(1))
+    return found
+
+
+def run_python(args: list[str], cwd: Path, stdin: str | None = None,
+               env: dict[str, str] | None = None) -> dict[str, int]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{args} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return loaded(proc.stderr)
+
+
+def cli(cwd: Path, *argv: str) -> dict[str, int]:
+    code = (f"{PATHS}; sys.argv = ['leap', *{list(argv)!r}]; "
+            "from leapgit.cli import main; main()")
+    return run_python(["-S", "-c", code], cwd)
+
+
+def post_commit(tmp: Path) -> dict[str, int]:
+    """A round's commit in a ball worktree, made without hooks, then the hook as git runs
+    it (`python -I -S post_commit.py`: it finds its libraries itself)."""
+    from tests.benchmarks.bench_hooks import project
+
+    repo, base = project(tmp / "pc", balls=2)
+    wt = tmp / "wt"
+    git("worktree", "add", "-q", "-b", "leap/ball/s1/b0", str(wt), base, cwd=repo)
+    (wt / "src" / "f0.py").write_text("X = 100\n")
+    git("add", "-A", cwd=wt)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
+        "r1\n\nLeap-Round: 1\nLeap-Outcome: 0", cwd=wt)
+    hook = ROOT / "leapgit" / "hookimpl" / "post_commit.py"
+    found = run_python(["-I", "-S", str(hook), str(repo / ".git" / "hooks" / "post-commit")],
+                       wt)
+    return {"leapgit.hookimpl.post_commit": 0, **found}  # run as a script: its own lazies
+
+
+def pre_receive(tmp: Path) -> dict[str, int]:
+    """A push of ball commits: its objects sent with the hook off, then the hook run on
+    the update as receive-pack runs it (the refs' old side still absent)."""
+    from tests.benchmarks.bench_hooks import project
+
+    work, base = project(tmp / "pr", balls=2)
+    bare = tmp / "pr.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp)
+    git("push", "-q", "--no-verify", str(bare), "main", "leap/ledger", cwd=work)
+    lines = []
+    for i in range(2):
+        branch = f"leap/ball/s1/b{i}"
+        git("checkout", "-q", "-b", branch, base, cwd=work)
+        (work / f"src/f{i}.py").write_text("X = 100\n")
+        git("add", "-A", cwd=work)
+        git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
+            "r1\n\nLeap-Round: 1\nLeap-Outcome: 0", cwd=work)
+        lines.append(f"{'0' * 40} {git('rev-parse', 'HEAD', cwd=work)} refs/heads/{branch}")
+        git("push", "-q", "--no-verify", str(bare), branch, cwd=work)
+        git("update-ref", "-d", f"refs/heads/{branch}", cwd=bare)
+    code = f"{PATHS}; import runpy; runpy.run_module('leapgit.hookimpl.pre_receive', " \
+           "run_name='__main__')"
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GIT_")}
+    found = run_python(["-I", "-S", "-c", code, str(bare / "hooks" / "pre-receive")], bare,
+                       stdin="\n".join(lines) + "\n", env={**env, "GIT_DIR": str(bare)})
+    return {"leapgit.hookimpl.pre_receive": 0, **found}  # run as __main__: its own lazies
+
+
+def lazy_imports() -> list[tuple[str, int, list[str]]]:
+    """(module, line, modules named) of every in-function import of leapgit."""
+    sys.path.insert(0, str(ROOT))
+    from tests.test_layers import _imports, _names
+
+    modules = {}
+    for path in (ROOT / "leapgit").rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        modules[name] = path
+    out = []
+    for name, path in sorted(modules.items()):
+        for depth, node in _imports(ast.parse(path.read_text())):
+            if depth:
+                out.append((name, node.lineno, _names(name, node, modules)))
+    return out
+
+
+def cost_of(start: dict[str, int], deferred: set[str]) -> float:
+    """ms to import ``deferred`` after the start-up's own modules, in one process."""
+    if not deferred:
+        return 0.0
+    own = [m for m in start if m.startswith("leapgit") and m != "leapgit.__main__"]
+    code = (f"{PATHS}; import importlib, time\n"
+            f"for m in {own!r}:\n    importlib.import_module(m)\n"
+            f"t = time.perf_counter()\nfor m in {sorted(deferred)!r}:\n"
+            "    try:\n        importlib.import_module(m)\n    except ImportError:\n        pass\n"
+            "print((time.perf_counter() - t) * 1000)")
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          check=True)
+    return float(proc.stdout.strip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--list", action="store_true", help="each lazy import a start-up needs")
+    opts = arguments(__doc__, parser)
+    tmp = Path(tempfile.mkdtemp(prefix="leap-bench-lazy-"))
+    try:
+        from tests.benchmarks.bench_cli import _repo
+
+        env_repo = _repo(tmp / "cli", dict(__import__("os").environ))
+        starts = {"leap --version": cli(tmp, "--version"),
+                  "leap status": cli(env_repo, "status"),
+                  "post-commit, recording": post_commit(tmp),
+                  "pre-receive, ball commits": pre_receive(tmp)}
+        lazies = lazy_imports()
+        needed: set[tuple[str, int]] = set()
+        print("what the lazy imports keep out of each start-up (a process each, no .pth file)")
+        for name, start in starts.items():
+            keep = [(m, line, [n for n in names if n not in start])
+                    for m, line, names in lazies
+                    if m in start and any(n not in start for n in names)]
+            needed |= {(m, line) for m, line, _ in keep}
+            deferred = {n for _, _, names in keep for n in names}
+            own_ms = sum(start.values()) / 1000
+            kept_ms = cost_of(start, deferred)
+            print(f"  {name:<27} loads {len(start):>3} modules ({own_ms:6.1f} ms of imports); "
+                  f"{len(keep):>3} lazy imports keep {len(deferred):>3} modules out "
+                  f"({kept_ms:6.1f} ms): {kept_ms / own_ms:.2f}x its own import time")
+            if opts.list:
+                for m, line, names in keep:
+                    print(f"      {m}:{line}: {', '.join(names)}")
+        loaded_somewhere = set().union(*starts.values())
+        idle = [(m, line) for m, line, _ in lazies if (m, line) not in needed]
+        unloaded = [x for x in idle if x[0] not in loaded_somewhere]
+        if opts.list:
+            for m, line in idle:
+                print(f"      not needed by these runs: {m}:{line}")
+        print(f"  lazy imports: {len(lazies)}; needed by a start-up above: {len(needed)}; "
+              f"in modules none of them loads (pre-push, the rules of other pushes, import "
+              f"cycles): {len(unloaded)}; in "
+              f"modules they load, on paths these four runs do not take (a push of records or "
+              f"of the spine, a refusal): {len(idle) - len(unloaded)}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
