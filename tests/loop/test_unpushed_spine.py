@@ -77,10 +77,19 @@ def test_a_run_on_a_spine_holding_an_unpushed_commit_stops_before_any_work_and_l
         assert "[L8]" in checked.err and note[:12] in checked.err, checked.err
         assert f"then `leap slice check {draft}` again" in checked.err, checked.err
 
-        stopped = p.leap("run", "up", "--heartbeat", "0")
+        stopped = p.leap("run", "up", "--heartbeat", "0", "--json")
         assert stopped.code == EXIT_RULE, stopped.out[-3000:]
         assert "the spine rule refuses 1 of them" in stopped.err, stopped.err
         assert "then `leap run up` again" in stopped.err, stopped.err
+        # an agent reading --json learns it too, with the hint's commands (stop 37 left the
+        # L8 preflight untested there)
+        said = events(stopped.out)
+        assert [e["event"] for e in said] == ["stop", "end"], stopped.out
+        assert said[0]["rule"] == "L8" and "the spine rule refuses" in str(said[0]["reason"])
+        assert "then `leap run up` again" in str(said[0]["hint"]), said[0]
+        assert said[0]["exit_code"] == said[1]["exit_code"] == EXIT_RULE, said
+        for event in said:
+            validate(event, "run-event", "leap run --json")
         assert not server.chats(), "jurors were paid on a spine the remote refuses"
         assert not list((p.work / ".git" / "leap" / "logs").rglob("red-author.log")), \
             "the test author was paid on a spine the remote refuses"
@@ -91,7 +100,7 @@ def test_a_run_on_a_spine_holding_an_unpushed_commit_stops_before_any_work_and_l
         assert thrown.code == EXIT_RULE, thrown
         assert "then `leap throw up --run` again" in thrown.err, thrown.err  # as typed
 
-        _keep_aside(p.work, stopped.err, note)
+        _keep_aside(p.work, str(said[0]["hint"]), note)  # as the agent read them
         assert p.leap("slice", "check", str(draft)).code == 0  # the check's "again"
         # the throw's "again" goes past the spine, to the next thing a throw asks (a red,
         # which `leap run` has its author write)
