@@ -2,17 +2,18 @@
 
     python -m tests.benchmarks.bench_lazy [--smoke] [--list]
 
-Four start-ups, each run as a process under `python -X importtime` with no `.pth` file
+Five start-ups, each run as a process under `python -X importtime` with no `.pth` file
 (an editable install's finder loads pathlib and importlib.util at interpreter start, which
 hides a lazy import of either): `leap --version`, `leap status` of a cut slice, the
-post-commit hook recording a round in a ball worktree, and pre-receive judging a push of
-ball commits. For each: the modules it loads and their import time; then every in-function
-import, in a module the start-up loads, of a module it does not load (a lazy import that
-start-up needs), and what those modules cost when imported after the start-up's own, in
-one process. The ratio is that cost against the start-up's own import time. `--list`
-prints each such lazy import with the modules it keeps out. Lazy imports that no measured
-start-up needs are counted (a module no start-up loads keeps one only to break an import
-cycle; tests/test_layers.py fails on one that defers nothing at all).
+post-commit hook recording a round in a ball worktree, pre-push judging a ball branch, and
+pre-receive judging a push of ball commits. For each: the modules it loads and their import
+time; then every in-function import, in a module the start-up loads, of a module it does not
+load (a lazy import that start-up needs), and what those modules cost when imported after
+the start-up's own, in one process. The ratio is that cost against the start-up's own import
+time. `--list` prints each such lazy import with the modules it keeps out. Lazy imports that
+no measured start-up needs are counted (a module no start-up loads keeps one only to break an
+import cycle, or for another kind of push; tests/test_layers.py fails on one that defers
+nothing at all).
 """
 
 from __future__ import annotations
@@ -77,6 +78,31 @@ def post_commit(tmp: Path) -> dict[str, int]:
     found = run_python(["-I", "-S", str(hook), str(repo / ".git" / "hooks" / "post-commit")],
                        wt)
     return {"leapgit.hookimpl.post_commit": 0, **found}  # run as a script: its own lazies
+
+
+def pre_push(tmp: Path) -> dict[str, int]:
+    """The push of a ball branch with one round from a clone, judged before the network as
+    git runs the hook: the ref update on stdin, the remote's name and URL as arguments."""
+    from tests.benchmarks.bench_hooks import project
+
+    work, base = project(tmp / "pp", balls=2)
+    bare = tmp / "pp.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp)
+    git("push", "-q", "--no-verify", str(bare), "main", "leap/ledger", cwd=work)
+    git("remote", "add", "origin", str(bare), cwd=work)
+    git("fetch", "-q", "origin", cwd=work)
+    git("checkout", "-q", "-b", "leap/ball/s1/b0", base, cwd=work)
+    (work / "src" / "f0.py").write_text("X = 100\n")
+    git("add", "-A", cwd=work)
+    git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
+        "r1\n\nLeap-Round: 1\nLeap-Outcome: 0", cwd=work)
+    ref = "refs/heads/leap/ball/s1/b0"
+    line = f"{ref} {git('rev-parse', 'HEAD', cwd=work)} {ref} {'0' * 40}\n"
+    code = f"{PATHS}; import runpy; runpy.run_module('leapgit.hookimpl.pre_push', " \
+           "run_name='__main__')"
+    found = run_python(["-I", "-S", "-c", code, str(work / ".git" / "hooks" / "pre-push"),
+                        "origin", str(bare)], work, stdin=line)
+    return {"leapgit.hookimpl.pre_push": 0, **found}  # run as __main__: its own lazies
 
 
 def pre_receive(tmp: Path) -> dict[str, int]:
@@ -151,6 +177,7 @@ def main() -> None:
         starts = {"leap --version": cli(tmp, "--version"),
                   "leap status": cli(env_repo, "status"),
                   "post-commit, recording": post_commit(tmp),
+                  "pre-push, a ball branch": pre_push(tmp),
                   "pre-receive, ball commits": pre_receive(tmp)}
         lazies = lazy_imports()
         needed: set[tuple[str, int]] = set()
@@ -176,9 +203,9 @@ def main() -> None:
             for m, line in idle:
                 print(f"      not needed by these runs: {m}:{line}")
         print(f"  lazy imports: {len(lazies)}; needed by a start-up above: {len(needed)}; "
-              f"in modules none of them loads (pre-push, the rules of other pushes, import "
-              f"cycles): {len(unloaded)}; in "
-              f"modules they load, on paths these four runs do not take (a push of records or "
+              f"in modules none of them loads (the rules of other pushes, import cycles): "
+              f"{len(unloaded)}; in "
+              f"modules they load, on paths these five runs do not take (a push of records or "
               f"of the spine, a refusal): {len(idle) - len(unloaded)}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
