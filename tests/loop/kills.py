@@ -8,10 +8,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 Event = dict[str, object]
+TIMEOUT = 600  # seconds: longer than any run of the suite's slices, on a loaded machine
 
 
 def is_event(kind: str, **want: object) -> Callable[[Event], bool]:
@@ -32,11 +34,19 @@ def run_until(work: Path, slice_id: str, hit: Callable[[Event], bool],
                             stderr=subprocess.DEVNULL, text=True,
                             env={**os.environ, **(env or {})})
     assert proc.stdout is not None
+    hung = threading.Timer(TIMEOUT, proc.kill)  # a run that never ends fails, never hangs
+    hung.start()
     said = []
-    for line in proc.stdout:
-        said.append(line)
-        if line.startswith("{") and hit(json.loads(line)):
-            os.kill(proc.pid, sig)
-            rest = proc.stdout.read()  # a SIGINT or SIGTERM: the run records and says why
-            return True, proc.wait(), "".join(said) + rest
-    return False, proc.wait(), "".join(said)
+    try:
+        for line in proc.stdout:
+            said.append(line)
+            if line.startswith("{") and hit(json.loads(line)):
+                os.kill(proc.pid, sig)
+                rest = proc.stdout.read()  # a SIGINT or SIGTERM: the run records and says why
+                return True, proc.wait(), "".join(said) + rest
+        return False, proc.wait(), "".join(said)
+    finally:
+        hung.cancel()
+        if proc.poll() is None:  # the event's check raised: the run is not left behind
+            proc.kill()
+            proc.wait()

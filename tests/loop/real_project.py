@@ -200,6 +200,7 @@ BUILDER = textwrap.dedent("""\
             (here / "stopped-after.tmp").write_text(str(os.getpid()))
             os.replace(here / "stopped-after.tmp", here / "stopped-after")
             time.sleep(120)
+            os._exit(3)  # never goes on: the test that stopped it was meant to kill it
     stop_at(0)
     for n, files in enumerate(json.loads((here / "builds.json").read_text())[ball], 1):
         for path, text in files.items():

@@ -53,13 +53,14 @@ def _kill_with_its_builder(p: Project, stop: str) -> None:
             assert run.poll() is None, f"the run ended {run.returncode} before {stop}"
             assert time.monotonic() < deadline, f"the builder never reached {stop}"
             time.sleep(0.05)
-        builder = int(marker.read_text())
-        run.kill()
-        os.killpg(os.getpgid(builder), signal.SIGKILL)
     finally:
         run.kill()
         run.wait()
-    marker.unlink()
+        if marker.exists():  # the builder too, whatever ended the wait
+            builder = int(marker.read_text())
+            assert os.getpgid(builder) != os.getpgrp()  # its own session, never ours
+            os.killpg(os.getpgid(builder), signal.SIGKILL)
+            marker.unlink()
 
 
 # in the order a run reaches them; each restart is killed at the next one it reaches
