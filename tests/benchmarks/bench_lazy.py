@@ -2,26 +2,31 @@
 
     python -m tests.benchmarks.bench_lazy [--smoke] [--list]
 
-Five start-ups, each run as a process under `python -X importtime` with no `.pth` file
+Six start-ups, each run as a process under `python -X importtime` with no `.pth` file
 (an editable install's finder loads pathlib and importlib.util at interpreter start, which
 hides a lazy import of either): `leap --version`, `leap status` of a cut slice, the
-post-commit hook recording a round in a ball worktree, pre-push judging a ball branch, and
-pre-receive judging a push of ball commits. For each: the modules it loads and their import
+post-commit hook on an ordinary commit (its fast path) and recording a round in a ball
+worktree, pre-push judging a ball branch, and pre-receive judging a push of ball commits.
+For each: the modules it loads and their import
 time; then every in-function import, in a module the start-up loads, of a module it does not
-load (a lazy import that start-up needs), and what those modules cost when imported after
-the start-up's own, in one process. The ratio is that cost against the start-up's own import
-time. `--list` prints each such lazy import with the modules it keeps out. Lazy imports that
-no measured start-up needs are counted (a module no start-up loads keeps one only to break an
-import cycle, or for another kind of push; tests/test_layers.py fails on one that defers
-nothing at all).
+load (a lazy import that start-up needs), and what those modules, with the ones they import
+in turn, cost when imported after all of the start-up's own, in one process. Both sides are
+`-X importtime` self times (the cost kept out is the median of five runs); the ratio is the
+one against the other. `--list` prints each such lazy import with the modules it keeps out,
+and each lazy import none of the six runs needs (an early exit, another kind of push, a
+refusal, a provider's dispatch, an import cycle); tests/test_layers.py fails on one that
+defers nothing at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
+import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -38,13 +43,22 @@ _IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+\d+ \| ( *)(\S+)$")
 
 
 def loaded(stderr: str) -> dict[str, int]:
-    """module -> its own import time (us), from `-X importtime`'s lines."""
+    """module -> its own import time (us), from `-X importtime`'s lines. importtime logs a
+    failed import too (`nt`, `msvcrt`, optional accelerators tried in a `try`): only
+    modules that exist here are kept."""
     found: dict[str, int] = {}
     for line in stderr.splitlines():
         m = _IMPORTTIME.match(line)
-        if m:
+        if m and _exists(m.group(3)):
             found[m.group(3)] = int(m.group(1))
     return found
+
+
+def _exists(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def run_python(args: list[str], cwd: Path, stdin: str | None = None,
@@ -60,6 +74,19 @@ def cli(cwd: Path, *argv: str) -> dict[str, int]:
     code = (f"{PATHS}; sys.argv = ['leap', *{list(argv)!r}]; "
             "from leapgit.cli import main; main()")
     return run_python(["-S", "-c", code], cwd)
+
+
+def post_commit_outside(tmp: Path) -> dict[str, int]:
+    """An ordinary commit, on no ball branch: the hook's fast path, every commit's cost."""
+    from tests.benchmarks.bench_hooks import project
+
+    repo, _ = project(tmp / "plain", balls=2)
+    (repo / "README.md").write_text("# changed\n")
+    git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "a change", cwd=repo)
+    hook = ROOT / "leapgit" / "hookimpl" / "post_commit.py"
+    found = run_python(["-I", "-S", str(hook), str(repo / ".git" / "hooks" / "post-commit")],
+                       repo)
+    return {"leapgit.hookimpl.post_commit": 0, **found}  # run as a script: its own lazies
 
 
 def post_commit(tmp: Path) -> dict[str, int]:
@@ -127,7 +154,7 @@ def pre_receive(tmp: Path) -> dict[str, int]:
         git("update-ref", "-d", f"refs/heads/{branch}", cwd=bare)
     code = f"{PATHS}; import runpy; runpy.run_module('leapgit.hookimpl.pre_receive', " \
            "run_name='__main__')"
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     found = run_python(["-I", "-S", "-c", code, str(bare / "hooks" / "pre-receive")], bare,
                        stdin="\n".join(lines) + "\n", env={**env, "GIT_DIR": str(bare)})
     return {"leapgit.hookimpl.pre_receive": 0, **found}  # run as __main__: its own lazies
@@ -150,19 +177,28 @@ def lazy_imports() -> list[tuple[str, int, list[str]]]:
     return out
 
 
-def cost_of(start: dict[str, int], deferred: set[str]) -> float:
-    """ms to import ``deferred`` after the start-up's own modules, in one process."""
+MARK = "-- the start-up's own modules are in; the lazy imports' modules follow --"
+
+
+def cost_of(start: dict[str, int], deferred: set[str]) -> tuple[float, int]:
+    """(ms, modules): what importing ``deferred`` adds after every module of the start-up
+    is in, measured as the start-up is (`-X importtime` self times), in one process; the
+    modules count those the deferred ones import in turn. A deferred module that fails to
+    import stops the bench: it would shrink the figure without a word."""
     if not deferred:
-        return 0.0
-    own = [m for m in start if m.startswith("leapgit") and m != "leapgit.__main__"]
-    code = (f"{PATHS}; import importlib, time\n"
-            f"for m in {own!r}:\n    importlib.import_module(m)\n"
-            f"t = time.perf_counter()\nfor m in {sorted(deferred)!r}:\n"
-            "    try:\n        importlib.import_module(m)\n    except ImportError:\n        pass\n"
-            "print((time.perf_counter() - t) * 1000)")
-    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
-                          check=True)
-    return float(proc.stdout.strip())
+        return 0.0, 0
+    own = sorted(m for m in start if m not in ("__main__", "leapgit.__main__"))
+    code = (f"{PATHS}; import importlib\n"
+            f"for m in {own!r}:\n    try:\n        importlib.import_module(m)\n"
+            "    except Exception:\n        pass\n"
+            f"sys.stderr.write({MARK!r} + '\\n'); sys.stderr.flush()\n"
+            f"for m in {sorted(deferred)!r}:\n    importlib.import_module(m)\n")
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", "-c", code],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"importing the deferred modules failed:\n{proc.stderr[-3000:]}")
+    after = loaded(proc.stderr.split(MARK, 1)[1])
+    return sum(after.values()) / 1000, len(after)
 
 
 def main() -> None:
@@ -173,9 +209,10 @@ def main() -> None:
     try:
         from tests.benchmarks.bench_cli import _repo
 
-        env_repo = _repo(tmp / "cli", dict(__import__("os").environ))
+        env_repo = _repo(tmp / "cli", dict(os.environ))
         starts = {"leap --version": cli(tmp, "--version"),
                   "leap status": cli(env_repo, "status"),
+                  "post-commit, outside a ball": post_commit_outside(tmp),
                   "post-commit, recording": post_commit(tmp),
                   "pre-push, a ball branch": pre_push(tmp),
                   "pre-receive, ball commits": pre_receive(tmp)}
@@ -189,10 +226,12 @@ def main() -> None:
             needed |= {(m, line) for m, line, _ in keep}
             deferred = {n for _, _, names in keep for n in names}
             own_ms = sum(start.values()) / 1000
-            kept_ms = cost_of(start, deferred)
+            costs = [cost_of(start, deferred) for _ in range(1 if opts.smoke else 5)]
+            kept_ms = statistics.median(c[0] for c in costs)
             print(f"  {name:<27} loads {len(start):>3} modules ({own_ms:6.1f} ms of imports); "
-                  f"{len(keep):>3} lazy imports keep {len(deferred):>3} modules out "
-                  f"({kept_ms:6.1f} ms): {kept_ms / own_ms:.2f}x its own import time")
+                  f"{len(keep):>3} lazy imports name {len(deferred):>3} modules it does not "
+                  f"load, {costs[0][1]:>3} with theirs ({kept_ms:6.1f} ms): "
+                  f"{kept_ms / own_ms:.2f}x its own import time")
             if opts.list:
                 for m, line, names in keep:
                     print(f"      {m}:{line}: {', '.join(names)}")
@@ -203,10 +242,8 @@ def main() -> None:
             for m, line in idle:
                 print(f"      not needed by these runs: {m}:{line}")
         print(f"  lazy imports: {len(lazies)}; needed by a start-up above: {len(needed)}; "
-              f"in modules none of them loads (the rules of other pushes, import cycles): "
-              f"{len(unloaded)}; in "
-              f"modules they load, on paths these five runs do not take (a push of records or "
-              f"of the spine, a refusal): {len(idle) - len(unloaded)}")
+              f"not needed by these six runs: {len(idle)}, {len(unloaded)} of them in "
+              "modules none of the six loads (`--list` names each)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
