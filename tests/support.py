@@ -8,6 +8,8 @@ product does.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -140,6 +142,12 @@ def leap(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None,
 
     code, out, err = run_cli(list(args), cwd=cwd, env=full_env, input=input, timeout=timeout)
     return Result(code, out, err)
+
+
+def hinted_leap(text: str) -> list[list[str]]:
+    """The `leap ...` commands a message names in backticks, each as the words a shell
+    would pass (the brief: a hint is run exactly as printed)."""
+    return [shlex.split(found)[1:] for found in re.findall(r"`(leap [^`]*)`", text)]
 
 
 def leap_process(*args: str, cwd: Path | str, env: Mapping[str, str] | None = None,

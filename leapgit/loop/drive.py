@@ -323,7 +323,7 @@ class SliceRun:
             return (f"run.max_usd is {cap:g} but the slice's juror spend is not fully priced "
                     f"({spent.unmeasured} call(s) without reported usage, or a rung without "
                     "usd_per_mtok_in/out): the cap cannot be held; a hold, nothing lost. "
-                    "Price every rung, or remove run.max_usd, then `leap run` again")
+                    f"Price every rung, or remove run.max_usd, then `leap run {self.slice}` again")
         if spent.usd >= cap:
             return (f"run.max_usd {cap:g} reached: the slice spent {spent.usd:.6f} USD on "
                     "jurors; a hold, nothing lost")

@@ -141,22 +141,24 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         from leapgit.rules import passes
 
         rec = ScoreRecord.from_dict(raw)
+        score = f"`leap score {rec.slice} {rec.ball}`"  # the command as it runs
         if rec.outcome == 1:
             red = passes.red_problems(view, rec)  # T7.1: a red the ledger holds
-            return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades "
+            return [Refusal("L7", ref, sha, path, why, f"score with {score}, which grades "
                             "a recorded claim") for why in passes.round_problems(view, rec)] + [
                 Refusal("T7.1" if why in red else "L7.5", ref, sha, path, why, "score with "
-                        "`leap score`, which writes the whole chain")
+                        f"{score}, which writes the whole chain")
                 for why in passes.pass_problems(view, rec)]
-        return [Refusal("L7", ref, sha, path, why, "score with `leap score`, which grades the "
+        return [Refusal("L7", ref, sha, path, why, f"score with {score}, which grades the "
                         "last recorded round") for why in passes.grade_problems(view, rec)]
     if kind == "merge":
         from leapgit.records.scoring import MergeRecord
         from leapgit.rules import passes
 
-        return [Refusal("L8", ref, sha, path, why, "merge the whole slice with `leap merge`, "
-                        "once every ball holds a full pass") for why in
-                passes.merge_problems(view, MergeRecord.from_dict(raw))]
+        merge = MergeRecord.from_dict(raw)
+        return [Refusal("L8", ref, sha, path, why, "merge the whole slice with `leap merge "
+                        f"{merge.slice}`, once every ball holds a full pass") for why in
+                passes.merge_problems(view, merge)]
     if kind == "live_proof":
         return _check_live(ctx, ref, sha, path, raw, view)
     if kind == "red":
@@ -456,7 +458,7 @@ def _check_finding_red(ctx: PushContext, ref: str, sha: str, path: str, rec: Red
     from leapgit.ledger import history
     from leapgit.rules.episodes import answers_findings
 
-    name, hint = f"{rec.slice}/{rec.ball}", "`leap run` asks the test author for it"
+    name, hint = f"{rec.slice}/{rec.ball}", f"`leap run {rec.slice}` asks the test author for it"
     scores = history.scores(view, rec.slice, rec.ball) \
         if history.has(view, rec.slice, rec.ball, "scores") else []
     score = next((s for s in scores if s.score == rec.answers), None)

@@ -320,6 +320,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
                     hint="its holder gives back a lease whose merge died with `leap lease "
                          f"release --holder {shlex.quote(exc.lease.holder)}`")]) from None
     temp = TEMP_REF.format(slice=slice_id)
+    again = f"`leap merge {slice_id}`"  # what a stop below names, as it runs
     pushing: MergeRecord | None = None
     try:
         if remote:
@@ -331,7 +332,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
             old = followed
         merges = build(ws, slice_id, old, planned)
         git.run(["update-ref", temp, merges[-1].commit], root)
-        spine.require_fast_forward(root, name, old, merges[-1].commit)
+        spine.require_fast_forward(root, name, old, merges[-1].commit, again)
         # L8: a re-merge re-scores the whole slice on the merged result (every ball's
         # tests; the review from the base the slice first landed on), not only what changed
         since = landed[0].base if landed else old
@@ -342,7 +343,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
             raise AggregateRefused(slice_id, refused.run_id, refused.reason,
                                    tuple(blamed.balls), blamed.unowned,
                                    ws.config.ledger_ref) from None
-        spine.require_fast_forward(root, name, old, merges[-1].commit)  # still, after review
+        spine.require_fast_forward(root, name, old, merges[-1].commit, again)  # after review
         record = _record(ws, slice_id, lease.number, holder, old, merges, agg, remote)
         _intent(ws, slice_id).write_bytes(yamlio.dumps(record.to_dict()))
         if remote:
@@ -623,7 +624,7 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
     copy is refused there as no fast-forward, after a paid review). A spine here that is
     behind moves forward to it first, its checkout too; one that parted from it stops the
     merge, nothing landed. Returns the tip to build on."""
-    root, name = ws.paths.root, ws.config.spine
+    root, name, again = ws.paths.root, ws.config.spine, f"`leap merge {slice_id}`"
     there = _remote_spine(ws, slice_id, remote)
     if there is None or there == old or is_ancestor(root, there, old):
         return old  # this clone's spine is as far as the remote's, or further
@@ -636,12 +637,12 @@ def _follow(ws: Workspace, slice_id: str, remote: str, old: str, echo: Echo) -> 
             f"the spine {name!r} here ({old[:12]}) and on {remote} ({there[:12]}) have "
             "parted: nothing landed", rule="L9",
             hint=f"the remote's is the one spine: keep this clone's (`{keep}`), follow the "
-                 f"remote's (`{follow}`), then `leap merge` again")
-    spine.require_fast_forward(root, name, old, there)
+                 f"remote's (`{follow}`), then {again} again")
+    spine.require_fast_forward(root, name, old, there, again)
     warning = spine.move_spine(root, name, old, there)
     if warning:
         raise Hold(f"the spine {name!r} must first follow {remote}'s to {there[:12]}: "
-                   f"{warning}", rule="L9", hint="then `leap merge` again")
+                   f"{warning}", rule="L9", hint=f"then {again} again")
     echo(f"the spine {name!r} here followed {remote}'s from {old[:12]} to {there[:12]} "
          "(another integration landed there first)")
     return there

@@ -116,20 +116,21 @@ def _parents(path: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
-def require_fast_forward(root: Path, spine: str, old: str, new: str) -> None:
-    """Refuse, before anything is pushed, a merge the spine checkout could not take."""
+def require_fast_forward(root: Path, spine: str, old: str, new: str, again: str) -> None:
+    """Refuse, before anything is pushed, a merge the spine checkout could not take.
+    ``again``: the command that merges once more, as it runs (`leap merge SLICE`)."""
     where = checkout_of(root, spine)
     if where is None:
         return
     if git.rev_parse("HEAD", where) != old:
         raise RuleViolation(f"the spine {spine!r} moved under the merge; nothing landed",
-                            rule="L9", hint="one writer: run `leap merge` again")
+                            rule="L9", hint=f"one writer: run {again} again")
     require_clean(root, spine)
     blocking = blocking_untracked(where, old, new)
     if blocking:
         raise UsageError(f"the spine {spine!r} is checked out in {where} with untracked "
                          f"file(s) the merge would overwrite: {', '.join(blocking)}; "
-                         "nothing landed", hint="move or delete them, then run `leap merge` "
+                         f"nothing landed", hint=f"move or delete them, then run {again} "
                          "again")
 
 
@@ -242,9 +243,9 @@ class PushRefused(RuleViolation):
     """The remote answered, and refused the atomic push: nothing of it landed."""
 
 
-def push(root: Path, remote: str, refspecs: list[str], then: str | None = None) -> None:
+def push(root: Path, remote: str, refspecs: list[str], then: str) -> None:
     """One atomic push; the server's refusal comes back as a rule violation, its lines kept.
-    ``then``: what the user runs once this clone's own `pre-push` refusal is dealt with."""
+    ``then``: what the user runs once the refusal is dealt with (`leap merge SLICE` again)."""
     proc = git.run(["push", "--atomic", "--porcelain", remote, *refspecs], root, check=False)
     if proc.returncode == 0:
         return
@@ -258,7 +259,7 @@ def push(root: Path, remote: str, refspecs: list[str], then: str | None = None) 
     behind = any(s.startswith("[rejected]") for s in git_said)  # not a fast-forward
     hint = "; ".join(said) or "; ".join(
         [f"git said: {'; '.join(git_said)}" if git_said else git.says(text), *hook_said[-3:]]
-        + (["`leap merge` again builds on the spine the remote holds"] if behind else []))
+        + ([f"{then} builds on the spine the remote holds"] if behind else []))
     if f"leap pre-push: {NOTHING_SENT}" in proc.stderr.decode(errors="replace").splitlines():
         # this clone's own hook (a server's lines come as `remote: ...`): nothing was sent
         raise _refused_here(remote, text, then)
@@ -270,7 +271,7 @@ def push(root: Path, remote: str, refspecs: list[str], then: str | None = None) 
                         hint=hint)
 
 
-def _refused_here(remote: str, text: str, then: str | None) -> PushRefused:
+def _refused_here(remote: str, text: str, then: str) -> PushRefused:
     """This clone's `pre-push` refused the push by the server's own rules: nothing was sent.
     Its first refusal, and what to do about it, as the hook said them."""
     said = [ln.removeprefix("leap pre-push:").strip() for ln in text.splitlines()
@@ -280,7 +281,7 @@ def _refused_here(remote: str, text: str, then: str | None) -> PushRefused:
     kept = [line for line in said if " kept-" in line]
     what, _, do = (kept[-1] if kept else said[0] if said else "").partition("; do: ")
     what = what.partition("] ")[2] if what.startswith("[") else what  # the rule goes last
-    hint = (do or git.says(text)) + (f"; then {then}" if then else "")
+    hint = f"{do or git.says(text)}; then {then}"
     return PushRefused(f"this clone's pre-push hook refused the spine push to {remote}, as its "
                        f"server would; nothing was sent" + (f": {what}" if what else ""),
                        rule=_rule(said), hint=hint)

@@ -27,7 +27,7 @@ from leapgit.procs import alive
 from leapgit.records import yamlio
 from tests.loop.world import AUTHOR, BUILDER, CODE, DEPS, events, jurors, red_test
 from tests.scoring.world import Project, ball_yaml, build_project
-from tests.support import Result, git, leap
+from tests.support import Result, git, hinted_leap, leap
 from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply
 
@@ -168,7 +168,8 @@ def test_run_max_usd_holds_the_priced_spend_when_one_seat_reports_none(
         got = events(res.out)
         table = next(e for e in got if e["event"] == "table")
         assert "not fully priced" in str(table["stopped"]), res.out[-2000:]
-        assert "remove run.max_usd, then `leap run` again" in str(table["stopped"])
+        assert "remove run.max_usd, then `leap run usd` again" in str(table["stopped"])
+        again = hinted_leap(str(table["stopped"]))
         assert not any(e["event"] == "merge" for e in got), res.out[-2000:]
         assert p.remote_tip("refs/heads/main") == before
         assert res.code == 3, res.code
@@ -177,7 +178,8 @@ def test_run_max_usd_holds_the_priced_spend_when_one_seat_reports_none(
         cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
         del cfg["run"]
         cfg_path.write_bytes(yamlio.dumps(cfg))
-        landed = p.leap("run", "usd", "--heartbeat", "0")
+        assert again == [["run", "usd"]], table["stopped"]  # as printed, it runs
+        landed = p.leap(*again[0], "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
     assert p.remote_tip("refs/heads/main") != before
 

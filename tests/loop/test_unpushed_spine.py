@@ -127,7 +127,7 @@ def test_a_merge_refused_by_this_clones_pre_push_is_a_refusal_that_leads_on(
 
         # the spine push itself, as the merge makes it
         with pytest.raises(spine.PushRefused) as refused:
-            spine.push(p.work, "origin", [f"{note}:refs/heads/main"])
+            spine.push(p.work, "origin", [f"{note}:refs/heads/main"], "`leap merge um` again")
         assert refused.value.exit_code == EXIT_RULE
         assert "nothing was sent" in refused.value.lines()[0], refused.value.lines()
         assert refused.value.problems[0].rule == "L8", refused.value.problems

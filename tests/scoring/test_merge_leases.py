@@ -95,13 +95,13 @@ def test_a_push_a_server_hook_declined_keeps_its_words(tmp_path: Path) -> None:
     (work / "f.txt").write_text("two\n")
     git("-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qam", "two", cwd=work)
     try:
-        push(work, "origin", ["HEAD:refs/heads/main"])
+        push(work, "origin", ["HEAD:refs/heads/main"], then="`leap merge s1` again")
     except PushRefused as exc:
         line = exc.lines()[0]
     else:
         raise AssertionError("the hook declined the push")
     assert "GH006: Protected branch update failed" in line, line
-    assert "`leap merge` again" not in line, line
+    assert "`leap merge s1` again" not in line, line  # not a push behind the remote's
 
 
 def _merge_lock(p: Project) -> FileLock:

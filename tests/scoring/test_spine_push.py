@@ -14,7 +14,7 @@ import pytest
 from leapgit.scoring.spine import PushRefused, push
 from tests.scoring.test_merge_refusals import left_passed
 from tests.scoring.world import Project
-from tests.support import git, make_repo
+from tests.support import git, hinted_leap, make_repo
 
 __all__ = ["left_passed"]  # the fixture, shared
 
@@ -32,12 +32,13 @@ def test_a_push_git_refuses_as_no_fast_forward_says_so_in_one_line(tmp_path: Pat
     (work / "f.txt").write_text("ours\n")
     git("-c", "user.name=o", "-c", "user.email=o@x", "commit", "-qam", "ours", cwd=work)
     with pytest.raises(PushRefused) as refused:
-        push(work, "origin", ["HEAD:refs/heads/main"])
+        push(work, "origin", ["HEAD:refs/heads/main"], then="`leap merge s1` again")
     line = refused.value.lines()[0]
     assert "refused the spine push; nothing landed" in line, line
     assert "git said: [rejected] (fetch first)" in line or \
         "git said: [rejected] (non-fast-forward)" in line, line
-    assert "`leap merge` again builds on the spine the remote holds" in line, line
+    # the command as it runs: `leap merge` alone is a usage error (SLICE is required)
+    assert "`leap merge s1` again builds on the spine the remote holds" in line, line
     assert "\\n" not in line and "hint:" not in line, line
 
 
@@ -58,7 +59,9 @@ def test_a_spine_parted_from_the_remotes_names_how_to_keep_it_and_follow_which_l
     for command in commands:  # the hint, exactly
         subprocess.run(shlex.split(command), check=True, capture_output=True)
     assert git("rev-parse", f"main-here-{mine[:8]}", cwd=p.work) == mine  # kept
-    landed = p.leap("merge", "left")
+    again = hinted_leap(parted.err)
+    assert again == [["merge", "left"]], parted.err  # as printed, it runs
+    landed = p.leap(*again[0])
     assert landed.code == 0, landed
     tip = p.remote_tip("refs/heads/main")
     assert tip != there and git("merge-base", "--is-ancestor", there, tip, cwd=p.bare) == ""
@@ -171,3 +174,25 @@ def test_a_lock_file_in_the_way_of_following_the_remotes_spine_is_named(
     lock.unlink()  # the hint, exactly
     landed = leap("merge", "left", cwd=p.work)
     assert landed.code == 0, landed
+
+
+def test_untracked_files_the_merge_would_overwrite_stop_it_and_the_hint_leads_on(
+        left_passed: Project) -> None:
+    """A spine checkout holding an untracked file where the merge brings a ball's file:
+    nothing lands, and the hint's command, run as printed once the file is moved away,
+    lands the slice (it named `leap merge` without its slice: a usage error)."""
+    p = left_passed
+    before = p.remote_tip("refs/heads/main")
+    (p.work / "calc" / "u.py").write_text("scratch of my own\n")
+    stopped = p.leap("merge", "left")
+    assert stopped.code == 2, stopped
+    assert "untracked file(s) the merge would overwrite: calc/u.py; nothing landed" \
+        in stopped.err, stopped.err
+    assert p.remote_tip("refs/heads/main") == before
+    (p.work / "calc" / "u.py").unlink()  # "move or delete them"
+    again = hinted_leap(stopped.err)
+    assert again == [["merge", "left"]], stopped.err
+    landed = p.leap(*again[0])
+    assert landed.code == 0, landed
+    assert p.remote_tip("refs/heads/main") != before
+    assert (p.work / "calc" / "u.py").is_file()  # the checkout followed
