@@ -77,7 +77,7 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
             raise UsageError("--remote publishes the balls to workers; --run builds them "
                              "here: choose one")
         rm.take_home(ws, remote, slice_id)
-        result = throw_balls(ws, slice_id, balls, resume, publish=True)
+        result = throw_balls(ws, slice_id, balls, resume, publish=True, remote=remote)
         rm.publish(ws, remote, slice_id, [t.record.ball for t in result.thrown])
         return Thrown(ws, result)
     if run:  # before any worktree, branch or round: a builder that cannot start

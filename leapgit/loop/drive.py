@@ -487,7 +487,7 @@ class SliceRun:
         remote = self.opt.remote
         try:
             result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
-                           publish=remote is not None)
+                           publish=remote is not None, remote=remote)
         except RedToCarry:  # L5: a restack; its red goes onto the fresh stack first
 
             r = carry_red(self.ws, self.slice, step.ball).record
@@ -495,14 +495,14 @@ class SliceRun:
                              commit=r.commit[:12], carries=r.carries,
                              frozen=[t.path for t in r.tests])
             result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
-                           publish=remote is not None)
+                           publish=remote is not None, remote=remote)
         except RedBehind:  # the spine moved since its red: the author writes it again there
             if not self.ws.config.red_command:
                 raise
             self._do_red(step._replace(reason="the spine moved since its red: the test "
                                        "author writes it again where the throw starts"))
             result = throw(self.ws, self.slice, [step.ball], resume, run=remote is None,
-                           publish=remote is not None)
+                           publish=remote is not None, remote=remote)
         for skipped in result.skipped:
             raise skipped.error
         for t in result.thrown:  # recorded: said before its publish, which may be cut off

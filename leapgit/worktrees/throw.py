@@ -10,6 +10,7 @@ throw either happened (worktree and record) or did not (neither).
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -78,9 +79,11 @@ def spine_tip(ws: Workspace) -> str:
 
 
 def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
-            scope_changed: bool = False, score: str | None = None) -> _Plan:
+            scope_changed: bool = False, score: str | None = None,
+            remote: str | None = None) -> _Plan:
     """What a throw of this ball means now, or the error that says why not. ``score``: the
-    hint to run `leap score`, when the ball's last round claims a pass that waits for it."""
+    hint to run `leap score`, when the ball's last round claims a pass that waits for it.
+    ``remote``: the one a throw with `--remote` publishes to, which its hints name too."""
     ep = s.episode
     if s.verdict == "ready":
         return _Plan(s, 1, base, None, True)
@@ -99,8 +102,9 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     assert ep is not None
     number = ep.throw.episode
     if s.own == "in-flight":
-        go_on = (f"it is published to workers: `leap worker --remote REMOTE --slice "
-                 f"{slice_id}` on any clone continues it") if ep.throw.published else \
+        go_on = (f"it is published to workers: `leap worker --remote "
+                 f"{shlex.quote(remote or 'REMOTE')} --slice {slice_id}` on any clone "
+                 "continues it") if ep.throw.published else \
             (f"continue it with `leap throw {slice_id} --ball {s.ball} --run`, or close its "
              "rounds (`leap round`)")
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
@@ -119,14 +123,19 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     if s.own == "hold":
         how = "with a checkpoint" if ep.checkpoint is not None else "(its last round scored 0)"
         raise Hold(f"{slice_id}/{s.ball} ended episode {number} at 0 {how}",
-                   rule="L6", hint=f"`leap throw {slice_id} --ball {s.ball} --resume` starts a "
-                   "new episode from it")
+                   rule="L6", hint=f"`leap throw {slice_id} --ball {s.ball} --resume"
+                   f"{_to(remote)}` starts a new episode from it")
     if starts_afresh(True, respecced, scope_changed):
         # L3: the refused ball was repaired as a new spec version; it starts over from the
         # current base on a fresh branch (its refused branch is dropped).
         return _Plan(s, number + 1, base, number, True)
     raise RuleViolation(f"{slice_id}/{s.ball} was refused (-1) in episode {number}",
                         rule="L3", hint="repair the spec (`leap ball respec`), then throw it")
+
+
+def _to(remote: str | None) -> str:
+    """The `--remote R` of a command a published throw's hint names, as it was typed."""
+    return f" --remote {shlex.quote(remote)}" if remote else ""
 
 
 def _scope_changed(view: LedgerView, slice_id: str, s: BallStanding) -> bool:
@@ -239,11 +248,12 @@ def _worst(errors: list[LeapError]) -> LeapError:
 
 
 def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
-          resume: bool = False, run: bool = False, publish: bool = False) -> ThrowResult:
+          resume: bool = False, run: bool = False, publish: bool = False,
+          remote: str | None = None) -> ThrowResult:
     """``run``: the builders are driven next, so a ball in flight carries on (``carry``).
-    ``publish`` (issue 16): the balls go to workers on the shared remote: each gets its
-    branch and a throw record that says so, and no worktree here (``loop.publish`` pushes
-    them)."""
+    ``publish`` (issue 16): the balls go to workers on the shared remote (``remote``, which
+    the hints name): each gets its branch and a throw record that says so, and no worktree
+    here (``loop.publish`` pushes them)."""
     with ws.ledger() as ledger:
         view = ledger.require()
         rec = query.load_slice(view, slice_id)
@@ -276,7 +286,8 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
                 continue
             try:
                 plans.append(_stacked(ws, view, rec, _decide(
-                    s, slice_id, base, resume, _scope_changed(view, slice_id, s), score)))
+                    s, slice_id, base, resume, _scope_changed(view, slice_id, s), score,
+                    remote)))
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
         unred = [p for p in plans if latest_red(view, slice_id, p.standing.ball) is None]

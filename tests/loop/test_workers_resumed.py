@@ -11,7 +11,7 @@ from leapgit.ledger import layout
 from leapgit.records import yamlio
 from tests.loop import workers_world as ww
 from tests.loop.workers_world import wait
-from tests.support import GitDaemon, git
+from tests.support import GitDaemon, git, hinted_leap
 from tests.tribunal.jurors import JurorServer
 
 # -- a ball resumed from another machine ---------------------------------------------------
@@ -39,7 +39,10 @@ def test_a_held_ball_is_resumed_to_workers_from_a_clone_that_never_threw_it(
     other = w.clone("second-orchestrator")
     hold = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin", cwd=other)
     assert hold.code == 3 and "--resume" in hold.err, hold
-    res = w.leap("throw", ww.S, "--ball", "b1", "--resume", "--remote", "origin", cwd=other)
+    again = hinted_leap(hold.err)  # as printed: it left out --remote, and resumed it here
+    assert again == [["throw", ww.S, "--ball", "b1", "--resume", "--remote", "origin"]], \
+        hold.err
+    res = w.leap(*again[0], cwd=other)
     assert res.code == 0 and "published to workers" in res.out, res
     thrown = yamlio.loads(w.ledger_text(layout.throw_path(ww.S, "b1", 2))
                           .encode(), "throw.yaml")
@@ -60,11 +63,12 @@ def test_a_published_ball_in_flight_is_sent_to_a_worker_and_a_worker_continues_i
     (w.base_dir / "hang-b1").unlink()
     res = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin")
     assert res.code == 1 and "[L3]" in res.err, res
-    hint = f"`leap worker --remote REMOTE --slice {ww.S}` on any clone continues it"
-    assert hint in res.err, res
-    # the hinted command, as is (it keeps serving: stopped once its round is up)
-    proc = w.popen("worker", "--remote", "origin", "--slice", ww.S, "--name", "next",
-                   cwd=w.clone("next"))
+    hint = f"`leap worker --remote origin --slice {ww.S}` on any clone continues it"
+    assert hint in res.err, res  # the remote the throw named, not a placeholder
+    # the hinted command, as is, named for the receipts (it keeps serving: stopped once its
+    # round is up)
+    [again] = hinted_leap(res.err)
+    proc = w.popen(*again, "--name", "next", cwd=w.clone("next"))
     deadline = time.monotonic() + 120
     while len(ww.receipts(w)["b1"]) < 2:
         assert time.monotonic() < deadline and proc.poll() is None, \
