@@ -119,8 +119,11 @@ def status_lines(s: Status) -> list[str]:
                     line += f"  after {', '.join(deps)}"
                 out.append(line)
                 if hit is not None:
+                    # a commit only this clone holds is no reopen the server would take:
+                    # the merge says how to take it off the spine instead (issue 18 F6)
                     out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
-                               f"(`leap merge {rec.slice}` records it)")
+                               f"(`leap merge {rec.slice}` records it, or says how to take "
+                               "it off the spine when only this clone holds it)")
                 out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice, s.round_limit,
                                          sl.escalated.get(b.ball), b.ball in sl.redless))
                 out.extend(_score_detail(sl.scores.get(b.ball)))

@@ -18,7 +18,7 @@ from leapgit.ledger import layout
 from leapgit.records import yamlio
 from tests.scoring.test_merge_refusals import two_passed_copy
 from tests.scoring.world import Project
-from tests.support import git
+from tests.support import git, hinted_leap
 from tests.templates import Served
 
 SLICE = "left"
@@ -121,7 +121,12 @@ def test_a_local_spine_commit_on_merged_files_is_reported_then_refused(
     assert states(audit_json(p)) == ("reopened", {"u": "merged", "v": "reopened"})
     assert p.tip("leap/ledger") == ledger  # status and audit only read
 
-    held = p.leap("merge", SLICE)  # the server would refuse that reopen: none is recorded
+    # the command status names, as printed; the server would refuse that reopen: the merge
+    # records none, and says how to take the commit off the spine
+    assert "or says how to take it off the spine when only this clone holds it" in status.out
+    [line] = [ln for ln in status.out.splitlines() if "reopened (L8)" in ln]
+    assert hinted_leap(line) == [["merge", SLICE]], line
+    held = p.leap(*hinted_leap(line)[0])
     assert held.code == 3, held
     assert f"spine commit {hotfix[:12]}, which only this clone holds, changes calc/v.py " \
         "of merged ball left/v" in held.err and "[L8]" in held.err, held
