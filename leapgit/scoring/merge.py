@@ -99,11 +99,20 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         passed = current_pass(view, slice_id, ball)
         if passed is not None and passed.score in landed.get(ball, ()):
             continue  # this pass is on the spine already
-        tip = git.rev_parse(f"refs/heads/{ws.config.ball_branch(slice_id, ball)}",
-                            ws.paths.root)
-        if passed is None or tip is None:
-            missing.append(f"{ball} ({'no pass' if passed is None else 'no branch'})")
+        branch = ws.config.ball_branch(slice_id, ball)
+        tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
+        if passed is not None and tip is None:  # the branch only pointed at it (L7.1)
+            tip = git.rev_parse(passed.commit, ws.paths.root)
+        if passed is None:
+            missing.append(f"{ball} (no pass)")
             ways[f"`leap score {slice_id} {ball}`"] = None
+            continue
+        if tip is None:  # neither its branch nor the commit its pass names is here
+            missing.append(f"{ball} (its branch and passed commit {passed.commit[:12]} are "
+                           "not in this clone)")
+            remote = spine.spine_remote(ws.paths.root, ws.config.spine) or "REMOTE"
+            ways[f"`git fetch {shlex.quote(remote)} refs/heads/{branch}:refs/heads/{branch}` "
+                 f"from a remote that holds it, then `leap merge {slice_id}`"] = None
             continue
         if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
             missing.append(f"{ball} (branch moved off its passed candidate)")

@@ -373,3 +373,23 @@ def test_a_merge_stopped_between_the_push_and_the_local_move_resumes(
         sum(x.endswith("release.yaml") for x in leases)
     assert landed in git("show", f"leap/ledger:{layout.merge_path('left')}", cwd=p.work)
     assert p.leap("audit").code == 0
+
+
+def test_a_passed_ball_whose_branch_is_gone_lands_from_the_commit_its_pass_names(
+        left_passed: Project) -> None:
+    """A dead-end hunt: with a passed ball's worktree and branch removed by hand, `leap merge`
+    held with "first `leap score left u`", which said "throw it first", which refuses a
+    passed ball. The branch only points at the commit the pass names (L7.1): the merge
+    lands that commit, as the server judges it, and no command is needed in between."""
+    p = left_passed
+    branch = "leap/ball/left/u"
+    passed = p.tip(branch)
+    git("worktree", "remove", "--force", str(p.worktree("u", "left")), cwd=p.work)
+    git("branch", "-D", branch, cwd=p.work)
+    before = p.remote_tip("refs/heads/main")
+    res = p.leap("merge", "left")
+    assert res.code == 0, res
+    tip = p.remote_tip("refs/heads/main")
+    assert tip != before
+    assert git("merge-base", "--is-ancestor", passed, tip, cwd=p.bare) == ""
+    assert p.leap("audit").code == 0
