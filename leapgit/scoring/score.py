@@ -7,6 +7,7 @@ that could not decide (a timeout, a juror that never answered) is 0."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,13 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
     if tip is None and _published(view, slice_id, ball_id):
         raise Hold(f"the ball's branch {branch} is not in this clone", rule="L7",
                    hint=from_the_remote(ws, slice_id, ball_id))
+    left = _last_left(ws, view, slice_id, ball_id) if tip is None else None
+    if left is not None:  # thrown, its branch deleted by hand: a throw refuses the ball now
+        round_no, commit = left
+        raise UsageError(f"the ball's branch {branch} does not exist",
+                         hint=f"put it back where its round {round_no} left it (`git branch "
+                              f"{shlex.quote(branch)} {commit}`), then `leap score "
+                              f"{slice_id} {ball_id}`")
     if tip is None:
         # T7.1: a ball is thrown only after its red
         first = (f"`leap throw {slice_id} --ball {ball_id}`"
@@ -120,6 +128,18 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
         raise UsageError(f"the ball's branch {branch} does not exist",
                          hint=f"throw it first: {first}")
     return tip
+
+
+def _last_left(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str
+               ) -> tuple[int, str] | None:
+    """(round, commit): where the ball's newest recorded round that made a commit left its
+    branch, when this clone holds that commit; None for a ball never thrown."""
+    for episode in reversed(query.episodes(view, slice_id, ball_id)):
+        for r in reversed(query.receipts(view, slice_id, ball_id, episode)):
+            if r.commit:
+                found = git.rev_parse(r.commit, ws.paths.root)
+                return (r.round, found) if found else None
+    return None
 
 
 def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:

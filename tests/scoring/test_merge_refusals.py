@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -15,7 +17,7 @@ from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from tests.scoring.test_refusals import ball, unit_test
 from tests.scoring.world import Project, build_project
-from tests.support import GitDaemon, git
+from tests.support import GitDaemon, git, hinted_leap
 from tests.templates import Served
 
 
@@ -393,3 +395,24 @@ def test_a_passed_ball_whose_branch_is_gone_lands_from_the_commit_its_pass_names
     assert tip != before
     assert git("merge-base", "--is-ancestor", passed, tip, cwd=p.bare) == ""
     assert p.leap("audit").code == 0
+
+
+def test_scoring_a_thrown_ball_whose_branch_is_gone_names_where_its_last_round_left_it(
+        left_passed: Project) -> None:
+    """The same hunt: `leap score` of a thrown ball whose branch was deleted said "throw it
+    first", and `leap throw` refuses a ball in flight or passed. The branch goes back where
+    the ball's last recorded round left it, as printed; scored then, it stands as before."""
+    p = left_passed
+    branch = "leap/ball/left/u"
+    was = p.tip(branch)
+    git("worktree", "remove", "--force", str(p.worktree("u", "left")), cwd=p.work)
+    git("branch", "-D", branch, cwd=p.work)
+    stopped = p.leap("score", "left", "u")
+    assert stopped.code == 2 and "throw it first" not in stopped.err, stopped
+    [put_back] = re.findall(r"`(git [^`]*)`", stopped.err)
+    assert put_back == f"git branch {branch} {was}", stopped.err
+    git(*shlex.split(put_back)[1:], cwd=p.work)
+    assert hinted_leap(stopped.err) == [["score", "left", "u"]], stopped.err
+    scored = p.leap(*hinted_leap(stopped.err)[0])
+    assert scored.code == 0, scored  # its pass stands: nothing new to grade
+    assert p.leap("merge", "left").code == 0
