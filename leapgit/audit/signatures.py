@@ -103,8 +103,11 @@ def _findings(j: Judged) -> list[SignatureFinding]:
 def _refused(j: Judged, r: Refusal, fp: str | None, paths: tuple[str, ...],
              ) -> SignatureFinding:
     kind = r.kind or _KINDS.get(r.rule, r.rule)
-    return SignatureFinding(j.commit.id.decode(), j.branch, kind, r.message, fp,
-                            (r.path,) if r.path else paths, r.rule)
+    # an unsigned commit leaves each of its records unsigned, not only the one the message
+    # names (``leap status`` sends the user here to list them)
+    named = paths if kind == "unsigned" or not r.path else (r.path,)
+    return SignatureFinding(j.commit.id.decode(), j.branch, kind, r.message, fp, named,
+                            r.rule)
 
 
 def _clock(j: Judged, now: int) -> list[SignatureFinding]:

@@ -340,7 +340,8 @@ def signature_presence_lines(p: Presence | None) -> list[str]:
                 "(`leap audit-signatures` verifies them)"]
     shown = ", ".join(p.unsigned_records[:5]) or "not known here (those of the commit at " \
         "the cut)"
-    more = (f" and {len(p.unsigned_records) - 5} more (`leap audit-signatures` lists them)"
+    more = (f" and {len(p.unsigned_records) - 5} more (`leap audit-signatures --json` lists "
+            "them)"
             if len(p.unsigned_records) > 5 else "")
     return [f"signatures: {p.unsigned_commits} of {p.commits} ledger commits are UNSIGNED"
             f"{cut}; unsigned records: {shown}{more}"]

@@ -7,7 +7,7 @@ import pytest
 
 from leapgit.records import yamlio
 from tests.slices.drafts import base_draft, write
-from tests.support import git, leap, leap_inproc, make_repo, ref
+from tests.support import git, hinted_leap, leap, leap_inproc, make_repo, ref
 
 
 def test_init_writes_config_and_ledger_and_is_idempotent(repo: Path) -> None:
@@ -280,3 +280,56 @@ def test_init_in_a_ball_worktree_of_a_bare_repository_names_no_bare_folder(tmp_p
     assert r.code == 2 and str(bare) not in r.err, r
     assert "run `leap init` in a checkout of the spine that is no ball's worktree" in r.err
     assert leap_inproc("init", cwd=main).code == 0
+
+
+def test_status_before_any_slice_names_the_cut_and_the_cut_it_names_gives_a_slice(
+        repo: Path, tmp_path: Path) -> None:
+    """Every hint leads on: `leap status` right after `leap init` names `leap slice cut
+    FILE`; run as printed, with FILE a draft, status shows the slice."""
+    assert leap_inproc("init", cwd=repo).code == 0
+    empty = leap_inproc("status", cwd=repo)
+    assert empty.code == 0 and empty.out.startswith("no slices yet"), empty
+    [cut] = hinted_leap(empty.out)
+    assert cut == ["slice", "cut", "FILE"], empty.out
+    draft = write(tmp_path / "d.yaml", base_draft())
+    assert leap_inproc(*cut[:-1], str(draft), cwd=repo).code == 0
+    assert leap_inproc("status", cwd=repo).out.startswith("slice s1  spine integrator")
+
+
+def test_status_names_audit_signatures_for_the_unsigned_records_it_does_not_list(
+        repo: Path, tmp_path: Path) -> None:
+    """`leap status` lists five unsigned records and names `leap audit-signatures --json`
+    for the rest; run as printed, it names each of them (it named one record a commit)."""
+    assert leap_inproc("init", cwd=repo).code == 0
+    d = base_draft()
+    d["balls"] += [{**d["balls"][0], "id": f"x{i}", "scope": [f"src/x{i}.py"]}
+                   for i in range(4)]
+    assert leap_inproc("slice", "cut", str(write(tmp_path / "d.yaml", d)), cwd=repo).code == 0
+    status = leap_inproc("status", cwd=repo)
+    [line] = [ln for ln in status.out.splitlines() if ln.startswith("signatures:")]
+    assert "more (`leap audit-signatures --json` lists them)" in line, line
+    [command] = hinted_leap(line)
+    listed = leap_inproc(*command, cwd=repo)
+    assert listed.code == 0, listed  # unsigned is a note unless signatures are required
+    named = {path for f in json.loads(listed.out)["findings"] if f["kind"] == "unsigned"
+             for path in f["paths"]}
+    records = git("ls-tree", "-r", "--name-only", "leap/ledger", cwd=repo).splitlines()
+    assert len(records) > 5
+    assert named == set(records), listed.out  # the ones status left out too
+
+
+def test_init_in_a_bare_repository_names_the_clone_or_the_server_install_and_both_work(
+        tmp_path: Path) -> None:
+    src = make_repo(tmp_path / "src", {"a.txt": "a\n"})
+    bare = tmp_path / "repo.git"
+    git("clone", "-q", "--bare", str(src), str(bare), cwd=tmp_path)
+    r = leap_inproc("init", cwd=bare)
+    assert r.code == 2 and "is a bare repository" in r.err, r
+    init, server = hinted_leap(r.err)
+    assert (init, server) == (["init"], ["hooks", "install", "--server"]), r.err
+    assert leap_inproc(*server, cwd=bare).code == 0
+    assert (bare / "hooks" / "pre-receive").is_file()
+    clone = tmp_path / "clone"
+    git("clone", "-q", str(bare), str(clone), cwd=tmp_path)
+    assert leap_inproc(*init, cwd=clone).code == 0
+    assert ref(clone, "leap/ledger") is not None
