@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -18,9 +19,11 @@ import pytest
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
 from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
 from tests.scoring.world import Project
+from tests.support import hinted_leap
 from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
@@ -107,6 +110,38 @@ def test_a_red_the_test_author_got_wrong_names_leap_run_not_a_placeholder_commit
             assert _hinted(stop["hint"]) == ["leap ball respec hpr a FILE", "leap run hpr"]
         (p.base_dir / "reds.json").write_text(good)  # the author mended
         landed = p.leap("run", "hpr", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+@pytest.mark.parametrize("failing", ["no-commit", "exits", "times-out"])
+def test_a_test_author_that_fails_stops_with_a_hint_that_leads_on_once_it_is_fixed(
+        isolated: Path, served: Served, failing: str) -> None:
+    """The test author made no commit, exited non-zero, or timed out: the stop (a hold,
+    T7.1) says to fix red.command and names `leap run S`; with red.command fixed, that
+    command, as printed, asks the author again and lands the slice."""
+    command, red = {"no-commit": ("true", {}), "exits": ("false", {}),
+                    "times-out": ("sleep 30", {"timeout": 1})}[failing]
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder(f"hint-author-{failing}"), served.daemon, server.url, "hau",
+                ("a", "b"), red={"command": command,
+                                 "identity": "model=m,family=f,session=au", **red})
+        res = p.leap("run", "hau", "--json", "--heartbeat", "0")
+        assert res.code == 3, res.out[-2000:]
+        said = {"no-commit": "made no commit", "exits": "exited 1",
+                "times-out": "timed out after 1 s"}[failing]
+        stops = _stops(res.out)
+        assert set(stops) == {"a", "b"}, stops
+        for stop in stops.values():
+            assert said in str(stop["reason"]) and "[T7.1]" in str(stop["reason"]), stop
+            assert "red.command" in str(stop["hint"]), stop
+        [again] = hinted_leap(str(stops["a"]["hint"]))
+        assert again == ["run", "hau"], stops
+        cfg_path = p.work / ".leap" / "config.yaml"  # the author mended
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        cfg["red"] = {"command": f"{sys.executable} {p.base_dir / 'author.py'}",
+                      "identity": "model=m,family=f,session=au"}
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        landed = p.leap(*again, "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
