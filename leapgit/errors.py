@@ -56,9 +56,13 @@ class Problem(NamedTuple):
     rule: str | None = None
     hint: str | None = None
 
-    def line(self) -> str:
+    def located(self) -> str:
+        """The message after the file and field it is about (what a line starts with)."""
         where = ": ".join(part for part in (self.file, self.field) if part)
-        text = f"{where}: {self.message}" if where else self.message
+        return printable(f"{where}: {self.message}" if where else self.message)
+
+    def line(self) -> str:
+        text = self.located()
         if self.rule:
             text += f" [{self.rule}]"
         if self.hint:

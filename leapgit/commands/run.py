@@ -11,7 +11,7 @@ from leapgit.errors import LeapError
 from leapgit.ledger.sync import require_remote
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.drive import Options, RunEnd, SliceRun
-from leapgit.loop.events import Events, as_started
+from leapgit.loop.events import Events, as_started, stop_fields
 from leapgit.rules.landing import failed_hint
 
 
@@ -29,11 +29,7 @@ def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = F
                        hint=p.hint and as_started(p.hint, slice_id, options.remote))
             for p in exc.problems)
         if as_json and not events.ended:  # an agent reads stdout: the stop is said there
-            first = exc.problems[0] if exc.problems else None
-            events.emit("stop", reason=first.message if first else str(exc),
-                        rule=first.rule if first else None,
-                        hint=first.hint if first else None, exit_code=exc.exit_code,
-                        details=exc.detail_lines()[-12:] or None)
+            events.emit("stop", **stop_fields(exc))
             events.emit("end", outcome="stopped", exit_code=exc.exit_code)
         raise
 

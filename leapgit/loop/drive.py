@@ -44,7 +44,7 @@ from leapgit.ledger.leases import LeaseHeld
 from leapgit.ledger.workspace import Workspace
 from leapgit.loop import remote as rm
 from leapgit.loop.author import author_finding_red, author_red, check_author
-from leapgit.loop.events import Events, Heartbeat
+from leapgit.loop.events import Events, Heartbeat, stop_fields
 from leapgit.loop.lease import RunLease
 from leapgit.loop.live import Proved, prove_live
 from leapgit.loop.progress import EventProgress
@@ -402,11 +402,12 @@ class SliceRun:
                     out.append(step)
         return out
 
-    def _stop(self, step: Step) -> None:
+    def _stop(self, step: Step, problems: list[dict[str, str]] | None = None) -> None:
+        """``problems``: each of an error's problems, when it has several (``stop_fields``)."""
         self.stopped[step.ball] = step
         self.events.emit("stop", step.ball, step.wave, reason=step.reason, hint=step.hint,
                          exit_code=step.exit_code, escalated=step.escalated or None,
-                         details=list(step.details) or None)
+                         details=list(step.details) or None, problems=problems)
 
     def _settle(self, step: Step, fut: Future[None]) -> None:
         exc = fut.exception()
@@ -419,14 +420,12 @@ class SliceRun:
             self.not_before[step.ball] = time.monotonic() + self.opt.poll  # not at once
             return
         if isinstance(exc, LeapError):
-            first = exc.problems[0] if exc.problems else None
-            reason = first.message if first is not None else str(exc)
-            if first is not None and first.rule:
-                reason += f" [{first.rule}]"
-            self._stop(step._replace(kind="stop", reason=f"{step.kind}: {reason}",
-                                     exit_code=exc.exit_code,
-                                     hint=first.hint if first is not None else None,
-                                     details=tuple(exc.detail_lines()[-12:])))
+            said = stop_fields(exc, f"{step.kind}: ")
+            rule = said["rule"]
+            self._stop(step._replace(kind="stop", exit_code=exc.exit_code, hint=said["hint"],
+                                     reason=said["reason"] + (f" [{rule}]" if rule else ""),
+                                     details=tuple(exc.detail_lines()[-12:])),
+                       said.get("problems"))
             return
         raise exc
 
@@ -662,11 +661,7 @@ class SliceRun:
                 return True
             end.stopped = f"merge: {exc.lines()[0]}"
             end.exit_code = exc.exit_code
-            first = exc.problems[0] if exc.problems else None
-            self.events.emit("stop", reason=f"merge: {first.message}" if first else
-                             end.stopped, rule=first.rule if first else None,
-                             hint=first.hint if first else None, exit_code=exc.exit_code,
-                             details=tuple(exc.detail_lines()[-12:]) or None)
+            self.events.emit("stop", **stop_fields(exc, "merge: "))
             return False
         finally:
             self.busy.pop("slice", None)

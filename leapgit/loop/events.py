@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from leapgit.errors import printable
+from leapgit.errors import LeapError, printable
 from leapgit.timeutil import now_iso
 
 KINDS = ("start", "red", "throw", "round", "score", "findings", "stop", "heartbeat", "merge",
@@ -34,6 +34,24 @@ def as_started(text: str, slice_id: str, remote: str | None) -> str:
     return re.sub(rf"`leap run {re.escape(slice_id)}((?: [^`]*)?)`",
                   lambda m: m.group(0) if "--remote" in m.group(1) else
                   f"`leap run {slice_id} --remote {shlex.quote(remote)}{m.group(1)}`", text)
+
+
+def stop_fields(exc: LeapError, what: str = "") -> dict[str, Any]:
+    """What a ``stop`` event says of an error, for an agent that reads stdout only (the
+    brief: bad input names the file, the field and the rule): its first problem, located,
+    as the reason (after ``what``: the step it stopped), that problem's rule and hint, and,
+    when it has several, each of them as the CLI prints it."""
+    first = exc.problems[0] if exc.problems else None
+    out: dict[str, Any] = {
+        "reason": what + (first.located() if first else printable(str(exc))),
+        "rule": first.rule if first else None, "hint": first.hint if first else None,
+        "exit_code": exc.exit_code, "details": exc.detail_lines()[-12:] or None}
+    if len(exc.problems) > 1:
+        out["problems"] = [{k: v for k, v in (
+            ("line", p.line()), ("message", printable(p.message)), ("file", p.file),
+            ("field", p.field), ("rule", p.rule), ("hint", p.hint)) if v is not None}
+            for p in exc.problems]
+    return out
 
 
 class Events:

@@ -34,3 +34,30 @@ def test_a_refusal_before_the_run_is_a_stop_and_an_end_on_stdout(tmp_path: Path,
         validate(event, "run-event", "leap run --json")
         assert event["exit_code"] == res.code, (event, res)
     assert said[0]["reason"] and said[0]["reason"] in res.err, (said, res.err)
+
+
+def test_bad_input_in_two_fields_reaches_the_agent_whole_with_file_and_field(
+        tmp_path: Path) -> None:
+    """Bad input names the file, the field and the rule (the brief), on stdout too: the
+    stop said "must be smaller than or equal to 4" alone (no file, no field), and only the
+    first of the config's two problems, which stderr names both."""
+    folder = make_repo(tmp_path / "work", {"README.md": "# x\n"})
+    assert leap("init", cwd=folder).code == 0
+    config = folder / ".leap" / "config.yaml"
+    config.write_text(config.read_text().replace("round_limit: 4", "round_limit: 9")
+                      .replace("  # timeout: 1800", "  timeout: -5"))
+    res = leap("run", "s1", "--json", cwd=folder)
+    assert res.code == 2, res
+    said = [json.loads(line) for line in res.out.splitlines() if line.startswith("{")]
+    assert [e["event"] for e in said] == ["stop", "end"], res
+    for event in said:
+        validate(event, "run-event", "leap run --json")
+    stop = said[0]
+    assert stop["reason"] == (".leap/config.yaml: round_limit: must be smaller than or "
+                              "equal to 4"), stop
+    assert stop["rule"] == "config", stop
+    assert [(p["file"], p["field"], p["rule"]) for p in stop["problems"]] == [
+        (".leap/config.yaml", "round_limit", "config"),
+        (".leap/config.yaml", "builder.timeout", "config")], stop
+    for problem in stop["problems"]:  # each as stderr says it
+        assert f"leap: {problem['line']}" in res.err.splitlines(), (problem, res.err)
