@@ -167,10 +167,14 @@ def spine_remote(root: Path, spine: str) -> str | None:
     try:
         require_remote(root, name)
     except UsageError as exc:
-        track = f"`git config {shlex.quote(f'branch.{spine}.remote')} NAME`"
+        key = shlex.quote(f"branch.{spine}.remote")
+        track = f"`git config {key} NAME`"
+        names = git.remotes(root)
         raise UsageError(exc.problems[0].message, field=f"branch.{spine}.remote", hint=(
                              f"track the spine by a remote's name: `git remote add NAME "
                              f"{shlex.quote(name)}`, then {track}" if located(name) else
+                             f"track its one remote: `git config {key} "
+                             f"{shlex.quote(names[0])}`" if len(names) == 1 else
                              f"{track}, NAME one of its remotes")) from None
     return name
 

@@ -196,3 +196,21 @@ def test_untracked_files_the_merge_would_overwrite_stop_it_and_the_hint_leads_on
     assert landed.code == 0, landed
     assert p.remote_tip("refs/heads/main") != before
     assert (p.work / "calc" / "u.py").is_file()  # the checkout followed
+
+
+def test_a_spine_tracking_no_remote_s_name_names_the_one_remote_there_is(
+        left_passed: Project) -> None:
+    """The spine tracks `nosuch`, which is no remote: the merge stops before its lease with
+    the `git config` that tracks the clone's one remote by name (it said NAME), and run as
+    printed, the merge lands."""
+    p = left_passed
+    git("config", "branch.main.remote", "nosuch", cwd=p.work)
+    stopped = p.leap("merge", "left")
+    assert stopped.code == 2 and "'nosuch' is not a remote of this repository" in stopped.err, \
+        stopped
+    [track] = re.findall(r"`(git config [^`]*)`", stopped.err)
+    assert track == "git config branch.main.remote origin", stopped.err
+    subprocess.run(shlex.split(track), cwd=p.work, check=True)
+    landed = p.leap("merge", "left")
+    assert landed.code == 0, landed
+    assert p.remote_tip("refs/heads/main") == p.tip("main")
