@@ -28,7 +28,7 @@ from leapgit.scoring.merge import _taken_for
 from leapgit.scoring.spine import PushRefused, push
 from tests.scoring.test_merge_refusals import left_passed
 from tests.scoring.world import Project
-from tests.support import IDENTITY, git, leap, make_repo
+from tests.support import IDENTITY, git, hinted_leap, leap, make_repo
 
 __all__ = ["left_passed"]  # the fixture, shared
 
@@ -449,3 +449,17 @@ def test_a_merge_of_an_unknown_slice_writes_nothing_first(
     assert git("rev-parse", "leap/ledger", cwd=p.work) == ledger_before
     kept = p.work / ".git" / "leap-merging" / "kept" / "left" / f"{tip}.yaml"
     assert kept.is_file()  # still set aside: `leap merge left` records it (the test above)
+
+
+def test_a_merge_while_another_of_this_clone_runs_is_a_hold_whose_hint_lands_after_it(
+        left_passed: Project) -> None:
+    p = left_passed
+    before = p.remote_tip("refs/heads/main")
+    with _merge_lock(p):  # the other merge of this clone, running
+        busy = leap("merge", "left", cwd=p.work, env=p.env, subprocess=True)
+    assert busy.code == 3 and "another merge runs in this clone now [L9]" in busy.err, busy
+    assert p.remote_tip("refs/heads/main") == before
+    [again] = hinted_leap(busy.err)  # "wait for it to end": it has
+    landed = p.leap(*again)
+    assert landed.code == 0, landed
+    assert p.remote_tip("refs/heads/main") != before
