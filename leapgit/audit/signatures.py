@@ -105,7 +105,7 @@ def _refused(j: Judged, r: Refusal, fp: str | None, paths: tuple[str, ...],
     kind = r.kind or _KINDS.get(r.rule, r.rule)
     # an unsigned commit leaves each of its records unsigned, not only the one the message
     # names (``leap status`` sends the user here to list them)
-    named = paths if kind == "unsigned" or not r.path else (r.path,)
+    named = paths if (kind == "unsigned" and paths) or not r.path else (r.path,)
     return SignatureFinding(j.commit.id.decode(), j.branch, kind, r.message, fp, named,
                             r.rule)
 

@@ -102,7 +102,8 @@ class Events:
         where = f"{self._slice}/{data['ball']}" if "ball" in data else self._slice
         wave = f"wave {data['wave']} " if "wave" in data else ""
         hidden = ("event", "slice", "elapsed", "at", "ball", "wave", "step", "outcome",
-                  "detail", "details") + (("balls", "usage") if data["event"] == "table" else ())
+                  "detail", "details", "problems") + (
+            ("balls", "usage") if data["event"] == "table" else ())
         shown = {k: v for k, v in data.items() if k not in hidden}  # the table follows
         parts = [f"{head} {wave}{where}", data["event"]]
         if "step" in data:
@@ -113,8 +114,9 @@ class Events:
         if data.get("detail"):
             parts.append(f"({printable(str(data['detail']))})")
         line = "  ".join(parts)
+        more = [f"            also: {p['line']}" for p in (data.get("problems") or ())[1:]]
         said = ["            | " + printable(str(d)) for d in data.get("details") or ()]
-        return "\n".join([line, *said])
+        return "\n".join([line, *more, *said])
 
 
 def _short(value: Any) -> str:

@@ -5,11 +5,14 @@ schema, with the exit code the process exits with."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
+from leapgit.errors import InvalidRecord, Problem
+from leapgit.loop.events import Events, stop_fields
 from leapgit.records.schema import validate
 from tests.support import leap, make_repo
 
@@ -61,3 +64,22 @@ def test_bad_input_in_two_fields_reaches_the_agent_whole_with_file_and_field(
         (".leap/config.yaml", "builder.timeout", "config")], stop
     for problem in stop["problems"]:  # each as stderr says it
         assert f"leap: {problem['line']}" in res.err.splitlines(), (problem, res.err)
+
+
+def test_a_stop_with_several_problems_reads_as_lines_for_a_person() -> None:
+    """A blind review: without --json the stop line printed `problems=line: ..., message:
+    ...` after its reason. A person gets the first problem as the reason and each further
+    one on a line of its own; the JSON carries them all."""
+    error = InvalidRecord(problems=[
+        Problem("must be smaller than or equal to 4", "c.yaml", "round_limit", "config"),
+        Problem("must be bigger than 0", "c.yaml", "builder.timeout", "config")])
+    out = io.StringIO()
+    Events(out, "s1").emit("stop", "a", 0, **stop_fields(error, "build: "))
+    first, *rest = out.getvalue().splitlines()
+    assert "problems=" not in first and "build: c.yaml: round_limit: must be smaller" in first
+    assert rest == ["            also: c.yaml: builder.timeout: must be bigger than 0 [config]"]
+    out = io.StringIO()
+    Events(out, "s1", as_json=True).emit("stop", "a", 0, **stop_fields(error))
+    said = json.loads(out.getvalue())
+    validate(said, "run-event", "leap run --json")
+    assert [p["field"] for p in said["problems"]] == ["round_limit", "builder.timeout"]

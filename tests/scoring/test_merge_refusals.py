@@ -400,8 +400,9 @@ def test_a_passed_ball_whose_branch_is_gone_lands_from_the_commit_its_pass_names
 def test_scoring_a_thrown_ball_whose_branch_is_gone_names_where_its_last_round_left_it(
         left_passed: Project) -> None:
     """The same hunt: `leap score` of a thrown ball whose branch was deleted said "throw it
-    first", and `leap throw` refuses a ball in flight or passed. The branch goes back where
-    the ball's last recorded round left it, as printed; scored then, it stands as before."""
+    first", and `leap throw` refuses a ball in flight or passed (here: passed). The branch
+    goes back where the ball's last recorded round left it, as printed; scored then, it
+    stands as before. A fresh episode's case: test_refused_rewind."""
     p = left_passed
     branch = "leap/ball/left/u"
     was = p.tip(branch)

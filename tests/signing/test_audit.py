@@ -246,6 +246,9 @@ def test_a_policy_change_no_admin_signed_is_never_the_policy_in_force(
     s6 = _finding(found, takeover, "S6")
     assert s6["message"].count(takeover[:12]) == 1, s6
     assert _finding(found, takeover, "S1")["kind"] == "unsigned"
+    # the policy file the unsigned change wrote stays named (a blind review: widening an
+    # unsigned ledger commit's finding to all its records dropped a spine commit's path)
+    assert s6["kind"] == "unsigned" and s6["paths"] == [".leap/allowed_signers"], s6
     assert _finding(found, carried, "")["kind"] == "ok"
     unknown = _finding(found, late, "S2")
     assert unknown["kind"] == "unknown-key", unknown

@@ -9,6 +9,8 @@ leapgit folds. A real remote behind `git daemon` with the real pre-receive."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,9 +19,10 @@ import pytest
 from leapgit.errors import RuleViolation
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
+from leapgit.records import yamlio
 from tests.hooks.world import run_git
 from tests.reds import red_commit
-from tests.support import GitDaemon, git, leap, ref
+from tests.support import GitDaemon, git, hinted_leap, leap, ref
 from tests.worktrees.conftest import set_config, worktree_of
 
 Builder = Callable[..., str]
@@ -255,3 +258,38 @@ def test_a_file_under_a_folder_the_round_replaced_by_an_outside_symlink_comes_ba
         got = _undo(repo, wt, start, _changes(repo, start, refused), frozenset())
     assert not (outside / "b").exists()
     assert "a/b" in got.restored and (wt / "a" / "b").read_text() == "start\n", got
+
+
+def test_scoring_a_fresh_episode_whose_branch_is_gone_names_where_that_episode_started(
+        diamond: Path, builder: Builder) -> None:
+    """A blind review: with the branch of a respecced ball (episode 2, thrown afresh after a
+    refused round, no round yet) deleted, `leap score` named the refused round's commit of
+    episode 1 to put the branch back on: scored later, the repaired episode would have been
+    judged on the refused bytes. It names where episode 2 started; put back there, the
+    score says what comes next (a round first) instead of a missing branch."""
+    refused, _ = _refused_run(diamond, builder, "leap-commits")
+    repair = diamond.parent / "repair.yaml"
+    repair.write_text(REPAIR)
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0  # afresh, no round
+    branch = "leap/ball/dia/A"
+    started = ref(diamond, f"refs/heads/{branch}")
+    assert started != refused
+    git("worktree", "remove", "--force", str(worktree_of(diamond, "A")), cwd=diamond)
+    git("branch", "-D", branch, cwd=diamond)
+    config = diamond / ".leap" / "config.yaml"  # a builder and a juror rung, as a scorer has
+    cfg = yamlio.loads(config.read_bytes(), str(config))
+    cfg["builder"]["identity"] = "model=m,family=f,session=s"
+    cfg.setdefault("tribunal", {})["rungs"] = [{
+        "id": "x", "provider": "openai", "model": "m", "endpoint": "http://127.0.0.1:9",
+        "family": "j", "cost": 0, "context_tokens": 32000,
+        "tiers": ["generalist", "operator_safety", "deep_state", "fast_structural"]}]
+    config.write_bytes(yamlio.dumps(cfg))
+    stopped = leap("score", "dia", "A", cwd=diamond)
+    assert stopped.code == 2 and "does not exist" in stopped.err, stopped
+    [put_back] = re.findall(r"`(git [^`]*)`", stopped.err)
+    assert put_back == f"git branch {branch} {started}", (stopped.err, refused)
+    git(*shlex.split(put_back)[1:], cwd=diamond)
+    [again] = hinted_leap(stopped.err)
+    scored = leap(*again, cwd=diamond)
+    assert scored.code == 3 and "has no round yet: nothing to score" in scored.err, scored
