@@ -4,17 +4,21 @@ ref, and what leads on."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 from leapgit.scoring.spine import PushRefused, push
+from leapgit.tribunal.demo import canned
 from tests.scoring.test_merge_refusals import left_passed
 from tests.scoring.world import Project
 from tests.support import git, hinted_leap, make_repo
+from tests.tribunal.jurors import Call, JurorServer, Reply
 
 __all__ = ["left_passed"]  # the fixture, shared
 
@@ -214,3 +218,45 @@ def test_a_spine_tracking_no_remote_s_name_names_the_one_remote_there_is(
     landed = p.leap("merge", "left")
     assert landed.code == 0, landed
     assert p.remote_tip("refs/heads/main") == p.tip("main")
+
+
+def test_a_spine_that_moves_under_the_merge_lands_nothing_and_the_hints_lead_on(
+        left_passed: Project) -> None:
+    """Someone commits on the spine's checkout while the merge's aggregate review sits: the
+    merge lands nothing ("moved under the merge", L9) and names `leap merge left` again,
+    which refuses that commit (made outside an integration, L8) with the commands that keep
+    it aside; run as printed, the slice lands and the commit is kept on its branch."""
+    p = left_passed
+    moved: list[str] = []
+    lock = threading.Lock()
+
+    def commits_once(call: Call) -> Reply:
+        with lock:
+            if not moved:
+                (p.work / "NOTES.md").write_text("written during the review\n")
+                git("add", "NOTES.md", cwd=p.work)
+                git("commit", "-qm", "a note, mid-merge", cwd=p.work)
+                moved.append(p.tip("main"))
+        prompt = "\n".join(m.get("content", "") for m in call.body.get("messages", []))
+        return Reply(json.dumps(canned(prompt)))
+
+    before = p.remote_tip("refs/heads/main")
+    with JurorServer("openai", commits_once) as server:
+        config = p.work / ".leap" / "config.yaml"
+        config.write_text(config.read_text().replace(p.juror_url, server.url))
+        stopped = p.leap("merge", "left")
+        assert stopped.code == 1 and "moved under the merge; nothing landed [L9]" in \
+            stopped.err, stopped
+        assert moved and p.remote_tip("refs/heads/main") == before
+        [again] = hinted_leap(stopped.err)
+        refused = p.leap(*again)
+        assert refused.code == 1 and "[L8]" in refused.err, refused
+        [keep] = re.findall(r"`(\(git [^`]*)`", refused.err)
+        subprocess.run(keep, shell=True, cwd=p.work, check=True, capture_output=True)
+        landed = p.leap(*hinted_leap(refused.err)[-1])
+    assert landed.code == 0, landed
+    assert p.remote_tip("refs/heads/main") != before
+    [kept] = re.findall(r"git branch (kept-[0-9a-f]+) ", keep)  # the note, kept on it
+    assert git("merge-base", "--is-ancestor", moved[0], kept, cwd=p.work) == ""
+    assert subprocess.run(["git", "merge-base", "--is-ancestor", moved[0], "main"],
+                          cwd=p.work).returncode == 1  # and off the spine that landed
