@@ -262,8 +262,8 @@ def _throw() -> click.Command:
     @click.option("--jobs", type=click.IntRange(min=1), default=4, show_default=True,
                   help="builders running at once (with --run)")
     @click.option("--remote", metavar="REMOTE",
-                  help="publish the balls on this shared remote for `leap worker`s to build "
-                       "(no worktree here)")
+                  help="publish the balls on this shared remote for workers (`leap worker "
+                       "--remote REMOTE`) to build (no worktree here)")
     @click.pass_context
     def throw_cmd(ctx: click.Context, slice_id: str, balls: tuple[str, ...], resume: bool,
                   drive: bool, jobs: int, remote: str | None) -> None:
@@ -379,7 +379,8 @@ def _run() -> click.Command:
                   help="seconds between heartbeat events (0: none)")
     @click.option("--remote", metavar="REMOTE",
                   help="publish each thrown ball on this shared remote and wait for "
-                       "`leap worker`s to build it; scoring and the merge stay here")
+                       "workers (`leap worker --remote REMOTE`) to build it; scoring and the "
+                       "merge stay here")
     @click.option("--take-over", is_flag=True,
                   help="with --remote: take over the run lease of a run on another clone "
                        "that is gone for good (its machine lost)")
@@ -690,8 +691,8 @@ def _red() -> click.Command:
             raise UsageError("give COMMIT, or --carry without one", field="COMMIT",
                              hint=f"`leap red {slice_id} {ball_id} COMMIT` records a red "
                                   f"before the build; `leap red {slice_id} {ball_id} --carry` "
-                                  "carries a restacked ball's red (`leap ball base` says "
-                                  "which)")
+                                  "carries a restacked ball's red (`leap ball base "
+                                  f"{slice_id} {ball_id}` says which)")
         _emit(lines(carry_red(slice_id, ball_id) if carry else
                     red(slice_id, ball_id, str(commit))))
     return red_cmd

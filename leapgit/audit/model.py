@@ -32,7 +32,7 @@ CHECKS: dict[str, tuple[str, str]] = {
                      "commits and a passed aggregate review"),
     "reopen-recorded": ("L8", "no spine commit outside an integration changes the files of a "
                         "merged ball the ledger still holds as merged (such a change reopens "
-                        "it; `leap merge` records the reopen)"),
+                        "it; `leap merge SLICE` records the reopen)"),
     "spine-traced": ("L8", "every spine commit since a slice's base is an integration "
                      "merge of a passed ball"),
     "one-integrator": ("L9", "at most one integrator lease is open on the spine"),

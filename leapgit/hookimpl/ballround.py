@@ -141,8 +141,8 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
 
         commit = objects.commit(head)
         if os.environ.get(FOLDING_ENV) and round_trailers(commit.message).round is None:
-            say(f"{slice_id}/{ball_id}: `leap throw --run` folds this commit into the round "
-                "it closes, and judges their sum")
+            say(f"{slice_id}/{ball_id}: `leap throw {slice_id} --ball {ball_id} --run` folds "
+                "this commit into the round it closes, and judges their sum")
             return
         base = episode.throw.base
         reds = episode_reds(view, slice_id, ball_id, episode.throw.episode) \
@@ -203,7 +203,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 reopened = reopen_if_moved(ledger, slice_id, ball_id, tree, head)
             except LeapError as exc:  # the round stands; only the L8 check is left to do
                 say(f"recorded round {done.receipt.round} of {slice_id}/{ball_id}; the reopen "
-                    f"check (L8) failed: {exc.lines()[0]}; `leap merge` records it")
+                    f"check (L8) failed: {exc.lines()[0]}; `leap merge {slice_id}` records it")
                 return
         if reopened is not None:
             say(f"[L8] {slice_id}/{ball_id} had passed as {reopened.candidate[:12]}; this commit "

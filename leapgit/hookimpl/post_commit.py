@@ -152,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"leap {HOOK}: {line}", file=sys.stderr)
         # a rule refused the round: its own hint says what to do (`leap round` meets the
         # same rule); anything else failed on the way, and `leap round` records it later
-        how = "" if isinstance(exc, RuleViolation) else "; record it with `leap round`"
+        ball = ball_of_branch(branch, prefix or DEFAULT_PREFIX) or ("SLICE", "BALL")
+        how = "" if isinstance(exc, RuleViolation) else (
+            f"; record it with `leap round {ball[0]} {ball[1]} --outcome N --evidence TEXT`")
         print(f"leap {HOOK}: the round was not recorded{how}", file=sys.stderr)
     return 0
 

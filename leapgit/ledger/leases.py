@@ -101,7 +101,7 @@ def held_by(current: Lease, spine: str, again: str, remote: str | None = None) -
 
 
 def next_take(view: LedgerView, spine: str, holder: str, reason: str | None = None,
-              again: str = "`leap merge`", remote: str | None = None
+              again: str = "run the merge", remote: str | None = None
               ) -> tuple[Lease, dict[str, bytes], str, list[tuple[str, str]]]:
     """The next lease on ``spine`` for ``holder`` as records to write (the lease, its
     records, their commit's subject and trailers); a ``LeaseHeld`` while another is open."""

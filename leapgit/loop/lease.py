@@ -81,7 +81,7 @@ class RunLease:
             self._lock.acquire(timeout=0)
         except Timeout:
             raise Hold(f"slice {self.slice} is already being run by {self._named()}; "
-                       "one `leap run` drives a slice at a time", rule="L3",
+                       "one run drives a slice at a time", rule="L3",
                        hint="wait for that run to end (or stop it), then `leap run "
                             f"{self.slice}` continues where the ledger says") from None
         try:
@@ -118,7 +118,7 @@ class RunLease:
                 mine = _ours(found.take.holder, self.clone)  # this clone's lock is free
                 if not mine and (not self.take_over or seen not in (None, found.number)):
                     raise Hold(f"slice {self.slice} is being run by {found.named()} on "
-                               f"{remote}; one `leap run` drives a slice at a time",
+                               f"{remote}; one run drives a slice at a time",
                                rule=RULE, hint=f"wait for that run to end; if it is gone "
                                f"for good, `leap run {self.slice} --remote {remote} "
                                "--take-over` takes its lease over")

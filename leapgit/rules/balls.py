@@ -200,7 +200,7 @@ def _claimed(ctx: PushContext, upd: RefUpdate, base: Base, reds: Sequence[RedRec
         return []
     pusher = ctx.pusher.name if ctx.pusher is not None else None
     return [Refusal("L9", upd.ref, rounds[-1].id.decode(), None, why, "claim the ball first "
-                    "(`leap worker` claims a published ball before it builds)")
+                    "(`leap worker --remote REMOTE` claims a published ball before it builds)")
             for why in builder_problems(ctx.ledger_view(), thrown.slice, thrown.ball,
                                         thrown.episode, None, pusher, ctx.now)]
 
@@ -252,7 +252,8 @@ def check_stack(objects: Objects, view: LedgerView, ref: str, sha: str, ball: Ba
     slice_base = query.load_slice(view, ball.slice).base
     return [Refusal("L5", ref, sha, None, f"{base.source} {base.commit[:12]} is no stack of "
                     f"the passed candidates of its dependencies: {why}", "throw the ball with "
-                    "`leap throw`, which builds its stack base from the ledger's passes")
+                    f"`leap throw {ball.slice} --ball {ball.ball}`, which builds its stack base "
+                    "from the ledger's passes")
             for why in stack_problems(objects, view, slice_base, ball, base.commit,
                                       base.thrown.stack)]
 

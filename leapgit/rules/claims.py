@@ -136,7 +136,8 @@ def claim_problems(view: LedgerView, rec: ClaimRecord, claim_seconds: float,
     ball = f"{rec.slice}/{rec.ball}"
     if not published(view, rec.slice, rec.ball, rec.episode):
         return [f"episode {rec.episode} of {ball} was not published to workers "
-                "(`leap throw --remote`): no worker claims it"]
+                f"(`leap throw {rec.slice} --ball {rec.ball} --remote REMOTE`): no worker "
+                "claims it"]
     every = claims(view, rec.slice, rec.ball, rec.episode)
     mine = next((c for c in every if c.number == rec.claim), None)
     out: list[str] = []

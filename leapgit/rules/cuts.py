@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from leapgit.ledger.view import LedgerView
     from leapgit.rules.context import PushContext
 
-HINT = ("cut slices with `leap slice cut`, which writes the slice and every ball's first "
-        "spec in one commit")
+HINT = ("cut slices with `leap slice cut FILE`, which writes the slice and every ball's "
+        "first spec in one commit")
 
 
 def check_cut(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecord,

@@ -122,8 +122,9 @@ class Episode(NamedTuple):
             return (f"its last round was refused (-1); respec the ball (`leap ball respec "
                     f"{t.slice} {t.ball} FILE`) and throw it again")
         if self.refused_by_score is not None:
+            t = self.throw
             return (f"score {self.refused_by_score} refused its last round (-1); respec the "
-                    "ball (`leap ball respec`) and throw it again")
+                    f"ball (`leap ball respec {t.slice} {t.ball} FILE`) and throw it again")
         return None
 
 

@@ -193,8 +193,9 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         from leapgit.records.runs import RunLeaseRecord
         from leapgit.rules.runs import RULE, run_problems
 
-        return [Refusal(RULE, ref, sha, path, why, "one `leap run` drives a slice at a "
-                        "time: it takes the next run lease, and gives it back when it ends")
+        return [Refusal(RULE, ref, sha, path, why, "one run drives a slice at a time: "
+                        "`leap run SLICE` takes the next run lease, and gives it back when it "
+                        "ends")
                 for why in run_problems(view, RunLeaseRecord.from_dict(raw))]
     return []
 
@@ -210,7 +211,7 @@ def _check_claim(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str,
         return _lease_pusher(ctx, ref, sha, path, raw)  # leases: by the server's own clock
     return _lease_pusher(ctx, ref, sha, path, raw) + [
         Refusal("L9", ref, sha, path, why, "fetch the remote ledger and pick another ball "
-                "(`leap worker` does)") for why in
+                "(`leap worker --remote REMOTE` does)") for why in
         claim_problems(view, rec, ctx.config.claim_seconds, ctx.now,
                        ctx.config.round_cap)]
 
@@ -227,8 +228,8 @@ def _builder_only(ctx: PushContext, ref: str, sha: str, path: str, slice_id: str
         # refuse what the server accepted while the claim was live
         return []
     pusher = ctx.pusher.name if ctx.pusher is not None else None
-    return [Refusal("L9", ref, sha, path, why, "claim the ball first (`leap worker` "
-                    "claims a published ball before it builds)")
+    return [Refusal("L9", ref, sha, path, why, "claim the ball first (`leap worker "
+                    "--remote REMOTE` claims a published ball before it builds)")
             for why in builder_problems(view, slice_id, ball_id, episode, worker, pusher,
                                         ctx.now)]
 
@@ -245,13 +246,13 @@ def _check_live(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, 
     merged = view.record(layout.merge_path(rec.slice, rec.merge), MergeRecord)
     if merged is None:
         return [Refusal("T9", ref, sha, path, f"a live proof of merge {rec.merge} of slice "
-                        f"{rec.slice}, which is not recorded", "`leap run` proves a slice "
-                        "live once its merge is recorded")]
+                        f"{rec.slice}, which is not recorded", f"`leap run {rec.slice}` proves "
+                        "the slice live once its merge is recorded")]
     out = []
     if rec.attempt == 1 and merged.tip != rec.tip:
         out.append(Refusal("T9", ref, sha, path, f"the live proof ran on {rec.tip[:12]}, not "
                            f"on {merged.tip[:12]}, the spine tip merge {rec.merge} left",
-                           "prove the landed tip, as `leap run` does"))
+                           f"prove the landed tip, as `leap run {rec.slice}` does"))
     if rec.attempt > 1:  # again, after a failure, on a later tip that holds the merge
         before = view.record(layout.live_path(rec.slice, rec.merge, rec.attempt - 1),
                              LiveProofRecord)
@@ -273,7 +274,8 @@ def _check_live(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, 
     if rec.command != declared:
         out.append(Refusal("T9", ref, sha, path, f"the live proof ran `{rec.command}`, not the "
                            f"slice's declared live_proof ({declared!r})", "prove the landed "
-                           "tip with the slice's own live_proof, as `leap run` does"))
+                           f"tip with the slice's own live_proof, as `leap run {rec.slice}` "
+                           "does"))
     if rec.outcome != (1 if rec.exit_code == 0 else -1):  # L9: no success without proof
         out.append(Refusal("T9", ref, sha, path, f"the live proof says {rec.outcome} with exit "
                            f"code {rec.exit_code}: it held only if it exited 0", "record what "
@@ -308,7 +310,8 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
     if rec.outcome == 1 and not rec.claim:
         out.append(Refusal("L7", ref, sha, path, "a receipt that is no claim says 1: a round "
                            "never passes a ball; only a score record does",
-                           "record the round as a claim and run `leap score`"))
+                           "record the round as a claim and run "
+                           f"`leap score {rec.slice} {rec.ball}`"))
     resume = f"`leap throw {rec.slice} --ball {rec.ball} --resume` starts a new episode"
     if query.throw(view, rec.slice, rec.ball, rec.episode) is None:
         out.append(Refusal("L6", ref, sha, path, f"episode {rec.episode} of "
@@ -334,7 +337,8 @@ def _check_receipt(ctx: PushContext, ref: str, sha: str, path: str, rec: Receipt
         out.append(Refusal("L6", ref, sha, path, f"score {graded.score} refused round "
                            f"{rec.round - 1} of episode {rec.episode} of {rec.slice}/{rec.ball}"
                            " (-1): the builder's next round cannot undo the grade",
-                           "respec the ball (`leap ball respec`) and throw it again"))
+                           f"respec the ball (`leap ball respec {rec.slice} {rec.ball} "
+                           "FILE`) and throw it again"))
     return out
 
 
@@ -404,7 +408,8 @@ def _check_checkpoint(ctx: PushContext, ref: str, sha: str, path: str, rec: Chec
     return [Refusal("L6", ref, sha, path, f"a checkpoint after round {used} of "
                     f"{len(receipts)} recorded in episode {number} of {slice_id}/{ball_id}; "
                     f"an episode checkpoints only at round {limit}, with a 0",
-                    "record the rounds; `leap round` writes the checkpoint at the limit")]
+                    f"record the rounds; the last (`leap round {slice_id} {ball_id} --outcome "
+                    "0 --evidence TEXT`) writes the checkpoint at the limit")]
 
 
 def _check_red(ctx: PushContext, ref: str, sha: str, path: str, rec: RedRecord,

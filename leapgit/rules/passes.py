@@ -145,11 +145,11 @@ def red_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
         return []
     if prov.red is None:
         return ["the pass names no red commit: the failing contract test comes first "
-                "(T7.1, `leap red`)"]
+                f"(T7.1, `leap red {rec.slice} {rec.ball} COMMIT`)"]
     if all(r.red != prov.red for r in history.reds(view, rec.slice, rec.ball)):
         return [f"the pass names red {prov.red}, which the ledger does not hold for "
                 f"{rec.slice}/{rec.ball} (T7.1: the failing contract test comes first, "
-                "`leap red`)"]
+                f"`leap red {rec.slice} {rec.ball} COMMIT`)"]
     return []
 
 
@@ -250,7 +250,7 @@ def full_pass(view: LedgerView, slice_id: str, ball_id: str, candidate_tree: str
     if not found:
         raise NoFullPass(f"the ledger holds no pass for ball {slice_id}/{ball_id}: no score "
                          "record (a builder's receipt, claim or not, is never a pass; run "
-                         "`leap score`)", rule="L7")
+                         f"`leap score {slice_id} {ball_id}`)", rule="L7")
     rec = standing_pass(view, slice_id, ball_id)
     if rec is None:
         last = found[-1]

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from leapgit.rules.context import PushContext
 
 HINT = ("a reopen names a byte change of the passed candidate that the server holds: "
-        "`leap merge` and `leap score` record one when they find it")
+        "`leap merge SLICE` and `leap score SLICE BALL` record one when they find it")
 
 
 def check_reopen(ctx: PushContext, ref: str, sha: str, path: str, rec: ReopenRecord,

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from leapgit.records.types import BallRecord
     from leapgit.rules.context import PushContext
 
-HINT = ("respec only a stuck ball or one not thrown yet, with `leap ball respec`, which "
-        "checks the whole slice")
+HINT = ("respec only a stuck ball or one not thrown yet, with `leap ball respec SLICE BALL "
+        "FILE`, which checks the whole slice")
 
 
 def check_respec(ctx: PushContext, ref: str, sha: str, path: str, rec: BallRecord,

@@ -84,6 +84,6 @@ def run_problems(view: LedgerView, rec: RunLeaseRecord) -> list[str]:
                        f"{rec.slice}, which was not open before it")
     opened = [r.number for r in leases if r.open]
     if len(opened) > 1:
-        out.append(f"run leases {opened} of {rec.slice} are open at once: one `leap run` "
+        out.append(f"run leases {opened} of {rec.slice} are open at once: one run "
                    "drives a slice at a time")
     return out

@@ -170,8 +170,9 @@ def _reopen_role(judge: Judge, ref: str, commit: Commit, who: Standing, path: st
         return []
     return [Refusal("S3", ref, commit.id.decode(), path, f"a reopen of {slice_id}/{ball_id} "
                     f"signed by {who.who()}, which built no round of it: a builder reopens "
-                    "only a ball it built, on its branch's account", "a scorer (`leap score`) "
-                    "or the integrator (`leap merge`) records a reopen they find",
+                    "only a ball it built, on its branch's account", "a scorer (`leap score "
+                    f"{slice_id} {ball_id}`) or the integrator (`leap merge {slice_id}`) records "
+                    "a reopen they find",
                     "missing-role")]
 
 

@@ -225,7 +225,7 @@ def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float,
     name = f"{ball.slice}/{ball.ball}"
     if not ball.tests:
         raise RuleViolation(f"{name} declares no `tests` command: the mechanical checks "
-                            "cannot run and `leap score` can never pass it", field="tests",
+                            "cannot run and no score can ever pass it", field="tests",
                             rule="L1", hint=f"give it one with `leap ball respec {ball.slice} "
                             f"{ball.ball} FILE` (it has no round yet), then record red")
     with temporary(root, base, prefix="leap-red-base-") as tree:

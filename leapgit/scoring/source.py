@@ -112,7 +112,8 @@ def check_source(root: Path, base: str, commit: str, ball: BallRecord,
         return fail("L7.1", f"consumers outside the scope changed: {', '.join(changed_users)}")
     if red is None:
         return Source(Step("source", "hold", "no red commit: record the failing contract test "
-                           "with `leap red` first (T7.1: red before the build)", "T7.1"),
+                           f"with `leap red {ball.slice} {ball.ball} COMMIT` first (T7.1: red "
+                           "before the build)", "T7.1"),
                       tree, touched_blobs, consumer_blobs)
     unheld = unheld_reds(_Git(root), [*earlier, red], commit)
     if unheld:

@@ -36,13 +36,13 @@ def _busy(path: Path, worktree: Path, ball: str) -> Hold:
     driver = int(said[0]) if said and said[0].isdigit() else None
     group = int(said[1]) if len(said) > 1 and said[1].isdigit() else None
     if driver is not None and driver != os.getpid() and alive(driver):
-        return Hold(f"{ball} is being driven by another `leap throw --run` (pid {driver}) in "
+        return Hold(f"{ball} is being driven by another run of leapgit (pid {driver}) in "
                     f"{worktree}", rule="L3", hint="wait for that run to end, or stop it "
                     f"(`kill {driver}`), then run again")
     stop = f"`kill -- -{group}`" if group is not None else "stop it"
     return Hold(f"a builder is still running in {worktree} (process group {group or '?'}, "
-                "left by a leapgit run that is gone: `leap throw --run`, `leap run` or "
-                "`leap worker`)", rule="L3",
+                "left by a run of leapgit that is gone: a throw's, a slice's or a worker's)",
+                rule="L3",
                 hint=f"wait for it to end, or stop it ({stop}), then run again")
 
 

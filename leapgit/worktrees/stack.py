@@ -138,7 +138,8 @@ def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
                          field="spine")
     if tip is not None:
         name_base(root, slice_id, ball_id, tip)
-        return BallBase(tip, f"the tip of {spine}, where `leap throw` starts it")
+        return BallBase(tip, f"the tip of {spine}, where `leap throw {slice_id} --ball "
+                             f"{ball_id}` starts it")
     name_base(root, slice_id, ball_id, found.commit)
     return BallBase(found.commit, found.source,
                     found.thrown.stack if found.thrown is not None else ())

@@ -89,7 +89,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
         return _Plan(s, 1, base, None, True)
     if s.verdict == "blocked":
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}", rule="L5",
-                            hint=f"repair {s.by} (`leap ball respec`) and throw it again")
+                            hint=f"repair {s.by} (`leap ball respec {slice_id} {s.by} FILE`) "
+                                 "and throw it again")
     if s.verdict == "held" and s.restack:
         assert ep is not None  # L5, L8: a fresh episode on the passes that stand now
         return _Plan(s, ep.throw.episode + 1, base, ep.throw.episode, True)
@@ -106,7 +107,7 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
                  f"{shlex.quote(remote or 'REMOTE')} --slice {slice_id}` on any clone "
                  "continues it") if ep.throw.published else \
             (f"continue it with `leap throw {slice_id} --ball {s.ball} --run`, or close its "
-             "rounds (`leap round`)")
+             f"round (`leap round {slice_id} {s.ball} --outcome N --evidence TEXT`)")
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
                             "is refused", rule="L3", hint=score or go_on)
     if s.own == "pass":
@@ -130,7 +131,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
         # current base on a fresh branch (its refused branch is dropped).
         return _Plan(s, number + 1, base, number, True)
     raise RuleViolation(f"{slice_id}/{s.ball} was refused (-1) in episode {number}",
-                        rule="L3", hint="repair the spec (`leap ball respec`), then throw it")
+                        rule="L3", hint=f"repair the spec (`leap ball respec {slice_id} "
+                        f"{s.ball} FILE`), then throw it")
 
 
 def _to(remote: str | None) -> str:

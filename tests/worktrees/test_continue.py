@@ -134,7 +134,8 @@ def test_a_killed_run_continues_without_repeating_a_recorded_round(
     assert f"`kill -- -{orphan}`" in r.err
     # the lock cannot tell which driver left it (a blind review: a worker's was called one of
     # `leap throw --run`'s)
-    assert "left by a leapgit run that is gone: `leap throw --run`, `leap run` or" in r.err
+    assert "left by a run of leapgit that is gone: a throw's, a slice's or a worker's" \
+        in r.err
     assert len(_receipts(diamond)) == 1
     os.killpg(orphan, signal.SIGKILL)  # what the hint says to do
     deadline = time.monotonic() + 10
@@ -318,7 +319,7 @@ def test_a_second_run_of_a_ball_being_driven_holds_until_the_first_is_stopped(
     _wait_for(pids / "1", proc)
     r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
     assert r.code == 3, r  # L3: never two builders in one worktree
-    assert f"dia/A is being driven by another `leap throw --run` (pid {proc.pid})" in r.err
+    assert f"dia/A is being driven by another run of leapgit (pid {proc.pid})" in r.err
     assert f"`kill {proc.pid}`" in r.err
     os.kill(proc.pid, signal.SIGTERM)  # the hint's command: the run records its round, at 0
     proc.communicate(timeout=30)

@@ -9,7 +9,7 @@ import pytest
 
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
-from tests.support import git, leap, ref
+from tests.support import git, hinted_leap, leap, ref
 from tests.worktrees.conftest import record, set_config, tree_hash, worktree_of
 
 REPAIR = """\
@@ -217,11 +217,16 @@ def _refused_a(repo: Path) -> None:
     assert r.code == 1, r
 
 
-def _respec_a(repo: Path, folder: Path) -> int:
-    """`leap ball respec dia A FILE` with A's scope and a new helper file."""
+def _respec_a(repo: Path, folder: Path, shown: str | None = None) -> int:
+    """`leap ball respec dia A FILE` with A's scope and a new helper file; with ``shown``,
+    the respec that message names, as printed, FILE the repaired spec."""
     repair = folder / "repair.yaml"
     repair.write_text(REPAIR.format(extra="src/a_helper.py"))
-    return leap("ball", "respec", "dia", "A", str(repair), cwd=repo).code
+    words = ["ball", "respec", "dia", "A", "FILE"]
+    if shown is not None:
+        [words] = [w for w in hinted_leap(shown) if w[:2] == ["ball", "respec"]]
+    assert words[:4] == ["ball", "respec", "dia", "A"] and words[4:] == ["FILE"], words
+    return leap(*words[:4], str(repair), cwd=repo).code
 
 
 def test_a_refused_ball_s_throw_leads_on_to_the_respec_that_repairs_it(
@@ -231,8 +236,8 @@ def test_a_refused_ball_s_throw_leads_on_to_the_respec_that_repairs_it(
     _refused_a(diamond)
     again = leap("throw", "dia", "--ball", "A", cwd=diamond)
     assert again.code == 1 and "dia/A was refused (-1) in episode 1 [L3]" in again.err, again
-    assert "repair the spec (`leap ball respec`), then throw it" in again.err, again
-    assert _respec_a(diamond, tmp_path) == 0  # the hint
+    assert "repair the spec (`leap ball respec dia A FILE`), then throw it" in again.err, again
+    assert _respec_a(diamond, tmp_path, again.err) == 0  # the hint
     r = leap("throw", "dia", "--ball", "A", cwd=diamond)  # then throw it
     assert r.code == 0 and "episode 2  spec v2" in r.out, r
 
@@ -244,8 +249,9 @@ def test_a_ball_blocked_by_a_refused_dependency_leads_on_to_that_dependency_s_re
     _refused_a(diamond)
     blocked = leap("throw", "dia", "--ball", "B", cwd=diamond)
     assert blocked.code == 1 and "[L5]" in blocked.err, blocked
-    assert "repair A (`leap ball respec`) and throw it again" in blocked.err, blocked
-    assert _respec_a(diamond, tmp_path) == 0  # the hint
+    assert "repair A (`leap ball respec dia A FILE`) and throw it again" in blocked.err, \
+        blocked
+    assert _respec_a(diamond, tmp_path, blocked.err) == 0  # the hint
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0  # and throw it again
     waits = leap("throw", "dia", "--ball", "B", cwd=diamond)
     assert waits.code == 3 and "blocked" not in waits.err, waits  # held: A has not passed
