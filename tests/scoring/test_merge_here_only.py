@@ -8,9 +8,12 @@ spine holds the slice; an audit of a fresh clone of the server holds."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.support import git, leap
 
@@ -293,12 +296,14 @@ def test_a_publish_whose_push_stopped_says_so_in_the_lease_it_gives_back(
     assert "its push stopped" in text and "pushed" not in text, text
 
 
+@pytest.mark.parametrize("command", ["merge", "run"])
 def test_a_publish_whose_release_cannot_reach_the_remote_names_the_sync_that_gives_it_back(
-        tmp_path: Path) -> None:
+        tmp_path: Path, command: str) -> None:
     """Stop 37 left it read-only: the spine went up, then the remote refused the ledger's
     push that gives the lease back. The merge says the lease is given back here only and
-    names `leap sync origin`; run as printed, once the remote takes pushes again, it gives
-    the lease back there, and no other integrator is held by it."""
+    names `leap sync origin` (`leap run --json`: in its `published` merge event); run as
+    printed, once the remote takes pushes again, it gives the lease back there, and no other
+    integrator is held by it."""
     from leapgit.ledger import leases
     from leapgit.ledger.store import Ledger
 
@@ -307,17 +312,26 @@ def test_a_publish_whose_release_cannot_reach_the_remote_names_the_sync_that_giv
     hook.write_text(f'#!/bin/sh\n[ "$1" != refs/heads/leap/ledger ] || '
                     f'[ "$(git rev-parse refs/heads/main)" = {first} ] || exit 1\n')
     hook.chmod(0o755)
-    said = leap("merge", SLICE, cwd=work)
-    assert said.code == 0, said
+    if command == "merge":
+        said = leap("merge", SLICE, cwd=work)
+        assert said.code == 0, said
+        assert "given back here; `leap sync origin` gives it back there" in said.out, said.out
+        shown = said.out
+    else:
+        said = leap("run", SLICE, "--json", "--heartbeat", "0", cwd=work)
+        assert said.code == 0, (said.out[-2000:], said.err)
+        events = [json.loads(line) for line in said.out.splitlines() if line.startswith("{")]
+        [merged] = [e for e in events if e["event"] == "merge"]
+        assert merged["step"] == "published" and merged["released"] is False, merged
+        shown = merged["hint"]
     assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work) != first
-    assert "given back here; `leap sync origin` gives it back there" in said.out, said.out
     with Ledger(server) as ledger:
         open_there = leases.active_lease(ledger.require(), "main")
     assert open_there is not None  # the lease stays open on the remote, as said
 
     hook.unlink()
-    named = re.findall(r"`(leap sync [^`]+)`", said.out)
-    assert named == ["leap sync origin"], said.out
+    named = re.findall(r"`(leap sync [^`]+)`", shown)
+    assert named == ["leap sync origin"], shown
     synced = leap(*named[0].split()[1:], cwd=work)  # the hint, exactly
     assert synced.code == 0, synced
     with Ledger(server) as ledger:
