@@ -110,9 +110,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         if tip is None:  # neither its branch nor the commit its pass names is here
             missing.append(f"{ball} (its branch and passed commit {passed.commit[:12]} are "
                            "not in this clone)")
-            remote = spine.spine_remote(ws.paths.root, ws.config.spine) or "REMOTE"
-            ways[f"`git fetch {shlex.quote(remote)} refs/heads/{branch}:refs/heads/{branch}` "
-                 f"from a remote that holds it, then `leap merge {slice_id}`"] = None
+            ways[_fetch_or_give_up(ws, slice_id, branch)] = None
             continue
         if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
             missing.append(f"{ball} (branch moved off its passed candidate)")
@@ -137,6 +135,23 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
                    f"{', '.join(missing)}" + (f"; {reason}" if reason else ""), rule="L8",
                    hint="first " + "; ".join(ways))
     return planned, reopened
+
+
+def _fetch_or_give_up(ws: Workspace, slice_id: str, branch: str) -> str:
+    """What brings back a passed ball whose branch and commit this clone lacks: its branch
+    from the spine's remote when that holds it; else the work is nowhere leapgit can see,
+    and the slice is given up and cut again (a passed ball takes no respec)."""
+    remote = spine.spine_remote(ws.paths.root, ws.config.spine)
+    held = remote is not None and git.run(
+        ["ls-remote", "--exit-code", remote, f"refs/heads/{branch}"], ws.paths.root,
+        check=False).returncode == 0
+    if held:
+        return (f"`git fetch {shlex.quote(str(remote))} refs/heads/{branch}:refs/heads/"
+                f"{branch}`, then `leap merge {slice_id}`")
+    return (f"no remote holds it (its work is lost to this clone: restore {branch} from "
+            f"wherever it was built, then `leap merge {slice_id}`; or give the slice up, "
+            f"`leap slice abandon {slice_id} --reason TEXT`, and cut the work again, "
+            "`leap slice cut FILE`)")
 
 
 def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> list[Merged]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -417,3 +418,46 @@ def test_scoring_a_thrown_ball_whose_branch_is_gone_names_where_its_last_round_l
     scored = p.leap(*hinted_leap(stopped.err)[0])
     assert scored.code == 0, scored  # its pass stands: nothing new to grade
     assert p.leap("merge", "left").code == 0
+
+
+@pytest.mark.parametrize("copy", ["on-the-remote", "nowhere"])
+def test_a_passed_ball_whose_commit_is_gone_from_the_clone_names_the_way_back(
+        left_passed: Project, copy: str) -> None:
+    """A blind review: with the passed commit gone too (branch deleted, then pruned), the
+    merge named a fetch from origin whether or not origin held the ball's branch (here it
+    never does, unless pushed): followed, the fetch failed and the merge named it again.
+    With the branch on the remote, the fetch and the merge, as printed, land the slice;
+    with no copy anywhere the hint says the work is lost here, and its abandon (then a new
+    cut), run as printed, is taken."""
+    p = left_passed
+    branch = "leap/ball/left/u"
+    passed = p.tip(branch)
+    if copy == "on-the-remote":  # the ledger first: the server judges a ball branch by it
+        assert p.leap("sync", "origin").code == 0
+        git("push", "-q", "--no-verify", "origin", branch, cwd=p.work)
+    for held in git("for-each-ref", "--format=%(refname)", "--contains", passed,
+                    cwd=p.work).splitlines():  # remote-tracking copies: gone as well
+        if held.startswith(("refs/remotes/", "refs/leap/remotes/")):
+            git("update-ref", "-d", held, cwd=p.work)
+    git("worktree", "remove", "--force", str(p.worktree("u", "left")), cwd=p.work)
+    git("branch", "-D", branch, cwd=p.work)
+    git("reflog", "expire", "--expire=now", "--all", cwd=p.work)
+    git("gc", "-q", "--prune=now", cwd=p.work)
+    assert subprocess.run(["git", "cat-file", "-e", passed], cwd=p.work).returncode != 0
+    held = p.leap("merge", "left")
+    assert held.code == 3, held
+    if copy == "on-the-remote":
+        [fetch] = re.findall(r"`(git fetch [^`]*)`", held.err)
+        git(*shlex.split(fetch)[1:], cwd=p.work)
+        [merge] = hinted_leap(held.err)
+        assert p.leap(*merge).code == 0
+        assert git("merge-base", "--is-ancestor", passed, "main", cwd=p.bare) == ""
+        return
+    assert "no remote holds it" in held.err and "git fetch" not in held.err, held.err
+    [merge, abandon, cut] = hinted_leap(held.err)  # restored, the merge; or given up
+    assert (merge, abandon[:4], cut) == (["merge", "left"],
+                                         ["slice", "abandon", "left", "--reason"],
+                                         ["slice", "cut", "FILE"]), held.err
+    gave_up = p.leap(*abandon[:4], "u's passed work is gone")
+    assert gave_up.code == 0, gave_up
+    assert "ABANDONED" in p.leap("status", "left").out
