@@ -141,7 +141,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
 
         commit = objects.commit(head)
         if os.environ.get(FOLDING_ENV) and round_trailers(commit.message).round is None:
-            say(f"{slice_id}/{ball_id}: `leap throw {slice_id} --ball {ball_id} --run` folds "
+            say(f"{slice_id}/{ball_id}: the leapgit run that started this builder folds "
                 "this commit into the round it closes, and judges their sum")
             return
         base = episode.throw.base

@@ -142,12 +142,15 @@ def _fetch_or_give_up(ws: Workspace, slice_id: str, branch: str) -> str:
     from the spine's remote when that holds it; else the work is nowhere leapgit can see,
     and the slice is given up and cut again (a passed ball takes no respec)."""
     remote = spine.spine_remote(ws.paths.root, ws.config.spine)
-    held = remote is not None and git.run(
+    asked = None if remote is None else git.run(  # 0: it holds it, 2: it does not
         ["ls-remote", "--exit-code", remote, f"refs/heads/{branch}"], ws.paths.root,
-        check=False).returncode == 0
-    if held:
+        check=False).returncode
+    if asked == 0:
         return (f"`git fetch {shlex.quote(str(remote))} refs/heads/{branch}:refs/heads/"
                 f"{branch}`, then `leap merge {slice_id}`")
+    if asked not in (None, 2):  # it did not answer: no word of a loss on that
+        return (f"`leap merge {slice_id}` again once {remote} answers (it was asked whether "
+                f"it holds {branch})")
     return (f"no remote holds it (its work is lost to this clone: restore {branch} from "
             f"wherever it was built, then `leap merge {slice_id}`; or give the slice up, "
             f"`leap slice abandon {slice_id} --reason TEXT`, and cut the work again, "
