@@ -8,7 +8,9 @@ from typing import Literal
 from leapgit.ledger import query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.rules.episodes import current_episode
-from leapgit.worktrees.closeround import RoundClosed, close_round
+from leapgit.worktrees import place
+from leapgit.worktrees.closeround import RoundClosed, admin_dir, close_round
+from leapgit.worktrees.drivelock import check_free
 
 
 def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str,
@@ -18,6 +20,11 @@ def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str
         view = ledger.require()
         query.load_slice(view, slice_id)
         episode = current_episode(view, slice_id, ball_id)
+        # L3: a run that drives the ball closes its round itself; a second closer would
+        # record a round under its builder (the dogfooding review)
+        path = place.worktree_of(ws, episode.throw)
+        admin = admin_dir(ws.paths.common_dir, path)
+        check_free(admin / "leap" if admin else None, path, f"{slice_id}/{ball_id}")
         ball = query.load_ball_version(view, slice_id, ball_id, episode.throw.spec_version)
         closed = close_round(ledger, ws.paths.common_dir, ball, episode, outcome=outcome,
                              evidence=evidence, round_cap=ws.config.round_cap,

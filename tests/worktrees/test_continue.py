@@ -310,6 +310,26 @@ def test_the_in_flight_refusal_names_the_run_that_continues(diamond: Path,
     assert r.code == 0 and [x.round for x in _receipts(diamond)] == [1], r
 
 
+def test_leap_round_of_a_ball_being_driven_holds_and_records_nothing(
+        diamond: Path, builder: Builder, tmp_path: Path) -> None:
+    """The dogfooding review: `leap round` while `leap throw --run` drove the ball recorded
+    a round of its own (no commit) under the builder, which then closed round 2 with round
+    1's log. It holds as a second driver does (L3), and nothing is recorded; once the run
+    ends, its one round is the only receipt."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    set_config(diamond, builder=builder(ROUNDS))
+    proc = _run(diamond, {"SLEEP_ON": "1", "PIDS": str(pids)})
+    _wait_for(pids / "1", proc)
+    r = leap("round", "dia", "A", "--outcome", "1", "--evidence", "mine", cwd=diamond)
+    assert r.code == 3, r
+    assert f"dia/A is being driven by another run of leapgit (pid {proc.pid})" in r.err, r
+    assert _receipts(diamond) == []
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
+
+
 def test_a_second_run_of_a_ball_being_driven_holds_until_the_first_is_stopped(
         diamond: Path, builder: Builder, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
