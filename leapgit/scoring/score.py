@@ -166,7 +166,8 @@ def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:
     if last is None:
         raise Hold(f"{slice_id}/{ball_id} has no round yet: nothing to score", rule="L7",
                    hint=from_the_remote(ws, slice_id, ball_id) if ep.throw.published else
-                   "let the builder work a round first")
+                   f"let the builder work a round first (`leap throw {slice_id} --ball "
+                   f"{ball_id} --run` runs it)")
     if last.outcome == -1:
         raise RuleViolation(f"{slice_id}/{ball_id} was refused in round {last.round}: "
                             f"{last.evidence}", rule="L6", hint="respec and re-throw it")

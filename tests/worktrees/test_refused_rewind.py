@@ -293,3 +293,12 @@ def test_scoring_a_fresh_episode_whose_branch_is_gone_names_where_that_episode_s
     [again] = hinted_leap(stopped.err)
     scored = leap(*again, cwd=diamond)
     assert scored.code == 3 and "has no round yet: nothing to score" in scored.err, scored
+    [build] = hinted_leap(scored.err)  # the dogfooding review: it named no command
+    assert build == ["throw", "dia", "--ball", "A", "--run"], scored.err
+    gone = leap(*build, cwd=diamond)  # its worktree went with the branch: that hint too
+    assert gone.code == 3 and "the worktree of dia/A is gone" in gone.err, gone
+    [add] = re.findall(r"`(git worktree add [^`]*)`", gone.err)
+    git(*shlex.split(add)[1:], cwd=diamond)
+    leap(*build, cwd=diamond)  # "then run this again"
+    with Ledger(diamond / ".git") as ledger:
+        assert [r.round for r in query.receipts(ledger.require(), "dia", "A", 2)] == [1]
