@@ -31,14 +31,7 @@ from leapgit.records.scoring import (
 )
 from leapgit.records.types import BallRecord
 from leapgit.rules.balls import check_round_count, contract_red, recorded_rounds, round_commits
-from leapgit.rules.episodes import (
-    Episode,
-    branch_episodes,
-    current_episode,
-    episode_reds,
-    put_back,
-    score_hint,
-)
+from leapgit.rules.episodes import Episode, current_episode, episode_reds, put_back, score_hint
 from leapgit.rules.objects import Objects
 from leapgit.rules.passes import current_pass, pass_problems
 from leapgit.scoring.keep import keep_or_revert
@@ -49,7 +42,7 @@ from leapgit.scoring.source import check_source
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.identity import Builder, parse_builder
 from leapgit.worktrees.place import worktree_of
-from leapgit.worktrees.throw import start_point
+from leapgit.worktrees.throw import where_left
 
 Echo = Callable[[str], None]
 _RESULT = {"ok": 1, "skipped": 1, "fail": -1, "hold": 0}
@@ -120,11 +113,11 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
     if tip is None and _published(view, slice_id, ball_id):
         raise Hold(f"the ball's branch {branch} is not in this clone", rule="L7",
                    hint=from_the_remote(ws, slice_id, ball_id))
-    left = _last_left(ws, view, slice_id, ball_id) if tip is None else None
+    left = where_left(ws, view, slice_id, ball_id) if tip is None else None
     if left is not None:  # thrown, its branch deleted by hand: a throw refuses the ball now
         where, commit = left
         raise UsageError(f"the ball's branch {branch} does not exist",
-                         hint=f"put it back where {where} (`git branch {shlex.quote(branch)} "
+                         hint=f"put it back at {where} (`git branch {shlex.quote(branch)} "
                               f"{commit}`), then `leap score {slice_id} {ball_id}`")
     if tip is None:
         # T7.1: a ball is thrown only after its red
@@ -135,30 +128,6 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
         raise UsageError(f"the ball's branch {branch} does not exist",
                          hint=f"throw it first: {first}")
     return tip
-
-
-def _last_left(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str
-               ) -> tuple[str, str] | None:
-    """(where, commit): where the ledger last left the ball's branch, when this clone holds
-    that commit; None for a ball never thrown. The newest round of its current episode, or
-    of the episodes that episode goes on with (``branch_episodes``), that left a commit on
-    it (a -1 round's commit was taken off again), else where the oldest of them started."""
-    numbers = query.episodes(view, slice_id, ball_id)
-    if not numbers:
-        return None
-    held = sorted(branch_episodes(view, slice_id, ball_id, numbers[-1]), reverse=True)
-    for number in held:
-        for r in reversed(query.receipts(view, slice_id, ball_id, number)):
-            if r.commit and r.outcome != -1:
-                found = git.rev_parse(r.commit, ws.paths.root)
-                return (f"round {r.round} of episode {number} left it", found) if found \
-                    else None
-    first = query.throw(view, slice_id, ball_id, held[-1])
-    if first is None:
-        return None
-    start = git.rev_parse(start_point(view, ws.paths.root, slice_id, ball_id, first.base),
-                          ws.paths.root)
-    return (f"episode {held[-1]} started it", start) if start else None
 
 
 def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:

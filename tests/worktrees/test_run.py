@@ -21,7 +21,7 @@ from leapgit.procs import alive
 from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.rounds import record_round
 from tests.reds import red_of, shell_red
-from tests.support import IDENTITY, git, leap
+from tests.support import IDENTITY, git, leap, ref
 from tests.worktrees.conftest import mark_passed, set_config, tree_hash, worktree_of
 
 Builder = Callable[..., str]
@@ -135,6 +135,29 @@ def test_never_succeeding_builder_four_rounds_then_checkpoint_and_resume(
     with Ledger(diamond / ".git") as ledger:
         ep = current_episode(ledger.require(), "dia", "A")
     assert ep.throw.episode == 2 and ep.throw.resumed_from == 1 and not ep.receipts
+
+
+def test_a_resume_whose_branch_and_worktree_were_removed_goes_on_from_the_last_round(
+        diamond: Path, builder: Builder) -> None:
+    """The dogfooding review: at a checkpoint, with the ball's worktree and branch removed
+    by hand, `leap throw --resume` failed with git's "invalid reference" (exit 2, no hint).
+    A resume goes on with the episode's candidate, which the ledger names: the branch comes
+    back at the last round's commit, and the new episode starts there."""
+    set_config(diamond, builder=builder("""
+        r = os.environ["LEAP_ROUND"]
+        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
+        sys.exit(1)
+    """))
+    assert leap("throw", "dia", "--run", cwd=diamond).code == 3
+    last = _receipts(diamond, "A", 1)[-1]
+    assert last.round == 4 and last.commit
+    git("worktree", "remove", "--force", str(worktree_of(diamond, "A")), cwd=diamond)
+    git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
+    r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
+    assert r.code == 0 and "episode 2" in r.out, r
+    assert "put back at round 4's commit (episode 1)" in r.err, r
+    assert ref(diamond, "refs/heads/leap/ball/dia/A") == last.commit
+    assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 4\n"
 
 
 def test_no_fifth_round_after_four_claims(diamond: Path) -> None:
