@@ -19,6 +19,7 @@ from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
+from leapgit.records.config import first_init
 from leapgit.records.scoring import (
     FileBlob,
     MetricOutcome,
@@ -81,8 +82,8 @@ def declared_builder(ws: Workspace, builder: str | None) -> tuple[Builder, str]:
     if not text:
         raise UsageError("the builder is not declared", file=".leap/config.yaml",
                          field="builder.identity", rule="T4",
-                         hint="pass --builder model=ID,family=F,session=S or set "
-                              "builder.identity")
+                         hint=first_init(ws.paths.root, "pass --builder model=ID,family=F,"
+                                         "session=S or set builder.identity"))
     return parse_builder(text), text
 
 

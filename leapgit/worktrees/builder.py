@@ -19,6 +19,7 @@ from typing import Literal
 
 from leapgit import git
 from leapgit.errors import UsageError
+from leapgit.records.config import first_init
 from leapgit.records.trailers import round_trailers
 from leapgit.worktrees.check import command_words, is_builtin
 
@@ -168,8 +169,8 @@ def require_program(command: str | None, root: Path, preset: str | None = None,
     ``preset`` (issue 17), ``command`` is its expansion and the error names the preset.
     ``nothing``: what was not done for it (a worker takes no claim)."""
     if not command:
-        raise UsageError(f"no builder command; {nothing}", file=CONFIG,
-                         field=FIELD, hint="set builder.command, e.g. a script")
+        raise UsageError(f"no builder command; {nothing}", file=CONFIG, field=FIELD,
+                         hint=first_init(root, "set builder.command, e.g. a script"))
     try:
         words = command_words(command)
     except ValueError as exc:

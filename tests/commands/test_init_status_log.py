@@ -333,3 +333,24 @@ def test_init_in_a_bare_repository_names_the_clone_or_the_server_install_and_bot
     git("clone", "-q", str(bare), str(clone), cwd=tmp_path)
     assert leap_inproc(*init, cwd=clone).code == 0
     assert ref(clone, "leap/ledger") is not None
+
+
+def test_before_init_the_config_hints_lead_to_leap_init_and_it_leads_on(
+        repo: Path) -> None:
+    """The dogfooding review: before `leap init`, `leap run` said "set builder.command" in a
+    file that did not exist, and a config written with that key alone refused every command,
+    `leap init` too, with no hint. The first names `leap init`; the second says to move the
+    file aside and run it; followed as printed, init writes a whole config."""
+    told = leap_inproc("run", "s1", cwd=repo)
+    assert told.code == 2 and "builder.command" in told.err, told
+    assert hinted_leap(told.err)[0] == ["init"], told.err
+    (repo / ".leap").mkdir()
+    (repo / ".leap" / "config.yaml").write_text("builder:\n  command: echo\n")
+    refused = leap_inproc("init", cwd=repo)
+    assert refused.code == 2 and "missing required field(s): version, spine, ledger_ref" \
+        in refused.err, refused
+    assert "move the file aside and run `leap init`" in refused.err, refused.err
+    (repo / ".leap" / "config.yaml").rename(repo / ".leap" / "config.yaml.mine")
+    [init] = hinted_leap(refused.err)
+    assert leap_inproc(*init, cwd=repo).code == 0
+    assert yamlio.load_file(repo / ".leap" / "config.yaml")["spine"] == "main"
