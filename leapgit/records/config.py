@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -231,6 +232,10 @@ def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:
     if root is None:
         return Config()
     path = root / CONFIG_PATH
+    if path.is_symlink() and not path.exists():  # never the defaults in silence
+        raise InvalidRecord(f"is a symlink to {os.readlink(path)!r}, which is not there",
+                            file=str(CONFIG_PATH), field="(file)", rule="config",
+                            hint="point it at the config, or remove it and run `leap init`")
     if not path.exists():
         return Config()
     try:

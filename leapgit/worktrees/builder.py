@@ -169,13 +169,14 @@ def require_program(command: str | None, root: Path, preset: str | None = None,
     ``preset`` (issue 17), ``command`` is its expansion and the error names the preset.
     ``nothing``: what was not done for it (a worker takes no claim)."""
     if not command:
-        raise UsageError(f"no builder command; {nothing}", file=CONFIG, field=FIELD,
+        raise UsageError(f"no builder command; {nothing}", file=CONFIG, field=FIELD, rule="L3",
                          hint=first_init(root, "set builder.command, e.g. a script"))
     try:
         words = command_words(command)
     except ValueError as exc:
         raise UsageError(f"{command!r} does not read as a command line ({exc}); "
-                         f"{nothing}", file=CONFIG, field=FIELD, hint="close its quotes") from None
+                         f"{nothing}", file=CONFIG, field=FIELD, rule="L3",
+                         hint="close its quotes") from None
     problem = _unresolved(words[0], root) if words else "is missing"
     if problem is not None and preset is not None:
         raise UsageError(f"preset {preset!r}: its program {words[0]!r} {problem}; "
@@ -183,6 +184,6 @@ def require_program(command: str | None, root: Path, preset: str | None = None,
                          hint=f"install {words[0]}, or choose another preset (`leap presets`)")
     if problem is not None:
         raise UsageError(f"its program {words[0] if words else ''!r} {problem}; "
-                         f"{nothing}", file=CONFIG, field=FIELD,
+                         f"{nothing}", file=CONFIG, field=FIELD, rule="L3",
                          hint="name a program on PATH or the path of an executable")
     return command

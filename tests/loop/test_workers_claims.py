@@ -110,7 +110,7 @@ def test_a_worker_whose_builder_cannot_start_takes_no_claim(
     res = w.leap("worker", "--remote", "origin", "--name", "empty-handed", "--once", cwd=clone)
     assert res.code == 2, res
     assert res.err == ("leap: .leap/config.yaml: builder.command: no builder command; no claim "
-                       "was taken; set builder.command, e.g. a script\n"), res.err
+                       "was taken [L3]; set builder.command, e.g. a script\n"), res.err
     assert "built" not in res.out and ww.claim_files(w) == []
     other = w.clone("able")
     built = w.leap("worker", "--remote", "origin", "--name", "able", "--once", cwd=other)

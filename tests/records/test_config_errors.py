@@ -113,3 +113,20 @@ def test_every_tribunal_config_problem_is_named_at_once(repo: Path) -> None:
     for text in expected:
         assert any(f".leap/config.yaml: {text}" in line for line in lines), (text, lines)
     assert len(lines) == len(expected), lines
+
+
+def test_a_config_that_is_a_dangling_symlink_is_named_not_read_as_the_defaults(
+        repo: Path) -> None:
+    """The dogfooding review: `.leap/config.yaml` as a symlink to a file that is gone ran
+    every command on the defaults, exit 0, without a word."""
+    assert leap_inproc("init", cwd=repo).code == 0
+    config = repo / ".leap" / "config.yaml"
+    config.unlink()
+    config.symlink_to(repo / "elsewhere.yaml")
+    said = leap_inproc("status", cwd=repo)
+    assert said.code == 2, said
+    assert said.err.startswith("leap: .leap/config.yaml: (file): is a symlink to "), said.err
+    assert "[config]" in said.err and "`leap init`" in said.err, said.err
+    config.unlink()  # "remove it and run `leap init`"
+    assert leap_inproc("init", cwd=repo).code == 0
+    assert leap_inproc("status", cwd=repo).code == 0

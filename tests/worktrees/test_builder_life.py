@@ -42,6 +42,7 @@ def test_a_builder_program_that_does_not_resolve_is_refused_before_any_worktree(
     program = command.split()[1] if command.startswith("LEVEL") else command.split()[0]
     assert f"builder.command: its program {program!r} " in r.err, r
     assert ".leap/config.yaml" in r.err and "no ball was thrown" in r.err
+    assert "[L3]" in r.err, r  # the rule id, as bad input gives it (the dogfooding review)
     assert git("for-each-ref", "--format=%(refname)", cwd=diamond) == branches  # no branch
     assert git("worktree", "list", "--porcelain", cwd=diamond) == worktrees  # no worktree
     with Ledger(diamond / ".git") as ledger:
