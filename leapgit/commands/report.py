@@ -108,6 +108,8 @@ def status_lines(s: Status) -> list[str]:
                 # outranks the last receipt
                 state = s_.verdict if s_ is not None and \
                     s_.own in ("cut", "pass", "refuse", "hold") else b.state
+                if sl.abandoned is not None and state != "passed":  # L3: thrown no more
+                    state = "abandoned"
                 hit = sl.reopens.get(b.ball)
                 if hit is not None:
                     state = "reopened"
@@ -124,8 +126,10 @@ def status_lines(s: Status) -> list[str]:
                     out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
                                f"(`leap merge {rec.slice}` records it, or says how to take "
                                "it off the spine when only this clone holds it)")
-                out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice, s.round_limit,
-                                         sl.escalated.get(b.ball), b.ball in sl.redless))
+                if sl.abandoned is None:  # what comes next: nothing, once abandoned
+                    out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice,
+                                             s.round_limit, sl.escalated.get(b.ball),
+                                             b.ball in sl.redless))
                 out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out

@@ -104,7 +104,9 @@ class SliceStatus(NamedTuple):
         s = self.standing.get(ball)
         if s is None:
             return {}
-        out: dict[str, Any] = {"readiness": s.verdict, "by": s.by}
+        verdict = "abandoned" if self.abandoned is not None and s.verdict != "passed" \
+            else s.verdict  # L3: thrown no more, whatever it waited for
+        out: dict[str, Any] = {"readiness": verdict, "by": s.by}
         if ball in self.redless:
             out["red"] = None  # T7.1: thrown only once its red is recorded
         ep = s.episode

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from leapgit.errors import InvalidRecord, UsageError
+from leapgit.errors import InvalidRecord, RuleViolation, UsageError
 from leapgit.ledger import layout
 from leapgit.ledger.view import LedgerView
 from leapgit.records.abandon import AbandonRecord
@@ -28,6 +28,16 @@ def load_slice(view: LedgerView, slice_id: str) -> SliceRecord:
 def abandoned(view: LedgerView, slice_id: str) -> AbandonRecord | None:
     """The slice's abandon record, or None while it is not given up."""
     return view.record(layout.abandon_path(slice_id), AbandonRecord)
+
+
+def require_not_abandoned(view: LedgerView, slice_id: str, what: str) -> None:
+    """L3, L4: an abandoned slice's balls take nothing more (``what``: what they take not)."""
+    gone = abandoned(view, slice_id)
+    if gone is not None:
+        raise RuleViolation(f"slice {slice_id} was abandoned at {gone.abandoned_at} "
+                            f"({gone.reason}): {what}", rule="L3",
+                            hint=f"`leap worktree prune {slice_id}` removes its worktrees; cut "
+                                 "a new slice for the work (`leap slice cut FILE`)")
 
 
 def open_slice(view: LedgerView, slice_id: str) -> bool:

@@ -62,6 +62,7 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
     with ws.ledger() as ledger:
         view = ledger.require()
         ball = query.load_ball(view, slice_id, ball_id)
+        query.require_not_abandoned(view, slice_id, "its balls take no red")
         commit = git.rev_parse(rev, root)
         if commit is None:
             raise UsageError(f"no commit {rev!r}", field="COMMIT")

@@ -265,12 +265,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
     with ws.ledger() as ledger:
         view = ledger.require()
         rec = query.load_slice(view, slice_id)
-        gone = query.abandoned(view, slice_id)
-        if gone is not None:  # L3, L4: an abandoned slice's balls are thrown no more
-            raise RuleViolation(f"slice {slice_id} was abandoned at {gone.abandoned_at} "
-                                f"({gone.reason}): its balls are thrown no more", rule="L3",
-                                hint=f"`leap worktree prune {slice_id}` removes its worktrees;"
-                                " cut a new slice for the work")
+        query.require_not_abandoned(view, slice_id, "its balls are thrown no more")
         unknown = [b for b in balls if b not in rec.balls]
         if unknown:
             raise UsageError(f"slice {slice_id!r} has no ball {unknown[0]!r} "

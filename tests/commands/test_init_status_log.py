@@ -354,3 +354,32 @@ def test_before_init_the_config_hints_lead_to_leap_init_and_it_leads_on(
     [init] = hinted_leap(refused.err)
     assert leap_inproc(*init, cwd=repo).code == 0
     assert yamlio.load_file(repo / ".leap" / "config.yaml")["spine"] == "main"
+
+
+def test_an_abandoned_slice_reads_as_abandoned_and_takes_no_red(repo: Path,
+                                                                tmp_path: Path) -> None:
+    """The dogfooding review: after `leap slice abandon`, status still said "ready to throw
+    once its red is recorded ... `leap red s1 a COMMIT`", and that red was recorded; the
+    throw after it refused the slice as abandoned. Status says abandoned, the red is
+    refused (L3) with the throw's hint, and that hint's prune runs as printed."""
+    assert leap_inproc("init", cwd=repo).code == 0
+    assert leap_inproc("slice", "cut", str(write(tmp_path / "d.yaml", base_draft())),
+                       cwd=repo).code == 0
+    assert leap_inproc("slice", "abandon", "s1", "--reason", "wrong cut", cwd=repo).code == 0
+    status = leap_inproc("status", cwd=repo)
+    assert "ready to throw" not in status.out and "leap red" not in status.out, status.out
+    assert "    a  abandoned" in status.out, status.out
+    data = json.loads(leap_inproc("status", "s1", "--json", cwd=repo).out)
+    assert {b["readiness"] for w in data["slices"][0]["waves"] for b in w} == {"abandoned"}
+    base = git("rev-parse", "HEAD", cwd=repo)
+    (repo / "tests").mkdir(exist_ok=True)
+    (repo / "tests" / "test_a.py").write_text("def test_a():\n    assert False\n")
+    git("add", "tests/test_a.py", cwd=repo)
+    git("commit", "-qm", "red", cwd=repo)
+    red = leap_inproc("red", "s1", "a", "HEAD", cwd=repo)
+    assert red.code == 1 and "slice s1 was abandoned" in red.err and "[L3]" in red.err, red
+    assert "take no red" in red.err, red
+    prune = [w for w in hinted_leap(red.err) if w[:2] == ["worktree", "prune"]]
+    assert prune == [["worktree", "prune", "s1"]], red.err
+    assert leap_inproc(*prune[0], cwd=repo).code == 0
+    assert git("rev-parse", "HEAD~1", cwd=repo) == base
