@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
+from leapgit.errors import Hold
 from leapgit.ledger import query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.rules.episodes import current_episode
 from leapgit.worktrees import place
 from leapgit.worktrees.closeround import RoundClosed, admin_dir, close_round
 from leapgit.worktrees.drivelock import check_free
+from leapgit.worktrees.rounds import FOLDING_ENV
 
 
 def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str,
@@ -20,6 +23,11 @@ def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str
         view = ledger.require()
         query.load_slice(view, slice_id)
         episode = current_episode(view, slice_id, ball_id)
+        if os.environ.get(FOLDING_ENV):  # a builder inside a round a run drives
+            raise Hold(f"this round of {slice_id}/{ball_id} is driven by the leapgit run "
+                       "that started this builder: that run closes it", rule="L3",
+                       hint="write the round's outcome to $LEAP_REPORT (`outcome: 1` and "
+                            "`evidence: ...`) and exit")
         # L3: a run that drives the ball closes its round itself; a second closer would
         # record a round under its builder (the dogfooding review)
         path = place.worktree_of(ws, episode.throw)

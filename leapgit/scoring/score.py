@@ -42,8 +42,8 @@ from leapgit.scoring.review import Reviewed, convene_ball, recorded
 from leapgit.scoring.source import check_source
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.identity import Builder, parse_builder
+from leapgit.worktrees import place
 from leapgit.worktrees.place import worktree_of
-from leapgit.worktrees.throw import where_left
 
 Echo = Callable[[str], None]
 _RESULT = {"ok": 1, "skipped": 1, "fail": -1, "hold": 0}
@@ -114,12 +114,12 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
     if tip is None and _published(view, slice_id, ball_id):
         raise Hold(f"the ball's branch {branch} is not in this clone", rule="L7",
                    hint=from_the_remote(ws, slice_id, ball_id))
-    left = where_left(ws, view, slice_id, ball_id) if tip is None else None
+    left = _recorded(ws, view, slice_id, ball_id) if tip is None else None
     if left is not None:  # thrown, its branch deleted by hand: a throw refuses the ball now
-        where, commit = left
         raise UsageError(f"the ball's branch {branch} does not exist",
-                         hint=f"put it back at {where} (`git branch {shlex.quote(branch)} "
-                              f"{commit}`), then `leap score {slice_id} {ball_id}`")
+                         hint=f"put it back at the last commit the ledger recorded on it "
+                              f"(`git branch {shlex.quote(branch)} {left}`), then `leap score "
+                              f"{slice_id} {ball_id}`")
     if tip is None:
         # T7.1: a ball is thrown only after its red
         first = (f"`leap throw {slice_id} --ball {ball_id}`"
@@ -129,6 +129,14 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
         raise UsageError(f"the ball's branch {branch} does not exist",
                          hint=f"throw it first: {first}")
     return tip
+
+
+def _recorded(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str | None:
+    """``place.recorded_tip`` of a thrown ball, when this clone holds it; else None."""
+    if not query.episodes(view, slice_id, ball_id):
+        return None
+    episode = current_episode(view, slice_id, ball_id)
+    return git.rev_parse(place.recorded_tip(view, ws.paths.root, episode), ws.paths.root)
 
 
 def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:

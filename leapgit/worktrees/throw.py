@@ -28,13 +28,7 @@ from leapgit.records.cache import RecordCache
 from leapgit.records.config import load_config
 from leapgit.records.types import BallRecord, Receipt, SliceRecord, StackEntry, ThrowRecord
 from leapgit.rules.balls import contract_red
-from leapgit.rules.episodes import (
-    Episode,
-    branch_episodes,
-    score_hint,
-    starts_afresh,
-    unscored_claim,
-)
+from leapgit.rules.episodes import Episode, score_hint, starts_afresh, unscored_claim
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
@@ -486,14 +480,18 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
         if place.branch_exists(ws, branch):
             place.add(ws, path, branch, plan.base, new_branch=False)
             return path, True
-        left = where_left(ws, view, slice_id, ball)  # removed by hand: the ledger says where
-        if left is None:
+        # removed by hand: made again where the ledger last left it (L8, nothing lost)
+        episode = plan.standing.episode
+        tip = None if episode is None else git.rev_parse(
+            place.recorded_tip(view, ws.paths.root, episode), ws.paths.root)
+        if tip is None:
             raise UsageError(f"the branch {branch} of {slice_id}/{ball} is gone, and so is the "
-                             "commit its last round left it at", hint="fetch the branch from "
-                             f"where it was built, then `leap throw {slice_id} --ball {ball} "
-                             "--resume`")
-        place.add(ws, path, branch, left[1], new_branch=True)
-        _warn(f"the branch {branch} was gone: put back at {left[0]}, {left[1][:12]}")
+                             "commit the ledger last recorded on it", hint="fetch the branch "
+                             f"from where it was built, then `leap throw {slice_id} --ball "
+                             f"{ball} --resume`")
+        place.add(ws, path, branch, tip, new_branch=True)
+        _warn(f"the branch {branch} was gone: put back at the last commit the ledger "
+              f"recorded on it, {tip[:12]}")
         return path, True
     if plan.resumed_from is not None:
         drop_refused(ws, slice_id, ball, path, branch)
@@ -522,31 +520,6 @@ def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, pla
     found = leftover(ws, slice_id, ball, safe)
     return found.present and found.foreign is None and not found.work and \
         (found.path, found.branch) == (path, branch)
-
-
-def where_left(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str
-               ) -> tuple[str, str] | None:
-    """(where, commit): where the ledger last left the ball's branch, when this clone holds
-    that commit; None for a ball never thrown. The newest round of its current episode, or
-    of the episodes that episode goes on with (``branch_episodes``), that left a commit on
-    it (a -1 round's commit was taken off again), else where the oldest of them started.
-    What puts back a branch removed by hand (`leap score`, a resume)."""
-    numbers = query.episodes(view, slice_id, ball_id)
-    if not numbers:
-        return None
-    held = sorted(branch_episodes(view, slice_id, ball_id, numbers[-1]), reverse=True)
-    for number in held:
-        for r in reversed(query.receipts(view, slice_id, ball_id, number)):
-            if r.commit and r.outcome != -1:
-                found = git.rev_parse(r.commit, ws.paths.root)
-                return (f"round {r.round}'s commit (episode {number})", found) if found \
-                    else None
-    first = query.throw(view, slice_id, ball_id, held[-1])
-    if first is None:
-        return None
-    start = git.rev_parse(start_point(view, ws.paths.root, slice_id, ball_id, first.base),
-                          ws.paths.root)
-    return (f"where episode {held[-1]} started", start) if start else None
 
 
 def start_point(view: LedgerView, root: Path, slice_id: str, ball_id: str, base: str) -> str:

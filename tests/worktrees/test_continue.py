@@ -330,6 +330,29 @@ def test_leap_round_of_a_ball_being_driven_holds_and_records_nothing(
     assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
 
 
+def test_leap_round_from_inside_a_driven_round_says_the_run_closes_it(
+        diamond: Path, builder: Builder) -> None:
+    """A blind review: a builder that runs `leap round` itself was told another run of
+    leapgit drove the ball, and to kill it: its own driver. It is told the run closes the
+    round, and how to report it; the run records its one round."""
+    set_config(diamond, builder=builder("""
+        import subprocess
+        pathlib.Path("src/a.py").write_text("A = 2\\n")
+        said = subprocess.run([sys.executable, "-m", "leapgit", "round", "dia", "A",
+                               "--outcome", "1", "--evidence", "mine"],
+                              capture_output=True, text=True)
+        print("LEAP ROUND SAID", said.returncode, said.stderr)
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: ok\\n")
+    """))
+    r = leap("throw", "dia", "--ball", "A", "--run", cwd=diamond)
+    assert r.code == 0, r
+    [receipt] = _receipts(diamond)
+    log = Path(receipt.log or "").read_text()
+    assert "LEAP ROUND SAID 3" in log and "that run closes it [L3]" in log, log
+    assert "kill" not in log and "$LEAP_REPORT" in log, log
+    assert (receipt.round, receipt.outcome) == (1, 1)
+
+
 def test_a_second_run_of_a_ball_being_driven_holds_until_the_first_is_stopped(
         diamond: Path, builder: Builder, tmp_path: Path) -> None:
     pids = tmp_path / "pids"

@@ -15,14 +15,23 @@ from pathlib import Path
 import pytest
 
 from leapgit.errors import RuleViolation
-from leapgit.ledger import query
+from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger
 from leapgit.procs import alive
+from leapgit.records import yamlio
+from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
 from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.rounds import record_round
-from tests.reds import red_of, shell_red
-from tests.support import IDENTITY, git, leap, ref
-from tests.worktrees.conftest import mark_passed, set_config, tree_hash, worktree_of
+from tests.reds import red_of, red_ready, shell_red
+from tests.support import IDENTITY, git, leap, make_repo, ref
+from tests.worktrees.conftest import (
+    DIAMOND,
+    DIAMOND_REDS,
+    mark_passed,
+    set_config,
+    tree_hash,
+    worktree_of,
+)
 
 Builder = Callable[..., str]
 
@@ -155,9 +164,52 @@ def test_a_resume_whose_branch_and_worktree_were_removed_goes_on_from_the_last_r
     git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
     r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
     assert r.code == 0 and "episode 2" in r.out, r
-    assert "put back at round 4's commit (episode 1)" in r.err, r
+    assert f"put back at the last commit the ledger recorded on it, {last.commit[:12]}" \
+        in r.err, r
     assert ref(diamond, "refs/heads/leap/ball/dia/A") == last.commit
     assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 4\n"
+
+
+def test_a_resume_puts_a_removed_branch_back_on_its_findings_red(
+        tmp_path: Path, builder: Builder) -> None:
+    """A blind review: the branch put back by a resume stood at the last round's commit,
+    below the test author's red for the tribunal's findings (T7.6) that the ledger holds on
+    top of it: every candidate of the new episode would then have been refused for not
+    holding that red, and the red's commit left to `git gc`. The branch comes back at the
+    newest commit the ledger records on it (``place.recorded_tip``), the finding's red."""
+    repo = make_repo(tmp_path / "repo", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n",
+                                         "src/c.py": "C = 1\n", "src/d.py": "D = 1\n",
+                                         "README.md": "# demo\n"})
+    assert leap("init", cwd=repo).code == 0
+    (tmp_path / "dia.yaml").write_text(DIAMOND.replace(
+        "scope: [src/a.py, tests/a.sh]", "scope: [src/a.py, tests/a.sh, tests/a2.sh]"))
+    assert leap("slice", "cut", str(tmp_path / "dia.yaml"), cwd=repo).code == 0
+    red_ready(repo, "dia", DIAMOND_REDS)
+    set_config(repo, builder=builder("""
+        r = int(os.environ["LEAP_ROUND"])
+        if r < 4:
+            pathlib.Path("src/a.py").write_text(f"A = {r + 10}\\n")
+        sys.exit(1)
+    """))
+    assert leap("throw", "dia", "--run", cwd=repo).code == 3  # a checkpoint after round 4
+    wt = worktree_of(repo, "A")
+    (wt / "tests/a2.sh").write_text("exit 1\n")  # the author's red for a finding, on top
+    git("add", "tests/a2.sh", cwd=wt)
+    git("commit", "-qm", "red: finding", cwd=wt)
+    finding = git("rev-parse", "HEAD", cwd=wt)
+    rec = RedRecord("dia", "A", 2, finding, git("rev-parse", "HEAD~1", cwd=wt),
+                    (FileBlob("tests/a2.sh", git("rev-parse", "HEAD:tests/a2.sh", cwd=wt)),),
+                    RunEvidence("red", "false", 1), "2024-01-01T00:00:00Z", answers=1,
+                    episode=1)
+    with Ledger(repo / ".git") as ledger:
+        ledger.append({layout.red_path("dia", "A", 2): yamlio.dumps(rec.to_dict())},
+                      "finding red")
+    git("worktree", "remove", "--force", str(wt), cwd=repo)
+    git("branch", "-D", "leap/ball/dia/A", cwd=repo)
+    r = leap("throw", "dia", "--ball", "A", "--resume", cwd=repo)
+    assert r.code == 0 and f"put back at the last commit the ledger recorded on it, " \
+        f"{finding[:12]}" in r.err, r
+    assert ref(repo, "refs/heads/leap/ball/dia/A") == finding
 
 
 def test_no_fifth_round_after_four_claims(diamond: Path) -> None:
