@@ -43,7 +43,6 @@ from leapgit.scoring.source import check_source
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.identity import Builder, parse_builder
 from leapgit.worktrees import place
-from leapgit.worktrees.place import worktree_of
 
 Echo = Callable[[str], None]
 _RESULT = {"ok": 1, "skipped": 1, "fail": -1, "hold": 0}
@@ -226,7 +225,7 @@ def _recorded_only(ws: Workspace, ep: Episode, tip: str) -> str:
     it (in the ball's worktree), then the claim is scored; never "resume", which refuses a
     ball whose claim waits for its score."""
     t, last = ep.throw, ep.receipts[-1]
-    where = str(worktree_of(ws, t))
+    where = str(place.worktree_of(ws, t))
     if last.claim and last.outcome == 1:
         return "score only recorded rounds: " + score_hint(
             ep, last, ep.spent(ws.config.round_cap), tip, where)
