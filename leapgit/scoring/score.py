@@ -81,8 +81,8 @@ def declared_builder(ws: Workspace, builder: str | None) -> tuple[Builder, str]:
     if not text:
         raise UsageError("the builder is not declared", file=".leap/config.yaml",
                          field="builder.identity", rule="T4",
-                         hint=first_init(ws.paths.root, "pass --builder model=ID,family=F,"
-                                         "session=S or set builder.identity"))
+                         hint=first_init(ws.main_top or ws.paths.root, "pass --builder "
+                                         "model=ID,family=F,session=S or set builder.identity"))
     return parse_builder(text), text
 
 
@@ -130,12 +130,19 @@ def _candidate(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> 
     return tip
 
 
-def _recorded(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str) -> str | None:
-    """``place.recorded_tip`` of a thrown ball, when this clone holds it; else None."""
+def _recorded(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str
+              ) -> str | None:
+    """``place.recorded_tip_here`` of a thrown ball; None when none was thrown."""
     if not query.episodes(view, slice_id, ball_id):
         return None
     episode = current_episode(view, slice_id, ball_id)
-    return git.rev_parse(place.recorded_tip(view, ws.paths.root, episode), ws.paths.root)
+    tip = place.recorded_tip_here(view, ws.paths.root, episode)
+    if tip is None:  # never a branch put back below rounds this clone lacks
+        raise UsageError(f"the ball's branch {ws.config.ball_branch(slice_id, ball_id)} does "
+                         "not exist, and commits the ledger recorded on it are not in this "
+                         "clone", hint="fetch the branch from where it was built, then `leap "
+                         f"score {slice_id} {ball_id}`")
+    return tip
 
 
 def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:

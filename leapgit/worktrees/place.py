@@ -157,6 +157,26 @@ def recorded_tip(view: LedgerView, root: Path, episode: Episode) -> str:
     through the episodes a resumed throw goes on with (``rules.episodes.branch_episodes``).
     Walked in the order they were recorded, the newest is the last that descends from what
     was found before it; a refused round (-1) was rolled back and is not on it."""
+    best = episode.throw.base
+    for commit in _recorded(view, episode):
+        if git.is_ancestor(root, best, commit):
+            best = commit
+    return best
+
+
+def recorded_tip_here(view: LedgerView, root: Path, episode: Episode) -> str | None:
+    """``recorded_tip`` when this clone holds every commit the ledger records on the branch;
+    else None: a commit it lacks would read as no descendant, and the tip found would be an
+    older one (a blind review: a branch put back there lost the rounds above it)."""
+    if any(git.rev_parse(c, root) is None for c in [episode.throw.base,
+                                                      *_recorded(view, episode)]):
+        return None
+    return recorded_tip(view, root, episode)
+
+
+def _recorded(view: LedgerView, episode: Episode) -> list[str]:
+    """The ball's red, then each kept round's commit and each finding's red of the episodes
+    the branch goes on with, in the order they were recorded."""
     t = episode.throw
     red = latest_red(view, t.slice, t.ball)
     later: list[tuple[str, str]] = []
@@ -164,11 +184,7 @@ def recorded_tip(view: LedgerView, root: Path, episode: Episode) -> str:
         later += [(r.recorded_at, r.commit) for r in query.receipts(view, t.slice, t.ball, number)
                   if r.commit and r.outcome != -1]
         later += [(r.recorded_at, r.commit) for r in finding_reds(view, t.slice, t.ball, number)]
-    best = t.base
-    for commit in ([red.commit] if red is not None else []) + [c for _, c in sorted(later)]:
-        if git.is_ancestor(root, best, commit):
-            best = commit
-    return best
+    return ([red.commit] if red is not None else []) + [c for _, c in sorted(later)]
 
 
 def recorded_in(ws: Workspace, episode: Episode) -> str:

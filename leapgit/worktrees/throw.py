@@ -482,11 +482,12 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
             return path, True
         # removed by hand: made again where the ledger last left it (L8, nothing lost)
         episode = plan.standing.episode
-        tip = None if episode is None else git.rev_parse(
-            place.recorded_tip(view, ws.paths.root, episode), ws.paths.root)
+        tip = None if episode is None else \
+            place.recorded_tip_here(view, ws.paths.root, episode)
         if tip is None:
-            raise UsageError(f"the branch {branch} of {slice_id}/{ball} is gone, and so is the "
-                             "commit the ledger last recorded on it", hint="fetch the branch "
+            raise UsageError(f"the branch {branch} of {slice_id}/{ball} is gone, and commits "
+                             "the ledger recorded on it are not in this clone",
+                             hint="fetch the branch "
                              f"from where it was built, then `leap throw {slice_id} --ball "
                              f"{ball} --resume`")
         place.add(ws, path, branch, tip, new_branch=True)

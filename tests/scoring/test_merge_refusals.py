@@ -453,7 +453,8 @@ def test_a_passed_ball_whose_commit_is_gone_from_the_clone_names_the_way_back(
         assert p.leap(*merge).code == 0
         assert git("merge-base", "--is-ancestor", passed, "main", cwd=p.bare) == ""
         return
-    assert "no remote holds it" in held.err and "git fetch" not in held.err, held.err
+    assert "the spine's remote origin has no copy" in held.err, held.err
+    assert "git fetch" not in held.err and "first no" not in held.err, held.err
     [merge, abandon, cut] = hinted_leap(held.err)  # restored, the merge; or given up
     assert (merge, abandon[:4], cut) == (["merge", "left"],
                                          ["slice", "abandon", "left", "--reason"],
@@ -461,3 +462,23 @@ def test_a_passed_ball_whose_commit_is_gone_from_the_clone_names_the_way_back(
     gave_up = p.leap(*abandon[:4], "u's passed work is gone")
     assert gave_up.code == 0, gave_up
     assert "ABANDONED" in p.leap("status", "left").out
+
+
+def test_scoring_a_passed_ball_whose_branch_and_commits_are_gone_puts_nothing_back(
+        left_passed: Project) -> None:
+    """A blind review: with the commits gone too, `leap score` named a `git branch` at the
+    spine's tip as "the last commit the ledger recorded"; followed, the score recorded a
+    reopen of the valid pass. It names no such branch now, and writes nothing."""
+    p = left_passed
+    branch = "leap/ball/left/u"
+    passed = p.tip(branch)
+    git("worktree", "remove", "--force", str(p.worktree("u", "left")), cwd=p.work)
+    git("branch", "-D", branch, cwd=p.work)
+    git("reflog", "expire", "--expire=now", "--all", cwd=p.work)
+    git("gc", "-q", "--prune=now", cwd=p.work)
+    assert subprocess.run(["git", "cat-file", "-e", passed], cwd=p.work).returncode != 0
+    ledger = p.tip("leap/ledger")
+    stopped = p.leap("score", "left", "u")
+    assert stopped.code == 2 and "are not in this clone" in stopped.err, stopped
+    assert "git branch" not in stopped.err, stopped.err
+    assert p.tip("leap/ledger") == ledger

@@ -170,6 +170,31 @@ def test_a_resume_whose_branch_and_worktree_were_removed_goes_on_from_the_last_r
     assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 4\n"
 
 
+def test_a_resume_whose_removed_branch_s_commits_are_gone_too_puts_nothing_back(
+        diamond: Path, builder: Builder) -> None:
+    """A blind review: with the branch removed and its rounds' commits pruned, the put-back
+    stood at the red (a commit it lacked reads as no descendant), and the new episode went
+    on from round 0's bytes while the ledger said it resumed round 4's. It refuses now, and
+    records no episode."""
+    set_config(diamond, builder=builder("""
+        r = os.environ["LEAP_ROUND"]
+        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
+        sys.exit(1)
+    """))
+    assert leap("throw", "dia", "--run", cwd=diamond).code == 3
+    last = _receipts(diamond, "A", 1)[-1]
+    git("worktree", "remove", "--force", str(worktree_of(diamond, "A")), cwd=diamond)
+    git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
+    git("reflog", "expire", "--expire=now", "--all", cwd=diamond)
+    git("gc", "-q", "--prune=now", cwd=diamond)
+    assert subprocess.run(["git", "cat-file", "-e", last.commit], cwd=diamond).returncode
+    r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
+    assert r.code == 2 and "are not in this clone" in r.err, r
+    assert ref(diamond, "refs/heads/leap/ball/dia/A") is None
+    with Ledger(diamond / ".git") as ledger:
+        assert query.episodes(ledger.require(), "dia", "A") == [1]
+
+
 def test_a_resume_puts_a_removed_branch_back_on_its_findings_red(
         tmp_path: Path, builder: Builder) -> None:
     """A blind review: the branch put back by a resume stood at the last round's commit,
@@ -361,3 +386,14 @@ def test_a_write_into_a_tree_not_the_balls_own_holds_the_round(
     got = _receipts(diamond, "B")
     assert len(got) == 1 and got[0].outcome == 0 and got[0].claim is False, got
     assert f"{tree} changed while the builder of B ran" in got[0].evidence
+
+
+def test_a_config_hint_in_a_ball_worktree_sends_no_one_to_leap_init(diamond: Path) -> None:
+    """A blind review: run in a ball worktree (a checkout without the untracked config,
+    which the main checkout holds), a missing builder.identity said "run `leap init`
+    first", which a ball worktree refuses (L4). It names the key alone, as in the main
+    checkout."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    said = leap("score", "dia", "A", cwd=worktree_of(diamond, "A"))
+    assert said.code == 2 and "builder.identity" in said.err, said
+    assert "leap init" not in said.err, said.err
