@@ -111,6 +111,7 @@ def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None 
     with ws.ledger() as ledger:
         view = ledger.require()
         ball = query.load_ball(view, slice_id, ball_id)
+        query.require_not_abandoned(view, slice_id, "its balls take no red")
         thrown = restacking(view, slice_id, ball_id)
         if thrown is None:
             raise RuleViolation(f"{name} is not restacking: its stack stands, or a dependency "

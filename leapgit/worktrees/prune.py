@@ -321,5 +321,11 @@ def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
     if dirty and not force:
         return PruneLine(sid, s.ball, False, f"kept: uncommitted work ({', '.join(dirty)}); "
                          "--force removes it", str(path))
+    tip = git.rev_parse(f"refs/heads/{t.branch}", ws.paths.root)
+    kept = ""
+    if tip is not None and tip != place.recorded_in(ws, s.episode):  # nothing lost (L6)
+        ref = episodes.kept_ref(sid, s.ball, tip)
+        git.run(["update-ref", ref, tip], ws.paths.root)
+        kept = f"; its commit {tip[:12]}, which no round records, is kept as {ref}"
     place.remove(ws, path, t.branch, force=True)
-    return PruneLine(sid, s.ball, True, f"removed: {why}", str(path))
+    return PruneLine(sid, s.ball, True, f"removed: {why}{kept}", str(path))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from leapgit.ledger import layout, query
 from leapgit.ledger.store import Ledger
-from tests.support import leap, ref
+from tests.support import git, leap, ref
 from tests.worktrees.conftest import set_config, worktree_of
 
 OTHER = """\
@@ -97,3 +97,22 @@ def test_an_open_slice_owns_its_files_until_it_is_abandoned(
     assert r.code == 0, r
     with Ledger(diamond / ".git") as ledger:
         assert query.slice_ids(ledger.require()) == ["dia", "other"]
+
+
+def test_prune_of_an_abandoned_slice_keeps_a_commit_no_round_records(diamond: Path) -> None:
+    """A blind review: the prune `leap red` and the merge now name for an abandoned slice
+    deleted a ball branch holding a commit made by hand, which no receipt records (nothing
+    lost, L6). The branch goes, its tip is kept under refs/leap/kept/, and it says so."""
+    assert leap("throw", "dia", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "src/a.py").write_text("A = 99\n")
+    git("-c", "core.hooksPath=/dev/null", "commit", "-qam", "unrecorded work", cwd=wt)
+    mine = git("rev-parse", "HEAD", cwd=wt)
+    assert leap("slice", "abandon", "dia", "--reason", "x", cwd=diamond).code == 0
+    pruned = leap("worktree", "prune", "dia", cwd=diamond)
+    assert pruned.code == 0, pruned
+    assert f"its commit {mine[:12]}, which no round records, is kept as refs/leap/kept/" \
+        in pruned.out, pruned.out
+    assert ref(diamond, "refs/heads/leap/ball/dia/A") is None
+    held = git("for-each-ref", "--format=%(refname)", "--contains", mine, cwd=diamond)
+    assert held.startswith("refs/leap/kept/dia/A/"), held

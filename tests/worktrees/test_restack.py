@@ -289,3 +289,15 @@ def test_a_restack_carries_the_tests_written_for_the_findings_too(
     assert git("show", "leap/ball/fr/c:tests/test_c_finding.py", cwd=p.work)
     assert held.code == 1 and "fr/c  score" in held.out, held.out[-3000:]
     assert "tests: proof `python -m unittest discover" in held.out, held.out[-3000:]
+
+
+def test_a_carried_red_is_refused_for_an_abandoned_slice(fmt_world: Project) -> None:
+    """A blind review: `leap red` refused an abandoned slice's balls, but `leap red --carry`
+    (a restack's red) still wrote one."""
+    p = fmt_world
+    ops_passes_again_with_other_bytes(p)
+    assert p.leap("slice", "abandon", SLICE, "--reason", "gone").code == 0
+    ledger = p.tip("leap/ledger")
+    carried = p.leap("red", SLICE, "fmt", "--carry")
+    assert carried.code == 1 and "its balls take no red [L3]" in carried.err, carried
+    assert p.tip("leap/ledger") == ledger
