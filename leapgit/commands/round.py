@@ -26,8 +26,8 @@ def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str
         if os.environ.get(FOLDING_ENV):  # a builder inside a round a run drives
             raise Hold(f"this round of {slice_id}/{ball_id} is driven by the leapgit run "
                        "that started this builder: that run closes it", rule="L3",
-                       hint="write the round's outcome to $LEAP_REPORT (`outcome: 1` and "
-                            "`evidence: ...`) and exit")
+                       hint=f"write the round's outcome to $LEAP_REPORT (`outcome: {outcome}` "
+                            "and `evidence: ...`) and exit")
         # L3: a run that drives the ball closes its round itself; a second closer would
         # record a round under its builder (the dogfooding review)
         path = place.worktree_of(ws, episode.throw)

@@ -81,7 +81,8 @@ def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
         rm.publish(ws, remote, slice_id, [t.record.ball for t in result.thrown])
         return Thrown(ws, result)
     if run:  # before any worktree, branch or round: a builder that cannot start
-        require_program(ws.config.builder_command, ws.paths.root, ws.config.builder_preset)
+        require_program(ws.config.builder_command, ws.paths.root, ws.config.builder_preset,
+                        config_root=ws.main_top)
     result = throw_balls(ws, slice_id, balls, resume, run=run)
     return Thrown(ws, result, () if run else _set_up(ws, result))
 

@@ -23,7 +23,7 @@ def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = 
     # L3: a builder that cannot start is said before any claim is taken (before: a claim
     # taken, the ball stopped on the error, "done: 1 ball(s) built")
     require_program(ws.config.builder_command, ws.paths.root, ws.config.builder_preset,
-                    "no claim was taken")
+                    "no claim was taken", config_root=ws.main_top)
     # L6: its rounds are counted by the server's cap, before any claim is taken
     require_round_cap_of_server(ws.paths.root, ws.config.spine, ws.config, remote)
     options = Options(remote, name or default_name(), slice_id, jobs, once, poll)

@@ -402,12 +402,14 @@ class SliceRun:
                     out.append(step)
         return out
 
-    def _stop(self, step: Step, problems: list[dict[str, str]] | None = None) -> None:
-        """``problems``: each of an error's problems, when it has several (``stop_fields``)."""
+    def _stop(self, step: Step, problems: list[dict[str, str]] | None = None,
+              rule: str | None = None) -> None:
+        """``problems``: each of an error's problems, when it has several; ``rule``: the
+        first's rule id, in its own field as every stop carries it (``stop_fields``)."""
         self.stopped[step.ball] = step
         self.events.emit("stop", step.ball, step.wave, reason=step.reason, hint=step.hint,
                          exit_code=step.exit_code, escalated=step.escalated or None,
-                         details=list(step.details) or None, problems=problems)
+                         details=list(step.details) or None, problems=problems, rule=rule)
 
     def _settle(self, step: Step, fut: Future[None]) -> None:
         exc = fut.exception()
@@ -425,7 +427,7 @@ class SliceRun:
             self._stop(step._replace(kind="stop", exit_code=exc.exit_code, hint=said["hint"],
                                      reason=said["reason"] + (f" [{rule}]" if rule else ""),
                                      details=tuple(exc.detail_lines()[-12:])),
-                       said.get("problems"))
+                       said.get("problems"), rule)
             return
         raise exc
 
@@ -804,7 +806,8 @@ class SliceRun:
         """What would stop every ball: refused before anything is thrown."""
         cfg = self.ws.config
         if self.opt.remote is None:  # with a remote, the workers' builders build
-            require_program(cfg.builder_command, self.ws.paths.root, cfg.builder_preset)
+            require_program(cfg.builder_command, self.ws.paths.root, cfg.builder_preset,
+                            config_root=self.ws.main_top)
         declared_builder(self.ws, None)
         if not cfg.tribunal.rungs:
             raise UsageError("no rungs are configured, so no juror can sit",

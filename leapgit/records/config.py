@@ -76,7 +76,9 @@ _INIT_WRITES = ("move the file aside and run `leap init`, which writes a whole o
 
 
 def _whole(problem: Problem) -> Problem:
-    if problem.message.startswith("missing required field") and not problem.hint:
+    """Only the top level's fields are what `leap init` writes (a rung's are not)."""
+    top = problem.field in (None, "(top level)")
+    if top and problem.message.startswith("missing required field") and not problem.hint:
         return problem._replace(hint=_INIT_WRITES)
     return problem
 

@@ -110,7 +110,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         if tip is None:  # neither its branch nor the commit its pass names is here
             missing.append(f"{ball} (its branch and passed commit {passed.commit[:12]} are "
                            "not in this clone)")
-            ways[_fetch_or_give_up(ws, slice_id, branch)] = None
+            ways[_fetch_or_give_up(ws, slice_id, branch, bool(records))] = None
             continue
         if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
             missing.append(f"{ball} (branch moved off its passed candidate)")
@@ -137,7 +137,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
     return planned, reopened
 
 
-def _fetch_or_give_up(ws: Workspace, slice_id: str, branch: str) -> str:
+def _fetch_or_give_up(ws: Workspace, slice_id: str, branch: str, merged: bool) -> str:
     """What brings back a passed ball whose branch and commit this clone lacks: its branch
     from the spine's remote when that holds it; else the work is nowhere leapgit can see,
     and the slice is given up and cut again (a passed ball takes no respec)."""
@@ -151,10 +151,13 @@ def _fetch_or_give_up(ws: Workspace, slice_id: str, branch: str) -> str:
     if asked not in (None, 2):  # it did not answer: no word of a loss on that
         return (f"`leap merge {slice_id}` again once {remote} answers (it was asked whether "
                 f"it holds {branch})")
-    return (f"no remote holds it (its work is lost to this clone: restore {branch} from "
-            f"wherever it was built, then `leap merge {slice_id}`; or give the slice up, "
-            f"`leap slice abandon {slice_id} --reason TEXT`, and cut the work again, "
-            "`leap slice cut FILE`)")
+    where = "the spine tracks no remote to ask" if remote is None else \
+        f"the spine's remote {remote} has no copy"
+    again = "cut the work again as a slice of its own (`leap slice cut FILE`)" if merged else \
+        (f"give the slice up (`leap slice abandon {slice_id} --reason TEXT`) and cut the work "
+         "again (`leap slice cut FILE`)")
+    return (f"restore {branch} from where it was built ({where}), then `leap merge "
+            f"{slice_id}`; with no copy anywhere, its work is lost to this clone: {again}")
 
 
 def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> list[Merged]:

@@ -163,14 +163,15 @@ def _unresolved(program: str, root: Path) -> str | None:
 
 
 def require_program(command: str | None, root: Path, preset: str | None = None,
-                    nothing: str = "no ball was thrown") -> str:
+                    nothing: str = "no ball was thrown", config_root: Path | None = None
+                    ) -> str:
     """L3 (issue 14): a builder that cannot start would spend every round of an episode in a
     fraction of a second; refuse the throw before any worktree or round instead. With
     ``preset`` (issue 17), ``command`` is its expansion and the error names the preset.
     ``nothing``: what was not done for it (a worker takes no claim)."""
     if not command:
         raise UsageError(f"no builder command; {nothing}", file=CONFIG, field=FIELD, rule="L3",
-                         hint=first_init(root, "set builder.command, e.g. a script"))
+                         hint=first_init(config_root or root, "set builder.command, e.g. a script"))
     try:
         words = command_words(command)
     except ValueError as exc:

@@ -133,6 +133,7 @@ def test_a_test_author_that_fails_stops_with_a_hint_that_leads_on_once_it_is_fix
         assert set(stops) == {"a", "b"}, stops
         for stop in stops.values():
             assert said in str(stop["reason"]) and "[T7.1]" in str(stop["reason"]), stop
+            assert stop["rule"] == "T7.1", stop  # in its own field, as every stop's
             assert "red.command" in str(stop["hint"]), stop
         [again] = hinted_leap(str(stops["a"]["hint"]))
         assert again == ["run", "hau"], stops

@@ -130,3 +130,19 @@ def test_a_config_that_is_a_dangling_symlink_is_named_not_read_as_the_defaults(
     config.unlink()  # "remove it and run `leap init`"
     assert leap_inproc("init", cwd=repo).code == 0
     assert leap_inproc("status", cwd=repo).code == 0
+
+
+def test_a_rung_missing_a_field_is_not_sent_to_leap_init(repo: Path) -> None:
+    """A blind review: the "move the file aside and run `leap init`" hint of a config that
+    lacks version, spine and ledger_ref was given to a rung's missing field too, which
+    `leap init`'s config does not hold either."""
+    assert leap_inproc("init", cwd=repo).code == 0
+    config = repo / ".leap" / "config.yaml"
+    config.write_text(config.read_text().replace(
+        "  rungs: []", "  rungs:\n    - {id: r, provider: openai, model: m, "
+        "endpoint: 'http://127.0.0.1:9', family: f, tiers: [generalist], "
+        "context_tokens: 1000}"))
+    said = leap_inproc("status", cwd=repo)
+    assert said.code == 2 and "tribunal.rungs[0]: missing required field(s): cost" \
+        in said.err, said
+    assert "leap init" not in said.err, said.err
