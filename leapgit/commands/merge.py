@@ -9,8 +9,10 @@ from leapgit.ledger import layout
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import INTEGRATOR
 from leapgit.scoring.merge import MergeResult, merge
+from leapgit.tribunal.worktree import once_a_tree
 
 
+@once_a_tree
 def merge_slice(slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
                 start: Path | str = ".", echo: Callable[[str], None] = print) -> MergeResult:
     return merge(open_workspace(start), slice_id, holder, builder, echo)

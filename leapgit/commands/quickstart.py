@@ -21,6 +21,7 @@ from leapgit.commands.slice import check, cut
 from leapgit.commands.status import status
 from leapgit.errors import UsageError
 from leapgit.ledger.workspace import require_folder
+from leapgit.tribunal.worktree import once_a_tree
 
 Echo = Callable[[str], None]
 
@@ -63,6 +64,7 @@ def _step(echo: Echo, title: str, command: str, lines: list[str]) -> None:
         echo(f"  {line}")
 
 
+@once_a_tree
 def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     root = (directory or Path(tempfile.mkdtemp(prefix="leap-quickstart-"))) / "calc"
     hint = "pick another --dir, or leave it out for a temporary folder"

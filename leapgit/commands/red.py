@@ -6,12 +6,15 @@ from pathlib import Path
 
 from leapgit.ledger.workspace import open_workspace
 from leapgit.scoring.red import RedResult, carry_red, record_red
+from leapgit.tribunal.worktree import once_a_tree
 
 
+@once_a_tree
 def carry(slice_id: str, ball_id: str, start: Path | str = ".") -> RedResult:
     return carry_red(open_workspace(start), slice_id, ball_id)
 
 
+@once_a_tree
 def red(slice_id: str, ball_id: str, commit: str, start: Path | str = ".") -> RedResult:
     return record_red(open_workspace(start), slice_id, ball_id, commit)
 

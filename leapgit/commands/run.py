@@ -13,8 +13,10 @@ from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.drive import Options, RunEnd, SliceRun
 from leapgit.loop.events import Events, as_started, stop_fields
 from leapgit.rules.landing import failed_hint
+from leapgit.tribunal.worktree import once_a_tree
 
 
+@once_a_tree
 def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = False,
               start: Path | str = ".") -> RunEnd:
     events = Events(stream, slice_id, as_json, remote=options.remote)

@@ -11,10 +11,12 @@ from leapgit.ledger import sync as syncing
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop import remote as rm
 from leapgit.scoring.score import Scored, score
+from leapgit.tribunal.worktree import once_a_tree
 
 NAMES = {1: "pass", 0: "hold", -1: "refuse"}
 
 
+@once_a_tree
 def score_ball(slice_id: str, ball_id: str, builder: str | None = None,
                start: Path | str = ".", echo: Callable[[str], None] = print,
                remote: str | None = None) -> Scored:

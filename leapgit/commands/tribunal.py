@@ -8,6 +8,7 @@ from pathlib import Path
 from leapgit.ledger.workspace import require_folder
 from leapgit.records import yamlio
 from leapgit.tribunal.convene import Convened, Echo, Request, convene
+from leapgit.tribunal.worktree import once_a_tree
 
 
 def read_criteria(value: str) -> str:
@@ -17,6 +18,7 @@ def read_criteria(value: str) -> str:
     return value
 
 
+@once_a_tree
 def convene_command(*, intent: str, criteria: str, builder: str, base: str | None = None,
                     head: str | None = None, slice_id: str | None = None,
                     ball_id: str | None = None, out: Path | None = None,

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from leapgit.tribunal.worktree import in_fresh
+
 CommandType = Literal["proof", "tests", "live_proof", "metric", "red"]
 TAIL = 4000  # characters of output kept as evidence
 DEFAULT_TIMEOUT = 900.0
@@ -96,3 +98,12 @@ def run_command(
     text = out.decode("utf-8", "replace")
     return CommandRun(kind, command, str(cwd), code, time.monotonic() - start, clean_tail(text),
                       text)
+
+
+def run_fresh(kind: CommandType, command: str, root: Path, commit: str, *, timeout: float,
+              prefix: str) -> CommandRun:
+    """``command`` in a fresh throwaway tree of ``commit``: once for a command that scores
+    (``worktree.once_a_tree``), whoever asks (the red's and the score's harness at a base)."""
+    return in_fresh(root, commit, ("typed", kind, command, repr(timeout)),
+                    lambda tree: run_command(kind, command, tree, timeout=timeout),
+                    prefix=prefix)

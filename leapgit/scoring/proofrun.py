@@ -18,7 +18,7 @@ from pathlib import Path
 from leapgit import git
 from leapgit.records.scoring import RunEvidence, Step
 from leapgit.records.types import BallRecord
-from leapgit.scoring.commands import CommandRun, CommandType, run_command
+from leapgit.scoring.commands import CommandRun, CommandType, run_command, run_fresh
 from leapgit.tribunal.worktree import temporary
 
 
@@ -71,8 +71,7 @@ def harness(root: Path, base: str, ball: BallRecord, timeout: float) -> Proved |
     not there yet) makes the harness INVALID: a hold, never a -1 charged to the builder."""
     if not ball.tests:
         return None
-    with temporary(root, base, prefix="leap-score-base-") as tree:
-        run = run_command("tests", ball.tests, tree, timeout=timeout)
+    run = run_fresh("tests", ball.tests, root, base, timeout=timeout, prefix="leap-score-base-")
     if run.ok:
         return None
     return Proved(Step("tests", "hold", f"the harness is INVALID: {run.describe()} at the base "

@@ -104,9 +104,15 @@ def _tail(run: Run) -> str:
     return " ".join(run.output[-300:].split())
 
 
+def fresh_tests(root: Path, commit: str, command: str, timeout: float) -> Run:
+    """The tests in a fresh tree of ``commit``: once for a command that scores
+    (``worktree.once_a_tree``), for the baseline, the head and the mutants' baseline."""
+    return worktree.in_fresh(root, commit, ("tests", command, repr(timeout)),
+                             lambda tree: run_tests(command, tree, timeout))
+
+
 def baseline(root: Path, base: str, command: str, timeout: float) -> tuple[Check, Run]:
-    with worktree.temporary(root, base) as tree:
-        run = run_tests(command, tree, timeout)
+    run = fresh_tests(root, base, command, timeout)
     if run.code == 0:
         return Check("base is cleanly green", "ok", "exit 0"), run
     why = "timed out" if run.code is None else f"exit {run.code}"
@@ -115,8 +121,7 @@ def baseline(root: Path, base: str, command: str, timeout: float) -> tuple[Check
 
 
 def at_head(root: Path, head: str, command: str, timeout: float, base: Run) -> Check:
-    with worktree.temporary(root, head) as tree:
-        run = run_tests(command, tree, timeout)
+    run = fresh_tests(root, head, command, timeout)
     if run.code is None:
         return Check("new tests pass at head", "invalid", "timed out: not a pass (T9)")
     worse = sorted(run.failing - base.failing)

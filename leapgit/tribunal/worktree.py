@@ -20,10 +20,12 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import wraps
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from leapgit import git
 from leapgit.errors import Hold
@@ -31,6 +33,8 @@ from leapgit.procs import alive, started_at
 from leapgit.records.config import load_config
 
 SETUP_FIELD = "worktrees.setup"
+P = ParamSpec("P")
+T = TypeVar("T")
 _IN_USE: set[str] = set()  # the throwaway worktrees this process has open now
 _IN_USE_LOCK = threading.Lock()
 
@@ -208,6 +212,56 @@ def _worked_in(tree: Path, made_at: float) -> bool:
         if cwd == inside or cwd.startswith(inside + os.sep):
             return True
     return False
+
+
+# a command's run in a fresh tree of a commit, by (repository, commit, worktree setup, the
+# caller's key: what ran, how, its time cap), while a command that scores runs (``once_a_tree``)
+_Slot = tuple[threading.Lock, list[object]]
+_runs: dict[tuple[str, ...], _Slot] | None = None
+_runs_lock = threading.Lock()
+
+
+def once_a_tree(command: Callable[P, T]) -> Callable[P, T]:
+    """For the length of ``command`` (a `leap` command that scores: one `leap run` or `leap
+    worker` as long as it runs), a run in a fresh throwaway tree (``in_fresh``) is made once
+    and its result given to every later ask for the same run in the same tree. A fresh tree
+    of one commit holds the same bytes each time, so the same command there says the same:
+    the ball's `tests` at its base are run once, not by the red, the score and the tribunal
+    each, nor once a ball by the balls of one wave (a real project's suite: minutes a run).
+    Each `leap` command is a process of its own and asks again."""
+    @wraps(command)
+    def scoped(*args: P.args, **kwargs: P.kwargs) -> T:
+        global _runs
+        if _runs is not None:  # one command inside another (quickstart runs the flow)
+            return command(*args, **kwargs)
+        _runs = {}
+        try:
+            return command(*args, **kwargs)
+        finally:
+            _runs = None
+    return scoped
+
+
+def in_fresh(repo_root: Path, commit: str, key: tuple[str, ...], run: Callable[[Path], T],
+             *, prefix: str = "leap-tree-") -> T:
+    """What ``run`` gives in a fresh throwaway tree of ``commit``; under ``once_a_tree`` the
+    run of an earlier ask with the same ``key`` (the command, how it is run, its time cap).
+    A run that raised is not kept: the next ask runs it again."""
+    runs = _runs
+    if runs is None:
+        with temporary(repo_root, commit, prefix=prefix) as tree:
+            return run(tree)
+    full = commit if len(commit) == 40 else \
+        git.out(["rev-parse", "--verify", f"{commit}^{{commit}}"], repo_root)
+    setup = load_config(repo_root).worktree_setup or ""
+    with _runs_lock:
+        lock, done = runs.setdefault((os.path.realpath(repo_root), full, setup, *key),
+                                     (threading.Lock(), []))
+    with lock:  # a second ask while the first runs waits for its result
+        if not done:
+            with temporary(repo_root, full, prefix=prefix) as tree:
+                done.append(run(tree))
+        return done[0]  # type: ignore[return-value]
 
 
 @contextmanager
