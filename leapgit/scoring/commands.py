@@ -102,8 +102,9 @@ def run_command(
 
 def run_fresh(kind: CommandType, command: str, root: Path, commit: str, *, timeout: float,
               prefix: str) -> CommandRun:
-    """``command`` in a fresh throwaway tree of ``commit``: once for a command that scores
-    (``worktree.once_a_tree``), whoever asks (the red's and the score's harness at a base)."""
+    """``command`` in a fresh throwaway tree of ``commit``: once it passed, not again for a
+    command that scores (``worktree.once_a_tree``), whoever asks (the red's and the score's
+    harness at a base)."""
     return in_fresh(root, commit, ("typed", kind, command, repr(timeout)),
                     lambda tree: run_command(kind, command, tree, timeout=timeout),
-                    prefix=prefix)
+                    lambda run: run.ok, prefix=prefix)

@@ -105,10 +105,11 @@ def _tail(run: Run) -> str:
 
 
 def fresh_tests(root: Path, commit: str, command: str, timeout: float) -> Run:
-    """The tests in a fresh tree of ``commit``: once for a command that scores
-    (``worktree.once_a_tree``), for the baseline, the head and the mutants' baseline."""
+    """The tests in a fresh tree of ``commit``: once they passed, not again for a command
+    that scores (``worktree.once_a_tree``): the baseline, the head, the mutants' baseline."""
     return worktree.in_fresh(root, commit, ("tests", command, repr(timeout)),
-                             lambda tree: run_tests(command, tree, timeout))
+                             lambda tree: run_tests(command, tree, timeout),
+                             lambda run: run.code == 0)
 
 
 def baseline(root: Path, base: str, command: str, timeout: float) -> tuple[Check, Run]:

@@ -228,7 +228,9 @@ def once_a_tree(command: Callable[P, T]) -> Callable[P, T]:
     of one commit holds the same bytes each time, so the same command there says the same:
     the ball's `tests` at its base are run once, not by the red, the score and the tribunal
     each, nor once a ball by the balls of one wave (a real project's suite: minutes a run).
-    Each `leap` command is a process of its own and asks again."""
+    Only a run that passed is kept: one that failed or timed out may have met a machine
+    not ready yet (a dependency missing, a service down), and a `leap worker` that runs for
+    days asks again. Each `leap` command is a process of its own and asks again."""
     @wraps(command)
     def scoped(*args: P.args, **kwargs: P.kwargs) -> T:
         global _runs
@@ -243,10 +245,10 @@ def once_a_tree(command: Callable[P, T]) -> Callable[P, T]:
 
 
 def in_fresh(repo_root: Path, commit: str, key: tuple[str, ...], run: Callable[[Path], T],
-             *, prefix: str = "leap-tree-") -> T:
+             passed: Callable[[T], bool], *, prefix: str = "leap-tree-") -> T:
     """What ``run`` gives in a fresh throwaway tree of ``commit``; under ``once_a_tree`` the
-    run of an earlier ask with the same ``key`` (the command, how it is run, its time cap).
-    A run that raised is not kept: the next ask runs it again."""
+    run of an earlier ask with the same ``key`` (the command, how it is run, its time cap)
+    that ``passed``. Any other run, or one that raised, is asked again next time."""
     runs = _runs
     if runs is None:
         with temporary(repo_root, commit, prefix=prefix) as tree:
@@ -258,10 +260,13 @@ def in_fresh(repo_root: Path, commit: str, key: tuple[str, ...], run: Callable[[
         lock, done = runs.setdefault((os.path.realpath(repo_root), full, setup, *key),
                                      (threading.Lock(), []))
     with lock:  # a second ask while the first runs waits for its result
-        if not done:
-            with temporary(repo_root, full, prefix=prefix) as tree:
-                done.append(run(tree))
-        return done[0]  # type: ignore[return-value]
+        if done:
+            return done[0]  # type: ignore[return-value]
+        with temporary(repo_root, full, prefix=prefix) as tree:
+            result = run(tree)
+        if passed(result):
+            done.append(result)
+        return result
 
 
 @contextmanager

@@ -1,8 +1,9 @@
-"""A command that scores runs each command once in a fresh tree of a commit
+"""A command that scores runs each command once in a fresh tree of a commit, once it passed
 (``worktree.once_a_tree``): the ball's `tests` at its base are run once for the red's and
 the score's harness (T9) and once for the tribunal's baseline, not once a caller and a ball;
 the tribunal's tests at the head once for its check and its mutants' baseline. Each `leap`
-command asks again, and an ask with another commit or time cap runs again."""
+command asks again, an ask with another commit or time cap runs again, and so does one
+whose earlier run failed: the machine may be ready now."""
 
 from __future__ import annotations
 
@@ -99,11 +100,11 @@ def test_a_run_that_raised_is_run_again_and_two_asks_at_once_share_one(tmp_path:
     @worktree.once_a_tree
     def command() -> None:
         try:
-            worktree.in_fresh(root, base, ("flaky",), flaky)
+            worktree.in_fresh(root, base, ("flaky",), flaky, bool)
         except OSError:
             pass
         asks = [threading.Thread(target=lambda: got.append(
-            worktree.in_fresh(root, base, ("flaky",), flaky))) for _ in range(2)]
+            worktree.in_fresh(root, base, ("flaky",), flaky, bool))) for _ in range(2)]
         for ask in asks:
             ask.start()
         for ask in asks:
@@ -112,3 +113,27 @@ def test_a_run_that_raised_is_run_again_and_two_asks_at_once_share_one(tmp_path:
     command()
     assert got == ["A = 1\n", "A = 1\n"] and len(tried) == 2, (got, tried)
     assert not any(tree.exists() for tree in tried)  # each throwaway tree removed after its run
+
+
+def test_a_run_that_failed_is_asked_again_and_kept_once_it_passes(tmp_path: Path) -> None:
+    """A `leap worker` runs for days: a base that was not green because the machine was not
+    ready (here: a file the tests need, outside the tree) is run again at the next ask, and
+    only its passing run is kept."""
+    root, base, head, log = _project(tmp_path)
+    ready = tmp_path / "ready"
+    tests = f"echo ran >> {shlex.quote(str(log))} && test -e {shlex.quote(str(ready))}"
+    ball = _ball(log)._replace(tests=tests)
+    said: list[bool] = []
+
+    @worktree.once_a_tree
+    def worker() -> None:
+        for n in range(4):
+            if n == 2:
+                ready.touch()
+            said.append(proofrun.harness(root, base, ball, 60.0) is None)
+            check, _ = mechanical.baseline(root, base, tests, 60.0)
+            said.append(check.result == "ok")
+
+    worker()
+    assert said == [False, False, False, False, True, True, True, True], said
+    assert log.read_text().split() == ["ran"] * 6  # two failed asks each, one pass each
