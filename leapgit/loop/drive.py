@@ -510,6 +510,8 @@ class SliceRun:
             self.events.emit("throw", step.ball, step.wave, episode=t.record.episode,
                              base=t.record.base[:12], resumed=resume or None,
                              detail=step.reason)
+            if t.put_back:
+                self.events.emit("log", step.ball, step.wave, line=t.put_back_line())
         if remote is not None:  # cut off, it is published again by a later look
 
             rm.publish(self.ws, remote, self.slice, [step.ball])
@@ -826,10 +828,7 @@ class SliceRun:
         with self.ws.ledger() as ledger:
             view = ledger.require()
             query.load_slice(view, self.slice)  # an unknown slice is bad input
-            gone = query.abandoned(view, self.slice)
-            if gone is not None:
-                raise UsageError(f"slice {self.slice} was abandoned at {gone.abandoned_at}: "
-                                 "its balls are thrown no more", rule="L3")
+            query.require_not_abandoned(view, self.slice, "its balls are thrown no more")
 
 
 def _drain(running: dict[Future[None], Step], events: Events,

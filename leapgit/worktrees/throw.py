@@ -43,6 +43,13 @@ class Thrown:
     ball: BallRecord
     created: bool  # a new worktree (False: the episode resumed in the existing one)
     continues_at: int | None = None  # --run carries an in-flight episode on at this round
+    put_back: str | None = None  # the branch was gone: made again at this recorded commit
+
+    def put_back_line(self) -> str | None:
+        """What a resume whose ball branch was removed by hand did about it (L8)."""
+        return None if self.put_back is None else (
+            f"the branch {self.record.branch} was gone: put back at the last commit the "
+            f"ledger recorded on it, {self.put_back[:12]}")
 
 
 @dataclass(frozen=True)
@@ -372,13 +379,13 @@ def _place_and_record(
     try:
         for plan in plans:
             ball = query.load_ball(view, slice_id, plan.standing.ball)
-            path, made = _worktree_for(ws, slice_id, ball.ball, plan, view)
+            path, made, put_back = _worktree_for(ws, slice_id, ball.ball, plan, view)
             if made:
                 # a resumed episode's branch holds the candidate so far: never ours to drop
                 branch = ws.config.ball_branch(slice_id, ball.ball) if plan.fresh else None
                 created.append((path, branch))
             record = _record(ws, slice_id, ball, plan, at, str(path))
-            thrown.append(Thrown(record, ball, made))
+            thrown.append(Thrown(record, ball, made, put_back=put_back))
         commit = _record_throws(ledger, slice_id, thrown, "")
     except BaseException:
         for path, branch in reversed(created):  # nothing half-written: undo our own worktrees
@@ -471,15 +478,17 @@ def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan
 
 
 def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
-                  view: LedgerView) -> tuple[Path, bool]:
+                  view: LedgerView) -> tuple[Path, bool, str | None]:
+    """The ball's worktree; whether it was made now; the commit its branch, gone, was put
+    back at."""
     path = place.target(ws, slice_id, ball)
     branch = ws.config.ball_branch(slice_id, ball)
     if not plan.fresh:
         if place.registered(ws, path) is not None:
-            return path, False  # resume in the ball's own worktree, candidate and all
+            return path, False, None  # resume in the ball's own worktree, candidate and all
         if place.branch_exists(ws, branch):
             place.add(ws, path, branch, plan.base, new_branch=False)
-            return path, True
+            return path, True, None
         # removed by hand: made again where the ledger last left it (L8, nothing lost)
         episode = plan.standing.episode
         tip = None if episode is None else \
@@ -491,9 +500,7 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
                              f"from where it was built, then `leap throw {slice_id} --ball "
                              f"{ball} --resume`")
         place.add(ws, path, branch, tip, new_branch=True)
-        _warn(f"the branch {branch} was gone: put back at the last commit the ledger "
-              f"recorded on it, {tip[:12]}")
-        return path, True
+        return path, True, tip
     if plan.resumed_from is not None:
         drop_refused(ws, slice_id, ball, path, branch)
     if _killed_throw(ws, view, slice_id, ball, plan, path, branch):
@@ -506,7 +513,7 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
     # T7.1: a ball with a recorded red starts from it: the builder finds the failing test
     start = start_point(view, ws.paths.root, slice_id, ball, plan.base)
     place.add(ws, path, branch, start, new_branch=True)
-    return path, True
+    return path, True, None
 
 
 def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, plan: _Plan,

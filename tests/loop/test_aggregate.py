@@ -124,6 +124,10 @@ def test_merged_tests_that_fail_show_their_output_and_the_abandon_hint_leads_on(
         assert hint in said and "or re-score" not in said, said[-3000:]
         gone = p.leap("slice", "abandon", "mt", "--reason", "its merged tests fail")
         assert gone.code == 0, gone
+        again = p.leap("run", "mt", "--heartbeat", "0")  # the throw's own refusal (L3)
+        assert again.code == 1 and "slice mt was abandoned at" in again.err and \
+            "[L3]" in again.err and "cut a new slice for the work (`leap slice cut FILE`)" \
+            in again.err, again
         reds["b"][1] = red_test("b")
         (p.base_dir / "reds.json").write_text(json.dumps(reds))
         draft = yamlio.loads((p.base_dir / "slice0.yaml").read_bytes(), "slice0.yaml")

@@ -23,7 +23,7 @@ from leapgit.records import yamlio
 from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
 from tests.scoring.world import Project
-from tests.support import hinted_leap
+from tests.support import git, hinted_leap
 from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
@@ -183,9 +183,17 @@ def test_a_hold_and_a_refuse_lead_on_with_the_commands_they_name(isolated: Path,
         assert "leap ball respec hst b FILE" in _hinted(stops["b"]["hint"]), stops["b"]
         (p.base_dir / "hold").unlink()
         (p.base_dir / "breach").unlink()
+        # a's worktree and branch removed by hand at its checkpoint: the resume puts the
+        # branch back where the ledger left it, and says so to a program too
+        git("worktree", "remove", "--force", str(p.worktree("a", "hst")), cwd=p.work)
+        git("branch", "-D", "leap/ball/hst/a", cwd=p.work)
         resumed = p.leap("run", "hst", "--resume-holds", "--json", "--heartbeat", "0")
         thrown = [e for e in events(resumed.out) if e["event"] == "throw"]
         assert [(e["ball"], e["episode"]) for e in thrown] == [("a", 2)], resumed.out[-2000:]
+        told = [e for e in events(resumed.out) if e["event"] == "log" and e.get("ball") == "a"]
+        assert any(e["line"].startswith("the branch leap/ball/hst/a was gone: put back at the "
+                                        "last commit the ledger recorded on it, ")
+                   for e in told), told
         table = next(e for e in events(resumed.out) if e["event"] == "table")
         rows = {r["ball"]: r for r in table["balls"]}  # type: ignore[union-attr]
         assert rows["a"]["state"] == "passed" and rows["b"]["state"] == "stopped", rows

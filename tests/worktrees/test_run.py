@@ -164,8 +164,8 @@ def test_a_resume_whose_branch_and_worktree_were_removed_goes_on_from_the_last_r
     git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
     r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
     assert r.code == 0 and "episode 2" in r.out, r
-    assert f"put back at the last commit the ledger recorded on it, {last.commit[:12]}" \
-        in r.err, r
+    assert f"the branch leap/ball/dia/A was gone: put back at the last commit the ledger " \
+        f"recorded on it, {last.commit[:12]}" in r.out, r  # in the throw's report
     assert ref(diamond, "refs/heads/leap/ball/dia/A") == last.commit
     assert (worktree_of(diamond, "A") / "src/a.py").read_text() == "A = 4\n"
 
@@ -233,7 +233,7 @@ def test_a_resume_puts_a_removed_branch_back_on_its_findings_red(
     git("branch", "-D", "leap/ball/dia/A", cwd=repo)
     r = leap("throw", "dia", "--ball", "A", "--resume", cwd=repo)
     assert r.code == 0 and f"put back at the last commit the ledger recorded on it, " \
-        f"{finding[:12]}" in r.err, r
+        f"{finding[:12]}" in r.out, r
     assert ref(repo, "refs/heads/leap/ball/dia/A") == finding
 
 
