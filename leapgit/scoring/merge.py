@@ -83,18 +83,48 @@ def order(rec: SliceRecord) -> list[str]:
     return [b for wave in rec.waves for b in wave] or list(rec.balls)
 
 
+@dataclass(frozen=True)
+class _Lost:
+    """A passed ball whose branch and commit this clone lacks: what brings it back is asked
+    of the remote (``_fetch_or_give_up``) only when the hold is said."""
+
+    branch: str
+    merged: bool  # the slice merged before: it cannot be abandoned
+
+
+class Incomplete(Exception):
+    """``plan``'s hold, before the ways that ask a remote are said."""
+
+    def __init__(self, slice_id: str, missing: list[str], ways: dict[str | _Lost, None],
+                 reopened: tuple[ReopenRecord, ...]) -> None:
+        super().__init__(slice_id)
+        self.slice, self.missing, self.ways, self.reopened = slice_id, missing, ways, reopened
+
+    def hold(self, ws: Workspace, ask: bool) -> Hold:
+        """L8: the hold to say; ``ask``: the remote is asked about each lost ball (a hold
+        a later plan may take back is said without asking)."""
+        ways = dict.fromkeys(
+            way if isinstance(way, str) else
+            _fetch_or_give_up(ws, self.slice, way.branch, way.merged) if ask else
+            f"restore {way.branch}, then `leap merge {self.slice}`" for way in self.ways)
+        reason = "; ".join(f"{r.ball} reopened: {r.reason}" for r in self.reopened)
+        return Hold(f"slice {self.slice} is not complete, nothing lands: not passed: "
+                    f"{', '.join(self.missing)}" + (f"; {reason}" if reason else ""),
+                    rule="L8", hint="first " + "; ".join(ways))
+
+
 def plan(ws: Workspace, ledger: Ledger, slice_id: str
          ) -> tuple[list[Planned], tuple[ReopenRecord, ...]]:
     """Every ball with its pass that is not on the spine yet, in dependency order: all of
-    them the first time; after a reopen (L8), the balls re-passed since. Hold naming what
-    is missing: the slice passes only when every ball has passed."""
+    them the first time; after a reopen (L8), the balls re-passed since. ``Incomplete``
+    naming what is missing: the slice passes only when every ball has passed."""
     rec = query.load_slice(ledger.require(), slice_id)
     reopened = tuple(reopen.scan(ledger, ws.paths.root, ws.config, rec))
     view = ledger.require()
     records = history.merge_records(view, slice_id)
     landed = history.merged_scores(records)
     planned, missing = [], []
-    ways: dict[str, None] = {}  # what brings each ball not passed on, in order, once
+    ways: dict[str | _Lost, None] = {}  # what brings each ball not passed on, in order, once
     for ball in order(rec):
         passed = current_pass(view, slice_id, ball)
         if passed is not None and passed.score in landed.get(ball, ()):
@@ -110,7 +140,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
         if tip is None:  # neither its branch nor the commit its pass names is here
             missing.append(f"{ball} (its branch and passed commit {passed.commit[:12]} are "
                            "not in this clone)")
-            ways[_fetch_or_give_up(ws, slice_id, branch, bool(records))] = None
+            ways[_Lost(branch, bool(records))] = None
             continue
         if git.out(["rev-parse", f"{tip}^{{tree}}"], ws.paths.root) != passed.candidate:
             missing.append(f"{ball} (branch moved off its passed candidate)")
@@ -130,10 +160,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
             continue
         planned.append(Planned(ball, passed, tip))
     if missing:
-        reason = "; ".join(f"{r.ball} reopened: {r.reason}" for r in reopened)
-        raise Hold(f"slice {slice_id} is not complete, nothing lands: not passed: "
-                   f"{', '.join(missing)}" + (f"; {reason}" if reason else ""), rule="L8",
-                   hint="first " + "; ".join(ways))
+        raise Incomplete(slice_id, missing, ways, reopened)
     return planned, reopened
 
 
@@ -312,14 +339,14 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
     found = None  # planned here first: a slice merged already needs no remote
     try:
-        found = _plan(ws, slice_id)
+        found = _plan(ws, slice_id, ask=not remote)
     except Hold:
         if not remote:
             raise  # else the remote may hold the passes this clone has not seen yet
     if remote and (found is None or found[0]):  # again on what the remote holds
 
         syncing.sync(remote, start=root)
-        found = _plan(ws, slice_id)
+        found = _plan(ws, slice_id, ask=True)
     assert found is not None
     planned, reopened, rec, landed, tip = found
     if not planned:  # every pass is on the spine: nothing to do, and that is no error
@@ -527,14 +554,20 @@ def _take_for_publish(ws: Workspace, slice_id: str, holder: str, remote: str,
         raise
 
 
-def _plan(ws: Workspace, slice_id: str) -> tuple[list[Planned], tuple[ReopenRecord, ...],
-                                                  SliceRecord, list[MergeRecord], str]:
-    """``plan`` on the ledger as it is here, with the slice, its merges and the tip read."""
-    with ws.ledger() as ledger:
-        planned, reopened = plan(ws, ledger, slice_id)
-        view = ledger.require()
-        return (planned, reopened, query.load_slice(view, slice_id),
-                history.merge_records(view, slice_id), ledger.tip() or "")
+def _plan(ws: Workspace, slice_id: str, ask: bool
+          ) -> tuple[list[Planned], tuple[ReopenRecord, ...], SliceRecord, list[MergeRecord],
+                     str]:
+    """``plan`` on the ledger as it is here, with the slice, its merges and the tip read. Its
+    hold asks the remote about a lost ball only when it is the one said (``ask``): a plan
+    before the sync with the remote is planned again after it, and that one asks."""
+    try:
+        with ws.ledger() as ledger:
+            planned, reopened = plan(ws, ledger, slice_id)
+            view = ledger.require()
+            return (planned, reopened, query.load_slice(view, slice_id),
+                    history.merge_records(view, slice_id), ledger.tip() or "")
+    except Incomplete as incomplete:
+        raise incomplete.hold(ws, ask) from None
 
 
 def _review(ws: Workspace, slice_id: str, since: str, head_ref: str, builder: str,

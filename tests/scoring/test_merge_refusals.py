@@ -444,8 +444,12 @@ def test_a_passed_ball_whose_commit_is_gone_from_the_clone_names_the_way_back(
     git("reflog", "expire", "--expire=now", "--all", cwd=p.work)
     git("gc", "-q", "--prune=now", cwd=p.work)
     assert subprocess.run(["git", "cat-file", "-e", passed], cwd=p.work).returncode != 0
-    held = p.leap("merge", "left")
+    trace = p.base_dir / f"trace-{copy}.log"  # every git command the merge ran
+    held = p.leap("merge", "left", env={"GIT_TRACE": str(trace)})
     assert held.code == 3, held
+    asked = [line for line in trace.read_text().splitlines()
+             if "git ls-remote" in line and branch in line]
+    assert len(asked) == 1, asked  # once, by the plan whose hold is said (it asked twice)
     if copy == "on-the-remote":
         [fetch] = re.findall(r"`(git fetch [^`]*)`", held.err)
         git(*shlex.split(fetch)[1:], cwd=p.work)
