@@ -234,10 +234,13 @@ def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:
     if root is None:
         return Config()
     path = root / CONFIG_PATH
-    if path.is_symlink() and not path.exists():  # never the defaults in silence
-        raise InvalidRecord(f"is a symlink to {os.readlink(path)!r}, which is not there",
-                            file=str(CONFIG_PATH), field="(file)", rule="config",
-                            hint="point it at the config, or remove it and run `leap init`")
+    folder = CONFIG_PATH.parent
+    for link, what in ((folder, "the folder that holds config.yaml"), (CONFIG_PATH, "the config")):
+        if (root / link).is_symlink() and not (root / link).exists():  # never the defaults
+            raise InvalidRecord(  # in silence, the folder's link or the file's
+                f"is a symlink to {os.readlink(root / link)!r}, which is not there",
+                file=str(link), field="(file)", rule="config",
+                hint=f"point it at {what}, or remove it and run `leap init`")
     if not path.exists():
         return Config()
     try:
