@@ -12,7 +12,6 @@ from leapgit.errors import EXIT_HOLD, EXIT_OK, EXIT_RULE, UsageError, printable
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.loop import remote as rm
 from leapgit.scoring import spine
-from leapgit.tribunal.worktree import once_a_tree
 from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.progress import Progress
 from leapgit.worktrees.run import HEARTBEAT, RunResult, run_balls
@@ -59,7 +58,6 @@ class Thrown:
         return out
 
 
-@once_a_tree
 def throw(slice_id: str, balls: Sequence[str] = (), resume: bool = False,
           start: Path | str = ".", run: bool = False, remote: str | None = None) -> Thrown:
     """``run``: the builders are driven next (`--run`): a ball in flight carries on, and
@@ -103,7 +101,6 @@ def _set_up(ws: Workspace, result: ThrowResult) -> tuple[SetUp, ...]:
     return tuple(out)
 
 
-@once_a_tree
 def drive_builders(thrown: Thrown, jobs: int, stream: TextIO, live: bool | None = None,
                    builder: str | None = None, heartbeat: float = HEARTBEAT) -> RunResult:
     """``heartbeat``: seconds between the lines that show a running builder is alive."""

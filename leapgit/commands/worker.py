@@ -13,11 +13,9 @@ from leapgit.ledger.sync import require_remote
 from leapgit.ledger.workspace import open_workspace
 from leapgit.loop.worker import Options, Worker, WorkerEnd, default_name
 from leapgit.scoring.spine import require_round_cap_of_server
-from leapgit.tribunal.worktree import once_a_tree
 from leapgit.worktrees.builder import require_program
 
 
-@once_a_tree
 def serve(remote: str, slice_id: str | None = None, jobs: int = 1, once: bool = False,
           name: str | None = None, poll: float = 1.0, start: Path | str = ".") -> WorkerEnd:
     ws = open_workspace(start)

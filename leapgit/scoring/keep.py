@@ -12,9 +12,10 @@ from pathlib import Path
 from leapgit.errors import LeapError
 from leapgit.records.scoring import MetricOutcome, RunEvidence, Step
 from leapgit.records.types import BallRecord, Metric, ThrowRecord
-from leapgit.scoring.commands import run_fresh
+from leapgit.scoring.commands import run_command
 from leapgit.scoring.metric import MetricUnreadable, compare, read_fields
 from leapgit.scoring.proofrun import evidence
+from leapgit.tribunal.worktree import temporary
 from leapgit.worktrees.handoff import environment
 from leapgit.worktrees.rollback import rollback
 
@@ -29,8 +30,8 @@ class Kept:
 
 def _measure(root: Path, commit: str, metric: Metric, who: str, timeout: float
              ) -> tuple[RunEvidence, dict[str, float] | None, str | None]:
-    run = run_fresh("metric", metric.command, root, commit, timeout=timeout,
-                    prefix=f"leap-metric-{who}-")
+    with temporary(root, commit, prefix=f"leap-metric-{who}-") as tree:  # a measurement:
+        run = run_command("metric", metric.command, tree, timeout=timeout)  # never reused
     ev = evidence(run, f"{who} {commit[:12]}")
     if run.timed_out:
         return ev, None, "hold"

@@ -19,7 +19,7 @@ from leapgit import git
 from leapgit.records.scoring import RunEvidence, Step
 from leapgit.records.types import BallRecord
 from leapgit.scoring.commands import CommandRun, CommandType, run_command, run_fresh
-from leapgit.tribunal.worktree import temporary
+from leapgit.tribunal.worktree import remembers, temporary
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,15 @@ def commands_of(ball: BallRecord) -> list[tuple[CommandType, str]]:
     return out
 
 
-def harness(root: Path, base: str, ball: BallRecord, timeout: float) -> Proved | None:
+def harness(root: Path, base: str, ball: BallRecord, timeout: float,
+            again: bool = False) -> Proved | None:
     """T9: the ball's `tests` at the base, before any candidate is judged by them. A base
     that is not cleanly green there (the command is wrong, or names the red test, which is
     not there yet) makes the harness INVALID: a hold, never a -1 charged to the builder."""
     if not ball.tests:
         return None
-    run = run_fresh("tests", ball.tests, root, base, timeout=timeout, prefix="leap-score-base-")
+    run = run_fresh("tests", ball.tests, root, base, timeout=timeout, prefix="leap-score-base-",
+                    again=again)
     if run.ok:
         return None
     return Proved(Step("tests", "hold", f"the harness is INVALID: {run.describe()} at the base "
@@ -85,6 +87,18 @@ def run_proofs(root: Path, base: str, commit: str, candidate: str, ball: BallRec
     invalid = harness(root, base, ball, timeout)
     if invalid is not None:
         return invalid
+    proved = _candidate(root, commit, candidate, ball, timeout)
+    if proved.step.result != "ok" and ball.tests and remembers():
+        # a base pass kept from an earlier ask (``worktree.once_a_tree``) may be stale:
+        # a base that is not green now is no -1 charged to the builder (T9)
+        invalid = harness(root, base, ball, timeout, again=True)
+        if invalid is not None:
+            return invalid
+    return proved
+
+
+def _candidate(root: Path, commit: str, candidate: str, ball: BallRecord,
+               timeout: float) -> Proved:
     runs: list[RunEvidence] = []
     where = f"clean worktree of {commit[:12]}"
     with temporary(root, commit, prefix="leap-score-") as tree:

@@ -28,12 +28,13 @@ from leapgit.records.types import BallRecord
 from leapgit.rules.balls import contract_red
 from leapgit.rules.objects import Objects
 from leapgit.rules.stack import carried_tests, carry_problems, restacking
-from leapgit.scoring.commands import CommandRun, run_fresh
+from leapgit.scoring.commands import CommandRun, run_command, run_fresh
 from leapgit.scoring.runner import before_tests
 from leapgit.slices.diff import out_of_scope
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.changes import read_change
 from leapgit.tribunal.mechanical import fake_green
+from leapgit.tribunal.worktree import temporary
 from leapgit.worktrees.stack import ball_base
 
 RULE = "T7.1"
@@ -262,7 +263,8 @@ def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
                   authored: bool = False, finding: bool = False) -> CommandRun:
     """T7.1: the proof runs at the red commit and fails there, because a test ran and
     failed; a passing proof, or one that stopped before any test ran, is no red."""
-    run = run_fresh("red", ball.proof, root, commit, timeout=timeout, prefix="leap-red-")
+    with temporary(root, commit, prefix="leap-red-") as tree:
+        run = run_command("red", ball.proof, tree, timeout=timeout)
     shown = run.shown("the proof at the red commit")
     respec = f"`leap ball respec {ball.slice} {ball.ball} FILE`"
     again = (_again(ball, "", True) if finding else  # mid-episode: no respec (L3)

@@ -104,16 +104,13 @@ def _tail(run: Run) -> str:
     return " ".join(run.output[-300:].split())
 
 
-def fresh_tests(root: Path, commit: str, command: str, timeout: float) -> Run:
-    """The tests in a fresh tree of ``commit``: once they passed, not again for a command
-    that scores (``worktree.once_a_tree``): the baseline, the head, the mutants' baseline."""
-    return worktree.in_fresh(root, commit, ("tests", command, repr(timeout)),
-                             lambda tree: run_tests(command, tree, timeout),
-                             lambda run: run.code == 0)
-
-
-def baseline(root: Path, base: str, command: str, timeout: float) -> tuple[Check, Run]:
-    run = fresh_tests(root, base, command, timeout)
+def baseline(root: Path, base: str, command: str, timeout: float,
+             again: bool = False) -> tuple[Check, Run]:
+    """The tests at the base: once they passed there, not again for a command that scores
+    (``worktree.once_a_tree``: the balls of a wave share their base), unless ``again``."""
+    run = worktree.in_fresh(root, base, ("tests", command, repr(timeout)),
+                            lambda tree: run_tests(command, tree, timeout),
+                            lambda run: run.code == 0, again=again)
     if run.code == 0:
         return Check("base is cleanly green", "ok", "exit 0"), run
     why = "timed out" if run.code is None else f"exit {run.code}"
@@ -121,8 +118,13 @@ def baseline(root: Path, base: str, command: str, timeout: float) -> tuple[Check
                  f"the harness refuses to grade: base {why}: {_tail(run)} (T9)"), run
 
 
-def at_head(root: Path, head: str, command: str, timeout: float, base: Run) -> Check:
-    run = fresh_tests(root, head, command, timeout)
+def tests_at(root: Path, commit: str, command: str, timeout: float) -> Run:
+    with worktree.temporary(root, commit) as tree:
+        return run_tests(command, tree, timeout)
+
+
+def at_head(run: Run, base: Run) -> Check:
+    """The tests' ``run`` at the head, against their ``base`` run."""
     if run.code is None:
         return Check("new tests pass at head", "invalid", "timed out: not a pass (T9)")
     worse = sorted(run.failing - base.failing)
@@ -159,6 +161,13 @@ def run_checks(root: Path, change: Change, command: str, red: str | None,
     checks.append(base_check)
     if base_check.result != "ok":
         return Mechanical(tuple(checks))
-    checks.append(at_head(root, change.head, command, timeout, base_run))
+    head_run = tests_at(root, change.head, command, timeout)
+    head = at_head(head_run, base_run)
+    if head.result != "ok" and worktree.remembers():  # a base pass kept may be stale now
+        base_check, base_run = baseline(root, change.base, command, timeout, again=True)
+        if base_check.result != "ok":  # the base is not green now: no grade (T9)
+            return Mechanical((*checks[:-1], base_check))
+        head = at_head(head_run, base_run)
+    checks.append(head)
     checks.append(fake_green(root, change, tests, command, timeout))
     return Mechanical(tuple(checks))

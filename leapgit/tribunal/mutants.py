@@ -17,7 +17,7 @@ from leapgit import git
 from leapgit.errors import LeapError
 from leapgit.tribunal import testmap, worktree
 from leapgit.tribunal.envelope import Envelope
-from leapgit.tribunal.mechanical import Check, Mechanical, Run, fresh_tests, run_tests
+from leapgit.tribunal.mechanical import Check, Mechanical, Run, run_tests
 from leapgit.tribunal.routing import LensPlan
 from leapgit.tribunal.seating import LensResult, Seat, fuse
 from leapgit.tribunal.verdict import Finding, Rerun
@@ -52,7 +52,8 @@ def baseline(h: Harness) -> str | None:
     """Why the candidate's tests are not cleanly green unmutated, or None."""
     assert h.tests is not None
     try:
-        run = fresh_tests(h.root, h.head, h.tests, h.timeout)
+        with worktree.temporary(h.root, h.head) as tree:  # the mutants' own control
+            run = run_tests(h.tests, tree, h.timeout)
     except LeapError as exc:  # a harness that cannot run is INVALID, never a crash (T9)
         return f"the harness cannot run: {exc}"
     if run.code == 0:

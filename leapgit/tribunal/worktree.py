@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import signal
 import stat
@@ -33,6 +34,7 @@ from leapgit.procs import alive, started_at
 from leapgit.records.config import load_config
 
 SETUP_FIELD = "worktrees.setup"
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 P = ParamSpec("P")
 T = TypeVar("T")
 _IN_USE: set[str] = set()  # the throwaway worktrees this process has open now
@@ -214,58 +216,81 @@ def _worked_in(tree: Path, made_at: float) -> bool:
     return False
 
 
-# a command's run in a fresh tree of a commit, by (repository, commit, worktree setup, the
-# caller's key: what ran, how, its time cap), while a command that scores runs (``once_a_tree``)
-_Slot = tuple[threading.Lock, list[object]]
+# the runs kept while a command that scores runs (``once_a_tree``), by (repository, commit,
+# worktree setup and its time cap, the caller's key: what ran, how, its time cap)
 _runs: dict[tuple[str, ...], _Slot] | None = None
+_depth = 0  # the decorated calls open now, in any thread
 _runs_lock = threading.Lock()
 
 
+@dataclass
+class _Slot:
+    lock: threading.Lock
+    passed: list[object]  # the run that passed, once one did
+    last: tuple[object, float] | None = None  # the last run that did not, and when it ended
+
+
 def once_a_tree(command: Callable[P, T]) -> Callable[P, T]:
-    """For the length of ``command`` (a `leap` command that scores: one `leap run` or `leap
-    worker` as long as it runs), a run in a fresh throwaway tree (``in_fresh``) is made once
-    and its result given to every later ask for the same run in the same tree. A fresh tree
-    of one commit holds the same bytes each time, so the same command there says the same:
-    the ball's `tests` at its base are run once, not by the red, the score and the tribunal
-    each, nor once a ball by the balls of one wave (a real project's suite: minutes a run).
-    Only a run that passed is kept: one that failed or timed out may have met a machine
-    not ready yet (a dependency missing, a service down), and a `leap worker` that runs for
-    days asks again. Each `leap` command is a process of its own and asks again."""
+    """For the length of ``command`` (a `leap` command that scores: one `leap run`, however
+    long it drives its slice), a run in a fresh throwaway tree (``in_fresh``) that passed is
+    not made there again: a fresh tree of one commit holds the same bytes each time. The
+    ball's `tests` at its base are run once for the red's and the score's harness and the
+    balls of a wave that share the base, and once for the tribunal's baseline (a real
+    project's suite: minutes a run). A run that failed or timed out is asked again: the
+    machine may be ready since (a dependency installed, a service back). A kept pass that a
+    failure after it puts in doubt is asked again by the caller (``again``). Each `leap`
+    command is a process of its own and asks afresh."""
     @wraps(command)
     def scoped(*args: P.args, **kwargs: P.kwargs) -> T:
-        global _runs
-        if _runs is not None:  # one command inside another (quickstart runs the flow)
-            return command(*args, **kwargs)
-        _runs = {}
+        global _runs, _depth
+        with _runs_lock:  # nested (quickstart runs the flow) or beside: one memo
+            _depth += 1
+            if _runs is None:
+                _runs = {}
         try:
             return command(*args, **kwargs)
         finally:
-            _runs = None
+            with _runs_lock:
+                _depth -= 1
+                if _depth == 0:
+                    _runs = None
     return scoped
 
 
+def remembers() -> bool:
+    """Whether a command that keeps passing runs (``once_a_tree``) runs now: a failure
+    after a pass asked here may be a kept pass gone stale, and asks again."""
+    return _runs is not None
+
+
 def in_fresh(repo_root: Path, commit: str, key: tuple[str, ...], run: Callable[[Path], T],
-             passed: Callable[[T], bool], *, prefix: str = "leap-tree-") -> T:
+             passed: Callable[[T], bool], *, prefix: str = "leap-tree-",
+             again: bool = False) -> T:
     """What ``run`` gives in a fresh throwaway tree of ``commit``; under ``once_a_tree`` the
     run of an earlier ask with the same ``key`` (the command, how it is run, its time cap)
-    that ``passed``. Any other run, or one that raised, is asked again next time."""
+    that ``passed``, unless ``again`` (a failure since puts it in doubt). An ask that waited
+    while another ran gets that run's result, passed or not; a later one runs again."""
     runs = _runs
     if runs is None:
         with temporary(repo_root, commit, prefix=prefix) as tree:
             return run(tree)
-    full = commit if len(commit) == 40 else \
+    full = commit if _FULL_SHA.fullmatch(commit) else \
         git.out(["rev-parse", "--verify", f"{commit}^{{commit}}"], repo_root)
-    setup = load_config(repo_root).worktree_setup or ""
+    config = load_config(repo_root)
+    setup = (config.worktree_setup or "", repr(config.builder_timeout))
+    asked = time.monotonic()
     with _runs_lock:
-        lock, done = runs.setdefault((os.path.realpath(repo_root), full, setup, *key),
-                                     (threading.Lock(), []))
-    with lock:  # a second ask while the first runs waits for its result
-        if done:
-            return done[0]  # type: ignore[return-value]
+        slot = runs.setdefault((os.path.realpath(repo_root), full, *setup, *key),
+                               _Slot(threading.Lock(), []))
+    with slot.lock:  # a second ask while the first runs waits for its result
+        if slot.passed and not again:
+            return slot.passed[0]  # type: ignore[return-value]
+        if slot.last is not None and slot.last[1] >= asked:
+            return slot.last[0]  # type: ignore[return-value]  # it ran while this asked
         with temporary(repo_root, full, prefix=prefix) as tree:
             result = run(tree)
-        if passed(result):
-            done.append(result)
+        slot.passed[:] = [result] if passed(result) else []
+        slot.last = None if passed(result) else (result, time.monotonic())
         return result
 
 

@@ -1,9 +1,10 @@
-"""A command that scores runs each command once in a fresh tree of a commit, once it passed
+"""A command that scores keeps a passing run in a fresh tree of a commit
 (``worktree.once_a_tree``): the ball's `tests` at its base are run once for the red's and
-the score's harness (T9) and once for the tribunal's baseline, not once a caller and a ball;
-the tribunal's tests at the head once for its check and its mutants' baseline. Each `leap`
-command asks again, an ask with another commit or time cap runs again, and so does one
-whose earlier run failed: the machine may be ready now."""
+the score's harness (T9) and once for the tribunal's baseline, not once a caller and a ball.
+Each `leap` command asks again; so does an ask with another commit or time cap, one whose
+earlier run failed (the machine may be ready now), and one a failure after the pass puts
+in doubt (a kept pass gone stale is no -1 charged to the builder). Measurements (the
+metric), the red's proof and the mutants' control run fresh every time."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from leapgit.records.types import BallRecord, StampedScope
 from leapgit.scoring import proofrun, red
 from leapgit.tribunal import mechanical, mutants, worktree
+from leapgit.tribunal.changes import read_change
 from tests.support import git, make_repo
 
 
@@ -35,15 +37,16 @@ def _ball(log: Path) -> BallRecord:
 
 def _asks(root: Path, base: str, head: str, ball: BallRecord) -> None:
     """What `leap run` asks of one wave of two balls on one base: the red's harness, each
-    ball's score harness, the tribunal's baseline and, at the head, its check and the
-    mutants' baseline."""
+    ball's score harness and the tribunal's baseline; at the head, the tribunal's check and
+    its mutants' control."""
     assert ball.tests
     red._green_at_base(root, ball, base, 60.0)
     for _ in range(2):
         assert proofrun.harness(root, base, ball, 60.0) is None
         check, run = mechanical.baseline(root, base, ball.tests, 60.0)
         assert check.result == "ok", check
-    assert mechanical.at_head(root, head, ball.tests, 60.0, run).result == "ok"
+    head_run = mechanical.tests_at(root, head, ball.tests, 60.0)
+    assert mechanical.at_head(head_run, run).result == "ok"
     harness = mutants.Harness(root, head, ball.tests, 60.0, frozenset({"src/a.py"}))
     assert mutants.baseline(harness) is None
 
@@ -52,8 +55,9 @@ def test_a_scoring_command_runs_the_tests_at_a_base_once(tmp_path: Path) -> None
     root, base, head, log = _project(tmp_path)
     ball = _ball(log)
     worktree.once_a_tree(_asks)(root, base, head, ball)
-    # the typed harness at the base (red and score), the tribunal's baseline, its head run
-    assert log.read_text().split() == [base, base, head], log.read_text()
+    # the typed harness at the base (red and score), the tribunal's baseline; at the head,
+    # its check and the mutants' control, each its own run
+    assert log.read_text().split() == [base, base, head, head], log.read_text()
 
     log.unlink()
     _asks(root, base, head, ball)  # no command around it: every ask runs
@@ -137,3 +141,107 @@ def test_a_run_that_failed_is_asked_again_and_kept_once_it_passes(tmp_path: Path
     worker()
     assert said == [False, False, False, False, True, True, True, True], said
     assert log.read_text().split() == ["ran"] * 6  # two failed asks each, one pass each
+
+
+def _service(tmp_path: Path) -> tuple[Path, str, str, str, Path, BallRecord]:
+    """A project whose tests need a service outside the tree (here: a file), and a
+    candidate that adds a test."""
+    root, base, _, log = _project(tmp_path)
+    (root / "tests/test_new.py").write_text("new\n")
+    git("add", "tests/test_new.py", cwd=root)
+    git("commit", "-qm", "candidate", cwd=root)
+    head = git("rev-parse", "HEAD", cwd=root)
+    up = tmp_path / "service-up"
+    up.touch()
+    tests = f"test -e {shlex.quote(str(up))} && echo ran >> {shlex.quote(str(log))}"
+    ball = _ball(log)._replace(tests=tests, scope=(StampedScope("src/a.py", "x"),
+                                                   StampedScope("tests/test_new.py", "x")))
+    return root, base, head, git("rev-parse", "HEAD^{tree}", cwd=root), up, ball
+
+
+def test_a_kept_base_pass_gone_stale_is_a_hold_not_a_refusal(tmp_path: Path) -> None:
+    """A blind review: in one long `leap run`, a's base passed, then the service the suite
+    needs went down; b's candidate failed its tests, and the kept pass made that an L7.4
+    -1 where a fresh look at the base gives the T9 hold (the builder is not charged)."""
+    root, base, head, candidate, up, ball = _service(tmp_path)
+
+    @worktree.once_a_tree
+    def run() -> tuple[proofrun.Proved, mechanical.Mechanical]:
+        assert proofrun.harness(root, base, ball, 60.0) is None  # a's scoring: green
+        assert ball.tests
+        assert mechanical.baseline(root, base, ball.tests, 60.0)[0].result == "ok"
+        up.unlink()  # the service goes down
+        change = read_change(root, base, head)
+        return (proofrun.run_proofs(root, base, head, candidate, ball, 60.0),
+                mechanical.run_checks(root, change, ball.tests, None, 60.0))
+
+    proved, checks = run()
+    assert (proved.step.result, proved.step.rule) == ("hold", "T9"), proved.step
+    assert "the harness is INVALID" in proved.step.detail, proved.step
+    assert checks.invalid and checks.checks[-1].name == "base is cleanly green", checks
+    assert "new tests pass at head" not in [c.name for c in checks.checks], checks
+
+
+def test_a_failure_after_a_pass_that_still_holds_is_the_candidate_s(tmp_path: Path) -> None:
+    """The same look again finds the base green: the candidate's own failure stands."""
+    root, base, head, candidate, _, ball = _service(tmp_path)
+    assert ball.tests
+    failing = ball._replace(proof="exit 1")
+
+    @worktree.once_a_tree
+    def run() -> proofrun.Proved:
+        assert proofrun.harness(root, base, failing, 60.0) is None
+        return proofrun.run_proofs(root, base, head, candidate, failing, 60.0)
+
+    proved = run()
+    assert (proved.step.result, proved.step.rule) == ("fail", "L7.4"), proved.step
+
+
+def test_asks_that_wait_on_a_failing_run_share_it_and_a_later_ask_runs_again(
+        tmp_path: Path) -> None:
+    """A blind review: asks waiting on a run that failed each ran it again, one after
+    another (four balls on a base whose suite hangs: four time caps in a row)."""
+    root, base, _, _ = _project(tmp_path)
+    ran: list[int] = []
+
+    def failing(tree: Path) -> int:
+        ran.append(1)
+        time.sleep(0.5)
+        return 1
+
+    got: list[int] = []
+
+    @worktree.once_a_tree
+    def command() -> None:
+        asks = [threading.Thread(target=lambda: got.append(
+            worktree.in_fresh(root, base, ("hangs",), failing, lambda code: code == 0)))
+            for _ in range(3)]
+        for ask in asks:
+            ask.start()
+        for ask in asks:
+            ask.join()
+        assert len(ran) == 1, ran  # the three asked while it ran
+        worktree.in_fresh(root, base, ("hangs",), failing, lambda code: code == 0)
+
+    command()
+    assert got == [1, 1, 1] and len(ran) == 2, (got, ran)
+
+
+def test_a_metric_and_a_red_s_proof_run_fresh_every_time(tmp_path: Path) -> None:
+    """A blind review: the keep-or-revert metric is a measurement (a p95 under load), and
+    the champion's was reused for every ball of the run. It is measured at each ask."""
+    from leapgit.records.types import Metric, MetricField
+    from leapgit.scoring import keep
+
+    root, base, _, log = _project(tmp_path)
+    metric = Metric(f"echo ran >> {shlex.quote(str(log))}; echo '{{\"p95_ms\": 1}}'",
+                    (MetricField("p95_ms", "lower"),))
+
+    @worktree.once_a_tree
+    def command() -> None:
+        for _ in range(2):
+            _, fields, problem = keep._measure(root, base, metric, "champion", 60.0)
+            assert problem is None and fields == {"p95_ms": 1.0}, (fields, problem)
+
+    command()
+    assert log.read_text().split() == ["ran", "ran"], log.read_text()
