@@ -381,8 +381,10 @@ def _place_and_record(
             ball = query.load_ball(view, slice_id, plan.standing.ball)
             path, made, put_back = _worktree_for(ws, slice_id, ball.ball, plan, view)
             if made:
-                # a resumed episode's branch holds the candidate so far: never ours to drop
-                branch = ws.config.ball_branch(slice_id, ball.ball) if plan.fresh else None
+                # a resumed episode's branch holds the candidate so far: never ours to drop,
+                # unless this throw put it back (at a commit the ledger records)
+                branch = ws.config.ball_branch(slice_id, ball.ball) \
+                    if plan.fresh or put_back else None
                 created.append((path, branch))
             record = _record(ws, slice_id, ball, plan, at, str(path))
             thrown.append(Thrown(record, ball, made, put_back=put_back))

@@ -83,3 +83,14 @@ def test_a_stop_with_several_problems_reads_as_lines_for_a_person() -> None:
     said = json.loads(out.getvalue())
     validate(said, "run-event", "leap run --json")
     assert [p["field"] for p in said["problems"]] == ["round_limit", "builder.timeout"]
+
+
+def test_a_log_event_carries_its_line() -> None:
+    """A blind review: a `log` event with no `line` validated, and a person's renderer
+    printed an empty line for it."""
+    out = io.StringIO()
+    Events(out, "s1", as_json=True).emit("log", "a", 0, line="the branch was put back")
+    validate(json.loads(out.getvalue()), "run-event", "leap run --json")
+    with pytest.raises(InvalidRecord, match="line"):
+        validate({"event": "log", "slice": "s1", "elapsed": 0.1, "at": "2026-12-07T00:00:00Z"},
+                 "run-event", "leap run --json")

@@ -20,6 +20,7 @@ import pytest
 from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
+from leapgit.records.schema import validate
 from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
 from tests.scoring.world import Project
@@ -185,15 +186,19 @@ def test_a_hold_and_a_refuse_lead_on_with_the_commands_they_name(isolated: Path,
         (p.base_dir / "breach").unlink()
         # a's worktree and branch removed by hand at its checkpoint: the resume puts the
         # branch back where the ledger left it, and says so to a program too
+        tip = git("rev-parse", "refs/heads/leap/ball/hst/a", cwd=p.work)
         git("worktree", "remove", "--force", str(p.worktree("a", "hst")), cwd=p.work)
         git("branch", "-D", "leap/ball/hst/a", cwd=p.work)
         resumed = p.leap("run", "hst", "--resume-holds", "--json", "--heartbeat", "0")
-        thrown = [e for e in events(resumed.out) if e["event"] == "throw"]
+        said = events(resumed.out)
+        for event in said:
+            validate(event, "run-event", "leap run --json")
+        thrown = [e for e in said if e["event"] == "throw"]
         assert [(e["ball"], e["episode"]) for e in thrown] == [("a", 2)], resumed.out[-2000:]
-        told = [e for e in events(resumed.out) if e["event"] == "log" and e.get("ball") == "a"]
-        assert any(e["line"].startswith("the branch leap/ball/hst/a was gone: put back at the "
-                                        "last commit the ledger recorded on it, ")
-                   for e in told), told
+        told = [e["line"] for e in said if e["event"] == "log" and e.get("ball") == "a"
+                and "was gone" in str(e["line"])]
+        assert told == ["the branch leap/ball/hst/a was gone: put back at the last commit the "
+                        f"ledger recorded on it, {tip[:12]}"], told
         table = next(e for e in events(resumed.out) if e["event"] == "table")
         rows = {r["ball"]: r for r in table["balls"]}  # type: ignore[union-attr]
         assert rows["a"]["state"] == "passed" and rows["b"]["state"] == "stopped", rows
@@ -509,3 +514,44 @@ def test_a_remote_runs_hints_to_run_again_name_its_remote() -> None:
     shown = "\n".join(table_lines(end, "up"))
     assert "next: `leap run s1 --remote up` again" in shown, shown
     assert "stopped: a hold; `leap run s1 --remote up` goes on" in shown, shown
+
+
+def test_a_branch_put_back_is_said_to_a_person_too(isolated: Path, served: Served) -> None:
+    """A blind review: the put-back line of `leap run` without `--json` was not tested."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-putback"), served.daemon, server.url, "hpb", ("a", "b"),
+                builder=MOODY)
+        (p.base_dir / "hold").write_text("")
+        assert p.leap("run", "hpb", "--heartbeat", "0").code == 3
+        tip = git("rev-parse", "refs/heads/leap/ball/hpb/a", cwd=p.work)
+        (p.base_dir / "hold").unlink()
+        git("worktree", "remove", "--force", str(p.worktree("a", "hpb")), cwd=p.work)
+        git("branch", "-D", "leap/ball/hpb/a", cwd=p.work)
+        resumed = p.leap("run", "hpb", "--resume-holds", "--heartbeat", "0")
+    assert resumed.code == 0, resumed.out[-2000:]
+    assert "the branch leap/ball/hpb/a was gone: put back at the last commit the ledger " \
+        f"recorded on it, {tip[:12]}" in resumed.out, resumed.out[-2000:]
+
+
+def test_a_run_of_an_abandoned_slice_stops_with_l3_and_its_hint_leads_on(
+        isolated: Path, served: Served) -> None:
+    """`leap run --json` of an abandoned slice: one stop with the throw's L3 and the
+    abandon's reason, whose commands run as printed (the new cut is its own test:
+    test_aggregate)."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-gone"), served.daemon, server.url, "gone", ("a", "b"))
+        assert p.red("a", "gone", ("tests/test_a.py", red_test("a"))).code == 0
+        assert p.leap("throw", "gone", "--ball", "a").code == 0
+        assert p.leap("slice", "abandon", "gone", "--reason", "not wanted").code == 0
+        res = p.leap("run", "gone", "--json", "--heartbeat", "0")
+    assert res.code == 1, res
+    said = events(res.out)
+    for event in said:
+        validate(event, "run-event", "leap run --json")
+    [stop] = [e for e in said if e["event"] == "stop"]
+    assert stop["rule"] == "L3" and "not wanted" in str(stop["reason"]), stop
+    commands = hinted_leap(str(stop["hint"]))
+    assert commands == [["worktree", "prune", "gone"], ["slice", "cut", "FILE"]], commands
+    assert p.worktree("a", "gone").exists()
+    pruned = p.leap(*commands[0])
+    assert pruned.code == 0 and not p.worktree("a", "gone").exists(), pruned

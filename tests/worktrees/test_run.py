@@ -397,3 +397,36 @@ def test_a_config_hint_in_a_ball_worktree_sends_no_one_to_leap_init(diamond: Pat
     said = leap("score", "dia", "A", cwd=worktree_of(diamond, "A"))
     assert said.code == 2 and "builder.identity" in said.err, said
     assert "leap init" not in said.err, said.err
+
+
+def test_a_resume_that_fails_after_putting_a_branch_back_takes_it_away_again(
+        diamond: Path, builder: Builder) -> None:
+    """A blind review: B's branch was put back, then C's resume failed (its commits are
+    gone): the throw wrote nothing, but B's branch stayed where it was put, and no line
+    said so. Nothing half-written: the branch goes as it came."""
+    red_ready(diamond, "dia", DIAMOND_REDS)
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    (worktree_of(diamond, "A") / "src/a.py").write_text("A = 2\n")
+    git("commit", "-qam", "a", cwd=worktree_of(diamond, "A"))
+    mark_passed(diamond, "A")
+    set_config(diamond, builder=builder("""
+        b = os.environ["LEAP_BALL"]; r = os.environ["LEAP_ROUND"]
+        pathlib.Path(f"src/{b.lower()}.py").write_text(f"{b} = {r}\\n")
+        sys.exit(1)
+    """))
+    assert leap("throw", "dia", "--ball", "B", "--ball", "C", "--run", cwd=diamond).code == 3
+    b_tip = ref(diamond, "refs/heads/leap/ball/dia/B")
+    c_tip = ref(diamond, "refs/heads/leap/ball/dia/C")
+    assert b_tip is not None and c_tip is not None
+    git("update-ref", "refs/keep/b", b_tip, cwd=diamond)  # B's commits stay, C's go
+    for ball in "BC":
+        git("worktree", "remove", "--force", str(worktree_of(diamond, ball)), cwd=diamond)
+        git("branch", "-D", f"leap/ball/dia/{ball}", cwd=diamond)
+    git("reflog", "expire", "--expire=now", "--all", cwd=diamond)
+    git("gc", "-q", "--prune=now", cwd=diamond)
+    assert subprocess.run(["git", "cat-file", "-e", c_tip], cwd=diamond).returncode
+    r = leap("throw", "dia", "--ball", "B", "--ball", "C", "--resume", cwd=diamond)
+    assert r.code == 2 and "are not in this clone" in r.err, r
+    assert ref(diamond, "refs/heads/leap/ball/dia/B") is None, r  # taken away again
+    assert not worktree_of(diamond, "B").exists()
+    assert ref(diamond, "refs/keep/b") == b_tip  # its commits where they were
