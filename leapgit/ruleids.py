@@ -68,7 +68,7 @@ ENFORCED_BY: dict[RuleId, tuple[str, ...]] = {
     RuleId.L7_1: ("leapgit.scoring.source:check_source",),
     RuleId.L7_2: ("leapgit.scoring.keep:keep_or_revert",),
     RuleId.L7_3: ("leapgit.rules.passes:pass_problems", "leapgit.scoring.review:judged"),
-    RuleId.L7_4: ("leapgit.scoring.proofrun:run_proofs",),
+    RuleId.L7_4: ("leapgit.scoring.proofrun:prove_candidate",),
     RuleId.L7_5: ("leapgit.rules.passes:pass_problems",),
     RuleId.L8: ("leapgit.rules.passes:standing", "leapgit.rules.ledger:check_ledger_update",
                 "leapgit.rules.spine:_candidate_bytes", "leapgit.rules.reopens:check_reopen"),

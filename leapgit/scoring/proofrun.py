@@ -87,7 +87,7 @@ def run_proofs(root: Path, base: str, commit: str, candidate: str, ball: BallRec
     invalid = harness(root, base, ball, timeout)
     if invalid is not None:
         return invalid
-    proved = _candidate(root, commit, candidate, ball, timeout)
+    proved = prove_candidate(root, commit, candidate, ball, timeout)
     if proved.step.result != "ok" and ball.tests and remembers():
         # a base pass kept from an earlier ask (``worktree.once_a_tree``) may be stale:
         # a base that is not green now is no -1 charged to the builder (T9)
@@ -97,8 +97,10 @@ def run_proofs(root: Path, base: str, commit: str, candidate: str, ball: BallRec
     return proved
 
 
-def _candidate(root: Path, commit: str, candidate: str, ball: BallRecord,
-               timeout: float) -> Proved:
+def prove_candidate(root: Path, commit: str, candidate: str, ball: BallRecord,
+                    timeout: float) -> Proved:
+    """L7.4: the proof, the tests and the live proof in a clean worktree of the candidate,
+    each followed by its re-hash; a timeout is a hold, never a pass."""
     runs: list[RunEvidence] = []
     where = f"clean worktree of {commit[:12]}"
     with temporary(root, commit, prefix="leap-score-") as tree:
