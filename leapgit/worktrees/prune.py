@@ -251,7 +251,7 @@ def half_made(ws: Workspace, path: Path) -> bool:
     return tree.returncode == 0 and bool(tree.stdout.strip())
 
 
-def _half_made_work(path: Path) -> list[str]:
+def half_made_work(path: Path) -> list[str]:
     """What a half-made worktree holds beyond its commit: against an index of the commit
     (a throwaway one: the worktree's own stays as the kill left it, which ``half_made``
     reads), a file changed or added is work; one the checkout had not written yet is not."""
@@ -279,7 +279,7 @@ def leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]) -> Le
     if tip is not None and not any(git.is_ancestor(ws.paths.root, tip, s) for s in safe):
         work = "its branch holds commits no throw recorded"
     elif found is not None:
-        dirty = _half_made_work(path) if half else dirty_paths(path)
+        dirty = half_made_work(path) if half else dirty_paths(path)
         work = f"uncommitted work ({', '.join(dirty)})" if dirty else ""
     return Leftover(path, branch, found is not None or tip is not None, None, work, half)
 

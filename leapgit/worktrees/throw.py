@@ -33,7 +33,14 @@ from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
 from leapgit.worktrees.carry import carries_on, carry_on
-from leapgit.worktrees.prune import check_droppable, drop_refused, half_made, leftover, safe_tips
+from leapgit.worktrees.prune import (
+    check_droppable,
+    drop_refused,
+    half_made,
+    half_made_work,
+    leftover,
+    safe_tips,
+)
 from leapgit.worktrees.stack import stack_base
 
 
@@ -486,6 +493,9 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
     path = place.target(ws, slice_id, ball)
     branch = ws.config.ball_branch(slice_id, ball)
     if not plan.fresh:
+        if place.registered(ws, path) is not None and half_made(ws, path) and \
+                not half_made_work(path):  # a kill inside its `git worktree add`: made again
+            place.remove(ws, path, None, force=True, locked=True)  # the branch stays
         if place.registered(ws, path) is not None:
             return path, False, None  # resume in the ball's own worktree, candidate and all
         if place.branch_exists(ws, branch):

@@ -430,3 +430,31 @@ def test_a_resume_that_fails_after_putting_a_branch_back_takes_it_away_again(
     assert ref(diamond, "refs/heads/leap/ball/dia/B") is None, r  # taken away again
     assert not worktree_of(diamond, "B").exists()
     assert ref(diamond, "refs/keep/b") == b_tip  # its commits where they were
+
+
+def test_a_resume_whose_worktree_a_kill_left_half_made_makes_it_again(
+        diamond: Path, builder: Builder) -> None:
+    """Left open by a blind review: at a checkpoint, with the ball's worktree removed by
+    hand, a resume killed inside its `git worktree add` left the worktree locked by git,
+    its index without an entry and some files unwritten. The next resume took it as the
+    ball's own: the builder's round would see every file deleted. Holding no work, it is
+    made again on the branch, which stays."""
+    set_config(diamond, builder=builder("""
+        r = os.environ["LEAP_ROUND"]
+        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
+        sys.exit(1)
+    """))
+    assert leap("throw", "dia", "--run", cwd=diamond).code == 3
+    last = _receipts(diamond, "A", 1)[-1]
+    path = worktree_of(diamond, "A")
+    git("worktree", "remove", "--force", str(path), cwd=diamond)
+    git("worktree", "add", "-q", str(path), "leap/ball/dia/A", cwd=diamond)
+    admin = Path(git("rev-parse", "--absolute-git-dir", cwd=path))
+    (admin / "locked").write_text("initializing\n")  # what the kill left
+    (admin / "index").unlink()
+    (path / "README.md").unlink()
+    r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
+    assert r.code == 0 and "episode 2" in r.out, r
+    assert ref(diamond, "refs/heads/leap/ball/dia/A") == last.commit
+    assert git("status", "--porcelain", cwd=path) == "", git("status", cwd=path)
+    assert (path / "README.md").is_file() and (path / "src/a.py").read_text() == "A = 4\n"
