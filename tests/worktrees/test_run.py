@@ -53,6 +53,30 @@ def _receipts(repo: Path, ball: str, episode: int | None = None) -> list:  # typ
         return query.receipts(view, "dia", ball, ep)
 
 
+# a builder that writes its ball's file with the round's number and never claims a pass:
+# four holds, then the episode's checkpoint (L6)
+HOLDS = """
+    b = os.environ["LEAP_BALL"]; r = os.environ["LEAP_ROUND"]
+    pathlib.Path(f"src/{b.lower()}.py").write_text(f"{b} = {r}\\n")
+    sys.exit(1)
+"""
+
+
+def _at_checkpoint(repo: Path, builder: Builder, *balls: str) -> None:
+    """``balls`` (all of the slice's ready ones when none are named) thrown and built to
+    their checkpoint by ``HOLDS``."""
+    set_config(repo, builder=builder(HOLDS))
+    picked = [a for b in balls for a in ("--ball", b)]
+    assert leap("throw", "dia", *picked, "--run", cwd=repo).code == 3
+
+
+def _removed_by_hand(repo: Path, *balls: str) -> None:
+    """Each ball's worktree and branch removed, as a user does with git."""
+    for ball in balls:
+        git("worktree", "remove", "--force", str(worktree_of(repo, ball)), cwd=repo)
+        git("branch", "-D", f"leap/ball/dia/{ball}", cwd=repo)
+
+
 def test_diamond_runs_in_waves_b_and_c_in_parallel(diamond: Path, builder: Builder,
                                                      tmp_path: Path) -> None:
     times = tmp_path / "times.jsonl"
@@ -152,16 +176,10 @@ def test_a_resume_whose_branch_and_worktree_were_removed_goes_on_from_the_last_r
     by hand, `leap throw --resume` failed with git's "invalid reference" (exit 2, no hint).
     A resume goes on with the episode's candidate, which the ledger names: the branch comes
     back at the last round's commit, and the new episode starts there."""
-    set_config(diamond, builder=builder("""
-        r = os.environ["LEAP_ROUND"]
-        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
-        sys.exit(1)
-    """))
-    assert leap("throw", "dia", "--run", cwd=diamond).code == 3
+    _at_checkpoint(diamond, builder)
     last = _receipts(diamond, "A", 1)[-1]
     assert last.round == 4 and last.commit
-    git("worktree", "remove", "--force", str(worktree_of(diamond, "A")), cwd=diamond)
-    git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
+    _removed_by_hand(diamond, "A")
     r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
     assert r.code == 0 and "episode 2" in r.out, r
     assert f"the branch leap/ball/dia/A was gone: put back at the last commit the ledger " \
@@ -176,15 +194,9 @@ def test_a_resume_whose_removed_branch_s_commits_are_gone_too_puts_nothing_back(
     stood at the red (a commit it lacked reads as no descendant), and the new episode went
     on from round 0's bytes while the ledger said it resumed round 4's. It refuses now, and
     records no episode."""
-    set_config(diamond, builder=builder("""
-        r = os.environ["LEAP_ROUND"]
-        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
-        sys.exit(1)
-    """))
-    assert leap("throw", "dia", "--run", cwd=diamond).code == 3
+    _at_checkpoint(diamond, builder)
     last = _receipts(diamond, "A", 1)[-1]
-    git("worktree", "remove", "--force", str(worktree_of(diamond, "A")), cwd=diamond)
-    git("branch", "-D", "leap/ball/dia/A", cwd=diamond)
+    _removed_by_hand(diamond, "A")
     git("reflog", "expire", "--expire=now", "--all", cwd=diamond)
     git("gc", "-q", "--prune=now", cwd=diamond)
     assert subprocess.run(["git", "cat-file", "-e", last.commit], cwd=diamond).returncode
@@ -409,19 +421,12 @@ def test_a_resume_that_fails_after_putting_a_branch_back_takes_it_away_again(
     (worktree_of(diamond, "A") / "src/a.py").write_text("A = 2\n")
     git("commit", "-qam", "a", cwd=worktree_of(diamond, "A"))
     mark_passed(diamond, "A")
-    set_config(diamond, builder=builder("""
-        b = os.environ["LEAP_BALL"]; r = os.environ["LEAP_ROUND"]
-        pathlib.Path(f"src/{b.lower()}.py").write_text(f"{b} = {r}\\n")
-        sys.exit(1)
-    """))
-    assert leap("throw", "dia", "--ball", "B", "--ball", "C", "--run", cwd=diamond).code == 3
+    _at_checkpoint(diamond, builder, "B", "C")
     b_tip = ref(diamond, "refs/heads/leap/ball/dia/B")
     c_tip = ref(diamond, "refs/heads/leap/ball/dia/C")
     assert b_tip is not None and c_tip is not None
     git("update-ref", "refs/keep/b", b_tip, cwd=diamond)  # B's commits stay, C's go
-    for ball in "BC":
-        git("worktree", "remove", "--force", str(worktree_of(diamond, ball)), cwd=diamond)
-        git("branch", "-D", f"leap/ball/dia/{ball}", cwd=diamond)
+    _removed_by_hand(diamond, "B", "C")
     git("reflog", "expire", "--expire=now", "--all", cwd=diamond)
     git("gc", "-q", "--prune=now", cwd=diamond)
     assert subprocess.run(["git", "cat-file", "-e", c_tip], cwd=diamond).returncode
@@ -439,12 +444,7 @@ def test_a_resume_whose_worktree_a_kill_left_half_made_makes_it_again(
     its index without an entry and some files unwritten. The next resume took it as the
     ball's own: the builder's round would see every file deleted. Holding no work, it is
     made again on the branch, which stays."""
-    set_config(diamond, builder=builder("""
-        r = os.environ["LEAP_ROUND"]
-        pathlib.Path("src/a.py").write_text(f"A = {r}\\n")
-        sys.exit(1)
-    """))
-    assert leap("throw", "dia", "--run", cwd=diamond).code == 3
+    _at_checkpoint(diamond, builder)
     last = _receipts(diamond, "A", 1)[-1]
     path = worktree_of(diamond, "A")
     git("worktree", "remove", "--force", str(path), cwd=diamond)
