@@ -101,10 +101,10 @@ def run_command(
 
 
 def run_fresh(kind: CommandType, command: str, root: Path, commit: str, *, timeout: float,
-              prefix: str, again: bool = False) -> CommandRun:
+              prefix: str, again: bool = False) -> tuple[CommandRun, bool]:
     """``command`` in a fresh throwaway tree of ``commit``: once it passed, not again for a
     command that scores (``worktree.once_a_tree``), whoever asks (the red's and the score's
-    harness at a base), unless ``again``."""
+    harness at a base), unless ``again``; and whether the run is one kept from before."""
     return in_fresh(root, commit, ("typed", kind, command, repr(timeout)),
                     lambda tree: run_command(kind, command, tree, timeout=timeout),
                     lambda run: run.ok, prefix=prefix, again=again)

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit import git
 from leapgit.records.scoring import RunEvidence, Step
 from leapgit.records.types import BallRecord
 from leapgit.scoring.commands import CommandRun, CommandType, run_command, run_fresh
-from leapgit.tribunal.worktree import remembers, temporary
+from leapgit.tribunal.worktree import temporary
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class Proved:
     runs: tuple[RunEvidence, ...]
     tests: tuple[RunEvidence, ...]  # proof and tests
     live_proof: RunEvidence | None
+    tampered: bool = False  # a run changed bytes of the candidate (L7.4)
 
 
 def evidence(run: CommandRun, where: str) -> RunEvidence:
@@ -65,35 +66,44 @@ def commands_of(ball: BallRecord) -> list[tuple[CommandType, str]]:
     return out
 
 
-def harness(root: Path, base: str, ball: BallRecord, timeout: float,
-            again: bool = False) -> Proved | None:
+def harness(root: Path, base: str, ball: BallRecord, timeout: float) -> Proved | None:
     """T9: the ball's `tests` at the base, before any candidate is judged by them. A base
     that is not cleanly green there (the command is wrong, or names the red test, which is
     not there yet) makes the harness INVALID: a hold, never a -1 charged to the builder."""
+    return _at_base(root, base, ball, timeout)[0]
+
+
+def _at_base(root: Path, base: str, ball: BallRecord, timeout: float,
+             again: bool = False) -> tuple[Proved | None, bool]:
+    """``harness``, and whether its pass is one kept from an earlier ask."""
     if not ball.tests:
-        return None
-    run = run_fresh("tests", ball.tests, root, base, timeout=timeout, prefix="leap-score-base-",
-                    again=again)
+        return None, False
+    run, kept = run_fresh("tests", ball.tests, root, base, timeout=timeout,
+                          prefix="leap-score-base-", again=again)
     if run.ok:
-        return None
+        return None, kept
+    why = ("the tests passed there earlier in this command: the suite is flaky, or something "
+           "it needs outside the tree changed (a service, a dependency)") if again else \
+        "the ball's `tests` need repair"
     return Proved(Step("tests", "hold", f"the harness is INVALID: {run.describe()} at the base "
-                       f"{base[:12]}, so no candidate can be judged by it: the ball's `tests` "
-                       "need repair, the candidate is not charged", "T9"),
-                  (evidence(run, f"clean worktree of the base {base[:12]}"),), (), None)
+                       f"{base[:12]}, so no candidate can be judged by it: {why}; the "
+                       "candidate is not charged", "T9"),
+                  (evidence(run, f"clean worktree of the base {base[:12]}"),), (), None), kept
 
 
 def run_proofs(root: Path, base: str, commit: str, candidate: str, ball: BallRecord,
                timeout: float) -> Proved:
-    invalid = harness(root, base, ball, timeout)
+    invalid, kept = _at_base(root, base, ball, timeout)
     if invalid is not None:
         return invalid
     proved = prove_candidate(root, commit, candidate, ball, timeout)
-    if proved.step.result != "ok" and ball.tests and remembers():
-        # a base pass kept from an earlier ask (``worktree.once_a_tree``) may be stale:
-        # a base that is not green now is no -1 charged to the builder (T9)
-        invalid = harness(root, base, ball, timeout, again=True)
-        if invalid is not None:
-            return invalid
+    if proved.step.result != "ok" and kept and not proved.tampered:
+        # a base pass kept from an earlier ask (``worktree.once_a_tree``) may be stale: a
+        # base that is not green now is no -1 charged to the builder (T9); a candidate that
+        # changed its own bytes is refused whatever the base says
+        invalid, _ = _at_base(root, base, ball, timeout, again=True)
+        if invalid is not None:  # the candidate's runs stay in the evidence, before it
+            return replace(invalid, runs=(*proved.runs, *invalid.runs))
     return proved
 
 
@@ -112,7 +122,7 @@ def prove_candidate(root: Path, commit: str, candidate: str, ball: BallRecord,
                 changed = ", ".join(_changed(tree, candidate, now)) or "the tree"
                 return Proved(Step("tests", "fail", f"{run.describe()}, and it changed bytes "
                                    f"of the candidate: {changed}", "L7.4"),
-                              tuple(runs), (), None)
+                              tuple(runs), (), None, tampered=True)
             if run.timed_out:
                 return Proved(Step("tests", "hold", f"{run.describe()}: not a pass", "L7.4"),
                               tuple(runs), (), None)

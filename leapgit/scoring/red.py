@@ -230,7 +230,8 @@ def _green_at_base(root: Path, ball: BallRecord, base: str, timeout: float,
                             "cannot run and no score can ever pass it", field="tests",
                             rule="L1", hint=f"give it one with `leap ball respec {ball.slice} "
                             f"{ball.ball} FILE` (it has no round yet), then record red")
-    run = run_fresh("tests", ball.tests, root, base, timeout=timeout, prefix="leap-red-base-")
+    run, _ = run_fresh("tests", ball.tests, root, base, timeout=timeout,
+                       prefix="leap-red-base-")
     if not run.ok:
         raise RuleViolation(f"the ball's tests `{ball.tests}` are not green at its base "
                             f"{base[:12]} ({run.describe()}): every mechanical check would "

@@ -104,18 +104,29 @@ def _tail(run: Run) -> str:
     return " ".join(run.output[-300:].split())
 
 
-def baseline(root: Path, base: str, command: str, timeout: float,
-             again: bool = False) -> tuple[Check, Run]:
+def baseline(root: Path, base: str, command: str, timeout: float) -> tuple[Check, Run]:
     """The tests at the base: once they passed there, not again for a command that scores
-    (``worktree.once_a_tree``: the balls of a wave share their base), unless ``again``."""
-    run = worktree.in_fresh(root, base, ("tests", command, repr(timeout)),
-                            lambda tree: run_tests(command, tree, timeout),
-                            lambda run: run.code == 0, again=again)
+    (``worktree.once_a_tree``: the balls of a wave share their base)."""
+    check, run, _ = _baseline(root, base, command, timeout)
+    return check, run
+
+
+def _baseline(root: Path, base: str, command: str, timeout: float,
+              again: bool = False) -> tuple[Check, Run, bool]:
+    """``baseline``, and whether its run is kept from an earlier ask; ``again``: a failure
+    at the head put a kept pass in doubt, and the check says so."""
+    run, kept = worktree.in_fresh(root, base, ("tests", command, repr(timeout)),
+                                  lambda tree: run_tests(command, tree, timeout),
+                                  lambda run: run.code == 0, again=again)
     if run.code == 0:
-        return Check("base is cleanly green", "ok", "exit 0"), run
+        return Check("base is cleanly green", "ok",
+                     "exit 0 (kept: run earlier in this command)" if kept else "exit 0"), \
+            run, kept
     why = "timed out" if run.code is None else f"exit {run.code}"
+    earlier = "it passed earlier in this command, and now: " if again else ""
     return Check("base is cleanly green", "invalid",
-                 f"the harness refuses to grade: base {why}: {_tail(run)} (T9)"), run
+                 f"{earlier}the harness refuses to grade: base {why}: {_tail(run)} (T9)"), \
+        run, kept
 
 
 def tests_at(root: Path, commit: str, command: str, timeout: float) -> Run:
@@ -157,16 +168,16 @@ def run_checks(root: Path, change: Change, command: str, red: str | None,
         return Mechanical((Check("new tests exist", "fail",
                                  "the change carries no test files: nothing proves it (T7)"),))
     checks = [unchanged_since_red(root, red, change.head, tests)] if red else []
-    base_check, base_run = baseline(root, change.base, command, timeout)
+    base_check, base_run, kept = _baseline(root, change.base, command, timeout)
     checks.append(base_check)
     if base_check.result != "ok":
         return Mechanical(tuple(checks))
     head_run = tests_at(root, change.head, command, timeout)
     head = at_head(head_run, base_run)
-    if head.result != "ok" and worktree.remembers():  # a base pass kept may be stale now
-        base_check, base_run = baseline(root, change.base, command, timeout, again=True)
+    if head.result != "ok" and kept:  # a base pass kept from an earlier ask may be stale
+        base_check, base_run, _ = _baseline(root, change.base, command, timeout, again=True)
         if base_check.result != "ok":  # the base is not green now: no grade (T9)
-            return Mechanical((*checks[:-1], base_check))
+            return Mechanical((*checks[:-1], head, base_check))
         head = at_head(head_run, base_run)
     checks.append(head)
     checks.append(fake_green(root, change, tests, command, timeout))

@@ -227,7 +227,9 @@ _runs_lock = threading.Lock()
 class _Slot:
     lock: threading.Lock
     passed: list[object]  # the run that passed, once one did
-    last: tuple[object, float] | None = None  # the last run that did not, and when it ended
+    # the last run's result (or what it raised), and when it ended: an ask made before
+    # that takes it, whatever it was (it ran while that ask waited)
+    last: tuple[object, BaseException | None, float] | None = None
 
 
 def once_a_tree(command: Callable[P, T]) -> Callable[P, T]:
@@ -257,23 +259,19 @@ def once_a_tree(command: Callable[P, T]) -> Callable[P, T]:
     return scoped
 
 
-def remembers() -> bool:
-    """Whether a command that keeps passing runs (``once_a_tree``) runs now: a failure
-    after a pass asked here may be a kept pass gone stale, and asks again."""
-    return _runs is not None
-
-
 def in_fresh(repo_root: Path, commit: str, key: tuple[str, ...], run: Callable[[Path], T],
              passed: Callable[[T], bool], *, prefix: str = "leap-tree-",
-             again: bool = False) -> T:
-    """What ``run`` gives in a fresh throwaway tree of ``commit``; under ``once_a_tree`` the
-    run of an earlier ask with the same ``key`` (the command, how it is run, its time cap)
-    that ``passed``, unless ``again`` (a failure since puts it in doubt). An ask that waited
-    while another ran gets that run's result, passed or not; a later one runs again."""
+             again: bool = False) -> tuple[T, bool]:
+    """What ``run`` gives in a fresh throwaway tree of ``commit``, and whether it is kept
+    from an earlier ask: under ``once_a_tree``, the run of an earlier ask with the same
+    ``key`` (the command, how it is run, its time cap) that ``passed``, unless ``again`` (a
+    failure since puts it in doubt). An ask that waited while another ran gets that run's
+    result, passed or not, or what it raised (``again`` too: it ran after the doubt came);
+    a later one runs again, unless a pass is kept."""
     runs = _runs
     if runs is None:
         with temporary(repo_root, commit, prefix=prefix) as tree:
-            return run(tree)
+            return run(tree), False
     full = commit if _FULL_SHA.fullmatch(commit) else \
         git.out(["rev-parse", "--verify", f"{commit}^{{commit}}"], repo_root)
     config = load_config(repo_root)
@@ -283,15 +281,21 @@ def in_fresh(repo_root: Path, commit: str, key: tuple[str, ...], run: Callable[[
         slot = runs.setdefault((os.path.realpath(repo_root), full, *setup, *key),
                                _Slot(threading.Lock(), []))
     with slot.lock:  # a second ask while the first runs waits for its result
+        if slot.last is not None and slot.last[2] >= asked:  # it ran while this one asked
+            if slot.last[1] is not None:
+                raise slot.last[1]
+            return slot.last[0], True  # type: ignore[return-value]
         if slot.passed and not again:
-            return slot.passed[0]  # type: ignore[return-value]
-        if slot.last is not None and slot.last[1] >= asked:
-            return slot.last[0]  # type: ignore[return-value]  # it ran while this asked
-        with temporary(repo_root, full, prefix=prefix) as tree:
-            result = run(tree)
+            return slot.passed[0], True  # type: ignore[return-value]
+        try:
+            with temporary(repo_root, full, prefix=prefix) as tree:
+                result = run(tree)
+        except Exception as exc:
+            slot.last = (None, exc, time.monotonic())
+            raise
         slot.passed[:] = [result] if passed(result) else []
-        slot.last = None if passed(result) else (result, time.monotonic())
-        return result
+        slot.last = (result, None, time.monotonic())
+        return result, False
 
 
 @contextmanager
