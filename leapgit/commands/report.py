@@ -242,8 +242,7 @@ def throw_lines(r: ThrowResult) -> list[str]:
                    f"spec v{rec.spec_version}  {rec.branch}  ({how})")
         if rec.worktree:
             out.append(f"  {'':<{width}}  {rec.worktree}")
-        if t.put_back:
-            out.append(f"  {'':<{width}}  {t.put_back_line()}")
+        out += [f"  {'':<{width}}  {line}" for line in t.repairs()]
         if rec.stack:  # L5: built on its dependencies' passed candidates
             on = ", ".join(f"{e.ball} (score {e.score}, candidate {e.candidate[:12]})"
                            for e in rec.stack)

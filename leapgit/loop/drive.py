@@ -510,8 +510,8 @@ class SliceRun:
             self.events.emit("throw", step.ball, step.wave, episode=t.record.episode,
                              base=t.record.base[:12], resumed=resume or None,
                              detail=step.reason)
-            if t.put_back:
-                self.events.emit("log", step.ball, step.wave, line=t.put_back_line())
+            for line in t.repairs():
+                self.events.emit("log", step.ball, step.wave, line=line)
         if remote is not None:  # cut off, it is published again by a later look
 
             rm.publish(self.ws, remote, self.slice, [step.ball])

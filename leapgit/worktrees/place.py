@@ -234,12 +234,15 @@ def branch_exists(ws: Workspace, branch: str) -> bool:
 
 
 def remove(ws: Workspace, path: Path, branch: str | None, *, force: bool,
-           locked: bool = False) -> None:
-    """Remove one ball's worktree and branch: never anything else. ``locked``: the lock is
-    git's own, of a `git worktree add` a kill stopped (``prune.half_made``), and goes too."""
+           locked: bool = False, prune: bool = True) -> None:
+    """Remove one ball's worktree and branch. ``locked``: the lock is git's own, of a `git
+    worktree add` a kill stopped (``prune.half_made``), and goes too. ``prune``: then let
+    git forget every worktree whose folder is gone (a resume passes False: a worktree of
+    the user's moved by hand keeps what `git worktree repair` needs)."""
     if registered(ws, path) is not None:
         flags = ["--force"] * ((2 if locked else 1) if force or locked else 0)
         git.run(["worktree", "remove", *flags, str(path)], ws.paths.root)
     if branch and branch_exists(ws, branch):
         git.run(["branch", "-D", "--quiet", branch], ws.paths.root)
-    git.run(["worktree", "prune"], ws.paths.root)
+    if prune:
+        git.run(["worktree", "prune"], ws.paths.root)

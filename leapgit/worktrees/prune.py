@@ -242,8 +242,8 @@ def half_made(ws: Workspace, path: Path) -> bool:
     uncommitted work, prune kept it, `--force` could not remove a locked worktree, and the
     slice was stuck."""
     admin = admin_dir(ws.paths.common_dir, path)
-    if admin is None or not (admin / "locked").exists():
-        return False
+    if admin is None or not (admin / "locked").exists() or not path.is_dir():
+        return False  # a worktree locked by its user, on a disk not mounted now, say
     listed = git.run(["ls-files", "-z"], path, check=False)
     if listed.returncode != 0 or listed.stdout:
         return False
@@ -254,12 +254,13 @@ def half_made(ws: Workspace, path: Path) -> bool:
 def half_made_work(path: Path) -> list[str]:
     """What a half-made worktree holds beyond its commit: against an index of the commit
     (a throwaway one: the worktree's own stays as the kill left it, which ``half_made``
-    reads), a file changed or added is work; one the checkout had not written yet is not."""
+    reads), a file changed or added is work, an ignored one too (git's checkout writes
+    none); one the checkout had not written yet is not."""
     with tempfile.TemporaryDirectory(prefix="leap-half-made-") as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
         git.run(["read-tree", "HEAD"], path, env=env)
         raw = git.run(["status", "--porcelain=v1", "-z", "--untracked-files=all",
-                       "--no-renames"], path, env=env).stdout
+                       "--ignored=matching", "--no-renames"], path, env=env).stdout
     return [item[3:].decode("utf-8", "surrogateescape") for item in raw.split(b"\0")
             if item and item[:2] != b" D"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit import git
-from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine
+from leapgit.errors import Hold, LeapError, RuleViolation, UsageError, combine, printable
 from leapgit.ledger import history, layout, query
 from leapgit.ledger.history import latest_red
 from leapgit.ledger.store import Ledger, LedgerView
@@ -51,12 +51,19 @@ class Thrown:
     created: bool  # a new worktree (False: the episode resumed in the existing one)
     continues_at: int | None = None  # --run carries an in-flight episode on at this round
     put_back: str | None = None  # the branch was gone: made again at this recorded commit
+    remade: bool = False  # its worktree was half-made by a killed add: made again
 
-    def put_back_line(self) -> str | None:
-        """What a resume whose ball branch was removed by hand did about it (L8)."""
-        return None if self.put_back is None else (
-            f"the branch {self.record.branch} was gone: put back at the last commit the "
-            f"ledger recorded on it, {self.put_back[:12]}")
+    def repairs(self) -> list[str]:
+        """What a resume did about a ball's place it found broken (L8): a branch removed by
+        hand, a worktree a kill left half-made."""
+        out = []
+        if self.put_back is not None:
+            out.append(f"the branch {self.record.branch} was gone: put back at the last "
+                       f"commit the ledger recorded on it, {self.put_back[:12]}")
+        if self.remade:
+            out.append(f"its worktree {self.record.worktree} was half-made (a `git worktree "
+                       "add` killed midway) and held no work: made again")
+        return out
 
 
 @dataclass(frozen=True)
@@ -386,7 +393,7 @@ def _place_and_record(
     try:
         for plan in plans:
             ball = query.load_ball(view, slice_id, plan.standing.ball)
-            path, made, put_back = _worktree_for(ws, slice_id, ball.ball, plan, view)
+            path, made, put_back, remade = _worktree_for(ws, slice_id, ball.ball, plan, view)
             if made:
                 # a resumed episode's branch holds the candidate so far: never ours to drop,
                 # unless this throw put it back (at a commit the ledger records)
@@ -394,7 +401,7 @@ def _place_and_record(
                     if plan.fresh or put_back else None
                 created.append((path, branch))
             record = _record(ws, slice_id, ball, plan, at, str(path))
-            thrown.append(Thrown(record, ball, made, put_back=put_back))
+            thrown.append(Thrown(record, ball, made, put_back=put_back, remade=remade))
         commit = _record_throws(ledger, slice_id, thrown, "")
     except BaseException:
         for path, branch in reversed(created):  # nothing half-written: undo our own worktrees
@@ -486,21 +493,34 @@ def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan
         raise combine(errors) or errors[0]
 
 
+def _require_no_work(path: Path, slice_id: str, ball: str) -> None:
+    """L8, nothing lost: a half-made worktree holding files its commit does not (someone's)
+    is not made again over them."""
+    work = half_made_work(path)
+    if work:
+        shown = ", ".join(printable(p) for p in work[:5]) + (" ..." if len(work) > 5 else "")
+        raise UsageError(f"the worktree {path} of {slice_id}/{ball} is half-made (a `git "
+                         f"worktree add` killed midway) and holds files its commit does not: "
+                         f"{shown}", hint="move them out of it, then `leap throw "
+                         f"{slice_id} --ball {ball} --resume` makes it again")
+
+
 def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
-                  view: LedgerView) -> tuple[Path, bool, str | None]:
+                  view: LedgerView) -> tuple[Path, bool, str | None, bool]:
     """The ball's worktree; whether it was made now; the commit its branch, gone, was put
-    back at."""
+    back at; whether a half-made worktree of it was made again."""
     path = place.target(ws, slice_id, ball)
     branch = ws.config.ball_branch(slice_id, ball)
     if not plan.fresh:
-        if place.registered(ws, path) is not None and half_made(ws, path) and \
-                not half_made_work(path):  # a kill inside its `git worktree add`: made again
-            place.remove(ws, path, None, force=True, locked=True)  # the branch stays
+        remade = place.registered(ws, path) is not None and half_made(ws, path)
+        if remade:  # a kill inside its `git worktree add`: made again, unless it holds work
+            _require_no_work(path, slice_id, ball)
+            place.remove(ws, path, None, force=True, locked=True, prune=False)  # branch stays
         if place.registered(ws, path) is not None:
-            return path, False, None  # resume in the ball's own worktree, candidate and all
+            return path, False, None, False  # resume in the ball's own worktree, as it is
         if place.branch_exists(ws, branch):
             place.add(ws, path, branch, plan.base, new_branch=False)
-            return path, True, None
+            return path, True, None, remade
         # removed by hand: made again where the ledger last left it (L8, nothing lost)
         episode = plan.standing.episode
         tip = None if episode is None else \
@@ -512,7 +532,7 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
                              f"from where it was built, then `leap throw {slice_id} --ball "
                              f"{ball} --resume`")
         place.add(ws, path, branch, tip, new_branch=True)
-        return path, True, tip
+        return path, True, tip, False
     if plan.resumed_from is not None:
         drop_refused(ws, slice_id, ball, path, branch)
     if _killed_throw(ws, view, slice_id, ball, plan, path, branch):
@@ -525,7 +545,7 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
     # T7.1: a ball with a recorded red starts from it: the builder finds the failing test
     start = start_point(view, ws.paths.root, slice_id, ball, plan.base)
     place.add(ws, path, branch, start, new_branch=True)
-    return path, True, None
+    return path, True, None, False
 
 
 def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, plan: _Plan,

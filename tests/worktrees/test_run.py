@@ -23,7 +23,7 @@ from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
 from leapgit.rules.episodes import current_episode
 from leapgit.worktrees.rounds import record_round
 from tests.reds import red_of, red_ready, shell_red
-from tests.support import IDENTITY, git, leap, make_repo, ref
+from tests.support import IDENTITY, git, hinted_leap, leap, make_repo, ref
 from tests.worktrees.conftest import (
     DIAMOND,
     DIAMOND_REDS,
@@ -437,24 +437,76 @@ def test_a_resume_that_fails_after_putting_a_branch_back_takes_it_away_again(
     assert ref(diamond, "refs/keep/b") == b_tip  # its commits where they were
 
 
-def test_a_resume_whose_worktree_a_kill_left_half_made_makes_it_again(
-        diamond: Path, builder: Builder) -> None:
-    """Left open by a blind review: at a checkpoint, with the ball's worktree removed by
-    hand, a resume killed inside its `git worktree add` left the worktree locked by git,
-    its index without an entry and some files unwritten. The next resume took it as the
-    ball's own: the builder's round would see every file deleted. Holding no work, it is
-    made again on the branch, which stays."""
-    _at_checkpoint(diamond, builder)
-    last = _receipts(diamond, "A", 1)[-1]
-    path = worktree_of(diamond, "A")
-    git("worktree", "remove", "--force", str(path), cwd=diamond)
-    git("worktree", "add", "-q", str(path), "leap/ball/dia/A", cwd=diamond)
+def _half_made_at_checkpoint(repo: Path, builder: Builder) -> tuple[Path, str]:
+    """A at its checkpoint, its worktree removed by hand and then left half-made by a
+    resume killed inside its `git worktree add`: locked by git, its index without an entry,
+    some files unwritten. (A's path, the last round's commit.)"""
+    _at_checkpoint(repo, builder)
+    last = _receipts(repo, "A", 1)[-1].commit
+    path = worktree_of(repo, "A")
+    git("worktree", "remove", "--force", str(path), cwd=repo)
+    git("worktree", "add", "-q", str(path), "leap/ball/dia/A", cwd=repo)
     admin = Path(git("rev-parse", "--absolute-git-dir", cwd=path))
     (admin / "locked").write_text("initializing\n")  # what the kill left
     (admin / "index").unlink()
     (path / "README.md").unlink()
+    return path, last
+
+
+def test_a_resume_whose_worktree_a_kill_left_half_made_makes_it_again(
+        diamond: Path, builder: Builder) -> None:
+    """Left open by a blind review: the next resume took a half-made worktree as the
+    ball's own, where the builder's round would see every file deleted. Holding no work, it
+    is made again on the branch, which stays, and the throw says so. A worktree of the
+    user's, moved by hand, is not forgotten by git on the way (a blind review: the removal
+    ran `git worktree prune`, and `git worktree repair` could no longer find it)."""
+    path, last = _half_made_at_checkpoint(diamond, builder)
+    mine = diamond.parent / "mine"
+    git("worktree", "add", "-q", "-b", "mine", str(mine), cwd=diamond)
+    mine.rename(diamond.parent / "mine-moved")
     r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
     assert r.code == 0 and "episode 2" in r.out, r
-    assert ref(diamond, "refs/heads/leap/ball/dia/A") == last.commit
+    assert f"its worktree {path} was half-made (a `git worktree add` killed midway) and " \
+        "held no work: made again" in r.out, r
+    assert ref(diamond, "refs/heads/leap/ball/dia/A") == last
     assert git("status", "--porcelain", cwd=path) == "", git("status", cwd=path)
     assert (path / "README.md").is_file() and (path / "src/a.py").read_text() == "A = 4\n"
+    git("worktree", "repair", str(diamond.parent / "mine-moved"), cwd=diamond)
+    assert str(diamond.parent / "mine-moved") in git("worktree", "list", cwd=diamond)
+
+
+def test_a_half_made_worktree_holding_someone_s_files_is_not_made_again_over_them(
+        diamond: Path, builder: Builder) -> None:
+    """A blind review: files in a half-made worktree that its commit does not hold (git's
+    checkout writes none of them, ignored ones included) are someone's: the resume refuses,
+    names them, and its hint, followed, makes the worktree again."""
+    path, _ = _half_made_at_checkpoint(diamond, builder)
+    (path / "mine.txt").write_text("notes\n")
+    exclude = Path(git("rev-parse", "--git-common-dir", cwd=diamond)) / "info" / "exclude"
+    exclude = exclude if exclude.is_absolute() else diamond / exclude
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("*.local\n")
+    (path / "notes.local").write_text("kept\n")
+    r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
+    assert r.code == 2 and "is half-made" in r.err and "mine.txt" in r.err \
+        and "notes.local" in r.err, r
+    assert (path / "mine.txt").read_text() == "notes\n" and (path / "notes.local").is_file()
+    (path / "mine.txt").rename(diamond.parent / "mine.txt")  # "move them out of it"
+    (path / "notes.local").rename(diamond.parent / "notes.local")
+    [again] = hinted_leap(r.err)
+    assert again == ["throw", "dia", "--ball", "A", "--resume"], r.err
+    resumed = leap(*again, cwd=diamond)
+    assert resumed.code == 0 and "made again" in resumed.out, resumed
+
+
+def test_a_resume_of_a_worktree_locked_on_a_disk_not_mounted_does_not_fail_on_it(
+        diamond: Path, builder: Builder) -> None:
+    """A blind review: a ball worktree its user locked (`git worktree lock`) and whose
+    folder is away made the half-made check fail with "no such folder", exit 2 and no hint.
+    It is no half-made worktree: the resume goes on as before the check."""
+    _at_checkpoint(diamond, builder)
+    path = worktree_of(diamond, "A")
+    git("worktree", "lock", "--reason", "usb disk", str(path), cwd=diamond)
+    path.rename(diamond.parent / "away")
+    r = leap("throw", "dia", "--ball", "A", "--resume", cwd=diamond)
+    assert r.code == 0 and "episode 2" in r.out, r
