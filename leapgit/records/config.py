@@ -241,6 +241,10 @@ def load_config(root: Path | None, cache: RecordCache | None = None) -> Config:
                 f"is a symlink to {os.readlink(root / link)!r}, which is not there",
                 file=str(link), field="(file)", rule="config",
                 hint=f"point it at {what}, or remove it and run `leap init`")
+    if (root / folder).exists() and not (root / folder).is_dir():  # nor a file in its place
+        raise InvalidRecord("is not a folder: the config goes in .leap/config.yaml",
+                            file=str(folder), field="(file)", rule="config",
+                            hint="move it aside and run `leap init`")
     if not path.exists():
         return Config()
     try:

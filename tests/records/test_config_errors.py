@@ -147,6 +147,20 @@ def test_a_config_folder_that_is_a_dangling_symlink_is_named_not_read_as_the_def
     assert leap_inproc("status", cwd=repo).code == 0
 
 
+def test_a_config_folder_that_is_a_file_is_named_not_read_as_the_defaults(
+        repo: Path) -> None:
+    """A blind review: `.leap` as a file (or a link to one) read as no config, and every
+    command ran on the defaults."""
+    (repo / ".leap").write_text("spine: trunk\n")
+    said = leap_inproc("status", cwd=repo)
+    assert said.code == 2, said
+    assert said.err.startswith("leap: .leap: (file): is not a folder"), said.err
+    assert "[config]" in said.err and "move it aside and run `leap init`" in said.err, said.err
+    (repo / ".leap").rename(repo / "leap-aside")  # the hint, exactly
+    assert leap_inproc("init", cwd=repo).code == 0
+    assert leap_inproc("status", cwd=repo).code == 0
+
+
 def test_a_rung_missing_a_field_is_not_sent_to_leap_init(repo: Path) -> None:
     """A blind review: the "move the file aside and run `leap init`" hint of a config that
     lacks version, spine and ledger_ref was given to a rung's missing field too, which
