@@ -21,8 +21,9 @@ def test_init_with_a_file_named_leap_says_so_and_writes_nothing(tmp_path: Path) 
     (root / ".leap").write_text("mine\n")
     r = leap("init", cwd=root)
     assert (r.code, r.out) == (2, ""), r
-    assert r.err == (f"leap: .leap/config.yaml: {root / '.leap'} is not a folder; move it "
-                     "away: leapgit keeps its config in .leap/config.yaml\n"), r
+    # said where every command reads the config (``load_config``), with its rule
+    assert r.err == ("leap: .leap: (file): is not a folder: the config goes in "
+                     ".leap/config.yaml [config]; move it aside and run `leap init`\n"), r
     assert (root / ".leap").read_text() == "mine\n"
     assert ref(root, "leap/ledger") is None
     assert not (root / ".git" / "hooks" / "post-commit").exists()
