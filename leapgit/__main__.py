@@ -1,3 +1,3 @@
-from leapgit.cli import main
+from leapgit.launch import main
 
 main()

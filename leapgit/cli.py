@@ -16,15 +16,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import click
 
 from leapgit import __version__
+from leapgit.commands import console
 from leapgit.errors import (
     EXIT_HOLD,
     EXIT_INPUT,
-    EXIT_INTERNAL,
     EXIT_OK,
     EXIT_RULE,
-    LeapError,
     UsageError,
-    printable,
 )
 from leapgit.errors import UsageError as LeapUsageError
 
@@ -88,15 +86,11 @@ class LazyGroup(click.Group):
 
 
 def _emit(lines: list[str]) -> None:
-    for line in lines:  # F9: record text and paths are shown, never obeyed by the terminal
-        for part in line.split("\n"):
-            click.echo(printable(part))
+    console.emit(lines)
 
 
 def _emit_json(data: Any) -> None:
-    import json
-
-    click.echo(json.dumps(data, indent=2, sort_keys=False))
+    console.emit_json(data)
 
 
 # the version is leapgit.__version__ (tests/test_cli.py holds it to pyproject's): asking
@@ -218,14 +212,9 @@ def _status() -> click.Command:
     @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
     def status_cmd(slice_id: str | None, as_json: bool) -> None:
         """Each slice's balls in waves, with state and rounds used."""
-        from leapgit.commands import report
-        from leapgit.commands.status import status
+        from leapgit.commands.status import show
 
-        result = status(slice_id)
-        if as_json:
-            _emit_json(result.to_json())
-        else:
-            _emit(report.status_lines(result))
+        show(slice_id, as_json)
     return status_cmd
 
 
@@ -790,7 +779,7 @@ def _audit() -> click.Command:
             for line in export_in_toto(slice_id):
                 click.echo(line)
             return
-        report = audit(require_signatures=require, keep=_LEAVING.kept)
+        report = audit(require_signatures=require, keep=console.LEAVING.kept)
         if as_json:
             _emit_json(report.to_json())
         else:
@@ -799,90 +788,20 @@ def _audit() -> click.Command:
     return audit_cmd
 
 
-def _crash_log(exc: BaseException) -> Path | None:
-    """Write the traceback to a file of its own; None when even that is impossible."""
-    import tempfile
-    import traceback
-    from pathlib import Path
-
-    folder = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "leapgit"
-    for where in (folder, Path(tempfile.gettempdir())):
-        try:
-            where.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(prefix="crash-", suffix=".log", dir=where)
-            with os.fdopen(fd, "w") as fh:
-                fh.write("".join(traceback.format_exception(exc)))
-            return Path(name)
-        except OSError:
-            continue
-    return None
-
-
 def run(entry: click.Command, args: list[str] | None = None) -> NoReturn:
     """Run a click entry point with leapgit's one error handler around it."""
+    console.finish(lambda: _invoke(entry, args))
+
+
+def _invoke(entry: click.Command, args: list[str] | None) -> int:
     try:
         # with standalone_mode=False, click returns a command's ctx.exit(code) instead of exiting
         code = entry.main(args=args, prog_name="leap", standalone_mode=False)
-    except LeapError as exc:
-        for line in exc.lines():
-            click.echo(f"leap: {line}", err=True)
-        for line in exc.detail_lines():
-            click.echo(f"leap:   {line}", err=True)
-        sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("leap: interrupted", err=True)
-        sys.exit(130)
+        console.interrupted()
     except click.ClickException as exc:
         exc.show()
-        sys.exit(EXIT_INPUT)
+        return EXIT_INPUT
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("leap: interrupted", err=True)
-        sys.exit(130)
-    except Exception as exc:  # the one place an unexpected error is caught, logged, reported
-        click.echo(f"leap: internal error: {type(exc).__name__}: {printable(str(exc))}",
-                   err=True)
-        path = _crash_log(exc)
-        where = f"is in {path}" if path else "could not be saved (no writable folder)"
-        click.echo(f"leap: the traceback {where}; please report it", err=True)
-        sys.exit(EXIT_INTERNAL)
-    sys.exit(code if isinstance(code, int) else 0)
-
-
-class _Leaving:
-    """Whether this process leaves at once after its command (``main``): a read-only
-    command run as `leap CMD`, never in-process. What it read then stays alive (``kept``)
-    and the cyclic collector stays off: a 10,000-ball audit freed and walked millions of
-    objects after its report, ~5 s of ~45, only for the exit to drop them anyway."""
-
-    kept: list[object] | None = None
-
-
-_LEAVING = _Leaving()
-_LEAVE_AT_ONCE = (["audit"], ["status"], ["log"])
-
-
-def main() -> NoReturn:
-    if sys.argv[1:2] in _LEAVE_AT_ONCE:
-        import gc
-
-        gc.disable()
-        _LEAVING.kept = []
-    try:
-        run(cli)
-    except SystemExit as exc:
-        if sys.argv[1:2] in _LEAVE_AT_ONCE:
-            # read-only (a records cache entry is written whole, by rename, before it is
-            # used), every file closed, its report printed: freeing what it read (~10 s of
-            # a 10,000-ball audit, ~20 ms of CPU of `leap status`'s ~115) would only delay
-            # the exit, so leave at once
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    if stream is not None:  # None: started with the stream closed
-                        stream.flush()
-                except (OSError, ValueError):  # a reader that went away (`leap audit | head`)
-                    pass
-            os._exit(code)
-        raise
+        return exc.exit_code
+    return code if isinstance(code, int) else 0

@@ -6,9 +6,11 @@ inherits), stdin/stdout/stderr as pipes (not terminals, no echo of the input, by
 through ``.buffer`` kept), the SIGINT/SIGTERM/SIGALRM handlers, and the product's per-process caches
 and ledger lock objects, emptied, so a call never finds what an earlier call, or the test
 itself, left in memory (a lock the test holds blocks the command as it would block a
-process; the dicts are found by name, see ``_process_state``). The exit code is what
-``sys.exit`` was given by ``leapgit.cli.run``, the one error handler. A call still running
-at ``timeout`` is stopped by SIGALRM (every thread's stack goes to the real stderr) and
+process; the dicts are found by name, see ``_process_state``). The command line goes where
+the `leap` process sends it (``leapgit.launch.run``: a plain `leap status` without click,
+any other through click), and the exit code is what ``sys.exit`` was given by
+``leapgit.commands.console.finish``, the one error handler. A call still running at
+``timeout`` is stopped by SIGALRM (every thread's stack goes to the real stderr) and
 fails the test, as the process's TimeoutExpired did.
 
 What it cannot give is a process boundary: a signal, a kill, a closed stream, the installed
@@ -38,7 +40,7 @@ class Timeout(BaseException):
 
 def run_cli(args: list[str], *, cwd: Path | str, env: Mapping[str, str], input: str | None,
             timeout: float) -> tuple[int, str, str]:
-    from leapgit.cli import cli, run
+    from leapgit.launch import run
 
     out, err = _pipe(), _pipe()
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
@@ -47,7 +49,7 @@ def run_cli(args: list[str], *, cwd: Path | str, env: Mapping[str, str], input: 
         signal.signal(signal.SIGALRM, _time_out)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            run(cli, args)
+            run(args)
         except SystemExit as exc:
             code = _exit_code(exc.code, err)
         except Timeout:

@@ -31,18 +31,25 @@ def under(names: set[str], package: str) -> set[str]:
     return {n for n in names if n == package or n.startswith(package + ".")}
 
 
+def command_modules(names: set[str]) -> set[str]:
+    """``names`` without the commands package and its console (what every command prints
+    and ends through): no command's module."""
+    return names - {"leapgit.commands", "leapgit.commands.console"}
+
+
 def test_version_imports_no_command_and_no_heavy_library(tmp_path: Path) -> None:
     names, proc = imported("--version", cwd=tmp_path)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert proc.returncode == 0 and proc.stdout == f"leap, version {version}\n"
     for package in (*HEAVY, "leapgit.commands", "leapgit.records", "json", "tempfile"):
-        assert not under(names, package), f"leap --version imports {sorted(under(names, package))}"
+        found = command_modules(under(names, package))
+        assert not found, f"leap --version imports {sorted(found)}"
 
 
 def test_help_lists_every_command_without_building_one(tmp_path: Path) -> None:
     names, proc = imported("--help", cwd=tmp_path)
     assert proc.returncode == 0
-    assert not under(names, "leapgit.commands") and not under(names, "dulwich")
+    assert not command_modules(under(names, "leapgit.commands")) and not under(names, "dulwich")
     listed = [line.split()[0] for line in proc.stdout.split("Commands:\n")[1].splitlines()]
     assert listed == ["audit", "audit-signatures", "ball", "hooks", "init", "lease", "log",
                       "merge", "presets", "quickstart", "red", "round", "run", "score",
@@ -120,3 +127,72 @@ def test_audit_started_with_a_stream_closed_keeps_its_exit_code(tmp_path: Path,
                                "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize(("args", "plain"), [
+    (["status"], (None, False)),
+    (["status", "--json"], (None, True)),
+    (["status", "s1"], ("s1", False)),
+    (["status", "s1", "--json"], ("s1", True)),
+    (["status", "--json", "s1"], ("s1", True)),
+    (["status", "--json", "--json"], None),  # click's to read, as every other line
+    (["status", "s1", "s2"], None),
+    (["status", "--help"], None),
+    (["status", "-h"], None),
+    (["status", "--", "s1"], None),
+    (["status", "--jso"], None),
+    (["log"], None),
+    ([], None),
+])
+def test_only_a_plain_status_line_skips_click(args: list[str],
+                                              plain: tuple[str | None, bool] | None) -> None:
+    from leapgit.launch import plain_status
+
+    assert plain_status(args) == plain
+
+
+def test_status_is_answered_without_click(repo: Path) -> None:
+    """Issue 13 (7): `leap status` starts without click, a fifth of its start-up; its help
+    and its mistakes are still click's."""
+    assert leap("init", cwd=repo).code == 0
+    assert leap("slice", "cut", str(write(repo.parent / "s.yaml", base_draft())),
+                cwd=repo).code == 0
+    for args in (["status"], ["status", "--json"], ["status", "--json", "s1"]):
+        names, proc = imported(*args, cwd=repo)
+        shown = "slice s1 " in proc.stdout or '"slice": "s1"' in proc.stdout
+        assert proc.returncode == 0 and shown, proc.stderr[-2000:]
+        assert not under(names, "click"), f"leap {' '.join(args)} imports click"
+    names, proc = imported("status", "--help", cwd=repo)
+    assert proc.returncode == 0 and "Usage: leap status [OPTIONS] [SLICE]" in proc.stdout
+    assert under(names, "click")
+
+
+CLICK_ONLY = ("import sys; from leapgit.cli import cli, run; run(cli, sys.argv[1:])")
+
+
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["status", "s1"],
+                                  ["status", "--json", "s1"], ["status", "nope"],
+                                  ["status", "--json", "nope"]])
+def test_a_plain_status_says_what_click_says(repo: Path, args: list[str]) -> None:
+    """The fast path and click's parse of the same line print the same, byte for byte,
+    and exit the same: a known slice, all slices, and an unknown slice's refusal."""
+    assert leap("init", cwd=repo).code == 0
+    assert leap("slice", "cut", str(write(repo.parent / "s.yaml", base_draft())),
+                cwd=repo).code == 0
+    fast = subprocess.run([sys.executable, "-m", "leapgit", *args], cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+    slow = subprocess.run([sys.executable, "-c", CLICK_ONLY, *args], cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout,
+                                                           slow.stderr)
+    assert fast.returncode == (2 if "nope" in args else 0), fast.stderr
+    assert "s1" in fast.stdout + fast.stderr and "Traceback" not in fast.stderr
+
+
+def test_status_outside_a_repository_fails_as_click_did(tmp_path: Path) -> None:
+    fast = subprocess.run([sys.executable, "-m", "leapgit", "status"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                               "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
+    assert fast.returncode == 2 and fast.stderr.startswith("leap: "), fast.stderr
+    assert fast.stdout == "" and "Traceback" not in fast.stderr

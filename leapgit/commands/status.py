@@ -144,6 +144,18 @@ class Status(NamedTuple):
         }
 
 
+def show(slice_id: str | None, as_json: bool) -> None:
+    """What `leap status` prints: the click command and the entry point's fast path
+    (``leapgit.launch``) both call this."""
+    from leapgit.commands import console, report
+
+    result = status(slice_id)
+    if as_json:
+        console.emit_json(result.to_json())
+    else:
+        console.emit(report.status_lines(result))
+
+
 def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
     # records parsed and validated once are read back from the record cache (the hook's):
     # a warm run loads no YAML parser and no schema validator (~30 ms of start-up)

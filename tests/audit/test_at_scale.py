@@ -199,7 +199,7 @@ def test_a_pass_whose_candidate_edits_a_frozen_test_is_named(repo: Path) -> None
 
 def test_the_audit_process_leaves_at_once_with_its_whole_report_and_exit_code(
         repo: Path) -> None:
-    """`leap audit` as a process skips the interpreter's teardown (``cli.main``): its report
+    """`leap audit` as a process skips the interpreter's teardown (``launch.main``): its report
     is still whole on stdout, and its exit code still says whether all holds."""
     held = leap("audit", "--json", cwd=repo, subprocess=True)
     assert held.code == 0, held
@@ -214,7 +214,7 @@ def test_the_audit_process_leaves_at_once_with_its_whole_report_and_exit_code(
 
 def test_what_the_audit_read_is_kept_for_a_caller_that_leaves_and_freed_for_any_other(
         repo: Path) -> None:
-    """``keep`` (the `leap audit` process, ``cli.main``): what the audit read stays alive
+    """``keep`` (the `leap audit` process, ``launch.main``): what the audit read stays alive
     there, and the report is the same; an in-process caller keeps nothing and gets the
     collector back as it was."""
     import gc

@@ -24,10 +24,9 @@ from pathlib import Path
 from tests.benchmarks.common import arguments, git, median_ms, report
 
 BIN = Path(sys.executable).parent
-# what `leap status` cannot start without: its command line, and dulwich's objects, object
-# store, refs and config (the ledger is read through them)
-FLOOR_MODULES = ("click", "dulwich.objects", "dulwich.object_store", "dulwich.refs",
-                 "dulwich.config")
+# what `leap status` cannot start without: dulwich's objects, object store, refs and config
+# (the ledger is read through them); its command line is read without click (leapgit.launch)
+FLOOR_MODULES = ("dulwich.objects", "dulwich.object_store", "dulwich.refs", "dulwich.config")
 FLOOR = "floor: the libraries alone"
 DRAFT = ("slice: s1\nspine: integrator\nballs:\n"
          "  - {id: b0, goal: g, spec: s, scope: [src/a.py], proof: 'true', "
@@ -77,7 +76,7 @@ def main() -> None:
             "leap status (2 balls)": ([str(BIN / "leap"), "status"], "wave 0"),
             "pre-commit --version": ([str(pre_commit), "--version"], "pre-commit"),
             "python -c pass": ([sys.executable, "-c", "pass"], ""),
-            # leaving as `leap status` does (``cli.main``: no interpreter teardown)
+            # leaving as `leap status` does (``launch.main``: no interpreter teardown)
             FLOOR: ([sys.executable, "-c", f"import {', '.join(FLOOR_MODULES)}; import os; "
                      "os._exit(0)"], ""),
         }

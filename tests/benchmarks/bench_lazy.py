@@ -72,7 +72,7 @@ def run_python(args: list[str], cwd: Path, stdin: str | None = None,
 
 def cli(cwd: Path, *argv: str) -> dict[str, int]:
     code = (f"{PATHS}; sys.argv = ['leap', *{list(argv)!r}]; "
-            "from leapgit.cli import main; main()")
+            "from leapgit.launch import main; main()")
     return run_python(["-S", "-c", code], cwd)
 
 
