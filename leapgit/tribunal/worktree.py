@@ -180,13 +180,22 @@ def reap_left(repo_root: Path) -> list[Path]:
         if head != made:
             git.run(["update-ref", f"refs/leap/kept/throwaway/{tree.parent.name}", head],
                     repo_root, check=False)
-        git.run(["worktree", "remove", "--force", "--force", str(tree)], repo_root,
-                check=False)
-        shutil.rmtree(tree.parent, ignore_errors=True)
+        _remove(repo_root, tree, tree.parent)
         gone.append(tree)
-    if gone:
-        git.run(["worktree", "prune"], repo_root, check=False)
     return gone
+
+
+def _remove(repo_root: Path, tree: Path, parent: Path) -> bool:
+    """Remove a throwaway ``tree`` and its ``parent`` folder: git forgets it, even when
+    its files would not go (a folder made read-only in it), and no other worktree (never a
+    repository-wide `git worktree prune`: it forgets the user's on a disk not mounted)."""
+    removed = git.run(["worktree", "remove", "--force", "--force", str(tree)], repo_root,
+                      check=False).returncode == 0
+    shutil.rmtree(parent, ignore_errors=True)
+    if not removed:  # its files are gone now: the same removal forgets the folder git lists
+        removed = git.run(["worktree", "remove", "--force", "--force", str(tree)], repo_root,
+                          check=False).returncode == 0
+    return removed
 
 
 def _worked_in(tree: Path, made_at: float) -> bool:
@@ -319,13 +328,11 @@ def temporary(repo_root: Path, commit: str, *, prefix: str = "leap-tree-") -> It
         _set_up(repo_root, tree, commit)  # before anything else runs there
         yield tree
     finally:
-        removed = git.run(["worktree", "remove", "--force", str(tree)], repo_root,
-                          check=False).returncode == 0
-        with _IN_USE_LOCK:
-            _IN_USE.discard(key)
-        shutil.rmtree(parent, ignore_errors=True)
-        if not removed:  # git still lists it: its files are gone now, so prune forgets it
-            git.run(["worktree", "prune"], repo_root, check=False)
+        try:
+            _remove(repo_root, tree, parent)
+        finally:
+            with _IN_USE_LOCK:
+                _IN_USE.discard(key)
 
 
 def _restore_writable(root: Path) -> None:

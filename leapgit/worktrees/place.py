@@ -75,6 +75,9 @@ def list_worktrees(ws: Workspace) -> list[Worktree]:
     return _listed(ws.paths.root)
 
 
+NO_COMMIT = "0" * 40  # the HEAD git lists for a worktree whose branch is not there
+
+
 def _listed(root: Path) -> list[Worktree]:
     """The worktrees git lists, asked from ``root`` (a checkout or the common git dir)."""
     text = git.run(["worktree", "list", "--porcelain"], root).stdout.decode(
@@ -110,10 +113,25 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     (``recorded_tip``): `git worktree add` of a branch that is gone fails."""
     every = _listed(root)
     listed = _registered(every, path)
-    if listed is not None and path.is_dir():
-        return
+    if listed is not None and path.is_dir() and os.path.lexists(path / ".git"):
+        if listed.head != NO_COMMIT or recorded is None:
+            return
+        # its branch deleted by hand (`git update-ref -d`): the worktree stands on none
+        put = f"git update-ref refs/heads/{shlex.quote(branch)} {recorded()}"
+        raise Hold(f"the branch {branch} of {ball} is gone; its worktree {path} still "
+                   "stands on it", rule="L5", hint=f"put the branch back at the ball's last "
+                   f"recorded commit (`{put}`), then run this again; the worktree's edits "
+                   "stay as they are")
     where = shlex.quote(str(path))
     add = f"git worktree add {where} {shlex.quote(branch)}"
+    aside = shlex.quote(f"{path}.aside")
+    if listed is not None and path.is_dir():  # a kill inside `git worktree remove`, say
+        forget = f"git worktree remove{' -f -f' if listed.locked else ''} {where}"
+        raise Hold(f"the worktree of {ball} at {path} has no .git file: it is no checkout "
+                   "(git still lists it)", rule="L5",
+                   hint=f"move the folder aside and recreate the worktree on its branch "
+                   f"(`mv {where} {aside} && {forget} && {add}`; what it held stays in "
+                   f"{aside}), then run this again")
     gone = recorded is not None and git.rev_parse(f"refs/heads/{branch}", root) is None
     if gone:
         assert recorded is not None
@@ -132,7 +150,6 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
                     f"`git worktree unlock {where} && git worktree remove {where} && {add}`, "
                     "then run this again")
     if listed is None and path.exists():  # a folder git no longer lists as a worktree
-        aside = shlex.quote(f"{path}.aside")
         raise Hold(f"the worktree of {ball} at {path} is not listed by git", rule="L5",
                    hint=f"move the folder aside and recreate the worktree on its branch "
                    f"(`mv {where} {aside} && {add}`; what it held stays in {aside}), then "
@@ -233,16 +250,19 @@ def branch_exists(ws: Workspace, branch: str) -> bool:
     return git.rev_parse(f"refs/heads/{branch}", ws.paths.root) is not None
 
 
-def remove(ws: Workspace, path: Path, branch: str | None, *, force: bool,
-           locked: bool = False, prune: bool = True) -> None:
-    """Remove one ball's worktree and branch. ``locked``: the lock is git's own, of a `git
-    worktree add` a kill stopped (``prune.half_made``), and goes too. ``prune``: then let
-    git forget every worktree whose folder is gone (a resume passes False: a worktree of
-    the user's moved by hand keeps what `git worktree repair` needs)."""
+def remove(ws: Workspace, path: Path, branch_at: tuple[str, str] | None, *, force: bool,
+           locked: bool = False) -> bool:
+    """Remove one ball's worktree, and its branch when ``branch_at`` names it with the tip
+    it was judged at: deleted by compare-and-swap, so a commit that lands meanwhile keeps
+    the branch (nothing lost, L8); False then. ``locked``: the lock is git's own, of a `git
+    worktree add` a kill stopped (``prune.half_made``), and goes too. A worktree whose
+    folder is gone is removed all the same (git forgets it); no other worktree is touched:
+    a repository-wide `git worktree prune` would forget the user's on a disk not mounted."""
     if registered(ws, path) is not None:
         flags = ["--force"] * ((2 if locked else 1) if force or locked else 0)
         git.run(["worktree", "remove", *flags, str(path)], ws.paths.root)
-    if branch and branch_exists(ws, branch):
-        git.run(["branch", "-D", "--quiet", branch], ws.paths.root)
-    if prune:
-        git.run(["worktree", "prune"], ws.paths.root)
+    if branch_at is None:
+        return True
+    branch, tip = branch_at
+    return git.run(["update-ref", "-d", f"refs/heads/{branch}", tip], ws.paths.root,
+                   check=False).returncode == 0 or not branch_exists(ws, branch)

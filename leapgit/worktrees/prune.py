@@ -233,6 +233,11 @@ class Leftover(NamedTuple):
     foreign: str | None  # a worktree in the ball's place on another branch: its branch
     work: str  # why removing it would lose work ("": it holds none)
     half_made: bool = False  # a `git worktree add` a kill stopped (``half_made``)
+    tip: str | None = None  # its branch's commit as judged (None: no branch)
+
+    @property
+    def branch_at(self) -> tuple[str, str] | None:
+        return None if self.tip is None else (self.branch, self.tip)
 
 
 def half_made(ws: Workspace, path: Path) -> bool:
@@ -282,7 +287,7 @@ def leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]) -> Le
     elif found is not None:
         dirty = half_made_work(path) if half else dirty_paths(path)
         work = f"uncommitted work ({', '.join(dirty)})" if dirty else ""
-    return Leftover(path, branch, found is not None or tip is not None, None, work, half)
+    return Leftover(path, branch, found is not None or tip is not None, None, work, half, tip)
 
 
 def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...],
@@ -300,9 +305,10 @@ def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]
     if found.work and not force:
         return PruneLine(sid, ball_id, False, f"kept: {found.work}; --force removes it",
                          str(found.path))
-    place.remove(ws, found.path, found.branch, force=True, locked=found.half_made)
+    gone = place.remove(ws, found.path, found.branch_at, force=True, locked=found.half_made)
     return PruneLine(sid, ball_id, True, "removed: left over by a throw that never recorded "
-                     "one (the ledger holds no throw of the ball)", str(found.path))
+                     "one (the ledger holds no throw of the ball)" + _moved(found.branch, gone),
+                     str(found.path))
 
 
 def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
@@ -328,5 +334,11 @@ def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
         ref = episodes.kept_ref(sid, s.ball, tip)
         git.run(["update-ref", ref, tip], ws.paths.root)
         kept = f"; its commit {tip[:12]}, which no round records, is kept as {ref}"
-    place.remove(ws, path, t.branch, force=True)
-    return PruneLine(sid, s.ball, True, f"removed: {why}{kept}", str(path))
+    gone = place.remove(ws, path, None if tip is None else (t.branch, tip), force=True)
+    return PruneLine(sid, s.ball, True, f"removed: {why}{kept}{_moved(t.branch, gone)}",
+                     str(path))
+
+
+def _moved(branch: str, gone: bool) -> str:
+    """What a removal says of a branch a commit moved while it was removed (kept, L8)."""
+    return "" if gone else f"; its branch {branch} moved meanwhile and is kept"

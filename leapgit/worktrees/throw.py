@@ -34,6 +34,7 @@ from leapgit.timeutil import now_iso
 from leapgit.worktrees import place
 from leapgit.worktrees.carry import carries_on, carry_on
 from leapgit.worktrees.prune import (
+    Leftover,
     check_droppable,
     drop_refused,
     half_made,
@@ -387,25 +388,26 @@ def _place_and_record(
     if publish:
         return _publish_and_record(ws, ledger, slice_id, plans)
     _check_all(ws, view, slice_id, plans)  # all or nothing: before any worktree or branch moves
-    created: list[tuple[Path, str | None]] = []
+    created: list[tuple[Path, tuple[str, str] | None]] = []
     thrown: list[Thrown] = []
     at = now_iso()
     try:
         for plan in plans:
             ball = query.load_ball(view, slice_id, plan.standing.ball)
-            path, made, put_back, remade = _worktree_for(ws, slice_id, ball.ball, plan, view)
+            path, made, placed, remade = _worktree_for(ws, slice_id, ball.ball, plan, view)
             if made:
                 # a resumed episode's branch holds the candidate so far: never ours to drop,
-                # unless this throw put it back (at a commit the ledger records)
-                branch = ws.config.ball_branch(slice_id, ball.ball) \
-                    if plan.fresh or put_back else None
-                created.append((path, branch))
+                # unless this throw made it (at its start, or put back where the ledger
+                # last left it): then dropped only while it is still there
+                created.append((path, None if placed is None else
+                                (ws.config.ball_branch(slice_id, ball.ball), placed)))
+            put_back = None if plan.fresh else placed
             record = _record(ws, slice_id, ball, plan, at, str(path))
             thrown.append(Thrown(record, ball, made, put_back=put_back, remade=remade))
         commit = _record_throws(ledger, slice_id, thrown, "")
     except BaseException:
-        for path, branch in reversed(created):  # nothing half-written: undo our own worktrees
-            place.remove(ws, path, branch, force=True)
+        for path, branch_at in reversed(created):  # nothing half-written: undo our own
+            place.remove(ws, path, branch_at, force=True)
         raise
     return thrown, commit
 
@@ -480,7 +482,7 @@ def _check_all(ws: Workspace, view: LedgerView, slice_id: str, plans: list[_Plan
             if plan.fresh and plan.resumed_from is not None:
                 check_droppable(ws, slice_id, ball, path)
             elif plan.fresh and (mine or place.branch_exists(ws, branch)) \
-                    and not _killed_throw(ws, view, slice_id, ball, plan, path, branch):
+                    and _killed_throw(ws, view, slice_id, ball, plan, path, branch) is None:
                 raise UsageError(f"branch {branch} or worktree {path} already exists",
                                  hint="`leap worktree prune` removes finished balls' "
                                       "worktrees and what a killed throw left")
@@ -507,15 +509,16 @@ def _require_no_work(path: Path, slice_id: str, ball: str) -> None:
 
 def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
                   view: LedgerView) -> tuple[Path, bool, str | None, bool]:
-    """The ball's worktree; whether it was made now; the commit its branch, gone, was put
-    back at; whether a half-made worktree of it was made again."""
+    """The ball's worktree; whether it was made now; the commit a branch this made was
+    placed at (a fresh one's start, or a resumed one's, gone, put back where the ledger
+    last left it; None: the branch was there); whether a half-made worktree was remade."""
     path = place.target(ws, slice_id, ball)
     branch = ws.config.ball_branch(slice_id, ball)
     if not plan.fresh:
         remade = place.registered(ws, path) is not None and half_made(ws, path)
         if remade:  # a kill inside its `git worktree add`: made again, unless it holds work
             _require_no_work(path, slice_id, ball)
-            place.remove(ws, path, None, force=True, locked=True, prune=False)  # branch stays
+            place.remove(ws, path, None, force=True, locked=True)  # branch stays
         if place.registered(ws, path) is not None:
             return path, False, None, False  # resume in the ball's own worktree, as it is
         if place.branch_exists(ws, branch):
@@ -535,9 +538,10 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
         return path, True, tip, False
     if plan.resumed_from is not None:
         drop_refused(ws, slice_id, ball, path, branch)
-    if _killed_throw(ws, view, slice_id, ball, plan, path, branch):
-        half = half_made(ws, path)  # git's lock and an index with no entry yet
-        place.remove(ws, path, branch, force=half, locked=half)  # no work: _killed_throw
+    killed = _killed_throw(ws, view, slice_id, ball, plan, path, branch)
+    if killed is not None:  # no work there: made again (a commit meanwhile keeps it)
+        place.remove(ws, path, killed.branch_at, force=killed.half_made,
+                     locked=killed.half_made)
     if place.branch_exists(ws, branch) or place.registered(ws, path) is not None:
         raise UsageError(f"branch {branch} or worktree {path} already exists",
                          hint="`leap worktree prune` removes finished balls' worktrees "
@@ -545,21 +549,22 @@ def _worktree_for(ws: Workspace, slice_id: str, ball: str, plan: _Plan,
     # T7.1: a ball with a recorded red starts from it: the builder finds the failing test
     start = start_point(view, ws.paths.root, slice_id, ball, plan.base)
     place.add(ws, path, branch, start, new_branch=True)
-    return path, True, None, False
+    return path, True, start, False
 
 
 def _killed_throw(ws: Workspace, view: LedgerView, slice_id: str, ball: str, plan: _Plan,
-                  path: Path, branch: str) -> bool:
+                  path: Path, branch: str) -> Leftover | None:
     """L8 (nothing lost, nothing stuck): the branch and worktree a throw made before it was
     killed, ahead of its record, of a ball in its first episode: when it holds no work (the
     judgment `leap worktree prune` makes, ``prune.leftover``), the throw makes it again;
-    anything else is refused as before."""
+    anything else (None) is refused as before."""
     if not plan.fresh or plan.resumed_from is not None or plan.episode != 1:
-        return False
+        return None
     safe = safe_tips(view, ws, slice_id, ball, query.load_slice(view, slice_id).base)
     found = leftover(ws, slice_id, ball, safe)
-    return found.present and found.foreign is None and not found.work and \
+    ours = found.present and found.foreign is None and not found.work and \
         (found.path, found.branch) == (path, branch)
+    return found if ours else None
 
 
 def start_point(view: LedgerView, root: Path, slice_id: str, ball_id: str, base: str) -> str:

@@ -113,3 +113,22 @@ def test_a_tree_an_orphaned_process_still_works_in_is_left_alone(
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)  # gone (a zombie counts as gone)
     assert wt.reap_left(repo) == [tree] and not tree.exists()
+
+
+def test_reaping_a_killed_tree_forgets_no_worktree_of_the_users(tmp_path: Path) -> None:
+    """A worktree of the user's whose folder is not there now (a disk not mounted) stays
+    known to git when a throwaway tree a killed run left is reaped: the reap removes its
+    own trees, never with a repository-wide `git worktree prune`."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    head = git("rev-parse", "HEAD", cwd=repo).strip()
+    usb = tmp_path / "usb" / "feature"
+    git("worktree", "add", "-q", "-b", "feature", str(usb), cwd=repo)
+    (usb.parent).rename(tmp_path / "unmounted")
+    tree, proc = _left(repo, head, "idle")
+    _kill(proc)
+    assert str(tree) in _listed(repo)
+    with wt.temporary(repo, head):
+        pass
+    listed = _listed(repo)
+    assert str(tree) not in listed  # the killed run's tree is reaped
+    assert f"worktree {usb}\n" in listed  # the user's stays

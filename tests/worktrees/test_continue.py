@@ -468,3 +468,56 @@ def test_a_worktree_git_no_longer_lists_is_moved_aside_and_recreated_as_the_hint
     subprocess.run(fix.group(1), shell=True, cwd=diamond, check=True)  # the hint, exactly
     assert (wt.parent / "A.aside" / "notes.txt").read_text() == "kept\n"  # nothing lost
     assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
+
+
+@pytest.mark.parametrize("locked", [False, True])
+def test_a_worktree_folder_without_its_git_file_is_moved_aside_and_recreated(
+        diamond: Path, locked: bool) -> None:
+    """A kill inside `git worktree remove` (a half-made worktree made again on resume) can
+    leave the folder, git still listing it, with its `.git` file already deleted: that
+    folder was taken for the ball's worktree, and the builder's round was spent on an L5
+    refusal. It is named as no checkout, and the hint, run exactly, moves it aside (what
+    it held kept) and makes the worktree again on the ball's branch; the work goes on."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    if locked:  # as a `git worktree add` a kill stopped leaves it
+        git("worktree", "lock", str(wt), cwd=diamond)
+    (wt / ".git").unlink()
+    (wt / "notes.txt").write_text("kept\n")
+    set_config(diamond, builder=f"{sys.executable} -c pass")
+    run = leap("throw", "dia", "--ball", "A", "--resume", "--run", cwd=diamond)
+    assert run.code == 3 and "has no .git file: it is no checkout" in run.err, run
+    assert "round" not in run.out, run  # no round of the builder's is spent on it
+    assert leap("status", "dia", cwd=diamond).out.count("round 0/4") == 4  # nor recorded
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert checked.code == 3 and "has no .git file: it is no checkout" in checked.err, checked
+    assert "[L5]" in checked.err, checked
+    fix = re.search(r"\(`(mv [^`]+)`;", checked.err)
+    assert fix is not None, checked
+    subprocess.run(fix.group(1), shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert (wt.parent / "A.aside" / "notes.txt").read_text() == "kept\n"  # nothing lost
+    assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=wt).strip() == "leap/ball/dia/A"
+
+
+def test_a_balls_branch_deleted_under_its_worktree_is_put_back_as_the_hint_says(
+        diamond: Path) -> None:
+    """Its worktree is there, its branch deleted by hand (`git update-ref -d`): the worktree
+    stands on a branch that is not there. `--run` failed without a hint; now the hold names
+    the branch and the command that puts it back at the ball's last recorded commit, and
+    that command, run exactly, lets the work go on, the worktree's edits kept."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "notes.txt").write_text("kept\n")
+    recorded = git("rev-parse", "leap/ball/dia/A", cwd=diamond).strip()
+    git("update-ref", "-d", "refs/heads/leap/ball/dia/A", cwd=diamond)
+    set_config(diamond, builder=f"{sys.executable} -c pass")
+    run = leap("throw", "dia", "--ball", "A", "--resume", "--run", cwd=diamond)
+    assert run.code == 3 and "the branch leap/ball/dia/A of dia/A is gone" in run.err, run
+    assert "[L5]" in run.err, run
+    fix = re.search(r"\(`(git update-ref [^`]+)`\)", run.err)
+    assert fix is not None and recorded in fix.group(1), run
+    subprocess.run(fix.group(1), shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
+    assert (wt / "notes.txt").read_text() == "kept\n"  # nothing lost
+    assert git("rev-parse", "HEAD", cwd=wt).strip() == recorded

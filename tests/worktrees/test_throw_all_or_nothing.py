@@ -108,3 +108,54 @@ def test_prune_force_removes_a_held_balls_worktree_its_rethrow_drops(
     assert not wt.exists() and ref(diamond, "leap/ball/dia/A") is None
     r = leap("throw", "dia", "--ball", "A", cwd=diamond)
     assert r.code == 0 and "A  wave 0  episode 2  spec v2" in r.out, r
+
+
+def test_removing_a_balls_worktree_forgets_no_worktree_of_the_users(diamond: Path,
+                                                                    tmp_path: Path) -> None:
+    """L8, nothing lost: a worktree of the user's on a disk not mounted now (its folder is
+    not there) stays known to git when leapgit removes one of its own. A repository-wide
+    `git worktree prune` after each removal made git forget it: its folder, mounted again,
+    was a checkout git no longer knew (`git worktree repair` had nothing to repair from)."""
+    usb = tmp_path / "usb" / "feature"
+    git("worktree", "add", "-q", "-b", "feature", str(usb), cwd=diamond)
+    (usb.parent).rename(tmp_path / "unmounted")
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    for n in range(4):  # four held rounds: a checkpoint, then a respec to another scope
+        (wt / "src/a.py").write_text(f"A = {n + 2}\n")
+        assert leap("round", "dia", "A", "--outcome", "0", "--evidence", "no", cwd=wt).code == 3
+    repair = tmp_path / "repair.yaml"
+    repair.write_text(REPAIR.format(b="A", f="a").replace("src/a.py", "src/a_helper.py"))
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+    r = leap("worktree", "prune", "dia", "--force", cwd=diamond)
+    assert r.code == 0 and "dia/A: removed" in r.out, r
+    assert not worktree_of(diamond, "A").exists()
+    assert f"worktree {usb}\n" in git("worktree", "list", "--porcelain", cwd=diamond)
+    (tmp_path / "unmounted").rename(usb.parent)  # mounted again: a checkout git knows
+    assert git("status", "--porcelain", cwd=usb) == ""
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=usb).strip() == "feature"
+
+
+def test_a_balls_branch_is_removed_only_at_the_tip_it_was_judged_at(diamond: Path) -> None:
+    """L8, nothing lost: removing a ball's worktree and branch deletes the branch by
+    compare-and-swap on the tip its caller judged (`git branch -D` deleted whatever the
+    branch held by then): a commit that landed meanwhile keeps it."""
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.worktrees import place
+
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    mark_passed(diamond, "A")
+    assert leap("throw", "dia", "--ball", "B", cwd=diamond).code == 0
+    ws = open_workspace(diamond)
+    for ball in "AB":
+        branch = f"leap/ball/dia/{ball}"
+        judged = ref(diamond, branch)
+        assert judged is not None
+        wt = worktree_of(diamond, ball)
+        (wt / f"src/{ball.lower()}.py").write_text("landed meanwhile\n")
+        git("commit", "-q", "-am", "a commit after the judgment", cwd=wt)
+        landed = ref(diamond, branch)
+        at = judged if ball == "A" else landed
+        assert place.remove(ws, wt, (branch, at), force=True) is (ball == "B")
+        assert not wt.exists()
+        assert ref(diamond, branch) == (landed if ball == "A" else None)
