@@ -159,7 +159,7 @@ def show(slice_id: str | None, as_json: bool) -> None:
 def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
     # records parsed and validated once are read back from the record cache (the hook's):
     # a warm run loads no YAML parser and no schema validator (~30 ms of start-up)
-    ws = open_workspace(start, cache=True)
+    ws = open_workspace(start)
     with ws.ledger(cache_records=True) as ledger:
         view = ledger.require()
         ids = [slice_id] if slice_id else query.slice_ids(view)

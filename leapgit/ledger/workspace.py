@@ -35,9 +35,11 @@ def main_top(paths: RepoPaths) -> Path | None:
     return paths.top if paths.top is not None and paths.git_dir == paths.common_dir else None
 
 
-def open_workspace(start: Path | str = ".", cache: bool = False) -> Workspace:
-    """``cache``: read the config through the record cache, as the hooks do (bytes found
-    valid once are not parsed or checked again)."""
+def open_workspace(start: Path | str = ".") -> Workspace:
+    """The repository at ``start`` and its config, read through the record cache as the
+    hooks read it: bytes found valid once are not parsed or checked again (no YAML parser
+    is loaded for them, ~10 ms of a command's start-up); an entry is keyed by the bytes,
+    so an edited config is read anew."""
     paths = discover(start)
     top = paths.top
     main = main_top(paths)
@@ -45,10 +47,8 @@ def open_workspace(start: Path | str = ".", cache: bool = False) -> Workspace:
     # the user's checkout holds the config every worktree of the repository obeys.
     if main is not None and (top is None or not (top / CONFIG_PATH).exists()):
         top = main
-    records = None
-    if cache:
-        records = RecordCache(paths.common_dir, "config")
-    return Workspace(paths=paths, config=load_config(top, records))
+    return Workspace(paths=paths, config=load_config(top, RecordCache(paths.common_dir,
+                                                                      "config")))
 
 
 def require_folder(path: Path, *, field: str | None = None, file: str | None = None,

@@ -110,6 +110,12 @@ def post_commit(tmp: Path) -> dict[str, int]:
 def pre_push(tmp: Path) -> dict[str, int]:
     """The push of a ball branch with one round from a clone, judged before the network as
     git runs the hook: the ref update on stdin, the remote's name and URL as arguments."""
+    return run_pre_push(*pre_push_world(tmp))
+
+
+def pre_push_world(tmp: Path) -> tuple[Path, Path, str]:
+    """A clone with a ball branch of one round to push: (the clone, its remote, the line
+    git gives the hook on stdin)."""
     from tests.benchmarks.bench_hooks import project
 
     work, base = project(tmp / "pp", balls=2)
@@ -124,7 +130,11 @@ def pre_push(tmp: Path) -> dict[str, int]:
     git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-m",
         "r1\n\nLeap-Round: 1\nLeap-Outcome: 0", cwd=work)
     ref = "refs/heads/leap/ball/s1/b0"
-    line = f"{ref} {git('rev-parse', 'HEAD', cwd=work)} {ref} {'0' * 40}\n"
+    return work, bare, f"{ref} {git('rev-parse', 'HEAD', cwd=work)} {ref} {'0' * 40}\n"
+
+
+def run_pre_push(work: Path, bare: Path, line: str) -> dict[str, int]:
+    """The pre-push hook's program on ``line``, as the installed hook starts it."""
     code = f"{PATHS}; import runpy; runpy.run_module('leapgit.hookimpl.pre_push', " \
            "run_name='__main__')"
     found = run_python(["-I", "-S", "-c", code, str(work / ".git" / "hooks" / "pre-push"),

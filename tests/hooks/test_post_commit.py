@@ -388,3 +388,16 @@ def test_a_venv_of_debians_python_is_found_without_site_too(tmp_path: Path) -> N
     found = _site_as_the_hook_loads_it(None, str(venv / "bin" / "python"))
     assert found["site"] is False, found
     assert found["dulwich"] == str(theirs / "dulwich" / Path(dulwich.__file__).name), found
+
+
+def test_a_second_push_reads_the_config_without_a_yaml_parser(tmp_path: Path) -> None:
+    """Issue 13 (7), as post-commit: pre-push reads `.leap/config.yaml` through the record
+    cache, so a push after the first loads no YAML parser for a config it found valid
+    (before, every push paid for ruamel's import and parse, ~10 ms)."""
+    from tests.benchmarks.bench_lazy import pre_push_world, run_pre_push
+
+    world = pre_push_world(tmp_path)
+    run_pre_push(*world)  # the first push parses the config and keeps it
+    again = run_pre_push(*world)
+    assert "dulwich.object_store" in again  # the listing is real
+    assert not [m for m in again if m.split(".")[0] in ("ruamel", "_ruamel_yaml")], again
