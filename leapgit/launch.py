@@ -40,14 +40,19 @@ def run(args: list[str]) -> NoReturn:
     click's parse of it."""
     plain = plain_status(args)
     if plain is not None:
-        from leapgit.commands.status import show
-
-        slice_id, as_json = plain
-        console.finish(lambda: show(slice_id, as_json))
+        console.finish(lambda: _status(*plain))
     from leapgit.cli import cli
     from leapgit.cli import run as run_click
 
     run_click(cli, args)
+
+
+def _status(slice_id: str | None, as_json: bool) -> None:
+    # imported inside the error handler: a Ctrl-C or a broken install while the ledger's
+    # modules load ends as every command's does
+    from leapgit.commands.status import show
+
+    show(slice_id, as_json)
 
 
 def plain_status(args: list[str]) -> tuple[str | None, bool] | None:

@@ -4,6 +4,7 @@ every command with the short help click would derive from the command itself."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tomllib
@@ -196,3 +197,75 @@ def test_status_outside_a_repository_fails_as_click_did(tmp_path: Path) -> None:
                                "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)})
     assert fast.returncode == 2 and fast.stderr.startswith("leap: "), fast.stderr
     assert fast.stdout == "" and "Traceback" not in fast.stderr
+
+
+def _cut(repo: Path) -> None:
+    assert leap("init", cwd=repo).code == 0
+    assert leap("slice", "cut", str(write(repo.parent / "s.yaml", base_draft())),
+                cwd=repo).code == 0
+
+
+@pytest.mark.parametrize("args", [["status"], ["log"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(repo: Path, args: list[str]
+                                                          ) -> None:
+    """Blind review (ba2658b): `leap status | true` reported an internal error and wrote a
+    crash log (the fast path never met click, which exits 1 without a word on a broken
+    pipe); both ways out of a command now end as click ended it."""
+    _cut(repo)
+    done = subprocess.run(["bash", "-c", f'"$0" -m leapgit {" ".join(args)} | true; '
+                           'echo "exit ${PIPESTATUS[0]}" >&2', sys.executable], cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+    assert done.stderr == "exit 1\n", done.stderr
+
+
+BROKEN_DULWICH = """\
+import sys
+class Broken:
+    def find_spec(self, name, path=None, target=None):
+        if name == "dulwich.object_store":
+            raise ImportError("dulwich is broken here")
+sys.meta_path.insert(0, Broken())
+sys.argv = ["leap", *sys.argv[1:]]
+from leapgit.launch import main
+main()
+"""
+
+
+def test_a_failure_while_status_loads_is_handled_as_every_commands(repo: Path) -> None:
+    """Blind review (ba2658b): the fast path imported the ledger's modules before the error
+    handler was entered, so a broken install (or a Ctrl-C then) printed a traceback."""
+    _cut(repo)
+    done = subprocess.run([sys.executable, "-c", BROKEN_DULWICH, "status"], cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 70, done.stderr
+    assert done.stderr.startswith("leap: internal error: ImportError: dulwich is broken")
+    assert "Traceback" not in done.stderr
+
+
+def test_output_to_a_stream_that_declares_ascii_is_written_as_utf8(repo: Path) -> None:
+    """Blind review (ba2658b): click.echo writes UTF-8 to a stream that declares ASCII
+    (PYTHONIOENCODING=ascii); the printer every command uses now does too, instead of an
+    internal error on the first character past ASCII."""
+    _cut(repo)
+    assert leap("slice", "abandon", "s1", "--reason", "café closed — for now",
+                cwd=repo).code == 0
+    for args in (["status"], ["log"]):
+        done = subprocess.run([sys.executable, "-m", "leapgit", *args], cwd=repo,
+                              capture_output=True, timeout=60,
+                              env={**os.environ, "PYTHONIOENCODING": "ascii"})
+        assert done.returncode == 0, done.stderr
+        assert "café closed — for now".encode() in done.stdout, done.stdout
+
+
+def test_an_interrupt_ends_the_line_the_terminals_ctrl_c_began(repo: Path) -> None:
+    """Blind review (ba2658b): click writes a line break before its "interrupted" (the
+    terminal's ^C has no line of its own); the fast path now does too."""
+    _cut(repo)
+    code = ("import sys; import leapgit.commands.status as s\n"
+            "def stop(*a, **k): raise KeyboardInterrupt\n"
+            "s.status = stop; sys.argv = ['leap', *sys.argv[1:]]\n"
+            "from leapgit.launch import main; main()")
+    for args in (["status"], ["status", "--json"]):
+        done = subprocess.run([sys.executable, "-c", code, *args], cwd=repo,
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (130, "\nleap: interrupted\n"), done

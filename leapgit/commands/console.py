@@ -7,6 +7,7 @@ both ways out of a command say the same lines with the same exit codes.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable
@@ -20,12 +21,30 @@ if TYPE_CHECKING:
 
 def echo(text: str, err: bool = False) -> None:
     """``text`` and a line break on stdout (stderr with ``err``), flushed, as click.echo
-    writes it; nothing when the process was started with that stream closed."""
+    writes it: nothing when the process was started with that stream closed, and UTF-8
+    (a character it cannot hold replaced) to a stream that declares ASCII
+    (``PYTHONIOENCODING=ascii``), which would refuse any other character."""
     stream = sys.stderr if err else sys.stdout
     if stream is None:
         return
-    stream.write(text + "\n")
+    line = text + "\n"
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None and _ascii(stream) and not line.isascii():
+        stream.flush()
+        buffer.write(line.encode("utf-8", "replace"))
+        buffer.flush()
+        return
+    stream.write(line)
     stream.flush()
+
+
+def _ascii(stream: Any) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name == "ascii"
+    except LookupError:
+        return False
 
 
 def emit(lines: list[str]) -> None:
@@ -53,14 +72,36 @@ def finish(body: Callable[[], int | None]) -> NoReturn:
             echo(f"leap:   {line}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
+        echo("", err=True)  # ends the line the terminal's ^C began, as click does
         interrupted()
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            _internal(exc)
+        # the reader went away (`leap status | head`): exit 1 without a word, as click does
+        _silence_stdout()
+        sys.exit(1)
     except Exception as exc:  # the one place an unexpected error is caught, logged, reported
-        echo(f"leap: internal error: {type(exc).__name__}: {printable(str(exc))}", err=True)
-        path = _crash_log(exc)
-        where = f"is in {path}" if path else "could not be saved (no writable folder)"
-        echo(f"leap: the traceback {where}; please report it", err=True)
-        sys.exit(EXIT_INTERNAL)
+        _internal(exc)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal(exc: BaseException) -> NoReturn:
+    echo(f"leap: internal error: {type(exc).__name__}: {printable(str(exc))}", err=True)
+    path = _crash_log(exc)
+    where = f"is in {path}" if path else "could not be saved (no writable folder)"
+    echo(f"leap: the traceback {where}; please report it", err=True)
+    sys.exit(EXIT_INTERNAL)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered for the pipe that closed goes
+    nowhere, instead of raising again when the interpreter flushes it at exit."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (AttributeError, OSError, ValueError):  # no stdout, or not a file
+        pass
 
 
 def interrupted() -> NoReturn:
