@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leapgit import git
-from leapgit.errors import Hold, RuleViolation, UsageError
+from leapgit.errors import Hold, RuleViolation, UsageError, printable
 from leapgit.ledger import query
 from leapgit.ledger.history import finding_reds, latest_red
 from leapgit.ledger.workspace import Workspace, require_folder
@@ -113,7 +113,7 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     (``recorded_tip``): `git worktree add` of a branch that is gone fails."""
     every = _listed(root)
     listed = _registered(every, path)
-    if listed is not None and path.is_dir() and os.path.lexists(path / ".git"):
+    if listed is not None and path.is_dir() and not no_checkout(path):
         if listed.head != NO_COMMIT or recorded is None:
             return
         # its branch deleted by hand (`git update-ref -d`): the worktree stands on none
@@ -125,17 +125,17 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     where = shlex.quote(str(path))
     add = f"git worktree add {where} {shlex.quote(branch)}"
     aside = shlex.quote(f"{path}.aside")
+    gone = recorded is not None and git.rev_parse(f"refs/heads/{branch}", root) is None
+    if gone:
+        assert recorded is not None
+        add = f"git worktree add -b {shlex.quote(branch)} {where} {recorded()}"
     if listed is not None and path.is_dir():  # a kill inside `git worktree remove`, say
         forget = f"git worktree remove{' -f -f' if listed.locked else ''} {where}"
         raise Hold(f"the worktree of {ball} at {path} has no .git file: it is no checkout "
                    "(git still lists it)", rule="L5",
                    hint=f"move the folder aside and recreate the worktree on its branch "
-                   f"(`mv {where} {aside} && {forget} && {add}`; what it held stays in "
+                   f"(`{aside_hint(path)} && {forget} && {add}`; what it held stays in "
                    f"{aside}), then run this again")
-    gone = recorded is not None and git.rev_parse(f"refs/heads/{branch}", root) is None
-    if gone:
-        assert recorded is not None
-        add = f"git worktree add -b {shlex.quote(branch)} {where} {recorded()}"
     elsewhere = None if gone else next((w for w in every if w.branch == f"refs/heads/{branch}"
                                         and w is not listed and w.path.is_dir()), None)
     if elsewhere is not None:  # moved (`git worktree move`), or checked out by hand
@@ -254,15 +254,49 @@ def remove(ws: Workspace, path: Path, branch_at: tuple[str, str] | None, *, forc
            locked: bool = False) -> bool:
     """Remove one ball's worktree, and its branch when ``branch_at`` names it with the tip
     it was judged at: deleted by compare-and-swap, so a commit that lands meanwhile keeps
-    the branch (nothing lost, L8); False then. ``locked``: the lock is git's own, of a `git
-    worktree add` a kill stopped (``prune.half_made``), and goes too. A worktree whose
-    folder is gone is removed all the same (git forgets it); no other worktree is touched:
-    a repository-wide `git worktree prune` would forget the user's on a disk not mounted."""
+    the branch (nothing lost, L8), and never while another worktree has it checked out
+    (``holder``: its callers say so first); False then. ``locked``: the lock is git's own,
+    of a `git worktree add` a kill stopped (``prune.half_made``), and goes too. A worktree
+    whose folder is gone is removed all the same (git forgets it); no other worktree is
+    touched: a repository-wide `git worktree prune` would forget the user's on a disk not
+    mounted now."""
+    if branch_at is not None and holder(ws, path, branch_at[0]) is not None:
+        return False  # the checkout there stands on it: never pulled from under it
     if registered(ws, path) is not None:
         flags = ["--force"] * ((2 if locked else 1) if force or locked else 0)
         git.run(["worktree", "remove", *flags, str(path)], ws.paths.root)
     if branch_at is None:
         return True
     branch, tip = branch_at
-    return git.run(["update-ref", "-d", f"refs/heads/{branch}", tip], ws.paths.root,
-                   check=False).returncode == 0 or not branch_exists(ws, branch)
+    ref = f"refs/heads/{branch}"
+    done = git.run(["update-ref", "-d", ref, tip], ws.paths.root, check=False)
+    now = None if done.returncode == 0 else git.rev_parse(ref, ws.paths.root)
+    if now is None or now != tip:
+        return now is None  # gone, or moved meanwhile: kept
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    raise UsageError(f"the branch {branch} could not be deleted: "
+                     f"{printable(said[0] if said else 'git update-ref failed')}")
+
+
+def no_checkout(path: Path) -> bool:
+    """A folder without its `.git` file: no checkout, whatever git still lists there (a
+    kill inside `git worktree remove` deletes that file among the first)."""
+    return path.is_dir() and not os.path.lexists(path / ".git")
+
+
+def aside_hint(path: Path) -> str:
+    """The command that moves the folder at ``path`` aside, what it holds kept."""
+    return f"mv {shlex.quote(str(path))} {shlex.quote(f'{path}.aside')}"
+
+
+def holder(ws: Workspace, path: Path, branch: str) -> Worktree | None:
+    """A worktree other than the one at ``path`` (the user's checkout included) that has
+    ``branch`` checked out: deleting the branch would leave it standing on nothing."""
+    real = Path(os.path.realpath(path))
+    return next((w for w in list_worktrees(ws) if w.branch == f"refs/heads/{branch}"
+                 and Path(os.path.realpath(w.path)) != real), None)
+
+
+def freeing(other: Worktree) -> str:
+    """The command that frees a branch ``other`` has checked out, its edits kept."""
+    return f"git -C {shlex.quote(str(other.path))} switch --detach"

@@ -12,7 +12,6 @@ starts the ball (its red, the slice base, the spine) and no uncommitted work, or
 from __future__ import annotations
 
 import os
-import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,14 +139,12 @@ def drop_refused(ws: Workspace, slice_id: str, ball_id: str, path: Path, branch:
     ``kept_ref`` (nothing lost: a commit past the last round no receipt records)."""
     check_droppable(ws, slice_id, ball_id, path)
     root = ws.paths.root
-    own = os.path.realpath(path)
-    for other in place.list_worktrees(ws):  # refused before anything moves
-        if other.branch == f"refs/heads/{branch}" and os.path.realpath(other.path) != own:
-            detach = f"git -C {shlex.quote(str(other.path))} switch --detach"
-            raise Hold(f"the branch {branch} of {slice_id}/{ball_id}, dropped for a fresh "
-                       f"throw (L3), is checked out in {other.path}", rule="L3",
-                       hint=f"`{detach}` frees it, then `leap throw {slice_id} --ball "
-                            f"{ball_id}`")
+    other = place.holder(ws, path, branch)
+    if other is not None:  # refused before anything moves
+        raise Hold(f"the branch {branch} of {slice_id}/{ball_id}, dropped for a fresh "
+                   f"throw (L3), is checked out in {other.path}", rule="L3",
+                   hint=f"`{place.freeing(other)}` frees it, then `leap throw {slice_id} "
+                        f"--ball {ball_id}`")
     place.remove(ws, path, None, force=True)  # the worktree; then the branch, by CAS
     for _ in range(DROP_TRIES):  # a commit that lands meanwhile is kept as well
         tip = git.rev_parse(f"refs/heads/{branch}", root)
@@ -281,6 +278,8 @@ def leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]) -> Le
     tip = git.rev_parse(f"refs/heads/{branch}", ws.paths.root)
     if found is not None and found.branch != f"refs/heads/{branch}":  # not ours to remove
         return Leftover(path, branch, True, found.branch or "a detached HEAD", "")
+    if found is not None and place.no_checkout(path):  # git reads nothing there
+        return Leftover(path, branch, True, None, NO_CHECKOUT, False, tip)
     work, half = "", found is not None and half_made(ws, path)
     if tip is not None and not any(git.is_ancestor(ws.paths.root, tip, s) for s in safe):
         work = "its branch holds commits no throw recorded"
@@ -296,6 +295,8 @@ def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]
     hint, `leap worktree prune`, leads here): removed when it holds no work (``leftover``),
     or with ``force``; a worktree there that is not on the ball's branch is never touched."""
     found = leftover(ws, sid, ball_id, safe)
+    if found.work == NO_CHECKOUT:
+        return _no_checkout(sid, ball_id, found.path)
     if found.foreign is not None:
         return PruneLine(sid, ball_id, False, f"kept: the worktree in the ball's place is on "
                          f"{found.foreign}, not on {found.branch}: move it away with `git "
@@ -305,6 +306,9 @@ def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]
     if found.work and not force:
         return PruneLine(sid, ball_id, False, f"kept: {found.work}; --force removes it",
                          str(found.path))
+    held = _held(ws, sid, ball_id, found.path, found.branch)
+    if held is not None:
+        return held
     gone = place.remove(ws, found.path, found.branch_at, force=True, locked=found.half_made)
     return PruneLine(sid, ball_id, True, "removed: left over by a throw that never recorded "
                      "one (the ledger holds no throw of the ball)" + _moved(found.branch, gone),
@@ -324,6 +328,11 @@ def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
         done, why = True, "respecced: its next throw starts afresh from a new branch (L3)"
     if not done:
         return PruneLine(sid, s.ball, False, f"kept: {why}", str(path))
+    if place.no_checkout(path):
+        return _no_checkout(sid, s.ball, path)
+    held = _held(ws, sid, s.ball, path, t.branch)
+    if held is not None:
+        return held
     dirty = uncommitted_work(ws, ball, t)
     if dirty and not force:
         return PruneLine(sid, s.ball, False, f"kept: uncommitted work ({', '.join(dirty)}); "
@@ -336,6 +345,29 @@ def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
         kept = f"; its commit {tip[:12]}, which no round records, is kept as {ref}"
     gone = place.remove(ws, path, None if tip is None else (t.branch, tip), force=True)
     return PruneLine(sid, s.ball, True, f"removed: {why}{kept}{_moved(t.branch, gone)}",
+                     str(path))
+
+
+NO_CHECKOUT = "its folder has no .git file"
+
+
+def _no_checkout(sid: str, ball_id: str, path: Path) -> PruneLine:
+    """The kept line for the ball's folder that is no checkout (``place.no_checkout``): a
+    kill inside the `git worktree remove` of an earlier prune, say; git cannot tell what
+    it holds, so it is moved aside, never removed."""
+    return PruneLine(sid, ball_id, False, f"kept: {NO_CHECKOUT} (a removal killed midway?); "
+                     f"`{place.aside_hint(path)}` moves it aside, what it holds kept, and "
+                     "the next prune removes the worktree git still lists", str(path))
+
+
+def _held(ws: Workspace, sid: str, ball_id: str, path: Path, branch: str) -> PruneLine | None:
+    """A kept line when another checkout has the ball's branch checked out: removing the
+    branch would leave that checkout standing on nothing (its files all "new")."""
+    other = place.holder(ws, path, branch)
+    if other is None:
+        return None
+    return PruneLine(sid, ball_id, False, f"kept: its branch {branch} is checked out in "
+                     f"{other.path}; `{place.freeing(other)}` frees it (its edits kept)",
                      str(path))
 
 

@@ -407,7 +407,10 @@ def _place_and_record(
         commit = _record_throws(ledger, slice_id, thrown, "")
     except BaseException:
         for path, branch_at in reversed(created):  # nothing half-written: undo our own
-            place.remove(ws, path, branch_at, force=True)
+            try:
+                place.remove(ws, path, branch_at, force=True)
+            except LeapError:  # what is left is a killed throw's leftover: the next
+                pass  # throw makes it again, `leap worktree prune` removes it
         raise
     return thrown, commit
 

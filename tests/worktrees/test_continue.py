@@ -470,9 +470,10 @@ def test_a_worktree_git_no_longer_lists_is_moved_aside_and_recreated_as_the_hint
     assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
 
 
-@pytest.mark.parametrize("locked", [False, True])
+@pytest.mark.parametrize(("locked", "branch_gone"), [(False, False), (True, False),
+                                                     (False, True)])
 def test_a_worktree_folder_without_its_git_file_is_moved_aside_and_recreated(
-        diamond: Path, locked: bool) -> None:
+        diamond: Path, locked: bool, branch_gone: bool) -> None:
     """A kill inside `git worktree remove` (a half-made worktree made again on resume) can
     leave the folder, git still listing it, with its `.git` file already deleted: that
     folder was taken for the ball's worktree, and the builder's round was spent on an L5
@@ -484,6 +485,9 @@ def test_a_worktree_folder_without_its_git_file_is_moved_aside_and_recreated(
         git("worktree", "lock", str(wt), cwd=diamond)
     (wt / ".git").unlink()
     (wt / "notes.txt").write_text("kept\n")
+    recorded = git("rev-parse", "leap/ball/dia/A", cwd=diamond).strip()
+    if branch_gone:  # the hint makes it again where the ledger last left it (review)
+        git("update-ref", "-d", "refs/heads/leap/ball/dia/A", cwd=diamond)
     set_config(diamond, builder=f"{sys.executable} -c pass")
     run = leap("throw", "dia", "--ball", "A", "--resume", "--run", cwd=diamond)
     assert run.code == 3 and "has no .git file: it is no checkout" in run.err, run
@@ -498,6 +502,7 @@ def test_a_worktree_folder_without_its_git_file_is_moved_aside_and_recreated(
     assert (wt.parent / "A.aside" / "notes.txt").read_text() == "kept\n"  # nothing lost
     assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=wt).strip() == "leap/ball/dia/A"
+    assert git("rev-parse", "HEAD", cwd=wt).strip() == recorded
 
 
 def test_a_balls_branch_deleted_under_its_worktree_is_put_back_as_the_hint_says(

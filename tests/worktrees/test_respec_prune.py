@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -274,3 +276,78 @@ def test_a_fresh_episode_after_the_spine_moved_starts_at_its_red(
     assert thrown.code == 0 and "episode 2" in thrown.out, thrown
     red = red_commit(diamond, "dia", "A")
     assert git("merge-base", "--is-ancestor", red, "leap/ball/dia/A", cwd=diamond) == ""
+
+
+@pytest.mark.parametrize("where", ["moved", "main checkout"])
+def test_prune_keeps_a_branch_another_checkout_stands_on_until_the_hint_frees_it(
+        diamond: Path, tmp_path: Path, where: str) -> None:
+    """Blind review (8b06608): a refused ball's branch, checked out in a worktree moved by
+    hand or in the user's own checkout, was deleted from under it by `leap worktree prune`
+    (`update-ref -d` asks no worktree): that checkout stood on nothing, every file "new".
+    Prune keeps it and names the git command that frees it; run exactly, the next prune
+    removes it, and the checkout keeps its files at the branch's last commit."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    _refused_a_round(wt)
+    tip = git("rev-parse", "leap/ball/dia/A", cwd=diamond).strip()
+    if where == "moved":
+        other = tmp_path / "moved-A"
+        git("worktree", "move", str(wt), str(other), cwd=diamond)
+        (other / "notes.txt").write_text("mine\n")
+    else:
+        other = diamond
+        git("worktree", "remove", "--force", str(wt), cwd=diamond)
+        git("switch", "-q", "leap/ball/dia/A", cwd=diamond)
+    before = git("status", "--porcelain", cwd=other)
+    kept = leap("worktree", "prune", "dia", cwd=diamond)
+    assert kept.code == 0 and "dia/A: kept: its branch leap/ball/dia/A is checked out in " \
+        f"{other}" in kept.out, kept
+    assert ref(diamond, "leap/ball/dia/A") == tip
+    [command] = re.findall(r"`(git -C [^`]+)` frees it", kept.out)
+    subprocess.run(command, shell=True, cwd=diamond, check=True)  # the hint, exactly
+    pruned = leap("worktree", "prune", "dia", cwd=diamond)
+    assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
+    assert ref(diamond, "leap/ball/dia/A") is None
+    assert git("rev-parse", "HEAD", cwd=other).strip() == tip  # detached at it, nothing lost
+    assert git("status", "--porcelain", cwd=other) == before  # its files as they were
+
+
+def test_a_branch_git_cannot_delete_is_said_with_gits_reason_not_as_moved(
+        diamond: Path) -> None:
+    """Blind review (8b06608): any failed compare-and-swap was reported as "moved meanwhile
+    and kept", also when the tip had not moved (a lock file a killed git left): prune said
+    "removed" at every run. Git's reason is said now, and once it is dealt with (the lock
+    removed), prune removes the branch."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    _refused_a_round(worktree_of(diamond, "A"))
+    lock = diamond / ".git" / "refs" / "heads" / "leap" / "ball" / "dia" / "A.lock"
+    lock.write_text("")
+    stuck = leap("worktree", "prune", "dia", cwd=diamond)
+    assert stuck.code == 2 and "the branch leap/ball/dia/A could not be deleted" in \
+        stuck.err and "A.lock" in stuck.err, stuck
+    assert "moved meanwhile" not in stuck.out + stuck.err
+    lock.unlink()
+    pruned = leap("worktree", "prune", "dia", cwd=diamond)
+    assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
+    assert ref(diamond, "leap/ball/dia/A") is None
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_prune_of_a_worktree_folder_without_its_git_file_moves_it_aside_as_said(
+        diamond: Path, force: bool) -> None:
+    """Blind review (8b06608), older than it: a kill inside the `git worktree remove` of a
+    prune leaves the ball's folder, still listed by git, without its `.git` file; every
+    later prune failed on `git status` with no hint. It is kept and named, the hint moves
+    it aside (what it held kept), and the prune after that removes the ball's worktree."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    _refused_a_round(wt)
+    (wt / ".git").unlink()
+    kept = leap("worktree", "prune", "dia", *(["--force"] * force), cwd=diamond)
+    assert kept.code == 0 and "dia/A: kept: its folder has no .git file" in kept.out, kept
+    [command] = re.findall(r"`(mv [^`]+)`", kept.out)
+    subprocess.run(command, shell=True, cwd=diamond, check=True)  # the hint, exactly
+    assert (wt.parent / "A.aside" / "src" / "a.py").exists()  # nothing lost
+    pruned = leap("worktree", "prune", "dia", cwd=diamond)
+    assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
+    assert "leap.worktrees/dia/A\n" not in git("worktree", "list", "--porcelain", cwd=diamond)
