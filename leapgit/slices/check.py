@@ -61,20 +61,21 @@ def parse_draft(raw: Any, source: str) -> SliceDraft:
         schema.validate_shallow(shallow, "slice", source, rule="L1", items_of="balls")
     except InvalidRecord as exc:
         errors.append(exc)
-    good: list[BallDraft] = []
+    good: dict[int, BallDraft] = {}  # by its place in the draft, which messages name
     for i, ball in enumerate(balls if isinstance(balls, list) else []):
         try:
             schema.validate(ball, "slice", source, rule="L1", prefix=f"balls[{i}]",
                             definition="ball")
-            good.append(BallDraft.from_dict(ball))
+            good[i] = BallDraft.from_dict(ball)
         except InvalidRecord as exc:
             errors.append(exc)
-    for i, ball in enumerate(good):
+            errors.extend(tests_missing_too(ball, exc, source, f"balls[{i}].tests"))
+    for i, ball in good.items():
         errors.extend(_ball_shape(ball, i, source))
     if errors:
         raise combine(errors)  # type: ignore[misc]
     return SliceDraft(
-        source=source, slice=raw["slice"], spine=spine, balls=tuple(good),  # type: ignore[arg-type]
+        source=source, slice=raw["slice"], spine=spine, balls=tuple(good.values()),  # type: ignore[arg-type]
         description=raw.get("description"), live_proof=raw.get("live_proof"),
     )
 
@@ -83,9 +84,22 @@ def tests_missing(ball: BallDraft, source: str, field: str) -> InvalidRecord | N
     """L1: every ball declares `tests`, the suite its candidate must keep green: the
     mechanical checks (T7) run it at the base and at the candidate, and without it `leap
     score` can never pass the ball. Only read here: nothing runs at the cut."""
-    if ball.tests:
-        return None
-    return InvalidRecord(f"ball {ball.id!r} declares no `tests` command (the suite a candidate "
+    return None if ball.tests else _no_tests(ball.id, source, field)
+
+
+def tests_missing_too(ball: Any, refused: InvalidRecord, source: str, field: str
+                      ) -> list[InvalidRecord]:
+    """The L1 `tests` problem of a ball its schema ``refused``, said with the schema's in
+    one pass (a ball missing several fields named `tests` only on the second try)."""
+    if not isinstance(ball, dict) or ball.get("tests") or \
+            any(p.field == field for p in refused.problems):
+        return []
+    named = ball.get("id")
+    return [_no_tests(named if isinstance(named, str) else "?", source, field)]
+
+
+def _no_tests(ball_id: str, source: str, field: str) -> InvalidRecord:
+    return InvalidRecord(f"ball {ball_id!r} declares no `tests` command (the suite a candidate "
                          "must keep green; without it no score can pass the ball)",
                          file=source, field=field, rule="L1",
                          hint="add e.g. `tests: python -m pytest -q`")

@@ -22,7 +22,7 @@ from leapgit.records import trailers as tr
 from leapgit.records.drafts import BallDraft, ScopeEntry, SliceDraft
 from leapgit.records.types import BallRecord, StampedScope
 from leapgit.rules.readiness import assess
-from leapgit.slices.check import check_slice, tests_missing
+from leapgit.slices.check import check_slice, tests_missing, tests_missing_too
 from leapgit.slices.scope import TreeResolver
 from leapgit.timeutil import now_iso
 from leapgit.worktrees.throw import spine_tip
@@ -47,7 +47,11 @@ def _draft_of(rec: BallRecord) -> BallDraft:
 
 def load_repair(file: Path, ball_id: str) -> tuple[BallDraft, str | None, bool]:
     source = str(file)
-    raw = yamlio.load_file(file)
+    try:
+        raw = yamlio.load_file(file)
+    except InvalidRecord as exc:  # a spec that cannot be read is no well-formed ball (L1)
+        raise InvalidRecord(problems=[
+            p if p.rule else p._replace(rule="L1") for p in exc.problems]) from None
     if not isinstance(raw, dict):
         raise InvalidRecord("a repaired spec is a mapping of the ball's fields", file=source,
                             rule="L3")
@@ -59,7 +63,12 @@ def load_repair(file: Path, ball_id: str) -> tuple[BallDraft, str | None, bool]:
     if raw["id"] != ball_id:
         raise InvalidRecord(f"names ball {raw['id']!r}, not {ball_id!r}", file=source,
                             field="id", rule="L3")
-    schema.validate(raw, "slice", source, rule="L1", definition="ball")
+    try:
+        schema.validate(raw, "slice", source, rule="L1", definition="ball")
+    except InvalidRecord as exc:
+        raise InvalidRecord(problems=[*exc.problems, *(
+            p for e in tests_missing_too(raw, exc, source, "tests") for p in e.problems)]
+        ) from None
     draft = BallDraft.from_dict(raw)
     missing = tests_missing(draft, source, "tests")
     if missing is not None:

@@ -28,3 +28,22 @@ def test_a_ball_without_tests_is_named_by_check_and_cut_and_nothing_runs(
     draft["balls"][1]["tests"] = "true"
     assert leap("slice", "check", str(write(path, draft)), cwd=root).code == 0
     assert not ran.exists()
+
+
+def test_every_ball_missing_tests_is_named_in_one_pass_at_its_own_place(
+        tmp_path: Path) -> None:
+    """Dogfooding: a ball its schema refused had its missing `tests` named only on the
+    second try; and a later ball's message named the place of the first ball the schema
+    accepted (`balls[0].tests` for the second ball). One pass, each at its own place."""
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    draft = with_ball(0, tests=DELETE, goal=DELETE)
+    del draft["balls"][1]["tests"]
+    path = write(tmp_path / "slice.yaml", draft)
+    r = leap("slice", "check", str(path), cwd=root)
+    assert r.code == 2, r
+    lines = r.err.splitlines()
+    assert lines[0] == f"leap: {path}: balls[0]: missing required field(s): goal [L1]", r
+    assert lines[1].startswith(f"leap: {path}: balls[0].tests: ball 'a' declares no"), r
+    assert lines[2].startswith(f"leap: {path}: balls[1].tests: ball 'b' declares no"), r
+    assert len(lines) == 3, r

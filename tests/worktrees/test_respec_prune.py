@@ -351,3 +351,28 @@ def test_prune_of_a_worktree_folder_without_its_git_file_moves_it_aside_as_said(
     pruned = leap("worktree", "prune", "dia", cwd=diamond)
     assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
     assert "leap.worktrees/dia/A\n" not in git("worktree", "list", "--porcelain", cwd=diamond)
+
+
+def test_a_repaired_spec_with_several_faults_is_named_whole_in_one_pass(
+        diamond: Path, tmp_path: Path) -> None:
+    """Dogfooding: a repaired spec missing several fields named `tests` only on the second
+    try, and a folder given for the file named no rule. Both now say everything at once,
+    each with its rule; the spec mended, the respec is taken."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    _refused_a_round(worktree_of(diamond, "A"))
+    repair = tmp_path / "repair.yaml"
+    repair.write_text("goal: a\n")
+    r = leap("ball", "respec", "dia", "A", str(repair), cwd=diamond)
+    assert r.code == 2, r
+    assert r.err.splitlines() == [
+        f"leap: {repair}: (top level): missing required field(s): spec, scope, proof, "
+        "rollback [L1]",
+        f"leap: {repair}: tests: ball 'A' declares no `tests` command (the suite a candidate "
+        "must keep green; without it no score can pass the ball) [L1]; add e.g. `tests: "
+        "python -m pytest -q`"], r
+    folder = leap("ball", "respec", "dia", "A", str(tmp_path), cwd=diamond)
+    assert folder.code == 2 and folder.err == \
+        f"leap: {tmp_path}: is a directory, expected a YAML file [L1]\n", folder
+    repair.write_text("goal: a\nspec: change a\nscope: [src/a.py]\nproof: 'true'\n"
+                      "tests: 'true'\nrollback: restore-scope\nreason: wrong spec\n")
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
