@@ -78,7 +78,6 @@ def finish(body: Callable[[], int | None]) -> NoReturn:
         if exc.errno != errno.EPIPE:
             _internal(exc)
         # the reader went away (`leap status | head`): exit 1 without a word, as click does
-        _silence_stdout()
         sys.exit(1)
     except Exception as exc:  # the one place an unexpected error is caught, logged, reported
         _internal(exc)
@@ -91,17 +90,6 @@ def _internal(exc: BaseException) -> NoReturn:
     where = f"is in {path}" if path else "could not be saved (no writable folder)"
     echo(f"leap: the traceback {where}; please report it", err=True)
     sys.exit(EXIT_INTERNAL)
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null: what is still buffered for the pipe that closed goes
-    nowhere, instead of raising again when the interpreter flushes it at exit."""
-    try:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
-        os.close(fd)
-    except (AttributeError, OSError, ValueError):  # no stdout, or not a file
-        pass
 
 
 def interrupted() -> NoReturn:

@@ -32,24 +32,32 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def schemas_stamp(where: str | None = None) -> str:
-    """Which schemas validated an entry: the names, sizes and times of the schema files,
-    hashed (stat calls only; reading them would cost the hook what the cache saves)."""
-    if where is None:
+def schemas_stamp(where: str | None = None, code: str | None = None) -> str:
+    """Which schemas, and which checks, validated an entry: the names, sizes and times of
+    the schema files (``where``) and of the modules of ``code`` (this package's by
+    default, where the checks a schema cannot say live, which a cached entry skips: a
+    development checkout that changes one reads anew), hashed; stat calls only (reading
+    them would cost the hook what the cache saves)."""
+    if where is None and code is None:
         global _stamp
         if _stamp is None:
             found = schemas_dir()
-            _stamp = schemas_stamp(found) if found else "unknown"
+            _stamp = schemas_stamp(found or "", os.path.dirname(os.path.abspath(__file__)))
         return _stamp
-    parts = []
-    for top, dirs, files in os.walk(where):
-        dirs.sort()
+    parts = _stats(where, ".json") + _stats(code, ".py")
+    return hashlib.sha1("\n".join(parts).encode(), usedforsecurity=False).hexdigest()[:12]
+
+
+def _stats(where: str | None, suffix: str) -> list[str]:
+    parts = [f"{suffix}@"]  # a schemas folder and a code folder never stamp alike
+    for top, dirs, files in os.walk(where) if where else ():
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith(".json"):
+            if name.endswith(suffix):
                 path = os.path.join(top, name)
                 st = os.stat(path)
                 parts.append(f"{os.path.relpath(path, where)}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha1("\n".join(parts).encode(), usedforsecurity=False).hexdigest()[:12]
+    return parts
 
 
 def schemas_dir() -> str | None:

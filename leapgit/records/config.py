@@ -26,9 +26,8 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
     blob = None
     if cache is not None:
         blob = blob_id(data)
-        cached = cache.get(blob)
-        if cached is not None:
-            config = Config.from_dict(cached)
+        config = _cached(cache.get(blob))
+        if config is not None:
             found = _name_problems(config, source)
             if found:
                 raise InvalidRecord(problems=found)
@@ -47,6 +46,17 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
     if cache is not None and blob is not None:
         cache.put(blob, raw)
     return config
+
+
+def _cached(entry: dict[str, Any] | None) -> Config | None:
+    """The config a cache entry holds; None for none, or for an entry damaged from outside
+    (a file edited by hand): that costs a parse, never a command."""
+    if entry is None:
+        return None
+    try:
+        return Config.from_dict(entry)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _validated(data: bytes, source: str) -> dict[str, Any]:

@@ -283,7 +283,7 @@ def leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]) -> Le
     work, half = "", found is not None and half_made(ws, path)
     if tip is not None and not any(git.is_ancestor(ws.paths.root, tip, s) for s in safe):
         work = "its branch holds commits no throw recorded"
-    elif found is not None:
+    elif found is not None and path.is_dir():  # a folder gone (moved aside) holds nothing
         dirty = half_made_work(path) if half else dirty_paths(path)
         work = f"uncommitted work ({', '.join(dirty)})" if dirty else ""
     return Leftover(path, branch, found is not None or tip is not None, None, work, half, tip)

@@ -137,3 +137,37 @@ def test_shared_parsing_gives_each_caller_its_own_copy_and_refuses_bad_bytes_eac
         assert "bad.yaml" in " ".join(info.value.lines())
     with pytest.raises(InvalidRecord):
         yamlio.loads_shared(b"a: " + b"x" * yamlio.MAX_BYTES + b"\n", "huge.yaml")
+
+
+def test_a_changed_check_gets_a_cache_folder_of_its_own(tmp_path: Path) -> None:
+    """Blind review (f1347c1): an entry skips the checks a schema cannot say (a config's
+    builder and identity checks, its rungs), which are code: a development checkout that
+    changes one read entries its older code had let through. The code is stamped too."""
+    from leapgit.records.cache import schemas_stamp
+
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "config.schema.json").write_text('{"type": "object"}')
+    code = tmp_path / "records"
+    (code / "__pycache__").mkdir(parents=True)
+    (code / "config.py").write_text("LOOSE = True\n")
+    before = schemas_stamp(str(tmp_path / "schemas"), str(code))
+    (code / "__pycache__" / "config.cpython-311.pyc").write_bytes(b"compiled")
+    assert schemas_stamp(str(tmp_path / "schemas"), str(code)) == before  # not code
+    (code / "config.py").write_text("LOOSE = False\n")
+    assert schemas_stamp(str(tmp_path / "schemas"), str(code)) != before
+    assert schemas_stamp(str(tmp_path / "schemas")) != schemas_stamp(None, str(code))
+
+
+def test_a_config_entry_damaged_from_outside_costs_a_parse_not_the_command(
+        tmp_path: Path) -> None:
+    """Blind review (f1347c1): every command reads the config through the cache, and an
+    entry edited by hand to a mapping that is no config (`{}`) made each of them an
+    internal error (KeyError 'spine'), `leap init` too."""
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    assert leap("log", cwd=repo).code == 0  # the config's entry is written
+    [entry] = (repo / ".git" / "leap-cache").glob("config-*/*/*.json")
+    entry.write_text("{}")
+    for args in (["status"], ["log"], ["init"]):
+        r = leap(*args, cwd=repo)
+        assert r.code == 0 and "internal error" not in r.err, (args, r)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -376,3 +377,49 @@ def test_a_repaired_spec_with_several_faults_is_named_whole_in_one_pass(
     repair.write_text("goal: a\nspec: change a\nscope: [src/a.py]\nproof: 'true'\n"
                       "tests: 'true'\nrollback: restore-scope\nreason: wrong spec\n")
     assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+
+
+def test_a_worktree_whose_folder_is_gone_holds_no_branch(diamond: Path, tmp_path: Path
+                                                         ) -> None:
+    """Blind review (5063634): a worktree git lists whose folder is gone (moved there by
+    hand, then deleted) counted as standing on the ball's branch: prune kept it at every
+    run, and the command it named could not run there. It holds nothing: prune removes."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    _refused_a_round(wt)
+    moved = tmp_path / "moved-A"
+    git("worktree", "move", str(wt), str(moved), cwd=diamond)
+    shutil.rmtree(moved)
+    pruned = leap("worktree", "prune", "dia", cwd=diamond)
+    assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
+    assert ref(diamond, "leap/ball/dia/A") is None
+
+
+@pytest.mark.parametrize("how", ["no .git", "held elsewhere"])
+def test_a_leftover_prune_keeps_leads_on_to_its_removal(diamond: Path, tmp_path: Path,
+                                                       how: str) -> None:
+    """Blind review (5063634): a ball never thrown whose branch a killed throw left (the
+    leftover path of prune) is kept when its folder is no checkout or another checkout
+    stands on its branch; the command prune names, run exactly, lets the next prune remove
+    it (a folder moved aside made that prune fail on `git status` in it)."""
+    place = worktree_of(diamond, "A")
+    branch = "leap/ball/dia/A"
+    if how == "no .git":
+        git("worktree", "add", "-q", "-b", branch, str(place), "main", cwd=diamond)
+        (place / ".git").unlink()
+        said = "dia/A: kept: its folder has no .git file"
+        pattern = r"`(mv [^`]+)`"
+    else:
+        other = tmp_path / "elsewhere"
+        git("worktree", "add", "-q", "-b", branch, str(other), "main", cwd=diamond)
+        said = f"dia/A: kept: its branch {branch} is checked out in {other}"
+        pattern = r"`(git -C [^`]+)` frees it"
+    refused = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert refused.code == 2 and "`leap worktree prune`" in refused.err, refused
+    kept = leap("worktree", "prune", "dia", cwd=diamond)
+    assert kept.code == 0 and said in kept.out, kept
+    [command] = re.findall(pattern, kept.out)
+    subprocess.run(command, shell=True, cwd=diamond, check=True)  # the hint, exactly
+    pruned = leap("worktree", "prune", "dia", cwd=diamond)
+    assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0

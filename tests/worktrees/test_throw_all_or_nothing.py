@@ -159,3 +159,23 @@ def test_a_balls_branch_is_removed_only_at_the_tip_it_was_judged_at(diamond: Pat
         assert place.remove(ws, wt, (branch, at), force=True) is (ball == "B")
         assert not wt.exists()
         assert ref(diamond, branch) == (landed if ball == "A" else None)
+
+
+def test_a_balls_branch_another_checkout_stands_on_is_never_removed(diamond: Path,
+                                                                    tmp_path: Path) -> None:
+    """Blind review (5063634): `update-ref -d` asks no worktree, so `remove` itself keeps a
+    branch another checkout has checked out (its callers say so first), and the ball's
+    worktree with it: False, nothing touched."""
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.worktrees import place
+
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    branch = "leap/ball/dia/A"
+    tip = ref(diamond, branch)
+    assert tip is not None
+    git("switch", "-q", "--detach", cwd=wt)
+    git("switch", "-q", branch, cwd=diamond)  # the user's checkout stands on it
+    ws = open_workspace(diamond)
+    assert place.remove(ws, wt, (branch, tip), force=True) is False
+    assert wt.is_dir() and ref(diamond, branch) == tip
