@@ -93,8 +93,10 @@ def test_the_probe_records_what_each_rung_did(repo: Repo, tmp_path: Path) -> Non
             "bad_answer", False, False, False)
         assert "not one bare JSON object" in prose.detail
         assert prose.raw_tail == "I read the files and they look fine to me."
-        assert (slow.result, slow.detail, slow.live) == (
-            "never_answered", "no answer within 1 s", False)
+        assert (slow.result, slow.live) == ("never_answered", False)
+        # on a loaded machine the 1 s rung's /api/show may time out as well, and is said
+        # after it ("; /api/show: ConnectTimeout", seen once in a full run)
+        assert slow.detail.split("; /api/show: ")[0] == "no answer within 1 s", slow.detail
     cli = by["command-ok"]
     assert (cli.result, cli.json, cli.footer, cli.usage) == ("answered", True, True, None)
     assert cli.caught is False  # it refused, quoting what the canary never held
