@@ -223,6 +223,17 @@ def episode_of(view: LedgerView, thrown: ThrowRecord) -> Episode:
     )
 
 
+def way_to_pass(view: LedgerView, slice_id: str, ball_id: str) -> str:
+    """The command that brings a ball not passed on toward its pass: `leap score` when its
+    episode holds a claim no score judged yet; else `leap run`, which takes it on from where
+    it stands (its red, a throw, its rounds, a score). `leap score` of a ball never thrown,
+    or whose builder claimed nothing yet, only refuses."""
+    if query.episodes(view, slice_id, ball_id) and \
+            unscored_claim(view, current_episode(view, slice_id, ball_id)) is not None:
+        return f"`leap score {slice_id} {ball_id}`"
+    return f"`leap run {slice_id}`"
+
+
 def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:
     numbers = query.episodes(view, slice_id, ball_id)
     for number in reversed(numbers):

@@ -38,6 +38,7 @@ from leapgit.records.scoring import Merged, MergeRecord, ReopenRecord, ScoreReco
 from leapgit.records.tribunal_run import FindingRecord
 from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.rules import aggregate
+from leapgit.rules.episodes import way_to_pass
 from leapgit.rules.passes import current_pass
 from leapgit.rules.spine import keep_aside, keep_branch
 from leapgit.rules.stack import current_stale, restacking, stale_reason
@@ -135,7 +136,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
             tip = git.rev_parse(passed.commit, ws.paths.root)
         if passed is None:
             missing.append(f"{ball} (no pass)")
-            ways[f"`leap score {slice_id} {ball}`"] = None
+            ways[way_to_pass(view, slice_id, ball)] = None
             continue
         if tip is None:  # neither its branch nor the commit its pass names is here
             missing.append(f"{ball} (its branch and passed commit {passed.commit[:12]} are "

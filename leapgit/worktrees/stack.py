@@ -29,6 +29,7 @@ from leapgit.ledger.view import LedgerView
 from leapgit.records import trailers as tr
 from leapgit.records.types import BallRecord, SliceRecord, StackEntry
 from leapgit.rules.balls import recorded_base
+from leapgit.rules.episodes import way_to_pass
 from leapgit.rules.passes import current_pass
 from leapgit.rules.stack import restacking
 
@@ -53,7 +54,8 @@ def layers(view: LedgerView, rec: SliceRecord, ball: BallRecord) -> tuple[StackE
         if passed is None:
             raise Hold(f"{rec.slice}/{ball.ball} waits: its dependency {dep} has not passed "
                        "(1) yet, and its base holds its dependencies' passed candidates",
-                       rule="L5", hint=f"score {dep} first (`leap score {rec.slice} {dep}`)")
+                       rule="L5", hint=f"bring {dep} to its pass first "
+                                       f"({way_to_pass(view, rec.slice, dep)})")
         out.append(StackEntry(dep, passed.score, passed.candidate, passed.commit))
     return tuple(out)
 

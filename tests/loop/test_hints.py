@@ -555,3 +555,29 @@ def test_a_run_of_an_abandoned_slice_stops_with_l3_and_its_hint_leads_on(
     assert p.worktree("a", "gone").exists()
     pruned = p.leap(*commands[0])
     assert pruned.code == 0 and not p.worktree("a", "gone").exists(), pruned
+
+
+def test_a_merge_or_a_dependents_base_asked_too_early_names_what_leads_on(
+        isolated: Path, served: Served) -> None:
+    """A hint-coverage hunt: `leap merge` of a slice no ball of which passed said "first
+    `leap score S a`", and so did `leap ball base S c` while c's dependency a had not
+    passed; run as printed, `leap score` of a ball never thrown only refused. Now the hint
+    names `leap run S` for a ball with nothing to score, `leap score S a` once a's builder
+    claims a pass; each, run exactly, leads on, and the slice lands."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-too-early"), served.daemon, server.url, "hte", ("a", "c"))
+        early, base = p.leap("merge", "hte"), p.leap("ball", "base", "hte", "c")
+        assert early.code == 3 and "not passed: a (no pass), c (no pass)" in early.err, early
+        assert hinted_leap(early.err) == [["run", "hte"]], early
+        assert base.code == 3 and hinted_leap(base.err) == [["run", "hte"]], base
+        assert p.red("a", "hte", ("tests/test_a.py", red_test("a"))).code == 0
+        built = p.leap("throw", "hte", "--ball", "a", "--run")
+        assert built.code == 0 and "last pass (claim)" in built.out, built
+        claimed, base = p.leap("merge", "hte"), p.leap("ball", "base", "hte", "c")
+        assert hinted_leap(claimed.err) == [["score", "hte", "a"], ["run", "hte"]], claimed
+        assert hinted_leap(base.err) == [["score", "hte", "a"]], base
+        scored = p.leap(*hinted_leap(base.err)[0])  # the hint, exactly
+        assert scored.code == 0, scored
+        assert p.leap("ball", "base", "hte", "c").code == 0  # c has its base now
+        landed = p.leap(*hinted_leap(claimed.err)[1], "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
