@@ -15,7 +15,7 @@ from leapgit.ledger import history, query
 from leapgit.ledger.store import Ledger
 from leapgit.records.cache import RecordCache
 from leapgit.records.config import load_config
-from leapgit.records.trailers import round_trailers
+from leapgit.records.trailers import OUTCOME, ROUND, RoundTrailers, round_trailers
 from leapgit.rules.balls import check_round_count, not_rounds, recorded_rounds
 from leapgit.rules.commits import BREACH, check_commit
 from leapgit.rules.episodes import current_episode, episode_reds, spent_hint
@@ -58,6 +58,14 @@ def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
         out.append("git rm -q --cached -- " + " ".join(shlex.quote(p) for p in new)
                    + " && rm -f -- " + " ".join(shlex.quote(p) for p in new))
     return out
+
+
+def _missing(trailers: RoundTrailers, round_no: int) -> str:
+    """The `git commit` options that add the round trailers a commit lacks (L6)."""
+    return " ".join(
+        f"--trailer '{key}: {value}'" for key, value, there in (
+            (ROUND, str(round_no), trailers.round is not None),
+            (OUTCOME, "OUTCOME", trailers.outcome is not None)) if not there)
 
 
 def _kept(repo: object, episode: int, receipt: Receipt, commit: str) -> str | None:
@@ -184,8 +192,9 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 say(f"the round was not recorded: {slice_id}/{ball_id} used its rounds; "
                     + spent_hint(view, episode, head, top))
                 return
-            say("the round was not recorded: amend the commit with its trailers "
-                "(`git commit --amend`); the server refuses a round without them" if not
+            say("the round was not recorded: amend the commit with its trailers (`git "
+                f"commit --amend --no-edit {_missing(trailers, len(episode.receipts) + 1)}`, "
+                "OUTCOME one of -1, 0, 1); the server refuses a round without them" if not
                 divided else "the round was not recorded: amend the message so that git reads "
                 "its trailers one way (`git commit --amend`); the server refuses it as it is")
             return

@@ -4,13 +4,14 @@ through record_round; a breach is loud and recorded as -1; elsewhere it does not
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from leapgit.ledger import query
 from tests.hooks.world import SLICE, World, round_message, run_git
-from tests.support import git, hook_round_imports, write_files
+from tests.support import IDENTITY, git, hook_round_imports, write_files
 
 
 def ball_worktree(w: World, ball: str) -> Path:
@@ -401,3 +402,30 @@ def test_a_second_push_reads_the_config_without_a_yaml_parser(tmp_path: Path) ->
     again = run_pre_push(*world)
     assert "dulwich.object_store" in again  # the listing is real
     assert not [m for m in again if m.split(".")[0] in ("ruamel", "_ruamel_yaml")], again
+
+
+@pytest.mark.parametrize("message", ["a: ten", "a: ten\n\nLeap-Round: 1"])
+def test_a_round_without_its_trailers_is_told_the_amend_that_records_it(
+        fresh_world: World, message: str) -> None:
+    """A hint-coverage hunt: a builder's commit in a ball worktree without its round
+    trailers was told "amend the commit with its trailers (`git commit --amend`)", which
+    as printed opens an editor and adds nothing. The hint is the whole command, the missing
+    trailers in it; run exactly (OUTCOME filled in), the amend is recorded as the round."""
+    import shlex
+    import subprocess
+
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    err = hooked_commit(wt, {"src/a.py": "A = 10\n"}, message)
+    assert "the round was not recorded: amend the commit with its trailers" in err, err
+    assert receipts(w, "a") == []
+    [command] = re.findall(r"\(`(git commit --amend [^`]+)`", err)
+    missing = ["--trailer 'Leap-Round: 1'"] * ("Leap-Round" not in message)
+    assert command == " ".join(["git commit --amend --no-edit", *missing,
+                                "--trailer 'Leap-Outcome: OUTCOME'"]), command
+    amended = subprocess.run(shlex.split(command.replace("OUTCOME", "1")), cwd=wt,
+                             capture_output=True, text=True, env={**os.environ, **IDENTITY})
+    assert amended.returncode == 0, amended.stderr
+    assert "recorded round 1 of s1/a: outcome 1 (a claim)" in amended.stderr, amended.stderr
+    [r] = receipts(w, "a")
+    assert r.commit == git("rev-parse", "HEAD", cwd=wt)
