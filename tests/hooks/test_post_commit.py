@@ -11,7 +11,7 @@ import pytest
 
 from leapgit.ledger import query
 from tests.hooks.world import SLICE, World, round_message, run_git
-from tests.support import IDENTITY, git, hook_round_imports, write_files
+from tests.support import IDENTITY, git, hook_round_imports, leap, write_files
 
 
 def ball_worktree(w: World, ball: str) -> Path:
@@ -429,3 +429,28 @@ def test_a_round_without_its_trailers_is_told_the_amend_that_records_it(
     assert "recorded round 1 of s1/a: outcome 1 (a claim)" in amended.stderr, amended.stderr
     [r] = receipts(w, "a")
     assert r.commit == git("rev-parse", "HEAD", cwd=wt)
+
+
+def test_a_round_the_hook_could_not_record_is_recorded_by_the_leap_round_it_names(
+        fresh_world: World) -> None:
+    """A hint-coverage hunt: when recording fails with no rule broken (here a lock file a
+    killed git left on the ledger ref), the hook names `leap round S B --outcome N
+    --evidence TEXT`; run exactly (N and TEXT filled in) once the lock is gone, it records
+    the commit already made as the round."""
+    import shlex
+
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    lock = w.work / ".git" / "refs" / "heads" / "leap" / "ledger.lock"
+    lock.write_text("")
+    err = hooked_commit(wt, {"src/a.py": "A = 10\n"}, round_message("a: ten", 1, 1))
+    assert receipts(w, "a") == []
+    [command] = re.findall(r"the round was not recorded; record it with `(leap round [^`]+)`",
+                           err)
+    assert command == "leap round s1 a --outcome N --evidence TEXT", err
+    lock.unlink()
+    args = shlex.split(command.replace(" N ", " 1 ").replace("TEXT", "'the tests pass'"))
+    done = leap(*args[1:], cwd=wt)
+    assert done.code == 0, done
+    [r] = receipts(w, "a")
+    assert (r.round, r.outcome, r.commit) == (1, 1, git("rev-parse", "HEAD", cwd=wt))
