@@ -320,7 +320,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         if not plans and not carried:
             raise Hold(f"nothing to throw in slice {slice_id}", rule="L5",
                        problems=[p for s in skipped for p in s.error.problems])
-        thrown, commit = _place_and_record(ws, ledger, rec.slice, plans, publish) \
+        thrown, commit = _place_and_record(ws, ledger, rec.slice, plans, publish, remote) \
             if plans else ([], "")
     _warm_hook_cache(ws, slice_id, thrown)
     order = {b: i for i, b in enumerate(rec.balls)}
@@ -382,11 +382,12 @@ def _warn(line: str) -> None:
 
 
 def _place_and_record(
-    ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan], publish: bool = False
+    ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan], publish: bool = False,
+    remote: str | None = None,
 ) -> tuple[list[Thrown], str]:
     view = ledger.require()
     if publish:
-        return _publish_and_record(ws, ledger, slice_id, plans)
+        return _publish_and_record(ws, ledger, slice_id, plans, remote)
     _check_all(ws, view, slice_id, plans)  # all or nothing: before any worktree or branch moves
     created: list[tuple[Path, tuple[str, str] | None]] = []
     thrown: list[Thrown] = []
@@ -435,8 +436,8 @@ def _record_throws(ledger: Ledger, slice_id: str, thrown: list[Thrown], how: str
     return ledger.append(files, f"throw {slice_id}{how}: {names}", trailers).commit
 
 
-def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan]
-                        ) -> tuple[list[Thrown], str]:
+def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: list[_Plan],
+                        remote: str | None = None) -> tuple[list[Thrown], str]:
     """Issue 16: each ball's branch at its start point and a published throw record, no
     worktree: a worker on any machine claims and builds it. A fresh branch replaces a
     refused episode's (its rounds stay recorded); a resumed one goes on from its tip."""
@@ -454,9 +455,13 @@ def _publish_and_record(ws: Workspace, ledger: Ledger, slice_id: str, plans: lis
                 git.run(["update-ref", f"refs/heads/{branch}", start], ws.paths.root)
                 moved.append((branch, before))
             elif before is None:
-                raise UsageError(f"branch {branch} is not here to resume from",
-                                 hint="fetch it from the shared remote first "
-                                      f"(`git fetch REMOTE {branch}:{branch}`)")
+                # the throw fetched the remote's ball branches (``remote.take_home``)
+                where = shlex.quote(remote) if remote else "REMOTE"
+                raise UsageError(f"branch {branch} is not here to resume from, nor on "
+                                 f"{where}", hint="fetch it from the clone that built it "
+                                 f"(`git fetch CLONE {branch}:{branch}`, CLONE its path or "
+                                 f"URL), then `leap throw {slice_id} --ball {ball.ball} "
+                                 f"--resume{_to(remote)}`")
             thrown.append(Thrown(_record(ws, slice_id, ball, plan, at, None), ball, False))
         commit = _record_throws(ledger, slice_id, thrown, " to workers")
     except BaseException:

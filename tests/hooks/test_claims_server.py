@@ -187,3 +187,29 @@ def test_thousands_of_claim_records_in_one_push_are_judged_in_linear_time(pw: Wo
         assert code == 0, err
     # linear: 10x the records, well under 30x the time (quadratic would be ~100x)
     assert timings[1] < 30 * max(timings[0], 0.3), timings
+
+
+def test_a_deleted_branch_pushed_back_with_recorded_rounds_only_builds_nothing(
+        pw: World) -> None:
+    """L9 (a hint-coverage hunt): a published ball's branch deleted on the remote could not
+    be put back by anyone (its resume's publish was refused): every recorded round counted
+    as a round built without a live claim. Rounds the ledger recorded were built under a
+    claim already; pushing them back builds nothing. A new round on top still needs the
+    live claim."""
+    git("checkout", "-q", BRANCH, cwd=pw.work)
+    sha = commit(pw.work, {"src/b.py": "B = 20\n"}, round_message("b: twenty", 1))
+    git("checkout", "-q", "main", cwd=pw.work)
+    taken(pw, "w1")
+    assert pw.push(BRANCH).returncode == 0
+    for records in ([receipt("w1", 1, 0, sha)], [claim(1, "release", "w1")]):
+        code, err = push_ledger(pw, dict(records))
+        assert code == 0, err
+    git("update-ref", "-d", f"refs/heads/{BRANCH}", cwd=pw.bare)  # deleted by hand there
+    back = pw.push(BRANCH)  # no claim is live now: nothing new is built
+    assert back.returncode == 0, back.stderr
+    assert remote_refs(pw.bare)[f"refs/heads/{BRANCH}"] == sha
+    git("checkout", "-q", BRANCH, cwd=pw.work)
+    commit(pw.work, {"src/b.py": "B = 30\n"}, round_message("b: thirty", 2))
+    git("checkout", "-q", "main", cwd=pw.work)
+    res = pw.push(BRANCH)
+    assert res.returncode == 1 and "no claim on it is live" in res.stderr, res.stderr

@@ -4,6 +4,7 @@ given back after a Ctrl-C while it went up."""
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 
@@ -104,3 +105,32 @@ def test_ctrl_c_while_the_claim_goes_up_gives_a_landed_claim_back(
     assert any(p.endswith("/claims/1/release.yaml") for p in names), \
         (names, (w.base_dir / "hasty.log").read_text())
     assert "receipts" not in " ".join(w.ledger_files(f"slices/{ww.S}/balls/b1/"))
+
+
+def test_a_published_ball_whose_branch_only_its_workers_clone_holds_is_resumed_as_said(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A hint-coverage hunt: a held published ball whose branch is gone from the remote and
+    was never in this clone. The hint said to fetch it from the remote, which no longer
+    held it; it now says where it is not, to push it back from the clone that built it,
+    and the resume after: both, run exactly, put the ball back to its workers."""
+    w = ww.published(daemon, jurors, "gone-branch")
+    (w.base_dir / "builder.py").write_text(HOLDING)
+    clone = w.clone("holder")
+    res = w.leap("worker", "--remote", "origin", "--name", "holder", "--once", cwd=clone)
+    assert res.code == 0, res
+    branch = "leap/ball/pkgs/b1"
+    tip = git("rev-parse", f"refs/heads/{branch}", cwd=w.bare)
+    git("update-ref", "-d", f"refs/heads/{branch}", cwd=w.bare)  # gone from the remote
+    other = w.clone("second-orchestrator")
+    gone = w.leap("throw", ww.S, "--ball", "b1", "--resume", "--remote", "origin", cwd=other)
+    assert gone.code == 2 and f"branch {branch} is not here to resume from, nor on origin" \
+        in gone.err, gone
+    fetch = re.search(r"\(`(git fetch CLONE [^`]+)`", gone.err)
+    assert fetch is not None and fetch.group(1) == f"git fetch CLONE {branch}:{branch}", \
+        gone.err
+    git(*fetch.group(1).replace("CLONE", str(clone)).split()[1:], cwd=other)  # as printed
+    [again] = hinted_leap(gone.err)
+    assert again == ["throw", ww.S, "--ball", "b1", "--resume", "--remote", "origin"], gone
+    res = w.leap(*again, cwd=other)
+    assert res.code == 0 and "published to workers" in res.out, res
+    assert git("rev-parse", f"refs/heads/{branch}", cwd=w.bare) == tip
