@@ -98,14 +98,6 @@ def recorded_rounds(view: LedgerView, slice_id: str, ball_id: str,
     return Rounds(tuple(query.receipts(view, slice_id, ball_id, episode)), earlier)
 
 
-def every_receipt(view: LedgerView, slice_id: str, ball_id: str) -> list[Receipt]:
-    """The receipts of every episode of the ball, in episode and round order."""
-    from leapgit.ledger import query
-
-    return [r for n in query.episodes(view, slice_id, ball_id)
-            for r in query.receipts(view, slice_id, ball_id, n)]
-
-
 NONE_RECORDED = Rounds()
 
 
@@ -198,17 +190,15 @@ def _claimed(ctx: PushContext, upd: RefUpdate, base: Base, reds: Sequence[RedRec
     thrown = base.thrown
     if thrown is None or not thrown.published or upd.new is None or not ctx.authority:
         return []  # a lease is live by the server's clock (``rules.ledger._builder_only``)
-    from leapgit.rules.claims import builder_problems
+    from leapgit.rules.claims import builder_problems, claimed_rounds
 
     since = upd.old if upd.old is not None and ctx.objects.has(upd.old) and \
         ctx.objects.is_ancestor(upd.old, upd.new) else base.commit
     pre = not_rounds(ctx.objects, reds, base.commit, upd.new)
-    # rounds the ledger recorded were built under a claim already: a branch deleted and
-    # pushed back with them builds nothing (a resumed episode's publish puts it back)
-    view = ctx.ledger_view()
-    recorded = {r.commit for r in every_receipt(view, thrown.slice, thrown.ball) if r.commit}
+    view = ctx.ledger_view()  # a branch pushed back with rounds built under a claim
+    claimed = claimed_rounds(view, thrown.slice, thrown.ball, thrown.episode)
     rounds = [c for c in ctx.objects.new_commits(upd.new, [since])
-              if c.id.decode() not in pre and c.id.decode() not in recorded]
+              if c.id.decode() not in pre and c.id.decode() not in claimed]
     if not rounds:
         return []
     pusher = ctx.pusher.name if ctx.pusher is not None else None

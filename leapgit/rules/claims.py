@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from leapgit.ledger import layout, query
-from leapgit.rules.episodes import Episode
+from leapgit.rules.episodes import Episode, branch_episodes
 
 if TYPE_CHECKING:
     from leapgit.ledger.view import LedgerView
@@ -175,6 +175,19 @@ def claim_problems(view: LedgerView, rec: ClaimRecord, claim_seconds: float,
         if numbers != list(range(1, len(numbers) + 1)):
             out.append(f"renewal {rec.renewal} skips a number")
     return out
+
+
+def claimed_rounds(view: LedgerView, slice_id: str, ball_id: str, episode: int
+                   ) -> frozenset[str]:
+    """L9: the commits receipts recorded under a live claim on the branch ``episode`` goes
+    on with: of the published episodes among it and the ones it resumed (``branch_episodes``:
+    never across a fresh start). A published episode takes a receipt only from its live
+    claim's holder, and none once it ended, so these were built under a claim; a branch
+    deleted on the remote and pushed back with them builds nothing. An unpublished
+    episode's receipts name commits anyone may have recorded: never counted here."""
+    return frozenset(r.commit for n in branch_episodes(view, slice_id, ball_id, episode)
+                     if published(view, slice_id, ball_id, n)
+                     for r in query.receipts(view, slice_id, ball_id, n) if r.commit)
 
 
 def builder_problems(view: LedgerView, slice_id: str, ball_id: str, episode: int,

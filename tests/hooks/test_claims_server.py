@@ -6,6 +6,7 @@ as `git http-backend` would."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator, Mapping
 
@@ -213,3 +214,84 @@ def test_a_deleted_branch_pushed_back_with_recorded_rounds_only_builds_nothing(
     git("checkout", "-q", "main", cwd=pw.work)
     res = pw.push(BRANCH)
     assert res.returncode == 1 and "no claim on it is live" in res.stderr, res.stderr
+
+
+def _mallory_built_episode_1(folder: object, served: Served) -> World:
+    """Ball b's episode 1, unpublished (anyone records its rounds), built by mallory: round
+    1 at M1, recorded refused (-1) naming M1. Episode 2 is published afresh (no
+    ``resumed_from``), its red recorded, its branch at the base."""
+    from pathlib import Path
+
+    w = build_world(Path(str(folder)), served.daemon)
+    git("checkout", "-q", "-b", "m-work", w.base, cwd=w.work)
+    m1 = commit(w.work, {"src/b.py": "B = 666  # mallory's refused round\n"},
+                round_message("b: mallory", 1, -1))
+    git("checkout", "-q", "main", cwd=w.work)
+    path, data = w.receipt(BALL, 1, -1, claim=True, commit=m1)
+    w.append({path: data}, "b refused (mallory's round 1)")
+    rec = ThrowRecord(slice=SLICE, ball=BALL, episode=EPISODE, spec_version=1, base=w.base,
+                      branch=BRANCH, thrown_at=NOW, published=True)
+    w.append({layout.throw_path(SLICE, BALL, EPISODE): yamlio.dumps(rec.to_dict())},
+             "publish b")
+    w.append(red_files(SLICE, BALL, w.base), "red of b")
+    git("branch", "-f", BRANCH, w.base, cwd=w.work)
+    pushed = w.push("leap/ledger", BRANCH)
+    assert pushed.returncode == 0, pushed.stderr
+    (w.base_dir / "m1").write_text(m1)
+    return w
+
+
+@pytest.fixture
+def mw(served: Served) -> Iterator[World]:
+    with served.world("hooks-claims-mallory",
+                      lambda folder: _mallory_built_episode_1(folder, served)) as copy:
+        yield copy
+
+
+def _as(w: World, user: str, *refspecs: str) -> subprocess.CompletedProcess[str]:
+    return w.push(*refspecs, url=str(w.bare), env={"REMOTE_USER": user})
+
+
+@pytest.mark.parametrize("holder", [None, "w1"])
+def test_a_round_recorded_outside_a_claim_is_no_round_built_under_one(
+        mw: World, holder: str | None) -> None:
+    """Blind security review (bc73246): the push-back exemption took every receipt of the
+    ball, an unpublished (anyone's) and a refused episode's too: mallory, with no claim,
+    put her refused round of episode 1 on episode 2's published branch. Only rounds
+    recorded under a claim, on the branch this episode goes on with, are exempt."""
+    m1 = (mw.base_dir / "m1").read_text()
+    if holder is not None:
+        taken(mw, holder, user=holder)
+    res = _as(mw, "mallory", f"{m1}:refs/heads/{BRANCH}")
+    assert res.returncode == 1 and "[L9]" in res.stderr, res.stderr
+    assert remote_refs(mw.bare)[f"refs/heads/{BRANCH}"] == mw.base
+
+
+def test_a_branch_pushed_back_by_another_keeps_the_holders_line(mw: World) -> None:
+    """Blind security review (bc73246): mallory deleted the published branch and pushed her
+    own recorded line back; the holder's next round was then refused as a force-push. She
+    can push back only the holder's recorded line, on which the holder goes on; and a
+    merge of recorded commits is no recorded round."""
+    m1 = (mw.base_dir / "m1").read_text()
+    taken(mw, "w1", user="w1")
+    git("checkout", "-q", BRANCH, cwd=mw.work)
+    r1 = commit(mw.work, {"src/b.py": "B = 20\n"}, round_message("b: twenty", 1))
+    git("checkout", "-q", "main", cwd=mw.work)
+    assert _as(mw, "w1", BRANCH).returncode == 0
+    code, err = push_ledger(mw, dict([receipt("w1", 1, 0, r1)]), user="w1")
+    assert code == 0, err
+    assert _as(mw, "mallory", f":refs/heads/{BRANCH}").returncode == 0  # all recorded
+    theirs = _as(mw, "mallory", f"{m1}:refs/heads/{BRANCH}")
+    assert theirs.returncode == 1 and "[L9]" in theirs.stderr, theirs.stderr
+    git("checkout", "-q", "-b", "m-merge", r1, cwd=mw.work)
+    git("-c", "core.hooksPath=/dev/null", "merge", "-q", "--no-ff", "-s", "ours", "-m",
+        "merge", m1, cwd=mw.work)
+    git("checkout", "-q", "main", cwd=mw.work)
+    merged = _as(mw, "mallory", f"m-merge:refs/heads/{BRANCH}")
+    assert merged.returncode == 1 and "[L9]" in merged.stderr, merged.stderr
+    assert _as(mw, "mallory", f"{r1}:refs/heads/{BRANCH}").returncode == 0  # w1's line
+    git("checkout", "-q", BRANCH, cwd=mw.work)
+    commit(mw.work, {"src/b.py": "B = 21\n"}, round_message("b: twenty-one", 2))
+    git("checkout", "-q", "main", cwd=mw.work)
+    res = _as(mw, "w1", BRANCH)
+    assert res.returncode == 0, res.stderr  # the holder goes on
