@@ -526,3 +526,21 @@ def test_a_balls_branch_deleted_under_its_worktree_is_put_back_as_the_hint_says(
     assert leap("ball", "check", "dia", "A", cwd=diamond).code == 0
     assert (wt / "notes.txt").read_text() == "kept\n"  # nothing lost
     assert git("rev-parse", "HEAD", cwd=wt).strip() == recorded
+
+
+def test_the_in_flight_refusal_names_the_round_that_closes_it(diamond: Path) -> None:
+    """A hint-coverage hunt: the other way on the in-flight refusal names, `leap round S B
+    --outcome N --evidence TEXT`, run exactly where the refused throw ran (N and TEXT
+    filled in), records the ball's round."""
+    import shlex
+
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    (worktree_of(diamond, "A") / "src" / "a.py").write_text("A = 5\n")
+    r = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert r.code == 1 and "re-throwing a ball in flight is refused [L3]" in r.err, r
+    [command] = re.findall(r"close its round \(`(leap round [^`]+)`\)", r.err)
+    assert command == "leap round dia A --outcome N --evidence TEXT", r.err
+    args = shlex.split(command.replace(" N ", " 0 ").replace("TEXT", "'not there yet'"))
+    done = leap(*args[1:], cwd=diamond)
+    assert done.code == 3, done  # a hold (0), recorded
+    assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
