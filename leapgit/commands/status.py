@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from leapgit import git
-from leapgit.audit.presence import signature_presence
+from leapgit.audit.presence import presence_cache, signature_presence
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import SliceRecord
@@ -186,7 +186,8 @@ def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
             found.reopens[hit.passed.ball] = hit
 
         signed = signature_presence(ledger.repo, ws.config.ledger_ref,
-                                    git.shallow_commits(ws.paths.common_dir))
+                                    git.shallow_commits(ws.paths.common_dir),
+                                    presence_cache(ws.paths.common_dir))
         if signed.shallow:
             from leapgit.audit.shallow import unshallow
 

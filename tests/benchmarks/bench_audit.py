@@ -323,6 +323,11 @@ def leap_audit(root: Path) -> subprocess.CompletedProcess[bytes]:
                           capture_output=True, check=False)
 
 
+def leap_status_of_one_slice(root: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "leapgit", "status", "s0"], cwd=root,
+                          capture_output=True, check=False)
+
+
 def git_log_raw(root: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "log", "--raw", "--no-abbrev", LEDGER_REF], cwd=root,
                           stdout=subprocess.DEVNULL, check=True)
@@ -383,6 +388,10 @@ def measure(tmp: Path, balls: int, runs: int) -> tuple[float, float]:
     audit_wall, audit_cpu = timed_process(lambda: leap_audit(root), runs)
     log_wall, log_cpu = timed_process(lambda: git_log_raw(root), max(runs, 3))
     floor_wall, floor_cpu = timed_process(lambda: read_every_record(root), runs)
+    # `leap status` of one slice: the first counts the ledger's signatures over its whole
+    # history and keeps the count; the next ones count only what was added since
+    first_wall, _ = timed_process(lambda: leap_status_of_one_slice(root), 1)
+    status_wall, status_cpu = timed_process(lambda: leap_status_of_one_slice(root), runs)
     commits = git("rev-list", "--count", LEDGER_REF, cwd=root)
     records = len(git("ls-tree", "-r", "--name-only", LEDGER_REF, cwd=root).splitlines())
     print(f"{balls:>6} balls ({commits} ledger commits, built in {built:.1f} s): leap audit "
@@ -392,6 +401,9 @@ def measure(tmp: Path, balls: int, runs: int) -> tuple[float, float]:
     print(f"{'':>6}   the floor, its {records} records read once, parsed and validated, no "
           f"check made: {floor_wall:6.2f} s ({floor_cpu:6.2f} s CPU); the audit "
           f"{audit_cpu / floor_cpu:5.2f}x the floor (CPU)", flush=True)
+    print(f"{'':>6}   `leap status s0` (one slice of ten balls): {first_wall:6.2f} s the first "
+          f"time, {status_wall:6.2f} s ({status_cpu:5.2f} s CPU) after it: "
+          f"{status_cpu / log_cpu:5.2f}x git log --raw (CPU)", flush=True)
     return audit_cpu, log_cpu
 
 
