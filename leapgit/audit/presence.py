@@ -122,9 +122,10 @@ def _load(cache: Path) -> _Kept | None:
         found = Presence(int(data["commits"]), tuple(str(p) for p in data["records"]),
                          int(data["unsigned"]))
         tip = str(data["tip"]).encode()
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError):
         return None
-    if len(seen) != found.commits or tip not in seen:
+    if len(seen) != found.commits or tip not in seen or \
+            not 0 <= found.unsigned_commits <= found.commits:
         return None
     return _Kept(tip, found, seen)
 
@@ -140,4 +141,7 @@ def _keep(cache: Path, tip: bytes, found: Presence, seen: frozenset[bytes]) -> N
         tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, cache)
     except OSError:  # a read-only git dir still counts, only each time afresh
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink()
+        except OSError:  # not there, or not removable either (a read-only mount)
+            pass

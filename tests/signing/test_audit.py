@@ -362,3 +362,30 @@ def test_status_counts_signatures_from_the_tip_it_counted_last(
     kept.write_text('{"tip": "' + signed_tip + '", "commits": 2, "seen": "x"}')  # damaged
     assert said().startswith("signatures: 1 of 6 ledger commits are UNSIGNED; unsigned "
                              "records: slices/s1/balls/b/episodes/1/receipts/2.yaml")
+
+
+@pytest.mark.parametrize("damage", ['{"tip": "T", "commits": 5, "unsigned": 0, '
+                                    '"records": [], "seen": ["x"]}',
+                                    '{"tip": "T", "commits": 1e400, "unsigned": 0, '
+                                    '"records": [], "seen": "x"}',
+                                    "not a folder"])
+def test_a_kept_count_that_cannot_be_read_or_written_costs_a_count(
+        history: tuple[Path, dict[str, Path]], damage: str) -> None:
+    """Blind review (e6e0b48): a kept count edited into JSON of the wrong kinds, and a
+    `.git/leap-cache` that is a file (no count can be kept), made `leap status` an internal
+    error; each costs a count of the whole history."""
+    import shutil
+
+    from leapgit.audit.presence import presence_cache
+
+    repo, _keys = history
+    kept = presence_cache(repo / ".git")
+    if damage == "not a folder":
+        shutil.rmtree(kept.parent, ignore_errors=True)
+        kept.parent.write_text("a file where the cache folder goes\n")
+    else:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_text(damage.replace("T", git("rev-parse", "leap/ledger", cwd=repo)))
+    status = leap("status", cwd=repo)
+    assert status.code == 0 and "signatures: all 5 ledger commits signed" in status.out, \
+        status
