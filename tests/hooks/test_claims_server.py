@@ -33,6 +33,12 @@ def _published(folder: object, served: Served) -> World:
     w = build_world(Path(str(folder)), served.daemon)
     path, data = w.receipt(BALL, 1, -1, claim=True)
     w.append({path: data}, "b refused")
+    return _publish_episode_2(w)
+
+
+def _publish_episode_2(w: World) -> World:
+    """Ball b's episode 2 published to workers afresh, its red recorded, its branch at the
+    base, all pushed."""
     rec = ThrowRecord(slice=SLICE, ball=BALL, episode=EPISODE, spec_version=1, base=w.base,
                       branch=BRANCH, thrown_at=NOW, published=True)
     w.append({layout.throw_path(SLICE, BALL, EPISODE): yamlio.dumps(rec.to_dict())},
@@ -229,16 +235,8 @@ def _mallory_built_episode_1(folder: object, served: Served) -> World:
     git("checkout", "-q", "main", cwd=w.work)
     path, data = w.receipt(BALL, 1, -1, claim=True, commit=m1)
     w.append({path: data}, "b refused (mallory's round 1)")
-    rec = ThrowRecord(slice=SLICE, ball=BALL, episode=EPISODE, spec_version=1, base=w.base,
-                      branch=BRANCH, thrown_at=NOW, published=True)
-    w.append({layout.throw_path(SLICE, BALL, EPISODE): yamlio.dumps(rec.to_dict())},
-             "publish b")
-    w.append(red_files(SLICE, BALL, w.base), "red of b")
-    git("branch", "-f", BRANCH, w.base, cwd=w.work)
-    pushed = w.push("leap/ledger", BRANCH)
-    assert pushed.returncode == 0, pushed.stderr
     (w.base_dir / "m1").write_text(m1)
-    return w
+    return _publish_episode_2(w)
 
 
 @pytest.fixture
