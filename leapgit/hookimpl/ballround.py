@@ -60,12 +60,13 @@ def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
     return out
 
 
-def _missing(trailers: RoundTrailers, round_no: int) -> str:
-    """The `git commit` options that add the round trailers a commit lacks (L6)."""
-    return " ".join(
-        f"--trailer '{key}: {value}'" for key, value, there in (
-            (ROUND, str(round_no), trailers.round is not None),
-            (OUTCOME, "OUTCOME", trailers.outcome is not None)) if not there)
+def _amend(trailers: RoundTrailers, round_no: int) -> str:
+    """The `git commit --amend` that gives a commit the round trailers it lacks or has
+    wrong (L6): each replaces any of its key already there, so git and leapgit read one."""
+    fixes = [f"--trailer '{key}: {value}'" for key, value, right in (
+        (ROUND, str(round_no), trailers.round == round_no),
+        (OUTCOME, "OUTCOME", trailers.outcome is not None)) if not right]
+    return " ".join(["git -c trailer.ifExists=replace commit --amend --no-edit", *fixes])
 
 
 def _kept(repo: object, episode: int, receipt: Receipt, commit: str) -> str | None:
@@ -192,9 +193,10 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 say(f"the round was not recorded: {slice_id}/{ball_id} used its rounds; "
                     + spent_hint(view, episode, head, top))
                 return
-            say("the round was not recorded: amend the commit with its trailers (`git "
-                f"commit --amend --no-edit {_missing(trailers, len(episode.receipts) + 1)}`, "
-                "OUTCOME one of -1, 0, 1); the server refuses a round without them" if not
+            amend = _amend(trailers, len(episode.receipts) + 1)
+            say(f"the round was not recorded: amend the commit with its trailers (`{amend}`"
+                + (", OUTCOME one of -1, 0, 1" if "OUTCOME" in amend else "")
+                + "); the server refuses a round without them" if not
                 divided else "the round was not recorded: amend the message so that git reads "
                 "its trailers one way (`git commit --amend`); the server refuses it as it is")
             return

@@ -404,13 +404,22 @@ def test_a_second_push_reads_the_config_without_a_yaml_parser(tmp_path: Path) ->
     assert not [m for m in again if m.split(".")[0] in ("ruamel", "_ruamel_yaml")], again
 
 
-@pytest.mark.parametrize("message", ["a: ten", "a: ten\n\nLeap-Round: 1"])
+@pytest.mark.parametrize(("message", "fixes"), [
+    ("a: ten", ["--trailer 'Leap-Round: 1'", "--trailer 'Leap-Outcome: OUTCOME'"]),
+    ("a: ten\n\nLeap-Round: 1", ["--trailer 'Leap-Outcome: OUTCOME'"]),
+    # the round it names is wrong (review: the amend kept it, and was refused, L6)
+    ("a: ten\n\nLeap-Round: 3", ["--trailer 'Leap-Round: 1'",
+                                  "--trailer 'Leap-Outcome: OUTCOME'"]),
+    # only the round is unreadable: no OUTCOME to fill in, and none is explained
+    ("a: ten\n\nLeap-Round: one\nLeap-Outcome: 1", ["--trailer 'Leap-Round: 1'"]),
+])
 def test_a_round_without_its_trailers_is_told_the_amend_that_records_it(
-        fresh_world: World, message: str) -> None:
+        fresh_world: World, message: str, fixes: list[str]) -> None:
     """A hint-coverage hunt: a builder's commit in a ball worktree without its round
     trailers was told "amend the commit with its trailers (`git commit --amend`)", which
-    as printed opens an editor and adds nothing. The hint is the whole command, the missing
-    trailers in it; run exactly (OUTCOME filled in), the amend is recorded as the round."""
+    as printed opens an editor and adds nothing. The hint is the whole command, each
+    trailer missing or wrong in it (replacing the one there); run exactly (OUTCOME filled
+    in), the amend is recorded as the round."""
     import shlex
     import subprocess
 
@@ -419,10 +428,11 @@ def test_a_round_without_its_trailers_is_told_the_amend_that_records_it(
     err = hooked_commit(wt, {"src/a.py": "A = 10\n"}, message)
     assert "the round was not recorded: amend the commit with its trailers" in err, err
     assert receipts(w, "a") == []
-    [command] = re.findall(r"\(`(git commit --amend [^`]+)`", err)
-    missing = ["--trailer 'Leap-Round: 1'"] * ("Leap-Round" not in message)
-    assert command == " ".join(["git commit --amend --no-edit", *missing,
-                                "--trailer 'Leap-Outcome: OUTCOME'"]), command
+    [command] = re.findall(r"\(`(git -c trailer.ifExists=replace commit --amend [^`]+)`",
+                           err)
+    assert command == " ".join(["git -c trailer.ifExists=replace commit --amend --no-edit",
+                                *fixes]), command
+    assert ("OUTCOME one of -1, 0, 1" in err) == ("OUTCOME" in command), err
     amended = subprocess.run(shlex.split(command.replace("OUTCOME", "1")), cwd=wt,
                              capture_output=True, text=True, env={**os.environ, **IDENTITY})
     assert amended.returncode == 0, amended.stderr
