@@ -114,10 +114,13 @@ def require_worktree(root: Path, path: Path, branch: str, ball: str,
     every = _listed(root)
     listed = _registered(every, path)
     if listed is not None and path.is_dir() and not no_checkout(path):
-        if listed.head != NO_COMMIT or recorded is None:
+        if listed.head != NO_COMMIT or recorded is None or \
+                listed.branch != f"refs/heads/{branch}" or \
+                git.rev_parse(f"refs/heads/{branch}", root) is not None:
             return
-        # its branch deleted by hand (`git update-ref -d`): the worktree stands on none
-        put = f"git update-ref refs/heads/{shlex.quote(branch)} {recorded()}"
+        # its branch deleted by hand (`git update-ref -d`): the worktree stands on none;
+        # put back only where none is (an empty old value: git never overwrites a branch)
+        put = f"git update-ref refs/heads/{shlex.quote(branch)} {recorded()} ''"
         raise Hold(f"the branch {branch} of {ball} is gone; its worktree {path} still "
                    "stands on it", rule="L5", hint=f"put the branch back at the ball's last "
                    f"recorded commit (`{put}`), then run this again; the worktree's edits "
@@ -250,32 +253,37 @@ def branch_exists(ws: Workspace, branch: str) -> bool:
     return git.rev_parse(f"refs/heads/{branch}", ws.paths.root) is not None
 
 
+HELD = "another checkout stands on it"  # ``remove``: nothing was touched
+
+
 def remove(ws: Workspace, path: Path, branch_at: tuple[str, str] | None, *, force: bool,
-           locked: bool = False) -> bool:
+           locked: bool = False) -> str | None:
     """Remove one ball's worktree, and its branch when ``branch_at`` names it with the tip
     it was judged at: deleted by compare-and-swap, so a commit that lands meanwhile keeps
-    the branch (nothing lost, L8), and never while another worktree has it checked out
-    (``holder``: its callers say so first); False then. ``locked``: the lock is git's own,
-    of a `git worktree add` a kill stopped (``prune.half_made``), and goes too. A worktree
-    whose folder is gone is removed all the same (git forgets it); no other worktree is
-    touched: a repository-wide `git worktree prune` would forget the user's on a disk not
-    mounted now."""
+    the branch (nothing lost, L8). None when all asked for went; else why the branch was
+    kept: ``HELD`` when another worktree has it checked out (``holder``: its callers say
+    so first; then nothing was touched), it moved meanwhile, or git's reason it could not
+    delete it (a lock file, say). ``locked``: the lock is git's own, of a `git worktree
+    add` a kill stopped (``prune.half_made``), and goes too. A worktree whose folder is
+    gone is removed all the same (git forgets it); no other worktree is touched: a
+    repository-wide `git worktree prune` would forget the user's on a disk not mounted."""
     if branch_at is not None and holder(ws, path, branch_at[0]) is not None:
-        return False  # the checkout there stands on it: never pulled from under it
+        return HELD  # the checkout there stands on it: never pulled from under it
     if registered(ws, path) is not None:
         flags = ["--force"] * ((2 if locked else 1) if force or locked else 0)
         git.run(["worktree", "remove", *flags, str(path)], ws.paths.root)
     if branch_at is None:
-        return True
+        return None
     branch, tip = branch_at
     ref = f"refs/heads/{branch}"
     done = git.run(["update-ref", "-d", ref, tip], ws.paths.root, check=False)
     now = None if done.returncode == 0 else git.rev_parse(ref, ws.paths.root)
-    if now is None or now != tip:
-        return now is None  # gone, or moved meanwhile: kept
+    if now is None:
+        return None
+    if now != tip:
+        return "it moved meanwhile"
     said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    raise UsageError(f"the branch {branch} could not be deleted: "
-                     f"{printable(said[0] if said else 'git update-ref failed')}")
+    return f"git could not delete it ({printable(said[0] if said else 'update-ref failed')})"
 
 
 def no_checkout(path: Path) -> bool:

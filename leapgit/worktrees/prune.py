@@ -309,10 +309,9 @@ def _prune_leftover(ws: Workspace, sid: str, ball_id: str, safe: tuple[str, ...]
     held = _held(ws, sid, ball_id, found.path, found.branch)
     if held is not None:
         return held
-    gone = place.remove(ws, found.path, found.branch_at, force=True, locked=found.half_made)
-    return PruneLine(sid, ball_id, True, "removed: left over by a throw that never recorded "
-                     "one (the ledger holds no throw of the ball)" + _moved(found.branch, gone),
-                     str(found.path))
+    kept = place.remove(ws, found.path, found.branch_at, force=True, locked=found.half_made)
+    return _removed(sid, ball_id, found.path, found.branch, "left over by a throw that never "
+                    "recorded one (the ledger holds no throw of the ball)", kept)
 
 
 def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
@@ -343,9 +342,8 @@ def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
         ref = episodes.kept_ref(sid, s.ball, tip)
         git.run(["update-ref", ref, tip], ws.paths.root)
         kept = f"; its commit {tip[:12]}, which no round records, is kept as {ref}"
-    gone = place.remove(ws, path, None if tip is None else (t.branch, tip), force=True)
-    return PruneLine(sid, s.ball, True, f"removed: {why}{kept}{_moved(t.branch, gone)}",
-                     str(path))
+    left = place.remove(ws, path, None if tip is None else (t.branch, tip), force=True)
+    return _removed(sid, s.ball, path, t.branch, f"{why}{kept}", left)
 
 
 NO_CHECKOUT = "its folder has no .git file"
@@ -371,6 +369,14 @@ def _held(ws: Workspace, sid: str, ball_id: str, path: Path, branch: str) -> Pru
                      str(path))
 
 
-def _moved(branch: str, gone: bool) -> str:
-    """What a removal says of a branch a commit moved while it was removed (kept, L8)."""
-    return "" if gone else f"; its branch {branch} moved meanwhile and is kept"
+def _removed(sid: str, ball_id: str, path: Path, branch: str, why: str, kept: str | None
+             ) -> PruneLine:
+    """The line of a removal, and of a branch it kept (``place.remove``'s reason): one
+    another checkout stands on is kept with all else; one that moved, or that git could not
+    delete, stays after its worktree went, and the next prune judges it again (L8)."""
+    if kept == place.HELD:
+        return PruneLine(sid, ball_id, False, f"kept: its branch {branch}: {kept}", str(path))
+    if kept is None:
+        return PruneLine(sid, ball_id, True, f"removed: {why}", str(path))
+    return PruneLine(sid, ball_id, True, f"removed: {why}; its branch {branch} is kept: {kept}"
+                     "; `leap worktree prune` judges it again", str(path))

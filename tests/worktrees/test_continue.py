@@ -544,3 +544,21 @@ def test_the_in_flight_refusal_names_the_round_that_closes_it(diamond: Path) -> 
     done = leap(*args[1:], cwd=diamond)
     assert done.code == 3, done  # a hold (0), recorded
     assert [(x.round, x.outcome) for x in _receipts(diamond)] == [(1, 0)]
+
+
+def test_a_worktree_switched_to_a_new_branch_is_not_told_its_ball_branch_is_gone(
+        diamond: Path) -> None:
+    """Blind review (e6e0b48): git lists a worktree on a branch with no commit yet (`git
+    switch --orphan`) with an all-zero HEAD, which read as "the ball's branch is gone"; the
+    hint then put the ball branch back at the recorded commit over a commit no round
+    recorded, and said so again at every check. The ball branch is there: nothing says it
+    is gone, and it keeps its commit; a put-back never overwrites a branch."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    (wt / "src" / "a.py").write_text("A = 3\n")
+    git("-c", "core.hooksPath=/dev/null", "commit", "-qam", "wip, no trailers", cwd=wt)
+    unrecorded = git("rev-parse", "HEAD", cwd=wt).strip()
+    git("switch", "-q", "--orphan", "scratch", cwd=wt)
+    checked = leap("ball", "check", "dia", "A", cwd=diamond)
+    assert "is gone" not in checked.err and "update-ref" not in checked.err, checked
+    assert git("rev-parse", "leap/ball/dia/A", cwd=diamond).strip() == unrecorded

@@ -156,7 +156,8 @@ def test_a_balls_branch_is_removed_only_at_the_tip_it_was_judged_at(diamond: Pat
         git("commit", "-q", "-am", "a commit after the judgment", cwd=wt)
         landed = ref(diamond, branch)
         at = judged if ball == "A" else landed
-        assert place.remove(ws, wt, (branch, at), force=True) is (ball == "B")
+        assert place.remove(ws, wt, (branch, at), force=True) == \
+            (None if ball == "B" else "it moved meanwhile")
         assert not wt.exists()
         assert ref(diamond, branch) == (landed if ball == "A" else None)
 
@@ -177,5 +178,5 @@ def test_a_balls_branch_another_checkout_stands_on_is_never_removed(diamond: Pat
     git("switch", "-q", "--detach", cwd=wt)
     git("switch", "-q", branch, cwd=diamond)  # the user's checkout stands on it
     ws = open_workspace(diamond)
-    assert place.remove(ws, wt, (branch, tip), force=True) is False
+    assert place.remove(ws, wt, (branch, tip), force=True) == place.HELD
     assert wt.is_dir() and ref(diamond, branch) == tip
