@@ -117,10 +117,12 @@ def _load(cache: Path) -> _Kept | None:
     """What ``_keep`` wrote; None when there is none, or it is damaged (a full walk then)."""
     try:
         data = json.loads(cache.read_bytes())
-        hexes = data["seen"]
+        hexes, records = data["seen"], data["records"]
+        if not isinstance(hexes, str) or not isinstance(records, list) or \
+                not all(isinstance(p, str) for p in records):
+            return None
         seen = frozenset(hexes[i:i + 40].encode() for i in range(0, len(hexes), 40))
-        found = Presence(int(data["commits"]), tuple(str(p) for p in data["records"]),
-                         int(data["unsigned"]))
+        found = Presence(int(data["commits"]), tuple(records), int(data["unsigned"]))
         tip = str(data["tip"]).encode()
     except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError):
         return None

@@ -34,7 +34,7 @@ def blob_id(data: bytes) -> str:
 
 def schemas_stamp(where: str | None = None, code: str | None = None) -> str:
     """Which schemas, and which checks, validated an entry: the names, sizes and times of
-    the schema files (``where``) and of the modules of ``code`` (this package's by
+    the schema files (``where``) and of the modules of ``code`` (``leapgit/records`` by
     default, where the checks a schema cannot say live, which a cached entry skips: a
     development checkout that changes one reads anew), hashed; stat calls only (reading
     them would cost the hook what the cache saves)."""
@@ -55,7 +55,10 @@ def _stats(where: str | None, suffix: str) -> list[str]:
         for name in sorted(files):
             if name.endswith(suffix):
                 path = os.path.join(top, name)
-                st = os.stat(path)
+                try:
+                    st = os.stat(path)
+                except OSError:  # a dangling link (an editor's lock file): no module
+                    continue
                 parts.append(f"{os.path.relpath(path, where)}:{st.st_size}:{st.st_mtime_ns}")
     return parts
 

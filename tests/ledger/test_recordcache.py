@@ -154,7 +154,12 @@ def test_a_changed_check_gets_a_cache_folder_of_its_own(tmp_path: Path) -> None:
     (code / "__pycache__" / "config.cpython-311.pyc").write_bytes(b"compiled")
     assert schemas_stamp(str(tmp_path / "schemas"), str(code)) == before  # not code
     (code / "config.py").write_text("LOOSE = False\n")
-    assert schemas_stamp(str(tmp_path / "schemas"), str(code)) != before
+    changed = schemas_stamp(str(tmp_path / "schemas"), str(code))
+    assert changed != before
+    # an editor's lock file, a dangling link beside a module (review e6e0b48: every
+    # command was an internal error): no module, no stamp of its own
+    (code / ".#config.py").symlink_to("me@host.1234:1700000000")
+    assert schemas_stamp(str(tmp_path / "schemas"), str(code)) == changed
     assert schemas_stamp(str(tmp_path / "schemas")) != schemas_stamp(None, str(code))
 
 

@@ -368,6 +368,7 @@ def test_status_counts_signatures_from_the_tip_it_counted_last(
                                     '"records": [], "seen": ["x"]}',
                                     '{"tip": "T", "commits": 1e400, "unsigned": 0, '
                                     '"records": [], "seen": "x"}',
+                                    "records as a string",
                                     "not a folder"])
 def test_a_kept_count_that_cannot_be_read_or_written_costs_a_count(
         history: tuple[Path, dict[str, Path]], damage: str) -> None:
@@ -380,6 +381,11 @@ def test_a_kept_count_that_cannot_be_read_or_written_costs_a_count(
 
     repo, _keys = history
     kept = presence_cache(repo / ".git")
+    if damage == "records as a string":  # a kept count of the right size, records wrong
+        assert leap("status", cwd=repo).code == 0
+        data = json.loads(kept.read_text())
+        data.update(unsigned=1, records="LEDGER")
+        damage = json.dumps(data)
     if damage == "not a folder":
         shutil.rmtree(kept.parent, ignore_errors=True)
         kept.parent.write_text("a file where the cache folder goes\n")
