@@ -300,10 +300,12 @@ def aside_hint(path: Path) -> str:
 def holder(ws: Workspace, path: Path, branch: str) -> Worktree | None:
     """A worktree other than the one at ``path`` (the user's checkout included) that has
     ``branch`` checked out: deleting the branch would leave it standing on nothing. One
-    whose folder is gone stands on nothing already (git lists it as prunable)."""
+    whose folder is gone stands on nothing already (git lists it as prunable), unless git
+    holds it locked: a disk not mounted now, whose checkout comes back."""
     real = Path(os.path.realpath(path))
     return next((w for w in list_worktrees(ws) if w.branch == f"refs/heads/{branch}"
-                 and Path(os.path.realpath(w.path)) != real and w.path.is_dir()), None)
+                 and Path(os.path.realpath(w.path)) != real
+                 and (w.path.is_dir() or w.locked)), None)
 
 
 def freeing(other: Worktree) -> str:

@@ -124,6 +124,11 @@ def check_droppable(ws: Workspace, slice_id: str, ball_id: str, path: Path) -> N
     if t is None or place.registered(ws, path) is None:
         return  # no worktree of the ball there: nothing to drop (a stray folder is placed's)
 
+    if place.no_checkout(path):  # a kill inside `git worktree remove`: git reads nothing
+        raise UsageError(f"the old worktree of {slice_id}/{ball_id} has no .git file, so "
+                         f"what it holds cannot be read ({path})",
+                         hint=f"`{place.aside_hint(path)}` moves it aside, what it holds "
+                         f"kept; then `leap throw {slice_id} --ball {ball_id}`")
     admin = admin_dir(ws.paths.common_dir, path)  # L3: never under a builder at work in it
     check_free(admin / "leap" if admin else None, path, f"{slice_id}/{ball_id}")
     dirty = uncommitted_work(ws, ball, t)
@@ -322,13 +327,13 @@ def _prune_one(ws: Workspace, sid: str, s: BallStanding, ball: BallRecord,
     path = place.worktree_of(ws, t)
     if place.registered(ws, path) is None and not place.branch_exists(ws, t.branch):
         return PruneLine(sid, s.ball, False, "")  # already gone: nothing to say
+    if place.no_checkout(path):  # git reads nothing there: whether it is finished or not
+        return _no_checkout(sid, s.ball, path)
     done, why = finished(ws, s, ball, abandoned)
     if not done and fresh and force:  # what the throw's hint promises: the throw drops it
         done, why = True, "respecced: its next throw starts afresh from a new branch (L3)"
     if not done:
         return PruneLine(sid, s.ball, False, f"kept: {why}", str(path))
-    if place.no_checkout(path):
-        return _no_checkout(sid, s.ball, path)
     held = _held(ws, sid, s.ball, path, t.branch)
     if held is not None:
         return held
@@ -364,9 +369,11 @@ def _held(ws: Workspace, sid: str, ball_id: str, path: Path, branch: str) -> Pru
     other = place.holder(ws, path, branch)
     if other is None:
         return None
+    first = "" if other.path.is_dir() else "git holds it locked and its folder is not " \
+        "there (a disk not mounted?): mount it, then "
     return PruneLine(sid, ball_id, False, f"kept: its branch {branch} is checked out in "
-                     f"{other.path}; `{place.freeing(other)}` frees it (its edits kept)",
-                     str(path))
+                     f"{other.path}; {first}`{place.freeing(other)}` frees it (its edits "
+                     "kept)", str(path))
 
 
 def _removed(sid: str, ball_id: str, path: Path, branch: str, why: str, kept: str | None

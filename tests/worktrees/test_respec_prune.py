@@ -428,3 +428,57 @@ def test_a_leftover_prune_keeps_leads_on_to_its_removal(diamond: Path, tmp_path:
     pruned = leap("worktree", "prune", "dia", cwd=diamond)
     assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
     assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+
+
+def test_a_branch_a_locked_worktree_on_a_disk_not_mounted_stands_on_is_kept(
+        diamond: Path, tmp_path: Path) -> None:
+    """Blind review (reversibility): a worktree whose folder was gone counted as holding no
+    branch, a locked one on a disk not mounted too: prune deleted the branch it stood on,
+    and mounted again it stood on nothing. Kept until the disk is back and the command
+    prune names, run exactly, frees it; the prune after removes it."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    _refused_a_round(wt)
+    usb = tmp_path / "usb" / "A"
+    usb.parent.mkdir()
+    git("worktree", "move", str(wt), str(usb), cwd=diamond)
+    git("worktree", "lock", "--reason", "usb disk", str(usb), cwd=diamond)
+    (usb / "notes.txt").write_text("my notes\n")
+    usb.parent.rename(tmp_path / "unmounted")
+    kept = leap("worktree", "prune", "dia", cwd=diamond)
+    assert kept.code == 0 and f"dia/A: kept: its branch leap/ball/dia/A is checked out in " \
+        f"{usb}; git holds it locked and its folder is not there" in kept.out, kept
+    assert ref(diamond, "leap/ball/dia/A") is not None
+    (tmp_path / "unmounted").rename(usb.parent)  # mounted again
+    [command] = re.findall(r"`(git -C [^`]+)` frees it", kept.out)
+    subprocess.run(command, shell=True, cwd=diamond, check=True)  # the hint, exactly
+    pruned = leap("worktree", "prune", "dia", cwd=diamond)
+    assert pruned.code == 0 and "dia/A: removed" in pruned.out, pruned
+    assert (usb / "notes.txt").read_text() == "my notes\n"
+
+
+def test_a_refused_balls_folder_without_its_git_file_is_moved_aside_by_the_throw_hint(
+        diamond: Path, tmp_path: Path) -> None:
+    """Blind review (reversibility): a kill inside prune's `git worktree remove` of a
+    refused ball left its folder without `.git`: prune said "not rolled back yet" with no
+    command, and the throw after a respec failed on `git status` there. Prune names the
+    move aside whether the ball is finished or not, and so does the throw; run exactly, the
+    throw after it goes on."""
+    assert leap("throw", "dia", "--ball", "A", cwd=diamond).code == 0
+    wt = worktree_of(diamond, "A")
+    _refused_a_round(wt)
+    (wt / "src" / "a.py").write_text("A = 9\n")  # not rolled back: prune would keep it
+    (wt / ".git").unlink()
+    kept = leap("worktree", "prune", "dia", cwd=diamond)
+    assert kept.code == 0 and "dia/A: kept: its folder has no .git file" in kept.out, kept
+    repair = tmp_path / "repair.yaml"
+    repair.write_text(REPAIR.format(extra="src/a_helper.py"))
+    assert leap("ball", "respec", "dia", "A", str(repair), cwd=diamond).code == 0
+    refused = leap("throw", "dia", "--ball", "A", cwd=diamond)
+    assert refused.code == 2 and "has no .git file" in refused.err, refused
+    [move] = re.findall(r"`(mv [^`]+)` moves it aside", refused.err)
+    subprocess.run(move, shell=True, cwd=diamond, check=True)  # the hint, exactly
+    [again] = [w for w in hinted_leap(refused.err) if w[0] == "throw"]
+    thrown = leap(*again, cwd=diamond)
+    assert thrown.code == 0, thrown
+    assert (wt.parent / "A.aside" / "src" / "a.py").read_text() == "A = 9\n"
