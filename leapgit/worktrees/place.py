@@ -11,8 +11,10 @@ ball worktrees and holds the round (``watch.Watch``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,15 +23,50 @@ from leapgit import git
 from leapgit.errors import Hold, RuleViolation, UsageError, printable
 from leapgit.ledger import query
 from leapgit.ledger.history import finding_reds, latest_red
+from leapgit.ledger.lock import LockTimeout, WriterLock
 from leapgit.ledger.workspace import Workspace, require_folder
 from leapgit.records.types import ThrowRecord
 from leapgit.rules.episodes import branch_episodes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from leapgit.ledger.store import LedgerView
     from leapgit.rules.episodes import Episode
+
+
+PLACE_LOCK = "leap-place.lock"
+PLACE_WAIT = 300.0  # seconds a command waits for another one's placing
+_place_locks: dict[str, WriterLock] = {}
+
+
+@contextlib.contextmanager
+def placing(ws: Workspace) -> Iterator[None]:
+    """L5, L8 (nothing lost under concurrency): one command at a time decides about and
+    places or removes ball worktrees in a clone (an advisory lock on ``<git dir>/
+    leap-place.lock``, dropped by the kernel when its holder dies). A throw makes a ball's
+    worktree and branch before its record: a second throw, or a prune, deciding meanwhile
+    would take them for a killed throw's leftover and remove them. Held from the reading
+    of the ledger to the record, so the second decides on what the first recorded."""
+    path = ws.paths.common_dir / PLACE_LOCK
+    lock = _place_locks.setdefault(str(path), WriterLock(path, PLACE_WAIT, on_wait=_waiting))
+    lock.timeout = PLACE_WAIT
+    try:
+        lock.__enter__()
+    except LockTimeout:
+        raise Hold(f"another leap command placed or removed ball worktrees in this clone for "
+                   f"{PLACE_WAIT:g} s (it holds {path}); nothing was changed", rule="L5",
+                   hint="run the same command again once it is done") from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _waiting(path: str) -> None:
+    sys.stderr.write(f"leap: waiting for another leap command placing or removing ball "
+                     f"worktrees in this clone ({path}); giving up after {PLACE_WAIT:g} s\n")
+    sys.stderr.flush()
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,13 @@ def restarts(s: BallStanding, thrown: BallRecord, current: BallRecord) -> bool:
 
 
 def prune(ws: Workspace, slice_id: str | None = None, force: bool = False) -> list[PruneLine]:
+    """Remove finished balls' worktrees and what killed throws left: never while a throw
+    places its balls (``place.placing``), whose worktrees are not recorded yet."""
+    with place.placing(ws):
+        return _prune(ws, slice_id, force)
+
+
+def _prune(ws: Workspace, slice_id: str | None, force: bool) -> list[PruneLine]:
     lines: list[PruneLine] = []
     present = _present(ws)
     with ws.ledger() as ledger:

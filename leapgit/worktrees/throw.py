@@ -278,7 +278,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
     ``publish`` (issue 16): the balls go to workers on the shared remote (``remote``, which
     the hints name): each gets its branch and a throw record that says so, and no worktree
     here (``loop.publish`` pushes them)."""
-    with ws.ledger() as ledger:
+    with place.placing(ws), ws.ledger() as ledger:  # decided and recorded alone (L5, L8)
         view = ledger.require()
         rec = query.load_slice(view, slice_id)
         query.require_not_abandoned(view, slice_id, "its balls are thrown no more")

@@ -1,0 +1,113 @@
+"""Nothing lost under concurrency (L5, L8): two throws of one new ball at once, or a prune
+beside a throw, never take the first throw's worktree, made and not yet recorded, for a
+killed throw's leftover. One command at a time places or removes ball worktrees in a clone
+(``place.placing``); the second waits, then sees the first's throw record."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from leapgit.worktrees import place
+from tests.support import IDENTITY, git, leap, ref
+from tests.worktrees.conftest import worktree_of
+
+
+def _hold(lock: Path) -> subprocess.Popen[str]:
+    """Another process holding the advisory lock at ``lock`` until it is killed."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _start(args: list[str], cwd: Path, err: Path) -> subprocess.Popen[str]:
+    """A `leap` process, once it has ended or said that it waits (for a lock)."""
+    with err.open("w") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "leapgit", *args], cwd=cwd, text=True,
+                                stdout=subprocess.PIPE, stderr=fh,
+                                env={**os.environ, **IDENTITY})
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and "waiting for" not in err.read_text():
+        assert time.monotonic() < deadline, f"leap {args} neither ended nor waited"
+        time.sleep(0.05)
+    return proc
+
+
+def _paused(diamond: Path, tmp_path: Path) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """A first `leap throw dia --ball A` stopped between its worktree and its record: it
+    waits for the ledger's writer lock, which another process holds."""
+    holder = _hold(diamond / ".git" / "leap-ledger.lock")
+    first = _start(["throw", "dia", "--ball", "A"], diamond, tmp_path / "first.err")
+    assert first.poll() is None, (tmp_path / "first.err").read_text()
+    assert worktree_of(diamond, "A").is_dir() and ref(diamond, "leap/ball/dia/A") is not None
+    assert "throw dia" not in git("log", "--format=%s", "leap/ledger", cwd=diamond)
+    return holder, first
+
+
+def _go_on(holder: subprocess.Popen[str], first: subprocess.Popen[str],
+           tmp_path: Path) -> tuple[int, str, str]:
+    holder.kill()
+    holder.wait()
+    out, _ = first.communicate(timeout=120)
+    return first.returncode, out, (tmp_path / "first.err").read_text()
+
+
+def _one_throw_recorded(diamond: Path) -> None:
+    throws = git("log", "--format=%s", "leap/ledger", cwd=diamond).splitlines()
+    assert [s for s in throws if s.startswith("throw dia")] == ["throw dia: A"], throws
+    wt = worktree_of(diamond, "A")
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=wt) == "leap/ball/dia/A"
+    assert git("status", "--porcelain", cwd=wt) == ""
+
+
+def test_a_second_throw_of_a_ball_being_thrown_waits_and_is_told_it_is_in_flight(
+        diamond: Path, tmp_path: Path) -> None:
+    holder, first = _paused(diamond, tmp_path)
+    second = _start(["throw", "dia", "--ball", "A"], diamond, tmp_path / "second.err")
+    code, out, err = _go_on(holder, first, tmp_path)
+    assert code == 0, (out, err)
+    out2, _ = second.communicate(timeout=120)
+    err2 = (tmp_path / "second.err").read_text()
+    assert second.returncode == 1 and "dia/A is in flight: episode 1" in err2, (out2, err2)
+    assert "re-throwing a ball in flight is refused [L3]" in err2
+    _one_throw_recorded(diamond)
+
+
+def test_a_prune_beside_a_throw_leaves_the_worktree_the_throw_records(
+        diamond: Path, tmp_path: Path) -> None:
+    holder, first = _paused(diamond, tmp_path)
+    prune = _start(["worktree", "prune", "dia"], diamond, tmp_path / "prune.err")
+    code, out, err = _go_on(holder, first, tmp_path)
+    assert code == 0, (out, err)
+    out2, _ = prune.communicate(timeout=120)
+    err2 = (tmp_path / "prune.err").read_text()
+    assert prune.returncode == 0 and "removed" not in out2, (out2, err2)
+    _one_throw_recorded(diamond)
+
+
+def test_a_throw_that_waited_past_its_patience_holds_and_the_same_command_then_throws(
+        diamond: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(place, "PLACE_WAIT", 0.3)
+    lock = diamond / ".git" / place.PLACE_LOCK
+    holder = _hold(lock)  # another command placing worktrees, for a while
+    try:
+        r = leap("throw", "dia", "--ball", "A", cwd=diamond)
+        assert r.code == 3 and "[L5]" in r.err and str(lock) in r.err, r
+        assert "in this clone for 0.3 s" in r.err, r
+        assert "[L5]; run the same command again once it is done" in r.err, r
+        assert not worktree_of(diamond, "A").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    r = leap("throw", "dia", "--ball", "A", cwd=diamond)  # the same command, as it says
+    assert r.code == 0, r
+    _one_throw_recorded(diamond)
