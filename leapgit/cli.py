@@ -212,7 +212,7 @@ def _status() -> click.Command:
     @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
     def status_cmd(slice_id: str | None, as_json: bool) -> None:
         """Each slice's balls in waves, with state and rounds used."""
-        from leapgit.commands.status import show
+        from leapgit.commands.status_cache import show
 
         show(slice_id, as_json)
     return status_cmd

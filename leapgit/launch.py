@@ -2,7 +2,8 @@
 
 `leap status` is what a person, a prompt or a watching loop runs over and again, so it is
 answered without loading click (a fifth of its start-up, issue 13 item 7) when its
-arguments are plain: ``status``, an optional slice id and an optional ``--json``. Every
+arguments are plain: ``status``, an optional slice id and an optional ``--json``; so is
+`leap --version` (click's parse of it would be two fifths of its start-up). Every
 other command line, `leap status --help` and any option it does not know among them, goes
 to the click layer (``leapgit.cli``), which parses it as ever; both print and end through
 ``leapgit.commands.console``, the one error handler.
@@ -38,6 +39,10 @@ def main() -> NoReturn:
 def run(args: list[str]) -> NoReturn:
     """Run the command line ``args``: the fast path when it is a plain `leap status`, else
     click's parse of it."""
+    if args == ["--version"]:  # as click's version option says it, without loading click
+        from leapgit import __version__
+
+        console.finish(lambda: console.echo(f"leap, version {__version__}"))
     plain = plain_status(args)
     if plain is not None:
         console.finish(lambda: _status(*plain))
@@ -50,7 +55,7 @@ def run(args: list[str]) -> NoReturn:
 def _status(slice_id: str | None, as_json: bool) -> None:
     # imported inside the error handler: a Ctrl-C or a broken install while the ledger's
     # modules load ends as every command's does
-    from leapgit.commands.status import show
+    from leapgit.commands.status_cache import show
 
     show(slice_id, as_json)
 

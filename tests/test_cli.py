@@ -42,6 +42,7 @@ def test_version_imports_no_command_and_no_heavy_library(tmp_path: Path) -> None
     names, proc = imported("--version", cwd=tmp_path)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert proc.returncode == 0 and proc.stdout == f"leap, version {version}\n"
+    assert not under(names, "click"), "leap --version is answered without click (launch)"
     for package in (*HEAVY, "leapgit.commands", "leapgit.records", "json", "tempfile"):
         found = command_modules(under(names, package))
         assert not found, f"leap --version imports {sorted(found)}"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from leapgit import git
 from leapgit.audit.presence import presence_cache, signature_presence
 from leapgit.ledger import history, query
-from leapgit.ledger.workspace import open_workspace
+from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records.types import SliceRecord
 from leapgit.rules.landing import Landing, landing
 from leapgit.rules.readiness import BallStanding, assess
@@ -144,22 +144,13 @@ class Status(NamedTuple):
         }
 
 
-def show(slice_id: str | None, as_json: bool) -> None:
-    """What `leap status` prints: the click command and the entry point's fast path
-    (``leapgit.launch``) both call this."""
-    from leapgit.commands import console, report
-
-    result = status(slice_id)
-    if as_json:
-        console.emit_json(result.to_json())
-    else:
-        console.emit(report.status_lines(result))
-
-
-def status(slice_id: str | None = None, start: Path | str = ".") -> Status:
+def status(slice_id: str | None = None, start: Path | str = ".",
+           ws: Workspace | None = None) -> Status:
+    """What `leap status` says (``status_cache.show`` prints it), of the workspace ``ws``,
+    else of the one at ``start``."""
     # records parsed and validated once are read back from the record cache (the hook's):
     # a warm run loads no YAML parser and no schema validator (~30 ms of start-up)
-    ws = open_workspace(start)
+    ws = ws or open_workspace(start)
     with ws.ledger(cache_records=True) as ledger:
         view = ledger.require()
         ids = [slice_id] if slice_id else query.slice_ids(view)

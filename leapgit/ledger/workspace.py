@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit.errors import UsageError
 from leapgit.git import RepoPaths, discover
-from leapgit.ledger.store import Ledger
 from leapgit.records.cache import RecordCache
 from leapgit.records.config import CONFIG_PATH, load_config
 from leapgit.records.types import Config
+
+if TYPE_CHECKING:
+    from leapgit.ledger.store import Ledger
 
 
 class Workspace(NamedTuple):
@@ -20,6 +22,10 @@ class Workspace(NamedTuple):
     config: Config
 
     def ledger(self, cache_records: bool = False) -> Ledger:
+        # not at the top: `leap status` answered from its kept answer opens no ledger, and
+        # loads no dulwich (``commands.status_cache``)
+        from leapgit.ledger.store import Ledger
+
         return Ledger(self.paths.common_dir, self.config.ledger_ref,
                       cache_records=cache_records)
 

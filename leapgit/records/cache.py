@@ -32,19 +32,23 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def schemas_stamp(where: str | None = None, code: str | None = None) -> str:
+def schemas_stamp(where: str | None = None, code: str | None = None, also: str = "") -> str:
     """Which schemas, and which checks, validated an entry: the names, sizes and times of
     the schema files (``where``) and of the modules of ``code`` (``leapgit/records`` by
     default, where the checks a schema cannot say live, which a cached entry skips: a
-    development checkout that changes one reads anew), hashed; stat calls only (reading
-    them would cost the hook what the cache saves)."""
+    development checkout that changes one reads anew) and ``also`` (by default dulwich's
+    version, whose ref-name check the config's checks call), hashed; stat calls only
+    (reading them would cost the hook what the cache saves)."""
     if where is None and code is None:
         global _stamp
         if _stamp is None:
+            import dulwich  # its package alone: the version of the ref-name check records use
+
             found = schemas_dir()
-            _stamp = schemas_stamp(found or "", os.path.dirname(os.path.abspath(__file__)))
+            _stamp = schemas_stamp(found or "", os.path.dirname(os.path.abspath(__file__)),
+                                   ".".join(map(str, dulwich.__version__)))
         return _stamp
-    parts = _stats(where, ".json") + _stats(code, ".py")
+    parts = _stats(where, ".json") + _stats(code, ".py") + [also]
     return hashlib.sha1("\n".join(parts).encode(), usedforsecurity=False).hexdigest()[:12]
 
 

@@ -6,10 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dulwich.refs import check_ref_format
-
 from leapgit.errors import InvalidRecord, Problem, UsageError
-from leapgit.gitobj import refname
 from leapgit.records import schema, yamlio
 from leapgit.records.cache import blob_id
 from leapgit.records.types import Config
@@ -28,9 +25,9 @@ def parse_config(data: bytes, source: str, cache: RecordCache | None = None) -> 
         blob = blob_id(data)
         config = _cached(cache.get(blob))
         if config is not None:
-            found = _name_problems(config, source)
-            if found:
-                raise InvalidRecord(problems=found)
+            # kept only once every check below passed, by the same code: the cache's folder
+            # is stamped with leapgit/records (these checks) and dulwich's version (the ref
+            # name check they call), so `leap status` loads no dulwich for them
             return config
     raw = _validated(data, source)
     config = Config.from_dict(raw)
@@ -125,6 +122,10 @@ def check_refs(config: Config, source: str) -> None:
 
 
 def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
+    from dulwich.refs import check_ref_format  # only to validate: a cached config skips it
+
+    from leapgit.gitobj import refname
+
     found: list[Problem] = []
     if not check_ref_format(refname(ledger_ref)):
         found.append(Problem(f"{ledger_ref!r} is not a valid git ref name", source,
@@ -155,6 +156,10 @@ def spine_problems(spine: str, field: str = "--spine") -> list[Problem]:
 def branch_problems(name: str, source: str | None, field: str) -> list[Problem]:
     """A name git refuses as a branch's (`git check-ref-format --branch`), said without
     running git: before anything is written, not as git's error much later."""
+    from dulwich.refs import check_ref_format
+
+    from leapgit.gitobj import refname
+
     # dulwich checks a full ref name; a branch may also not start with '-' nor be HEAD
     if check_ref_format(refname(f"refs/heads/{name}")) and name[:1] != "-" and name != "HEAD":
         return []
