@@ -131,6 +131,9 @@ class Status(NamedTuple):
     round_limit: int
     slices: tuple[SliceStatus, ...]
     signatures: Presence | None = None
+    # every merge a reopen is looked for after is in this clone: the answer stands until a
+    # ref moves (``status_cache`` keeps it); False: a fetch alone may change it
+    keepable: bool = True
 
     def to_json(self) -> dict[str, Any]:
         sig = self.signatures
@@ -183,7 +186,8 @@ def status(slice_id: str | None = None, start: Path | str = ".",
             from leapgit.audit.shallow import unshallow
 
             signed = signed._replace(fetch=unshallow(ws.paths.root, [ws.config.ledger_ref]))
-    return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed)
+    return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed,
+                  keepable=reopen.all_here(ws.paths.root, watched))
 
 
 def _escalated(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]

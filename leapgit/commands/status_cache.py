@@ -6,10 +6,13 @@ commit outside an integration reopens a merged ball, L8), the config, the argume
 leapgit's own code and schemas. When none of them moved since the last run, the answer
 that run printed is printed again, and the ledger is never opened: no dulwich, no record,
 no rule is loaded (issue 13 item 7: the start-up of `leap status` under half of
-`pre-commit --version`'s). Anything else (a shallow clone, whose answer names a fetch
-from its remotes; a ref name this reader does not take as is; a kept answer unreadable
-or from another key) is computed afresh, as before. Only a cache: an answer that cannot
-be kept costs the next run a computation, never correctness.
+`pre-commit --version`'s). The spine is read as git stores it whatever this clone's git
+config or grafts say (``reopen.spine_hits``), and an answer computed while a merge it
+looks after is not in this clone (a fetch alone may bring it) is not kept. Anything else
+(a shallow clone, whose answer names a fetch from its remotes; a ref name this reader
+does not take as is; a kept answer unreadable or from another key) is computed afresh.
+Only a cache: an answer that cannot be kept costs the next run a computation, never
+correctness.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ def show(slice_id: str | None, as_json: bool, start: Path | str = ".") -> None:
     key = _key(ws, slice_id)
     said = None if key is None else _kept(ws, slice_id, key)
     if said is None:
-        said = _answer(ws, slice_id)
-        if key is not None:
+        said, keepable = _answer(ws, slice_id)
+        if key is not None and keepable:
             _keep(ws, slice_id, key, said)
     if as_json:
         console.emit_json(said["json"])
@@ -47,12 +50,13 @@ def show(slice_id: str | None, as_json: bool, start: Path | str = ".") -> None:
         console.emit(said["lines"])
 
 
-def _answer(ws: Workspace, slice_id: str | None) -> dict[str, Any]:
+def _answer(ws: Workspace, slice_id: str | None) -> tuple[dict[str, Any], bool]:
+    """The answer computed, and whether it may be kept (``Status.keepable``)."""
     from leapgit.commands import report
     from leapgit.commands.status import status
 
     result = status(slice_id, ws=ws)
-    return {"lines": report.status_lines(result), "json": result.to_json()}
+    return {"lines": report.status_lines(result), "json": result.to_json()}, result.keepable
 
 
 def _key(ws: Workspace, slice_id: str | None) -> str | None:

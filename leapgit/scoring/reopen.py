@@ -106,11 +106,12 @@ def spine_hits(root: Path, spine: str, balls: list[Watched]) -> list[SpineHit]:
     the commits that are no integration merge (none on a healthy spine)."""
     if not balls:
         return []
-    line = _line_since(root, spine, {w.since for w in balls})
-    strays = [sha for sha, integration in line if not integration]
-    if not strays:
-        return []
-    changed = _changed(root, strays)
+    with git.as_is():  # the commits as they are: no graft of this clone's reparents them
+        line = _line_since(root, spine, {w.since for w in balls})
+        strays = [sha for sha, integration in line if not integration]
+        if not strays:
+            return []
+        changed = _changed(root, strays)
     at = {sha: i for i, (sha, _) in enumerate(line)}  # newest first
     out = []
     for w in balls:
@@ -176,15 +177,38 @@ def _octopus_base(root: Path, tips: list[str]) -> str:
     return bases[0] if bases else ""
 
 
+def all_here(root: Path, balls: list[Watched]) -> bool:
+    """Is every watched merge in this clone? One that is not (the ledger was synced before
+    the spine was fetched) is no spine hit today and may be one after a `git fetch` that
+    moves no branch: an answer computed without it is not kept (``status_cache``)."""
+    if not balls:
+        return True
+    return git.run(["rev-list", "--no-walk", "--stdin"], root, check=False,
+                   input="".join(f"{w.since}\n" for w in balls).encode()).returncode == 0
+
+
 def _changed(root: Path, commits: list[str]) -> dict[str, set[str]]:
-    """The paths each commit changes against its first parent, one `git log`."""
+    """The paths each commit changes against its first parent, one `git log`: a rename is
+    a deletion and an addition, whatever this clone's ``diff.renames`` (a ball's file moved
+    away is changed), and every path is read as git stores it (``-z``: never quoted)."""
     out = git.run(["log", "--no-walk=unsorted", "--stdin", "--diff-merges=first-parent",
-                   "--name-only", "--format=%x00%H"], root,
+                   "--no-renames", "--name-only", "-z", "--format=%x00%H"], root,
                   input="\n".join(commits).encode() + b"\n", check=False).stdout
+    # each commit: NUL, its id, NUL, then a line break and its paths, each NUL-ended; a
+    # path is never empty, so an empty field is where the next commit's id comes
     found: dict[str, set[str]] = {}
-    for chunk in out.decode("utf-8", "surrogateescape").split("\0")[1:]:
-        sha, *paths = chunk.split("\n")
-        found[sha.strip()] = {p for p in paths if p.strip()}
+    paths: set[str] = set()
+    fields = iter(out.decode("utf-8", "surrogateescape").split("\0"))
+    for field in fields:
+        if not field:
+            sha = next(fields, "")
+            if not sha:
+                break
+            paths = found[sha] = set()
+        elif paths or not field.startswith("\n"):
+            paths.add(field)
+        else:
+            paths.add(field[1:])  # the first path, after the line break
     return found
 
 

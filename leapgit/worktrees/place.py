@@ -44,28 +44,47 @@ _place_locks: dict[str, WriterLock] = {}
 def placing(ws: Workspace) -> Iterator[None]:
     """L5, L8 (nothing lost under concurrency): one command at a time decides about and
     places or removes ball worktrees in a clone (an advisory lock on ``<git dir>/
-    leap-place.lock``, dropped by the kernel when its holder dies). A throw makes a ball's
-    worktree and branch before its record: a second throw, or a prune, deciding meanwhile
-    would take them for a killed throw's leftover and remove them. Held from the reading
-    of the ledger to the record, so the second decides on what the first recorded."""
+    leap-place.lock``, dropped by the kernel when its holder dies; the file names the
+    holder's pid and command line). A throw makes a ball's worktree and branch before its
+    record: a second throw, or a prune, deciding meanwhile would take them for a killed
+    throw's leftover and remove them. Held from the reading of the ledger to the record,
+    so the second decides on what the first recorded."""
     path = ws.paths.common_dir / PLACE_LOCK
     lock = _place_locks.setdefault(str(path), WriterLock(path, PLACE_WAIT, on_wait=_waiting))
     lock.timeout = PLACE_WAIT
     try:
         lock.__enter__()
     except LockTimeout:
-        raise Hold(f"another leap command placed or removed ball worktrees in this clone for "
+        pid, command = _holder_of(path)
+        who = f"pid {pid}, `{command}`" if pid else "another leap command"
+        raise Hold(f"{who} placed or removed ball worktrees in this clone for "
                    f"{PLACE_WAIT:g} s (it holds {path}); nothing was changed", rule="L5",
-                   hint="run the same command again once it is done") from None
+                   hint="run the same command again once it is done" + (
+                       f"; if it hangs, stop it (`kill {pid}`)" if pid else "")) from None
     try:
+        with contextlib.suppress(OSError):  # only a name for the waiting: never a failure
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(f"{os.getpid()} {shlex.join(['leap', *sys.argv[1:]])}\n")
         yield
     finally:
         lock.__exit__(None, None, None)
 
 
+def _holder_of(path: Path | str) -> tuple[int | None, str]:
+    """The pid and command line the place lock's holder wrote into it, if it did."""
+    try:
+        said = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        return None, ""
+    pid, _, command = said.partition(" ")
+    return (int(pid), printable(command)) if pid.isdigit() else (None, "")
+
+
 def _waiting(path: str) -> None:
-    sys.stderr.write(f"leap: waiting for another leap command placing or removing ball "
-                     f"worktrees in this clone ({path}); giving up after {PLACE_WAIT:g} s\n")
+    pid, command = _holder_of(path)
+    who = f"pid {pid}, `{command}`," if pid else "another leap command"
+    sys.stderr.write(f"leap: waiting for {who} placing or removing ball worktrees in this "
+                     f"clone ({path}); giving up after {PLACE_WAIT:g} s\n")
     sys.stderr.flush()
 
 

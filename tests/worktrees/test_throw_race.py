@@ -6,6 +6,8 @@ killed throw's leftover. One command at a time places or removes ball worktrees 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -94,17 +96,30 @@ def test_a_prune_beside_a_throw_leaves_the_worktree_the_throw_records(
     _one_throw_recorded(diamond)
 
 
-def test_a_throw_that_waited_past_its_patience_holds_and_the_same_command_then_throws(
+def test_a_throw_that_waited_past_its_patience_holds_and_its_hint_leads_on(
         diamond: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(place, "PLACE_WAIT", 0.3)
     lock = diamond / ".git" / place.PLACE_LOCK
-    holder = _hold(lock)  # another command placing worktrees, for a while
+    holder = subprocess.Popen(  # another leap command placing worktrees, hung
+        [sys.executable, "-c", "import sys, time\n"
+         "from leapgit.ledger.workspace import open_workspace\n"
+         "from leapgit.worktrees import place\n"
+         "sys.argv = ['leap', 'worktree', 'prune', 'dia']\n"
+         "with place.placing(open_workspace('.')):\n"
+         "    print('held', flush=True); time.sleep(120)"],
+        cwd=diamond, stdout=subprocess.PIPE, text=True)
     try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         r = leap("throw", "dia", "--ball", "A", cwd=diamond)
         assert r.code == 3 and "[L5]" in r.err and str(lock) in r.err, r
-        assert "in this clone for 0.3 s" in r.err, r
-        assert "[L5]; run the same command again once it is done" in r.err, r
+        assert f"pid {holder.pid}, `leap worktree prune dia` placed or removed ball " \
+            "worktrees in this clone for 0.3 s" in r.err, r
+        assert "run the same command again once it is done; if it hangs, stop it " \
+            f"(`kill {holder.pid}`)" in r.err, r
         assert not worktree_of(diamond, "A").exists()
+        hinted = re.findall(r"`(kill \d+)`", r.err)[0]
+        subprocess.run(shlex.split(hinted), check=True)  # as it says
+        holder.wait(timeout=30)
     finally:
         holder.kill()
         holder.wait()
