@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
+from leapgit import __version__
 from leapgit.commands import console
 
 
@@ -40,8 +41,6 @@ def run(args: list[str]) -> NoReturn:
     """Run the command line ``args``: the fast path when it is a plain `leap status`, else
     click's parse of it."""
     if args == ["--version"]:  # as click's version option says it, without loading click
-        from leapgit import __version__
-
         console.finish(lambda: console.echo(f"leap, version {__version__}"))
     plain = plain_status(args)
     if plain is not None:
