@@ -25,6 +25,7 @@ from leapgit import __version__
 
 FORMAT = 1
 _stamp: str | None = None  # this process's schemas_stamp()
+STALE_AFTER = 7 * 24 * 3600.0  # seconds: what other versions left and nothing wrote since
 
 
 def blob_id(data: bytes) -> str:
@@ -99,6 +100,9 @@ class RecordCache:
         path = self._path(blob)
         tmp = f"{path}.{os.getpid()}.tmp"
         try:
+            if not os.path.isdir(self.root):  # a new version's or stamp's first entry
+                os.makedirs(self.root, exist_ok=True)
+                sweep(self.root.parent, keep=self.root.name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(tmp, "w", encoding="utf-8") as fh:
                 json.dump(record, fh, ensure_ascii=False, separators=(",", ":"))
@@ -108,3 +112,29 @@ class RecordCache:
                 os.unlink(tmp)
             except OSError:
                 pass  # a read-only git dir still reads, only slower
+
+
+def sweep(folder: Path, keep: str) -> None:
+    """What other leapgit versions, or other stamps of a development checkout, left in
+    ``folder`` (the git dir's ``leap-cache``) and nothing wrote for a week: removed, so
+    upgrades and edits do not pile folders up. Called when a folder of a new stamp is
+    made, so rarely; best effort: an entry another process still reads costs it a parse
+    (every reader falls back to one), never an answer."""
+    import shutil
+    import time
+
+    cutoff = time.time() - STALE_AFTER
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.name == keep or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue

@@ -176,3 +176,42 @@ def test_a_config_entry_damaged_from_outside_costs_a_parse_not_the_command(
     for args in (["status"], ["log"], ["init"]):
         r = leap(*args, cwd=repo)
         assert r.code == 0 and "internal error" not in r.err, (args, r)
+
+
+def test_what_other_versions_left_untouched_for_a_week_goes_when_a_new_folder_is_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgrade, or an edit of a development checkout's records code, starts a folder of
+    its own: what the others left and nothing wrote for a week is removed then (no pile
+    of folders, one a stamp); what is newer, and the cache's own folder, stay."""
+    import os
+    import time
+
+    from leapgit.records import cache
+
+    git_dir = tmp_path / "git"
+    kept_dir = git_dir / "leap-cache"
+    week_old = time.time() - 8 * 24 * 3600
+    for name in ("records-0.0.9-1-aaaaaaaaaaaa", "config-0.0.9-1-aaaaaaaaaaaa",
+                 "presence-0.0.9-1.json", "records-0.1.0-1-bbbbbbbbbbbb"):
+        path = kept_dir / name
+        if name.endswith(".json"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("{}")
+        else:
+            (path / "ab").mkdir(parents=True)
+            (path / "ab" / "cd.json").write_text("{}")
+        os.utime(path, (week_old, week_old))
+    recent = kept_dir / "records-0.1.0-1-cccccccccccc"
+    (recent / "ab").mkdir(parents=True)
+    monkeypatch.setattr(cache, "_stamp", "dddddddddddd")
+    store = RecordCache(git_dir)
+    store.put("ab" + "1" * 38, {"a": 1})
+    assert sorted(p.name for p in kept_dir.iterdir()) == [
+        "records-0.1.0-1-cccccccccccc", store.root.name]
+    assert store.get("ab" + "1" * 38) == {"a": 1}
+
+    # once made, its folder sweeps no more: a put is one write
+    (kept_dir / "status-0.0.9-1").mkdir()
+    os.utime(kept_dir / "status-0.0.9-1", (week_old, week_old))
+    RecordCache(git_dir).put("ef" + "2" * 38, {"b": 2})
+    assert (kept_dir / "status-0.0.9-1").is_dir()
