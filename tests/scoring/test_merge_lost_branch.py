@@ -1,0 +1,73 @@
+"""Every hint leads on (L8): a passed ball whose branch and commit this clone lacks holds
+`leap merge`, and the hold says what brings it back, asking the spine's remote: the fetch
+of its copy there, or, with no copy anywhere, giving the slice up and cutting its work
+again. Each hint is run as printed, and the work goes on."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+from tests.scoring.test_merge_refusals import draft, two_passed_copy
+from tests.scoring.world import Project
+from tests.support import git, hinted_leap
+from tests.templates import Served
+
+SLICE = "left"
+DRAFT_AGAIN = draft("again", [("u2", "calc/u.py"), ("v2", "calc/v.py")])
+
+
+def lose_v(p: Project, copy: bool = True) -> str:
+    """v's branch, and the commit its pass names, gone from this clone (with ``copy``, a
+    copy of it is pushed to the remote first); its passed commit."""
+    branch = f"leap/ball/{SLICE}/v"
+    commit = p.tip(f"refs/heads/{branch}")
+    assert p.leap("sync", "origin").code == 0  # the ledger first: the server judges by it
+    if copy:
+        git("push", "-q", "origin", f"refs/heads/{branch}:refs/heads/{branch}", cwd=p.work)
+    for wt in (p.worktree("v", SLICE),):
+        git("worktree", "remove", "--force", str(wt), cwd=p.work)
+    git("branch", "-D", "-q", branch, cwd=p.work)
+    git("update-ref", "-d", f"refs/remotes/origin/{branch}", cwd=p.work, check=False)
+    git("reflog", "expire", "--expire=now", "--all", cwd=p.work)
+    git("gc", "-q", "--prune=now", cwd=p.work)
+    assert git("cat-file", "-t", commit, cwd=p.work, check=False) != "commit"
+    return commit
+
+
+def fetch_hint(err: str) -> list[str]:
+    found = [c for c in (s.strip("`") for s in err.split("`")[1::2]) if c.startswith("git fetch")]
+    assert len(found) == 1, err
+    return shlex.split(found[0])
+
+
+def test_a_lost_ball_the_remote_holds_is_fetched_as_the_hold_says_and_the_slice_lands(
+        isolated: Path, served: Served, scripted_url: str) -> None:
+    with two_passed_copy(served, scripted_url, SLICE) as p:
+        lose_v(p)
+        held = p.leap("merge", SLICE)
+        assert held.code == 3 and "[L8]" in held.err, held
+        assert "v (its branch and passed commit" in held.err, held
+        subprocess.run(fetch_hint(held.err), cwd=p.work, check=True)
+        assert hinted_leap(held.err) == [["merge", SLICE]], held.err
+        landed = p.leap(*hinted_leap(held.err)[0])
+        assert landed.code == 0, landed
+
+
+def test_a_lost_ball_no_remote_holds_leads_on_to_giving_the_slice_up_and_cutting_it_again(
+        isolated: Path, served: Served, scripted_url: str) -> None:
+    with two_passed_copy(served, scripted_url, SLICE) as p:
+        lose_v(p, copy=False)
+        held = p.leap("merge", SLICE)
+        assert held.code == 3 and "[L8]" in held.err, held
+        assert "the spine's remote origin has no copy" in held.err, held
+        abandon, cut = hinted_leap(held.err)[1:]
+        assert abandon == ["slice", "abandon", SLICE, "--reason", "TEXT"], held.err
+        assert cut == ["slice", "cut", "FILE"], held.err
+        given_up = p.leap(*abandon[:-1], "v's work is lost to this clone")
+        assert given_up.code == 0, given_up
+        draft = p.work.parent / "again.yaml"
+        draft.write_text(DRAFT_AGAIN)
+        again = p.leap("slice", "cut", str(draft))  # its files are free for the work again
+        assert again.code == 0, again
