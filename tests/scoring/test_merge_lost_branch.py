@@ -1,7 +1,8 @@
 """Every hint leads on (L8): a passed ball whose branch and commit this clone lacks holds
 `leap merge`, and the hold says what brings it back, asking the spine's remote: the fetch
 of its copy there, or, with no copy anywhere, giving the slice up and cutting its work
-again. Each hint is run as printed, and the work goes on."""
+again; a ball branch deleted by hand stops `leap score` with the `git branch` that puts it
+back. Each hint is run as printed, and the work goes on."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from tests.scoring.test_merge_refusals import draft, two_passed_copy
-from tests.scoring.world import Project
-from tests.support import git, hinted_leap
+from tests.scoring.test_merge_refusals import PLAN, draft, red_test, two_passed_copy
+from tests.scoring.world import Project, build_project
+from tests.support import GitDaemon, git, hinted_leap
 from tests.templates import Served
 
 SLICE = "left"
@@ -71,3 +72,31 @@ def test_a_lost_ball_no_remote_holds_leads_on_to_giving_the_slice_up_and_cutting
         draft.write_text(DRAFT_AGAIN)
         again = p.leap("slice", "cut", str(draft))  # its files are free for the work again
         assert again.code == 0, again
+
+
+def thrown(base: Path, daemon: GitDaemon, url: str) -> Project:
+    """``two_passed`` before its scores: u and v built, each claiming a pass."""
+    p = build_project(base, daemon, url, draft(SLICE, [("u", "calc/u.py"),
+                                                       ("v", "calc/v.py")]),
+                      None, {"u": PLAN["u"], "v": PLAN["v"]})
+    for b in "uv":
+        assert p.red(b, SLICE, red_test(b)).code == 0
+    assert p.leap("throw", SLICE, "--run").code == 0
+    return p
+
+
+def test_a_ball_branch_deleted_by_hand_is_put_back_as_score_says_and_then_scored(
+        isolated: Path, served: Served, scripted_url: str) -> None:
+    with served.world("thrown-left", lambda f: thrown(f, served.daemon, scripted_url)) as p:
+        branch = f"leap/ball/{SLICE}/v"
+        claimed = p.tip(f"refs/heads/{branch}")
+        git("worktree", "remove", "--force", str(p.worktree("v", SLICE)), cwd=p.work)
+        git("branch", "-D", "-q", branch, cwd=p.work)
+        refused = p.leap("score", SLICE, "v")
+        assert refused.code == 2 and f"the ball's branch {branch} does not exist" in refused.err
+        put_back = [c for c in refused.err.split("`")[1::2] if c.startswith("git branch")]
+        assert put_back == [f"git branch {branch} {claimed}"], refused.err
+        subprocess.run(shlex.split(put_back[0]), cwd=p.work, check=True)
+        assert hinted_leap(refused.err) == [["score", SLICE, "v"]], refused.err
+        scored = p.leap("score", SLICE, "v")
+        assert scored.code == 0 and "pass" in scored.out, scored
