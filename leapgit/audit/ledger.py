@@ -9,12 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 from leapgit import git
-from leapgit.audit.index import Change, LedgerIndex, hidden
+from leapgit.audit.index import LedgerIndex, hidden
 from leapgit.audit.model import AuditReport, Violation
-from leapgit.errors import LeapError
+from leapgit.audit.rawlog import Commit, commit_bodies, raw_log
 from leapgit.ledger import leases
 from leapgit.ledger.sync import lease_spine
 from leapgit.ledger.workspace import open_workspace
@@ -23,77 +22,19 @@ from leapgit.records import trailers
 _RECEIPT = re.compile(r"/episodes/\d+/receipts/(\d+)\.yaml$")
 
 
-class Commit(NamedTuple):
-    sha: str
-    parents: list[str]
-    tree: str
-    message: str
-    changes: list[Change]  # as `git log --raw -t` shows them against the first parent
-
-
 def _commits(root: Path, ref: str) -> list[Commit]:
-    """Every commit of ``ref``, oldest first. The changes come from one `git log --raw -t
-    -z` (folders too, and every path as it is, NUL-ended: no name can pass for a line
-    break or be quoted), the messages from the commit objects themselves (one `git
-    cat-file --batch`), so no message can pass for a diff line or a next commit."""
-    # the user's config must not change what git prints: the root commit's diff
-    out = git.run(["-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c",
-                   "i18n.logOutputEncoding=UTF-8", "log", "--root", "--reverse", "--no-renames",
-                   "--ignore-submodules=none", "-O/dev/null", "--raw", "-t", "-z",
-                   "--no-abbrev", "--format=%x01%H %P %T", ref], root).stdout
-    # NUL ends every field, and no path holds one: a commit's fields, then pairs of a
-    # change's fields and its path, each pair read whole (a path may start like anything)
-    fields, at, found = out.split(b"\0"), 0, []
-    while at < len(fields) and fields[at].startswith(b"\x01"):
-        ids = fields[at][1:].decode().split(" ")
-        at += 1
-        changes = []
-        while at + 1 < len(fields) and fields[at].lstrip(b"\n").startswith(b":"):
-            m = fields[at].lstrip(b"\n")[1:].decode().split()  # <old mode> <mode> <old id>
-            changes.append(_change(m, fields[at + 1]))
-            at += 2
-        found.append(Commit(ids[0], [p for p in ids[1:-1] if p], ids[-1], "", changes))
-    if any(fields[at:]):  # git printed what this reader does not know: never judge half
-        raise LeapError(f"`git log` of {ref} printed what the audit cannot read, after "
-                        f"{len(found)} commit(s): nothing was judged",
-                        hint="a git setting or version this audit does not know changed "
-                        "its log; please report it with your git version")
+    """Every commit of ``ref``, oldest first, with its changes (``rawlog.raw_log``) and its
+    message read from the commit object itself (so no message can pass for a diff line or
+    a next commit)."""
+    found = raw_log(root, [ref], reverse=True, what=f"`git log` of {ref}")
     messages = _messages(root, [c.sha for c in found])
     return [c._replace(message=messages.get(c.sha, "")) for c in found]
 
 
-def _change(meta: list[str], path: bytes) -> Change:
-    """``meta``: <old mode> <mode> <old id> <id> <status>. A name that is not UTF-8 reads
-    with U+FFFD in it, as everywhere else, and is no name the index can hold (``exact``)."""
-    try:
-        return Change(meta[4], path.decode(), meta[3], meta[1], meta[0])
-    except UnicodeDecodeError:
-        return Change(meta[4], path.decode("utf-8", "replace"), meta[3], meta[1], meta[0],
-                      exact=False)
-
-
 def _messages(root: Path, commits: list[str]) -> dict[str, str]:
     """Each commit's message, read from its object (what follows the first blank line)."""
-    if not commits:
-        return {}
-    data = git.run(["cat-file", "--batch"], root,
-                   input="".join(f"{c}\n" for c in commits).encode()).stdout
-    found, at = {}, 0
-    for sha in commits:
-        end = data.find(b"\n", at)
-        header = data[at:end].split()  # <id> commit <size>
-        if len(header) != 3 or header[:2] != [sha.encode(), b"commit"] or \
-                not header[2].isdigit():  # a commit git log listed, and cat-file did not read
-            raise LeapError(f"commit {sha} of the ledger's history could not be read "
-                            f"({data[at:end][:80].decode('utf-8', 'replace') or 'no answer'}):"
-                            " nothing was judged",
-                            hint="this repository's objects may be damaged; the audit "
-                            "changed nothing")
-        size = int(header[2])
-        body = data[end + 1:end + 1 + size]
-        found[sha] = body.partition(b"\n\n")[2].decode("utf-8", "replace")
-        at = end + 2 + size
-    return found
+    return {sha: body.partition(b"\n\n")[2].decode("utf-8", "replace")
+            for sha, body in commit_bodies(root, commits).items()}
 
 
 @dataclass

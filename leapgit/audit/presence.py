@@ -11,16 +11,11 @@ import json
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from leapgit import __version__
-from leapgit.gitobj import oid, refname
-from leapgit.ledger.added import added_files
+from leapgit import __version__, git
+from leapgit.audit.rawlog import commit_bodies, raw_log
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from dulwich.objects import Commit
-
-    from leapgit.gitobj import GitRepo
 
 
 class Presence(NamedTuple):
@@ -31,7 +26,7 @@ class Presence(NamedTuple):
     fetch: str | None = None  # then, the git command that fetches them, when one can
 
 
-FORMAT = 1  # of the kept count: another format, or another leapgit, keeps a file of its own
+FORMAT = 2  # of the kept count: another format, or another leapgit, keeps a file of its own
 
 
 def presence_cache(common_dir: Path) -> Path:
@@ -39,37 +34,36 @@ def presence_cache(common_dir: Path) -> Path:
     return common_dir / "leap-cache" / f"presence-{__version__}-{FORMAT}.json"
 
 
-def signature_presence(repo: GitRepo, ledger_ref: str,
+def signature_presence(root: Path, ledger_ref: str,
                        boundary: frozenset[str] = frozenset(),
                        cache: Path | None = None) -> Presence:
     """Every commit the ledger ref reaches, counted once; the records each unsigned one
     added to its first parent's tree. ``boundary``: a shallow clone's commits whose parents
     are not here (``git.shallow_commits``): counted, their additions unknown. ``cache``: a
-    file that keeps the count of a tip (`leap status`), so the next count walks only the
-    commits added since; without it, or after a rewrite, every commit is walked."""
-    try:
-        tip: bytes | None = repo.refs[refname(ledger_ref)]
-    except KeyError:
-        tip = None
-    if tip is None:
+    file that keeps the count of a tip (`leap status`), so the next count reads only the
+    commits added since; without it, or after a rewrite, every commit is read. Read in two
+    git processes, whatever the history's length (``audit.rawlog``: git's diff of each
+    commit, not one in Python: 36.6 s to 1.9 s over 10,000 balls' ledger)."""
+    found = git.run(["rev-parse", "--verify", "--quiet", f"{ledger_ref}^{{commit}}"], root,
+                    check=False)
+    tip = found.stdout.decode().strip() if found.returncode == 0 else ""
+    if not tip:
         return Presence(0, (), 0)
     kept = _load(cache) if cache is not None and not boundary else None
     if kept is not None and kept.tip == tip:
         return kept.presence
-    walked = _walk(repo, tip, boundary, kept.seen if kept is not None else frozenset())
-    if kept is not None and kept.tip in walked.stopped:  # the kept tip is an ancestor
-        found = Presence(kept.presence.commits + walked.commits,
-                         tuple(sorted(kept.presence.unsigned_records + walked.paths)),
-                         kept.presence.unsigned_commits + walked.unsigned)
-        seen = kept.seen | walked.seen
+    if kept is not None and git.is_ancestor(root, kept.tip, tip):  # only what was added
+        walked = _walk(root, tip, boundary, kept.tip)
+        counted = Presence(kept.presence.commits + walked.commits,
+                           tuple(sorted(kept.presence.unsigned_records + walked.paths)),
+                           kept.presence.unsigned_commits + walked.unsigned)
     else:  # none kept, or the ledger was rewritten: what was kept counts for nothing
-        walked = _walk(repo, tip, boundary, frozenset()) if kept is not None else walked
-        found = Presence(walked.commits, tuple(sorted(walked.paths)), walked.unsigned,
-                         walked.cut)
-        seen = walked.seen
+        walked = _walk(root, tip, boundary, None)
+        counted = Presence(walked.commits, tuple(sorted(walked.paths)), walked.unsigned,
+                           walked.cut)
     if cache is not None and not boundary:
-        _keep(cache, tip, found, seen)
-    return found
+        _keep(cache, tip, counted)
+    return counted
 
 
 class _Walked(NamedTuple):
@@ -77,66 +71,57 @@ class _Walked(NamedTuple):
     unsigned: int
     paths: tuple[str, ...]
     cut: bool
-    seen: frozenset[bytes]  # the commits walked
-    stopped: frozenset[bytes]  # the known commits the walk reached and did not go past
 
 
-def _walk(repo: GitRepo, tip: bytes, boundary: frozenset[str], known: frozenset[bytes]
-          ) -> _Walked:
-    commits, unsigned, cut = 0, 0, False
+def _walk(root: Path, tip: str, boundary: frozenset[str], since: str | None) -> _Walked:
+    """The commits ``tip`` reaches and ``since`` does not: how many, how many unsigned, the
+    files those added (a file whose type changed counts as added), whether one of them is a
+    shallow clone's boundary whose parents are not here (its additions are unknown)."""
+    log = raw_log(root, [tip, *([f"^{since}"] if since else [])], merges=True,
+                  what="`git log` of the ledger")
+    bodies = commit_bodies(root, [c.sha for c in log])
+    unsigned, cut = 0, False
     paths: list[str] = []
-    todo, seen, stopped = [tip], set(), set()
-    while todo:
-        sha = todo.pop()
-        if sha in seen:
-            continue
-        if sha in known:
-            stopped.add(sha)
-            continue
-        seen.add(sha)
-        commit: Commit = repo.object_store[oid(sha)]  # type: ignore[assignment]
-        commits += 1
-        at_cut = sha.decode() in boundary and bool(commit.parents)  # a root hides nothing
+    for c in log:
+        header = bodies[c.sha].partition(b"\n\n")[0].split(b"\n")
+        keys = [line.partition(b" ")[0] for line in header if not line.startswith(b" ")]
+        # as the object says, not as a shallow clone's log does; a root hides nothing
+        at_cut = c.sha in boundary and keys[1:2] == [b"parent"]
         cut = cut or at_cut
-        if not commit.gpgsig:
-            unsigned += 1
-            if not at_cut:
-                paths.extend(p for p, _ in added_files(repo.object_store, commit))
+        if b"gpgsig" in keys:  # dulwich's Commit.gpgsig: the header, not its check
+            continue
+        unsigned += 1
         if not at_cut:
-            todo.extend(commit.parents)
-    return _Walked(commits, unsigned, tuple(paths), cut, frozenset(seen), frozenset(stopped))
+            paths.extend(ch.path for ch in c.changes if ch.status in ("A", "T")
+                         and not ch.folder)
+    return _Walked(len(log), unsigned, tuple(paths), cut)
 
 
 class _Kept(NamedTuple):
-    tip: bytes
+    tip: str
     presence: Presence
-    seen: frozenset[bytes]
 
 
 def _load(cache: Path) -> _Kept | None:
-    """What ``_keep`` wrote; None when there is none, or it is damaged (a full walk then)."""
+    """What ``_keep`` wrote; None when there is none, or it is damaged (a full count then)."""
     try:
         data = json.loads(cache.read_bytes())
-        hexes, records = data["seen"], data["records"]
-        if not isinstance(hexes, str) or not isinstance(records, list) or \
-                not all(isinstance(p, str) for p in records):
+        records, tip = data["records"], data["tip"]
+        if not isinstance(records, list) or not all(isinstance(p, str) for p in records) or \
+                not isinstance(tip, str) or len(tip) != 40:
             return None
-        seen = frozenset(hexes[i:i + 40].encode() for i in range(0, len(hexes), 40))
         found = Presence(int(data["commits"]), tuple(records), int(data["unsigned"]))
-        tip = str(data["tip"]).encode()
     except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError):
         return None
-    if len(seen) != found.commits or tip not in seen or \
-            not 0 <= found.unsigned_commits <= found.commits:
+    if not 0 <= found.unsigned_commits <= found.commits or found.commits < 1:
         return None
-    return _Kept(tip, found, seen)
+    return _Kept(tip, found)
 
 
-def _keep(cache: Path, tip: bytes, found: Presence, seen: frozenset[bytes]) -> None:
+def _keep(cache: Path, tip: str, found: Presence) -> None:
     """Written whole, by rename: a reader finds the old count or the new, never half."""
-    data = {"tip": tip.decode(), "commits": found.commits, "unsigned": found.unsigned_commits,
-            "records": list(found.unsigned_records),
-            "seen": b"".join(sorted(seen)).decode()}
+    data = {"tip": tip, "commits": found.commits, "unsigned": found.unsigned_commits,
+            "records": list(found.unsigned_records)}
     tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -179,7 +179,7 @@ def status(slice_id: str | None = None, start: Path | str = ".",
             found = next(s for s in out if s.record.slice == hit.passed.slice)
             found.reopens[hit.passed.ball] = hit
 
-        signed = signature_presence(ledger.repo, ws.config.ledger_ref,
+        signed = signature_presence(ws.paths.common_dir, ws.config.ledger_ref,
                                     git.shallow_commits(ws.paths.common_dir),
                                     presence_cache(ws.paths.common_dir))
         if signed.shallow:

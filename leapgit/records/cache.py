@@ -120,7 +120,6 @@ def sweep(folder: Path, keep: str) -> None:
     upgrades and edits do not pile folders up. Called when a folder of a new stamp is
     made, so rarely; best effort: an entry another process still reads costs it a parse
     (every reader falls back to one), never an answer."""
-    import shutil
     import time
 
     cutoff = time.time() - STALE_AFTER
@@ -133,8 +132,29 @@ def sweep(folder: Path, keep: str) -> None:
             if entry.name == keep or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
                 continue
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                _remove_tree(entry.path)
             else:
                 os.unlink(entry.path)
         except OSError:
             continue
+
+
+def _remove_tree(top: str) -> None:
+    """``shutil.rmtree`` without its import (bz2, lzma: the hook and `leap status` load
+    neither), best effort: what cannot go stays."""
+    for folder, dirs, files in os.walk(top, topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+        for name in dirs:
+            path = os.path.join(folder, name)
+            try:
+                os.unlink(path) if os.path.islink(path) else os.rmdir(path)
+            except OSError:
+                pass
+    try:
+        os.rmdir(top)
+    except OSError:
+        pass

@@ -334,7 +334,6 @@ def test_status_counts_signatures_from_the_tip_it_counted_last(
     rewritten under it, or a kept count damaged, is counted afresh. Each count equals a
     count of the whole history."""
     from leapgit.audit.presence import presence_cache, signature_presence
-    from leapgit.ledger.repo import open_repo
 
     repo, keys = history
     kept = presence_cache(repo / ".git")
@@ -343,9 +342,9 @@ def test_status_counts_signatures_from_the_tip_it_counted_last(
         status = leap("status", cwd=repo)
         assert status.code == 0, status
         [line] = [x for x in status.out.splitlines() if x.startswith("signatures: ")]
-        with open_repo(str(repo / ".git")) as r:  # the whole history, counted afresh
-            assert signature_presence(r, "refs/heads/leap/ledger", cache=kept) == \
-                signature_presence(r, "refs/heads/leap/ledger")
+        git_dir = repo / ".git"  # the whole history, counted afresh
+        assert signature_presence(git_dir, "refs/heads/leap/ledger", cache=kept) == \
+            signature_presence(git_dir, "refs/heads/leap/ledger")
         return line
 
     assert said().startswith("signatures: all 5 ledger commits signed")
@@ -359,7 +358,7 @@ def test_status_counts_signatures_from_the_tip_it_counted_last(
     git("update-ref", "refs/heads/leap/ledger", signed_tip, cwd=repo)  # rewritten under it
     assert said().startswith("signatures: all 5 ledger commits signed")
     _claim(repo, None, "b", 2)
-    kept.write_text('{"tip": "' + signed_tip + '", "commits": 2, "seen": "x"}')  # damaged
+    kept.write_text('{"tip": "' + signed_tip + '", "commits": 2, "unsigned": 3}')  # damaged
     assert said().startswith("signatures: 1 of 6 ledger commits are UNSIGNED; unsigned "
                              "records: slices/s1/balls/b/episodes/1/receipts/2.yaml")
 
