@@ -44,15 +44,15 @@ def signature_presence(root: Path, ledger_ref: str,
     commits added since; without it, or after a rewrite, every commit is read. Read in two
     git processes, whatever the history's length (``audit.rawlog``: git's diff of each
     commit, not one in Python: 36.6 s to 1.9 s over 10,000 balls' ledger)."""
-    found = git.run(["rev-parse", "--verify", "--quiet", f"{ledger_ref}^{{commit}}"], root,
-                    check=False)
-    tip = found.stdout.decode().strip() if found.returncode == 0 else ""
+    tip = _tip(root, ledger_ref)
     if not tip:
         return Presence(0, (), 0)
     kept = _load(cache) if cache is not None and not boundary else None
     if kept is not None and kept.tip == tip:
         return kept.presence
-    if kept is not None and git.is_ancestor(root, kept.tip, tip):  # only what was added
+    with git.as_is():  # as the log reads them: no graft's parents
+        since = kept.tip if kept is not None and git.is_ancestor(root, kept.tip, tip) else None
+    if kept is not None and since is not None:  # only what was added
         walked = _walk(root, tip, boundary, kept.tip)
         counted = Presence(kept.presence.commits + walked.commits,
                            tuple(sorted(kept.presence.unsigned_records + walked.paths)),
@@ -64,6 +64,19 @@ def signature_presence(root: Path, ledger_ref: str,
     if cache is not None and not boundary:
         _keep(cache, tip, counted)
     return counted
+
+
+def _tip(root: Path, ledger_ref: str) -> str:
+    """The commit ``ledger_ref`` names, that very ref (no other name git would guess for
+    it); "" when there is none."""
+    listed = git.run(["for-each-ref", "--format=%(objectname) %(refname)", ledger_ref], root,
+                     check=False).stdout.decode("utf-8", "surrogateescape").splitlines()
+    named = [line.partition(" ")[0] for line in listed if line.partition(" ")[2] == ledger_ref]
+    if not named:
+        return ""
+    found = git.run(["rev-parse", "--verify", "--quiet", f"{named[0]}^{{commit}}"], root,
+                    check=False)
+    return found.stdout.decode().strip() if found.returncode == 0 else ""
 
 
 class _Walked(NamedTuple):
@@ -78,7 +91,7 @@ def _walk(root: Path, tip: str, boundary: frozenset[str], since: str | None) -> 
     files those added (a file whose type changed counts as added), whether one of them is a
     shallow clone's boundary whose parents are not here (its additions are unknown)."""
     log = raw_log(root, [tip, *([f"^{since}"] if since else [])], merges=True,
-                  what="`git log` of the ledger")
+                  what="`git log` of the ledger", surrogates=True)
     bodies = commit_bodies(root, [c.sha for c in log])
     unsigned, cut = 0, False
     paths: list[str] = []
@@ -88,7 +101,7 @@ def _walk(root: Path, tip: str, boundary: frozenset[str], since: str | None) -> 
         # as the object says, not as a shallow clone's log does; a root hides nothing
         at_cut = c.sha in boundary and keys[1:2] == [b"parent"]
         cut = cut or at_cut
-        if b"gpgsig" in keys:  # dulwich's Commit.gpgsig: the header, not its check
+        if _signature(header):
             continue
         unsigned += 1
         if not at_cut:
@@ -111,7 +124,8 @@ def _load(cache: Path) -> _Kept | None:
                 not isinstance(tip, str) or len(tip) != 40:
             return None
         found = Presence(int(data["commits"]), tuple(records), int(data["unsigned"]))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError,
+            RecursionError):  # nested past the parser's depth
         return None
     if not 0 <= found.unsigned_commits <= found.commits or found.commits < 1:
         return None
@@ -132,3 +146,19 @@ def _keep(cache: Path, tip: str, found: Presence) -> None:
             tmp.unlink()
         except OSError:  # not there, or not removable either (a read-only mount)
             pass
+
+
+def _signature(header: list[bytes]) -> bytes:
+    """The ``gpgsig`` headers' value, as dulwich's ``Commit.gpgsig`` reads it (each such
+    header with its continuation lines, joined); empty: no signature (git says N too)."""
+    found: list[bytes] = []
+    inside = False
+    for line in header:
+        if line.startswith(b" "):  # a continuation of the header before it
+            if inside:
+                found[-1] += b"\n" + line[1:]
+            continue
+        inside = line.startswith(b"gpgsig ")
+        if inside:
+            found.append(line[len(b"gpgsig "):])
+    return b"\n".join(found)

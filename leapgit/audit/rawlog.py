@@ -24,12 +24,13 @@ class Commit(NamedTuple):
 
 
 def raw_log(root: Path, revs: Sequence[str], *, reverse: bool = False, merges: bool = False,
-            what: str = "`git log`") -> list[Commit]:
+            what: str = "`git log`", surrogates: bool = False) -> list[Commit]:
     """Every commit ``revs`` reach (``^X`` excludes what X reaches), newest first (oldest
     first with ``reverse``), each with its changes against its first parent (a root
     commit's: everything it holds; a merge's: none, unless ``merges``); no message
     (``commit_bodies`` reads them). Read as the commits are (``git.as_is``: no graft),
-    whatever the user's config says."""
+    whatever the user's config says. ``surrogates``: a name that is not UTF-8 keeps its
+    bytes (surrogateescape, as ``ledger.added`` reads them), else it reads with U+FFFD."""
     # the user's config must not change what git prints: the root commit's diff, a
     # signature check, the encoding
     with git.as_is():
@@ -39,17 +40,22 @@ def raw_log(root: Path, revs: Sequence[str], *, reverse: bool = False, merges: b
                        *(["--diff-merges=first-parent"] if merges else []),
                        "--ignore-submodules=none", "-O/dev/null",
                        "--raw", "-t", "-z", "--no-abbrev", "--format=%x01%H %P %T", *revs,
-                       "--"], root).stdout
+                       "--"], root, check=False)
+    if out.returncode != 0:
+        said = out.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise LeapError(f"{what} failed: {said[-1] if said else f'exit {out.returncode}'}; "
+                        "nothing was judged", hint="this repository's objects may be "
+                        "damaged (`git fsck` names what is missing); nothing was changed")
     # NUL ends every field, and no path holds one: a commit's fields, then pairs of a
     # change's fields and its path, each pair read whole (a path may start like anything)
-    fields, at, found = out.split(b"\0"), 0, []
+    fields, at, found = out.stdout.split(b"\0"), 0, []
     while at < len(fields) and fields[at].startswith(b"\x01"):
         ids = fields[at][1:].decode().split(" ")
         at += 1
         changes = []
         while at + 1 < len(fields) and fields[at].lstrip(b"\n").startswith(b":"):
             m = fields[at].lstrip(b"\n")[1:].decode().split()  # <old mode> <mode> <old id>
-            changes.append(_change(m, fields[at + 1]))
+            changes.append(_change(m, fields[at + 1], surrogates))
             at += 2
         found.append(Commit(ids[0], [p for p in ids[1:-1] if p], ids[-1], "", changes))
     if any(fields[at:]):  # git printed what this reader does not know: never judge half
@@ -60,9 +66,13 @@ def raw_log(root: Path, revs: Sequence[str], *, reverse: bool = False, merges: b
     return found
 
 
-def _change(meta: list[str], path: bytes) -> Change:
+def _change(meta: list[str], path: bytes, surrogates: bool = False) -> Change:
     """``meta``: <old mode> <mode> <old id> <id> <status>. A name that is not UTF-8 reads
-    with U+FFFD in it, as everywhere else, and is no name the index can hold (``exact``)."""
+    with U+FFFD in it, as everywhere else, and is no name the index can hold (``exact``);
+    with ``surrogates``, with its bytes kept."""
+    if surrogates:
+        return Change(meta[4], path.decode("utf-8", "surrogateescape"), meta[3], meta[1],
+                      meta[0])
     try:
         return Change(meta[4], path.decode(), meta[3], meta[1], meta[0])
     except UnicodeDecodeError:

@@ -101,7 +101,7 @@ def _kept(ws: Workspace, slice_id: str | None, key: str) -> dict[str, Any] | Non
     try:
         with open(_path(ws, slice_id), "rb") as fh:
             found = json.loads(fh.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested past the parser's depth
         return None
     if not isinstance(found, dict) or found.get("key") != key or \
             not isinstance(found.get("lines"), list) or \

@@ -61,6 +61,19 @@ class WriterLock:
             self._release(self._held.handle)
             self._held.handle = None
 
+    def note(self, text: str) -> None:
+        """Write ``text`` into the lock file through the descriptor this thread holds it
+        by (never by its path again: a link planted there would be written through);
+        best effort, only a name for those who wait."""
+        handle = getattr(self._held, "handle", None)
+        if not isinstance(handle, int):
+            return  # pragma: no cover - filelock's, on Windows
+        try:
+            os.ftruncate(handle, 0)
+            os.pwrite(handle, text.encode("utf-8", "replace"), 0)
+        except OSError:
+            pass
+
     def _acquire(self) -> object:
         if fcntl is None:  # pragma: no cover - Windows
             return self._acquire_portable()

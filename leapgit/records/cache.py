@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from leapgit import __version__
 FORMAT = 1
 _stamp: str | None = None  # this process's schemas_stamp()
 STALE_AFTER = 7 * 24 * 3600.0  # seconds: what other versions left and nothing wrote since
+# what leapgit names in leap-cache: <kind>-<version>-<format>[-<stamp>][.json]
+_OURS = re.compile(r"[a-z]+-[0-9][0-9A-Za-z.+!_]*-[0-9]+(-[0-9a-f]{12})?(\.json)?")
 
 
 def blob_id(data: bytes) -> str:
@@ -92,7 +95,7 @@ class RecordCache:
         try:
             with open(self._path(blob), "rb") as fh:
                 found = json.loads(fh.read())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # nested past the parser's depth
             return None
         return found if isinstance(found, dict) else None
 
@@ -116,20 +119,24 @@ class RecordCache:
 
 def sweep(folder: Path, keep: str) -> None:
     """What other leapgit versions, or other stamps of a development checkout, left in
-    ``folder`` (the git dir's ``leap-cache``) and nothing wrote for a week: removed, so
+    ``folder`` (the git dir's ``leap-cache``, never a folder it links to; only names of
+    leapgit's own making) and nothing wrote for a week: removed, so
     upgrades and edits do not pile folders up. Called when a folder of a new stamp is
     made, so rarely; best effort: an entry another process still reads costs it a parse
     (every reader falls back to one), never an answer."""
     import time
 
     cutoff = time.time() - STALE_AFTER
+    if os.path.islink(folder):
+        return  # the git dir's own folder only: never a folder of the user's it links to
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return
     for entry in entries:
         try:
-            if entry.name == keep or entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+            if entry.name == keep or not _OURS.fullmatch(entry.name) or \
+                    entry.stat(follow_symlinks=False).st_mtime >= cutoff:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 _remove_tree(entry.path)

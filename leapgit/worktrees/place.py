@@ -62,9 +62,8 @@ def placing(ws: Workspace) -> Iterator[None]:
                    hint="run the same command again once it is done" + (
                        f"; if it hangs, stop it (`kill {pid}`)" if pid else "")) from None
     try:
-        with contextlib.suppress(OSError):  # only a name for the waiting: never a failure
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(f"{os.getpid()} {shlex.join(['leap', *sys.argv[1:]])}\n")
+        if not os.path.islink(path):  # never written through a link planted there
+            lock.note(f"{os.getpid()} {shlex.join(['leap', *sys.argv[1:]])}\n")
         yield
     finally:
         lock.__exit__(None, None, None)
@@ -73,11 +72,14 @@ def placing(ws: Workspace) -> Iterator[None]:
 def _holder_of(path: Path | str) -> tuple[int | None, str]:
     """The pid and command line the place lock's holder wrote into it, if it did."""
     try:
-        said = Path(path).read_text(encoding="utf-8").strip()
-    except (OSError, ValueError):
+        with open(path, "rb") as fh:
+            said = fh.read(4096).decode("utf-8", "replace").strip()
+    except OSError:
         return None, ""
     pid, _, command = said.partition(" ")
-    return (int(pid), printable(command)) if pid.isdigit() else (None, "")
+    if not (pid.isascii() and pid.isdigit() and len(pid) <= 10):
+        return None, ""  # none it can read: the waiting is said without it
+    return int(pid), printable(command)
 
 
 def _waiting(path: str) -> None:

@@ -115,7 +115,8 @@ def test_each_argument_keeps_its_own_answer(cut: Path) -> None:
     assert r.code == 0 and PLANTED not in r.out and "wave 0" in r.out
 
 
-@pytest.mark.parametrize("damage", ["", "{", "[]", '{"key": 1}', '{"lines": "x"}'])
+@pytest.mark.parametrize("damage", ["", "{", "[]", '{"key": 1}', '{"lines": "x"}',
+                                    "[" * 200_000])  # deeper than the parser recurses
 def test_a_kept_answer_damaged_from_outside_is_computed_again(cut: Path, damage: str) -> None:
     first = leap("status", cwd=cut)
     kept(cut).write_text(damage)

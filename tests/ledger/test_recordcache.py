@@ -215,3 +215,48 @@ def test_what_other_versions_left_untouched_for_a_week_goes_when_a_new_folder_is
     os.utime(kept_dir / "status-0.0.9-1", (week_old, week_old))
     RecordCache(git_dir).put("ef" + "2" * 38, {"b": 2})
     assert (kept_dir / "status-0.0.9-1").is_dir()
+
+
+def test_the_sweep_never_leaves_the_git_dir_nor_touches_what_it_did_not_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blind review (security): a `.git/leap-cache` that is a link to a folder of the
+    user's (a `.git` from an archive can plant one) had that folder's old files and
+    subfolders removed; and an old entry not of leapgit's naming is not leapgit's."""
+    import os
+    import time
+
+    from leapgit.records import cache
+
+    week_old = time.time() - 8 * 24 * 3600
+    victim = tmp_path / "victim"
+    (victim / "photos").mkdir(parents=True)
+    (victim / "photos" / "a.jpg").write_text("a photo\n")
+    (victim / "notes.txt").write_text("notes\n")
+    for path in (victim / "photos", victim / "notes.txt"):
+        os.utime(path, (week_old, week_old))
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "leap-cache").symlink_to(victim)
+    monkeypatch.setattr(cache, "_stamp", "eeeeeeeeeeee")
+    RecordCache(linked).put("ab" + "1" * 38, {"a": 1})
+    assert (victim / "photos" / "a.jpg").exists() and (victim / "notes.txt").exists()
+
+    plain = tmp_path / "plain" / "leap-cache"
+    (plain / "mine-but-not-leapgits").mkdir(parents=True)
+    (plain / "README").write_text("a note someone left\n")
+    for path in (plain / "mine-but-not-leapgits", plain / "README"):
+        os.utime(path, (week_old, week_old))
+    monkeypatch.setattr(cache, "_stamp", "ffffffffffff")
+    RecordCache(plain.parent).put("ab" + "1" * 38, {"a": 1})
+    assert (plain / "mine-but-not-leapgits").is_dir() and (plain / "README").exists()
+
+
+def test_a_cache_entry_nested_past_the_parser_s_depth_costs_a_parse(
+        tmp_path: Path) -> None:
+    """Blind review (boundary): JSON nested deeper than the parser recurses raised
+    RecursionError, no ValueError: every command that read it was an internal error."""
+    store = RecordCache(tmp_path)
+    blob = "ab" + "1" * 38
+    store.put(blob, {"a": 1})
+    Path(store._path(blob)).write_text("[" * 200_000)
+    assert store.get(blob) is None

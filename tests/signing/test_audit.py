@@ -368,7 +368,8 @@ def test_status_counts_signatures_from_the_tip_it_counted_last(
                                     '{"tip": "T", "commits": 1e400, "unsigned": 0, '
                                     '"records": [], "seen": "x"}',
                                     "records as a string",
-                                    "not a folder"])
+                                    "not a folder",
+                                    "[" * 200_000])  # deeper than the parser recurses
 def test_a_kept_count_that_cannot_be_read_or_written_costs_a_count(
         history: tuple[Path, dict[str, Path]], damage: str) -> None:
     """Blind review (e6e0b48): a kept count edited into JSON of the wrong kinds, and a

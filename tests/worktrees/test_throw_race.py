@@ -126,3 +126,32 @@ def test_a_throw_that_waited_past_its_patience_holds_and_its_hint_leads_on(
     r = leap("throw", "dia", "--ball", "A", cwd=diamond)  # the same command, as it says
     assert r.code == 0, r
     _one_throw_recorded(diamond)
+
+
+@pytest.mark.parametrize("said", ["\u00b2 leap throw", "9" * 5000 + " leap throw", ""])
+def test_a_lock_file_that_names_no_pid_it_can_read_still_holds_in_one_line(
+        diamond: Path, monkeypatch: pytest.MonkeyPatch, said: str) -> None:
+    """Blind review (boundary): a pid git's int() refuses ('\u00b2' is a digit to
+    str.isdigit) made the timeout an internal error."""
+    monkeypatch.setattr(place, "PLACE_WAIT", 0.3)
+    lock = diamond / ".git" / place.PLACE_LOCK
+    holder = _hold(lock)
+    try:
+        lock.write_text(said)
+        r = leap("worktree", "prune", "dia", cwd=diamond)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.code == 3 and "another leap command placed or removed" in r.err, r
+
+
+def test_the_lock_names_its_holder_without_writing_through_a_link(diamond: Path,
+                                                                   tmp_path: Path) -> None:
+    """Blind review (security): a `.git/leap-place.lock` linked to a file of the user's
+    had that file truncated and overwritten with the holder's pid."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("important data\n")
+    (diamond / ".git" / place.PLACE_LOCK).symlink_to(victim)
+    r = leap("worktree", "prune", "dia", cwd=diamond)
+    assert r.code in (0, 2, 3), r
+    assert victim.read_text() == "important data\n"
