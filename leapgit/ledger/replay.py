@@ -29,7 +29,8 @@ def replay_onto(ledger: Ledger, base: str) -> Replayed:
     """Additions to distinct paths commute; a path ``base`` holds with the same bytes is
     skipped; with different bytes it is a ``LedgerConflict`` naming the path, and nothing
     moves. A separately started ledger's root record is dropped when ``base`` has its
-    own."""
+    own. A local commit that already stands on the tip so far, every addition of it new
+    there, is kept as it is (its id too: a push of it saved before stays a fast-forward)."""
     return swap(ledger, lambda old, _attempt: _rebuild(ledger, old, base))
 
 
@@ -56,7 +57,10 @@ def _rebuild(ledger: Ledger, old: str | None, base: str) -> Move[Replayed]:
             added[path] = store[oid(change.new.sha or b"")].as_raw_string()
         todo = new_paths(ledger, tip, added, identical_ok=True)
         skipped += len(added) - len(todo)
-        if todo:
+        if todo and len(todo) == len(added) and [p.decode() for p in commit.parents] == [tip]:
+            tip = commit.id.decode()  # it stands on the tip already: kept as it is
+            records += len(todo)
+        elif todo:
             tip = ledger.committer.commit(tip, todo, commit.message).decode()
             records += len(todo)
     reflog = b"leap: sync" if old is None else b"leap: sync replay"

@@ -263,3 +263,21 @@ def test_a_clone_of_one_branch_is_asked_to_take_the_remote_s_ledger_before_start
     assert git("rev-parse", "leap/ledger", cwd=path) == git("rev-parse", "leap/ledger",
                                                               cwd=w.bare)
     assert leap("status", cwd=path).code == 0
+
+
+def test_a_sync_of_commits_already_on_the_remote_s_tip_keeps_them_as_they_are(
+        fresh_world: World) -> None:
+    """Helper report (hint tests, f3c7138): `leap sync` rebuilt every unpushed ledger
+    commit even when it stood on the remote's tip already, so a second ticking on the way
+    gave the same records new commit ids (a push of the ids saved before the sync was then
+    no fast-forward). Commits that need no replay are kept: the sync only pushes them."""
+    w = fresh_world
+    one = clone(w, "one")
+    write_slices(w, one, "one", 3)
+    mine = git("rev-list", "--reverse", "origin/leap/ledger..leap/ledger", cwd=one).split()
+    assert len(mine) == 3
+    time.sleep(1.1)  # a rebuild now would write other commit ids
+    res = leap("sync", cwd=one)
+    assert res.code == 0, res
+    assert git("rev-list", "--reverse", f"{mine[0]}^..leap/ledger", cwd=one).split() == mine
+    assert git("rev-parse", "leap/ledger", cwd=w.bare) == mine[-1]
