@@ -28,7 +28,8 @@ FORMAT = 1
 _stamp: str | None = None  # this process's schemas_stamp()
 STALE_AFTER = 7 * 24 * 3600.0  # seconds: what other versions left and nothing wrote since
 # what leapgit names in leap-cache: <kind>-<version>-<format>[-<stamp>][.json]
-_OURS = re.compile(r"[a-z]+-[0-9][0-9A-Za-z.+!_]*-[0-9]+(-[0-9a-f]{12})?(\.json)?")
+# (a pattern, compiled only by a sweep: the hook imports this module on every round)
+_OURS = r"[a-z]+-[0-9][0-9A-Za-z.+!_]*-[0-9]+(-[0-9a-f]{12})?(\.json)?"
 
 
 def blob_id(data: bytes) -> str:
@@ -135,7 +136,7 @@ def sweep(folder: Path, keep: str) -> None:
         return
     for entry in entries:
         try:
-            if entry.name == keep or not _OURS.fullmatch(entry.name) or \
+            if entry.name == keep or not re.fullmatch(_OURS, entry.name) or \
                     entry.stat(follow_symlinks=False).st_mtime >= cutoff:
                 continue
             if entry.is_dir(follow_symlinks=False):
