@@ -30,7 +30,8 @@ def replay_onto(ledger: Ledger, base: str) -> Replayed:
     skipped; with different bytes it is a ``LedgerConflict`` naming the path, and nothing
     moves. A separately started ledger's root record is dropped when ``base`` has its
     own. A local commit that already stands on the tip so far, every addition of it new
-    there, is kept as it is (its id too: a push of it saved before stays a fast-forward)."""
+    there, written by this committer and signed as it signs, is kept as it is (its id
+    too: a push of it saved before stays a fast-forward)."""
     return swap(ledger, lambda old, _attempt: _rebuild(ledger, old, base))
 
 
@@ -41,6 +42,10 @@ def _rebuild(ledger: Ledger, old: str | None, base: str) -> Move[Replayed]:
         e.commit for e in Walker(store, [oid(old)], exclude=[oid(base)], order=ORDER_TOPO,
                                  reverse=True, get_parents=parents)]
     tip, records, skipped = base, 0, 0
+    # a commit that stands on the tip already is kept as it is only when a replay would
+    # write it alike: by this committer, signed as this committer signs (a sync signs the
+    # records written before a key was set up, as it always did)
+    me, signs = ledger.committer.identity()[0], ledger.committer.signer() is not None
     for commit in local:
         parent_tree = (store[parents(commit)[0]].tree  # type: ignore[attr-defined]
                        if parents(commit) else None)
@@ -57,7 +62,8 @@ def _rebuild(ledger: Ledger, old: str | None, base: str) -> Move[Replayed]:
             added[path] = store[oid(change.new.sha or b"")].as_raw_string()
         todo = new_paths(ledger, tip, added, identical_ok=True)
         skipped += len(added) - len(todo)
-        if todo and len(todo) == len(added) and [p.decode() for p in commit.parents] == [tip]:
+        if todo and len(todo) == len(added) and [p.decode() for p in commit.parents] == [tip] \
+                and commit.committer == me and bool(commit.gpgsig) == signs:
             tip = commit.id.decode()  # it stands on the tip already: kept as it is
             records += len(todo)
         elif todo:

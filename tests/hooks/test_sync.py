@@ -281,3 +281,22 @@ def test_a_sync_of_commits_already_on_the_remote_s_tip_keeps_them_as_they_are(
     assert res.code == 0, res
     assert git("rev-list", "--reverse", f"{mine[0]}^..leap/ledger", cwd=one).split() == mine
     assert git("rev-parse", "leap/ledger", cwd=w.bare) == mine[-1]
+
+
+def test_a_sync_signs_the_records_written_before_a_key_was_set_up(fresh_world: World,
+                                                                  tmp_path: Path) -> None:
+    """Kept as they are only when a replay would write them alike: a commit on the
+    remote's tip written unsigned, before this clone's key was set up, is written again
+    signed, as a sync always did (a server that wants signatures takes it)."""
+    from tests.signing.world import make_key
+
+    w = fresh_world
+    one = clone(w, "one")
+    write_slices(w, one, "one", 1)
+    unsigned = git("rev-parse", "leap/ledger", cwd=one)
+    key = make_key(tmp_path, "ulla")
+    git("config", "leap.signingKey", str(key), cwd=one)
+    assert leap("sync", cwd=one).code == 0
+    pushed = git("rev-parse", "leap/ledger", cwd=w.bare)
+    assert pushed != unsigned
+    assert "gpgsig" in git("cat-file", "commit", pushed, cwd=w.bare)
