@@ -8,11 +8,11 @@ it ~14 ms of start-up under load, issue 13 item 7)."""
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from leapgit import __version__, git
 from leapgit.audit.rawlog import commit_bodies, raw_log
+from leapgit.records.cache import keep_json
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -134,18 +134,9 @@ def _load(cache: Path) -> _Kept | None:
 
 def _keep(cache: Path, tip: str, found: Presence) -> None:
     """Written whole, by rename: a reader finds the old count or the new, never half."""
-    data = {"tip": tip, "commits": found.commits, "unsigned": found.unsigned_commits,
-            "records": list(found.unsigned_records)}
-    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-        os.replace(tmp, cache)
-    except OSError:  # a read-only git dir still counts, only each time afresh
-        try:
-            tmp.unlink()
-        except OSError:  # not there, or not removable either (a read-only mount)
-            pass
+    keep_json(cache, {"tip": tip, "commits": found.commits,
+                      "unsigned": found.unsigned_commits,
+                      "records": list(found.unsigned_records)})
 
 
 def _signature(header: list[bytes]) -> bytes:

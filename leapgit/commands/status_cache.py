@@ -28,7 +28,7 @@ import leapgit
 from leapgit import __version__, git
 from leapgit.commands import console
 from leapgit.ledger.workspace import Workspace, open_workspace
-from leapgit.records.cache import schemas_dir, schemas_stamp
+from leapgit.records.cache import keep_json, schemas_dir, schemas_stamp
 
 FORMAT = 1
 _SLICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # slice.schema.json's ids
@@ -111,16 +111,5 @@ def _kept(ws: Workspace, slice_id: str | None, key: str) -> dict[str, Any] | Non
 
 
 def _keep(ws: Workspace, slice_id: str | None, key: str, said: dict[str, Any]) -> None:
-    """One answer a command line, replaced whole (written aside, then renamed)."""
-    path = _path(ws, slice_id)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"key": key, **said}, fh, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, path)
-    except (OSError, TypeError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass  # a read-only git dir still answers, only slower
+    """One answer a command line, replaced whole."""
+    keep_json(_path(ws, slice_id), {"key": key, **said})

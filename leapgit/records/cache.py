@@ -102,20 +102,31 @@ class RecordCache:
 
     def put(self, blob: str, record: dict[str, Any]) -> None:
         path = self._path(blob)
-        tmp = f"{path}.{os.getpid()}.tmp"
         try:
             if not os.path.isdir(self.root):  # a new version's or stamp's first entry
                 os.makedirs(self.root, exist_ok=True)
                 sweep(self.root.parent, keep=self.root.name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(record, fh, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, path)
-        except (OSError, TypeError, ValueError):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass  # a read-only git dir still reads, only slower
+        except OSError:
+            return  # a read-only git dir still reads, only slower
+        keep_json(path, record)
+
+
+def keep_json(path: str | Path, data: Any) -> None:
+    """``data`` as JSON at ``path``, written whole (aside, then renamed: a reader finds
+    the old file or the new, never half), its folder made; best effort: a git dir that
+    cannot keep it (read-only, a file where the folder goes) costs the next reader a
+    computation, never an answer."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, path)
+    except (OSError, TypeError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass  # not there, or not removable either (a read-only mount)
 
 
 def sweep(folder: Path, keep: str) -> None:
