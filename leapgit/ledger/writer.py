@@ -92,7 +92,14 @@ def uninterrupted() -> Iterator[None]:
     the handler's own write (a lease given back) found the ledger locked. Every signal that
     came meanwhile goes to its handler as the block ends, in order (a handler that counts
     presses sees each). Only the main thread receives signals in Python; another thread's
-    block runs as it is."""
+    block runs as it is.
+
+    Python runs a handler that is due at almost any point of Python code, so no step from
+    the first handler swapped to the last signal handed on may let one escape: the block's
+    own handlers only append, and from the moment the old ones are back, everything runs
+    inside ``_settle``'s loop, which keeps what a handler raised and goes on (review of
+    issue 13: a SIGTERM raised as the mask was set back lost the SIGINT the block had
+    caught, and `leap run` waited for its jurors after two signals)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -100,13 +107,11 @@ def uninterrupted() -> Iterator[None]:
     old, due = _swap_handlers({sig: lambda signum, _frame: caught.append(signum)
                                for sig in _DEFERRED})
     if due is not None:  # a signal from before the block: handled as if the block never was
-        _swap_handlers(_restoring(old))
-        _deliver(caught, old, due)  # raises ``due`` once the block's own lambdas ran
+        _settle(old, caught, due)  # raises ``due`` once the block's own catches went on
     try:
         yield
     finally:
-        _, due = _swap_handlers(_restoring(old))
-        _deliver(caught, old, due)
+        _settle(old, caught, None)
 
 
 def _restoring(old: dict[signal.Signals, Any]) -> dict[signal.Signals, Any]:
@@ -121,20 +126,22 @@ _SWAP_TRIES = 64  # each try that fails ran a handler that was due; a few at mos
 def _swap_handlers(handlers: dict[signal.Signals, Any]
                    ) -> tuple[dict[signal.Signals, Any], BaseException | None]:
     """Install every one of ``handlers``, and return the ones they replaced, each read before
-    it is replaced, and what a handler that was due raised meanwhile. Python runs a due
-    handler wherever Python code runs, ``signal.signal``'s wrapper and ``pthread_sigmask``
-    included (after it changed the mask): each such raise is kept and the swap goes on
-    where it stood, so it ends with every handler in place and the mask as it was. The
-    signals are blocked meanwhile, so in a process of one thread none arrives half way; in
-    a process of more (`leap run`), one sent to the process may reach another thread, and
-    its handler runs in the main thread at the next Python call, which the loop absorbs."""
+    it is replaced, and what a handler that was due raised meanwhile; it never raises.
+    Python runs a due handler wherever Python code runs, ``signal.signal``'s wrapper and
+    ``pthread_sigmask`` included (after it changed the mask): each such raise is kept and
+    the swap goes on where it stood, so it ends with every handler in place and the mask as
+    it was. The signals are blocked meanwhile, so in a process of one thread none arrives
+    half way; in a process of more (`leap run`), one sent to the process may reach another
+    thread, and its handler runs in the main thread at the next Python call, which the loop
+    absorbs."""
     mask = getattr(signal, "pthread_sigmask", None)
     old: dict[signal.Signals, Any] = {}
     due: BaseException | None = None
     before: set[signal.Signals] | None = None  # the mask as it was, read without a change
-    try:
-        for _ in range(_SWAP_TRIES):
-            try:
+    swapped = False
+    for _ in range(_SWAP_TRIES):
+        try:
+            if not swapped:
                 if mask is not None:
                     if before is None:
                         before = mask(signal.SIG_BLOCK, ())
@@ -143,33 +150,44 @@ def _swap_handlers(handlers: dict[signal.Signals, Any]
                     if sig not in old:
                         old[sig] = signal.getsignal(sig)
                     signal.signal(sig, handler)
-                if mask is not None and before is not None:
-                    mask(signal.SIG_SETMASK, before)  # may run a handler due: kept, below
-                return old, due
-            except BaseException as exc:  # noqa: BLE001 -- a handler that was due
-                due = due or exc
-        return old, due  # a handler raising at every try: the last state stands
-    finally:
-        if mask is not None and before is not None:
-            mask(signal.SIG_SETMASK, before)
-
-
-def _deliver(caught: list[int], old: dict[signal.Signals, Any],
-             due: BaseException | None) -> None:
-    """Each signal caught in the block, to the handler it would have met: every one runs,
-    and the first exception (theirs, else ``due``) is raised once they all have."""
-    first: BaseException | None = None
-    for signum in caught:
-        handler = old[signal.Signals(signum)]
+                swapped = True
+            if mask is not None and before is not None:
+                mask(signal.SIG_SETMASK, before)  # may run a handler due: kept, next try
+            return old, due
+        except BaseException as exc:  # noqa: BLE001 -- a handler that was due
+            due = due or exc
+    if mask is not None and before is not None:  # a handler raising at every try
         try:
-            if callable(handler):
-                handler(signum, None)
-            elif handler != signal.SIG_IGN:  # SIG_DFL, or one set outside Python
-                signal.raise_signal(signum)
-        except BaseException as exc:  # noqa: BLE001 -- raised after the others ran
+            mask(signal.SIG_SETMASK, before)
+        except BaseException as exc:  # noqa: BLE001 -- the same handler, once more
+            due = due or exc
+    return old, due
+
+
+def _settle(old: dict[signal.Signals, Any], caught: list[int],
+            due: BaseException | None) -> None:
+    """Put the old handlers back, then send each signal caught in the block again, in order,
+    where the kernel sends it (``raise_signal``: its handler, the default action, or
+    nothing when ignored); raise the first exception (``due``, else a handler's) once every
+    one went on. Entered while the block's handlers are in place, which only append; from
+    the swap back on, a handler due at any point raises inside the loop, is kept, and the
+    loop goes on where it stood: ``i`` counts a signal only as its ``raise_signal`` starts,
+    and CPython keeps a raised signal pending until its handler has run."""
+    first, restored, i = due, False, 0
+    while True:
+        try:
+            if not restored:
+                _, swapped_due = _swap_handlers(_restoring(old))
+                restored = True
+                first = first or swapped_due
+            while i < len(caught):
+                i += 1
+                signal.raise_signal(caught[i - 1])
+            break
+        except BaseException as exc:  # noqa: BLE001 -- raised after the others went on
             first = first or exc
-    if first is not None or due is not None:
-        raise first or due  # type: ignore[misc]
+    if first is not None:
+        raise first
 
 
 def write(ledger: Ledger, records: dict[str, bytes], message: bytes, *, root: bool,
