@@ -10,6 +10,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.scoring.test_merge_refusals import PLAN, draft, red_test, two_passed_copy
 from tests.scoring.world import Project, build_project
 from tests.support import GitDaemon, git, hinted_leap
@@ -72,6 +74,45 @@ def test_a_lost_ball_no_remote_holds_leads_on_to_giving_the_slice_up_and_cutting
         draft.write_text(DRAFT_AGAIN)
         again = p.leap("slice", "cut", str(draft))  # its files are free for the work again
         assert again.code == 0, again
+
+
+def test_a_lost_ball_asked_of_a_remote_that_did_not_answer_leads_on_once_it_answers(
+        isolated: Path, served: Served, scripted_url: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The remote goes out of reach after the ledger's sync, as the merge asks it whether it
+    holds v's branch: no word of a loss, only `leap merge left` again once origin answers.
+    Run as printed once it answers, the merge asks again and names the fetch of its copy
+    (another hold, never the same one), and the fetch lands the slice."""
+    from leapgit.ledger import sync as syncing
+
+    with two_passed_copy(served, scripted_url, SLICE) as p:
+        passed = lose_v(p)
+        away = p.bare.with_name(p.bare.name + ".away")
+        real = syncing.sync
+
+        def synced_then_cut_off(*args: object, **kwargs: object) -> syncing.SyncResult:
+            done = real(*args, **kwargs)  # type: ignore[arg-type]
+            p.bare.rename(away)  # out of reach before the ball's branch is asked for
+            return done
+
+        monkeypatch.setattr(syncing, "sync", synced_then_cut_off)
+        held = p.leap("merge", SLICE)
+        monkeypatch.undo()
+        away.rename(p.bare)
+        assert held.code == 3 and "[L8]" in held.err, held
+        assert f"`leap merge {SLICE}` again once origin answers (it was asked whether it " \
+               f"holds leap/ball/{SLICE}/v)" in held.err, held.err
+        assert "no copy" not in held.err and "abandon" not in held.err, held.err
+        assert hinted_leap(held.err) == [["merge", SLICE]], held.err
+        before = p.remote_tip("refs/heads/main")
+        asked = p.leap(*hinted_leap(held.err)[0])  # the hint, exactly, origin answering
+        assert asked.code == 3 and "once origin answers" not in asked.err, asked
+        subprocess.run(fetch_hint(asked.err), cwd=p.work, check=True)
+        assert hinted_leap(asked.err) == [["merge", SLICE]], asked.err
+        landed = p.leap(*hinted_leap(asked.err)[0])
+        assert landed.code == 0, landed
+        assert p.tip("main") == p.remote_tip("refs/heads/main") != before
+        git("merge-base", "--is-ancestor", passed, "main", cwd=p.work)  # v's work landed
 
 
 def thrown(base: Path, daemon: GitDaemon, url: str) -> Project:
