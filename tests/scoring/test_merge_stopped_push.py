@@ -13,7 +13,7 @@ import pytest
 from leapgit.ledger import layout
 from tests.scoring.test_merge_refusals import two_passed_copy
 from tests.scoring.world import Project
-from tests.support import git
+from tests.support import git, hinted_leap
 from tests.templates import Served
 
 # The remote dies (receive-pack killed) right after it committed the spine update: the
@@ -89,6 +89,36 @@ def test_a_push_the_remote_took_before_dying_reports_landed_and_resumes(
     assert waiting.code == 1 and "run `leap merge left` again to finish it" in waiting.err, \
         waiting
     assert_resumes(p, landed)  # exactly that command
+
+
+def test_a_stopped_push_whose_remote_cannot_be_read_holds_and_its_hint_leads_on(
+        scored: Project) -> None:
+    """The push landed on origin and the merge was stopped before it heard so; then origin
+    is out of reach: whether the merge landed is unknown, nothing is changed here, and the
+    hold names `leap merge left` again once the remote answers. Run as printed once origin
+    answers, it finds the landed tip and records it."""
+    p = scored
+    hook = p.bare / "hooks" / "reference-transaction"
+    hook.write_text(DIE_AFTER_ACCEPTING)
+    hook.chmod(0o755)
+    (p.bare / "die-after-accepting").touch()
+    before = p.tip("main")
+    assert p.leap("merge", "left").code == 3
+    landed = p.remote_tip("refs/heads/main")
+    assert landed is not None and landed != before and intent(p).is_file()
+    away = p.bare.with_name(p.bare.name + ".away")
+    p.bare.rename(away)
+    try:
+        held = p.leap("merge", "left")
+    finally:
+        away.rename(p.bare)
+    assert held.code == 3 and "[L8]" in held.err, held
+    assert "stopped during its push and origin cannot be read now: whether it landed is " \
+           "unknown; nothing was changed" in held.err, held.err
+    assert "`leap merge left` again once the remote answers" in held.err, held.err
+    assert p.tip("main") == before and intent(p).is_file()  # nothing changed, kept
+    assert hinted_leap(held.err) == [["merge", "left"]], held.err
+    assert_resumes(p, landed)  # exactly that command, origin answering
 
 
 def _interrupt(after: bool) -> Callable[..., None]:
