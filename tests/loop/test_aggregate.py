@@ -21,7 +21,7 @@ from leapgit.rules import aggregate
 from leapgit.rules.passes import grade_problems
 from tests.loop.test_review_findings import duo, passed_not_merged
 from tests.loop.world import CODE, events, jurors
-from tests.support import git
+from tests.support import git, hinted_leap
 from tests.templates import Served
 from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
@@ -120,9 +120,11 @@ def test_merged_tests_that_fail_show_their_output_and_the_abandon_hint_leads_on(
         assert failed.code == 1, failed.out[-2000:]
         said = failed.out + failed.err
         assert "the merged result fails" in said and "test_alone" in said, said[-3000:]
-        hint = "`leap slice abandon mt --reason 'its merged tests fail'`"
+        hint = ("the balls pass alone but not together: `leap slice abandon mt --reason 'its "
+                "merged tests fail'`, then cut the work again (`leap slice cut FILE`)")
         assert hint in said and "or re-score" not in said, said[-3000:]
-        gone = p.leap("slice", "abandon", "mt", "--reason", "its merged tests fail")
+        abandon, cut = hinted_leap(hint)  # both parts, as printed
+        gone = p.leap(*abandon)
         assert gone.code == 0, gone
         again = p.leap("run", "mt", "--heartbeat", "0")  # the throw's own refusal (L3)
         assert again.code == 1 and "slice mt was abandoned at" in again.err and \
@@ -133,7 +135,8 @@ def test_merged_tests_that_fail_show_their_output_and_the_abandon_hint_leads_on(
         draft = yamlio.loads((p.base_dir / "slice0.yaml").read_bytes(), "slice0.yaml")
         draft["slice"] = "mt2"
         (p.base_dir / "again.yaml").write_bytes(yamlio.dumps(draft))
-        assert p.leap("slice", "cut", str(p.base_dir / "again.yaml")).code == 0
+        assert cut == ["slice", "cut", "FILE"], hint
+        assert p.leap(*cut[:-1], str(p.base_dir / "again.yaml")).code == 0  # FILE: the draft
         landed = p.leap("run", "mt2", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
 
