@@ -84,110 +84,124 @@ def swap(ledger: Ledger, build: Callable[[str | None, int], Move[_T]]) -> _T:
 _DEFERRED = (signal.SIGINT, signal.SIGTERM)
 
 
+class _Held:
+    """What the main thread's blocks hold: how deep it is in them, and the signals that came
+    meanwhile, each with the handler it would have met (main thread only: Python runs every
+    signal handler there)."""
+
+    depth = 0
+    queue: list[tuple[int, Any]] = []
+
+
+class _Deferring:
+    """SIGINT's or SIGTERM's handler while a block runs, in front of the one it found
+    (``target``): inside a block it only queues the signal; outside, it hands it on at once,
+    as if it were not there. So a signal that lands in any instant of putting it in front
+    or taking it away meets either this or its own handler, and both do the right thing."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if _Held.depth:
+            _Held.queue.append((signum, self.target))
+        else:
+            _hand_on(signum, self.target, frame)
+
+
+def _hand_on(signum: int, target: Any, frame: Any) -> None:
+    """``signum`` to ``target`` as the kernel would have given it: its Python handler, the
+    default action (SIG_DFL, or None: one set outside Python), or nothing (SIG_IGN)."""
+    if callable(target):
+        target(signum, frame)
+    elif target != signal.SIG_IGN:
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)  # SIGINT's and SIGTERM's default: the process ends
+
+
 @contextmanager
 def uninterrupted() -> Iterator[None]:
     """Ctrl-C and SIGTERM wait until the block is done: a ref moves whole or not at all.
     dulwich holds ``<ref>.lock`` across the write, fsync and rename; a KeyboardInterrupt
     raised in between left the lock behind for as long as the interrupt was handled, and
     the handler's own write (a lease given back) found the ledger locked. Every signal that
-    came meanwhile goes to its handler as the block ends, in order (a handler that counts
-    presses sees each). Only the main thread receives signals in Python; another thread's
-    block runs as it is.
+    came meanwhile goes to its handler as the outermost block ends, in order, once each (a
+    handler that counts presses sees each). Only the main thread receives signals in
+    Python; another thread's block runs as it is.
 
-    Python runs a handler that is due at almost any point of Python code, so no step from
-    the first handler swapped to the last signal handed on may let one escape: the block's
-    own handlers only append, and from the moment the old ones are back, everything runs
-    inside ``_settle``'s loop, which keeps what a handler raised and goes on (review of
-    issue 13: a SIGTERM raised as the mask was set back lost the SIGINT the block had
-    caught, and `leap run` waited for its jurors after two signals)."""
+    Python runs a due handler at almost any point of Python code, so nothing here swaps
+    handlers or blocks signals in a way a signal could land half way through: a
+    ``_Deferring`` goes in front of each handler, and only a counter says whether it queues
+    (review of issue 13: with handlers swapped and signals masked, a SIGTERM raised as the
+    mask was set back lost the SIGINT the block had caught, and `leap run` waited for its
+    jurors after two signals; with both raising, the mask could stay blocked)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[int] = []
-    old, due = _swap_handlers({sig: lambda signum, _frame: caught.append(signum)
-                               for sig in _DEFERRED})
-    if due is not None:  # a signal from before the block: handled as if the block never was
-        _settle(old, caught, due)  # raises ``due`` once the block's own catches went on
+    try:
+        for sig in _DEFERRED:
+            current = signal.getsignal(sig)
+            if current is not signal.SIG_IGN and not isinstance(current, _Deferring):
+                signal.signal(sig, _Deferring(current))
+    except BaseException as exc:  # a signal before the block: handled as if it never was
+        while True:
+            try:  # first, as a second signal due runs at the next call: kept out of the way
+                if not _Held.depth:
+                    _put_back()
+                break
+            except BaseException:  # noqa: BLE001 -- handed on; the first one goes up
+                continue
+        raise exc
+    _Held.depth += 1
     try:
         yield
     finally:
-        _settle(old, caught, None)
+        _leave()
 
 
-def _restoring(old: dict[signal.Signals, Any]) -> dict[signal.Signals, Any]:
-    """The handlers to put back (None: one set outside Python, which Python cannot set
-    again: the default)."""
-    return {sig: signal.SIG_DFL if h is None else h for sig, h in old.items()}
-
-
-_SWAP_TRIES = 64  # each try that fails ran a handler that was due; a few at most
-
-
-def _swap_handlers(handlers: dict[signal.Signals, Any]
-                   ) -> tuple[dict[signal.Signals, Any], BaseException | None]:
-    """Install every one of ``handlers``, and return the ones they replaced, each read before
-    it is replaced, and what a handler that was due raised meanwhile; it never raises.
-    Python runs a due handler wherever Python code runs, ``signal.signal``'s wrapper and
-    ``pthread_sigmask`` included (after it changed the mask): each such raise is kept and
-    the swap goes on where it stood, so it ends with every handler in place and the mask as
-    it was. The signals are blocked meanwhile, so in a process of one thread none arrives
-    half way; in a process of more (`leap run`), one sent to the process may reach another
-    thread, and its handler runs in the main thread at the next Python call, which the loop
-    absorbs."""
-    mask = getattr(signal, "pthread_sigmask", None)
-    old: dict[signal.Signals, Any] = {}
-    due: BaseException | None = None
-    before: set[signal.Signals] | None = None  # the mask as it was, read without a change
-    swapped = False
-    for _ in range(_SWAP_TRIES):
-        try:
-            if not swapped:
-                if mask is not None:
-                    if before is None:
-                        before = mask(signal.SIG_BLOCK, ())
-                    mask(signal.SIG_BLOCK, _DEFERRED)
-                for sig, handler in handlers.items():
-                    if sig not in old:
-                        old[sig] = signal.getsignal(sig)
-                    signal.signal(sig, handler)
-                swapped = True
-            if mask is not None and before is not None:
-                mask(signal.SIG_SETMASK, before)  # may run a handler due: kept, next try
-            return old, due
-        except BaseException as exc:  # noqa: BLE001 -- a handler that was due
-            due = due or exc
-    if mask is not None and before is not None:  # a handler raising at every try
-        try:
-            mask(signal.SIG_SETMASK, before)
-        except BaseException as exc:  # noqa: BLE001 -- the same handler, once more
-            due = due or exc
-    return old, due
-
-
-def _settle(old: dict[signal.Signals, Any], caught: list[int],
-            due: BaseException | None) -> None:
-    """Put the old handlers back, then send each signal caught in the block again, in order,
-    where the kernel sends it (``raise_signal``: its handler, the default action, or
-    nothing when ignored); raise the first exception (``due``, else a handler's) once every
-    one went on. Entered while the block's handlers are in place, which only append; from
-    the swap back on, a handler due at any point raises inside the loop, is kept, and the
-    loop goes on where it stood: ``i`` counts a signal only as its ``raise_signal`` starts,
-    and CPython keeps a raised signal pending until its handler has run."""
-    first, restored, i = due, False, 0
+def _leave() -> None:
+    """The block's end: the outermost one hands every queued signal on, then the handlers
+    go back. A handler's raise is kept and the loop goes on where it stood: while the depth
+    is above 0 a signal that lands only queues, so none is lost between taking one from the
+    queue and handing it on; from the last look at the queue to the depth's fall no point
+    lies where CPython runs a handler (no call, no backward jump). The first exception is
+    raised once every signal went on."""
+    first: BaseException | None = None
+    left = False
     while True:
         try:
-            if not restored:
-                _, swapped_due = _swap_handlers(_restoring(old))
-                restored = True
-                first = first or swapped_due
-            while i < len(caught):
-                i += 1
-                signal.raise_signal(caught[i - 1])
+            if not left:
+                if _Held.depth == 1:  # the outermost block: what it held goes on now
+                    while _Held.queue:
+                        signum, target = _Held.queue.pop(0)
+                        _hand_on(signum, target, None)
+                _Held.depth -= 1
+                left = True
+            if not _Held.depth:
+                first = _put_back() or first
             break
-        except BaseException as exc:  # noqa: BLE001 -- raised after the others went on
+        except BaseException as exc:  # noqa: BLE001 -- a handler's own raise: kept
             first = first or exc
     if first is not None:
         raise first
+
+
+def _put_back() -> BaseException | None:
+    """Each handler a ``_Deferring`` stands in front of, back in its place; what a handler
+    raised meanwhile (the ``_Deferring`` hands on until then, so nothing is lost either
+    way)."""
+    first: BaseException | None = None
+    while True:
+        try:
+            for sig in _DEFERRED:
+                current = signal.getsignal(sig)
+                if isinstance(current, _Deferring):
+                    signal.signal(sig, current.target)
+            return first
+        except BaseException as exc:  # noqa: BLE001 -- a signal that landed: handed on
+            first = first or exc
 
 
 def write(ledger: Ledger, records: dict[str, bytes], message: bytes, *, root: bool,
