@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from leapgit.errors import LeapError, LedgerConflict, UsageError
+from leapgit.errors import InvalidRecord, LeapError, LedgerConflict, UsageError
 from leapgit.gitobj import refname
 from leapgit.ledger.commits import Committer
 from leapgit.ledger.layout import ROOT_RECORD
@@ -34,6 +34,7 @@ from leapgit.ledger.view import (
 from leapgit.ledger.writer import Written, write
 from leapgit.records import yamlio
 from leapgit.records.cache import RecordCache
+from leapgit.records.config import CONFIG_PATH, ledger_ref_problem
 from leapgit.records.trailers import RECORD, format_message
 from leapgit.records.types import LedgerRoot
 
@@ -61,6 +62,11 @@ class Ledger(AbstractContextManager["Ledger"]):
         self.records: RecordCache | None = None
         if cache_records:
             self.records = RecordCache(self.git_dir)
+        bad_name = ledger_ref_problem(ref, str(CONFIG_PATH), hint=(
+            "; if the file already does, a copy of it kept in .git/leap-cache was changed "
+            "by hand: delete .git/leap-cache"))
+        if bad_name is not None:  # a config is kept checked: only a planted copy gets here
+            raise InvalidRecord(problems=[bad_name])
         self.ref = ref
         self._ref_b = ref.encode()
         try:

@@ -121,15 +121,21 @@ def check_refs(config: Config, source: str) -> None:
         raise InvalidRecord(problems=found)
 
 
-def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
+def ledger_ref_problem(ledger_ref: str, source: str, hint: str = "") -> Problem | None:
+    """Whether git takes ``ledger_ref`` as a ref name at all."""
     from dulwich.refs import check_ref_format  # only to validate: a cached config skips it
 
     from leapgit.gitobj import refname
 
-    found: list[Problem] = []
-    if not check_ref_format(refname(ledger_ref)):
-        found.append(Problem(f"{ledger_ref!r} is not a valid git ref name", source,
-                             "ledger_ref", "config", "use a name like refs/heads/leap/ledger"))
+    if check_ref_format(refname(ledger_ref)):
+        return None
+    return Problem(f"{ledger_ref!r} is not a valid git ref name", source, "ledger_ref",
+                   "config", "use a name like refs/heads/leap/ledger" + hint)
+
+
+def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:
+    bad_name = ledger_ref_problem(ledger_ref, source)
+    found: list[Problem] = [bad_name] if bad_name is not None else []
     ledger = ledger_ref.removeprefix("refs/heads/") if ledger_ref.startswith("refs/heads/") \
         else None
     if ledger == spine:

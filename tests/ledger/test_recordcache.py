@@ -260,3 +260,28 @@ def test_a_cache_entry_nested_past_the_parser_s_depth_costs_a_parse(
     store.put(blob, {"a": 1})
     Path(store._path(blob)).write_text("[" * 200_000)
     assert store.get(blob) is None
+
+
+def test_a_config_entry_planted_with_a_ref_git_refuses_is_named_and_its_hint_leads_on(
+        tmp_path: Path) -> None:
+    """A cached config is not checked again (the checks passed before it was kept); an entry
+    planted by hand with a ledger ref git refuses made `leap init` an internal error (exit
+    70, dulwich's RefFormatError), while `leap status` sent the user to `leap init`. The
+    ledger names the ref, the field and the rule, and the copy to delete; run as said, the
+    next `leap init` goes through."""
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    [entry] = (repo / ".git" / "leap-cache").glob("config-*/*/*.json")
+    entry.write_text(entry.read_text().replace("refs/heads/leap/ledger", "refs/heads/a..b"))
+    said = leap("init", cwd=repo)
+    assert said.code == InvalidRecord.exit_code and "internal error" not in said.err, said
+    [line] = [ln for ln in said.err.splitlines() if "a..b" in ln]
+    assert "ledger_ref" in line and "[config]" in line, said.err
+    assert "delete .git/leap-cache" in said.err, said.err
+    assert not (repo / ".git" / "refs" / "heads" / "a..b").exists()
+    import shutil
+
+    shutil.rmtree(repo / ".git" / "leap-cache")  # as the hint says
+    again = leap("init", cwd=repo)
+    assert again.code == 0, again
+    assert git("rev-parse", "--verify", "-q", "refs/heads/leap/ledger", cwd=repo)
