@@ -19,10 +19,13 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import leapgit
 from leapgit import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Container
 
 FORMAT = 1
 _stamp: str | None = None  # this process's schemas_stamp()
@@ -105,7 +108,7 @@ class RecordCache:
         try:
             if not os.path.isdir(self.root):  # a new version's or stamp's first entry
                 os.makedirs(self.root, exist_ok=True)
-                sweep(self.root.parent, keep=self.root.name)
+                sweep(self.root.parent, keep={self.root.name})
         except OSError:
             return  # a read-only git dir still reads, only slower
         keep_json(path, record)
@@ -129,13 +132,14 @@ def keep_json(path: str | Path, data: Any) -> None:
             pass  # not there, or not removable either (a read-only mount)
 
 
-def sweep(folder: Path, keep: str) -> None:
+def sweep(folder: Path, keep: Container[str], names: str = _OURS) -> None:
     """What other leapgit versions, or other stamps of a development checkout, left in
-    ``folder`` (the git dir's ``leap-cache``, never a folder it links to; only names of
-    leapgit's own making) and nothing wrote for a week: removed, so
-    upgrades and edits do not pile folders up. Called when a folder of a new stamp is
-    made, so rarely; best effort: an entry another process still reads costs it a parse
-    (every reader falls back to one), never an answer."""
+    ``folder`` (the git dir's ``leap-cache``, or the user's compiled validators; never a
+    folder it links to; only ``names`` of leapgit's own making, none in ``keep``) and
+    nothing wrote for a week: removed, so upgrades and edits do not pile entries up.
+    Called when an entry of a new stamp is made, so rarely; best effort: an entry another
+    process still reads costs it a parse or a compile (every reader falls back to one),
+    never an answer."""
     import time
 
     cutoff = time.time() - STALE_AFTER
@@ -147,7 +151,7 @@ def sweep(folder: Path, keep: str) -> None:
         return
     for entry in entries:
         try:
-            if entry.name == keep or not re.fullmatch(_OURS, entry.name) or \
+            if entry.name in keep or not re.fullmatch(names, entry.name) or \
                     entry.stat(follow_symlinks=False).st_mtime >= cutoff:
                 continue
             if entry.is_dir(follow_symlinks=False):

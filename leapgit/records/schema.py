@@ -72,7 +72,21 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
 
     code = fastjsonschema.compile_to_code(definition)
     _write_cached(path, code)
-    return _load(code, path)
+    loaded = _load(code, path)
+    from leapgit.records.cache import sweep  # a compile is rare: so is a look for old ones
+
+    sweep(path.parent, keep={path.name, _compiled(path).name}, names=_VALIDATOR_NAMES)
+    return loaded
+
+
+# a validator's source, its compiled code and either one being written (``_write_cached``,
+# ``_load``): what other versions of leapgit or of the schemas left is swept a week later
+_VALIDATOR_NAMES = r"v_[0-9a-f]{32}(\.[A-Za-z0-9_-]+)?\.(py|bin|[0-9]+\.tmp)"
+
+
+def _compiled(path: Path) -> Path:
+    """Where a validator's compiled code is kept, beside its source."""
+    return path.with_name(f"{path.stem}.{sys.implementation.cache_tag}.bin")
 
 
 def _read_cached(path: Path) -> str | None:
@@ -173,7 +187,7 @@ def _code_object(code: str, path: Path) -> CodeType:
     costs more than loading it, and a hook pays it on every run). Trusted only when the
     entry holds the hash of ``code`` and of its own bytes, like the source entry."""
     source_hash = hashlib.sha256(code.encode()).digest()
-    where = path.with_name(f"{path.stem}.{sys.implementation.cache_tag}.bin")
+    where = _compiled(path)
     try:
         data = where.read_bytes()
         body = data[64:]

@@ -148,3 +148,36 @@ def test_init_on_a_sha256_repository_writes_nothing(tmp_path: Path) -> None:
     result = leap("init", cwd=root)
     assert result.code == 2 and "sha256" in result.err
     assert not (root / ".leap").exists()
+
+
+def test_validators_other_schemas_left_untouched_for_a_week_go_when_one_is_compiled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each schema's (and fastjsonschema's) version compiles a validator of its own in the
+    user's cache; before, none was ever removed. A compile (rare: a new schema or version)
+    removes what nothing wrote for a week; fresh ones, its own, and names not of leapgit's
+    making stay."""
+    import os
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = schema._cache_dir()
+    folder.mkdir(parents=True)
+    week = time.time() - 8 * 24 * 3600
+    old = [folder / f"v_{'a' * 32}.py", folder / f"v_{'a' * 32}.cpython-311.bin",
+           folder / f"v_{'b' * 32}.123.tmp"]
+    fresh = folder / f"v_{'c' * 32}.py"
+    foreign = folder / "notes.txt"
+    for path in (*old, fresh, foreign):
+        path.write_text("x")
+    for path in (*old, foreign):
+        os.utime(path, (week, week))
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord):  # compiles the receipt's validator afresh
+        schema.validate_record({"kind": "receipt", "format": 1}, "r.yaml")
+    left = {p.name for p in folder.iterdir()}
+    assert not left & {p.name for p in old}, left
+    assert {fresh.name, foreign.name} <= left, left
+    assert any(n.endswith(".py") and n not in (fresh.name,) for n in left), left  # its own
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord, match="missing required"):  # and it is used
+        schema.validate_record({"kind": "receipt", "format": 1}, "r.yaml")
