@@ -71,3 +71,30 @@ def test_a_criss_cross_history_in_slices_finds_a_base_one_call_finds(
         for tips in itertools.permutations([b2, a2, x]):
             every = git("merge-base", "--octopus", "--all", *tips, cwd=root).split()
             assert reopen._octopus_base(root, list(tips)) in every, (parent, tips)
+
+
+def test_the_paths_a_spine_commit_changes_are_read_as_git_stores_them(tmp_path: Path) -> None:
+    """L8 matches the paths a spine commit changes against a ball's merged files, byte for
+    byte: a name git would quote (non-ASCII under ``core.quotePath``, a tab, a quote, a
+    line break, a leading space) comes back as it is, a rename as a deletion and an
+    addition whatever ``diff.renames`` says, and commits with no change or a merge read on
+    their first parent keep their own sets."""
+    from tests.support import make_repo
+
+    names = ["calc/ü.py", "calc/tab\there.py", 'calc/"quoted".py', "calc/line\nbreak.py",
+             " lead.py"]
+    root = make_repo(tmp_path / "r", {"calc/v.py": "v\n"})
+    git("config", "core.quotePath", "true", cwd=root)
+    git("config", "diff.renames", "true", cwd=root)
+    for name in names:
+        (root / name).write_text("x\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "odd names", cwd=root)
+    odd = git("rev-parse", "HEAD", cwd=root)
+    git("mv", "calc/v.py", "calc/w.py", cwd=root)
+    git("commit", "-qm", "a rename", cwd=root)
+    moved = git("rev-parse", "HEAD", cwd=root)
+    git("commit", "-q", "--allow-empty", "-m", "nothing", cwd=root)
+    empty = git("rev-parse", "HEAD", cwd=root)
+    found = reopen._changed(root, [odd, moved, empty])
+    assert found == {odd: set(names), moved: {"calc/v.py", "calc/w.py"}, empty: set()}, found
