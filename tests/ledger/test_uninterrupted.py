@@ -355,3 +355,68 @@ def test_signals_at_any_point_of_the_block_s_start_or_end_each_reach_their_handl
     assert [(name, lost) for name, _, lost in lines] == [
         ("entry", "[]"), ("exit", "[]"), ("late", "[]")], (proc.stdout, proc.stderr)
     assert all(int(points) >= 40 for _, points, _ in lines), lines  # the points were many
+
+
+def test_signals_the_block_held_reach_their_handlers_in_the_order_they_came() -> None:
+    """`leap run` takes the first signal's name as the reason its rounds stop: a SIGTERM
+    then a Ctrl-C while the ref moves reach the handler in that order."""
+    got: list[int] = []
+    old = {sig: signal.signal(sig, lambda s, f: got.append(s))
+           for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with writer.uninterrupted():
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            assert got == []
+        assert got == [signal.SIGTERM, signal.SIGINT, signal.SIGINT]
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def test_a_handler_set_outside_python_is_left_alone() -> None:
+    """A SIGTERM handler Python did not set (``getsignal`` says None: an embedding host, a
+    preloaded library) cannot be put back by Python: a review found the block looping for
+    ever trying to. The block leaves it in place. The child reads None for SIGTERM (only a
+    handler there before the interpreter starts gives that; ``getsignal`` stands in)."""
+    proc = _run("""
+        import signal
+        from leapgit.ledger.writer import uninterrupted
+        real_get, calls = signal.getsignal, []
+        signal.getsignal = lambda sig: None if sig == signal.SIGTERM else real_get(sig)
+        real_set = signal.signal
+        signal.signal = lambda sig, h: calls.append(sig) or real_set(sig, h)
+        with uninterrupted():
+            print("the block ran")
+        print("after the block; set:", sorted(signal.Signals(s).name for s in set(calls)))
+    """)
+    assert proc.stdout.splitlines() == ["the block ran", "after the block; set: ['SIGINT']"], \
+        (proc.stdout, proc.stderr)
+
+
+def test_a_child_forked_while_a_block_runs_takes_its_signals_at_once() -> None:
+    """A thread that forks (no exec) while the main thread is in a block: the child's copy
+    of the block never ends, and every SIGTERM it got was queued for good (a review). The
+    child holds nothing: its SIGTERM ends it."""
+    proc = _run("""
+        import os, signal, threading, time, warnings
+        warnings.simplefilter("ignore", DeprecationWarning)  # a fork with threads
+        from leapgit.ledger.writer import uninterrupted
+
+        def worker():
+            time.sleep(0.2)
+            pid = os.fork()
+            if pid == 0:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.3)
+                os._exit(0)
+            print("child:", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+
+        t = threading.Thread(target=worker)
+        t.start()
+        with uninterrupted():
+            time.sleep(0.6)
+        t.join()
+    """)
+    assert proc.stdout.split() == ["child:", str(-signal.SIGTERM)], (proc.stdout, proc.stderr)
