@@ -47,6 +47,7 @@ from leapgit.loop.author import author_finding_red, author_red, check_author
 from leapgit.loop.events import Events, Heartbeat, stop_fields
 from leapgit.loop.lease import RunLease
 from leapgit.loop.live import Proved, prove_live
+from leapgit.loop.presses import Deliveries
 from leapgit.loop.progress import EventProgress
 from leapgit.loop.remote import Reach
 from leapgit.loop.steps import Step, next_step, no_verdict
@@ -135,6 +136,7 @@ class SliceRun:
         self.idle_builds: dict[str, int] = {}
         self.interrupted = False  # Ctrl-C or SIGTERM: exit 130, as `leap throw --run`
         self.presses = 0  # Ctrl-C and SIGTERM received since the run began
+        self.deliveries = Deliveries()  # the same, as the kernel delivered them
         self.driving = False  # the ball loop runs: a later press only counts (``_drain``)
         # (ball, score): findings the test author could not turn into a test
         self.declined: set[tuple[str, int | None]] = set()
@@ -238,7 +240,9 @@ class SliceRun:
         and the ball loop raises it. Outside the ball loop a later press raises again, as
         Python's own handler does. Two SIGINTs sent within microseconds are one to the
         kernel (POSIX signals of one number do not queue): only the count of deliveries
-        can be held, not of key presses."""
+        can be held, not of key presses. That count is also kept where no Python code can
+        miss one (``presses.Deliveries``): a handler preempted before its first line by the
+        next signal's never counts its own."""
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
 
@@ -248,8 +252,20 @@ class SliceRun:
             if self.presses == 1 or not self.driving:
                 raise KeyboardInterrupt
 
+        counting = self.deliveries.open()
         old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-        return lambda: [signal.signal(sig, h) for sig, h in old.items()]
+
+        def restore() -> None:
+            for sig, h in old.items():
+                signal.signal(sig, h)
+            counting()
+
+        return restore
+
+    def _twice(self) -> bool:
+        """A second Ctrl-C or SIGTERM: counted by the handler, or (a handler preempted by
+        the next one before its first line never counts) as the kernel delivered them."""
+        return self.presses >= 2 or self.deliveries.count() >= 2
 
     def _turns(self) -> str | None:
         pool = ThreadPoolExecutor(max_workers=max(1, self.opt.jobs),
@@ -291,7 +307,7 @@ class SliceRun:
             why = "interrupted: every builder stops and its round is recorded"
             self.events.emit("stop", reason=why, exit_code=EXIT_INTERRUPTED,
                              hint=f"`leap run {self.slice}` goes on from here")
-            _drain(running, self.events, lambda: self.presses >= 2)
+            _drain(running, self.events, self._twice)
             return why
         finally:
             pool.shutdown(wait=True)

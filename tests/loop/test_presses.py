@@ -1,0 +1,118 @@
+"""``loop.presses.Deliveries``: `leap run` counts a second Ctrl-C or SIGTERM as the kernel
+delivered it, not by its Python handler running: a handler can be preempted before its
+first line by the next signal's, and never run (CI: the second of two signals sent at once
+went uncounted, and the run waited for its jurors). Real signals, in a child process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PREEMPTED = """\
+import os, signal, sys
+from leapgit.loop.presses import Deliveries
+
+deliveries, ran, sent = Deliveries(), [], []
+done = deliveries.open()
+
+
+def handler(signum, frame):  # as `leap run`'s first press: it raises
+    ran.append(signal.Signals(signum).name)
+    raise KeyboardInterrupt
+
+
+def tracer(frame, event, arg):  # SIGTERM lands as SIGINT's handler starts
+    if event == "call" and frame.f_code is handler.__code__ and not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+    return None
+
+
+for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, handler)
+sys.settrace(tracer)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    pass
+sys.settrace(None)
+print("handlers that ran:", ran, "delivered:", deliveries.count())
+done()
+print("after close:", deliveries.count(), signal.set_wakeup_fd(-1))
+"""
+
+
+def test_a_handler_preempted_before_its_first_line_is_still_counted() -> None:
+    proc = subprocess.run([sys.executable, "-c", PREEMPTED], capture_output=True, text=True,
+                          timeout=30, cwd=ROOT)
+    lines = proc.stdout.splitlines()
+    # SIGINT's handler never ran: SIGTERM's, run at its start, raised first
+    assert lines[0] == "handlers that ran: ['SIGTERM'] delivered: 2", (proc.stdout, proc.stderr)
+    assert lines[1] == "after close: 2 -1", lines  # the wakeup fd as it was: none
+
+
+def test_counting_only_in_the_main_thread_and_only_sigint_and_sigterm() -> None:
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import os, signal, threading
+        from leapgit.loop.presses import Deliveries
+        d = Deliveries()
+        out = []
+        t = threading.Thread(target=lambda: out.append(d.open()))
+        t.start(); t.join()
+        out[0]()  # another thread cannot count: nothing to end
+        done = d.open()
+        signal.signal(signal.SIGUSR1, lambda s, f: None)
+        signal.signal(signal.SIGINT, lambda s, f: None)
+        os.kill(os.getpid(), signal.SIGUSR1)
+        os.kill(os.getpid(), signal.SIGINT)
+        print(d.count())
+        done()
+    """)], capture_output=True, text=True, timeout=30, cwd=ROOT)
+    assert proc.stdout.split() == ["1"], (proc.stdout, proc.stderr)
+
+
+RUN = """\
+import os, signal, sys
+from leapgit.loop.drive import SliceRun
+from leapgit.worktrees.builder import Stop
+
+run = SliceRun.__new__(SliceRun)  # the parts of a run its signal handling reads
+run.stop, run.presses, run.driving = Stop(), 0, True
+from leapgit.loop.presses import Deliveries
+run.deliveries = Deliveries()
+restore = run._count_interrupts()
+handler = signal.getsignal(signal.SIGINT)
+sent = []
+
+
+def tracer(frame, event, arg):  # SIGTERM lands as SIGINT's handler starts
+    if event == "call" and frame.f_code is handler.__code__ and not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+    return None
+
+
+sys.settrace(tracer)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    print("interrupted")
+sys.settrace(None)
+print("presses", run.presses, "twice", run._twice())
+restore()
+print("restored", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_leap_run_counts_two_signals_at_once_as_two_though_one_handler_never_ran() -> None:
+    """`leap run`'s own handler, its second signal landing as the first's handler starts:
+    one handler ran (one press counted, one KeyboardInterrupt), and the run still sees two
+    (``_twice``: `_drain` ends the run at once instead of waiting for its jurors)."""
+    proc = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True,
+                          timeout=30, cwd=ROOT)
+    assert proc.stdout.splitlines() == ["interrupted", "presses 1 twice True",
+                                        "restored True"], (proc.stdout, proc.stderr)
