@@ -253,14 +253,14 @@ class SliceRun:
                 raise KeyboardInterrupt
 
         counting = self.deliveries.open()
-        old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-        def restore() -> None:
-            for sig, h in old.items():
-                signal.signal(sig, h)
-            counting()
-
-        return restore
+        old: dict[int, Any] = {}
+        try:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old[sig] = signal.signal(sig, handler)
+        except BaseException:  # a signal before the run began: nothing of it stays
+            _put_back_handlers(old, counting)
+            raise
+        return lambda: _put_back_handlers(old, counting)
 
     def _twice(self) -> bool:
         """A second Ctrl-C or SIGTERM: counted by the handler, or (a handler preempted by
@@ -845,6 +845,17 @@ class SliceRun:
             view = ledger.require()
             query.load_slice(view, self.slice)  # an unknown slice is bad input
             query.require_not_abandoned(view, self.slice, "its balls are thrown no more")
+
+
+def _put_back_handlers(old: dict[int, Any], counting: Callable[[], None]) -> None:
+    """The handlers a run replaced, back; and its count of deliveries ended, whatever a
+    signal landing meanwhile raises (one left open kept the wakeup fd on a dead run's pipe,
+    and in-process tests run many runs in one process)."""
+    try:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+    finally:
+        counting()
 
 
 def _drain(running: dict[Future[None], Step], events: Events,

@@ -36,11 +36,13 @@ class Deliveries:
         self._read = read
 
         def close() -> None:
-            signal.set_wakeup_fd(before)
-            self.count()
-            self._read = None
-            os.close(read)
-            os.close(write)
+            try:
+                signal.set_wakeup_fd(before)
+                self.count()
+            finally:
+                self._read = None
+                os.close(read)
+                os.close(write)
 
         return close
 

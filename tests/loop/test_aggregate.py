@@ -123,7 +123,8 @@ def test_merged_tests_that_fail_show_their_output_and_the_abandon_hint_leads_on(
         hint = ("the balls pass alone but not together: `leap slice abandon mt --reason 'its "
                 "merged tests fail'`, then cut the work again (`leap slice cut FILE`)")
         assert hint in said and "or re-score" not in said, said[-3000:]
-        abandon, cut = hinted_leap(hint)  # both parts, as printed
+        line = next(ln for ln in said.splitlines() if "the balls pass alone" in ln)
+        abandon, cut = hinted_leap(line)  # both parts, as printed
         gone = p.leap(*abandon)
         assert gone.code == 0, gone
         again = p.leap("run", "mt", "--heartbeat", "0")  # the throw's own refusal (L3)

@@ -55,7 +55,8 @@ def test_a_handler_preempted_before_its_first_line_is_still_counted() -> None:
     assert lines[1] == "after close: 2 -1", lines  # the wakeup fd as it was: none
 
 
-def test_counting_only_in_the_main_thread_and_only_sigint_and_sigterm() -> None:
+def test_counting_only_in_the_main_thread_only_sigint_and_sigterm_and_put_back_after(
+        ) -> None:
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import os, signal, threading
         from leapgit.loop.presses import Deliveries
@@ -64,6 +65,10 @@ def test_counting_only_in_the_main_thread_and_only_sigint_and_sigterm() -> None:
         t = threading.Thread(target=lambda: out.append(d.open()))
         t.start(); t.join()
         out[0]()  # another thread cannot count: nothing to end
+        mine = os.pipe()
+        os.set_blocking(mine[1], False)
+        signal.set_wakeup_fd(mine[1])  # a wakeup fd of someone else's, before the count
+        fds = len(os.listdir("/proc/self/fd"))
         done = d.open()
         signal.signal(signal.SIGUSR1, lambda s, f: None)
         signal.signal(signal.SIGINT, lambda s, f: None)
@@ -71,8 +76,10 @@ def test_counting_only_in_the_main_thread_and_only_sigint_and_sigterm() -> None:
         os.kill(os.getpid(), signal.SIGINT)
         print(d.count())
         done()
+        print(signal.set_wakeup_fd(-1) == mine[1], len(os.listdir("/proc/self/fd")) == fds)
     """)], capture_output=True, text=True, timeout=30, cwd=ROOT)
-    assert proc.stdout.split() == ["1"], (proc.stdout, proc.stderr)
+    # one counted; the fd before it back in place, and none of the count's own left open
+    assert proc.stdout.split() == ["1", "True", "True"], (proc.stdout, proc.stderr)
 
 
 RUN = """\
@@ -105,6 +112,15 @@ sys.settrace(None)
 print("presses", run.presses, "twice", run._twice())
 restore()
 print("restored", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+
+run.presses, run.deliveries = 0, Deliveries()  # one Ctrl-C alone: once, never twice
+restore = run._count_interrupts()
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    print("interrupted")
+print("presses", run.presses, "twice", run._twice())
+restore()
 """
 
 
@@ -115,4 +131,5 @@ def test_leap_run_counts_two_signals_at_once_as_two_though_one_handler_never_ran
     proc = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True,
                           timeout=30, cwd=ROOT)
     assert proc.stdout.splitlines() == ["interrupted", "presses 1 twice True",
-                                        "restored True"], (proc.stdout, proc.stderr)
+                                        "restored True", "interrupted",
+                                        "presses 1 twice False"], (proc.stdout, proc.stderr)

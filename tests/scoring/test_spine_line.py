@@ -96,5 +96,13 @@ def test_the_paths_a_spine_commit_changes_are_read_as_git_stores_them(tmp_path: 
     moved = git("rev-parse", "HEAD", cwd=root)
     git("commit", "-q", "--allow-empty", "-m", "nothing", cwd=root)
     empty = git("rev-parse", "HEAD", cwd=root)
-    found = reopen._changed(root, [odd, moved, empty])
-    assert found == {odd: set(names), moved: {"calc/v.py", "calc/w.py"}, empty: set()}, found
+    git("checkout", "-q", "-b", "side", odd, cwd=root)
+    (root / "side.py").write_text("s\n")
+    git("add", "-A", cwd=root)
+    git("commit", "-qm", "a side line", cwd=root)
+    git("checkout", "-q", "main", cwd=root)
+    git("merge", "-q", "--no-ff", "-m", "merge the side line", "side", cwd=root)
+    merged = git("rev-parse", "HEAD", cwd=root)
+    found = reopen._changed(root, [odd, moved, empty, merged])
+    assert found == {odd: set(names), moved: {"calc/v.py", "calc/w.py"}, empty: set(),
+                     merged: {"side.py"}}, found
