@@ -236,6 +236,51 @@ def test_a_refusal_whose_findings_no_builder_can_answer_names_its_summary_and_th
     assert gone.code == 0, gone
 
 
+def test_a_refusal_on_a_file_no_ball_holds_leads_on_to_a_slice_cut_with_it_in_a_scope(
+        isolated: Path, served: Served) -> None:
+    """The merged result's review names a file no ball's scope holds (a check the project's
+    test mapping puts in the envelope): no builder may change it, so the hint is the
+    abandon and a new cut with the file in a scope. Both run as printed (FILE: the draft
+    again, the file added to b's scope), and that slice lands."""
+    from leapgit.records import yamlio
+
+    calls = {"n": 0}
+
+    def script(call: Call) -> Reply:
+        if merged(call) and call.lens == "defect" and calls["n"] == 0:
+            calls["n"] += 1
+            return Reply(verdict("defect", "refuse", [{
+                "severity": "major", "file": "checks/b_checks.py", "claim": "the check of "
+                "fb no longer holds once merged", "evidence": "CHECK-B: fb"}]))
+        return jurors(call)
+
+    with JurorServer("openai", script) as server:
+        p = duo(served.folder("agg-unowned"), served.daemon, server.url, "un", ("a", "b"),
+                files={"checks/b_checks.py": "# CHECK-B: fb agrees with fa\n"})
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        cfg["tribunal"]["tests"] = [{"source": "calc/*.py", "tests": ["checks/{stem}_checks.py"]}]
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        refused = p.leap("run", "un", "--heartbeat", "0")
+        said = refused.out + refused.err
+        assert refused.code == 1, said[-3000:]
+        assert "checks/b_checks.py, which no ball's scope holds" in said, said[-3000:]
+        line = next(ln for ln in said.splitlines() if "no builder may change those files" in ln)
+        abandon, cut = hinted_leap(line)
+        assert abandon[:3] == ["slice", "abandon", "un"] and cut == ["slice", "cut", "FILE"], \
+            line
+        assert p.leap(*abandon).code == 0  # as printed
+        draft = yamlio.loads((p.base_dir / "slice0.yaml").read_bytes(), "slice0.yaml")
+        draft["slice"] = "un2"
+        for ball in draft["balls"]:
+            if ball["id"] == "b":
+                ball["scope"] = [*ball["scope"], "checks/b_checks.py"]
+        (p.base_dir / "again.yaml").write_bytes(yamlio.dumps(draft))
+        assert p.leap(*cut[:-1], str(p.base_dir / "again.yaml")).code == 0  # FILE: the draft
+        landed = p.leap("run", "un2", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+
+
 def test_a_finding_on_a_file_no_ball_holds_is_blamed_on_none(isolated: Path) -> None:
     from types import SimpleNamespace
     from typing import cast

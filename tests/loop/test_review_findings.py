@@ -38,7 +38,7 @@ def duo(base_dir: Path, daemon: object, juror_url: str, slice_id: str, balls: tu
         plan: dict[str, dict[str, str]] | None = None, live_proof: str | None = None,
         red: dict[str, object] | None = None, config: dict[str, object] | None = None,
         builder: str | None = None, scope: dict[str, list[str]] | None = None,
-        proof: dict[str, str] | None = None) -> Project:
+        proof: dict[str, str] | None = None, files: dict[str, str] | None = None) -> Project:
     """A slice of some of the world's balls (``balls``, with the world's dependencies), the
     world's scripted author and builder (``builder``: a script of one's own instead)."""
     draft = (f"slice: {slice_id}\nspine: integrator\n"
@@ -58,7 +58,7 @@ def duo(base_dir: Path, daemon: object, juror_url: str, slice_id: str, balls: tu
     # the server judges rounds by the spine's config: a round_limit of the world's own is
     # committed there before the first push, with the rest of the config as it will be
     committed = extra if "round_limit" in extra else None
-    p = build_project(base_dir, daemon, juror_url, draft, None,  # type: ignore[arg-type]
+    p = build_project(base_dir, daemon, juror_url, draft, files,  # type: ignore[arg-type]
                       plan or {b: {f"calc/{b}.py": CODE[b]} for b in balls},
                       committed=None if committed is None else {
                           **committed, **({"builder": _builder(base_dir, juror_url)}
