@@ -20,7 +20,7 @@ from types import CodeType, ModuleType
 from typing import Any
 
 from leapgit.errors import InvalidRecord
-from leapgit.records.cache import schemas_dir
+from leapgit.records.cache import schemas_dir, sweep
 
 RECORD_KINDS = (
     "ledger", "slice", "ball", "throw", "receipt", "checkpoint", "envelope", "verdict",
@@ -73,8 +73,6 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
     code = fastjsonschema.compile_to_code(definition)
     _write_cached(path, code)
     loaded = _load(code, path)
-    from leapgit.records.cache import sweep  # a compile is rare: so is a look for old ones
-
     sweep(path.parent, keep={path.name, _compiled(path).name}, names=_VALIDATOR_NAMES)
     return loaded
 
