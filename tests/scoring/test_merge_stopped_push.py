@@ -13,7 +13,7 @@ import pytest
 from leapgit.ledger import layout
 from tests.scoring.test_merge_refusals import two_passed_copy
 from tests.scoring.world import Project
-from tests.support import git, hinted_leap
+from tests.support import Result, git, hinted_leap
 from tests.templates import Served
 
 # The remote dies (receive-pack killed) right after it committed the spine update: the
@@ -64,15 +64,21 @@ def assert_resumes(p: Project, landed: str) -> None:
     assert audit.code == 0, audit
 
 
-def test_a_push_the_remote_took_before_dying_reports_landed_and_resumes(
-        scored: Project) -> None:
-    p = scored
+def stopped_in_push(p: Project) -> tuple[str, Result]:
+    """`leap merge left` whose push the remote takes and then dies on: the spine before it,
+    and what the merge said."""
     hook = p.bare / "hooks" / "reference-transaction"
     hook.write_text(DIE_AFTER_ACCEPTING)
     hook.chmod(0o755)
     (p.bare / "die-after-accepting").touch()
     before = p.tip("main")
-    res = p.leap("merge", "left")
+    return before, p.leap("merge", "left")
+
+
+def test_a_push_the_remote_took_before_dying_reports_landed_and_resumes(
+        scored: Project) -> None:
+    p = scored
+    before, res = stopped_in_push(p)
     landed = p.remote_tip("refs/heads/main")
     assert landed != before  # the remote took it...
     assert res.code == 3, res  # ...and the merge says so, not "nothing landed"
@@ -98,12 +104,8 @@ def test_a_stopped_push_whose_remote_cannot_be_read_holds_and_its_hint_leads_on(
     hold names `leap merge left` again once the remote answers. Run as printed once origin
     answers, it finds the landed tip and records it."""
     p = scored
-    hook = p.bare / "hooks" / "reference-transaction"
-    hook.write_text(DIE_AFTER_ACCEPTING)
-    hook.chmod(0o755)
-    (p.bare / "die-after-accepting").touch()
-    before = p.tip("main")
-    assert p.leap("merge", "left").code == 3
+    before, stopped = stopped_in_push(p)
+    assert stopped.code == 3, stopped
     landed = p.remote_tip("refs/heads/main")
     assert landed is not None and landed != before and intent(p).is_file()
     away = p.bare.with_name(p.bare.name + ".away")
