@@ -62,10 +62,12 @@ class Ledger(AbstractContextManager["Ledger"]):
         self.records: RecordCache | None = None
         if cache_records:
             self.records = RecordCache(self.git_dir)
-        bad_name = ledger_ref_problem(ref, str(CONFIG_PATH), hint=(
-            "; if the file already does, a copy of it kept in .git/leap-cache was changed "
-            "by hand: delete .git/leap-cache"))
-        if bad_name is not None:  # a config is kept checked: only a planted copy gets here
+        # a config is kept only once checked: only a copy changed by hand gets here
+        kept = self.git_dir.resolve() / "leap-cache"
+        bad_name = ledger_ref_problem(
+            ref, str(kept), f" (in a kept copy of {CONFIG_PATH}, changed by hand)",
+            f"delete {kept}")
+        if bad_name is not None:
             raise InvalidRecord(problems=[bad_name])
         self.ref = ref
         self._ref_b = ref.encode()

@@ -138,9 +138,11 @@ def uninterrupted() -> Iterator[None]:
     dulwich holds ``<ref>.lock`` across the write, fsync and rename; a KeyboardInterrupt
     raised in between left the lock behind for as long as the interrupt was handled, and
     the handler's own write (a lease given back) found the ledger locked. Every signal that
-    came meanwhile goes to its handler as the outermost block ends, in order, once each (a
-    handler that counts presses sees each). Only the main thread receives signals in
-    Python; another thread's block runs as it is.
+    came meanwhile goes to its handler as the outermost block ends, in the order Python ran
+    the block's handler for them, once for each such run (two signals of one number that
+    land together are one run to Python: `leap run` counts those from the wakeup fd,
+    ``loop.presses``). Only the main thread receives signals in Python; another thread's
+    block runs as it is.
 
     Python runs a due handler at almost any point of Python code, so nothing here swaps
     handlers or blocks signals in a way a signal could land half way through: a

@@ -121,16 +121,18 @@ def check_refs(config: Config, source: str) -> None:
         raise InvalidRecord(problems=found)
 
 
-def ledger_ref_problem(ledger_ref: str, source: str, hint: str = "") -> Problem | None:
-    """Whether git takes ``ledger_ref`` as a ref name at all."""
+def ledger_ref_problem(ledger_ref: str, source: str, said: str = "",
+                       hint: str = "use a name like refs/heads/leap/ledger") -> Problem | None:
+    """Whether git takes ``ledger_ref`` as a ref name at all (``said``: where it was read,
+    when not plainly in ``source``)."""
     from dulwich.refs import check_ref_format  # only to validate: a cached config skips it
 
     from leapgit.gitobj import refname
 
     if check_ref_format(refname(ledger_ref)):
         return None
-    return Problem(f"{ledger_ref!r} is not a valid git ref name", source, "ledger_ref",
-                   "config", "use a name like refs/heads/leap/ledger" + hint)
+    return Problem(f"{ledger_ref!r} is not a valid git ref name{said}", source, "ledger_ref",
+                   "config", hint)
 
 
 def ref_problems(ledger_ref: str, spine: str, source: str) -> list[Problem]:

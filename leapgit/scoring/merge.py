@@ -178,8 +178,9 @@ def _fetch_or_give_up(ws: Workspace, slice_id: str, branch: str, merged: bool) -
                 f"{branch}`, then `leap merge {slice_id}`")
     if asked not in (None, 2):  # it did not answer: no word of a loss on that
         # what it then says is its fetch, or the loss: the command moves on, to another hint
-        return (f"`leap merge {slice_id}` again once {remote} answers: it asks again whether "
-                f"{remote} holds {branch}, and names what brings it back")
+        return (f"`leap merge {slice_id}` again once {remote} answers (it did not now): it "
+                f"asks again whether {remote} holds {branch}, and names its fetch, or what is "
+                "left to do without one")
     where = "the spine tracks no remote to ask" if remote is None else \
         f"the spine's remote {remote} has no copy"
     again = "cut the work again as a slice of its own (`leap slice cut FILE`)" if merged else \

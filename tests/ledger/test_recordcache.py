@@ -267,21 +267,30 @@ def test_a_config_entry_planted_with_a_ref_git_refuses_is_named_and_its_hint_lea
     """A cached config is not checked again (the checks passed before it was kept); an entry
     planted by hand with a ledger ref git refuses made `leap init` an internal error (exit
     70, dulwich's RefFormatError), while `leap status` sent the user to `leap init`. The
-    ledger names the ref, the field and the rule, and the copy to delete; run as said, the
-    next `leap init` goes through."""
+    ledger names the kept copy (not .leap/config.yaml, which is right), the field and the
+    rule, and the folder to delete by its whole path: in a linked worktree (a ball's),
+    `.git` is a file and `.git/leap-cache` deleted nothing (a telemetry review). Run as
+    said from there, the next command goes through."""
+    import re
+    import shutil
+
     repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
     assert leap("init", cwd=repo).code == 0
     [entry] = (repo / ".git" / "leap-cache").glob("config-*/*/*.json")
     entry.write_text(entry.read_text().replace("refs/heads/leap/ledger", "refs/heads/a..b"))
-    said = leap("init", cwd=repo)
-    assert said.code == InvalidRecord.exit_code and "internal error" not in said.err, said
-    [line] = [ln for ln in said.err.splitlines() if "a..b" in ln]
-    assert "ledger_ref" in line and "[config]" in line, said.err
-    assert "delete .git/leap-cache" in said.err, said.err
+    linked = tmp_path / "linked"
+    git("worktree", "add", "-q", "--detach", str(linked), cwd=repo)
+    for where in (repo, linked):
+        said = leap("init", cwd=where)
+        assert said.code == InvalidRecord.exit_code and "internal error" not in said.err, said
+        [line] = [ln for ln in said.err.splitlines() if "a..b" in ln]
+        assert "ledger_ref" in line and "[config]" in line, said.err
+        assert "a kept copy of .leap/config.yaml" in line and \
+            not line.startswith("leap: .leap/config.yaml:"), line
     assert not (repo / ".git" / "refs" / "heads" / "a..b").exists()
-    import shutil
-
-    shutil.rmtree(repo / ".git" / "leap-cache")  # as the hint says
-    again = leap("init", cwd=repo)
+    found = re.search(r"delete (\S+)$", line)
+    assert found is not None and Path(found.group(1)) == repo / ".git" / "leap-cache", line
+    shutil.rmtree(found.group(1))  # as the hint says, from the linked worktree
+    again = leap("init", cwd=linked)
     assert again.code == 0, again
     assert git("rev-parse", "--verify", "-q", "refs/heads/leap/ledger", cwd=repo)

@@ -100,9 +100,9 @@ def test_a_lost_ball_asked_of_a_remote_that_did_not_answer_leads_on_once_it_answ
         monkeypatch.undo()
         away.rename(p.bare)
         assert held.code == 3 and "[L8]" in held.err, held
-        assert f"`leap merge {SLICE}` again once origin answers: it asks again whether " \
-               f"origin holds leap/ball/{SLICE}/v, and names what brings it back" in held.err, \
-            held.err
+        assert f"`leap merge {SLICE}` again once origin answers (it did not now): it asks " \
+               f"again whether origin holds leap/ball/{SLICE}/v, and names its fetch, or what " \
+               "is left to do without one" in held.err, held.err
         assert "no copy" not in held.err and "abandon" not in held.err, held.err
         assert hinted_leap(held.err) == [["merge", SLICE]], held.err
         before = p.remote_tip("refs/heads/main")
