@@ -23,26 +23,38 @@ class Deliveries:
         self._read: int | None = None
 
     def open(self) -> Callable[[], None]:
-        """Start counting; returns what ends it (the fd before, back in place)."""
-        read, write = os.pipe()
-        for fd in (read, write):
-            os.set_blocking(fd, False)
+        """Start counting; returns what ends it (the fd before, back in place), which may
+        run more than once. Where no pipe can be made (no fd left), or not in the main
+        thread, nothing is counted here: the handler's count stands alone."""
         try:
+            read, write = os.pipe()
+        except OSError:
+            return lambda: None
+        try:
+            for fd in (read, write):
+                os.set_blocking(fd, False)
             before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-        except (ValueError, OSError):  # not the main thread: counted by the handler alone
+        except BaseException as exc:
             os.close(read)
             os.close(write)
-            return lambda: None
+            if isinstance(exc, (ValueError, OSError)):
+                return lambda: None
+            raise
         self._read = read
+        closed: list[bool] = []
 
         def close() -> None:
+            if closed:
+                return
             try:
                 signal.set_wakeup_fd(before)
                 self.count()
             finally:
-                self._read = None
-                os.close(read)
-                os.close(write)
+                if not closed:
+                    closed.append(True)
+                    self._read = None
+                    os.close(read)
+                    os.close(write)
 
         return close
 

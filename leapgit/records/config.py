@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,7 +130,11 @@ def ledger_ref_problem(ledger_ref: str, source: str, said: str = "",
 
     from leapgit.gitobj import refname
 
-    if check_ref_format(refname(ledger_ref)):
+    # as the config's schema says it (a copy kept of a config is not checked again), then
+    # as git does
+    pattern = schema.schema("config")["properties"]["ledger_ref"]["pattern"]
+    if isinstance(ledger_ref, str) and re.search(pattern, ledger_ref) and \
+            check_ref_format(refname(ledger_ref)):
         return None
     return Problem(f"{ledger_ref!r} is not a valid git ref name{said}", source, "ledger_ref",
                    "config", hint)

@@ -13,6 +13,7 @@ import marshal
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -65,9 +66,12 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
     cached = _read_cached(path)
     if cached is not None:
         try:
-            return _load(cached, path)
+            loaded = _load(cached, path)
         except Exception:  # noqa: BLE001 - any damage means: compile afresh below
             pass
+        else:
+            _in_use(path)
+            return loaded
     import fastjsonschema
 
     code = fastjsonschema.compile_to_code(definition)
@@ -80,6 +84,22 @@ def _compile(definition: dict[str, Any]) -> Callable[[Any], Any]:
 # a validator's source, its compiled code and either one being written (``_write_cached``,
 # ``_load``): what other versions of leapgit or of the schemas left is swept a week later
 _VALIDATOR_NAMES = r"v_[0-9a-f]{32}(\.[A-Za-z0-9_-]+)?\.(py|bin|[0-9]+\.tmp)"
+
+
+_FRESH_FOR = 24 * 3600.0  # seconds a validator in use may go without its date moving
+
+
+def _in_use(path: Path) -> None:
+    """A validator loaded keeps its date (and its compiled code's) at most a day old, so
+    the sweep of what nothing wrote for a week never takes one in use (a stat a file;
+    best effort: a read-only cache is recompiled a week later, never wrong)."""
+    now = time.time()
+    for each in (path, _compiled(path)):
+        try:
+            if now - each.stat().st_mtime > _FRESH_FOR:
+                os.utime(each)
+        except OSError:
+            pass
 
 
 def _compiled(path: Path) -> Path:

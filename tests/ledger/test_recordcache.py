@@ -294,3 +294,23 @@ def test_a_config_entry_planted_with_a_ref_git_refuses_is_named_and_its_hint_lea
     again = leap("init", cwd=linked)
     assert again.code == 0, again
     assert git("rev-parse", "--verify", "-q", "refs/heads/leap/ledger", cwd=repo)
+
+
+@pytest.mark.parametrize("planted", [None, 5, "refs/heads/leap/\udcff", "refs/heads/lé"],
+                         ids=["null", "number", "surrogate", "non-ascii"])
+def test_a_kept_config_copy_with_a_ledger_ref_no_config_may_hold_is_named(
+        tmp_path: Path, planted: object) -> None:
+    """What the config's schema refuses a kept copy may still hold (it is not checked
+    again): a null or a number crashed the check itself, and a name git takes but the
+    schema does not went on to fail later (a boundary review: exit 70 each)."""
+    import json
+
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    [entry] = (repo / ".git" / "leap-cache").glob("config-*/*/*.json")
+    data = json.loads(entry.read_text())
+    data["ledger_ref"] = planted
+    entry.write_text(json.dumps(data))
+    said = leap("init", cwd=repo)
+    assert said.code == InvalidRecord.exit_code and "internal error" not in said.err, said
+    assert "ledger_ref" in said.err and "[config]" in said.err, said.err

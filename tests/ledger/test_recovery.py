@@ -181,3 +181,28 @@ def test_validators_other_schemas_left_untouched_for_a_week_go_when_one_is_compi
     schema._validator.cache_clear()
     with pytest.raises(InvalidRecord, match="missing required"):  # and it is used
         schema.validate_record({"kind": "receipt", "format": 1}, "r.yaml")
+
+
+def test_a_validator_in_use_is_not_swept_with_those_nothing_uses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A validator's date changed only when it was written, so a week after, the first
+    compile of another schema removed every validator still in use, to be compiled again
+    on its next use (a boundary review). One loaded keeps its date fresh."""
+    import os
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord):
+        schema.validate_record({"kind": "receipt", "format": 1}, "r.yaml")
+    used = sorted(p.name for p in schema._cache_dir().iterdir())
+    assert any(n.endswith(".py") for n in used) and any(n.endswith(".bin") for n in used)
+    week = time.time() - 8 * 24 * 3600
+    for path in schema._cache_dir().iterdir():
+        os.utime(path, (week, week))
+    schema._validator.cache_clear()
+    with pytest.raises(InvalidRecord):  # loaded again, from the cache
+        schema.validate_record({"kind": "receipt", "format": 1}, "r.yaml")
+    schema._compile({"type": "string", "$comment": "another schema"})  # a compile: a sweep
+    left = sorted(p.name for p in schema._cache_dir().iterdir())
+    assert set(used) <= set(left), (used, left)

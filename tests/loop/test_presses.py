@@ -133,3 +133,45 @@ def test_leap_run_counts_two_signals_at_once_as_two_though_one_handler_never_ran
     assert proc.stdout.splitlines() == ["interrupted", "presses 1 twice True",
                                         "restored True", "interrupted",
                                         "presses 1 twice False"], (proc.stdout, proc.stderr)
+
+
+def test_no_fd_left_counts_by_the_handler_alone() -> None:
+    """Out of file descriptors, `leap run` still starts: the pipe is not made, nothing is
+    counted from it, and ending the count does nothing (a boundary review: it raised)."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import os, resource, signal
+        from leapgit.loop.presses import Deliveries
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+        held = []
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+        d = Deliveries()
+        done = d.open()
+        print(d.count(), signal.set_wakeup_fd(-1))
+        done()
+    """)], capture_output=True, text=True, timeout=30, cwd=ROOT)
+    assert proc.stdout.split() == ["0", "-1"], (proc.stdout, proc.stderr)
+
+
+def test_the_run_s_restore_is_run_again_when_a_signal_cut_it_short() -> None:
+    """A signal landing as the restore starts, before its own ``try``, left the finished
+    run's handlers and its wakeup fd in place (a reversibility review). The run tries it
+    again until it ran through, then raises what the signal's handler raised."""
+    import pytest
+
+    from leapgit.loop.drive import _until_done
+
+    calls: list[int] = []
+
+    def restore() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # the handler of a signal due as it started
+
+    with pytest.raises(KeyboardInterrupt):
+        _until_done(restore)
+    assert calls == [1, 1]
