@@ -28,6 +28,7 @@ from leapgit.scoring.commands import run_command
 from leapgit.scoring.findingred import record_finding_red
 from leapgit.scoring.red import RedResult, record_red
 from leapgit.tribunal.worktree import temporary
+from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.handoff import environment
 from leapgit.worktrees.stack import ball_base
 
@@ -44,14 +45,20 @@ class Authored:
     log: Path
 
 
-def check_author(ws: Workspace) -> None:
-    """The author is a role of its own (T4, T7.1): never the builder's own session."""
+def check_author(ws: Workspace, then: str) -> None:
+    """The author is a role of its own (T4, T7.1): never the builder's own session; and a
+    command that cannot start is refused before any ball is thrown, as the builder's is (it
+    would hold every ball that needs a red, each after a throwaway tree). ``then``: what goes
+    on once the config is mended."""
     cfg = ws.config
     if cfg.red_command and cfg.red_identity and cfg.red_identity == cfg.builder_identity:
         raise UsageError("the test author is declared as the builder itself: the one who "
                          "writes the contract cannot be the one who meets it", file=CONFIG,
                          field="red.identity", rule="T7.1",
                          hint="give the test author an identity of its own (another session)")
+    if cfg.red_command:
+        require_program(cfg.red_command, ws.paths.root, config_root=ws.main_top,
+                        field="red.command", rule="T7.1", then=then)
 
 
 def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:

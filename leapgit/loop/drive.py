@@ -823,22 +823,22 @@ class SliceRun:
     def _preflight(self) -> None:
         """What would stop every ball: refused before anything is thrown."""
         cfg = self.ws.config
+        typed = [self.slice, *(["--remote", self.opt.remote] if self.opt.remote else [])]
+        again = f"`leap run {shlex.join(typed)}` again"
         if self.opt.remote is None:  # with a remote, the workers' builders build
             require_program(cfg.builder_command, self.ws.paths.root, cfg.builder_preset,
-                            config_root=self.ws.main_top)
+                            config_root=self.ws.main_top, then=again)
         declared_builder(self.ws, None)
         if not cfg.tribunal.rungs:
             raise UsageError("no rungs are configured, so no juror can sit",
                              file=".leap/config.yaml", field="tribunal.rungs", rule="T2")
-        check_author(self.ws)
+        check_author(self.ws, again)
 
         remote = spine.spine_remote(self.ws.paths.root, cfg.spine) or self.opt.remote
         if remote is not None:
             spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)
 
         # L8, L9: no red, build or scoring is paid for on a spine no merge can push
-        typed = [self.slice, *(["--remote", self.opt.remote] if self.opt.remote else [])]
-        again = f"`leap run {shlex.join(typed)}` again"
         spine.require_shared_spine(self.ws, again, self.opt.remote)  # tracking no remote
         require_spine_pushable(self.ws, again)
         with self.ws.ledger() as ledger:

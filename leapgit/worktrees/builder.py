@@ -163,28 +163,34 @@ def _unresolved(program: str, root: Path) -> str | None:
 
 
 def require_program(command: str | None, root: Path, preset: str | None = None,
-                    nothing: str = "no ball was thrown", config_root: Path | None = None
-                    ) -> str:
+                    nothing: str = "no ball was thrown", config_root: Path | None = None,
+                    field: str = FIELD, rule: str = "L3", then: str | None = None) -> str:
     """L3 (issue 14): a builder that cannot start would spend every round of an episode in a
     fraction of a second; refuse the throw before any worktree or round instead. With
     ``preset`` (issue 17), ``command`` is its expansion and the error names the preset.
-    ``nothing``: what was not done for it (a worker takes no claim)."""
+    ``nothing``: what was not done for it (a worker takes no claim). The test author's
+    command (``field`` red.command, T7.1) is held to the same check; ``then``: the command
+    that goes on once the config is mended."""
+    def hint(text: str) -> str:
+        return f"{text}; then {then}" if then else text
+
     if not command:
-        raise UsageError(f"no builder command; {nothing}", file=CONFIG, field=FIELD, rule="L3",
+        raise UsageError(f"no builder command; {nothing}", file=CONFIG, field=field, rule=rule,
                          hint=first_init(config_root or root, "set builder.command, e.g. a script"))
     try:
         words = command_words(command)
     except ValueError as exc:
         raise UsageError(f"{command!r} does not read as a command line ({exc}); "
-                         f"{nothing}", file=CONFIG, field=FIELD, rule="L3",
-                         hint="close its quotes") from None
+                         f"{nothing}", file=CONFIG, field=field, rule=rule,
+                         hint=hint("close its quotes")) from None
     problem = _unresolved(words[0], root) if words else "is missing"
     if problem is not None and preset is not None:
         raise UsageError(f"preset {preset!r}: its program {words[0]!r} {problem}; "
-                         f"{nothing}", file=CONFIG, field="builder.preset", rule="L3",
-                         hint=f"install {words[0]}, or choose another preset (`leap presets`)")
+                         f"{nothing}", file=CONFIG, field="builder.preset", rule=rule,
+                         hint=hint(f"install {words[0]}, or choose another preset "
+                                   "(`leap presets`)"))
     if problem is not None:
         raise UsageError(f"its program {words[0] if words else ''!r} {problem}; "
-                         f"{nothing}", file=CONFIG, field=FIELD, rule="L3",
-                         hint="name a program on PATH or the path of an executable")
+                         f"{nothing}", file=CONFIG, field=field, rule=rule,
+                         hint=hint("name a program on PATH or the path of an executable"))
     return command
