@@ -828,7 +828,7 @@ class SliceRun:
         if self.opt.remote is None:  # with a remote, the workers' builders build
             require_program(cfg.builder_command, self.ws.paths.root, cfg.builder_preset,
                             config_root=self.ws.main_top, then=again)
-        declared_builder(self.ws, None)
+        declared_builder(self.ws, None, then=again)
         if not cfg.tribunal.rungs:
             raise UsageError("no rungs are configured, so no juror can sit",
                              file=".leap/config.yaml", field="tribunal.rungs", rule="T2")

@@ -76,13 +76,19 @@ class _Evidence:
         return _RESULT[self.last.result] != 1
 
 
-def declared_builder(ws: Workspace, builder: str | None) -> tuple[Builder, str]:
+def declared_builder(ws: Workspace, builder: str | None, then: str | None = None
+                     ) -> tuple[Builder, str]:
+    """Who built (T4): ``--builder``, else ``builder.identity``. ``then``: a caller with no
+    ``--builder`` option (`leap run`) names the command that goes on once the config says
+    it, instead of the option it does not have."""
     text = builder or ws.config.builder_identity
     if not text:
+        how = "pass --builder model=ID,family=F,session=S or set builder.identity" \
+            if then is None else \
+            f"set builder.identity (model=ID,family=F,session=S), then {then}"
         raise UsageError("the builder is not declared", file=".leap/config.yaml",
                          field="builder.identity", rule="T4",
-                         hint=first_init(ws.main_top or ws.paths.root, "pass --builder "
-                                         "model=ID,family=F,session=S or set builder.identity"))
+                         hint=first_init(ws.main_top or ws.paths.root, how))
     return parse_builder(text), text
 
 

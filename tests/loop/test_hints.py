@@ -147,33 +147,41 @@ def test_a_test_author_that_fails_stops_with_a_hint_that_leads_on_once_it_is_fix
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
-@pytest.mark.parametrize("field,command,said", [
-    ("red", "no-such-author-7f3 --write-red", "'no-such-author-7f3' is not on PATH"),
-    ("red", "tools/author.sh", "'tools/author.sh' does not exist"),
-    ("red", "python 'author.py", "does not read as a command line (No closing quotation)"),
-    ("builder", "no-such-builder-7f3", "'no-such-builder-7f3' is not on PATH"),
+@pytest.mark.parametrize("field,value,said,rule", [
+    ("red.command", "no-such-author-7f3 --write-red", "'no-such-author-7f3' is not on PATH",
+     "T7.1"),
+    ("red.command", "tools/author.sh", "'tools/author.sh' does not exist", "T7.1"),
+    ("red.command", "python 'author.py",
+     "does not read as a command line (No closing quotation)", "T7.1"),
+    ("builder.command", "no-such-builder-7f3", "'no-such-builder-7f3' is not on PATH", "L3"),
+    ("builder.identity", None, "the builder is not declared", "T4"),
 ], ids=["author-not-on-path", "author-no-such-file", "author-unclosed-quote",
-        "builder-not-on-path"])
-def test_a_command_that_cannot_start_is_refused_before_a_throw_and_the_hint_leads_on(
-        isolated: Path, served: Served, field: str, command: str, said: str) -> None:
-    """A red.command (T7.1) or builder.command (L3) that cannot start is refused up front:
-    one line naming the file, the field and the rule, exit 2, nothing thrown, no tree made
-    (a broken author held every ball that needed a red, each after a throwaway tree);
-    mended, the command the hint names lands the slice."""
-    rule = {"red": "T7.1", "builder": "L3"}[field]
+        "builder-not-on-path", "builder-undeclared"])
+def test_a_run_its_config_cannot_start_is_refused_before_a_throw_and_the_hint_leads_on(
+        isolated: Path, served: Served, field: str, value: str | None, said: str,
+        rule: str) -> None:
+    """A red.command (T7.1) or builder.command (L3) that cannot start, or no builder
+    identity (T4), is refused up front: one line naming the file, the field and the rule,
+    exit 2, nothing thrown, no tree made (a broken author held every ball that needed a
+    red, each after a throwaway tree); mended, the command the hint names lands the slice
+    (it named `--builder`, an option `leap run` does not have)."""
+    block, key = field.split(".")
     with JurorServer("openai", jurors) as server:
-        p = duo(served.folder(f"hint-no-start-{field}-{command[:5]}"), served.daemon,
+        p = duo(served.folder(f"hint-no-start-{field}-{(value or '')[:5]}"), served.daemon,
                 server.url, "hna", ("a", "b"))
         cfg_path = p.work / ".leap" / "config.yaml"
         cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
-        mended = cfg[field]["command"]
-        cfg[field]["command"] = command
+        mended = cfg[block][key]
+        if value is None:
+            del cfg[block][key]
+        else:
+            cfg[block][key] = value
         cfg_path.write_bytes(yamlio.dumps(cfg))
         with Ledger(p.work / ".git") as ledger:
             before = ledger.view().commit
         res = p.leap("run", "hna", "--heartbeat", "0")
         assert res.code == 2, (res.out[-2000:], res.err)
-        [line] = [x for x in res.err.splitlines() if f"{field}.command" in x]
+        [line] = [x for x in res.err.splitlines() if field in x]
         assert ".leap/config.yaml" in line and f"[{rule}]" in line and said in line, res.err
         assert "Traceback" not in res.err + res.out
         with Ledger(p.work / ".git") as ledger:
@@ -181,7 +189,8 @@ def test_a_command_that_cannot_start_is_refused_before_a_throw_and_the_hint_lead
         assert not p.worktree("a", "hna").exists()
         [again] = hinted_leap(res.err)
         assert again == ["run", "hna"], res.err
-        cfg[field]["command"] = mended
+        assert "--builder" not in res.err  # no option `leap run` does not have
+        cfg[block][key] = mended
         cfg_path.write_bytes(yamlio.dumps(cfg))
         landed = p.leap(*again, "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
