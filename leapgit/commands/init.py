@@ -101,7 +101,8 @@ def init(start: Path | str = ".", spine: str | None = None,
     if ws.paths.top is None:
         raise UsageError(
             f"{ws.paths.git_dir} is a bare repository",
-            hint="run `leap init` in a clone; on a server use `leap hooks install --server`",
+            hint="run `leap init` in a clone of it, and `leap sync REMOTE` there pushes the "
+            "ledger here; on a server, `leap hooks install --server` guards it",
         )
     root = ws.paths.top
     _not_in_a_ball_worktree(ws)

@@ -110,15 +110,21 @@ class Ledger(AbstractContextManager["Ledger"]):
         view = self.view()
         if view.commit is None:
             raise LedgerMissing(f"no ledger yet ({self.ref} does not exist)",
-                                hint=self._missing_hint())
+                                hint=self.missing_hint())
         self._check_is_ledger(view)
         return view
 
-    def _missing_hint(self) -> str:
+    def missing_hint(self) -> str:
         """In a clone of a project that has a ledger, taking the remote's (a second root
         made by `leap init` could never join it); elsewhere, starting one. A remote's
         ledger is seen where `git clone`/`git fetch` keeps it (``refs/remotes/<remote>/``)
-        or where `leap sync` does (``refs/leap/remotes/<remote>/``)."""
+        or where `leap sync` does (``refs/leap/remotes/<remote>/``). A bare repository (a
+        server) gets its ledger from a clone: `leap init` refuses to run in it, so naming
+        `leap init` there sent the user round in a circle (a bad-input hunt)."""
+        if self.repo.get_config().get_boolean((b"core",), b"bare", False):
+            return (f"{self.git_dir} is a bare repository, whose ledger comes from a clone: "
+                    "in a clone of it, `leap init` starts one and `leap sync REMOTE` pushes it "
+                    "here")
         found = self.remotes_holding()
         if found:
             return f"this clone's remote {found[0]} has one: `leap sync {found[0]}` takes it"

@@ -235,7 +235,7 @@ def write(ledger: Ledger, records: dict[str, bytes], message: bytes, *, root: bo
             return Move(None, b"", Written(old, (), 0))
         if not root and old is None:
             raise LedgerMissing(f"no ledger yet ({ledger.ref} does not exist)",
-                                hint="run `leap init` first")
+                                hint=ledger.missing_hint())
         todo = new_paths(ledger, old, records, identical_ok)
         if not todo:
             return Move(None, b"", Written(old or "", (), attempt))

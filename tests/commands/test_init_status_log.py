@@ -318,21 +318,35 @@ def test_status_names_audit_signatures_for_the_unsigned_records_it_does_not_list
     assert named == set(records), listed.out  # the ones status left out too
 
 
-def test_init_in_a_bare_repository_names_the_clone_or_the_server_install_and_both_work(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("first", ["init", "status", "throw"])
+def test_a_bare_repository_with_no_ledger_names_the_clone_and_the_server_install_which_work(
+        tmp_path: Path, first: str) -> None:
+    """In a bare repository (a server) with no ledger, `leap init` is refused and names a
+    clone; `leap status` and a write named `leap init` (refused there): a circle (a
+    bad-input hunt). Each names the clone's `leap init` and `leap sync REMOTE` instead,
+    which bring the ledger, and `leap status` in the bare repository then reads it."""
     src = make_repo(tmp_path / "src", {"a.txt": "a\n"})
     bare = tmp_path / "repo.git"
     git("clone", "-q", "--bare", str(src), str(bare), cwd=tmp_path)
-    r = leap_inproc("init", cwd=bare)
+    r = leap_inproc(*{"init": ["init"], "status": ["status"], "throw": ["throw", "s1"]}[first],
+                    cwd=bare)
     assert r.code == 2 and "is a bare repository" in r.err, r
-    init, server = hinted_leap(r.err)
-    assert (init, server) == (["init"], ["hooks", "install", "--server"]), r.err
-    assert leap_inproc(*server, cwd=bare).code == 0
-    assert (bare / "hooks" / "pre-receive").is_file()
+    named = hinted_leap(r.err)
+    assert named[:2] == [["init"], ["sync", "REMOTE"]], r.err
+    assert named[2:] == ([["hooks", "install", "--server"]] if first == "init" else []), r.err
+    assert ref(bare, "leap/ledger") is None  # nothing written
+    if first == "init":
+        assert leap_inproc(*named[2], cwd=bare).code == 0
+        assert (bare / "hooks" / "pre-receive").is_file()
     clone = tmp_path / "clone"
     git("clone", "-q", str(bare), str(clone), cwd=tmp_path)
-    assert leap_inproc(*init, cwd=clone).code == 0
+    assert leap_inproc(*named[0], cwd=clone).code == 0
     assert ref(clone, "leap/ledger") is not None
+    synced = leap_inproc(named[1][0], "origin", cwd=clone)  # REMOTE: the clone's remote
+    assert synced.code == 0, synced
+    assert ref(bare, "leap/ledger") == ref(clone, "leap/ledger")
+    status = leap_inproc("status", cwd=bare)
+    assert status.code == 0, status
 
 
 def test_before_init_the_config_hints_lead_to_leap_init_and_it_leads_on(
