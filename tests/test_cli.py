@@ -270,3 +270,33 @@ def test_an_interrupt_ends_the_line_the_terminals_ctrl_c_began(repo: Path) -> No
         done = subprocess.run([sys.executable, "-c", code, *args], cwd=repo,
                               capture_output=True, text=True, timeout=60)
         assert (done.returncode, done.stderr) == (130, "\nleap: interrupted\n"), done
+
+
+def _float_options() -> list[tuple[str, str]]:
+    """Every float option of every command, built from the table."""
+    from leapgit.cli import COMMANDS
+
+    found = []
+    for name, lazy in COMMANDS.items():
+        for param in lazy.build().params:
+            if isinstance(param, click.Option) and isinstance(param.type, click.FloatRange):
+                found.append((name, param.opts[0]))
+    return found
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
+def test_no_float_option_takes_a_number_that_is_not_finite(tmp_path: Path,
+                                                           value: str) -> None:
+    """README: NaN and infinity are refused wherever a number goes. NaN compares false with
+    every bound, so `leap run S --max-minutes nan` passed its range and set no limit at
+    all (a bad-input hunt)."""
+    options = _float_options()
+    assert ("run", "--max-minutes") in options and ("worker", "--poll") in options, options
+    for command, option in options:
+        extra = ["--remote", "origin"] if command == "worker" else []
+        r = leap(command, "s1", *extra, option, value, cwd=tmp_path)
+        assert r.code == 2, (command, option, r)
+        assert f"Invalid value for '{option}'" in r.err, (command, option, r.err)
+        # -inf is below every range's floor, which click names first
+        assert "not a finite number" in r.err or (value == "-inf" and "not in the range"
+                                                  in r.err), (command, option, r.err)
