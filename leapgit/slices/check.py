@@ -150,11 +150,22 @@ def nul_bytes(draft: SliceDraft) -> list[LeapError]:
             for field, text in _process_texts(draft) if text and "\0" in text]
 
 
+def blank_texts(draft: SliceDraft) -> list[LeapError]:
+    """L1: a goal or spec of only blanks tells a builder nothing, and a command of only
+    blanks is a shell's exit 0: a proof that proves nothing, a rollback that restores
+    nothing. The schema's ``minLength`` refuses the empty text only; found at `leap red`,
+    such a ball sat in the ledger for good (a bad-input hunt)."""
+    return [InvalidRecord("holds only blanks", file=draft.source, field=field, rule="L1",
+                          hint="write it out, or leave an optional field away")
+            for field, text in _process_texts(draft) if text is not None and not text.strip()]
+
+
 def check_slice(draft: SliceDraft, resolver: TreeResolver) -> CheckedSlice:
-    """L2 and L4 over a shape-checked draft, and L1's NUL check (``nul_bytes``: a respec's
-    repaired ball meets it here too); stamps every scope file with its base blob."""
+    """L2 and L4 over a shape-checked draft, and L1's text checks (``nul_bytes``,
+    ``blank_texts``: a respec's repaired ball meets them here too); stamps every scope file
+    with its base blob."""
     source = draft.source
-    errors: list[LeapError] = nul_bytes(draft)
+    errors: list[LeapError] = [*nul_bytes(draft), *blank_texts(draft)]
     ids = [b.id for b in draft.balls]
 
     def rule(message: str, field: str, rule_id: str, hint: str | None = None) -> None:

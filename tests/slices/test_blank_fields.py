@@ -1,0 +1,61 @@
+"""L1: no text of a ball holds only blanks. A goal or spec of spaces tells a builder
+nothing; a command of spaces is a shell's exit 0 (a proof that proves nothing, a rollback
+that restores nothing). The schema refuses the empty text only: `leap slice check` and
+`cut` took "   " and recorded the slice for good, and the blank proof came out only at
+`leap red` (a bad-input hunt). `leap ball respec` meets the same check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.slices.drafts import base_draft, draft_repo, with_ball, write
+from tests.support import leap, ref
+
+MESSAGE = "holds only blanks [L1]; write it out, or leave an optional field away"
+
+
+def _with_blank(field: str, value: str) -> dict[str, Any]:
+    if field == "metric.command":
+        return with_ball(0, metric={"command": value,
+                                    "fields": [{"name": "p95", "better": "lower"}]})
+    if field == "live_proof":
+        draft = base_draft()
+        draft["live_proof"] = value
+        return draft
+    return with_ball(0, **{field.replace("ball ", ""): value})
+
+
+@pytest.mark.parametrize("value", [" ", "  \n  "], ids=["space", "lines"])
+@pytest.mark.parametrize("field", ["proof", "tests", "rollback", "goal", "spec",
+                                   "ball live_proof", "metric.command", "live_proof"])
+def test_a_blank_field_is_refused_by_check_and_cut_and_nothing_is_recorded(
+        tmp_path: Path, field: str, value: str) -> None:
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    ledger = ref(root, "leap/ledger")
+    path = write(tmp_path / "slice.yaml", _with_blank(field, value))
+    name = field.replace("ball ", "")
+    where = name if field == "live_proof" else f"balls[0].{name}"
+    for command in ("check", "cut"):
+        r = leap("slice", command, str(path), cwd=root)
+        assert (r.code, r.out) == (2, ""), r
+        assert r.err == f"leap: {path}: {where}: {MESSAGE}\n", r
+    assert ref(root, "leap/ledger") == ledger  # nothing recorded
+
+
+def test_respec_refuses_a_blank_proof_with_the_same_check(tmp_path: Path) -> None:
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    cut = leap("slice", "cut", str(write(tmp_path / "slice.yaml", base_draft())), cwd=root)
+    assert cut.code == 0, cut
+    ledger = ref(root, "leap/ledger")
+    repair = base_draft()["balls"][0] | {"proof": "   "}
+    del repair["id"]
+    path = write(tmp_path / "repair.yaml", repair)
+    r = leap("ball", "respec", "s1", "a", str(path), cwd=root)
+    assert (r.code, r.out) == (2, ""), r
+    assert r.err == f"leap: {path}: proof: {MESSAGE}\n", r
+    assert ref(root, "leap/ledger") == ledger  # no spec version 2
