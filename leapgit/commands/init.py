@@ -92,7 +92,30 @@ def default_spine(root: Path) -> tuple[str, str]:
     full = proc.stdout.decode("utf-8", "surrogateescape").strip()
     if full.startswith("refs/heads/") and full != "refs/heads/":  # a branch, not a tag HEAD
         return full.removeprefix("refs/heads/"), "the checked-out branch"
-    return "main", "no branch is checked out: the default"
+    # detached: a branch the repository has (it took main, which a repository of trunk did
+    # not have: every cut then refused it, a bad-input hunt); main when it has none
+    listed = _branches(root)
+    configured = git.run(["config", "init.defaultBranch"], root, check=False).stdout.decode(
+        "utf-8", "surrogateescape").strip()
+    for name in (configured, "main", "master", "trunk"):
+        if name and name in listed:
+            return name, "no branch is checked out: the repository's " + \
+                ("init.defaultBranch" if name == configured else "conventional branch")
+    if len(listed) == 1:
+        return listed[0], "no branch is checked out: the repository's only branch"
+    if not listed:
+        return "main", "no branch is checked out: the default"
+    raise UsageError(f"no branch is checked out, and none of the {len(listed)} branches is "
+                     "main, master or trunk: which one is the spine?", field="--spine",
+                     rule="L8", hint=f"name it: `leap init --spine {shlex.quote(listed[0])}` "
+                     f"(the branches: {', '.join(listed[:5])}{' ...' if len(listed) > 5 else ''})")
+
+
+def _branches(root: Path) -> list[str]:
+    """The repository's local branch names, sorted as git lists them."""
+    out = git.run(["for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads/"], root,
+                  check=False).stdout.decode("utf-8", "surrogateescape")
+    return [n for n in out.split("\n") if n]
 
 
 def init(start: Path | str = ".", spine: str | None = None,
@@ -165,8 +188,7 @@ def _default_spine_holds(root: Path, spine: str, chosen: str) -> None:
     if not found:
         return
     configured = git.run(["config", "init.defaultBranch"], root, check=False).stdout
-    listed = git.run(["for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads/"], root,
-                     check=False).stdout.decode("utf-8", "surrogateescape").split("\n")
+    listed = _branches(root)
     names = [configured.decode("utf-8", "surrogateescape").strip(), "main", "master", "trunk"]
     # a conventional name first, then any branch the rules take; main when there is none
     other = next((n for n in [*(n for n in names if n in listed), *sorted(listed)]

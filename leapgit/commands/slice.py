@@ -17,6 +17,7 @@ from leapgit.records.types import SliceRecord
 from leapgit.slices.check import CheckedSlice, check_slice, load_draft
 from leapgit.slices.cut import record_cut
 from leapgit.slices.scope import TreeResolver
+from leapgit.worktrees.stack import spine_tip
 from leapgit.worktrees.upstream import require_spine_pushable
 
 
@@ -49,10 +50,11 @@ def _check(ws: Workspace, file: Path, base: str, command: str, rev: str = "HEAD"
             return check_slice(draft, TreeResolver(repo, tree, ws.paths.top))
 
         checked = at(base)
-        tip = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
+        # L8: a slice cut against a spine that does not exist could never be thrown
+        tip = spine_tip(ws.paths.root, ws.config.spine)
         # a base of another history is not judged here: a ledger commit is refused as one
         # (``slices.cut``), and a project's unrelated root has no tip to be thrown from
-        if tip is not None and tip != base and git.run(
+        if tip != base and git.run(
                 ["merge-base", base, tip], ws.paths.root, check=False).returncode == 0:
             _stamps_hold_at_the_tip(ws, file, checked, at, (base, tip), command)
         return checked

@@ -47,6 +47,7 @@ from leapgit.scoring.aggregate import Aggregate, AggregateRefused, review_merged
 from leapgit.scoring.score import declared_builder
 from leapgit.scoring.source import blobs
 from leapgit.timeutil import now_iso
+from leapgit.worktrees.stack import spine_tip
 from leapgit.worktrees.upstream import spine_refusals, spine_reset_target
 
 Echo = Callable[[str], None]
@@ -328,9 +329,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
            echo: Echo) -> MergeResult:
     root, name = ws.paths.root, ws.config.spine
     _, builder_text = declared_builder(ws, builder)
-    old = git.rev_parse(f"refs/heads/{name}", root)
-    if old is None:
-        raise UsageError(f"spine branch {name!r} does not exist", field="spine")
+    old = spine_tip(root, name)
     with ws.ledger() as ledger:  # an unknown slice is bad input: said before anything is written
         query.load_slice(ledger.require(), slice_id)
     resumed = _resume(ws, slice_id, holder, old, echo)

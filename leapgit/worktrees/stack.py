@@ -119,6 +119,20 @@ def stack_base(root: Path, view: LedgerView, rec: SliceRecord, ball: BallRecord)
     return BallBase(commit, f"the stack of {named} on the slice's base", stack)
 
 
+def spine_tip(root: Path, spine: str) -> str:
+    """L8: the tip of the spine branch the config names, which every ball is thrown from
+    and merged onto. One that does not exist is said with the rule and the two ways on (a
+    `leap init` in a detached checkout named a ``main`` the repository did not have, and
+    the cut, the throw and the merge each said so without either)."""
+    tip = git.rev_parse(f"refs/heads/{spine}", root)
+    if tip is None:
+        raise UsageError(f"spine branch {spine!r} does not exist", file=".leap/config.yaml",
+                         field="spine", rule="L8",
+                         hint="name a branch of this repository in `spine:` (`git branch` "
+                         f"lists them), or make it: `git branch {spine} COMMIT`")
+    return tip
+
+
 def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
               spine: str | None = None) -> BallBase:
     """The base a ball's red is built on: its current throw's base; before a throw, or once
@@ -133,11 +147,7 @@ def ball_base(root: Path, view: LedgerView, slice_id: str, ball_id: str,
     if ball.depends_on and (found.thrown is None or
                             restacking(view, slice_id, ball_id) is not None):
         return stack_base(root, view, rec, ball)  # a restack: the stack of the passes now
-    tip = git.rev_parse(f"refs/heads/{spine}", root) if spine and found.thrown is None \
-        else None
-    if spine and found.thrown is None and tip is None:  # as `leap throw` says it
-        raise UsageError(f"spine branch {spine!r} does not exist", file=".leap/config.yaml",
-                         field="spine")
+    tip = spine_tip(root, spine) if spine and found.thrown is None else None
     if tip is not None:
         name_base(root, slice_id, ball_id, tip)
         return BallBase(tip, f"the tip of {spine}, where `leap throw {slice_id} --ball "

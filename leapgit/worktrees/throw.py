@@ -31,7 +31,7 @@ from leapgit.rules.balls import contract_red
 from leapgit.rules.episodes import Episode, score_hint, starts_afresh, unscored_claim
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.timeutil import now_iso
-from leapgit.worktrees import place
+from leapgit.worktrees import place, stack
 from leapgit.worktrees.carry import carries_on, carry_on
 from leapgit.worktrees.prune import (
     Leftover,
@@ -93,11 +93,7 @@ class _Plan:
 
 
 def spine_tip(ws: Workspace) -> str:
-    tip = git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
-    if tip is None:
-        raise UsageError(f"spine branch {ws.config.spine!r} does not exist",
-                         file=".leap/config.yaml", field="spine")
-    return tip
+    return stack.spine_tip(ws.paths.root, ws.config.spine)
 
 
 def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,

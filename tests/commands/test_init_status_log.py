@@ -139,7 +139,8 @@ def test_init_says_which_spine_it_took_and_how_to_take_another(repo: Path, tmp_p
     git("checkout", "-q", "--detach", cwd=repo)
     (repo / ".leap" / "config.yaml").unlink(missing_ok=True)
     detached = leap_inproc("init", cwd=repo)
-    assert "spine   main (no branch is checked out: the default;" in detached.out
+    assert "spine   main (no branch is checked out: the repository's conventional branch;" \
+        in detached.out, detached.out
 
 
 @pytest.mark.parametrize("command", ["status", "log"])
@@ -397,3 +398,61 @@ def test_an_abandoned_slice_reads_as_abandoned_and_takes_no_red(repo: Path,
     assert prune == [["worktree", "prune", "s1"]], red.err
     assert leap_inproc(*prune[0], cwd=repo).code == 0
     assert git("rev-parse", "HEAD~1", cwd=repo) == base
+
+
+@pytest.mark.parametrize("branches,spine", [(["trunk"], "trunk"), (["main", "dev"], "main"),
+                                            (["dev", "feature"], None)],
+                         ids=["only-branch", "conventional", "none-conventional"])
+def test_init_in_a_detached_checkout_names_a_branch_the_repository_has(
+        tmp_path: Path, branches: list[str], spine: str | None) -> None:
+    """No branch checked out: init took `main` whatever the repository had, and every cut
+    then refused it, or worse (a bad-input hunt). It takes a conventional branch or the
+    only one; among others it asks, and the `leap init --spine` it names inits."""
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    first = git("branch", "--show-current", cwd=root)
+    for name in branches:
+        if name != first:
+            git("branch", name, cwd=root)
+    if first not in branches:
+        git("checkout", "-q", "--detach", cwd=root)
+        git("branch", "-D", first, cwd=root)
+    git("checkout", "-q", "--detach", cwd=root)
+    r = leap_inproc("init", cwd=root)
+    if spine is not None:
+        assert r.code == 0, r
+        assert yamlio.loads((root / ".leap/config.yaml").read_bytes(), "c")["spine"] == spine
+        return
+    assert r.code == 2 and "--spine" in r.err and "[L8]" in r.err, r
+    assert not (root / ".leap").exists() and ref(root, "leap/ledger") is None
+    [named] = hinted_leap(r.err)
+    assert named == ["init", "--spine", "dev"], r.err
+    assert leap_inproc(*named, cwd=root).code == 0
+    assert yamlio.loads((root / ".leap/config.yaml").read_bytes(), "c")["spine"] == "dev"
+
+
+def test_a_spine_that_does_not_exist_is_refused_at_the_cut_and_said_at_the_throw(
+        tmp_path: Path) -> None:
+    """L8: a cut against a spine branch the repository does not have was recorded, then
+    every later step said "does not exist" with no rule and no way on (a bad-input hunt)."""
+    root = make_repo(tmp_path / "repo", {"src/a.py": "a\n", "src/b.py": "b\n"})
+    assert leap_inproc("init", cwd=root).code == 0
+    draft = base_draft()
+    for ball in draft["balls"]:
+        ball["scope"] = [ball["scope"][0]]
+    path = write(tmp_path / "slice.yaml", draft)
+    spine = yamlio.loads((root / ".leap/config.yaml").read_bytes(), "c")["spine"]
+    git("branch", "-m", spine, "elsewhere", cwd=root)
+    ledger = ref(root, "leap/ledger")
+    for command in ("check", "cut"):
+        r = leap_inproc("slice", command, str(path), cwd=root)
+        assert r.code == 2, r
+        assert f".leap/config.yaml: spine: spine branch {spine!r} does not exist [L8]" in r.err
+    assert ref(root, "leap/ledger") == ledger  # nothing recorded
+    git("branch", "-m", "elsewhere", spine, cwd=root)
+    assert leap_inproc("slice", "cut", str(path), cwd=root).code == 0
+    git("branch", "-m", spine, "elsewhere", cwd=root)
+    for args in (["throw", "s1"], ["ball", "base", "s1", "a"]):
+        r = leap_inproc(*args, cwd=root)
+        assert r.code == 2, (args, r)
+        assert f"spine: spine branch {spine!r} does not exist [L8]" in r.err, (args, r.err)
+        assert f"`git branch {spine} COMMIT`" in r.err, r.err
