@@ -15,7 +15,7 @@ from leapgit.ledger.store import Written
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records.types import SliceRecord
 from leapgit.slices.check import CheckedSlice, check_slice, load_draft
-from leapgit.slices.cut import record_cut
+from leapgit.slices.cut import check_against_ledger, record_cut
 from leapgit.slices.scope import TreeResolver
 from leapgit.worktrees.stack import spine_tip
 from leapgit.worktrees.upstream import require_spine_pushable
@@ -87,8 +87,16 @@ def _stamps_hold_at_the_tip(ws: Workspace, file: Path, checked: CheckedSlice,
 
 
 def check(file: Path, base: str = "HEAD", start: Path | str = ".") -> CheckedSlice:
+    """Every check the cut makes, ``record_cut``'s against the ledger included when there
+    is one; nothing is written."""
     ws = open_workspace(start)
-    return _check(ws, file, _base(ws, base), "check", base)
+    base_sha = _base(ws, base)
+    checked = _check(ws, file, base_sha, "check", base)
+    with ws.ledger() as ledger:
+        view = ledger.view()
+        if view.commit is not None:
+            check_against_ledger(ledger, view, checked, base_sha)
+    return checked
 
 
 def cut(file: Path, base: str = "HEAD", start: Path | str = ".") -> CutResult:

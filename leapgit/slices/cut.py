@@ -13,9 +13,12 @@ from leapgit.slices.check import CheckedSlice
 from leapgit.timeutil import now_iso
 
 
-def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceRecord, Written]:
+def check_against_ledger(ledger: Ledger, view: LedgerView, checked: CheckedSlice,
+                         base: str) -> None:
+    """What the cut checks against the ledger (a project base, a new slice id, files no
+    open slice holds): `leap slice check` runs it too, so its "ok" says the cut will take
+    the draft (it said ok to drafts the cut then refused: a bad-input hunt)."""
     draft = checked.draft
-    view = ledger.require()
     _project_base(ledger, view, base)
     if view.exists(layout.slice_dir(draft.slice)):
         raise RuleViolation(
@@ -25,6 +28,12 @@ def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceR
     claimed = combine(_claimed_elsewhere(view, checked))
     if claimed is not None:
         raise claimed
+
+
+def record_cut(ledger: Ledger, checked: CheckedSlice, base: str) -> tuple[SliceRecord, Written]:
+    draft = checked.draft
+    view = ledger.require()
+    check_against_ledger(ledger, view, checked, base)
     at = now_iso()
     rec = SliceRecord(
         slice=draft.slice, spine=draft.spine, base=base, balls=tuple(b.id for b in draft.balls),

@@ -77,7 +77,12 @@ def test_a_base_behind_the_spine_with_other_scope_files_is_refused_and_the_hint_
     git("checkout", "-q", "--detach", tip, cwd=behind)
     (root / "src" / "c.py").write_text("C = 'out of every scope'\n")
     git("commit", "-q", "-am", "the spine moves on elsewhere", cwd=root)
-    assert leap("slice", "check", str(path), cwd=behind).code == 0  # scope files alike
+    again = leap("slice", "check", str(path), cwd=behind)
+    if command == "check":
+        assert again.code == 0, again  # scope files alike
+    else:  # cut: the check says what a second cut would, and no stale map
+        assert again.code == 1 and "already cut [L8]" in again.err, again
+        assert "differ between" not in again.err, again
 
 
 def test_a_tag_named_like_the_spine_does_not_send_the_hint_back_to_the_old_base(
@@ -101,3 +106,26 @@ def test_a_tag_named_like_the_spine_does_not_send_the_hint_back_to_the_old_base(
     assert followed.code == 0, followed
     ball = git("show", "leap/ledger:slices/s1/balls/a/ball.yaml", cwd=root)
     assert git("rev-parse", "refs/heads/main:src/a.py", cwd=root) in ball
+
+
+def test_check_says_what_the_cut_says_against_the_ledger(tmp_path: Path) -> None:
+    """`leap slice check` said ok to drafts the cut then refused: a slice id already cut, a
+    file an open slice holds, a ledger commit as the base (a bad-input hunt). It runs the
+    cut's own ledger checks now, and writes nothing."""
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    path = write(tmp_path / "slice.yaml", base_draft())
+    assert leap("slice", "cut", str(path), cwd=root).code == 0
+    ledger = ref(root, "leap/ledger")
+    other = base_draft()
+    other["slice"] = "s2"
+    taken = write(tmp_path / "s2.yaml", other)
+    cases = [([str(path)], "slice 's1' is already cut [L8]"),
+             ([str(taken)], "belongs to ball 'a' of open slice 's1' [L4]"),
+             ([str(taken), "--base", "leap/ledger"], "is a commit of the ledger")]
+    for args, said in cases:
+        check, cut = (leap("slice", c, *args, cwd=root) for c in ("check", "cut"))
+        assert check.code == cut.code != 0, (args, check, cut)
+        assert said in check.err and said in cut.err, (args, check.err, cut.err)
+        assert check.err == cut.err, (check.err, cut.err)
+    assert ref(root, "leap/ledger") == ledger  # nothing recorded
