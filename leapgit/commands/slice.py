@@ -32,7 +32,7 @@ def _base(ws: Workspace, rev: str) -> str:
     base = git.rev_parse(rev, ws.paths.root)
     if base is None:
         raise UsageError(
-            f"base {rev!r} is not a commit in this repository",
+            f"base {rev!r} is not a commit in this repository", field="--base", rule="L2",
             hint="commit something first, or pass --base REV",
         )
     return base

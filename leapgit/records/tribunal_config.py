@@ -140,14 +140,14 @@ def parse_command(value: str | list[str], field: str) -> tuple[str, ...]:
             value = shlex.split(value)
         except ValueError as exc:
             raise InvalidRecord(f"cannot be split into words: {exc}", file=CONFIG_SOURCE,
-                                field=field, hint="quote it as a shell would, or give a list",
+                                field=field, rule="T2", hint="quote it as a shell would, or give a list",
                                 ) from None
     if not value or not value[0].strip():
         raise InvalidRecord("names no program to run", file=CONFIG_SOURCE, field=field,
-                            hint="give the juror's program first, then its arguments")
+                            rule="T2", hint="give the juror's program first, then its arguments")
     if any("\0" in arg for arg in value):
         raise InvalidRecord("an argument holds a NUL byte, which no program can receive",
-                            file=CONFIG_SOURCE, field=field)
+                            file=CONFIG_SOURCE, field=field, rule="T2")
     return tuple(value)
 
 
@@ -165,7 +165,7 @@ def check_template(template: str, field: str) -> None:
     else:
         return
     raise InvalidRecord(f"template {template!r}: {problem}", file=CONFIG_SOURCE, field=field,
-                        hint="placeholders: {stem}, {name}, {dir}, {path}, {ext}; "
+                        rule="T5", hint="placeholders: {stem}, {name}, {dir}, {path}, {ext}; "
                         "write {{ and }} for literal braces")
 
 

@@ -65,7 +65,8 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
         query.require_not_abandoned(view, slice_id, "its balls take no red")
         commit = git.rev_parse(rev, root)
         if commit is None:
-            raise UsageError(f"no commit {rev!r}", field="COMMIT")
+            raise UsageError(f"no commit {rev!r}", field="COMMIT", rule="T7.1",
+                             hint="name the commit that adds the ball's failing test")
         base = _base(ws, view, slice_id, ball_id)
         replaced = _replaceable(view, slice_id, ball_id)
         if not is_ancestor(root, base, commit) or commit == base:

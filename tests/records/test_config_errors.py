@@ -113,6 +113,11 @@ def test_every_tribunal_config_problem_is_named_at_once(repo: Path) -> None:
     for text in expected:
         assert any(f".leap/config.yaml: {text}" in line for line in lines), (text, lines)
     assert len(lines) == len(expected), lines
+    # each names its rule: the rungs' T2, the test mapping's T5 (a bad-input hunt: some
+    # named none)
+    rules = sorted(line.split(" [", 1)[1].split("]", 1)[0] if " [" in line else ""
+                   for line in lines)
+    assert rules == ["T2", "T2", "T2", "T2", "T5", "T5", "config"], lines
 
 
 def test_a_config_that_is_a_dangling_symlink_is_named_not_read_as_the_defaults(

@@ -129,3 +129,21 @@ def test_check_says_what_the_cut_says_against_the_ledger(tmp_path: Path) -> None
         assert said in check.err and said in cut.err, (args, check.err, cut.err)
         assert check.err == cut.err, (check.err, cut.err)
     assert ref(root, "leap/ledger") == ledger  # nothing recorded
+
+
+def test_a_revision_that_is_no_commit_is_said_with_its_field_and_rule(tmp_path: Path) -> None:
+    """`--base nope` (L2) and `leap red S B nocommit` (T7.1): one line with the field and
+    the rule, as every user mistake (they named none: a bad-input hunt)."""
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    path = write(tmp_path / "slice.yaml", base_draft())
+    r = leap("slice", "check", str(path), "--base", "nope", cwd=root)
+    assert (r.code, r.out) == (2, ""), r
+    assert r.err.startswith("leap: --base: base 'nope' is not a commit in this repository "
+                            "[L2]; "), r.err
+    assert leap("slice", "cut", str(path), cwd=root).code == 0
+    ledger = ref(root, "leap/ledger")
+    r = leap("red", "s1", "a", "nocommit", cwd=root)
+    assert (r.code, r.out) == (2, ""), r
+    assert r.err.startswith("leap: COMMIT: no commit 'nocommit' [T7.1]; "), r.err
+    assert ref(root, "leap/ledger") == ledger
