@@ -140,8 +140,8 @@ def parse_command(value: str | list[str], field: str) -> tuple[str, ...]:
             value = shlex.split(value)
         except ValueError as exc:
             raise InvalidRecord(f"cannot be split into words: {exc}", file=CONFIG_SOURCE,
-                                field=field, rule="T2", hint="quote it as a shell would, or give a list",
-                                ) from None
+                                field=field, rule="T2",
+                                hint="quote it as a shell would, or give a list") from None
     if not value or not value[0].strip():
         raise InvalidRecord("names no program to run", file=CONFIG_SOURCE, field=field,
                             rule="T2", hint="give the juror's program first, then its arguments")
