@@ -19,6 +19,7 @@ import math
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -181,7 +182,11 @@ def load_yaml(text: str, source: str) -> Any:
     except RecursionError:
         raise InvalidRecord("nested too deeply", file=source) from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise InvalidRecord(f"unreadable value: {exc}", file=source) from None
+        said = str(exc)
+        if "integer string conversion" in said:  # Python's own advice is no user's way on
+            said = f"an integer of more than {sys.get_int_max_str_digits():,} digits"
+        raise InvalidRecord(f"unreadable value: {said}", file=source,
+                            hint="write a number of the size the field takes") from None
     except (KeyError, IndexError, TypeError) as exc:  # the loader's own: "!!bool maybe"
         raise InvalidRecord(f"unreadable value: a tagged value that does not fit its tag "
                             f"({exc})", file=source, hint="drop the explicit !!tag") from None

@@ -54,6 +54,16 @@ def test_guards(data: bytes, needle: str) -> None:
         yamlio.loads(data, "f.yaml")
 
 
+def test_an_integer_too_long_to_read_is_said_without_pythons_own_advice() -> None:
+    """A bad-input hunt: `round_limit: 999...` (5,000 digits) was said with Python's
+    "use sys.set_int_max_str_digits() to increase the limit", no user's way on."""
+    with pytest.raises(InvalidRecord) as got:
+        yamlio.loads(b"round_limit: " + b"9" * 5000 + b"\n", ".leap/config.yaml")
+    line = got.value.lines()[0]
+    assert "an integer of more than 4,300 digits" in line, line
+    assert "sys." not in line and "set_int_max_str_digits" not in line, line
+
+
 def test_read_bytes_reads_at_most_the_cap(tmp_path) -> None:  # type: ignore[no-untyped-def]
     big = tmp_path / "big.yaml"
     big.write_bytes(b"#" * (5 * yamlio.MAX_BYTES))
