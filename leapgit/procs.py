@@ -4,6 +4,12 @@ owner of a throwaway tree)."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 
 
 def alive(pid: int) -> bool:
@@ -35,3 +41,56 @@ def started_at(pid: int) -> float | None:
     except (OSError, IndexError, ValueError, StopIteration):
         return None
     return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+# The process groups this process started and still waits on (a command juror's seat, a
+# test run, a setup, a test author): a run that leaves at once (a second Ctrl-C: it walks
+# away from a convening) ends them, since no ``finally`` of theirs runs then. Each was
+# started with a session of its own, so nothing else would: a paid CLI juror kept spending
+# after the user asked to stop (a walk-away hunt).
+_groups: set[int] = set()
+_groups_lock = threading.Lock()
+
+
+@contextmanager
+def group(pid: int) -> Iterator[None]:
+    """While the block runs, ``pid`` (the leader of a process group of its own) is ended by
+    ``end_groups``. Its caller waits for it in the block, so the group's id stays its own."""
+    with _groups_lock:
+        _groups.add(pid)
+    try:
+        yield
+    finally:
+        with _groups_lock:
+            _groups.discard(pid)
+
+
+def end_groups() -> int:
+    """SIGKILL every process group ``group`` holds; how many there were."""
+    with _groups_lock:
+        held = list(_groups)
+    for pid in held:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(held)
+
+
+def run_group(command: str, cwd: Path | str, env: Mapping[str, str], timeout: float
+              ) -> tuple[int | None, bytes]:
+    """``command`` through the shell in ``cwd``, in a process group of its own (a timeout
+    stops everything it started), stdin closed, its output and errors as one stream: (its
+    exit status, or None when it ran past ``timeout`` and its group was killed; what it
+    printed). ``end_groups`` ends it while it runs."""
+    proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    with group(proc.pid):
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            return proc.returncode, out
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            return None, out

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from leapgit import git
+from leapgit import git, procs
 from leapgit.errors import (
     EXIT_HOLD,
     EXIT_INPUT,
@@ -890,5 +890,6 @@ def _drain(running: dict[Future[None], Step], events: Events,
         if running and twice() and not any(s.kind == "build" for s in running.values()):
             break
     if twice():  # now: no waiting for a stopped convening's seats to hang up either
+        procs.end_groups()  # nor leaving them (a CLI juror), a test run or an author at work
         events.emit("end", outcome="interrupted", exit_code=EXIT_INTERRUPTED)
         os._exit(EXIT_INTERRUPTED)

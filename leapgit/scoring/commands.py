@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from leapgit.procs import run_group
 from leapgit.tribunal.worktree import in_fresh
 
 CommandType = Literal["proof", "tests", "live_proof", "metric", "red"]
@@ -84,17 +83,7 @@ def run_command(
     start = time.monotonic()
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     full_env.update(env or {})
-    proc = subprocess.Popen(
-        command, shell=True, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        code = None
+    code, out = run_group(command, cwd, full_env, timeout)
     text = out.decode("utf-8", "replace")
     return CommandRun(kind, command, str(cwd), code, time.monotonic() - start, clean_tail(text),
                       text)

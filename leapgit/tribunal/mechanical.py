@@ -6,15 +6,13 @@ grade. A timeout is not a pass, and a collection error is not a kill."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from leapgit import git
+from leapgit.procs import run_group
 from leapgit.tribunal import testmap, worktree
 from leapgit.tribunal.changes import Change, path_text
 
@@ -68,16 +66,9 @@ class Mechanical:
 
 
 def run_tests(command: str, tree: Path, timeout: float) -> Run:
-    proc = subprocess.Popen(command, shell=True, cwd=tree, env=git.scrubbed_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return Run(None, out.decode("utf-8", "replace")[-TAIL:])
-    return Run(proc.returncode, out.decode("utf-8", "replace"))
+    code, out = run_group(command, tree, git.scrubbed_env(), timeout)
+    text = out.decode("utf-8", "replace")
+    return Run(code, text[-TAIL:] if code is None else text)
 
 
 def contract_tests(root: Path, change: Change, red: str | None) -> list[str]:

@@ -15,9 +15,7 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import stat
-import subprocess
 import tempfile
 import threading
 import time
@@ -30,7 +28,7 @@ from typing import ParamSpec, TypeVar
 
 from leapgit import git
 from leapgit.errors import Hold
-from leapgit.procs import alive, started_at
+from leapgit.procs import alive, run_group, started_at
 from leapgit.records.config import load_config
 
 SETUP_FIELD = "worktrees.setup"
@@ -111,16 +109,7 @@ def run_setup(tree: Path, command: str, repo_root: Path, timeout: float,
     if "LC_ALL" in os.environ:
         env["LC_ALL"] = os.environ["LC_ALL"]
     started = time.monotonic()
-    proc = subprocess.Popen(command, shell=True, cwd=tree, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        code = None
+    code, out = run_group(command, tree, env, timeout)
     text = out.decode("utf-8", "replace")
     run = SetupRun(command, code, time.monotonic() - started, text[-_TAIL:])
     if log is not None:

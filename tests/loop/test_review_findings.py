@@ -718,6 +718,61 @@ def test_ctrl_c_twice_while_jurors_sit_ends_the_run_soon(isolated: Path, served:
     assert took < 4.0, f"the run ended {took:.1f} s after the first Ctrl-C"
 
 
+SITTING_JUROR = """\
+import os, pathlib, sys, time
+here = pathlib.Path(sys.argv[0]).parent / "seated"
+here.mkdir(exist_ok=True)
+(here / str(os.getpid())).write_text("")
+time.sleep(120)
+"""
+
+
+def test_ctrl_c_twice_while_command_jurors_sit_ends_them_too(isolated: Path,
+                                                             served: Served) -> None:
+    """A walk-away hunt: two Ctrl-C while command jurors (a CLI: `claude -p`, `llm`) sat
+    ended the run at once and left every juror running, each in a session of its own with
+    nothing to stop it at its timeout: a paid CLI kept spending after the user asked to
+    stop. Leaving, the run ends the process groups it started and walks away from."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("rf-int-cmd"), served.daemon, server.url, "intc", ("a", "b"))
+    (p.base_dir / "juror.py").write_text(SITTING_JUROR)
+    cfg_path = p.work / ".leap" / "config.yaml"
+    cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+    cfg["tribunal"]["timeout"] = 100
+    cfg["tribunal"]["rungs"] = [{
+        "id": "cli", "provider": "command", "family": "scripted", "cost": 0,
+        "tiers": ["generalist", "operator_safety", "deep_state", "fast_structural"],
+        "context_tokens": 32000, "timeout": 100,
+        "command": [sys.executable, str(p.base_dir / "juror.py")]}]
+    cfg_path.write_bytes(yamlio.dumps(cfg))
+    seated = p.base_dir / "seated"
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "intc", "--json",
+                             "--heartbeat", "0"], cwd=p.work, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None and \
+                len(list(seated.glob("*")) if seated.exists() else []) < 8:
+            time.sleep(0.1)
+        pids = [int(f.name) for f in seated.glob("*")] if seated.exists() else []
+        assert pids, "no juror sat"
+        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 130
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(alive(pid) for pid in pids):
+            time.sleep(0.1)
+        assert not [pid for pid in pids if alive(pid)], "jurors left running"
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        for pid in pids:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _slow_priced_jurors(call: Call) -> Reply:
     return replace(jurors(call), delay=1.5)  # both balls claim while the first sits
 

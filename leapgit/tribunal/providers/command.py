@@ -12,6 +12,7 @@ import signal
 from collections.abc import Mapping
 from pathlib import Path
 
+from leapgit import procs
 from leapgit.records.tribunal_config import Rung
 from leapgit.records.usage import Usage, counted
 from leapgit.tribunal import worktree
@@ -82,14 +83,15 @@ async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
             stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
     except OSError as exc:
         raise NeverAnswered(f"cannot start {rung.command[0]!r}: {exc.strerror}") from None
-    try:
-        out, err = await asyncio.wait_for(
-            _talk(proc, prompt.text.encode("utf-8"), ctx.max_answer_bytes), rung.timeout)
-    except TimeoutError:
-        raise NeverAnswered(f"no answer within {rung.timeout:g} s (killed)") from None
-    finally:
-        _kill(proc)
-        await proc.wait()
+    with procs.group(proc.pid):  # a run that walks away from the seat ends it too
+        try:
+            out, err = await asyncio.wait_for(
+                _talk(proc, prompt.text.encode("utf-8"), ctx.max_answer_bytes), rung.timeout)
+        except TimeoutError:
+            raise NeverAnswered(f"no answer within {rung.timeout:g} s (killed)") from None
+        finally:
+            _kill(proc)
+            await proc.wait()
     if cwd is not None and await asyncio.to_thread(worktree.digest, cwd) != ctx.juror_digest:
         raise Annulled("bytes changed under the seat in its export of the candidate (T8)")
     if proc.returncode != 0:
