@@ -129,7 +129,7 @@ def status_lines(s: Status) -> list[str]:
                 if sl.abandoned is None:  # what comes next: nothing, once abandoned
                     out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice,
                                              s.round_limit, sl.escalated.get(b.ball),
-                                             b.ball in sl.redless))
+                                             b.ball in sl.redless, sl.author))
                 out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out
@@ -159,18 +159,24 @@ def _score_detail(scored: BallScore | None) -> list[str]:
 
 
 def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
-                  escalated: tuple[str, str] | None = None, redless: bool = False
-                  ) -> list[str]:
-    """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint."""
+                  escalated: tuple[str, str] | None = None, redless: bool = False,
+                  author: bool = False) -> list[str]:
+    """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint.
+    ``author``: a test author is configured, so `leap run` gets a red from it (the red by
+    hand was all status named: a walk-away hunt)."""
     if s is None:
         return []
     pad = " " * 6
     if s.verdict == "ready" and redless:  # T7.1: no ball is thrown before its red
         # L5: a dependent ball's red builds on its dependencies' code, its stack base
         on = "its stack base" if s.depends_on else "its base"
-        return [f"{pad}ready to throw once its red is recorded (T7.1): its failing test "
-                f"committed on {on} (`leap ball base {slice_id} {s.ball}`), then `leap red "
-                f"{slice_id} {s.ball} COMMIT`"]
+        by_hand = (f"its failing test committed on {on} (`leap ball base {slice_id} "
+                   f"{s.ball}`), then `leap red {slice_id} {s.ball} COMMIT`")
+        if author:
+            return [f"{pad}ready to throw once its red is recorded (T7.1): `leap run "
+                    f"{slice_id}` asks the test author (red.command) for it; or by hand, "
+                    f"{by_hand}"]
+        return [f"{pad}ready to throw once its red is recorded (T7.1): {by_hand}"]
     if s.verdict in ("blocked", "held", "waiting", "ready"):
         return [f"{pad}{s.why() if s.verdict != 'ready' else 'ready to throw (L5)'}"]
     ep = s.episode

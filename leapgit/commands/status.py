@@ -54,6 +54,7 @@ class SliceStatus(NamedTuple):
     escalated: Mapping[str, tuple[str, str]] = {}
     # T7.1: ready balls whose red is not recorded yet (no ball is thrown before its red)
     redless: frozenset[str] = frozenset()
+    author: bool = False  # a test author is configured (red.command): `leap run` asks it
 
     @property
     def spent(self) -> Usage | None:
@@ -171,7 +172,8 @@ def status(slice_id: str | None = None, start: Path | str = ".",
                                    escalated=_escalated(view, sid, standing),
                                    redless=frozenset(
                                        b for b, st in standing.items() if st.verdict == "ready"
-                                       and history.latest_red(view, sid, b) is None)))
+                                       and history.latest_red(view, sid, b) is None),
+                                   author=bool(ws.config.red_command)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen

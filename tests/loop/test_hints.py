@@ -196,6 +196,23 @@ def test_a_run_its_config_cannot_start_is_refused_before_a_throw_and_the_hint_le
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
+def test_status_of_a_redless_ball_names_leap_run_when_a_test_author_is_configured(
+        isolated: Path, served: Served) -> None:
+    """T7.1: with red.command set, `leap status` named only the red by hand for a ball with
+    no red (a walk-away hunt, after a kill in the author's phase); `leap run S` asks the
+    author, and is named first. Run as printed, it lands the slice."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-status-author"), served.daemon, server.url, "hsa",
+                ("a", "b"))
+        status = p.leap("status", "hsa")
+        assert status.code == 0, status
+        line = next(x for x in status.out.splitlines() if "ready to throw once its red" in x)
+        named = hinted_leap(line)
+        assert named[0] == ["run", "hsa"] and ["ball", "base", "hsa", "a"] in named, line
+        landed = p.leap(*named[0], "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
 def test_a_merge_stop_carries_its_hint_and_rule_in_their_own_fields(
         isolated: Path, served: Served) -> None:
     """Stop 36's telemetry review: a merge stop inside `leap run --json` put its hint into
