@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from leapgit.records import trailers as tr
 from leapgit.records.config import CONFIG_PATH
 from leapgit.records.types import ABSENT, OUTCOME_NAMES
+from leapgit.rules.episodes import stopped_by_leap
 from leapgit.rules.landing import failed_hint
 
 if TYPE_CHECKING:  # annotations only: a command pays for no other command's modules
@@ -197,7 +198,9 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
         # what `leap run` does first, before an escalation or a resume (``steps.next_step``)
         return [*out, f"{pad}respecced to version {s.spec_version}: `leap run {t.slice}` "
                       "resumes it in a new episode"]
-    if t.resumed_from is not None and s.verdict in ("checkpoint", "hold"):
+    if stopped_by_leap(ep.checkpoint):  # L6: as `leap run` says it (``loop.steps``)
+        resume = f"leap stopped its last round: `leap run {t.slice}` resumes it"
+    elif t.resumed_from is not None and s.verdict in ("checkpoint", "hold"):
         from leapgit.loop.steps import repair  # L3: as `leap run` says it
 
         resume = (f"resumed from episode {t.resumed_from} and ended at 0 again: the spec "

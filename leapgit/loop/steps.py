@@ -20,6 +20,8 @@ from leapgit.rules.episodes import (
     answers_findings,
     escalated,
     findings_to_answer,
+    held_by_builder,
+    stopped_by_leap,
     unscored_claim,
 )
 from leapgit.rules.readiness import BallStanding
@@ -89,10 +91,14 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
     if escalated is not None:
         return Step("stop", ball, wave, escalated[0], EXIT_HOLD, escalated[1], escalated=True)
     if v in ("checkpoint", "hold"):
+        if stopped_by_leap(ep.checkpoint):  # L6: the person's stop, not the builder's word
+            why = (ep.checkpoint.reason or "").split(": ", 1)[-1] if ep.checkpoint else ""
+            return Step("resume", ball, wave, f"episode {ep.throw.episode} ended at 0 as "
+                        f"leap stopped its last round ({why}): a new episode")
         # a resumed episode that ended at 0 again is the spec's to repair, with or without
         # --resume-holds (a chaos hunt: `leap run` named --resume-holds, which resumed
-        # nothing and named `leap run` again)
-        if ep.throw.resumed_from is not None:
+        # nothing and named `leap run` again); episodes leap stopped are not counted
+        if held_by_builder(view, ep.throw):
             return Step("stop", ball, wave, f"episode {ep.throw.episode}, itself resumed "
                         f"from episode {ep.throw.resumed_from}, ended at 0 again: the spec "
                         f"needs repair (L3) ({_why_held(view, slice_id, ball, ep)})",

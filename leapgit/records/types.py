@@ -15,6 +15,9 @@ BUILTIN_ROLLBACK = "restore-scope"
 INTEGRATOR = "integrator"
 # L6, issue 14 item 9: the reason of a checkpoint that ends an episode before its round limit
 STUCK = "the builder failed the same way twice in a row: the episode ends at 0 (L6)"
+# L6: the reason of a checkpoint whose last round leap stopped (a Ctrl-C, a SIGTERM, the
+# run's --max-minutes): no word of the builder's ended the episode (``rules.episodes``)
+STOPPED = "leap stopped the episode's last round"
 
 
 class LedgerRoot(NamedTuple):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from leapgit.errors import UsageError
 from leapgit.ledger import layout, query
 from leapgit.ledger.view import LedgerView
-from leapgit.records.types import Checkpoint, Receipt, ThrowRecord
+from leapgit.records.types import STOPPED, Checkpoint, Receipt, ThrowRecord
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -232,6 +232,29 @@ def way_to_pass(view: LedgerView, slice_id: str, ball_id: str) -> str:
             unscored_claim(view, current_episode(view, slice_id, ball_id)) is not None:
         return f"`leap score {slice_id} {ball_id}`"
     return f"`leap run {slice_id}`"
+
+
+def stopped_by_leap(checkpoint: Checkpoint | None) -> bool:
+    """L6: the episode ended at 0 because leap stopped its last round (``STOPPED``): the
+    person's interrupt, not the builder's word. `leap run` resumes such an episode by
+    itself, and it is no hold of the builder's: four Ctrl-C during builds used up an
+    episode, a fifth set blamed the spec (a walk-away hunt)."""
+    return checkpoint is not None and (checkpoint.reason or "").startswith(STOPPED + ":")
+
+
+def held_by_builder(view: LedgerView, thrown: ThrowRecord) -> int:
+    """How many of the episodes ``thrown`` resumed from, back to the first, ended at 0 by
+    the builder's word (``stopped_by_leap``: not those leap stopped)."""
+    held = 0
+    while thrown.resumed_from is not None:
+        if not stopped_by_leap(query.checkpoint(view, thrown.slice, thrown.ball,
+                                                thrown.resumed_from)):
+            held += 1
+        earlier = query.throw(view, thrown.slice, thrown.ball, thrown.resumed_from)
+        if earlier is None:
+            break
+        thrown = earlier
+    return held
 
 
 def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:

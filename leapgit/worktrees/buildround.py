@@ -132,7 +132,9 @@ class RoundPlayer:
                             f"(L5, L9: a tree that is not the ball's own); builder said: "
                             f"{evidence}")
             closed = self._close(ep, ball, outcome, evidence, log, env, start=start,
-                                 claim=claim, stuck=stuck, untracked=untracked)
+                                 claim=claim, stuck=stuck, untracked=untracked,
+                                 stopped=(ex.why or "interrupted") if ex.interrupted
+                                 else None)
             return Played(closed, ex.interrupted, failure, stuck)
         except Exception as exc:  # noqa: BLE001 -- the cause becomes the round's evidence
             return Played(self._failed(ep, ball, exc, log, env), ex.interrupted)
@@ -228,11 +230,12 @@ class RoundPlayer:
     def _close(self, ep: Episode, ball: BallRecord, outcome: Literal[-1, 0, 1],
                evidence: str, log: Path | None, env: dict[str, str], *,
                start: str | None = None, claim: bool = True, stuck: bool = False,
-               untracked: frozenset[str] | None = None) -> RoundClosed:
+               untracked: frozenset[str] | None = None, stopped: str | None = None
+               ) -> RoundClosed:
         with self.ws.ledger() as ledger:
             return close_round(
                 ledger, self.ws.paths.common_dir, ball, ep, outcome=outcome, evidence=evidence,
                 round_cap=self.limit, recorded_by="leap throw --run", start=start,
                 log=str(log) if log else None, env=env, claim=claim, stuck=stuck,
-                untracked=untracked,
+                untracked=untracked, stopped=stopped,
             )

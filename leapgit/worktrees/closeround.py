@@ -153,12 +153,13 @@ def close_round(
     outcome: Literal[-1, 0, 1], evidence: str, round_cap: int, recorded_by: str,
     start: str | None = None, log: str | None = None, env: dict[str, str] | None = None,
     claim: bool = True, stuck: bool = False, untracked: frozenset[str] | None = None,
+    stopped: str | None = None,
 ) -> RoundClosed:
     """``claim`` is True when the outcome is the builder's (or a person's) word, False when
     leapgit derived it (a failed L2 check, a breach); ``stuck``: the builder failed as in
     the round before, and a 0 ends the episode (``rounds.record_round``); ``untracked``: the
     worktree's untracked files before the builder ran, which a refused round leaves alone
-    (``rewind``)."""
+    (``rewind``); ``stopped``: why leap stopped the round (``rounds.record_round``)."""
     t = episode.throw
     worktree = Path(t.worktree or "")
     require_worktree(common_dir, worktree, t.branch, f"{t.slice}/{t.ball}",
@@ -212,7 +213,7 @@ def close_round(
         ledger, t.slice, t.ball, outcome=outcome, evidence=evidence, round_cap=round_cap,
         commit=round_commit, candidate=candidate, recorded_by=recorded_by,
         claim=True if outcome == 1 else claim,  # L7: a 1 here is only ever a claim
-        log=log, expect_round=round_no, stuck=stuck,
+        log=log, expect_round=round_no, stuck=stuck, stopped=stopped,
     )
     rolled, failed = None, None
     if recorded.receipt.outcome == -1:

@@ -22,7 +22,7 @@ from leapgit.ledger.store import Ledger, Written
 from leapgit.records import schema, yamlio
 from leapgit.records import trailers as tr
 from leapgit.records.cache import blob_id
-from leapgit.records.types import OUTCOME_NAMES, STUCK, Checkpoint, Receipt
+from leapgit.records.types import OUTCOME_NAMES, STOPPED, STUCK, Checkpoint, Receipt
 from leapgit.rules.episodes import Episode, current_episode, spent_hint
 from leapgit.timeutil import now_iso
 
@@ -47,14 +47,15 @@ def record_round(
     round_cap: int, commit: str | None = None, candidate: str | None = None,
     recorded_by: str = "cli", claim: bool = True, log: str | None = None,
     expect_round: int | None = None, quick: bool = False, stuck: bool = False,
-    worktree: str | None = None,
+    worktree: str | None = None, stopped: str | None = None,
 ) -> RoundRecorded:
     """Record the next round of the ball's current episode. Retries when a concurrent writer
     took the same round number; a commit already recorded is not recorded twice.
     ``worktree``: where the round was built, which a refusal's hint names.
 
     ``quick`` (the post-commit hook): a record whose every string is one line is written
-    without parsing it back (see ``_checked``)."""
+    without parsing it back (see ``_checked``). ``stopped``: why leap stopped this round (a
+    Ctrl-C): a checkpoint it writes says so (``STOPPED``)."""
     for _ in range(_CONFLICT_RETRIES):
         view = ledger.require()
         episode = current_episode(view, slice_id, ball_id)
@@ -64,7 +65,8 @@ def record_round(
                     return RoundRecorded(done, episode.checkpoint, None)
         try:
             return _record(ledger, episode, outcome, evidence, round_cap, commit, candidate,
-                           recorded_by, claim, log, expect_round, quick, stuck, worktree)
+                           recorded_by, claim, log, expect_round, quick, stuck, worktree,
+                           stopped)
         except LedgerConflict:
             continue  # another writer recorded a round first: count again
     # no rule refused the round (not a RuleViolation): the hook names `leap round`
@@ -76,7 +78,7 @@ def _record(
     ledger: Ledger, episode: Episode, outcome: Literal[-1, 0, 1], evidence: str,
     round_cap: int, commit: str | None, candidate: str | None, recorded_by: str,
     claim: bool, log: str | None, expect_round: int | None, quick: bool,
-    stuck: bool = False, worktree: str | None = None,
+    stuck: bool = False, worktree: str | None = None, stopped: str | None = None,
 ) -> RoundRecorded:
     """``stuck``: a 0 after the same failure of the round before ends the episode now, with
     a checkpoint (``STUCK``), instead of burning the rounds left (L6, issue 14 item 9)."""
@@ -117,7 +119,8 @@ def _record(
             slice=t.slice, ball=t.ball, episode=t.episode, rounds_used=round_no,
             tried=tuple(r.evidence for r in (*episode.receipts, receipt)),
             last_evidence=evidence, recorded_at=at, candidate=candidate, commit=commit,
-            reason=STUCK if early else f"round limit {round_no} reached without a pass (L6)",
+            reason=STUCK if early else f"{STOPPED}: {stopped}" if stopped else
+            f"round limit {round_no} reached without a pass (L6)",
         )
         records[layout.checkpoint_path(t.slice, t.ball, t.episode)] = checkpoint
     files = {path: _checked(record, path, quick) for path, record in records.items()}

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -342,6 +344,70 @@ def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
             in shown, shown
         landed = p.leap("run", "hag", "--heartbeat", "0")  # then `leap run`
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+# the world's builder, but while `sleepy` exists it says it started and sleeps (a build
+# the person stops with Ctrl-C)
+SLEEPY = textwrap.dedent("""\
+    import os, pathlib, runpy, sys, time
+    here = pathlib.Path(sys.argv[0]).parent
+    if (here / "sleepy").exists():
+        (here / f"building-{os.getpid()}").write_text("")
+        time.sleep(60)
+    sys.argv[0] = str(here / "builder.py")
+    runpy.run_path(str(here / "builder.py"), run_name="__main__")
+    """)
+
+
+def _interrupt_a_build(p: Project, slice_id: str) -> str:
+    """`leap run S` in a process, stopped with one Ctrl-C once a builder sits: its output."""
+    before = set(p.base_dir.glob("building-*"))
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", slice_id, "--json",
+                             "--heartbeat", "0"], cwd=p.work, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and \
+                set(p.base_dir.glob("building-*")) == before:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()[0][-2000:]
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, out[-2000:]
+    return out
+
+
+def test_rounds_the_person_stopped_do_not_end_in_a_checkpoint_to_resume_or_a_respec(
+        isolated: Path, served: Served) -> None:
+    """L6: a Ctrl-C during a build records that round at 0, and the stop says `leap run S`
+    goes on from here. Rounds so stopped up to the limit ended the episode as a
+    checkpoint that only `--resume-holds` resumed, and a second such episode was blamed
+    on the spec ("needs repair (L3)"), though no builder ever answered (a walk-away
+    hunt). An episode whose last round leap stopped is resumed by `leap run` itself and
+    counts as no hold of the builder's: as printed, `leap run S` lands the slice."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-ctrl-c"), served.daemon, server.url, "hcc", ("a", "b"),
+                builder=SLEEPY, config={"round_limit": 2})
+        (p.base_dir / "sleepy").write_text("")
+        for _ in range(4):  # two episodes of two rounds, each round stopped
+            out = _interrupt_a_build(p, "hcc")
+            stop = next(e for e in events(out) if e["event"] == "stop")
+            assert hinted_leap(str(stop["hint"])) == [["run", "hcc"]], stop
+        with Ledger(p.work / ".git") as ledger:
+            view = ledger.view()
+            assert query.checkpoint(view, "hcc", "a", 2) is not None  # both episodes ended
+        shown = p.leap("status", "hcc").out  # as `leap run` says it
+        assert "leap stopped its last round: `leap run hcc` resumes it" in shown, shown
+        assert "needs repair" not in shown and "--resume" not in shown, shown
+        (p.base_dir / "sleepy").unlink()
+        landed = p.leap("run", "hcc", "--json", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+    resumed = [e for e in events(landed.out) if e["event"] == "throw" and e.get("resumed")]
+    assert resumed and "leap stopped its last round" in str(resumed[0]["detail"]), resumed
 
 
 def test_a_ball_blocked_by_a_refused_dependency_names_that_dependency_s_repair(
