@@ -94,7 +94,9 @@ def default_spine(root: Path) -> tuple[str, str]:
         return full.removeprefix("refs/heads/"), "the checked-out branch"
     # detached: a branch the repository has (it took main, which a repository of trunk did
     # not have: every cut then refused it, a bad-input hunt); main when it has none
-    listed = _branches(root)
+    # the ledger's branch and ball branches are no spine (a blind review: `leap/ledger`
+    # was offered, and taken as the only branch)
+    listed = [n for n in _branches(root) if not spine_problems(n)]
     configured = git.run(["config", "init.defaultBranch"], root, check=False).stdout.decode(
         "utf-8", "surrogateescape").strip()
     for name in (configured, "main", "master", "trunk"):

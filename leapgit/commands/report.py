@@ -130,7 +130,8 @@ def status_lines(s: Status) -> list[str]:
                 if sl.abandoned is None:  # what comes next: nothing, once abandoned
                     out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice,
                                              s.round_limit, sl.escalated.get(b.ball),
-                                             b.ball in sl.redless, sl.author))
+                                             b.ball in sl.redless, sl.author,
+                                             b.ball in sl.held_before))
                 out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out
@@ -161,7 +162,7 @@ def _score_detail(scored: BallScore | None) -> list[str]:
 
 def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
                   escalated: tuple[str, str] | None = None, redless: bool = False,
-                  author: bool = False) -> list[str]:
+                  author: bool = False, held_before: bool = False) -> list[str]:
     """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint.
     ``author``: a test author is configured, so `leap run` gets a red from it (the red by
     hand was all status named: a walk-away hunt)."""
@@ -200,7 +201,7 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
                       "resumes it in a new episode"]
     if stopped_by_leap(ep.checkpoint):  # L6: as `leap run` says it (``loop.steps``)
         resume = f"leap stopped its last round: `leap run {t.slice}` resumes it"
-    elif t.resumed_from is not None and s.verdict in ("checkpoint", "hold"):
+    elif held_before and s.verdict in ("checkpoint", "hold"):
         from leapgit.loop.steps import repair  # L3: as `leap run` says it
 
         resume = (f"resumed from episode {t.resumed_from} and ended at 0 again: the spec "

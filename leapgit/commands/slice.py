@@ -13,6 +13,7 @@ from leapgit.gitobj import oid
 from leapgit.ledger.repo import open_repo
 from leapgit.ledger.store import Written
 from leapgit.ledger.workspace import Workspace, open_workspace
+from leapgit.records.config import CONFIG_PATH
 from leapgit.records.types import SliceRecord
 from leapgit.slices.check import CheckedSlice, check_slice, load_draft
 from leapgit.slices.cut import check_against_ledger, record_cut
@@ -50,11 +51,15 @@ def _check(ws: Workspace, file: Path, base: str, command: str, rev: str = "HEAD"
             return check_slice(draft, TreeResolver(repo, tree, ws.paths.top))
 
         checked = at(base)
-        # L8: a slice cut against a spine that does not exist could never be thrown
-        tip = spine_tip(ws.paths.root, ws.config.spine)
+        # L8: a slice cut against a spine that does not exist could never be thrown; before
+        # `leap init` no spine is named yet (a blind review: a check there was refused for
+        # the default's name, and its hint planted a branch the project does not use)
+        named = ((ws.main_top or ws.paths.root) / CONFIG_PATH).exists()
+        tip = spine_tip(ws.paths.root, ws.config.spine) if named else \
+            git.rev_parse(f"refs/heads/{ws.config.spine}", ws.paths.root)
         # a base of another history is not judged here: a ledger commit is refused as one
         # (``slices.cut``), and a project's unrelated root has no tip to be thrown from
-        if tip != base and git.run(
+        if tip is not None and tip != base and git.run(
                 ["merge-base", base, tip], ws.paths.root, check=False).returncode == 0:
             _stamps_hold_at_the_tip(ws, file, checked, at, (base, tip), command)
         return checked

@@ -13,6 +13,7 @@ from leapgit.audit.presence import presence_cache, signature_presence
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records.types import SliceRecord
+from leapgit.rules.episodes import held_by_builder
 from leapgit.rules.landing import Landing, landing
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.scoring import reopen
@@ -55,6 +56,9 @@ class SliceStatus(NamedTuple):
     # T7.1: ready balls whose red is not recorded yet (no ball is thrown before its red)
     redless: frozenset[str] = frozenset()
     author: bool = False  # a test author is configured (red.command): `leap run` asks it
+    # L3: balls whose episode resumed one the builder ended at 0 (``held_by_builder``): a
+    # hold now is the spec's to repair, as `leap run` says it (``loop.steps``)
+    held_before: frozenset[str] = frozenset()
 
     @property
     def spent(self) -> Usage | None:
@@ -173,7 +177,11 @@ def status(slice_id: str | None = None, start: Path | str = ".",
                                    redless=frozenset(
                                        b for b, st in standing.items() if st.verdict == "ready"
                                        and history.latest_red(view, sid, b) is None),
-                                   author=bool(ws.config.red_command)))
+                                   author=bool(ws.config.red_command),
+                                   held_before=frozenset(
+                                       b for b, st in standing.items()
+                                       if st.episode is not None
+                                       and held_by_builder(view, st.episode.throw))))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen

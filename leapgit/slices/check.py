@@ -129,11 +129,16 @@ def _ball_shape(ball: BallDraft, i: int, source: str) -> list[LeapError]:
     return errors
 
 
-def _process_texts(draft: SliceDraft) -> Iterator[tuple[str, str | None]]:
+def _process_texts(draft: SliceDraft, only: int | None = None
+                   ) -> Iterator[tuple[str, str | None]]:
     """(field, text) of every text a process gets: the commands a shell runs, the goal and
-    spec a builder gets in its environment. Scope paths are ``normalise``'s (L2)."""
-    yield "live_proof", draft.live_proof
+    spec a builder gets in its environment. Scope paths are ``normalise``'s (L2). ``only``:
+    the one ball whose texts are judged (a respec: the others stand as recorded)."""
+    if only is None:
+        yield "live_proof", draft.live_proof
     for i, ball in enumerate(draft.balls):
+        if only is not None and i != only:
+            continue
         yield from ((f"balls[{i}].{name}", text) for name, text in (
             ("goal", ball.goal), ("spec", ball.spec), ("proof", ball.proof),
             ("tests", ball.tests), ("rollback", ball.rollback),
@@ -141,31 +146,34 @@ def _process_texts(draft: SliceDraft) -> Iterator[tuple[str, str | None]]:
             ("metric.command", ball.metric.command if ball.metric else None)))
 
 
-def nul_bytes(draft: SliceDraft) -> list[LeapError]:
+def nul_bytes(draft: SliceDraft, only: int | None = None) -> list[LeapError]:
     """L1: no command line, path or environment can carry a NUL byte; one found only when
     the command runs (`leap red`, a throw) would sit in the ledger for good."""
     return [InvalidRecord("holds a NUL byte (\\x00), which no command, path or environment "
                           "can carry", file=draft.source, field=field, rule="L1",
                           hint="remove it")
-            for field, text in _process_texts(draft) if text and "\0" in text]
+            for field, text in _process_texts(draft, only) if text and "\0" in text]
 
 
-def blank_texts(draft: SliceDraft) -> list[LeapError]:
+def blank_texts(draft: SliceDraft, only: int | None = None) -> list[LeapError]:
     """L1: a goal or spec of only blanks tells a builder nothing, and a command of only
     blanks is a shell's exit 0: a proof that proves nothing, a rollback that restores
     nothing. The schema's ``minLength`` refuses the empty text only; found at `leap red`,
-    such a ball sat in the ledger for good (a bad-input hunt)."""
+    such a ball sat in the ledger for good (a bad-input hunt). ``only``: as
+    ``_process_texts``, so a slice cut before this check can still have each ball repaired."""
     return [InvalidRecord("holds only blanks", file=draft.source, field=field, rule="L1",
                           hint="write it out, or leave an optional field away")
-            for field, text in _process_texts(draft) if text is not None and not text.strip()]
+            for field, text in _process_texts(draft, only)
+            if text is not None and not text.strip()]
 
 
-def check_slice(draft: SliceDraft, resolver: TreeResolver) -> CheckedSlice:
+def check_slice(draft: SliceDraft, resolver: TreeResolver, texts_of: int | None = None
+                ) -> CheckedSlice:
     """L2 and L4 over a shape-checked draft, and L1's text checks (``nul_bytes``,
-    ``blank_texts``: a respec's repaired ball meets them here too); stamps every scope file
-    with its base blob."""
+    ``blank_texts``: a respec's repaired ball, ``texts_of``, meets them here too); stamps
+    every scope file with its base blob."""
     source = draft.source
-    errors: list[LeapError] = [*nul_bytes(draft), *blank_texts(draft)]
+    errors: list[LeapError] = [*nul_bytes(draft, texts_of), *blank_texts(draft, texts_of)]
     ids = [b.id for b in draft.balls]
 
     def rule(message: str, field: str, rule_id: str, hint: str | None = None) -> None:

@@ -33,7 +33,13 @@ if TYPE_CHECKING:
 
 DIRECTORY = "directory"
 _SHELL_BUILTINS = {"cd", "test", "[", "true", "false", "echo", "exit", "export", "set", ":",
-                   "exec", "command", "env"}
+                   "exec", "command", "env", ".", "source", "eval", "umask", "ulimit",
+                   "trap", "unset", "wait", "read", "printf", "shift"}
+# words the shell reads as its own grammar, not a program: a command line that starts with
+# one (`if ...; fi`, `(cd sub && ...)`, `{ ...; }`) names its programs further on (a blind
+# review: `leap run` refused such a red.command as "'if' is not on PATH")
+_SHELL_GRAMMAR = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
+                  "case", "esac", "{", "}", "!", "[[", "function", "select", "time"}
 
 
 @dataclass(frozen=True)
@@ -181,7 +187,9 @@ def command_words(command: str) -> list[str]:
 
 
 def is_builtin(word: str) -> bool:
-    return word in _SHELL_BUILTINS
+    """Whether the shell itself answers ``word``, the first word of a command line: a
+    builtin, its grammar (``if``, ``{``), a subshell's ``(`` or a comment's ``#``."""
+    return word in _SHELL_BUILTINS or word in _SHELL_GRAMMAR or word[:1] in ("(", "#")
 
 
 def _dependencies(ball: BallRecord, worktree: Path) -> list[Finding]:

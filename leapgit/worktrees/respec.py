@@ -134,7 +134,8 @@ def _recheck(ws: Workspace, whole: SliceDraft, index: int,
     with open_repo(str(ws.paths.common_dir)) as repo:
         tree = repo.object_store[oid(base)].tree
         try:
-            checked = check_slice(whole, TreeResolver(repo, tree, None))  # L2, L4 again
+            checked = check_slice(whole, TreeResolver(repo, tree, None),  # L2, L4 again
+                                  texts_of=index)  # L1: the repair's texts, not the others'
         except LeapError as exc:
             raise _own_fields(exc, index, source) from None
     return checked.scopes[whole.balls[index].id]

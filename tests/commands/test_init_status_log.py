@@ -456,3 +456,35 @@ def test_a_spine_that_does_not_exist_is_refused_at_the_cut_and_said_at_the_throw
         assert r.code == 2, (args, r)
         assert f"spine: spine branch {spine!r} does not exist [L8]" in r.err, (args, r.err)
         assert f"`git branch {spine} COMMIT`" in r.err, r.err
+
+
+def test_a_draft_is_checked_before_init_whatever_the_branch(tmp_path: Path) -> None:
+    """A blind review: with the L8 check at `leap slice check`, a repository of `trunk`
+    with no config yet was refused for the default spine `main`, and the hint planted a
+    `main` the project does not use. Before `leap init` no spine is named: the draft is
+    checked as before; the cut needs the ledger `leap init` makes."""
+    root = make_repo(tmp_path / "repo", {"src/a.py": "a\n", "src/b.py": "b\n"})
+    git("branch", "-m", git("branch", "--show-current", cwd=root), "trunk", cwd=root)
+    draft = base_draft()
+    for ball in draft["balls"]:
+        ball["scope"] = [ball["scope"][0]]
+    path = write(tmp_path / "slice.yaml", draft)
+    r = leap_inproc("slice", "check", str(path), cwd=root)
+    assert r.code == 0, r
+    assert not (root / ".leap").exists() and git("branch", "--list", "main", cwd=root) == ""
+
+
+def test_init_in_a_detached_checkout_never_offers_the_ledger_or_a_ball_branch(
+        tmp_path: Path) -> None:
+    """A blind review: the ledger's branch was offered as the spine (`leap init --spine
+    leap/ledger`, which init refuses), and taken as "the only branch". Only branches the
+    rules take are offered."""
+    root = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    git("branch", "-m", git("branch", "--show-current", cwd=root), "release", cwd=root)
+    assert leap_inproc("init", cwd=root).code == 0
+    git("branch", "leap/ball/s1/a", cwd=root)
+    git("checkout", "-q", "--detach", cwd=root)
+    (root / ".leap" / "config.yaml").unlink()
+    r = leap_inproc("init", cwd=root)
+    assert r.code == 0, r
+    assert yamlio.loads((root / ".leap/config.yaml").read_bytes(), "c")["spine"] == "release"

@@ -198,6 +198,35 @@ def test_a_run_its_config_cannot_start_is_refused_before_a_throw_and_the_hint_le
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
+@pytest.mark.parametrize("wrap", ["if true; then {cmd}; fi", "(cd . && {cmd})",
+                                  ". /dev/null && {cmd}", "{{ {cmd}; }}",
+                                  "# the author\n{cmd}"],
+                         ids=["if", "subshell", "dot", "group", "comment"])
+def test_a_command_line_the_shell_starts_with_its_own_grammar_is_not_refused(
+        tmp_path: Path, wrap: str) -> None:
+    """A blind review: the preflight took the first word of `if ...; fi`, `(cd sub && ...)`
+    or `. ./env.sh && ...` for a program and refused a red.command that runs (the shell
+    runs it): exit 2, "'if' is not on PATH". The shell's own words are its to resolve."""
+    from leapgit.worktrees.builder import require_program
+
+    command = wrap.format(cmd=f"{sys.executable} -c pass")
+    assert subprocess.run(command, shell=True, cwd=tmp_path).returncode == 0
+    assert require_program(command, tmp_path, field="red.command", rule="T7.1") == command
+
+
+def test_a_red_command_in_a_subshell_lands_the_slice(isolated: Path, served: Served) -> None:
+    """The same, end to end: such an author writes the reds and the slice lands."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-author-subshell"), served.daemon, server.url, "hss",
+                ("a", "b"))
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        cfg["red"]["command"] = f"(cd . && {cfg['red']['command']})"
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        landed = p.leap("run", "hss", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, (landed.out[-2000:], landed.err)
+
+
 def test_status_of_a_redless_ball_names_leap_run_when_a_test_author_is_configured(
         isolated: Path, served: Served) -> None:
     """T7.1: with red.command set, `leap status` named only the red by hand for a ball with
@@ -354,6 +383,9 @@ SLEEPY = textwrap.dedent("""\
     if (here / "sleepy").exists():
         (here / f"building-{os.getpid()}").write_text("")
         time.sleep(60)
+    if (here / "hold").exists():
+        pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 0\\nevidence: stuck\\n")
+        sys.exit(0)
     sys.argv[0] = str(here / "builder.py")
     runpy.run_path(str(here / "builder.py"), run_name="__main__")
     """)
@@ -408,6 +440,31 @@ def test_rounds_the_person_stopped_do_not_end_in_a_checkpoint_to_resume_or_a_res
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
     resumed = [e for e in events(landed.out) if e["event"] == "throw" and e.get("resumed")]
     assert resumed and "leap stopped its last round" in str(resumed[0]["detail"]), resumed
+
+
+def test_after_an_episode_leap_stopped_the_builders_first_hold_is_resumed_once_as_status_says(
+        isolated: Path, served: Served) -> None:
+    """A blind review: episode 1 ended as leap stopped it, episode 2 (resumed by `leap run`
+    itself) ended at 0 by the builder's word. That is the builder's first hold: `leap run`
+    names `--resume-holds`, and `leap status` said "the spec needs repair" (it counted
+    every resume). Both say the same now, and the named command goes on."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-ctrl-c-hold"), served.daemon, server.url, "hch",
+                ("a", "b"), builder=SLEEPY, config={"round_limit": 2})
+        (p.base_dir / "sleepy").write_text("")
+        for _ in range(2):
+            _interrupt_a_build(p, "hch")
+        (p.base_dir / "sleepy").unlink()
+        (p.base_dir / "hold").write_text("")
+        held = p.leap("run", "hch", "--json", "--heartbeat", "0")
+        assert held.code == 3, held.out[-3000:]
+        stop = _stops(held.out)["a"]
+        assert _hinted(stop["hint"]) == ["leap run hch --resume-holds"], stop
+        shown = p.leap("status", "hch").out
+        assert "needs repair" not in shown, shown
+        (p.base_dir / "hold").unlink()
+        landed = p.leap("run", "hch", "--resume-holds", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
 
 
 def test_a_ball_blocked_by_a_refused_dependency_names_that_dependency_s_repair(

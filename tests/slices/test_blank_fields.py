@@ -59,3 +59,28 @@ def test_respec_refuses_a_blank_proof_with_the_same_check(tmp_path: Path) -> Non
     assert (r.code, r.out) == (2, ""), r
     assert r.err == f"leap: {path}: proof: {MESSAGE}\n", r
     assert ref(root, "leap/ledger") == ledger  # no spec version 2
+
+
+def test_each_ball_of_a_slice_cut_with_blanks_before_the_check_can_be_repaired(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: a respec checks the whole slice, the other balls as recorded, so a
+    slice cut with two blank proofs before this check could have neither repaired (each
+    respec was refused for the other ball's proof, named in the repair's file)."""
+    from leapgit.slices import check
+
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    draft = base_draft()
+    for ball in draft["balls"]:
+        ball["proof"] = "   "
+    with monkeypatch.context() as m:  # a cut made before the check existed
+        m.setattr(check, "blank_texts", lambda *_: [])
+        cut = leap("slice", "cut", str(write(tmp_path / "slice.yaml", draft)), cwd=root)
+        assert cut.code == 0, cut
+    for ball in ("a", "b"):
+        repair = next(b for b in base_draft()["balls"] if b["id"] == ball)
+        del repair["id"]
+        repair.pop("depends_on", None)
+        r = leap("ball", "respec", "s1", ball, str(write(tmp_path / f"{ball}.yaml", repair)),
+                 cwd=root)
+        assert r.code == 0, (ball, r)
