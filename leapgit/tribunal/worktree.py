@@ -344,12 +344,22 @@ def _quiet() -> Iterator[None]:
         pass
 
 
+EXPORT_PREFIX = "leap-juror-"
+_exports_reaped: list[bool] = []  # once a process: what killed runs left
+
+
 @contextmanager
-def export(repo_root: Path, commit: str, *, prefix: str = "leap-juror-") -> Iterator[Path]:
-    """T5: the commit's files in a fresh folder, read-only, with no ``.git`` beside them."""
+def export(repo_root: Path, commit: str, *, prefix: str = EXPORT_PREFIX) -> Iterator[Path]:
+    """T5: the commit's files in a fresh folder, read-only, with no ``.git`` beside them;
+    marked with its process (``OWNER``), so what a killed run left is reaped later
+    (``reap_exports``)."""
+    if not _exports_reaped:
+        _exports_reaped.append(True)
+        reap_exports()
     parent = Path(tempfile.mkdtemp(prefix=prefix))
     tree, index = parent / "tree", {"GIT_INDEX_FILE": str(parent / "index")}
     try:
+        (parent / OWNER).write_text(f"{os.getpid()} {commit}\n", encoding="utf-8")
         git.run(["read-tree", commit], repo_root, env=index)
         git.run(["checkout-index", "--all", "--force", f"--prefix={tree}/"], repo_root,
                 env=index)
@@ -360,6 +370,28 @@ def export(repo_root: Path, commit: str, *, prefix: str = "leap-juror-") -> Iter
     finally:
         _restore_writable(parent)
         shutil.rmtree(parent, ignore_errors=True)
+
+
+def reap_exports() -> list[Path]:
+    """The jurors' exports (``export``) of processes that are gone (a run killed while its
+    jurors sat), removed: each a read-only copy of a candidate that a user's `rm -rf`
+    cannot take (a walk-away hunt found fourteen in /tmp, and nothing reaped them). Left
+    alone: one whose process lives, one a process still works in (a juror of the killed
+    run, reading), one with no owner mark (being made, or by an older leapgit). Returns
+    the folders removed."""
+    gone: list[Path] = []
+    for parent in Path(tempfile.gettempdir()).glob(f"{EXPORT_PREFIX}*"):
+        try:
+            pid, _ = (parent / OWNER).read_text(encoding="utf-8").split()
+            made_at = (parent / OWNER).stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        if not pid.isdigit() or alive(int(pid)) or _worked_in(parent, made_at):
+            continue
+        _restore_writable(parent)
+        shutil.rmtree(parent, ignore_errors=True)
+        gone.append(parent)
+    return gone
 
 
 def digest(tree: Path) -> str:

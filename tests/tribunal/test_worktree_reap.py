@@ -132,3 +132,61 @@ def test_reaping_a_killed_tree_forgets_no_worktree_of_the_users(tmp_path: Path) 
     listed = _listed(repo)
     assert str(tree) not in listed  # the killed run's tree is reaped
     assert f"worktree {usb}\n" in listed  # the user's stays
+
+
+EXPORTED = """\
+import os, signal, subprocess, sys
+from pathlib import Path
+from leapgit.tribunal.worktree import export
+with export(Path(sys.argv[1]), sys.argv[2]) as tree:
+    print(tree, flush=True)
+    if sys.argv[3] == "juror":  # a command juror it started, in a session of its own
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                                 cwd=tree, stdin=subprocess.DEVNULL, start_new_session=True)
+        print(child.pid, flush=True)
+    sys.stdin.read()  # alive until the test closes its stdin, then killed
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_juror_exports_of_killed_processes_are_reaped_by_the_next_export(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk-away hunt: every kill while jurors sat left its read-only export of the
+    candidate in the temp dir (fourteen there after a few kills), which a user's `rm -rf`
+    cannot take. The next export any process makes removes those whose process is gone;
+    one whose process lives, or that a juror still reads in, is left alone."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n", "sub/b.txt": "b\n"})
+    head = git("rev-parse", "HEAD", cwd=repo)
+    started = []
+    for how in ("plain", "live", "juror"):
+        proc = subprocess.Popen([sys.executable, "-c", EXPORTED, str(repo), head, how],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, **IDENTITY})
+        assert proc.stdout is not None
+        tree = Path(proc.stdout.readline().strip())
+        juror = int(proc.stdout.readline()) if how == "juror" else None
+        started.append((how, tree, proc, juror))
+    by = {how: (tree, proc, juror) for how, tree, proc, juror in started}
+    try:
+        for how in ("plain", "juror"):
+            _kill(by[how][1])
+        assert by["plain"][0].exists() and not by["plain"][0].stat().st_mode & 0o222
+        monkeypatch.setattr(wt, "_exports_reaped", [])  # as a fresh process
+        with wt.export(repo, head) as fresh:
+            assert fresh.is_dir()
+            assert not by["plain"][0].parent.exists()  # its process is gone: reaped
+            assert by["live"][0].exists()  # its process lives: left alone
+            assert by["juror"][0].exists()  # a juror still reads there: left alone
+    finally:
+        juror_pid = by["juror"][2]
+        if juror_pid is not None and alive(juror_pid):
+            os.kill(juror_pid, signal.SIGKILL)
+        live = by["live"][1]
+        if live.poll() is None:
+            _kill(live)
+    monkeypatch.setattr(wt, "_exports_reaped", [])
+    deadline = time.monotonic() + 5
+    while juror_pid is not None and alive(juror_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert {p.name for p in wt.reap_exports()} >= {by["live"][0].parent.name,
+                                                  by["juror"][0].parent.name}
