@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,34 +48,71 @@ def started_at(pid: int) -> float | None:
 # test run, a setup, a test author): a run that leaves at once (a second Ctrl-C: it walks
 # away from a convening) ends them, since no ``finally`` of theirs runs then. Each was
 # started with a session of its own, so nothing else would: a paid CLI juror kept spending
-# after the user asked to stop (a walk-away hunt).
+# after the user asked to stop (a walk-away hunt). A group is held from before its fork
+# (``spawning``): one forked but not yet held when the run left was missed (under load).
 _groups: set[int] = set()
+_spawning = [0]  # forks under way, each held (``hold``) before it ends
+_leaving: list[bool] = []  # ``end_groups`` ran: no group starts any more
 _groups_lock = threading.Lock()
 
 
+class Leaving(Exception):
+    """A process group was to start while this process leaves (``end_groups``)."""
+
+
 @contextmanager
-def group(pid: int) -> Iterator[None]:
-    """While the block runs, ``pid`` (the leader of a process group of its own) is ended by
-    ``end_groups``. Its caller waits for it in the block, so the group's id stays its own."""
+def spawning() -> Iterator[None]:
+    """Around the start of a process group, up to its ``hold``: ``end_groups`` waits for
+    the block (a group is never forked unseen), and once it ran no group starts."""
     with _groups_lock:
-        _groups.add(pid)
+        if _leaving:
+            raise Leaving("leapgit is leaving: no process starts")
+        _spawning[0] += 1
     try:
         yield
     finally:
         with _groups_lock:
-            _groups.discard(pid)
+            _spawning[0] -= 1
 
 
-def end_groups() -> int:
-    """SIGKILL every process group ``group`` holds; how many there were."""
+def hold(pid: int) -> None:
+    """``pid`` (the leader of a process group of its own) is ended by ``end_groups`` until
+    ``release``; its caller waits for it meanwhile, so the group's id stays its own."""
     with _groups_lock:
-        held = list(_groups)
-    for pid in held:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    return len(held)
+        _groups.add(pid)
+    if _leaving:  # held after the kill went out: ended now
+        _kill_group(pid)
+
+
+def release(pid: int) -> None:
+    with _groups_lock:
+        _groups.discard(pid)
+
+
+def end_groups(wait: float = 2.0) -> int:
+    """SIGKILL every process group held, and each one whose start is under way once it is
+    held (waiting at most ``wait`` seconds for those); no group starts after. How many
+    were ended."""
+    with _groups_lock:
+        _leaving.append(True)
+    ended: set[int] = set()
+    deadline = time.monotonic() + wait
+    while True:
+        with _groups_lock:
+            held, busy = set(_groups) - ended, _spawning[0]
+        for pid in held:
+            _kill_group(pid)
+        ended |= held
+        if not busy or time.monotonic() >= deadline:
+            return len(ended)
+        time.sleep(0.01)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def run_group(command: str, cwd: Path | str, env: Mapping[str, str], timeout: float
@@ -83,14 +121,17 @@ def run_group(command: str, cwd: Path | str, env: Mapping[str, str], timeout: fl
     stops everything it started), stdin closed, its output and errors as one stream: (its
     exit status, or None when it ran past ``timeout`` and its group was killed; what it
     printed). ``end_groups`` ends it while it runs."""
-    proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    with group(proc.pid):
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-            return proc.returncode, out
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            return None, out
+    with spawning():
+        proc = subprocess.Popen(command, shell=True, cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        hold(proc.pid)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return None, out
+    finally:
+        release(proc.pid)

@@ -381,7 +381,7 @@ SLEEPY = textwrap.dedent("""\
     import os, pathlib, runpy, sys, time
     here = pathlib.Path(sys.argv[0]).parent
     if (here / "sleepy").exists():
-        (here / f"building-{os.getpid()}").write_text("")
+        (here / f"building-{os.environ['LEAP_BALL']}-{os.getpid()}").write_text("")
         time.sleep(60)
     if (here / "hold").exists():
         pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 0\\nevidence: stuck\\n")
@@ -391,16 +391,18 @@ SLEEPY = textwrap.dedent("""\
     """)
 
 
-def _interrupt_a_build(p: Project, slice_id: str) -> str:
-    """`leap run S` in a process, stopped with one Ctrl-C once a builder sits: its output."""
-    before = set(p.base_dir.glob("building-*"))
+def _interrupt_a_build(p: Project, slice_id: str, ball: str = "a") -> str:
+    """`leap run S` in a process, stopped with one Ctrl-C once ``ball``'s builder sits (not
+    another ball's: under load a's had not started when b's had, and its round was not
+    one of those stopped): its output."""
+    before = set(p.base_dir.glob(f"building-{ball}-*"))
     proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", slice_id, "--json",
                              "--heartbeat", "0"], cwd=p.work, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None and \
-                set(p.base_dir.glob("building-*")) == before:
+                set(p.base_dir.glob(f"building-{ball}-*")) == before:
             time.sleep(0.05)
         assert proc.poll() is None, proc.communicate()[0][-2000:]
         proc.send_signal(signal.SIGINT)

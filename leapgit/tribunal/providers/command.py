@@ -77,21 +77,23 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
 async def ask(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
     cwd = ctx.juror_tree
     env = juror_env(rung, prompt.lens, ctx.env, cwd)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *rung.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
-    except OSError as exc:
-        raise NeverAnswered(f"cannot start {rung.command[0]!r}: {exc.strerror}") from None
-    with procs.group(proc.pid):  # a run that walks away from the seat ends it too
+    with procs.spawning():  # a run that walks away from the seat ends it too
         try:
-            out, err = await asyncio.wait_for(
-                _talk(proc, prompt.text.encode("utf-8"), ctx.max_answer_bytes), rung.timeout)
-        except TimeoutError:
-            raise NeverAnswered(f"no answer within {rung.timeout:g} s (killed)") from None
-        finally:
-            _kill(proc)
-            await proc.wait()
+            proc = await asyncio.create_subprocess_exec(
+                *rung.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+        except OSError as exc:
+            raise NeverAnswered(f"cannot start {rung.command[0]!r}: {exc.strerror}") from None
+        procs.hold(proc.pid)
+    try:
+        out, err = await asyncio.wait_for(
+            _talk(proc, prompt.text.encode("utf-8"), ctx.max_answer_bytes), rung.timeout)
+    except TimeoutError:
+        raise NeverAnswered(f"no answer within {rung.timeout:g} s (killed)") from None
+    finally:
+        _kill(proc)
+        await proc.wait()
+        procs.release(proc.pid)
     if cwd is not None and await asyncio.to_thread(worktree.digest, cwd) != ctx.juror_digest:
         raise Annulled("bytes changed under the seat in its export of the candidate (T8)")
     if proc.returncode != 0:
