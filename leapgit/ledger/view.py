@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from leapgit.errors import InvalidRecord, LeapError, UsageError
 from leapgit.gitobj import object_size, oid
-from leapgit.records import schema, yamlio
+from leapgit.records import yamlio
 from leapgit.records.yamlio import MAX_BYTES, freeze, thaw
 
 if TYPE_CHECKING:
@@ -201,6 +201,8 @@ class LedgerView:
         else:
             data = self._blob(entry[1], path)
             hit = yamlio.loads_shared(data, f"{self.commit and self.commit[:12]}:{path}")
+            from leapgit.records import schema  # only here: a hook's records are cached
+
             schema.validate_record(hit, path)
             _remember(memo, hit, len(data))
         if self.records is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import InvalidRecord, Problem, UsageError
-from leapgit.records import schema, yamlio
+from leapgit.records import yamlio
 from leapgit.records.cache import blob_id
 from leapgit.records.types import Config
 
@@ -68,6 +68,8 @@ def _validated(data: bytes, source: str) -> dict[str, Any]:
         raise InvalidRecord(f"is {_KINDS.get(type(raw), 'a value')}, expected a mapping",
                             file=source, field="(top level)", rule="config",
                             hint="write `key: value` lines (version, spine, ledger_ref, ...)")
+    from leapgit.records import schema  # only to validate: a cached config skips it
+
     try:
         schema.validate(raw, "config", source, rule="config")
     except InvalidRecord as exc:  # with the ref rules a schema cannot say, all at once
@@ -129,6 +131,7 @@ def ledger_ref_problem(ledger_ref: str, source: str, said: str = "",
     from dulwich.refs import check_ref_format  # only to validate: a cached config skips it
 
     from leapgit.gitobj import refname
+    from leapgit.records import schema
 
     # as the config's schema says it (a copy kept of a config is not checked again), then
     # as git does

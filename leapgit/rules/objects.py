@@ -128,18 +128,38 @@ class Objects:
 
     def new_commits(self, include: str, exclude: Sequence[str] = ()) -> list[Commit]:
         """Commits reachable from ``include`` and from none of ``exclude``, parents first."""
-        from dulwich.walk import ORDER_TOPO, Walker
-
         known = [oid(e) for e in exclude if e and self.has(e)]
         if oid(include) in known:
             return []
+        if len(known) == 1:
+            chain = self._chain_to(include, known[0])
+            if chain is not None:
+                return chain
         head = self.commit(include)
         if head.parents and set(head.parents) <= set(known):
             return [head]  # one commit on top of what is excluded (a walk costs ~20 ms)
+        from dulwich.walk import ORDER_TOPO, Walker
 
         walker = Walker(self.store, [oid(include)], exclude=known, order=ORDER_TOPO,
                         reverse=True, get_parents=parents_here(self.repo))
         return [entry.commit for entry in walker]
+
+    def _chain_to(self, include: str, tip: bytes, longest: int = 16) -> list[Commit] | None:
+        """The commits from ``include`` down to ``tip``, parents first, when each has one
+        parent and the chain reaches ``tip`` within ``longest`` steps; else None. Exact for
+        one excluded tip: a commit above it on such a chain descends from it, so it is not
+        reachable from it (a ball branch's rounds, without importing dulwich's walker)."""
+        out = [self.commit(include)]
+        while len(out) <= longest:
+            parents = out[-1].parents
+            if len(parents) != 1:
+                return None
+            if parents[0] == tip:
+                return out[::-1]
+            if not self.has(parents[0].decode()):
+                return None
+            out.append(self.commit(parents[0].decode()))
+        return None
 
     def touched(self, old_tree: bytes | None, new_tree: bytes) -> set[str]:
         """Every path changed between two trees (``slices.diff.touched_paths``: the one

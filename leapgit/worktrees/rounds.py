@@ -19,8 +19,8 @@ from leapgit.errors import (
 )
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, Written
-from leapgit.records import schema, yamlio
 from leapgit.records import trailers as tr
+from leapgit.records import yamlio
 from leapgit.records.cache import blob_id
 from leapgit.records.types import OUTCOME_NAMES, STOPPED, STUCK, Checkpoint, Receipt
 from leapgit.rules.episodes import Episode, current_episode, spent_hint
@@ -153,6 +153,7 @@ def _checked(record: Receipt | Checkpoint, path: str, quick: bool = False) -> by
         raise InvalidRecord(f"too large ({len(data)} bytes)", file=path)
     if quick and yamlio.all_quoted(raw):
         return data
+    from leapgit.records import schema
 
     schema.validate_record(yamlio.loads(data, path), path)
     return data

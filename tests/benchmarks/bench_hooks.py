@@ -39,7 +39,7 @@ NOW = "2024-01-01T00:00:00Z"
 # before, the teardown the hook never pays made the floor look ~10 ms higher and leapgit's
 # own share that much smaller
 LIBS = list(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
-FLOOR = (f"import sys; sys.path.extend({LIBS!r}); "
+FLOOR = (f"import sys; sys.path.extend({LIBS!r}); sys.modules['_hashlib'] = None; "
          "import dulwich.objects, dulwich.object_store, dulwich.refs, dulwich.config; "
          "import os; os._exit(0)")
 os.environ.update(IDENTITY)
