@@ -39,12 +39,18 @@ class Lazy(NamedTuple):
 
 
 COMMANDS: dict[str, Lazy] = {}
+# the ceilings of the float options (``Finite``): a run's --max-minutes, a heartbeat, a poll
+MONTH_MINUTES, DAY_SECONDS, HOUR_SECONDS = 31 * 24 * 60, 24 * 3600, 3600
 
 
 class Finite(click.FloatRange):
     """A float option's range, without NaN or infinity (README: refused wherever a number
     goes): NaN compares false with every bound, so ``--max-minutes nan`` passed
-    ``FloatRange(min=0)`` and set no limit at all (a bad-input hunt)."""
+    ``FloatRange(min=0)`` and set no limit at all (a bad-input hunt). Every range has a
+    ceiling too: ``--poll 1e10`` is finite, and no sleep takes it (an internal error)."""
+
+    def __init__(self, min: float, max: float, **kwargs: Any) -> None:  # noqa: A002 -- click's names
+        super().__init__(min=min, max=max, **kwargs)
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
@@ -371,13 +377,13 @@ def _run() -> click.Command:
     @click.argument("slice_id", metavar="SLICE")
     @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
                   help="steps at once (builders, scorings, test authors)")
-    @click.option("--max-minutes", type=Finite(min=0, min_open=True),
+    @click.option("--max-minutes", type=Finite(min=0, max=MONTH_MINUTES, min_open=True),
                   help="stop with a hold after this long; running rounds are recorded as 0")
     @click.option("--resume-holds", is_flag=True,
                   help="resume, once, a ball whose episode ended at 0 (a checkpoint)")
     @click.option("--json", "as_json", is_flag=True,
                   help="one JSON object per event per line (schemas/run-event.schema.json)")
-    @click.option("--heartbeat", type=Finite(min=0), default=None, hidden=True,
+    @click.option("--heartbeat", type=Finite(min=0, max=DAY_SECONDS), default=None, hidden=True,
                   help="seconds between heartbeat events (0: none)")
     @click.option("--remote", metavar="REMOTE",
                   help="publish each thrown ball on this shared remote and wait for "
@@ -386,7 +392,7 @@ def _run() -> click.Command:
     @click.option("--take-over", is_flag=True,
                   help="with --remote: take over the run lease of a run on another clone "
                        "that is gone for good (its machine lost)")
-    @click.option("--poll", type=Finite(min=0.05), default=1.0, hidden=True)
+    @click.option("--poll", type=Finite(min=0.05, max=HOUR_SECONDS), default=1.0, hidden=True)
     @click.pass_context
     def run_cmd(ctx: click.Context, slice_id: str, jobs: int, max_minutes: float | None,
                 resume_holds: bool, as_json: bool, heartbeat: float | None,
@@ -441,7 +447,7 @@ def _worker() -> click.Command:
     @click.option("--name", metavar="NAME",
                   help="the name claims hold (default host-pid; behind an authenticating "
                        "server, your user name there)")
-    @click.option("--poll", type=Finite(min=0.05), default=1.0, hidden=True)
+    @click.option("--poll", type=Finite(min=0.05, max=HOUR_SECONDS), default=1.0, hidden=True)
     @click.pass_context
     def worker_cmd(ctx: click.Context, remote: str, slice_id: str | None, jobs: int,
                    once: bool, name: str | None, poll: float) -> None:

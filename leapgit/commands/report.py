@@ -199,7 +199,7 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
         # what `leap run` does first, before an escalation or a resume (``steps.next_step``)
         return [*out, f"{pad}respecced to version {s.spec_version}: `leap run {t.slice}` "
                       "resumes it in a new episode"]
-    if stopped_by_leap(ep.checkpoint):  # L6: as `leap run` says it (``loop.steps``)
+    if stopped_by_leap(ep):  # L6: as `leap run` says it (``loop.steps``)
         resume = f"leap stopped its last round: `leap run {t.slice}` resumes it"
     elif held_before and s.verdict in ("checkpoint", "hold"):
         from leapgit.loop.steps import repair  # L3: as `leap run` says it

@@ -91,7 +91,7 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
     if escalated is not None:
         return Step("stop", ball, wave, escalated[0], EXIT_HOLD, escalated[1], escalated=True)
     if v in ("checkpoint", "hold"):
-        if stopped_by_leap(ep.checkpoint):  # L6: the person's stop, not the builder's word
+        if stopped_by_leap(ep):  # L6: the person's stop, not the builder's word
             why = (ep.checkpoint.reason or "").split(": ", 1)[-1] if ep.checkpoint else ""
             return Step("resume", ball, wave, f"episode {ep.throw.episode} ended at 0 as "
                         f"leap stopped its last round ({why}): a new episode")

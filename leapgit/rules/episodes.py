@@ -234,27 +234,41 @@ def way_to_pass(view: LedgerView, slice_id: str, ball_id: str) -> str:
     return f"`leap run {slice_id}`"
 
 
-def stopped_by_leap(checkpoint: Checkpoint | None) -> bool:
-    """L6: the episode ended at 0 because leap stopped its last round (``STOPPED``): the
-    person's interrupt, not the builder's word. `leap run` resumes such an episode by
-    itself, and it is no hold of the builder's: four Ctrl-C during builds used up an
-    episode, a fifth set blamed the spec (a walk-away hunt)."""
-    return checkpoint is not None and (checkpoint.reason or "").startswith(STOPPED + ":")
+def stopped_by_leap(episode: Episode) -> bool:
+    """L6: the episode ended at 0 because leap stopped its last round (``STOPPED``), and
+    the builder said 0 in none of its rounds: the person's interrupts, not the builder's
+    word. `leap run` resumes such an episode by itself, and it is no hold of the builder's
+    (four Ctrl-C during builds used up an episode, a fifth set blamed the spec: a
+    walk-away hunt). A builder that held its rounds and was stopped in the last one held
+    the episode: a deadline that lands in a last round does not skip the L3 stop."""
+    checkpoint = episode.checkpoint
+    return checkpoint is not None and (checkpoint.reason or "").startswith(STOPPED + ":") \
+        and not any(r.claim and r.outcome == 0 for r in episode.receipts)
 
 
 def held_by_builder(view: LedgerView, thrown: ThrowRecord) -> int:
     """How many of the episodes ``thrown`` resumed from, back to the first, ended at 0 by
-    the builder's word (``stopped_by_leap``: not those leap stopped)."""
+    the builder's word (``stopped_by_leap``: not those leap stopped). Each step goes to
+    an earlier episode (``check_resumed_from``); a ledger that says otherwise ends the walk."""
     held = 0
-    while thrown.resumed_from is not None:
-        if not stopped_by_leap(query.checkpoint(view, thrown.slice, thrown.ball,
-                                                thrown.resumed_from)):
-            held += 1
+    while thrown.resumed_from is not None and thrown.resumed_from < thrown.episode:
         earlier = query.throw(view, thrown.slice, thrown.ball, thrown.resumed_from)
         if earlier is None:
             break
+        if not stopped_by_leap(episode_of(view, earlier)):
+            held += 1
         thrown = earlier
     return held
+
+
+def check_resumed_from(thrown: ThrowRecord) -> str | None:
+    """L6: a throw resumes an earlier episode of its ball, or none; what is wrong, else
+    None. A throw that names itself or a later episode would make every walk back
+    through ``resumed_from`` go round in circles."""
+    if thrown.resumed_from is None or thrown.resumed_from < thrown.episode:
+        return None
+    return (f"episode {thrown.episode} of {thrown.slice}/{thrown.ball} says it resumes "
+            f"episode {thrown.resumed_from}; a throw resumes an earlier episode")
 
 
 def current_episode(view: LedgerView, slice_id: str, ball_id: str) -> Episode:

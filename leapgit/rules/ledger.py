@@ -348,10 +348,14 @@ def _check_throw(ctx: PushContext, ref: str, sha: str, path: str, rec: ThrowReco
     (0), or a refuse (-1), its receipt's or its score's; never while it is in flight (L3),
     never after a pass (L8). The ball's standing is derived as `leap throw` derives it."""
     from leapgit.ledger import query
-    from leapgit.rules.episodes import Episode
+    from leapgit.rules.episodes import Episode, check_resumed_from
     from leapgit.rules.readiness import own_state, scored
 
     slice_id, ball_id, number = rec.slice, rec.ball, rec.episode
+    backwards = check_resumed_from(rec)
+    if backwards is not None:
+        return [Refusal("L6", ref, sha, path, backwards,
+                        f"name episode {number - 1} (or none) in resumed_from")]
     if number == 1:
         return []
     name = f"episode {number - 1} of {slice_id}/{ball_id}"

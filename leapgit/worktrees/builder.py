@@ -162,6 +162,21 @@ def _unresolved(program: str, root: Path) -> str | None:
     return None if os.access(path, os.X_OK) else f"is not executable ({path})"
 
 
+def _syntax_error(command: str) -> str | None:
+    """What /bin/sh, which runs the line, says of its grammar without running it (``-n``):
+    a line it cannot parse (``} ; true``, bash's ``select``) never starts. None when it
+    parses, or when no /bin/sh answers (the run then says why)."""
+    try:
+        parsed = subprocess.run(["/bin/sh", "-n", "-c", command], capture_output=True,
+                                timeout=10, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if parsed.returncode == 0:
+        return None
+    said = parsed.stderr.decode("utf-8", "replace").strip().splitlines()
+    return said[-1] if said else f"exit {parsed.returncode}"
+
+
 def require_program(command: str | None, root: Path, preset: str | None = None,
                     nothing: str = "no ball was thrown", config_root: Path | None = None,
                     field: str = FIELD, rule: str = "L3", then: str | None = None) -> str:
@@ -183,6 +198,11 @@ def require_program(command: str | None, root: Path, preset: str | None = None,
         raise UsageError(f"{command!r} does not read as a command line ({exc}); "
                          f"{nothing}", file=CONFIG, field=field, rule=rule,
                          hint=hint("close its quotes")) from None
+    grammar = _syntax_error(command)
+    if grammar is not None:
+        raise UsageError(f"{command!r} is no command line /bin/sh runs ({grammar}); "
+                         f"{nothing}", file=CONFIG, field=field, rule=rule,
+                         hint=hint("write it as POSIX sh reads it (or call a script)"))
     problem = _unresolved(words[0], root) if words else "is missing"
     if problem is not None and preset is not None:
         raise UsageError(f"preset {preset!r}: its program {words[0]!r} {problem}; "

@@ -32,14 +32,16 @@ if TYPE_CHECKING:
     from leapgit.gitobj import GitRepo
 
 DIRECTORY = "directory"
+# what POSIX sh (/bin/sh, which runs every command line leapgit starts; dash on Debian)
+# answers itself: bash's `source` and `[[` do not start there (a blind review)
 _SHELL_BUILTINS = {"cd", "test", "[", "true", "false", "echo", "exit", "export", "set", ":",
-                   "exec", "command", "env", ".", "source", "eval", "umask", "ulimit",
-                   "trap", "unset", "wait", "read", "printf", "shift"}
-# words the shell reads as its own grammar, not a program: a command line that starts with
-# one (`if ...; fi`, `(cd sub && ...)`, `{ ...; }`) names its programs further on (a blind
-# review: `leap run` refused such a red.command as "'if' is not on PATH")
-_SHELL_GRAMMAR = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done",
-                  "case", "esac", "{", "}", "!", "[[", "function", "select", "time"}
+                   "exec", "command", "env", ".", "eval", "umask", "ulimit", "trap", "unset",
+                   "wait", "read", "printf", "shift", "pwd", "type", "kill", "readonly"}
+# words that open a compound command in POSIX sh: a command line that starts with one
+# (`if ...; fi`, `while ...`, `{ ...; }`) names its programs further on (a blind review:
+# `leap run` refused such a red.command as "'if' is not on PATH"); a subshell's `(` is an
+# operator, split off with the others (``command_words``)
+_SHELL_GRAMMAR = {"if", "for", "while", "until", "case", "{", "!"}
 
 
 @dataclass(frozen=True)
@@ -178,18 +180,31 @@ def _check_entry(path: str, stamp: str, at_base: TreeResolver, at_head: TreeReso
 
 
 def command_words(command: str) -> list[str]:
-    """A command line's words, less its ``VAR=value`` prefixes and shell operators; raises
-    ValueError when it does not split (an unclosed quote)."""
-    words = [w for w in shlex.split(command) if w not in ("&&", "||", ";", "|")]
+    """A command line's words as /bin/sh splits them, less its ``VAR=value`` prefixes, its
+    operators (``;``, ``&&``, ``|``, a subshell's parentheses...), what follows a redirect
+    and its comments; raises ValueError when it does not split (an unclosed quote). A word
+    keeps no operator stuck to it: ``tests/a.py;`` is the file ``tests/a.py``."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True  # a comment runs to its line's end (inside a word too)
+    words: list[str] = []
+    redirected = False
+    for token in lexer:
+        if token and all(c in lexer.punctuation_chars for c in token):
+            redirected = "<" in token or ">" in token
+            continue
+        if redirected:
+            redirected = False
+            continue
+        words.append(token)
     while words and "=" in words[0] and not words[0].startswith("="):
         words.pop(0)  # VAR=value prefixes
     return words
 
 
 def is_builtin(word: str) -> bool:
-    """Whether the shell itself answers ``word``, the first word of a command line: a
-    builtin, its grammar (``if``, ``{``), a subshell's ``(`` or a comment's ``#``."""
-    return word in _SHELL_BUILTINS or word in _SHELL_GRAMMAR or word[:1] in ("(", "#")
+    """Whether /bin/sh itself answers ``word``, the first word of a command line: a builtin
+    or a word that opens a compound command (``if``, ``{``)."""
+    return word in _SHELL_BUILTINS or word in _SHELL_GRAMMAR
 
 
 def _dependencies(ball: BallRecord, worktree: Path) -> list[Finding]:

@@ -290,6 +290,23 @@ def test_a_fresh_throw_does_not_let_an_unrecorded_round_be_rewritten(fresh_world
     refused(w, w.push(f"+{BALL_A}"), before, "L6", new[:12], "a force-push")
 
 
+@pytest.mark.parametrize("resumed_from", [2, 3])
+def test_a_throw_that_resumes_itself_or_a_later_episode_is_refused(fresh_world: World,
+                                                                   resumed_from: int) -> None:
+    """L6: a throw resumes an earlier episode or none. One that named itself was taken,
+    and every clone that synced it then hung walking ``resumed_from`` back (a blind
+    review): `leap status` and `leap run` never ended."""
+    w = fresh_world
+    w.append(dict([w.receipt("a", n, 0, claim=False) for n in (1, 2, 3, 4)]
+                  + [w.checkpoint("a", 4)]), "a: rounds 1-4, checkpoint")
+    assert w.push("leap/ledger").returncode == 0
+    before = remote_refs(w.bare)
+    t = ThrowRecord(SLICE, "a", 2, 1, w.base, BALL_A, NOW, resumed_from=resumed_from)
+    w.append({layout.throw_path(SLICE, "a", 2): yamlio.dumps(t.to_dict())}, "throw a 2")
+    refused(w, w.push("leap/ledger"), before, "L6",
+            f"says it resumes episode {resumed_from}", "resumes an earlier episode")
+
+
 # F5.4 (L4, L9): the spine judges each commit the merge brings from the ball's line
 
 

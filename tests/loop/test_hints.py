@@ -23,6 +23,7 @@ from leapgit.ledger import query
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.records.schema import validate
+from leapgit.records.types import BallRecord
 from tests.loop.test_review_findings import duo
 from tests.loop.world import events, jurors, red_test
 from tests.scoring.world import Project
@@ -198,20 +199,63 @@ def test_a_run_its_config_cannot_start_is_refused_before_a_throw_and_the_hint_le
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
-@pytest.mark.parametrize("wrap", ["if true; then {cmd}; fi", "(cd . && {cmd})",
-                                  ". /dev/null && {cmd}", "{{ {cmd}; }}",
-                                  "# the author\n{cmd}"],
-                         ids=["if", "subshell", "dot", "group", "comment"])
-def test_a_command_line_the_shell_starts_with_its_own_grammar_is_not_refused(
-        tmp_path: Path, wrap: str) -> None:
-    """A blind review: the preflight took the first word of `if ...; fi`, `(cd sub && ...)`
-    or `. ./env.sh && ...` for a program and refused a red.command that runs (the shell
-    runs it): exit 2, "'if' is not on PATH". The shell's own words are its to resolve."""
+@pytest.mark.parametrize(("command", "starts"), [
+    ("if true; then CMD; fi", True), ("(cd . && CMD)", True), (". /dev/null && CMD", True),
+    ("{ CMD; }", True), ("# the author\nCMD", True), ("source ./env.sh && CMD", False),
+    ("[[ -f env.sh ]] && CMD", False), ("select x in a; do CMD; done", False),
+    ("} ; CMD", False), ("then CMD; fi", False)],
+    ids=["if", "subshell", "dot", "group", "comment", "source", "double-bracket", "select",
+         "closing-brace", "then"])
+def test_the_preflight_takes_a_command_line_exactly_when_sh_can_start_it(
+        tmp_path: Path, command: str, starts: bool) -> None:
+    """Blind reviews: the preflight took the first word of `if ...; fi`, `(cd sub && ...)`
+    or `. ./env.sh && ...` for a program and refused a red.command that runs: exit 2, "'if'
+    is not on PATH". Then it took bash's words (`source`, `[[`, `select`) and words that
+    never open a line (`}`, `then`) for the shell's own, and passed lines that /bin/sh,
+    which runs them, refuses (not found, or a syntax error). It follows /bin/sh now, and
+    a refusal names the field and the rule."""
+    from leapgit.errors import UsageError
     from leapgit.worktrees.builder import require_program
 
-    command = wrap.format(cmd=f"{sys.executable} -c pass")
-    assert subprocess.run(command, shell=True, cwd=tmp_path).returncode == 0
-    assert require_program(command, tmp_path, field="red.command", rule="T7.1") == command
+    (tmp_path / "env.sh").write_text("X=1\n")
+    command = command.replace("CMD", f"{sys.executable} -c pass")
+    ran = subprocess.run(["/bin/sh", "-c", command], cwd=tmp_path, capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL)
+    if starts:
+        assert ran.returncode == 0, ran
+        assert require_program(command, tmp_path, field="red.command", rule="T7.1") == command
+        return
+    assert ran.returncode in (2, 127), ran  # not found, or a syntax error
+    with pytest.raises(UsageError) as refused:
+        require_program(command, tmp_path, field="red.command", rule="T7.1")
+    [problem] = refused.value.problems
+    assert (problem.field, problem.rule) == ("red.command", "T7.1"), problem
+
+
+@pytest.mark.parametrize("proof", ["if test -f tests/t.py; then sh tests/t.py; fi",
+                                   "(sh tests/t.py)", "{ sh tests/t.py; }", "(./tests/t.py)",
+                                   "sh tests/t.py; echo done", "sh tests/t.py > out/log 2>&1"],
+                         ids=["if", "subshell", "group", "subshell-path", "semicolon",
+                              "redirect"])
+def test_a_proof_whose_files_are_there_holds_for_no_missing_dependency(
+        tmp_path: Path, proof: str) -> None:
+    """L2 at each round (``_dependencies``): the words of a proof kept the operators the
+    shell splits off (`tests/t.py;`, `tests/t.py)`), and a redirect's target counted as a
+    file the proof needs: a proof that runs was held as a missing dependency, and each
+    round closed at 0 without a build (a blind review)."""
+    from leapgit.worktrees.check import _dependencies
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "tests" / "t.py").write_text("exit 0\n")
+    (tmp_path / "tests" / "t.py").chmod(0o755)
+    assert subprocess.run(proof, shell=True, cwd=tmp_path).returncode == 0
+    ball = BallRecord(slice="s", ball="b", spec_version=1, goal="g", spec="s", scope=(),
+                      proof=proof, rollback="restore-scope")
+    assert _dependencies(ball, tmp_path) == []
+    (tmp_path / "tests" / "t.py").unlink()  # and a file that is not there still holds
+    assert [f.path for f in _dependencies(ball, tmp_path)][-1:] in (
+        ["tests/t.py"], ["./tests/t.py"])
 
 
 def test_a_red_command_in_a_subshell_lands_the_slice(isolated: Path, served: Served) -> None:
