@@ -14,12 +14,14 @@ run killed meanwhile leaves it, and the next run asks the author again)."""
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from leapgit import git
-from leapgit.errors import Hold, UsageError
+from leapgit.errors import Hold, InvalidRecord, UsageError
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import yamlio
@@ -27,12 +29,13 @@ from leapgit.rules.episodes import findings_to_answer
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.findingred import record_finding_red
 from leapgit.scoring.red import RedResult, record_red
-from leapgit.tribunal.worktree import temporary
+from leapgit.tribunal.worktree import LeftTree, discard, left_behind, temporary
 from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.handoff import environment
 from leapgit.worktrees.stack import ball_base
 
 CONFIG = ".leap/config.yaml"
+AUTHOR_PREFIX, FINDINGS_PREFIX = "leap-red-author-", "leap-red-findings-"
 NOTE = ("You are the test author (T7.1). Commit, in this worktree, a test that fails for the "
         "missing behaviour the goal and spec describe, inside the scope, and nothing else. "
         "Run the proof: it must run that test and fail. Do not implement the behaviour.")
@@ -61,7 +64,13 @@ def check_author(ws: Workspace, then: str) -> None:
                         field="red.command", rule="T7.1", then=then)
 
 
-def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
+def author_red(ws: Workspace, slice_id: str, ball_id: str,
+               say: Callable[[str], None] = lambda line: None,
+               stop: threading.Event | None = None) -> Authored:
+    """T7.1: the ball's red, written by the test author and recorded. An author a killed
+    run left at work on it is waited for, and its commit is its word (``_left_author``):
+    never a second author beside it. ``say``: what the run tells meanwhile; ``stop``: set
+    when the run stops (no more waiting)."""
     command = ws.config.red_command
     if not command:
         raise UsageError("no test author is configured", file=CONFIG, field="red.command",
@@ -75,7 +84,14 @@ def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
     log = ws.paths.common_dir / "leap" / "logs" / slice_id / ball_id / "red-author.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    with temporary(root, base, prefix="leap-red-author-") as tree:
+    left = _left_author(ws, slice_id, ball_id, base, say, stop)
+    if left is not None:
+        try:
+            recorded = record_red(ws, slice_id, ball_id, left.head, authored=True)
+        finally:
+            discard(root, left)  # its commit kept under refs/leap/kept/ when not recorded
+        return Authored(recorded, time.monotonic() - start, log)
+    with temporary(root, base, prefix=AUTHOR_PREFIX) as tree:
         handoff = tree.parent / "handoff.yaml"
         handoff.write_bytes(yamlio.dumps({
             "kind": "red-handoff", "note": NOTE, "slice": slice_id, "ball": ball_id,
@@ -96,6 +112,48 @@ def author_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored:
     return Authored(recorded, time.monotonic() - start, log)
 
 
+def _left_author(ws: Workspace, slice_id: str, ball_id: str, base: str,
+                 say: Callable[[str], None], stop: threading.Event | None,
+                 prefix: str = AUTHOR_PREFIX) -> LeftTree | None:
+    """A test author a killed run left writing this ball's red (its throwaway tree, whose
+    maker is gone, with the handoff of this ball at this base): waited for while it works
+    there, at most red.timeout, as a person would; its tree then, when it committed (else
+    thrown away, and the author is asked anew). Still at work after that: a hold naming
+    the tree, never a second author beside it."""
+    for left in left_behind(ws.paths.root, prefix):
+        try:
+            handoff = yamlio.loads(yamlio.read_bytes(left.tree.parent / "handoff.yaml"),
+                                   "handoff.yaml")
+        except InvalidRecord:
+            continue  # not readable as a handoff: no author of ours (reap_left's)
+        if not isinstance(handoff, dict) or (handoff.get("slice"), handoff.get("ball"),
+                                             handoff.get("base")) != (slice_id, ball_id, base):
+            continue
+        timeout = ws.config.red_timeout
+        began = time.monotonic()
+        if left.at_work():
+            say(f"a test author a killed run left still writes {slice_id}/{ball_id}'s "
+                f"{'findings tests' if prefix == FINDINGS_PREFIX else 'red'} in "
+                f"{left.tree}: waiting for it to end (at most red.timeout, {timeout:g} s); "
+                "then its commit is recorded (T7.1)")
+        while left.at_work():
+            if stop is not None and stop.is_set():
+                raise Hold(f"stopped while a test author a killed run left still works in "
+                           f"{left.tree}", rule="T7.1",
+                           hint=f"`leap run {slice_id}` waits for it again")
+            if time.monotonic() > began + timeout:
+                raise Hold(f"a test author a killed run left still works in {left.tree}, "
+                           f"past red.timeout ({timeout:g} s)", rule="T7.1",
+                           hint=f"stop the processes working there, then `leap run "
+                                f"{slice_id}`")
+            time.sleep(0.2)
+        head = git.out(["rev-parse", "HEAD"], left.tree)
+        if head != base:
+            return replace(left, head=head)
+        discard(ws.paths.root, left)
+    return None
+
+
 FINDINGS_NOTE = (
     "You are the test author (T7.6). The blind tribunal refused this candidate; its open "
     "findings are below. For each finding you can check against these files, add a NEW test "
@@ -104,10 +162,13 @@ FINDINGS_NOTE = (
     "the files do not bear out gets no test (T9). Commit nothing if none can be tested.")
 
 
-def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored | None:
+def author_finding_red(ws: Workspace, slice_id: str, ball_id: str,
+                       say: Callable[[str], None] = lambda line: None,
+                       stop: threading.Event | None = None) -> Authored | None:
     """T7.6: the open findings of the ball's latest score become new failing tests, on the
     refused candidate, recorded as a finding's red (``scoring.findingred``); None when the
-    author committed nothing (no finding could be tested: the builder still gets them)."""
+    author committed nothing (no finding could be tested: the builder still gets them).
+    An author a killed run left at work on them is waited for (``_left_author``)."""
     command = ws.config.red_command
     assert command
     root = ws.paths.root
@@ -121,7 +182,14 @@ def author_finding_red(ws: Workspace, slice_id: str, ball_id: str) -> Authored |
         f"red-author-score-{score.score}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    with temporary(root, score.commit, prefix="leap-red-findings-") as tree:
+    left = _left_author(ws, slice_id, ball_id, score.commit, say, stop, FINDINGS_PREFIX)
+    if left is not None:
+        try:
+            recorded = record_finding_red(ws, slice_id, ball_id, left.head, score.score)
+        finally:
+            discard(root, left)
+        return Authored(recorded, time.monotonic() - start, log)
+    with temporary(root, score.commit, prefix=FINDINGS_PREFIX) as tree:
         handoff = tree.parent / "handoff.yaml"
         handoff.write_bytes(yamlio.dumps({
             "kind": "red-handoff", "note": FINDINGS_NOTE, "slice": slice_id, "ball": ball_id,

@@ -453,7 +453,8 @@ class SliceRun:
 
     def _do_red(self, step: Step) -> None:
         self.events.emit("red", step.ball, step.wave, step="author", detail=step.reason)
-        done = author_red(self.ws, self.slice, step.ball)
+        done = author_red(self.ws, self.slice, step.ball, lambda line: self.events.emit(
+            "log", step.ball, step.wave, line=line), self.stop)
         r = done.red.record
         self.events.emit("red", step.ball, step.wave, step="recorded", red=r.red,
                          commit=r.commit[:12], frozen=[t.path for t in r.tests],
@@ -461,7 +462,8 @@ class SliceRun:
 
     def _do_finding_red(self, step: Step) -> None:
         self.events.emit("red", step.ball, step.wave, step="findings", detail=step.reason)
-        done = author_finding_red(self.ws, self.slice, step.ball)
+        done = author_finding_red(self.ws, self.slice, step.ball, lambda line: self.events.emit(
+            "log", step.ball, step.wave, line=line), self.stop)
         if done is None:
             self.declined.add((step.ball, step.score))
             self.events.emit("red", step.ball, step.wave, step="declined",

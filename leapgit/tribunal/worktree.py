@@ -145,33 +145,63 @@ OWNER = "leap-owner"  # beside a throwaway tree: "<pid> <commit>" of the process
 _reaped: set[str] = set()  # repositories whose left throwaway trees this process removed
 
 
+@dataclass(frozen=True)
+class LeftTree:
+    """A throwaway tree whose maker is gone (a run killed mid-score, mid-red): its path,
+    the commit it was made at, its HEAD now and when it was made."""
+
+    tree: Path
+    made: str
+    head: str
+    made_at: float
+
+    def at_work(self) -> bool:
+        """Whether a process it started (a test author) works in it still."""
+        return _worked_in(self.tree, self.made_at)
+
+
+def left_behind(repo_root: Path, prefix: str = "leap-") -> list[LeftTree]:
+    """The throwaway trees (of ``prefix``) whose maker process is gone. Not marked (being
+    made now, or by an older leapgit): never named."""
+    out = git.run(["worktree", "list", "--porcelain"], repo_root, check=False)
+    found: list[LeftTree] = []
+    for block in out.stdout.decode(errors="replace").split("\n\n"):
+        fields = dict(line.partition(" ")[::2] for line in block.splitlines())
+        path = fields.get("worktree", "")
+        if not path or not throwaway(os.path.realpath(path)) or \
+                not os.path.basename(os.path.dirname(path)).startswith(prefix):
+            continue
+        tree = Path(path)
+        try:
+            pid, made = (tree.parent / OWNER).read_text(encoding="utf-8").split()
+            made_at = (tree.parent / OWNER).stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        if pid.isdigit() and not alive(int(pid)):
+            found.append(LeftTree(tree, made, fields.get("HEAD", made), made_at))
+    return found
+
+
 def reap_left(repo_root: Path) -> list[Path]:
     """The throwaway trees of processes that are gone (a run killed mid-score), removed
     from git's list and the disk: each is a full checkout, and a kill left one per scoring,
     red or merge in flight. A commit made in one (a test author's red never recorded) is
     kept under ``refs/leap/kept/throwaway/``, never lost. Returns the trees removed."""
-    out = git.run(["worktree", "list", "--porcelain"], repo_root, check=False)
     gone: list[Path] = []
-    for block in out.stdout.decode(errors="replace").split("\n\n"):
-        fields = dict(line.partition(" ")[::2] for line in block.splitlines())
-        path = fields.get("worktree", "")
-        if not path or not throwaway(os.path.realpath(path)):
-            continue
-        tree = Path(path)
-        try:
-            pid, made = (tree.parent / OWNER).read_text(encoding="utf-8").split()
-        except (OSError, ValueError):
-            continue  # not marked (being made now, or by an older leapgit): left alone
-        made_at = (tree.parent / OWNER).stat().st_mtime
-        if not pid.isdigit() or alive(int(pid)) or _worked_in(tree, made_at):
-            continue  # its process, or one it started (a test author), is at work there
-        head = fields.get("HEAD", made)
-        if head != made:
-            git.run(["update-ref", f"refs/leap/kept/throwaway/{tree.parent.name}", head],
-                    repo_root, check=False)
-        _remove(repo_root, tree, tree.parent)
-        gone.append(tree)
+    for left in left_behind(repo_root):
+        if left.at_work():
+            continue  # a process it started (a test author) is at work there
+        discard(repo_root, left)
+        gone.append(left.tree)
     return gone
+
+
+def discard(repo_root: Path, left: LeftTree) -> None:
+    """Remove a tree ``left_behind`` named, keeping a commit made in it (``reap_left``)."""
+    if left.head != left.made:
+        git.run(["update-ref", f"refs/leap/kept/throwaway/{left.tree.parent.name}",
+                 left.head], repo_root, check=False)
+    _remove(repo_root, left.tree, left.tree.parent)
 
 
 def _remove(repo_root: Path, tree: Path, parent: Path) -> bool:

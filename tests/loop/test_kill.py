@@ -260,3 +260,38 @@ def test_a_killed_runs_builder_that_ended_past_its_timeout_gets_the_0_a_living_r
         first = query.receipts(ledger.require(), rp.S, "prices", 1)[0]
     assert first.outcome == 0 and not first.claim, first
     assert "past builder.timeout (2.5 s)" in first.evidence, first.evidence
+
+
+def test_a_test_author_a_killed_run_left_is_waited_for_and_its_commit_is_the_red(
+        isolated: Path, served: Served) -> None:
+    """A walk-away hunt: `leap run` SIGKILLed while its test author (in a session of its
+    own) wrote a ball's red left the author writing in its throwaway tree, and the next
+    run asked a second author beside it: two authors (an agent's cost twice) for one red.
+    The next run now waits for the one a killed run left, its commit is the ball's red,
+    and the slice lands: one author a ball."""
+    from leapgit.records import yamlio
+    from tests.loop.test_review_findings import duo
+
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("kill-author"), served.daemon, server.url, "kau", ("a", "b"))
+        cfg_path = p.work / ".leap" / "config.yaml"
+        cfg = yamlio.loads(cfg_path.read_bytes(), str(cfg_path))
+        started = p.base_dir / "author-started"
+        cfg["red"]["command"] = f"touch {started} && sleep 2 && {cfg['red']['command']}"
+        cfg_path.write_bytes(yamlio.dumps(cfg))
+        run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", "kau", "--heartbeat",
+                                "0"], cwd=p.work, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not started.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        run.kill()  # SIGKILL, the author already at work
+        assert run.wait() == -signal.SIGKILL and started.exists()
+        landed = p.leap("run", "kau", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+    assert "a test author a killed run left still writes kau/" in landed.out, \
+        landed.out[-3000:]
+    authored = (p.base_dir / "authored.log").read_text().split()
+    assert sorted(authored) == ["a", "b"], authored  # one author a ball, once
+    assert not [t for t in git("worktree", "list", cwd=p.work).splitlines()
+                if "leap-red-author-" in t]  # its tree is gone: its commit is the red
