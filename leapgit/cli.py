@@ -578,17 +578,22 @@ def _hooks() -> click.Command:
 def _sync() -> click.Command:
     @click.command("sync")
     @click.argument("remote", default="origin")
-    def sync_cmd(remote: str) -> None:
+    @click.option("--take-remote", "take_remote", is_flag=True,
+                  help="settle a true conflict for REMOTE: its records stand, this clone's "
+                       "differing ones are left out (kept under refs/leap/kept/ledger/)")
+    def sync_cmd(remote: str, take_remote: bool) -> None:
         """Share the ledger: fetch REMOTE's, replay local records onto it, push; retry on a
         race."""
         from leapgit.ledger.sync import sync
 
-        r = sync(remote)
+        r = sync(remote, take_remote=take_remote)
         what = "pushed" if r.pushed else "up to date"
+        why = (f"{remote}'s records stand; this clone's ledger as it was is kept as {r.kept} "
+               "(L8)") if r.kept else \
+            f"this clone's lease records that lost their number to {remote}'s (L9)"
         _emit([f"ledger {r.ref} on {remote}: {what} at {(r.tip or 'nothing')[:12]} "
                f"({r.records} records replayed, {r.skipped} already there, {r.rounds} "
-               "round(s))"] + ([f"left out here: {', '.join(r.left_out)}: this clone's "
-                               f"lease records that lost their number to {remote}'s (L9)"]
+               "round(s))"] + ([f"left out here: {', '.join(r.left_out)}: {why}"]
                               if r.left_out else []) +
               [f"taken along: {spec.partition(':')[2].removeprefix('refs/heads/')} at "
                f"{spec[:12]}, the round its receipt names (L7)" for spec in r.along] +

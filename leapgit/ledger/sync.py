@@ -54,10 +54,13 @@ class SyncResult:
     records: int
     skipped: int
     rounds: int
-    left_out: tuple[str, ...] = ()  # this clone's lease records that lost their number
+    # this clone's records left out: leases that lost their number, or (``take_remote``)
+    # every record the remote holds with other bytes
+    left_out: tuple[str, ...] = ()
     # published rounds' commits pushed with their receipts (``_rounds_along``), as refspecs
     along: tuple[str, ...] = ()
     along_refused: str = ""  # why the remote refused them: their receipts went up alone
+    kept: str | None = None  # ``take_remote``: the ref keeping this clone's ledger as it was
 
 
 # What a fetch that raced another git on either side says; the same fetch again succeeds.
@@ -245,16 +248,22 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
 def sync(
     remote: str = "origin", start: Path | str = ".", max_rounds: int = MAX_ROUNDS,
     also: Sequence[str] = (), push: bool = True, fetch_also: Sequence[str] = (),
+    take_remote: bool = False,
 ) -> SyncResult:
     """``also``: refspecs (a ball branch's round) that go with the ledger in one atomic
     push (issue 16: a round's commit and its receipt land together, or neither).
     ``push=False``: fetch and replay only (a worker's records go up with their round).
-    ``fetch_also``: refspecs fetched with the ledger (the ball branches a look reads)."""
+    ``fetch_also``: refspecs fetched with the ledger (the ball branches a look reads).
+    ``take_remote``: a true conflict (a record both ledgers hold with other bytes) is
+    settled for the remote, the authority (L8: its server judged its record, never this
+    clone's): this clone's ledger goes onto the remote's without its differing records,
+    by compare-and-swap, and is kept as it was under ``refs/leap/kept/ledger/``."""
     ws = open_workspace(start)
     root, ref = ws.paths.root, ws.config.ledger_ref
     track = git.leap_tracking(remote, ref)
     replayed = records = skipped = 0
     left_out: list[str] = []
+    kept: str | None = None
     for attempt in range(1, max_rounds + 1):
         # the ball branches with every fetch of the ledger: a ledger fetched again after a
         # lost race may hold rounds whose commits the first fetch did not bring
@@ -274,12 +283,21 @@ def sync(
             hint = _lost_leases_left_out(start, remote, remote_tip, conflict, left_out)
             if hint is None:
                 continue  # this clone's lost leases left out: replay onto the remote's again
+            if take_remote and tip is not None:
+                kept = f"refs/leap/kept/ledger/{tip[:12]}"
+                git.run(["update-ref", kept, tip], root)
+                left_out.extend(drop_local(start, remote_tip, lambda _path: False, whole=True))
+                continue  # the remote's records stand: replay onto them again
             raise LedgerConflict(
                 f"a true conflict: {conflict} holds different bytes here and on {remote}",
-                file=conflict, rule="L8", hint=hint)
+                file=conflict, rule="L8", hint=hint if hint != _NEVER_EDITED else (
+                    f"records are never edited; {remote}'s server judged its record, never "
+                    f"this one: `leap sync {shlex.quote(remote)} --take-remote` lets "
+                    f"{remote}'s stand and leaves this clone's out (kept under "
+                    "refs/leap/kept/ledger/)"))
         if tip is None or (tip == remote_tip and not also) or not push:
             return _done(SyncResult(remote, ref, tip, False, replayed, records, skipped,
-                                    attempt, tuple(left_out)), fetch_failed)
+                                    attempt, tuple(left_out), kept=kept), fetch_failed)
         along = _rounds_along(ws, remote, remote_tip, tip, also) if tip != remote_tip else []
         refused = ""
         try:
@@ -298,7 +316,7 @@ def sync(
                 git.run(["update-ref", git.leap_tracking(remote, branch), sha], root,
                         check=False)
             return _done(SyncResult(remote, ref, tip, True, replayed, records, skipped,
-                                    attempt, tuple(left_out), tuple(along), refused),
+                                    attempt, tuple(left_out), tuple(along), refused, kept),
                          fetch_failed)
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
@@ -363,13 +381,16 @@ def lease_spine(path: str) -> str | None:
     return spine if path.startswith("spines/") and found else None
 
 
+_NEVER_EDITED = "records are never edited: write your version under a new record"
+
+
 def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path: str,
                           left_out: list[str]) -> str | None:
     """A conflict on a lease record: this clone's leases that lost their number to the
     remote's (``leases.lost_leases``) are left out of the local ledger, when they are the
     only records the two ledgers hold different bytes of (their paths added to
     ``left_out``). None when they were; else what to do (the hint of the conflict)."""
-    kept = "records are never edited: write your version under a new record"
+    kept = _NEVER_EDITED
     spine = lease_spine(path)
     if spine is None:
         return kept
@@ -432,23 +453,25 @@ def push_records(remote: str, records: Mapping[str, bytes], subject: str,
                      hint="nothing was written: try again")
 
 
-def drop_local(start: Path | str, base: str, drop: Callable[[str], bool]) -> list[str]:
+def drop_local(start: Path | str, base: str, drop: Callable[[str], bool],
+               whole: bool = False) -> list[str]:
     """The local ledger goes back onto ``base`` (the remote's tip, fetched here, that
     refused some of its records): each local commit ``base`` lacks is rebuilt on it, with
     its message, without the records ``drop`` names and without any ``base`` holds (the
     same bytes, or a true conflict the remote decided); the ref moves by compare-and-swap.
     Issue 16, L9: a refused round's records go, another ball's that are still to go up
-    stay (nothing valid lost). Returns the paths left out; the old commits stay in git's
-    reflog."""
+    stay (nothing valid lost). ``whole``: a commit holding a true conflict is left out
+    whole (the records written with it, a cut's other specs say, stand or fall with it).
+    Returns the paths left out; the old commits stay in git's reflog."""
     ws = open_workspace(start)
     with ws.ledger() as ledger:
         return locked(ledger.repo, ledger.git_dir, ledger.ref,
                       lambda: swap(ledger, lambda old, _attempt: _without(ledger, old, base,
-                                                                          drop)))
+                                                                          drop, whole)))
 
 
 def _without(ledger: Ledger, old: str | None, base: str,
-             drop: Callable[[str], bool]) -> Move[list[str]]:
+             drop: Callable[[str], bool], whole: bool = False) -> Move[list[str]]:
     store = ledger.repo.object_store
     local = [] if old is None else [
         e.commit for e in Walker(store, [oid(old)], exclude=[oid(base)], order=ORDER_TOPO,
@@ -459,6 +482,7 @@ def _without(ledger: Ledger, old: str | None, base: str,
         parent_tree = (store[commit.parents[0]].tree  # type: ignore[attr-defined]
                        if commit.parents else None)
         kept: dict[str, bytes] = {}
+        conflicted = False
         for change in tree_changes(store, parent_tree, commit.tree):
             if change.type != "add" or change.new is None or change.new.path is None:
                 continue  # records are only ever added (``replay`` refuses anything else)
@@ -466,11 +490,15 @@ def _without(ledger: Ledger, old: str | None, base: str,
             if there.exists(path):
                 if there.read(path) != store[oid(change.new.sha or b"")].as_raw_string():
                     left_out.append(path)  # a true conflict: the remote's bytes stand
+                    conflicted = True
                 continue
             if drop(path):
                 left_out.append(path)
                 continue
             kept[path] = store[oid(change.new.sha or b"")].as_raw_string()
+        if whole and conflicted:
+            left_out.extend(kept)
+            kept = {}
         if kept:
             tip = ledger.committer.commit(tip, kept, commit.message).decode()
     return Move(tip, b"leap: worker drops refused records", left_out)

@@ -18,7 +18,7 @@ from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
 from leapgit.records.types import ABSENT, BallRecord, SliceRecord, StampedScope
 from tests.hooks.world import NOW, World
-from tests.support import IDENTITY, git, leap
+from tests.support import IDENTITY, git, hinted_leap, leap
 
 REF = "refs/heads/leap/ledger"
 
@@ -86,6 +86,41 @@ def test_same_path_with_different_bytes_is_refused_and_named(fresh_world: World)
     res = leap("sync", cwd=two)
     assert res.code == 1
     assert "a true conflict: slices/dup/slice.yaml holds different bytes" in res.err
+
+
+def test_a_true_conflict_leads_on_to_the_remote_s_records_and_keeps_this_clone_s(
+        fresh_world: World) -> None:
+    """A walk-away hunt (two machines): a clone whose record lost to the remote's (the same
+    path, other bytes) had every sync, run and merge stop on "a true conflict" whose hint
+    ("write your version under a new record") no command could follow. The hint names
+    `leap sync origin --take-remote`; run as printed, the remote's records stand, this
+    clone's other records still go up, and its ledger as it was is kept under a ref."""
+    w = fresh_world
+    one, two = clone(w, "one"), clone(w, "two")
+    with Ledger(one / ".git") as ledger:
+        ledger.append(cut(w, "dup", ("x", "z")), "one's dup")
+    with Ledger(two / ".git") as ledger:
+        ledger.append(cut(w, "dup", ("y", "z")), "two's dup")
+        ledger.append(cut(w, "own", ("p", "q")), "two's own slice, after")
+        before = ledger.tip()
+    assert leap("sync", cwd=one).code == 0
+    stuck = leap("sync", cwd=two)
+    assert stuck.code == 1, stuck
+    [command] = hinted_leap(stuck.err)
+    assert command == ["sync", "origin", "--take-remote"], stuck.err
+    settled = leap(*command, cwd=two)
+    assert settled.code == 0 and "pushed" in settled.out, settled
+    assert "left out here: slices/dup/" in settled.out and "origin's records stand" in \
+        settled.out, settled.out
+    remote = git("rev-parse", "leap/ledger", cwd=w.bare)
+    assert git("rev-parse", "leap/ledger", cwd=two) == remote
+    ours = git("show", f"{remote}:{layout.slice_path('dup')}", cwd=w.bare)
+    assert '"x"' in ours and '"y"' not in ours  # one's cut stands, as the server took it
+    assert "slices/own" in git("ls-tree", "--name-only", remote, "slices/",
+                               cwd=w.bare).split()  # two's other records went up
+    assert git("rev-parse", f"refs/leap/kept/ledger/{before[:12]}", cwd=two) == before
+    again = leap("sync", cwd=two)
+    assert again.code == 0 and "up to date" in again.out, again
 
 
 def test_a_fresh_clone_is_sent_to_the_remote_s_ledger_not_to_a_second_one(
