@@ -75,14 +75,20 @@ def test_two_clones_sync_200_records_concurrently(fresh_world: World) -> None:
     assert git("rev-parse", "leap/ledger", cwd=one) == git("rev-parse", "leap/ledger", cwd=w.bare)
 
 
-def test_same_path_with_different_bytes_is_refused_and_named(fresh_world: World) -> None:
-    w = fresh_world
+def _cut_twice(w: World) -> tuple[Path, Path]:
+    """Two clones that each cut slice ``dup`` (other balls: other bytes); the first synced,
+    the second not yet."""
     one, two = clone(w, "one"), clone(w, "two")
     with Ledger(one / ".git") as ledger:
         ledger.append(cut(w, "dup", ("x", "z")), "one's dup")
     with Ledger(two / ".git") as ledger:
         ledger.append(cut(w, "dup", ("y", "z")), "two's dup")
     assert leap("sync", cwd=one).code == 0
+    return one, two
+
+
+def test_same_path_with_different_bytes_is_refused_and_named(fresh_world: World) -> None:
+    _, two = _cut_twice(fresh_world)
     res = leap("sync", cwd=two)
     assert res.code == 1
     assert "a true conflict: slices/dup/slice.yaml holds different bytes" in res.err
@@ -96,14 +102,10 @@ def test_a_true_conflict_leads_on_to_the_remote_s_records_and_keeps_this_clone_s
     `leap sync origin --take-remote`; run as printed, the remote's records stand, this
     clone's other records still go up, and its ledger as it was is kept under a ref."""
     w = fresh_world
-    one, two = clone(w, "one"), clone(w, "two")
-    with Ledger(one / ".git") as ledger:
-        ledger.append(cut(w, "dup", ("x", "z")), "one's dup")
+    _, two = _cut_twice(w)
     with Ledger(two / ".git") as ledger:
-        ledger.append(cut(w, "dup", ("y", "z")), "two's dup")
         ledger.append(cut(w, "own", ("p", "q")), "two's own slice, after")
         before = ledger.tip()
-    assert leap("sync", cwd=one).code == 0
     stuck = leap("sync", cwd=two)
     assert stuck.code == 1, stuck
     [command] = hinted_leap(stuck.err)
