@@ -98,7 +98,8 @@ class RunLease:
 
     def __exit__(self, *exc: object) -> None:
         try:
-            if self.remote is not None and self.number is not None:
+            if self.remote is not None and self.number is not None and \
+                    self._records_up(self.remote, self.number):
                 self._give_back(self.remote, self.number)
         finally:
             self._holder.unlink(missing_ok=True)
@@ -169,6 +170,23 @@ class RunLease:
                 self._give_back(remote, rec.run)
             except KeyboardInterrupt:
                 pass  # ``_give_back`` said it may stay open; the first press goes on
+
+    def _records_up(self, remote: str, number: int) -> bool:
+        """Whether every record this run wrote is on the remote: pushed now, before the
+        lease goes back (a walk-away hunt: a score recorded after the run's last look at
+        the remote stayed here alone, another clone scored the ball again, and this clone's
+        every sync stopped on a true conflict). Not up: the lease stays open, said, for
+        this clone's next run, which takes it over."""
+        try:
+            syncing.sync(remote, start=self._root)
+        except LeapError as exc:
+            self._left_open(remote, number, "this clone's records did not all go up: "
+                            + exc.lines()[0])
+            return False
+        except KeyboardInterrupt:
+            self._left_open(remote, number, "interrupted while its records went up")
+            raise
+        return True
 
     def _give_back(self, remote: str, number: int) -> None:
         rec = RunLeaseRecord(self.slice, number, "release", self.clone, os.getpid(),

@@ -328,3 +328,30 @@ def test_a_lease_a_stopped_run_could_not_give_back_is_taken_over_by_the_next_run
     again.send_signal(signal.SIGINT)
     assert wait(again, w.base_dir / "again.log", 60) == 130
     assert layout.run_path(ww.S, 2, "release") in files(w, "/runs/")
+
+
+def test_a_run_that_stops_gives_its_lease_back_only_with_its_records_on_the_remote(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A walk-away hunt on two machines: `leap run --remote` stopped (one ball refused)
+    and gave its run lease back, while the other ball's score, recorded after its last look
+    at the remote, stayed in its clone alone. Another machine then scored that ball again,
+    and the first clone's every sync, run and merge stopped on a true conflict. The run
+    now puts its records on the remote before it gives its lease back: when it ends, its
+    clone's ledger is the remote's."""
+    w = world(daemon, jurors, "stopped-run-pushes")
+    (w.base_dir / "breach-b2").write_text("")  # b2's builder writes outside its scope
+    clone = w.clone("w1")
+    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
+                     cwd=clone)
+    try:  # the run looks at the remote once in 8 s: its last records are its own to push
+        run = w.popen("run", ww.S, "--remote", "origin", "--poll", "8", "--heartbeat", "0",
+                      cwd=w.work, log=w.base_dir / "run.log")
+        code = wait(run, w.base_dir / "run.log")
+    finally:
+        worker.send_signal(signal.SIGINT)
+        wait(worker, w.base_dir / "w1.log", 60)
+    said = (w.base_dir / "run.log").read_text()
+    assert code == 1 and "b2" in said, said[-3000:]
+    assert w.ledger_files(f"slices/{ww.S}/balls/b1/scores/"), said[-3000:]  # b1's score up
+    assert git("rev-parse", "leap/ledger", cwd=w.work) == w.remote_ledger(), said[-3000:]
+    assert layout.run_path(ww.S, 1, "release") in w.ledger_files(f"slices/{ww.S}/runs/")

@@ -28,7 +28,8 @@ CLAIM_SECONDS = 60
 
 # A builder that writes its ball's module; $LEAP_BUILD_SECONDS makes it take that long,
 # and a file ``hang-<ball>`` beside it makes it wait until the file is gone (a kill -9 test
-# catches it in the middle of a round); ``hang-after-<ball>`` the same, once it wrote the file.
+# catches it in the middle of a round); ``hang-after-<ball>`` the same, once it wrote the file;
+# ``breach-<ball>`` makes it write outside its scope too (a -1 that stops the ball).
 BUILDER = textwrap.dedent("""\
     import os, pathlib, sys, time
     here = pathlib.Path(sys.argv[0]).parent
@@ -40,6 +41,8 @@ BUILDER = textwrap.dedent("""\
         time.sleep(0.05)
     p = pathlib.Path(f"pkg/{ball}.py")
     p.write_text(f"def {ball}():\\n    return {ball!r}\\n")
+    if (here / f"breach-{ball}").exists():
+        pathlib.Path("README.md").write_text("# not this ball's file\\n")
     while (here / f"hang-after-{ball}").exists():  # written, not done: its tests, say
         time.sleep(0.05)
     pathlib.Path(os.environ["LEAP_REPORT"]).write_text("outcome: 1\\nevidence: built\\n")
