@@ -579,8 +579,9 @@ def _sync() -> click.Command:
     @click.command("sync")
     @click.argument("remote", default="origin")
     @click.option("--take-remote", "take_remote", is_flag=True,
-                  help="settle a true conflict for REMOTE: its records stand, this clone's "
-                       "differing ones are left out (kept under refs/leap/kept/ledger/)")
+                  help="let REMOTE decide a true conflict or a refusal: its records stand, "
+                       "this clone's differing or refused ones are left out (kept under "
+                       "refs/leap/kept/ledger/)")
     def sync_cmd(remote: str, take_remote: bool) -> None:
         """Share the ledger: fetch REMOTE's, replay local records onto it, push; retry on a
         race."""
@@ -588,8 +589,8 @@ def _sync() -> click.Command:
 
         r = sync(remote, take_remote=take_remote)
         what = "pushed" if r.pushed else "up to date"
-        why = (f"{remote}'s records stand; this clone's ledger as it was is kept as {r.kept} "
-               "(L8)") if r.kept else \
+        why = (f"{remote}'s records stand (it holds others, or refused them); this clone's "
+               f"ledger as it was is kept as {r.kept} (L8)") if r.kept else \
             f"this clone's lease records that lost their number to {remote}'s (L9)"
         _emit([f"ledger {r.ref} on {remote}: {what} at {(r.tip or 'nothing')[:12]} "
                f"({r.records} records replayed, {r.skipped} already there, {r.rounds} "

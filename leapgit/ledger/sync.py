@@ -301,14 +301,32 @@ def sync(
         along = _rounds_along(ws, remote, remote_tip, tip, also) if tip != remote_tip else []
         refused = ""
         try:
-            lost = _push(root, remote, tip if tip != remote_tip else None, ref, [*also, *along])
+            try:
+                lost = _push(root, remote, tip if tip != remote_tip else None, ref,
+                             [*also, *along])
+            except RuleViolation as exc:
+                if not along:
+                    raise
+                # the remote refused the push with rounds taken along: push as before,
+                # without them (a refusal of this push's own records is raised by that push)
+                refused, along = exc.lines()[-1], []
+                lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
         except RuleViolation as exc:
-            if not along:
+            named = _refused_here(root, remote_tip, tip, " ".join(exc.lines()))
+            if not named:
                 raise
-            # the remote refused the push with rounds taken along: push as before, without
-            # them (a refusal of this push's own records is raised by that push, as ever)
-            refused, along = exc.lines()[-1], []
-            lost = _push(root, remote, tip if tip != remote_tip else None, ref, also)
+            if not take_remote:
+                first, *rest = exc.problems
+                way = (f"`leap sync {shlex.quote(remote)} --take-remote` leaves this clone's "
+                       f"refused records out ({', '.join(named)}; kept under "
+                       "refs/leap/kept/ledger/)")
+                raise RuleViolation(problems=[first._replace(
+                    hint=f"{first.hint}; {way}" if first.hint else way), *rest]) from None
+            kept = f"refs/leap/kept/ledger/{tip[:12]}"
+            git.run(["update-ref", kept, tip], root)
+            assert remote_tip is not None  # a refused push went onto the remote's ledger
+            left_out.extend(drop_local(start, remote_tip, set(named).__contains__, whole=True))
+            continue  # the remote decided: push what it takes
         if lost is None:
             git.run(["update-ref", track, tip], root, check=False)
             for spec in along:  # the remote's copy of each branch taken along, as it is now
@@ -410,6 +428,16 @@ def _lost_leases_left_out(start: Path | str, remote: str, remote_tip: str, path:
     return None
 
 
+def _refused_here(root: Path, remote_tip: str | None, tip: str, said: str) -> list[str]:
+    """The records this clone holds and ``remote_tip`` lacks that a refusal (``said``, the
+    remote's lines) names: what ``--take-remote`` leaves out."""
+    if remote_tip is None:
+        return []
+    out = git.run(["diff-tree", "-r", "-z", "--no-renames", "--diff-filter=A", "--name-only",
+                   remote_tip, tip], root).stdout.decode("utf-8", "surrogateescape")
+    return [p for p in out.split("\0") if p and p in said]
+
+
 def _differing(root: Path, a: str, b: str) -> list[str]:
     """The paths two ledger commits both hold with different bytes."""
     out = git.run(["diff-tree", "-r", "-z", "--no-renames", "--diff-filter=M", "--name-only",
@@ -460,8 +488,9 @@ def drop_local(start: Path | str, base: str, drop: Callable[[str], bool],
     its message, without the records ``drop`` names and without any ``base`` holds (the
     same bytes, or a true conflict the remote decided); the ref moves by compare-and-swap.
     Issue 16, L9: a refused round's records go, another ball's that are still to go up
-    stay (nothing valid lost). ``whole``: a commit holding a true conflict is left out
-    whole (the records written with it, a cut's other specs say, stand or fall with it).
+    stay (nothing valid lost). ``whole``: a commit holding a true conflict or a record
+    ``drop`` names is left out whole (the records written with it, a cut's other specs say,
+    stand or fall with it).
     Returns the paths left out; the old commits stay in git's reflog."""
     ws = open_workspace(start)
     with ws.ledger() as ledger:
@@ -494,6 +523,7 @@ def _without(ledger: Ledger, old: str | None, base: str,
                 continue
             if drop(path):
                 left_out.append(path)
+                conflicted = True
                 continue
             kept[path] = store[oid(change.new.sha or b"")].as_raw_string()
         if whole and conflicted:

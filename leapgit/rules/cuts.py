@@ -5,10 +5,10 @@ commit, and the slice those specs make passes the cut's own check of itself; a f
 joins no slice cut before. A slice record alone would stop every clone's `leap status` on
 the ball it lacks.
 
-Not judged here: whether a file is claimed by another open slice (L4). The cut refuses
-that on the clone; two clones cutting over one file at once both land, as before this rule,
-since a refusal here would leave the second clone's ledger with a cut no command takes
-back (and would cost every cut a walk of every open slice)."""
+A file another open slice holds (L4) is judged here as the cut judges it on its clone
+(``slices.cut.claimed_elsewhere``), against the ledger pushed: a clone whose ledger was
+stale cut over an open slice's file, and both slices stood (a walk-away hunt). The refused
+clone's `leap sync --take-remote` leaves its cut out, kept under a ref."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from leapgit.records.drafts import BallDraft, SliceDraft
 from leapgit.records.types import ABSENT, BallRecord, SliceRecord, StampedScope
 from leapgit.rules.refusal import Refusal
 from leapgit.slices.check import check_slice
+from leapgit.slices.cut import claimed_elsewhere
 from leapgit.slices.scope import TreeResolver
 
 if TYPE_CHECKING:
@@ -46,7 +47,8 @@ def check_cut(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecord,
            for b, spec in specs.items() if spec is None]
     if out:
         return out
-    return _as_drafted(ctx, ref, sha, path, rec, [s for s in specs.values() if s is not None])
+    return _as_drafted(ctx, ref, sha, path, rec, [s for s in specs.values() if s is not None],
+                       view)
 
 
 def check_first_spec(ref: str, sha: str, path: str, rec: BallRecord, view: LedgerView,
@@ -65,7 +67,7 @@ def check_first_spec(ref: str, sha: str, path: str, rec: BallRecord, view: Ledge
 
 
 def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecord,
-                specs: list[BallRecord]) -> list[Refusal]:
+                specs: list[BallRecord], view: LedgerView) -> list[Refusal]:
     """L1, L2, L4: the cut's check of the slice the specs make, at the slice's base as the
     server stores it; the waves and the stamps are the ones that check gives."""
     draft = SliceDraft(source=path, slice=rec.slice, spine=rec.spine,
@@ -79,7 +81,9 @@ def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecor
         return [Refusal(p.rule or "L1", ref, sha, path,
                         f"{p.field}: {p.message}" if p.field else p.message, p.hint or HINT)
                 for p in exc.problems]
-    out = []
+    out = [Refusal("L4", ref, sha, path, f"{p.field}: {p.message}" if p.field else p.message,
+                   p.hint or HINT)
+           for clash in claimed_elsewhere(view, checked) for p in clash.problems]
     if rec.waves != checked.waves:
         out.append(Refusal("L1", ref, sha, path, f"waves {[list(w) for w in rec.waves]} are "
                            "not the balls' dependency order "

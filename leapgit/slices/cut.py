@@ -25,7 +25,7 @@ def check_against_ledger(ledger: Ledger, view: LedgerView, checked: CheckedSlice
             f"slice {draft.slice!r} is already cut", file=draft.source, field="slice",
             rule="L8", hint="records are never rewritten: choose a new slice id",
         )
-    claimed = combine(_claimed_elsewhere(view, checked))
+    claimed = combine(claimed_elsewhere(view, checked))
     if claimed is not None:
         raise claimed
 
@@ -69,9 +69,11 @@ def _project_base(ledger: Ledger, view: LedgerView, base: str) -> None:
                          "e.g. the spine's tip (the default is HEAD)")
 
 
-def _claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
+def claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
     """L4: an open slice (neither merged nor abandoned) owns its balls' scope files; a new
-    slice may not claim one of them. Every clash is named, with the slice that owns it."""
+    slice may not claim one of them. Every clash is named, with the slice that owns it.
+    The cut asks it of its clone's ledger, the server of the ledger pushed to it
+    (``rules.cuts``: a clone whose ledger was stale cut over an open slice's file)."""
     owner: dict[str, tuple[str, str]] = {}  # file -> (slice, ball), every open slice
     for sid in query.slice_ids(view):
         if sid == checked.draft.slice or not query.open_slice(view, sid):

@@ -125,6 +125,42 @@ def test_a_true_conflict_leads_on_to_the_remote_s_records_and_keeps_this_clone_s
     assert again.code == 0 and "up to date" in again.out, again
 
 
+def test_a_stale_clone_s_cut_over_an_open_slice_s_file_is_refused_and_leads_on(
+        fresh_world: World) -> None:
+    """L4 (a walk-away hunt on two machines): a clone that had not fetched since another
+    cut slice ``dup`` cut a slice over one of dup's files; its ledger knew no dup, so its
+    cut's check passed, and the server took the cut: two open slices held one file. The
+    server judges it as the cut does; the refusal names `leap sync origin --take-remote`,
+    which leaves the refused cut out (kept under a ref) and puts the clone's other records
+    up."""
+    w = fresh_world
+    one, two = clone(w, "one"), clone(w, "two")
+    with Ledger(one / ".git") as ledger:
+        ledger.append(cut(w, "dup", ("x", "z")), "one's dup")
+    assert leap("sync", cwd=one).code == 0
+    late = {path.replace("slices/own/", "slices/late/"): data.replace(b'"own"', b'"late"')
+            .replace(b"gen/own/p.py", b"gen/dup/x.py")
+            for path, data in cut(w, "own", ("p", "q")).items()}  # p takes dup/x's file
+    with Ledger(two / ".git") as ledger:
+        ledger.append(late, "two's late cut, over dup/x's file")
+        ledger.append(cut(w, "fine", ("f", "g")), "two's other slice")
+    refused = leap("sync", cwd=two)
+    assert refused.code == 1, refused
+    assert "[L4]" in refused.err and "belongs to ball 'x' of open slice 'dup'" in \
+        refused.err, refused.err
+    [command] = hinted_leap(refused.err)[-1:]
+    assert command == ["sync", "origin", "--take-remote"], refused.err
+    settled = leap(*command, cwd=two)
+    assert settled.code == 0 and "pushed" in settled.out, settled
+    assert "left out here: slices/late/" in settled.out, settled.out
+    names = git("ls-tree", "--name-only", "leap/ledger", "slices/", cwd=w.bare).split()
+    assert "slices/fine" in names and "slices/late" not in names, names
+    [kept] = git("for-each-ref", "--format=%(refname)", "refs/leap/kept/ledger/",
+                 cwd=two).split()
+    git("cat-file", "-e", f"{kept}:slices/late/slice.yaml", cwd=two)  # the cut, not lost
+    assert leap("sync", cwd=two).code == 0
+
+
 def test_a_fresh_clone_is_sent_to_the_remote_s_ledger_not_to_a_second_one(
         fresh_world: World) -> None:
     """`git clone` brings the ledger only as origin's remote-tracking branch: the hint leads

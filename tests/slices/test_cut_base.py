@@ -131,6 +131,29 @@ def test_check_says_what_the_cut_says_against_the_ledger(tmp_path: Path) -> None
     assert ref(root, "leap/ledger") == ledger  # nothing recorded
 
 
+def test_the_audit_names_a_cut_over_an_open_slice_s_file_as_the_cut_does(
+        tmp_path: Path) -> None:
+    """L4, one rule for the clone, the server and the audit (a walk-away hunt: a stale
+    clone's cut over an open slice's file was taken by the server, and `leap audit` said
+    every cut "passes the cut's own check"). Written past the cut, as an older server took
+    it, the audit names it as the cut would."""
+    from leapgit.ledger.store import Ledger
+
+    root = draft_repo(tmp_path / "repo")
+    assert leap("init", cwd=root).code == 0
+    assert leap("slice", "cut", str(write(tmp_path / "s1.yaml", base_draft())),
+                cwd=root).code == 0
+    s1 = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices/s1", cwd=root).split()
+    with Ledger(root / ".git") as ledger:  # s2: the same balls, files and base, another id
+        ledger.append({p.replace("slices/s1/", "slices/s2/"): git(
+            "show", f"leap/ledger:{p}", cwd=root).replace('"s1"', '"s2"').encode() + b"\n"
+            for p in s1}, "cut slice s2 over s1's files")
+    audited = leap("audit", cwd=root)
+    assert audited.code == 1, audited
+    assert "[L4]" in audited.out and "belongs to ball 'a' of open slice 's1'" in \
+        audited.out, audited.out
+
+
 def test_a_revision_that_is_no_commit_is_said_with_its_field_and_rule(tmp_path: Path) -> None:
     """`--base nope` (L2) and `leap red S B nocommit` (T7.1): one line with the field and
     the rule, as every user mistake (they named none: a bad-input hunt)."""
