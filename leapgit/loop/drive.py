@@ -131,6 +131,7 @@ class SliceRun:
     def __init__(self, ws: Workspace, slice_id: str, events: Events, options: Options) -> None:
         self.ws, self.slice, self.events, self.opt = ws, slice_id, events, options
         self.stop = Stop()  # Ctrl-C, SIGTERM, or time: builders stop their round
+        self.lease: RunLease | None = None  # the run lease, once taken (``_open``)
         self.busy: dict[str, str] = {}
         self.stopped: dict[str, Step] = {}
         self.idle_builds: dict[str, int] = {}
@@ -203,8 +204,8 @@ class SliceRun:
 
                     syncing.sync(self.opt.remote, start=self.ws.paths.root, push=False)
                 self._preflight()
-                held.enter_context(RunLease(self.ws, self.slice, self.opt.remote,
-                                            self.opt.take_over))
+                self.lease = held.enter_context(RunLease(self.ws, self.slice,
+                                                         self.opt.remote, self.opt.take_over))
             except RemoteUnavailable as exc:
                 if self.reach is None:
                     raise
@@ -728,7 +729,8 @@ class SliceRun:
         while True:
             try:
                 merged = merge(self.ws, self.slice,
-                               echo=lambda line: self.events.emit("log", line=line))
+                               echo=lambda line: self.events.emit("log", line=line),
+                               taken_over=self.lease.took_over if self.lease else None)
                 if self.reach is not None:
                     self.reach.back("merge")
                 return merged

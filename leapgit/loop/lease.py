@@ -55,6 +55,12 @@ def clone_id(common_dir: Path) -> str:
     return f"{name} (boot {boot})" if boot else name
 
 
+def clone_of(holder: str) -> tuple[str, str] | None:
+    """The (host, git dir) of a run lease's holder (``clone_id``); None for another form."""
+    host, sep, where = holder.split(" (boot ")[0].partition(":")
+    return (host, where) if sep and host and where else None
+
+
 def _ours(holder: str, clone: str) -> bool:
     """Whether a lease's holder is this clone in this boot. A holder written before the
     boot was part of the name (``host:git-dir`` alone) is taken as this clone's when host
@@ -75,6 +81,8 @@ class RunLease:
         self._root = ws.paths.root
         self.clone = clone_id(common_dir)
         self.number: int | None = None  # the run lease taken on the remote
+        # the (host, git dir) of the clone whose run lease --take-over took over
+        self.took_over: tuple[str, str] | None = None
 
     def __enter__(self) -> RunLease:
         try:
@@ -114,7 +122,7 @@ class RunLease:
             with self.ws.ledger() as ledger:
                 view = ledger.require()
                 leases, found = run_leases(view, self.slice), open_run(view, self.slice)
-            over = None
+            over, foreign = None, None
             if found is not None and found.take is not None:
                 mine = _ours(found.take.holder, self.clone)  # this clone's lock is free
                 if not mine and (not self.take_over or seen not in (None, found.number)):
@@ -125,6 +133,7 @@ class RunLease:
                                "--take-over` takes its lease over")
                 if not mine:
                     seen = found.number  # a later look takes over this one only
+                foreign = None if mine else clone_of(found.take.holder)
                 over = found.number
             number = len(leases) + 1
             rec = RunLeaseRecord(self.slice, number, "take", self.clone, os.getpid(),
@@ -145,7 +154,7 @@ class RunLease:
                 if "was not open before it" in " ".join(exc.lines()):
                     continue  # the lease it took over was given back meanwhile: look again
                 raise
-            self.number = number
+            self.number, self.took_over = number, foreign
             return
         raise Hold(f"the run lease of {self.slice} on {remote} kept moving", rule=RULE,
                    hint=f"run `leap run {self.slice} --remote {remote}` again")

@@ -246,11 +246,13 @@ class MergeBusy(Hold):
 
 
 def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str | None = None,
-          echo: Echo = print) -> MergeResult:
+          echo: Echo = print, taken_over: tuple[str, str] | None = None) -> MergeResult:
     """L9: while it holds the spine's lease, a merge also holds this clone's merge lock,
     which the operating system gives back when the process dies (``kill -9``): a lease this
     clone took (``_taken_for`` names the clone), with no merge running here, was left by a
-    killed merge and is given back before the next takes one."""
+    killed merge and is given back before the next takes one. ``taken_over``: the (host,
+    git dir) of the clone whose run of this slice this run took over (`leap run
+    --take-over`): a lease that clone took for this slice's merge is given back as well."""
     folder = ws.paths.common_dir / "leap" / "merging"
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / "spine.lock"), thread_local=False)
@@ -260,7 +262,7 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
         raise MergeBusy("another merge runs in this clone now", rule="L9",
                         hint=f"wait for it to end, then `leap merge {slice_id}` again") from None
     try:
-        return _merge(ws, slice_id, holder, builder, echo)
+        return _merge(ws, slice_id, holder, builder, echo, taken_over)
     finally:
         lock.release()
 
@@ -275,14 +277,20 @@ def _taken_for(ws: Workspace, slice_id: str) -> str:
     return f"merge {slice_id} on {socket.gethostname()}{_CLONE}{where}"
 
 
-def _left_by_a_killed_merge(ws: Workspace, ledger: Ledger, name: str, holder: str) -> None:
+def _left_by_a_killed_merge(ws: Workspace, ledger: Ledger, name: str, holder: str,
+                            gone: str | None = None) -> None:
     """The open lease, when this clone took it (for any slice) and no merge of this clone
-    runs (the caller holds its merge lock): a killed merge left it; it is given back."""
+    runs (the caller holds its merge lock): a killed merge left it; it is given back. So
+    is the lease ``gone`` names (its reason: the merge of a run this run took over)."""
     active = leases.active_lease(ledger.require(), name)
     if active is None or active.take is None or active.holder != holder:
         return
     mine = _taken_for(ws, "").partition(" on ")[2]
     reason = active.take.reason or ""
+    if gone is not None and reason == gone:
+        leases.release_lease(ledger, name, holder, "the run whose merge took it was taken "
+                             "over (--take-over): that merge is gone (L9)")
+        return
     if not (reason.startswith("merge ") and reason.partition(" on ")[2] == mine):
         return
     leases.release_lease(ledger, name, holder, "its merge was killed: no merge holds this "
@@ -326,8 +334,10 @@ def _not_shared(remote: str | None) -> str:
 
 
 def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
-           echo: Echo) -> MergeResult:
+           echo: Echo, taken_over: tuple[str, str] | None = None) -> MergeResult:
     root, name = ws.paths.root, ws.config.spine
+    gone = None if taken_over is None else \
+        f"merge {slice_id} on {taken_over[0]}{_CLONE}{taken_over[1]}"
     _, builder_text = declared_builder(ws, builder)
     old = spine_tip(root, name)
     with ws.ledger() as ledger:  # an unknown slice is bad input: said before anything is written
@@ -365,7 +375,7 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
             lease = leases.take_lease_on(
                 remote, root, name, holder, _taken_for(ws, slice_id),
                 f"`leap merge {slice_id}`",
-                lambda ledger: _left_by_a_killed_merge(ws, ledger, name, holder))
+                lambda ledger: _left_by_a_killed_merge(ws, ledger, name, holder, gone))
         except KeyboardInterrupt:
             _interrupted_taking(ws, slice_id, holder, remote, echo)
             raise

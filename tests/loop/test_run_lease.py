@@ -355,3 +355,41 @@ def test_a_run_that_stops_gives_its_lease_back_only_with_its_records_on_the_remo
     assert w.ledger_files(f"slices/{ww.S}/balls/b1/scores/"), said[-3000:]  # b1's score up
     assert git("rev-parse", "leap/ledger", cwd=w.work) == w.remote_ledger(), said[-3000:]
     assert layout.run_path(ww.S, 1, "release") in w.ledger_files(f"slices/{ww.S}/runs/")
+
+
+def test_a_take_over_gives_back_the_integrator_lease_of_the_gone_run_s_merge(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A walk-away hunt on two machines: a run killed outright in its merge (its machine
+    lost) left the spine's integrator lease open; `leap run S --remote R --take-over` on
+    another machine took the run lease over, then waited on that integrator lease ("its
+    holder gives back a lease whose merge died ... in its clone": the lost machine) until
+    a person gave it back by hand. Taking the run over gives back the lease its merge held,
+    and the slice lands."""
+    from leapgit.ledger.leases import next_take
+    from leapgit.ledger.store import Ledger
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.scoring.merge import _taken_for
+
+    w = world(daemon, jurors, "taken-over-merge")
+    first = running(w, w.work, "first.log")
+    lease(w, 1)
+    with Ledger(w.work / ".git") as ledger:  # the lease its merge took, then its machine lost
+        _, records, subject, trailers = next_take(
+            ledger.require(), "main", "integrator", _taken_for(open_workspace(w.work), ww.S))
+    push_records("origin", records, subject, trailers, start=w.work)
+    first.kill()
+    first.wait()
+    other, builder = w.clone("other"), w.clone("builder")
+    worker = w.popen("worker", "--remote", "origin", "--name", "builder", "--poll", "0.2",
+                     cwd=builder)
+    try:
+        second = running(w, other, "second.log", "--take-over")
+        code = wait(second, w.base_dir / "second.log")
+    finally:
+        worker.send_signal(signal.SIGINT)
+        wait(worker, w.base_dir / "builder.log", 60)
+    said = (w.base_dir / "second.log").read_text()
+    assert code == 0 and "landed" in said, said[-3000:]
+    released = yamlio.loads(w.ledger_text(layout.lease_path("main", 1, "release")).encode(),
+                            "release")
+    assert "taken over" in str(released.get("reason")), released
