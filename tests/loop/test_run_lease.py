@@ -52,6 +52,21 @@ def driving(w: ww.World, cwd: Path, log: str, *args: str) -> Iterator[None]:
         wait(proc, w.base_dir / log, 60)
 
 
+def with_a_worker(w: ww.World, cwd: Path, log: str, *extra: str) -> tuple[int, str]:
+    """`leap run --remote origin` in ``cwd`` (``extra``: its flags) to its end, while a
+    worker on a clone of its own builds; its exit code and what it printed."""
+    worker = w.popen("worker", "--remote", "origin", "--name", "builder", "--poll", "0.2",
+                     cwd=w.clone("builder"))
+    try:
+        run = w.popen("run", ww.S, "--remote", "origin", "--heartbeat", "0", *extra, cwd=cwd,
+                      log=w.base_dir / log)
+        code = wait(run, w.base_dir / log)
+    finally:
+        worker.send_signal(signal.SIGINT)
+        wait(worker, w.base_dir / "builder.log", 60)
+    return code, (w.base_dir / log).read_text()
+
+
 def files(w: ww.World, pattern: str) -> list[str]:
     """The remote ledger's files under ``pattern``; none while it has no ledger."""
     try:
@@ -340,17 +355,8 @@ def test_a_run_that_stops_gives_its_lease_back_only_with_its_records_on_the_remo
     clone's ledger is the remote's."""
     w = world(daemon, jurors, "stopped-run-pushes")
     (w.base_dir / "breach-b2").write_text("")  # b2's builder writes outside its scope
-    clone = w.clone("w1")
-    worker = w.popen("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2",
-                     cwd=clone)
-    try:  # the run looks at the remote once in 8 s: its last records are its own to push
-        run = w.popen("run", ww.S, "--remote", "origin", "--poll", "8", "--heartbeat", "0",
-                      cwd=w.work, log=w.base_dir / "run.log")
-        code = wait(run, w.base_dir / "run.log")
-    finally:
-        worker.send_signal(signal.SIGINT)
-        wait(worker, w.base_dir / "w1.log", 60)
-    said = (w.base_dir / "run.log").read_text()
+    # the run looks at the remote once in 8 s: its last records are its own to push
+    code, said = with_a_worker(w, w.work, "run.log", "--poll", "8")
     assert code == 1 and "b2" in said, said[-3000:]
     assert w.ledger_files(f"slices/{ww.S}/balls/b1/scores/"), said[-3000:]  # b1's score up
     assert git("rev-parse", "leap/ledger", cwd=w.work) == w.remote_ledger(), said[-3000:]
@@ -379,16 +385,7 @@ def test_a_take_over_gives_back_the_integrator_lease_of_the_gone_run_s_merge(
     push_records("origin", records, subject, trailers, start=w.work)
     first.kill()
     first.wait()
-    other, builder = w.clone("other"), w.clone("builder")
-    worker = w.popen("worker", "--remote", "origin", "--name", "builder", "--poll", "0.2",
-                     cwd=builder)
-    try:
-        second = running(w, other, "second.log", "--take-over")
-        code = wait(second, w.base_dir / "second.log")
-    finally:
-        worker.send_signal(signal.SIGINT)
-        wait(worker, w.base_dir / "builder.log", 60)
-    said = (w.base_dir / "second.log").read_text()
+    code, said = with_a_worker(w, w.clone("other"), "second.log", "--take-over")
     assert code == 0 and "landed" in said, said[-3000:]
     released = yamlio.loads(w.ledger_text(layout.lease_path("main", 1, "release")).encode(),
                             "release")
