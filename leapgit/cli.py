@@ -759,11 +759,13 @@ def _lease() -> click.Command:
     @click.option("--holder", default="integrator", show_default=True,
                   help="the integrator that holds the lease")
     @click.option("--reason", help="why, for the record")
-    def lease_release_cmd(holder: str, reason: str | None) -> None:
+    @click.option("--force", is_flag=True,
+                  help="give back a lease another clone's merge took (that clone is gone)")
+    def lease_release_cmd(holder: str, reason: str | None, force: bool) -> None:
         """Give back a lease whose merge died (killed outright); `leap sync` shares it."""
         from leapgit.commands.lease import release
 
-        done = release(holder, reason)
+        done = release(holder, reason, force=force)
         click.echo(f"lease {done.number} on {done.spine} released by {holder}")
     return lease_group
 

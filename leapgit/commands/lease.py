@@ -7,16 +7,22 @@ in ``.git/leap-merging/``: that one is finished by `leap merge` again, which rel
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from leapgit.errors import RuleViolation
 from leapgit.ledger import leases
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import INTEGRATOR
+from leapgit.scoring.merge import taken_here
 
 
 def release(holder: str = INTEGRATOR, reason: str | None = None,
-            start: Path | str = ".") -> leases.Lease:
+            start: Path | str = ".", force: bool = False) -> leases.Lease:
+    """Give back the open lease. Refused while a merge of this clone runs or waits, and for
+    a lease another clone's merge took (a walk-away hunt: a clone released another
+    machine's live lease, two integrators merged at once, and the first was stuck), unless
+    ``force``: that clone is gone for good."""
     ws = open_workspace(start)
     waiting = sorted((ws.paths.common_dir / "leap-merging").glob("*"))
     if waiting:
@@ -24,5 +30,15 @@ def release(holder: str = INTEGRATOR, reason: str | None = None,
             f"a stopped merge waits in {waiting[0]}: its lease is given back when it ends",
             rule=leases.RULE, hint=f"run `leap merge {waiting[0].stem}` again to finish it")
     with ws.ledger() as ledger:
+        active = leases.active_lease(ledger.require(), ws.config.spine)
+        said = active.take.reason if active is not None and active.take is not None else None
+        if active is not None and active.holder == holder and not force and \
+                taken_here(ws, said) is False:
+            raise RuleViolation(
+                f"lease {active.number} on {ws.config.spine!r} was taken by a {said}: "
+                "another clone's merge, which may still run", rule=leases.RULE,
+                hint="it gives its lease back when it ends; if that clone is gone for good, "
+                     f"`leap lease release --holder {shlex.quote(holder)} --force` gives it "
+                     "back here")
         return leases.release_lease(ledger, ws.config.spine, holder,
                                     reason or "given back by hand: its merge died")

@@ -277,6 +277,14 @@ def _taken_for(ws: Workspace, slice_id: str) -> str:
     return f"merge {slice_id} on {socket.gethostname()}{_CLONE}{where}"
 
 
+def taken_here(ws: Workspace, reason: str | None) -> bool | None:
+    """Whether a lease whose take says ``reason`` was taken by a merge of this clone (True)
+    or of another (False); None when the reason names no merge's clone (taken by hand)."""
+    if not reason or not reason.startswith("merge ") or _CLONE not in reason:
+        return None
+    return reason.partition(" on ")[2] == _taken_for(ws, "").partition(" on ")[2]
+
+
 def _left_by_a_killed_merge(ws: Workspace, ledger: Ledger, name: str, holder: str,
                             gone: str | None = None) -> None:
     """The open lease, when this clone took it (for any slice) and no merge of this clone
@@ -285,13 +293,12 @@ def _left_by_a_killed_merge(ws: Workspace, ledger: Ledger, name: str, holder: st
     active = leases.active_lease(ledger.require(), name)
     if active is None or active.take is None or active.holder != holder:
         return
-    mine = _taken_for(ws, "").partition(" on ")[2]
     reason = active.take.reason or ""
     if gone is not None and reason == gone:
         leases.release_lease(ledger, name, holder, "the run whose merge took it was taken "
                              "over (--take-over): that merge is gone (L9)")
         return
-    if not (reason.startswith("merge ") and reason.partition(" on ")[2] == mine):
+    if not taken_here(ws, reason):
         return
     leases.release_lease(ledger, name, holder, "its merge was killed: no merge holds this "
                          "clone's merge lock (L9)")

@@ -34,3 +34,30 @@ def test_the_holder_gives_back_a_lease_its_dead_merge_left(tmp_path: Path) -> No
     with Ledger(repo / ".git") as ledger:
         assert leases.active_lease(ledger.require(), "main") is None
         assert leases.take_lease(ledger, "main", "integrator").number == 2
+
+
+def test_a_lease_another_clone_s_merge_took_is_given_back_only_when_forced(
+        tmp_path: Path) -> None:
+    """A walk-away hunt on two machines: a clone gave back the lease another machine's
+    merge held while that merge ran; a second integrator merged beside it, and the first
+    clone was stuck. A lease whose take names another clone's merge is that clone's to
+    give back; the refusal names `--force` for a clone gone for good, which gives it back.
+    This clone's own merge's lease needs no force."""
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.scoring.merge import _taken_for
+    from tests.support import hinted_leap
+
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    with Ledger(repo / ".git") as ledger:
+        leases.take_lease(ledger, "main", "integrator", "merge s on elsewhere in clone /w/.git")
+    refused = leap("lease", "release", cwd=repo)
+    assert refused.code == 1 and "[L9]" in refused.err, refused
+    assert "another clone's merge" in refused.err, refused.err
+    [forced] = hinted_leap(refused.err)
+    assert forced == ["lease", "release", "--holder", "integrator", "--force"], refused.err
+    done = leap(*forced, cwd=repo)
+    assert done.code == 0 and "lease 1 on main released" in done.out, done
+    with Ledger(repo / ".git") as ledger:
+        leases.take_lease(ledger, "main", "integrator", _taken_for(open_workspace(repo), "s"))
+    assert leap("lease", "release", cwd=repo).code == 0  # this clone's own: no force
