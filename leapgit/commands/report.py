@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from leapgit.records import trailers as tr
@@ -316,6 +317,9 @@ def respec_lines(r: Respecced) -> list[str]:
     if r.needs_red:  # T7.1: no ball is thrown before its red (a blind review: named throw)
         return [head, f"  its red next: its failing test committed on `leap ball base "
                       f"{rec.slice} {rec.ball}`, then `leap red {rec.slice} {rec.ball} COMMIT`"]
+    if r.remote is not None:
+        return [head, f"  throw it again: `leap run {rec.slice} --remote "
+                      f"{shlex.quote(r.remote)}` publishes it to the workers"]
     return [head, f"  throw it again: `leap throw {rec.slice} --ball {rec.ball}`"]
 
 

@@ -234,8 +234,10 @@ class Worker:
                     continue
                 rec = query.load_slice(view, sid)
                 for ball, s in assess(view, rec, self.ws.config.round_cap).items():
-                    if s.verdict in ("ready", "waiting"):
-                        busy = True  # the thrower throws it next
+                    if s.verdict in ("ready", "waiting") or (s.stuck and s.episode is not None
+                                                             and s.spec_version >
+                                                             s.episode.throw.spec_version):
+                        busy = True  # the thrower throws it next (respecced: a new episode)
                     if s.verdict != "in-flight" or s.episode is None:
                         continue
                     busy = True

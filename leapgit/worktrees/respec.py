@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from leapgit import git
 from leapgit.errors import InvalidRecord, LeapError, RuleViolation
 from leapgit.gitobj import oid
 from leapgit.ledger import layout, query
@@ -34,6 +35,7 @@ class Respecced:
     previous: int
     written: Written
     needs_red: bool = False  # never thrown and no red yet: `leap red` comes next (T7.1)
+    remote: str | None = None  # its last throw was published to the workers of this remote
 
 
 def _draft_of(rec: BallRecord) -> BallDraft:
@@ -123,9 +125,14 @@ def respec(ws: Workspace, slice_id: str, ball_id: str, file: Path,
              (tr.SPEC_VERSION, str(new.spec_version))],
         )
 
-        needs_red = latest_red(view, slice_id, ball_id) is None and \
-            not query.episodes(view, slice_id, ball_id)
-    return Respecced(new, current.spec_version, written, needs_red)
+        episodes = query.episodes(view, slice_id, ball_id)
+        needs_red = latest_red(view, slice_id, ball_id) is None and not episodes
+        last = query.throw(view, slice_id, ball_id, episodes[-1]) if episodes else None
+    # published to workers: built by them again, by `leap run --remote`, never by a throw
+    # here (a walk-away hunt: the hint's `leap throw` made a local episode no worker saw)
+    remote = (git.branch_remote(ws.paths.root, ws.config.spine) or "REMOTE") \
+        if last is not None and last.published else None
+    return Respecced(new, current.spec_version, written, needs_red, remote)
 
 
 def _recheck(ws: Workspace, whole: SliceDraft, index: int,

@@ -24,7 +24,7 @@ from leapgit.records.runs import RunAction, RunLeaseRecord
 from leapgit.timeutil import now_iso
 from tests.loop import workers_world as ww
 from tests.loop.workers_world import wait
-from tests.support import GitDaemon, git, leap
+from tests.support import GitDaemon, git, hinted_leap, leap
 from tests.tribunal.jurors import JurorServer
 
 
@@ -55,15 +55,16 @@ def driving(w: ww.World, cwd: Path, log: str, *args: str) -> Iterator[None]:
 def with_a_worker(w: ww.World, cwd: Path, log: str, *extra: str) -> tuple[int, str]:
     """`leap run --remote origin` in ``cwd`` (``extra``: its flags) to its end, while a
     worker on a clone of its own builds; its exit code and what it printed."""
-    worker = w.popen("worker", "--remote", "origin", "--name", "builder", "--poll", "0.2",
-                     cwd=w.clone("builder"))
+    name = f"builder-{Path(log).stem}"
+    worker = w.popen("worker", "--remote", "origin", "--name", name, "--poll", "0.2",
+                     cwd=w.clone(name))
     try:
         run = w.popen("run", ww.S, "--remote", "origin", "--heartbeat", "0", *extra, cwd=cwd,
                       log=w.base_dir / log)
         code = wait(run, w.base_dir / log)
     finally:
         worker.send_signal(signal.SIGINT)
-        wait(worker, w.base_dir / "builder.log", 60)
+        wait(worker, w.base_dir / f"{name}.log", 60)
     return code, (w.base_dir / log).read_text()
 
 
@@ -361,6 +362,21 @@ def test_a_run_that_stops_gives_its_lease_back_only_with_its_records_on_the_remo
     assert w.ledger_files(f"slices/{ww.S}/balls/b1/scores/"), said[-3000:]  # b1's score up
     assert git("rev-parse", "leap/ledger", cwd=w.work) == w.remote_ledger(), said[-3000:]
     assert layout.run_path(ww.S, 1, "release") in w.ledger_files(f"slices/{ww.S}/runs/")
+    # the respec the stop names leads on to the workers, never to a throw here (a walk-away
+    # hunt: its `leap throw` made a local episode no worker saw)
+    (w.base_dir / "breach-b2").unlink()
+    spec = w.base_dir / "b2.yaml"
+    spec.write_text(ww.draft(2).split("  - id: b2\n")[1].replace("    ", "")
+                    + "reason: the builder wrote outside its scope\n")
+    respecced = w.leap("ball", "respec", ww.S, "b2", str(spec))
+    assert respecced.code == 0, respecced
+    [command] = [c for c in hinted_leap(respecced.out) if c[0] == "run"]
+    assert command == ["run", ww.S, "--remote", "origin"], respecced.out
+    # shared, the respec keeps a worker at work: the thrower throws b2 next (a worker that
+    # saw b2 refused and nothing else to build ended at once: "done: 0 ball(s) built")
+    assert w.leap("sync", "origin").code == 0
+    code, said = with_a_worker(w, w.work, "again.log")
+    assert code == 0 and "landed" in said, said[-3000:]
 
 
 def test_a_take_over_gives_back_the_integrator_lease_of_the_gone_run_s_merge(
