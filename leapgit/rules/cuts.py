@@ -6,7 +6,7 @@ joins no slice cut before. A slice record alone would stop every clone's `leap s
 the ball it lacks.
 
 A file another open slice holds (L4) is judged here as the cut judges it on its clone
-(``slices.cut.claimed_elsewhere``), against the ledger pushed: a clone whose ledger was
+(``slices.check.claimed_elsewhere``), against the ledger pushed: a clone whose ledger was
 stale cut over an open slice's file, and both slices stood (a walk-away hunt). The refused
 clone's `leap sync --take-remote` leaves its cut out, kept under a ref."""
 
@@ -19,8 +19,7 @@ from leapgit.ledger import layout
 from leapgit.records.drafts import BallDraft, SliceDraft
 from leapgit.records.types import ABSENT, BallRecord, SliceRecord, StampedScope
 from leapgit.rules.refusal import Refusal
-from leapgit.slices.check import check_slice
-from leapgit.slices.cut import claimed_elsewhere
+from leapgit.slices.check import check_slice, claimed_elsewhere
 from leapgit.slices.scope import TreeResolver
 
 if TYPE_CHECKING:

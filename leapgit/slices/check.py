@@ -9,14 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from leapgit.errors import InvalidRecord, LeapError, RuleViolation, combine
+from leapgit.ledger import query
 from leapgit.records import schema, yamlio
 from leapgit.records.drafts import BallDraft, SliceDraft
 from leapgit.records.types import INTEGRATOR, StampedScope
 from leapgit.slices.graph import find_cycle, waves
 from leapgit.slices.scope import ScopeError, TreeResolver
+
+if TYPE_CHECKING:
+    from leapgit.ledger.view import LedgerView
 
 
 @dataclass(frozen=True)
@@ -255,3 +259,30 @@ def _stamp_scopes(
             ))
         scopes[ball.id] = tuple(stamped)
     return scopes
+
+
+def claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
+    """L4: an open slice (neither merged nor abandoned) owns its balls' scope files; a new
+    slice may not claim one of them. Every clash is named, with the slice that owns it.
+    The cut asks it of its clone's ledger, the server of the ledger pushed to it
+    (``rules.cuts``: a clone whose ledger was stale cut over an open slice's file)."""
+    owner: dict[str, tuple[str, str]] = {}  # file -> (slice, ball), every open slice
+    for sid in query.slice_ids(view):
+        if sid == checked.draft.slice or not query.open_slice(view, sid):
+            continue
+        for ball_id in query.load_slice(view, sid).balls:
+            for entry in query.load_ball(view, sid, ball_id).scope:
+                for key in {entry.path, entry.real}:
+                    owner.setdefault(key, (sid, ball_id))
+    out: list[RuleViolation] = []
+    draft = checked.draft
+    for i, ball in enumerate(draft.balls):
+        for j, entry in enumerate(checked.scopes[ball.id]):
+            other = owner.get(entry.path) or owner.get(entry.real)
+            if other is not None:
+                out.append(RuleViolation(
+                    f"{entry.path!r} belongs to ball {other[1]!r} of open slice "
+                    f"{other[0]!r}", file=draft.source, field=f"balls[{i}].scope[{j}]",
+                    rule="L4", hint=f"merge slice {other[0]} first, or give it up with "
+                    f"`leap slice abandon {other[0]} --reason TEXT`"))
+    return out

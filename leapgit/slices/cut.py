@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from leapgit import git
 from leapgit.errors import RuleViolation, UsageError, combine
-from leapgit.ledger import layout, query
+from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger, LedgerView, Written
 from leapgit.records import trailers as tr
 from leapgit.records import yamlio
 from leapgit.records.types import BallRecord, SliceRecord
-from leapgit.slices.check import CheckedSlice
+from leapgit.slices.check import CheckedSlice, claimed_elsewhere
 from leapgit.timeutil import now_iso
 
 
@@ -67,30 +67,3 @@ def _project_base(ledger: Ledger, view: LedgerView, base: str) -> None:
         raise UsageError(f"{base[:12]} is a commit of the ledger ({ledger.ref}), not of the "
                          "project", field="--base", hint="cut from a commit of the project, "
                          "e.g. the spine's tip (the default is HEAD)")
-
-
-def claimed_elsewhere(view: LedgerView, checked: CheckedSlice) -> list[RuleViolation]:
-    """L4: an open slice (neither merged nor abandoned) owns its balls' scope files; a new
-    slice may not claim one of them. Every clash is named, with the slice that owns it.
-    The cut asks it of its clone's ledger, the server of the ledger pushed to it
-    (``rules.cuts``: a clone whose ledger was stale cut over an open slice's file)."""
-    owner: dict[str, tuple[str, str]] = {}  # file -> (slice, ball), every open slice
-    for sid in query.slice_ids(view):
-        if sid == checked.draft.slice or not query.open_slice(view, sid):
-            continue
-        for ball_id in query.load_slice(view, sid).balls:
-            for entry in query.load_ball(view, sid, ball_id).scope:
-                for key in {entry.path, entry.real}:
-                    owner.setdefault(key, (sid, ball_id))
-    out: list[RuleViolation] = []
-    draft = checked.draft
-    for i, ball in enumerate(draft.balls):
-        for j, entry in enumerate(checked.scopes[ball.id]):
-            other = owner.get(entry.path) or owner.get(entry.real)
-            if other is not None:
-                out.append(RuleViolation(
-                    f"{entry.path!r} belongs to ball {other[1]!r} of open slice "
-                    f"{other[0]!r}", file=draft.source, field=f"balls[{i}].scope[{j}]",
-                    rule="L4", hint=f"merge slice {other[0]} first, or give it up with "
-                    f"`leap slice abandon {other[0]} --reason TEXT`"))
-    return out

@@ -47,13 +47,17 @@ def test_a_slice_record_without_its_balls_specs_is_refused(fresh_world: World) -
             "names ball a, whose first spec", layout.ball_path("s2", "a"))
 
 
-def test_a_cut_over_an_open_slices_file_lands_as_before(fresh_world: World) -> None:
-    """L4 across slices is the clone's check at its cut, not the server's: two clones
-    cutting over one file at once both land (a refusal would leave the second clone's
-    ledger holding a cut no command takes back: blind review)."""
+def test_a_cut_over_an_open_slices_file_is_refused_as_the_cut_refuses_it(
+        fresh_world: World) -> None:
+    """L4 across slices, on the server as at the cut (``slices.cut.claimed_elsewhere``).
+    It was the clone's check alone, since a refusal left the second clone's ledger holding
+    a cut no command took back (a blind review); then a clone whose ledger was stale cut
+    over an open slice's file and both slices stood (a walk-away hunt). The refused clone's
+    `leap sync --take-remote` now takes its cut back (tests/hooks/test_sync.py)."""
     w = fresh_world
+    before = remote_refs(w.bare)
     w.append(_records(w, "s2", {"a": _spec(w, "a"), "c": _on(w, "src/c.py")}))
-    assert w.push("leap/ledger").returncode == 0
+    refused(w, w.push("leap/ledger"), before, "L4", "belongs to ball 'a' of open slice 's1'")
 
 
 def test_a_cut_naming_a_ball_twice_or_on_a_base_that_is_no_commit_is_refused(
