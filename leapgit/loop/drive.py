@@ -838,7 +838,20 @@ class SliceRun:
                              file=".leap/config.yaml", field="tribunal.rungs", rule="T2")
         check_author(self.ws, again)
 
-        remote = spine.spine_remote(self.ws.paths.root, cfg.spine) or self.opt.remote
+        tracked = spine.spine_remote(self.ws.paths.root, cfg.spine)
+        if self.opt.remote is not None and tracked is not None and tracked != self.opt.remote:
+            # L9: one shared remote: its merges would land on the spine's, its ledger and
+            # builds on --remote's (a walk-away hunt: `--remote` with no hook published
+            # there, and the merge, the spine and the slice's records went to origin)
+            typed[typed.index("--remote") + 1] = tracked
+            raise UsageError(
+                f"the spine {cfg.spine} tracks {tracked}, so the merge would land there, while "
+                f"the ledger and the workers' builds would be on {self.opt.remote}: a run "
+                "shares one remote", field="--remote", rule="L9",
+                hint=f"`leap run {shlex.join(typed)}`, or make {cfg.spine} track "
+                     f"{self.opt.remote}'s first (`git branch --set-upstream-to "
+                     f"{shlex.quote(self.opt.remote)}/{cfg.spine} {cfg.spine}`)")
+        remote = tracked or self.opt.remote
         if remote is not None:
             spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)
 

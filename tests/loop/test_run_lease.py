@@ -406,3 +406,24 @@ def test_a_take_over_gives_back_the_integrator_lease_of_the_gone_run_s_merge(
     released = yamlio.loads(w.ledger_text(layout.lease_path("main", 1, "release")).encode(),
                             "release")
     assert "taken over" in str(released.get("reason")), released
+
+
+def test_a_run_shares_one_remote_the_one_its_spine_tracks(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """L9 (a walk-away hunt): `leap run S --remote nohook`, with the spine tracking origin,
+    published the balls and took the claims on nohook, and merged onto origin's spine with
+    the slice's records: two remotes, each with half. Refused before anything is taken;
+    the hint's run on the spine's remote lands."""
+    w = world(daemon, jurors, "two-remotes")
+    other = w.base_dir / "nohook.git"
+    git("init", "-q", "--bare", "-b", "main", str(other), cwd=w.base_dir)
+    git("remote", "add", "nohook", str(other), cwd=w.work)
+    git("push", "-q", "nohook", "main", "leap/ledger", cwd=w.work)
+    before = git("rev-parse", "leap/ledger", cwd=other)
+    res = w.leap("run", ww.S, "--remote", "nohook", "--heartbeat", "0")
+    assert res.code == 2 and "[L9]" in res.err and "--remote" in res.err, res
+    assert git("rev-parse", "leap/ledger", cwd=other) == before  # nothing taken there
+    [command] = [c for c in hinted_leap(res.err) if c[0] == "run"]
+    assert command == ["run", ww.S, "--remote", "origin"], res.err
+    code, said = with_a_worker(w, w.work, "hinted.log")  # that command, with a worker
+    assert code == 0 and "landed" in said, said[-3000:]
