@@ -136,6 +136,7 @@ class Worker:
         taken = 0
         reach = rm.Reach(self.opt.remote, self.opt.poll, self.echo)  # a look may go unanswered
         adopted = False
+        idle = False  # said that it waits for a ball to build
         try:
             while True:
                 if (self.opt.once and taken) or len(running) >= self.opt.jobs:
@@ -153,6 +154,14 @@ class Worker:
                         reach.back()
                     if not free and not busy and not running:
                         return end  # nothing thrown is left to build
+                    if free or running:
+                        idle = False
+                    elif not idle:  # said once a wait, so a silent worker is never a stuck one
+                        idle = True
+                        self.echo(f"waiting: no ball on {self.opt.remote} is free to build yet "
+                                  "(the thrower's `leap run SLICE --remote "
+                                  f"{self.opt.remote}` publishes them); looking every "
+                                  f"{self.opt.poll:g} s")
                 for found in free:
                     if len(running) >= self.opt.jobs or (self.opt.once and taken):
                         break

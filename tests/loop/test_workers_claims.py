@@ -115,3 +115,26 @@ def test_a_worker_whose_builder_cannot_start_takes_no_claim(
     other = w.clone("able")
     built = w.leap("worker", "--remote", "origin", "--name", "able", "--once", cwd=other)
     assert built.code == 0 and "done: 1 ball(s) built" in built.out, built
+
+
+def test_a_worker_with_nothing_yet_to_build_says_it_waits_once(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A walk-away hunt: a worker started before the thrower published anything printed
+    nothing for a minute: a silent worker looked stuck. It says once that it waits, and
+    for what; a worker with nothing left to build still ends at once."""
+    import signal
+
+    w = ww.world(daemon, jurors, "idle-worker", 2)
+    clone = w.clone("idle")
+    worker = w.popen("worker", "--remote", "origin", "--name", "idle", "--poll", "0.2",
+                     cwd=clone)
+    log = w.base_dir / "idle.log"
+    deadline = time.monotonic() + 60
+    while "waiting:" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1)  # five looks more: said once
+    worker.send_signal(signal.SIGINT)
+    assert wait(worker, log, 60) == 130, log.read_text()
+    said = log.read_text()
+    assert said.count("waiting: no ball on origin is free to build yet") == 1, said
+    assert "`leap run SLICE --remote origin` publishes them" in said, said
