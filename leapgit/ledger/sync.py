@@ -233,6 +233,11 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
                    check=False)
     if proc.returncode == 0:
         return None
+    if proc.returncode < 0:  # a signal ended git (a Ctrl-C to the whole process group)
+        raise git.RemoteUnavailable(
+            f"the push to {remote} was stopped (signal {-proc.returncode}) before {remote} "
+            "answered: whether it landed is unknown", hint="the next `leap sync "
+            f"{shlex.quote(remote)}` says, and puts up what did not land")
     text = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     if any(reason in text for reason in _RETRY) and "hook declined" not in text or \
             _STALE in text and text.count("[L") == text.count(_STALE):

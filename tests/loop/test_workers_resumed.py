@@ -134,3 +134,46 @@ def test_a_published_ball_whose_branch_only_its_workers_clone_holds_is_resumed_a
     res = w.leap(*again, cwd=other)
     assert res.code == 0 and "published to workers" in res.out, res
     assert git("rev-parse", f"refs/heads/{branch}", cwd=w.bare) == tip
+
+
+def test_ctrl_c_twice_to_the_worker_s_group_while_its_round_goes_up_is_no_refusal(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A walk-away hunt: two Ctrl-C to a worker's process group (a terminal's) while its
+    round's push waited: the signal ended that `git push` too, which the worker read as the
+    remote refusing the round. It said "the remote refused records recorded here", dropped
+    its own receipt and filed the ball's red commit as refused evidence. A push a signal
+    ended is no answer of the remote's: nothing is dropped or filed as refused."""
+    import os
+    import subprocess
+    import sys
+
+    w = ww.published(daemon, jurors, "ctrlc-push")
+    marker, entered = ww.slow_pushes(w)
+    clone = w.clone("pressed")
+    log = w.base_dir / "pressed.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "leapgit", "worker", "--remote",
+                                 "origin", "--name", "pressed", "--poll", "0.2"], cwd=clone,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**os.environ, **w.env})
+    try:
+        deadline = time.monotonic() + 90
+        while "building" not in log.read_text() and "round 1" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.02)
+        entered.unlink(missing_ok=True)  # the claim's push landed before the build
+        while not entered.exists():  # the round's push landed; `git push` has not returned
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.02)
+        for _ in range(2):
+            os.killpg(proc.pid, signal.SIGINT)
+            time.sleep(0.5)
+        marker.unlink()
+        wait(proc, log, 60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    said = log.read_text()
+    assert "refused" not in said, said
+    assert git("for-each-ref", "refs/leap/evidence/", cwd=clone) == "", said
