@@ -256,8 +256,11 @@ class Worker:
                         continue
                     if unscored_claim(view, ep) is not None:
                         continue  # its last round claims a pass: the scorer's turn
-                    if live_claim(view, sid, ball, t.episode, now) is not None or \
-                            (sid, ball, t.episode) in self.skip or self._left_here(sid, ball):
+                    # a builder a killed worker of this clone left is said first: its own
+                    # claim is live still, and the restarted worker said nothing till it ran
+                    # out (a walk-away hunt)
+                    if self._left_here(sid, ball) or (sid, ball, t.episode) in self.skip or \
+                            live_claim(view, sid, ball, t.episode, now) is not None:
                         continue
                     if rm.remote_tip(self.ws, self.opt.remote, t.branch) is None:
                         continue  # its branch is not on the remote yet

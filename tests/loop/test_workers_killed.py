@@ -205,24 +205,28 @@ def test_ctrl_c_records_the_running_round_as_0_and_gives_the_claim_back(
     assert any(p.endswith("/claims/1/release.yaml") for p in ww.claim_files(w))
 
 
+@pytest.mark.parametrize("claim_seconds", [3, 20], ids=["claim-ran-out", "claim-live"])
 def test_a_restarted_worker_leaves_a_ball_its_killed_builder_still_holds(
-        daemon: GitDaemon, jurors: JurorServer) -> None:
+        daemon: GitDaemon, jurors: JurorServer, claim_seconds: int) -> None:
     """A blind review: a worker SIGKILLed while its builder ran (the builder lives on, in a
     session of its own), restarted in the same clone once its claim ran out, claimed the
     ball, stopped on the builder at once, gave the claim back and claimed it again, every
     turn (89 take and release pairs in 150 s on the shared ledger). It leaves the ball while
-    that builder runs, says so once, and builds it after."""
-    w = ww.published(daemon, jurors, "left-builder", claim_seconds=3)
+    that builder runs, says so once, and builds it after. Restarted while its claim was
+    still live, it said nothing till the claim ran out (a walk-away hunt): it says so now."""
+    w = ww.published(daemon, jurors, f"left-builder-{claim_seconds}",
+                     claim_seconds=claim_seconds)
     proc = ww.hung_worker(w, "restarted")
     proc.send_signal(signal.SIGKILL)  # the worker only: its builder goes on
     proc.wait()
-    time.sleep(3.5)  # its claim runs out
+    if claim_seconds == 3:
+        time.sleep(3.5)  # its claim runs out
     clone = w.base_dir / "restarted"
     log = w.base_dir / "again.log"
     again = w.popen("worker", "--remote", "origin", "--name", "restarted", "--poll", "0.2",
                     "--once", cwd=clone, log=log)
-    try:
-        deadline = time.monotonic() + 30
+    try:  # said at once: with its claim live, well before the claim runs out
+        deadline = time.monotonic() + (30 if claim_seconds == 3 else 12)
         while "not claimed here till it ends" not in log.read_text():
             assert time.monotonic() < deadline and again.poll() is None, log.read_text()
             time.sleep(0.1)
