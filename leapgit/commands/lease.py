@@ -24,11 +24,16 @@ def release(holder: str = INTEGRATOR, reason: str | None = None,
     machine's live lease, two integrators merged at once, and the first was stuck), unless
     ``force``: that clone is gone for good."""
     ws = open_workspace(start)
-    waiting = sorted((ws.paths.common_dir / "leap-merging").glob("*"))
+    folder = ws.paths.common_dir / "leap-merging"
+    # a stopped merge's intent (<slice>.yaml), or one set aside while its push may land
+    # (kept/<slice>/<tip>.yaml); a folder left empty is none (a blind review: `kept/`
+    # refused every release for good, naming a slice called "kept")
+    waiting = sorted([*folder.glob("*.yaml"), *folder.glob("kept/*/*.yaml")])
     if waiting:
+        slice_id = waiting[0].stem if waiting[0].parent == folder else waiting[0].parent.name
         raise RuleViolation(
             f"a stopped merge waits in {waiting[0]}: its lease is given back when it ends",
-            rule=leases.RULE, hint=f"run `leap merge {waiting[0].stem}` again to finish it")
+            rule=leases.RULE, hint=f"run `leap merge {slice_id}` again to finish it")
     with ws.ledger() as ledger:
         active = leases.active_lease(ledger.require(), ws.config.spine)
         said = active.take.reason if active is not None and active.take is not None else None

@@ -29,13 +29,13 @@ from leapgit.rules.episodes import findings_to_answer
 from leapgit.scoring.commands import run_command
 from leapgit.scoring.findingred import record_finding_red
 from leapgit.scoring.red import RedResult, record_red
-from leapgit.tribunal.worktree import LeftTree, discard, left_behind, temporary
+from leapgit.tribunal.worktree import RED_TREES, LeftTree, discard, left_behind, temporary
 from leapgit.worktrees.builder import require_program
 from leapgit.worktrees.handoff import environment
 from leapgit.worktrees.stack import ball_base
 
 CONFIG = ".leap/config.yaml"
-AUTHOR_PREFIX, FINDINGS_PREFIX = "leap-red-author-", "leap-red-findings-"
+AUTHOR_PREFIX, FINDINGS_PREFIX = RED_TREES
 NOTE = ("You are the test author (T7.1). Commit, in this worktree, a test that fails for the "
         "missing behaviour the goal and spec describe, inside the scope, and nothing else. "
         "Run the proof: it must run that test and fail. Do not implement the behaviour.")

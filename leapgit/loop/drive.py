@@ -824,11 +824,20 @@ class SliceRun:
                          stopped=end.stopped)
         self.events.emit("end", outcome=end.outcome, exit_code=end.exit_code)
 
+    def _typed(self, remote: str | None) -> list[str]:
+        """This run's command line as a hint names it (its slice and the options that
+        change what it does), with ``remote`` as its --remote."""
+        o = self.opt
+        return [self.slice, *(["--jobs", str(o.jobs)] if o.jobs != Options.jobs else []),
+                *(["--max-minutes", f"{o.max_minutes:g}"] if o.max_minutes else []),
+                *(["--resume-holds"] if o.resume_holds else []),
+                *(["--remote", remote] if remote else []),
+                *(["--take-over"] if o.take_over else [])]
+
     def _preflight(self) -> None:
         """What would stop every ball: refused before anything is thrown."""
         cfg = self.ws.config
-        typed = [self.slice, *(["--remote", self.opt.remote] if self.opt.remote else [])]
-        again = f"`leap run {shlex.join(typed)}` again"
+        again = f"`leap run {shlex.join(self._typed(self.opt.remote))}` again"
         if self.opt.remote is None:  # with a remote, the workers' builders build
             require_program(cfg.builder_command, self.ws.paths.root, cfg.builder_preset,
                             config_root=self.ws.main_top, then=again)
@@ -843,14 +852,14 @@ class SliceRun:
             # L9: one shared remote: its merges would land on the spine's, its ledger and
             # builds on --remote's (a walk-away hunt: `--remote` with no hook published
             # there, and the merge, the spine and the slice's records went to origin)
-            typed[typed.index("--remote") + 1] = tracked
+            q = shlex.quote
             raise UsageError(
                 f"the spine {cfg.spine} tracks {tracked}, so the merge would land there, while "
                 f"the ledger and the workers' builds would be on {self.opt.remote}: a run "
                 "shares one remote", field="--remote", rule="L9",
-                hint=f"`leap run {shlex.join(typed)}`, or make {cfg.spine} track "
-                     f"{self.opt.remote}'s first (`git branch --set-upstream-to "
-                     f"{shlex.quote(self.opt.remote)}/{cfg.spine} {cfg.spine}`)")
+                hint=f"`leap run {shlex.join(self._typed(tracked))}`, or make {cfg.spine} "
+                     f"track {self.opt.remote}'s first (`git config "
+                     f"{q(f'branch.{cfg.spine}.remote')} {q(self.opt.remote)}`), then {again}")
         remote = tracked or self.opt.remote
         if remote is not None:
             spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)

@@ -80,8 +80,11 @@ def _as_drafted(ctx: PushContext, ref: str, sha: str, path: str, rec: SliceRecor
         return [Refusal(p.rule or "L1", ref, sha, path,
                         f"{p.field}: {p.message}" if p.field else p.message, p.hint or HINT)
                 for p in exc.problems]
+    # the cut's own hint (merge that slice, or abandon it) is for a clone that owns it; here
+    # the slice is another clone's, still open (a blind review: a stale clone abandoned it)
     out = [Refusal("L4", ref, sha, path, f"{p.field}: {p.message}" if p.field else p.message,
-                   p.hint or HINT)
+                   "this cut was made on a ledger that lacked that open slice: once this cut "
+                   "is left out, cut again over files no open slice holds")
            for clash in claimed_elsewhere(view, checked) for p in clash.problems]
     if rec.waves != checked.waves:
         out.append(Refusal("L1", ref, sha, path, f"waves {[list(w) for w in rec.waves]} are "

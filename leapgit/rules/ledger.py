@@ -81,8 +81,30 @@ def check_ledger_commit(ctx: PushContext, ref: str, commit: Commit) -> list[Refu
     if added and not out:
         view = ctx.ledger_view(sha)
         for path, raw in added:
-            out.extend(_check_meaning(ctx, ref, sha, path, raw, view))
+            unheld = None if raw["kind"] == "abandon" else _of_no_cut(ref, sha, path, view)
+            out.extend([unheld] if unheld is not None else
+                       _check_meaning(ctx, ref, sha, path, raw, view))
     return out
+
+
+def _of_no_cut(ref: str, sha: str, path: str, view: LedgerView) -> Refusal | None:
+    """L1: a record of a slice belongs to a slice the ledger holds, and a ball's to a ball
+    its cut named (its first spec; an abandon says its own: ``_check_abandon``). A red of
+    a slice no cut made landed, and every clone's `leap status` then stopped on "unknown
+    slice" (a blind review of `--take-remote`, which left a refused cut out and pushed the
+    records written on it after)."""
+    parts = path.split("/")
+    if len(parts) < 3 or parts[0] != "slices" or parts[2] == "slice.yaml":
+        return None
+    slice_id = parts[1]
+    if not view.exists(layout.slice_path(slice_id)):
+        return Refusal("L1", ref, sha, path, f"a record of slice {slice_id}, which the ledger "
+                       "does not hold", "cut the slice first (`leap slice cut FILE`)")
+    if len(parts) >= 5 and parts[2] == "balls" and parts[4] != "ball.yaml" and \
+            not view.exists(layout.ball_path(slice_id, parts[3])):
+        return Refusal("L1", ref, sha, path, f"a record of ball {parts[3]}, which the cut of "
+                       f"slice {slice_id} does not name", "records go to the balls a cut names")
+    return None
 
 
 def _check_added(ctx: PushContext, ref: str, sha: str, path: str, mode: int,

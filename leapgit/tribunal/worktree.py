@@ -191,9 +191,20 @@ def reap_left(repo_root: Path) -> list[Path]:
     for left in left_behind(repo_root):
         if left.at_work():
             continue  # a process it started (a test author) is at work there
+        if left.head != left.made and left.tree.parent.name.startswith(RED_TREES) and \
+                time.time() - left.made_at < RED_KEPT_SECONDS:
+            continue  # a test author's red: its ball's next run takes it (``loop.author``)
         discard(repo_root, left)
         gone.append(left.tree)
     return gone
+
+
+# the throwaway trees of test authors (``loop.author``): one a killed run left, with the
+# author's commit in it, waits a day for its ball's next run to record that commit as the
+# red (a blind review: reaped first by another ball's throwaway tree, its red was written
+# again by a second author), and is reaped, its commit kept, after that
+RED_TREES = ("leap-red-author-", "leap-red-findings-")
+RED_KEPT_SECONDS = 24 * 3600
 
 
 def discard(repo_root: Path, left: LeftTree) -> None:

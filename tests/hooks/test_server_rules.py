@@ -307,6 +307,23 @@ def test_a_throw_that_resumes_itself_or_a_later_episode_is_refused(fresh_world: 
             f"says it resumes episode {resumed_from}", "resumes an earlier episode")
 
 
+@pytest.mark.parametrize(("slice_id", "ball", "says"), [
+    ("ghost", "a", "a record of slice ghost, which the ledger does not hold"),
+    (SLICE, "zz", f"a record of ball zz, which the cut of slice {SLICE} does not name")],
+    ids=["no-such-slice", "no-such-ball"])
+def test_a_record_of_a_slice_or_ball_no_cut_made_is_refused(
+        fresh_world: World, slice_id: str, ball: str, says: str) -> None:
+    """L1 (a blind review of `leap sync --take-remote`): a red of a slice no cut made landed
+    when the cut it was written on was left out, and every clone's `leap status` then stopped
+    on "unknown slice". A slice's record needs its cut, a ball's its first spec."""
+    w = fresh_world
+    before = remote_refs(w.bare)
+    [(path, data)] = red_record(w, ball, 1, w.base, {"tests/test_a.py": "0" * 40}).items()
+    w.append({path.replace(f"slices/{SLICE}/", f"slices/{slice_id}/"):
+              data.replace(f'"{SLICE}"'.encode(), f'"{slice_id}"'.encode())}, "a red, cut-less")
+    refused(w, w.push("leap/ledger"), before, "L1", says)
+
+
 # F5.4 (L4, L9): the spine judges each commit the merge brings from the ball's line
 
 

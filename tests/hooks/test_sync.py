@@ -16,6 +16,7 @@ import pytest
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
+from leapgit.records.abandon import AbandonRecord
 from leapgit.records.types import ABSENT, BallRecord, SliceRecord, StampedScope
 from tests.hooks.world import NOW, World
 from tests.support import IDENTITY, git, hinted_leap, leap
@@ -144,6 +145,10 @@ def test_a_stale_clone_s_cut_over_an_open_slice_s_file_is_refused_and_leads_on(
     with Ledger(two / ".git") as ledger:
         ledger.append(late, "two's late cut, over dup/x's file")
         ledger.append(cut(w, "fine", ("f", "g")), "two's other slice")
+        # a record written on the late cut after it (a blind review: left behind when its
+        # cut was left out, it went up alone, and every clone's status stopped on it)
+        ledger.append({layout.abandon_path("late"): yamlio.dumps(
+            AbandonRecord("late", "given up", NOW).to_dict())}, "two gives late up")
     refused = leap("sync", cwd=two)
     assert refused.code == 1, refused
     assert "[L4]" in refused.err and "belongs to ball 'x' of open slice 'dup'" in \
@@ -155,9 +160,11 @@ def test_a_stale_clone_s_cut_over_an_open_slice_s_file_is_refused_and_leads_on(
     assert "left out here: slices/late/" in settled.out, settled.out
     names = git("ls-tree", "--name-only", "leap/ledger", "slices/", cwd=w.bare).split()
     assert "slices/fine" in names and "slices/late" not in names, names
-    [kept] = git("for-each-ref", "--format=%(refname)", "refs/leap/kept/ledger/",
-                 cwd=two).split()
-    git("cat-file", "-e", f"{kept}:slices/late/slice.yaml", cwd=two)  # the cut, not lost
+    assert leap("status", cwd=one).code == 0  # every clone reads the remote's ledger
+    kept = git("for-each-ref", "--format=%(refname)", "refs/leap/kept/ledger/",
+               cwd=two).split()
+    assert [k for k in kept if subprocess.run(  # the cut, kept: not lost
+        ["git", "cat-file", "-e", f"{k}:slices/late/slice.yaml"], cwd=two).returncode == 0], kept
     assert leap("sync", cwd=two).code == 0
 
 

@@ -420,10 +420,20 @@ def test_a_run_shares_one_remote_the_one_its_spine_tracks(
     git("remote", "add", "nohook", str(other), cwd=w.work)
     git("push", "-q", "nohook", "main", "leap/ledger", cwd=w.work)
     before = git("rev-parse", "leap/ledger", cwd=other)
-    res = w.leap("run", ww.S, "--remote", "nohook", "--heartbeat", "0")
+    res = w.leap("run", ww.S, "--remote", "nohook", "--max-minutes", "30", "--heartbeat", "0")
     assert res.code == 2 and "[L9]" in res.err and "--remote" in res.err, res
     assert git("rev-parse", "leap/ledger", cwd=other) == before  # nothing taken there
-    [command] = [c for c in hinted_leap(res.err) if c[0] == "run"]
-    assert command == ["run", ww.S, "--remote", "origin"], res.err
-    code, said = with_a_worker(w, w.work, "hinted.log")  # that command, with a worker
+    # the other way out, in a clone of its own: the spine tracks nohook, and the run goes on
+    # past the refusal (its time cap, kept in the hint, stops it at once)
+    [config] = [c.split() for c in res.err.split("`") if c.startswith("git config ")]
+    elsewhere = w.clone("elsewhere")
+    git("remote", "add", "nohook", str(other), cwd=elsewhere)
+    git("fetch", "-q", "nohook", cwd=elsewhere)
+    git(*config[1:], cwd=elsewhere)
+    past = w.leap("run", ww.S, "--remote", "nohook", "--max-minutes", "0.01", "--heartbeat",
+                  "0", cwd=elsewhere)
+    assert past.code != 2 and "[L9]" not in past.err, past
+    [command] = [c for c in hinted_leap(res.err) if c[0] == "run"][:1]
+    assert command == ["run", ww.S, "--max-minutes", "30", "--remote", "origin"], res.err
+    code, said = with_a_worker(w, w.work, "hinted.log", "--max-minutes", "30")  # as hinted
     assert code == 0 and "landed" in said, said[-3000:]

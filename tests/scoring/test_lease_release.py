@@ -51,9 +51,10 @@ def test_a_lease_another_clone_s_merge_took_is_given_back_only_when_forced(
     assert leap("init", cwd=repo).code == 0
     with Ledger(repo / ".git") as ledger:
         leases.take_lease(ledger, "main", "integrator", "merge s on elsewhere in clone /w/.git")
+    (repo / ".git" / "leap-merging" / "kept" / "left").mkdir(parents=True)  # one recorded
     refused = leap("lease", "release", cwd=repo)
     assert refused.code == 1 and "[L9]" in refused.err, refused
-    assert "another clone's merge" in refused.err, refused.err
+    assert "another clone's merge" in refused.err, refused.err  # no "merge kept" (a review)
     [forced] = hinted_leap(refused.err)
     assert forced == ["lease", "release", "--holder", "integrator", "--force"], refused.err
     done = leap(*forced, cwd=repo)

@@ -22,7 +22,7 @@ LEFT = """\
 import os, signal, subprocess, sys
 from pathlib import Path
 from leapgit.tribunal.worktree import temporary
-with temporary(Path(sys.argv[1]), sys.argv[2], prefix="leap-score-") as tree:
+with temporary(Path(sys.argv[1]), sys.argv[2], prefix=sys.argv[4]) as tree:
     if sys.argv[3] == "commit":
         (tree / "red.txt").write_text("a red never recorded\\n")
         subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
@@ -39,8 +39,9 @@ with temporary(Path(sys.argv[1]), sys.argv[2], prefix="leap-score-") as tree:
 """
 
 
-def _left(repo: Path, head: str, how: str) -> tuple[Path, subprocess.Popen[str]]:
-    proc = subprocess.Popen([sys.executable, "-c", LEFT, str(repo), head, how],
+def _left(repo: Path, head: str, how: str, prefix: str = "leap-score-"
+          ) -> tuple[Path, subprocess.Popen[str]]:
+    proc = subprocess.Popen([sys.executable, "-c", LEFT, str(repo), head, how, prefix],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                             env={**os.environ, **IDENTITY})
     assert proc.stdout is not None
@@ -80,6 +81,22 @@ def test_trees_of_killed_processes_are_removed_and_their_commits_kept(
     assert kept.split() == [made], kept  # the red no one recorded, kept
     _kill(third)
     assert wt.reap_left(repo) == [live] and not live.parent.exists()  # gone now: removed
+
+
+def test_a_test_author_s_red_a_killed_run_left_waits_a_day_for_its_ball_s_next_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blind review: another ball's throwaway tree reaped a finished author's tree first,
+    its red kept under a ref no author reads, and the ball's next run paid a second author.
+    A test author's tree with its commit waits a day for its ball's run (``loop.author``);
+    then it is reaped as any other, its commit kept."""
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    head = git("rev-parse", "HEAD", cwd=repo)
+    red, proc = _left(repo, head, "commit", "leap-red-author-")
+    _kill(proc)
+    assert wt.reap_left(repo) == [] and red.exists()  # its ball's next run takes it
+    monkeypatch.setattr(wt, "RED_KEPT_SECONDS", 0)  # the day is over
+    assert wt.reap_left(repo) == [red] and not red.exists()
+    assert git("for-each-ref", "refs/leap/kept/throwaway/", cwd=repo)  # its commit, kept
 
 
 @pytest.mark.parametrize("readable", [True, False], ids=["its-cwd-read", "unreadable"])
