@@ -81,15 +81,21 @@ def check_ledger_commit(ctx: PushContext, ref: str, commit: Commit) -> list[Refu
     if added and not out:
         view = ctx.ledger_view(sha)
         for path, raw in added:
-            unheld = None if raw["kind"] == "abandon" else _of_no_cut(ref, sha, path, view)
+            unheld = None if raw["kind"] in _SAY_THEIR_SLICE else \
+                _of_no_cut(ref, sha, path, view)
             out.extend([unheld] if unheld is not None else
                        _check_meaning(ctx, ref, sha, path, raw, view))
     return out
 
 
+# the records whose own rule names a slice the ledger does not hold: an abandon
+# (``_check_abandon``, L3) and a run lease (``rules.runs``, L3)
+_SAY_THEIR_SLICE = ("abandon", "run")
+
+
 def _of_no_cut(ref: str, sha: str, path: str, view: LedgerView) -> Refusal | None:
     """L1: a record of a slice belongs to a slice the ledger holds, and a ball's to a ball
-    its cut named (its first spec; an abandon says its own: ``_check_abandon``). A red of
+    its cut named (its first spec; an abandon and a run lease say their own). A red of
     a slice no cut made landed, and every clone's `leap status` then stopped on "unknown
     slice" (a blind review of `--take-remote`, which left a refused cut out and pushed the
     records written on it after)."""
