@@ -21,16 +21,19 @@ from tests.support import IDENTITY, git, make_repo
 LEFT = """\
 import os, signal, subprocess, sys
 from pathlib import Path
-from leapgit.tribunal.worktree import temporary
-with temporary(Path(sys.argv[1]), sys.argv[2], prefix=sys.argv[4]) as tree:
+from leapgit.tribunal.worktree import export, temporary
+# a throwaway tree of the prefix given, or a juror's export ("export")
+made = export(Path(sys.argv[1]), sys.argv[2]) if sys.argv[4] == "export" else \\
+    temporary(Path(sys.argv[1]), sys.argv[2], prefix=sys.argv[4])
+with made as tree:
     if sys.argv[3] == "commit":
         (tree / "red.txt").write_text("a red never recorded\\n")
         subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
         subprocess.run(["git", "commit", "-q", "-m", "red"], cwd=tree, check=True)
     print(tree, flush=True)
-    if sys.argv[3] == "orphan":  # a test author it started, in a session of its own
-        # it waits on nothing of its parent's (a pipe from it would end with it, and the
-        # author with it: the test then raced the author's own exit)
+    if sys.argv[3] in ("orphan", "juror"):  # a test author (a command juror) it started, in
+        # a session of its own; it waits on nothing of its parent's (a pipe from it would
+        # end with it, and the author with it: the test then raced the author's own exit)
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
                                  cwd=tree, stdin=subprocess.DEVNULL, start_new_session=True)
         print(child.pid, flush=True)
@@ -151,21 +154,6 @@ def test_reaping_a_killed_tree_forgets_no_worktree_of_the_users(tmp_path: Path) 
     assert f"worktree {usb}\n" in listed  # the user's stays
 
 
-EXPORTED = """\
-import os, signal, subprocess, sys
-from pathlib import Path
-from leapgit.tribunal.worktree import export
-with export(Path(sys.argv[1]), sys.argv[2]) as tree:
-    print(tree, flush=True)
-    if sys.argv[3] == "juror":  # a command juror it started, in a session of its own
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
-                                 cwd=tree, stdin=subprocess.DEVNULL, start_new_session=True)
-        print(child.pid, flush=True)
-    sys.stdin.read()  # alive until the test closes its stdin, then killed
-    os.kill(os.getpid(), signal.SIGKILL)
-"""
-
-
 def test_juror_exports_of_killed_processes_are_reaped_by_the_next_export(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A walk-away hunt: every kill while jurors sat left its read-only export of the
@@ -176,7 +164,7 @@ def test_juror_exports_of_killed_processes_are_reaped_by_the_next_export(
     head = git("rev-parse", "HEAD", cwd=repo)
     started = []
     for how in ("plain", "live", "juror"):
-        proc = subprocess.Popen([sys.executable, "-c", EXPORTED, str(repo), head, how],
+        proc = subprocess.Popen([sys.executable, "-c", LEFT, str(repo), head, how, "export"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                 env={**os.environ, **IDENTITY})
         assert proc.stdout is not None
