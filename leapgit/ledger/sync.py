@@ -259,10 +259,11 @@ def sync(
     push (issue 16: a round's commit and its receipt land together, or neither).
     ``push=False``: fetch and replay only (a worker's records go up with their round).
     ``fetch_also``: refspecs fetched with the ledger (the ball branches a look reads).
-    ``take_remote``: a true conflict (a record both ledgers hold with other bytes) is
-    settled for the remote, the authority (L8: its server judged its record, never this
-    clone's): this clone's ledger goes onto the remote's without its differing records,
-    by compare-and-swap, and is kept as it was under ``refs/leap/kept/ledger/``."""
+    ``take_remote``: a true conflict (a record both ledgers hold with other bytes), or a
+    refusal naming records this clone holds, is settled for the remote, the authority (L8:
+    its server judged its records, never this clone's): this clone's ledger goes onto the
+    remote's without the commits that differ or were refused, whole, by compare-and-swap,
+    and is kept as it was under ``refs/leap/kept/ledger/``."""
     ws = open_workspace(start)
     root, ref = ws.paths.root, ws.config.ledger_ref
     track = git.leap_tracking(remote, ref)
@@ -536,4 +537,4 @@ def _without(ledger: Ledger, old: str | None, base: str,
             kept = {}
         if kept:
             tip = ledger.committer.commit(tip, kept, commit.message).decode()
-    return Move(tip, b"leap: worker drops refused records", left_out)
+    return Move(tip, b"leap: this clone's refused or conflicting records left out", left_out)
