@@ -55,6 +55,10 @@ UNAVAILABLE = ("unable to connect", "Could not read from remote", "unable to acc
 
 # What git says when the connection dropped mid-push: the refs may have moved already.
 DROPPED = ("unexpected disconnect", "error in sideband demultiplexer")
+# The remote took the connection but could not store the objects (its disk full or moved
+# away mid-push, a size limit): no ref moved, no hook judged anything. Its fsck refusing a
+# malformed object says "fsck error" on the same path, and is a refusal.
+UNSTORED = ("remote unpack failed", "(unpacker error)")
 # ... unless the remote answered and said no: an HTTP 4xx, an ssh key it does not take
 REFUSED = ("The requested URL returned error: 4", "Permission denied")
 
@@ -72,6 +76,12 @@ def unavailable_push(remote: str, text: str, remote_lines: list[str], root: Path
         return RemoteUnavailable(f"the connection to {remote} dropped during the push "
                                  f"({says(text) or 'no answer'}): it may have landed",
                                  hint="the next look at the remote tells")
+    if any(lost in text for lost in UNSTORED) and "fsck error" not in text:
+        stored = [ln[7:].strip() for ln in remote_lines] or [says(text) or "no word"]
+        return RemoteUnavailable(f"{remote} could not store the push ({stored[-1]}): nothing "
+                                 "was pushed", hint="its disk, its rights or a size limit of "
+                                 "its own (receive.maxInputSize): try again; if it stays, "
+                                 "its keeper reads the server's side")
     broken = [ln[7:].strip() for ln in remote_lines if "internal error, refusing" in ln]
     if broken:
         return RemoteUnavailable(f"{remote} could not judge the push: {broken[0]}; nothing "

@@ -291,6 +291,47 @@ def test_a_ledger_that_kept_moving_leads_on_to_leap_sync_again(fresh_world: Worl
     assert any(f.startswith("slices/busy-0/") for f in files), files
 
 
+def test_a_remote_that_cannot_store_a_push_is_a_hold_and_the_sync_again_lands(
+        fresh_world: World) -> None:
+    """A remote that takes the connection but cannot store the objects (its disk full, its
+    repository moved away mid-push, a size limit) moved no ref and judged nothing: a hold
+    (exit 3) a loop waits out, never "the remote refused" (a full-suite run ended a `leap
+    run --remote` on it). Once the remote stores again, `leap sync` lands the records."""
+    w = fresh_world
+    one = clone(w, "one")
+    git("remote", "add", "onpath", str(w.bare), cwd=one)  # receive-pack runs here, locally
+    write_slices(w, one, "full", 1)
+    git("config", "receive.maxInputSize", "1", cwd=w.bare)
+    held = leap("sync", "onpath", cwd=one)
+    assert held.code == 3, held
+    assert "onpath could not store the push (" in held.err and "refused" not in held.err, held
+    git("config", "--unset", "receive.maxInputSize", cwd=w.bare)
+    assert leap("sync", "onpath", cwd=one).code == 0
+    files = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices", cwd=w.bare).split()
+    assert any(f.startswith("slices/full-0/") for f in files), files
+
+
+def test_a_remote_whose_fsck_finds_a_malformed_object_refuses_the_push(
+        fresh_world: World) -> None:
+    """The same unpack path with the remote's own fsck refusing an object is a refusal:
+    pushing it again would never help."""
+    from leapgit import git as gitcalls
+
+    w = fresh_world
+    git("config", "receive.fsckObjects", "true", cwd=w.bare)
+    tree = git("rev-parse", "HEAD^{tree}", cwd=w.work)
+    bad = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--literally", "--stdin"],
+                         cwd=w.work, input=f"tree {tree}\nauthor a <a> 1 +99999\n"
+                         f"committer a <a> 1 +0000\n\nbad zone\n", capture_output=True,
+                         text=True, check=True).stdout.strip()
+    proc = gitcalls.run(["push", "--porcelain", str(w.bare), f"{bad}:refs/heads/bad"], w.work,
+                        check=False)
+    said = (proc.stdout + proc.stderr).decode(errors="replace")
+    assert proc.returncode != 0 and "fsck" in said, said
+    lines = [ln for ln in said.splitlines() if ln.startswith("remote:")]
+    assert gitcalls.unavailable_push("origin", said, lines, w.work) is None, said
+
+
 def test_a_worker_on_a_remote_without_a_ledger_leads_on_once_the_thrower_syncs(
         fresh_world: World) -> None:
     """Every hint leads on: a worker's clone of a remote that holds no ledger yet is told
