@@ -721,7 +721,11 @@ def test_ctrl_c_twice_while_jurors_sit_ends_the_run_soon(isolated: Path, served:
             proc.wait()
     # what the run said after the presses, and its stderr: where it waited (a flake under
     # a loaded machine waited 30 s once, and its cause was not on record)
-    after = (proc.stdout.read() if proc.stdout else "")[-3000:] + err.read_text()[-2000:]
+    after = ""
+    if proc.stdout is not None:
+        with proc.stdout:
+            after = proc.stdout.read()[-3000:]
+    after += err.read_text()[-2000:]
     assert took < 4.0, f"the run ended {took:.1f} s after the first Ctrl-C: {after}"
 
 
