@@ -29,7 +29,7 @@ from leapgit.rules.balls import contract_red
 from leapgit.rules.objects import Objects
 from leapgit.rules.stack import carried_tests, carry_problems, restacking
 from leapgit.scoring.commands import CommandRun, run_command, run_fresh
-from leapgit.scoring.runner import before_tests
+from leapgit.scoring.runner import before_tests, imported_from
 from leapgit.slices.diff import out_of_scope
 from leapgit.timeutil import now_iso
 from leapgit.tribunal.changes import read_change
@@ -283,9 +283,13 @@ def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
     why = before_tests(run)
     if why is not None:
         cls = Hold if run.timed_out else RuleViolation
+        module = None if run.timed_out else imported_from(run.stdout, ball.paths)
+        make = (f"the test imports {module} at its top, which this ball is to write, so "
+                "no test can run until it is there: import it inside the test function, "
+                "where its absence fails the test" if module is not None else
+                "make the proof run its test (see its output below)")
         raise cls(f"the proof `{ball.proof}` stopped before any test ran at the red commit "
                   f"{commit[:12]} ({why}): not a red, which is a test that runs and fails for "
-                  "the missing behaviour", rule=RULE,
-                  hint=f"make the proof run its test (see its output below), {again}",
+                  "the missing behaviour", rule=RULE, hint=f"{make}, {again}",
                   details=shown)
     return run

@@ -32,6 +32,7 @@ _UNITTEST_IMPORT = re.compile(r"^ImportError: Failed to import test module"
                               r"|unittest\.loader\._FailedTest", re.MULTILINE)
 _NO_TEST_RAN = re.compile(r"^Ran 0 tests in |^NO TESTS RAN", re.MULTILINE)
 _UNITTEST_COMMAND = re.compile(r"\bunittest\b")
+_MISSING_MODULE = re.compile(r"No module named '([\w.]+)'|cannot import name '\w+' from '([\w.]+)'")
 
 
 def before_tests(run: CommandRun) -> str | None:
@@ -53,4 +54,20 @@ def before_tests(run: CommandRun) -> str | None:
         return f"exit {code}: unittest could not import a test module"
     if _NO_TEST_RAN.search(said) or (code == 5 and _UNITTEST_COMMAND.search(run.command)):
         return f"exit {code}: no test ran"
+    return None
+
+
+def imported_from(said: str, paths: tuple[str, ...]) -> str | None:
+    """The module a test imported at its top that one of ``paths`` (a ball's scope) is:
+    the red fails to import what the ball will write, so the runner stops before any test
+    runs. Read from what the runner printed (``No module named 'pkg.new'``, ``cannot import
+    name 'f' from 'pkg.mod'``); a module found under a source folder (``src/pkg/new.py``)
+    counts."""
+    for found in _MISSING_MODULE.finditer(said):
+        module = found.group(1) or found.group(2)
+        tail = module.replace(".", "/")
+        for path in paths:
+            if any(path == name or path.endswith("/" + name)
+                   for name in (f"{tail}.py", f"{tail}/__init__.py")):
+                return module
     return None

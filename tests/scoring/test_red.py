@@ -52,6 +52,43 @@ def test_a_red_pytest_cannot_collect_is_refused_and_the_reason_is_on_the_termina
     assert _reds(repo) == []
 
 
+# The first red of a new module: imported at the test's top, pytest cannot collect it.
+NEW_AT_TOP = "from pkg.newmod import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
+NEW_INSIDE = ("import importlib\n\n\ndef test_sub():\n"
+              "    assert importlib.import_module('pkg.newmod').sub(3, 1) == 2\n")
+
+
+@pytest.mark.parametrize("test", [NEW_AT_TOP, NEW_AT_TOP.replace("pkg.newmod", "pkg.calc")],
+                         ids=["new-module", "new-name"])
+def test_a_red_importing_what_its_ball_writes_at_its_top_is_told_to_import_inside(
+        tmp_path: Path, test: str) -> None:
+    """A walk-away hunt: a red whose test imports the module its ball is to write, at the
+    top, stops pytest at collection (exit 2); the refusal said only "make the proof run its
+    test". It names the import and where it goes; the red so written is taken."""
+    cut = draft()
+    cut["balls"][0]["scope"] = ["pkg/calc.py", "pkg/newmod.py", "tests/test_sub.py"]
+    repo = make_tiny(tmp_path, slice_draft=cut)
+    _, r = red(repo, "sub", {"tests/test_sub.py": test})
+    assert r.code == 1 and "not a red" in r.err, r
+    module = "pkg.newmod" if "newmod" in test else "pkg.calc"
+    assert f"the test imports {module} at its top, which this ball is to write" in r.err, r
+    assert "import it inside the test function" in r.err, r
+    inside = NEW_INSIDE if "newmod" in test else SUB_TEST
+    sha, again = red(repo, "sub", {"tests/test_sub.py": inside})
+    assert again.code == 0, again
+    assert len(_reds(repo)) == 1
+
+
+def test_a_red_importing_a_module_outside_its_scope_gets_no_import_advice(
+        tmp_path: Path) -> None:
+    """The missing module is no file the ball writes (a generated one): the hint keeps to
+    making the proof run its test."""
+    repo = make_tiny(tmp_path)
+    _, r = red(repo, "sub", {"tests/test_sub.py": GENERATED_TEST})
+    assert r.code == 1 and "make the proof run its test" in r.err, r
+    assert "import it inside the test function" not in r.err, r
+
+
 @pytest.mark.parametrize(("proof", "test", "reason"), [
     (f"{PYTEST} tests/test_sbu.py", SUB_TEST,
      "pytest exit 4: a usage error (a bad option, or a test path that is not there)"),
