@@ -44,7 +44,7 @@ from leapgit.loop import remote as rm
 from leapgit.records import yamlio
 from leapgit.records.claims import ClaimRecord
 from leapgit.records.trailers import BALL, SLICE
-from leapgit.rules.claims import LEASE_PAST, LEASE_TOO_LONG, claims, live_claim
+from leapgit.rules.claims import LEASE_PAST, LEASE_TOO_LONG, Claim, claims, live_claim
 from leapgit.rules.episodes import current_episode, unscored_claim
 from leapgit.rules.readiness import assess
 from leapgit.timeutil import epoch_of, iso_at, now_iso
@@ -76,6 +76,7 @@ class Open:
     wave: int
     episode: int
     claims: int  # claims the episode holds so far
+    own: Claim | None = None  # a live claim of this worker's name a killed run of it left
 
 
 @dataclass
@@ -259,13 +260,15 @@ class Worker:
                     # a builder a killed worker of this clone left is said first: its own
                     # claim is live still, and the restarted worker said nothing till it ran
                     # out (a walk-away hunt)
-                    if self._left_here(sid, ball) or (sid, ball, t.episode) in self.skip or \
-                            live_claim(view, sid, ball, t.episode, now) is not None:
+                    if self._left_here(sid, ball) or (sid, ball, t.episode) in self.skip:
+                        continue
+                    live = live_claim(view, sid, ball, t.episode, now)
+                    if live is not None and not self._own_left(live, sid, ball):
                         continue
                     if rm.remote_tip(self.ws, self.opt.remote, t.branch) is None:
                         continue  # its branch is not on the remote yet
                     free.append(Open(sid, ball, s.wave, t.episode,
-                                     len(claims(view, sid, ball, t.episode))))
+                                     len(claims(view, sid, ball, t.episode)), live))
         return sorted(free, key=self._order), busy
 
     def _left_here(self, slice_id: str, ball: str) -> bool:
@@ -282,6 +285,19 @@ class Worker:
             self.echo(f"{slice_id}/{ball}: a builder a killed worker left still runs in "
                       f"{path}: not claimed here till it ends")
         return True
+
+    def _own_left(self, live: Claim, slice_id: str, ball: str) -> bool:
+        """L9: ``live`` is this worker's own claim, which a killed run of it under the same
+        name left in this clone (its worktree here, no driver or builder in it now): taken
+        up again at once, not waited out till its lease runs out and built again under a
+        new claim (a walk-away hunt). The server takes its rounds: their holder is this
+        name."""
+        if live.holder != self.opt.name or (slice_id, ball) in self.held or \
+                live.take is None or live.take.key != self._key():
+            return False
+        path = target(self.ws, slice_id, ball)
+        admin = admin_dir(self.ws.paths.common_dir, path) if path.exists() else None
+        return admin is not None and not drivelock.held(admin / "leap")
 
     def _order(self, found: Open) -> tuple[int, str]:
         """Earlier waves first; within a wave an order of this worker's own (a hash of its
@@ -329,6 +345,15 @@ class Worker:
         return self._fingerprint
 
     def _claim(self, found: Open) -> int | None:
+        key = (found.slice, found.ball)
+        if found.own is not None:  # ``_own_left``: its lease and renewals go on from here
+            self.renewals[key] = len(found.own.renewals)
+            self.leases[key] = found.own.until
+            self.echo(f"{found.slice}/{found.ball}: claim {found.own.number} of "
+                      f"{self.opt.name}, which a killed run of this worker left live, taken "
+                      f"up again, episode {found.episode}")
+            return found.own.number
+        self.renewals[key] = 0
         number = found.claims + 1
         rec = ClaimRecord(found.slice, found.ball, found.episode, number, "take",
                           self.opt.name, now_iso(),
@@ -421,7 +446,6 @@ class Worker:
     # -- building ----------------------------------------------------------------------
     def _build(self, found: Open, number: int) -> Built:
         built = Built(found.slice, found.ball, found.episode, number)
-        self.renewals[(found.slice, found.ball)] = 0
         self.held[(found.slice, found.ball)] = number
         done = threading.Event()
         renewer = threading.Thread(target=self._renew, args=(found, number, done),

@@ -205,7 +205,7 @@ def test_ctrl_c_records_the_running_round_as_0_and_gives_the_claim_back(
     assert any(p.endswith("/claims/1/release.yaml") for p in ww.claim_files(w))
 
 
-@pytest.mark.parametrize("claim_seconds", [3, 20], ids=["claim-ran-out", "claim-live"])
+@pytest.mark.parametrize("claim_seconds", [3, 60], ids=["claim-ran-out", "claim-live"])
 def test_a_restarted_worker_leaves_a_ball_its_killed_builder_still_holds(
         daemon: GitDaemon, jurors: JurorServer, claim_seconds: int) -> None:
     """A blind review: a worker SIGKILLed while its builder ran (the builder lives on, in a
@@ -213,7 +213,10 @@ def test_a_restarted_worker_leaves_a_ball_its_killed_builder_still_holds(
     ball, stopped on the builder at once, gave the claim back and claimed it again, every
     turn (89 take and release pairs in 150 s on the shared ledger). It leaves the ball while
     that builder runs, says so once, and builds it after. Restarted while its claim was
-    still live, it said nothing till the claim ran out (a walk-away hunt): it says so now."""
+    still live, it said nothing till the claim ran out (a walk-away hunt): it says so now,
+    and once the builder ended it waited out its own claim's lease and built the ball again
+    under a new claim: it takes its own claim up again at once, and its builder's word is
+    the round."""
     w = ww.published(daemon, jurors, f"left-builder-{claim_seconds}",
                      claim_seconds=claim_seconds)
     proc = ww.hung_worker(w, "restarted")
@@ -241,6 +244,13 @@ def test_a_restarted_worker_leaves_a_ball_its_killed_builder_still_holds(
             again.kill()
     got = ww.receipts(w)["b1"]
     assert got and got[-1]["worker"] == "restarted", got  # built here once the builder ended
+    said = log.read_text()
+    if claim_seconds == 60:  # its own claim 1, taken up again: no second claim waited for
+        assert "claim 1 of restarted, which a killed run of this worker left live, taken " \
+            "up again" in said, said[-3000:]
+        files = ww.claim_files(w)
+        assert not any("/claims/2/" in p for p in files), files
+        assert any(p.endswith("/claims/1/release.yaml") for p in files), files
 
 
 # a server hook run before leapgit's (``pre-receive.leap-legacy``): while ``hold`` exists,
