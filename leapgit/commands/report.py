@@ -132,7 +132,7 @@ def status_lines(s: Status) -> list[str]:
                     out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice,
                                              s.round_limit, sl.escalated.get(b.ball),
                                              b.ball in sl.redless, sl.author,
-                                             b.ball in sl.held_before))
+                                             b.ball in sl.held_before, sl.remote))
                 out.extend(_score_detail(sl.scores.get(b.ball)))
     out.extend(signed)
     return out
@@ -163,13 +163,15 @@ def _score_detail(scored: BallScore | None) -> list[str]:
 
 def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
                   escalated: tuple[str, str] | None = None, redless: bool = False,
-                  author: bool = False, held_before: bool = False) -> list[str]:
+                  author: bool = False, held_before: bool = False,
+                  remote: str | None = None) -> list[str]:
     """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint.
     ``author``: a test author is configured, so `leap run` gets a red from it (the red by
     hand was all status named: a walk-away hunt)."""
     if s is None:
         return []
     pad = " " * 6
+    shared = f" --remote {remote}" if remote else ""  # L9: a slice published to workers
     if s.verdict == "ready" and redless:  # T7.1: no ball is thrown before its red
         # L5: a dependent ball's red builds on its dependencies' code, its stack base
         on = "its stack base" if s.depends_on else "its base"
@@ -177,7 +179,7 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
                    f"{s.ball}`), then `leap red {slice_id} {s.ball} COMMIT`")
         if author:
             return [f"{pad}ready to throw once its red is recorded (T7.1): `leap run "
-                    f"{slice_id}` asks the test author (red.command) for it; or by hand, "
+                    f"{slice_id}{shared}` asks the test author (red.command) for it; or by hand, "
                     f"{by_hand}"]
         return [f"{pad}ready to throw once its red is recorded (T7.1): {by_hand}"]
     if s.verdict in ("blocked", "held", "waiting", "ready"):
@@ -195,13 +197,14 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
         out.append(f"{pad}receipt {r.round}: {word}: {r.evidence}")
         if r.log:
             out.append(f"{pad}log {r.log}")
-    resume = f"`leap throw {t.slice} --ball {t.ball} --resume` starts a new episode"
+    again = shared if t.published else ""  # published again to the workers, not built here
+    resume = f"`leap throw {t.slice} --ball {t.ball} --resume{again}` starts a new episode"
     if s.spec_version > t.spec_version and s.verdict in ("checkpoint", "hold"):
         # what `leap run` does first, before an escalation or a resume (``steps.next_step``)
-        return [*out, f"{pad}respecced to version {s.spec_version}: `leap run {t.slice}` "
-                      "resumes it in a new episode"]
+        return [*out, f"{pad}respecced to version {s.spec_version}: `leap run {t.slice}"
+                      f"{shared}` resumes it in a new episode"]
     if stopped_by_leap(ep):  # L6: as `leap run` says it (``loop.steps``)
-        resume = f"leap stopped its last round: `leap run {t.slice}` resumes it"
+        resume = f"leap stopped its last round: `leap run {t.slice}{shared}` resumes it"
     elif held_before and s.verdict in ("checkpoint", "hold"):
         from leapgit.loop.steps import repair  # L3: as `leap run` says it
 

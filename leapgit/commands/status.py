@@ -59,6 +59,9 @@ class SliceStatus(NamedTuple):
     # L3: balls whose episode resumed one the builder ended at 0 (``held_by_builder``): a
     # hold now is the spec's to repair, as `leap run` says it (``loop.steps``)
     held_before: frozenset[str] = frozenset()
+    # L9: the shared remote a slice with a ball published to workers is run with, as its
+    # hints name it (`leap run S --remote R`); None while no ball of it is published
+    remote: str | None = None
 
     @property
     def spent(self) -> Usage | None:
@@ -181,7 +184,8 @@ def status(slice_id: str | None = None, start: Path | str = ".",
                                    held_before=frozenset(
                                        b for b, st in standing.items()
                                        if st.episode is not None
-                                       and held_by_builder(view, st.episode.throw))))
+                                       and held_by_builder(view, st.episode.throw)),
+                                   remote=_shared_remote(ws, rec, standing)))
             watched.extend(reopen.watched(view, rec))
         # one look at the spine for every merged slice (no diff unless a commit there is
         # no integration merge): read-only, `leap merge` and `leap score` record the reopen
@@ -226,3 +230,17 @@ def ball_scores(view: LedgerView, slice_id: str, balls: tuple[query.BallState, .
         spent = history.ball_spent(view, slice_id, b.ball)  # the one sum `leap run` caps
         out[b.ball] = BallScore(last.score, last.outcome, last.reason, spent)
     return out
+
+
+def _shared_remote(ws: Workspace, rec: SliceRecord, standing: Mapping[str, BallStanding]
+                   ) -> str | None:
+    """L9: the remote a slice whose balls were published is run with; None when none was
+    (a slice built here asks no remote, and `leap status` no git process for one)."""
+    published = [b for b, st in standing.items()
+                 if st.episode is not None and st.episode.throw.published]
+    if not published:
+        return None
+    from leapgit.scoring.score import shared_remote
+
+    return shared_remote(ws, rec.slice, published[0], rec.spine)
+

@@ -344,7 +344,7 @@ def sync(
                          fetch_failed)
         time.sleep(random.uniform(0.01, 0.05) * min(attempt, 10))
     raise LedgerBusy(f"the ledger on {remote} kept moving; gave up after {max_rounds} rounds",
-                     hint="nothing is lost: run `leap sync` again")
+                     hint=f"nothing is lost: run `leap sync {shlex.quote(remote)}` again")
 
 
 _RECEIPT = re.compile(r"^slices/[^/]+/balls/[^/]+/episodes/\d+/receipts/\d+\.yaml$")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shlex
 import socket
 import threading
 import time
@@ -65,6 +66,17 @@ class Options:
     jobs: int = 1
     once: bool = False
     poll: float = 1.0  # seconds between looks at the remote when nothing is free
+
+    def again(self) -> str:
+        """This worker's command with every option it was given, shell-quoted: a hint that
+        names it runs this worker again, not another one (a hint hunt: --slice and --once
+        were dropped, and the worker so started built every published ball)."""
+        words = ["leap", "worker", "--remote", self.remote, "--name", self.name]
+        words += ["--slice", self.slice] if self.slice else []
+        words += ["--jobs", str(self.jobs)] if self.jobs != 1 else []
+        words += ["--once"] if self.once else []
+        words += ["--poll", f"{self.poll:g}"] if self.poll != 1.0 else []
+        return shlex.join(words)
 
 
 @dataclass(frozen=True)
@@ -221,8 +233,7 @@ class Worker:
         gave_up = reach.lost(exc, kind)
         if gave_up is not None:
             raise Hold(f"{gave_up}; nothing lost", rule="L9",
-                       hint=f"`leap worker --remote {self.opt.remote} --name {self.opt.name}` "
-                            "again once it answers") from None
+                       hint=f"`{self.opt.again()}` again once it answers") from None
 
     def _look(self) -> tuple[list[Open], bool]:
         """(the published episodes free to claim, whether any ball is still to be built)."""

@@ -274,19 +274,25 @@ def test_a_forced_ledger_push_that_is_no_fast_forward_leads_on_to_leap_sync(
     assert {f.split("/")[1] for f in files} >= {"one-0", "two-0"}, files
 
 
-def test_a_ledger_that_kept_moving_leads_on_to_leap_sync_again(fresh_world: World) -> None:
+@pytest.mark.parametrize("remote", ["origin", "upstream"])
+def test_a_ledger_that_kept_moving_leads_on_to_leap_sync_again(fresh_world: World,
+                                                               remote: str) -> None:
     """Every hint leads on: a sync whose every push lost its race (here none is allowed)
-    holds with nothing lost and names `leap sync` again; exactly that lands the records."""
+    holds with nothing lost and names `leap sync` of that remote again; exactly that lands
+    the records (a hint hunt: it named no remote, and `leap sync` alone looked for origin)."""
     from leapgit.errors import LedgerBusy
     from leapgit.ledger.sync import sync
 
     w = fresh_world
+    if remote != "origin":
+        git("remote", "rename", "origin", remote, cwd=w.work)
     write_slices(w, w.work, "busy", 1)
     with pytest.raises(LedgerBusy) as held:
-        sync("origin", start=w.work, max_rounds=0)
+        sync(remote, start=w.work, max_rounds=0)
     said = " ".join(held.value.lines())
-    assert "kept moving" in said and "nothing is lost: run `leap sync` again" in said, said
-    assert leap("sync", cwd=w.work).code == 0  # the hint, exactly
+    assert "kept moving" in said and f"nothing is lost: run `leap sync {remote}` again" in said
+    [cmd] = hinted_leap(said)
+    assert leap(*cmd, cwd=w.work).code == 0  # the hint, exactly
     files = git("ls-tree", "-r", "--name-only", "leap/ledger", "slices", cwd=w.bare).split()
     assert any(f.startswith("slices/busy-0/") for f in files), files
 

@@ -6,7 +6,6 @@ each worker stopped on its first failed idle look."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -16,7 +15,8 @@ import pytest
 
 from tests.loop import workers_world as ww
 from tests.loop.workers_world import wait
-from tests.support import GitDaemon, git, leap, make_repo
+from tests.scoring.world import commit_files
+from tests.support import GitDaemon, git, hinted_leap, leap, make_repo
 from tests.tribunal.jurors import JurorServer
 
 
@@ -329,10 +329,16 @@ def test_a_daemon_that_takes_no_pushes_refuses_and_one_that_lost_the_repository_
 
 def test_a_worker_out_of_patience_is_a_hold_whose_hint_leads_on(
         daemon: GitDaemon, jurors: JurorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint names the worker as it was started, every option kept (a hint hunt: it
+    dropped --slice and --once, and the worker so started built every published ball)."""
     from leapgit.git import RemoteUnavailable
     from leapgit.loop import remote as rm
 
     w = ww.published(daemon, jurors, "worker-patience")
+    base = git("rev-parse", "main", cwd=w.work)
+    red = commit_files(w.work, base, {"tests/test_b2.py": ww.red_test("b2")}, "test: b2")
+    assert w.leap("red", ww.S, "b2", red).code == 0
+    assert w.leap("throw", ww.S, "--ball", "b2", "--remote", "origin").code == 0
     clone = w.clone("w1")
 
     def away(*_args: object, **_kwargs: object) -> None:
@@ -341,20 +347,20 @@ def test_a_worker_out_of_patience_is_a_hold_whose_hint_leads_on(
 
     monkeypatch.setattr(rm, "REMOTE_PATIENCE", 1.0)
     monkeypatch.setattr(rm, "sync_with_balls", away)  # every look goes unanswered
-    held = w.leap("worker", "--remote", "origin", "--name", "w1", "--poll", "0.2", cwd=clone)
+    held = w.leap("worker", "--remote", "origin", "--name", "w1", "--slice", ww.S, "--once",
+                  "--poll", "0.2", cwd=clone)
     said = held.out + held.err
     assert held.code == 3 and "origin has been out of reach for" in said, held
-    hint = "`leap worker --remote origin --name w1` again once it answers"
+    hint = f"`leap worker --remote origin --name w1 --slice {ww.S} --once --poll 0.2` again " \
+        "once it answers"
     assert hint in said, held
     monkeypatch.undo()
     log = w.base_dir / "w1.log"
-    again = w.popen("worker", "--remote", "origin", "--name", "w1", cwd=clone, log=log)
-    deadline = time.monotonic() + 60  # the hint, exactly: it claims the ball and builds
-    while "pkgs/b1: claim 1 taken by w1" not in log.read_text():
-        assert again.poll() is None and time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
-    again.send_signal(signal.SIGINT)
-    assert wait(again, log, 60) in (0, 130), log.read_text()
+    cmd = next(c for c in hinted_leap(said) if c[0] == "worker")
+    again = w.popen(*cmd, cwd=clone, log=log)  # the hint, exactly: one ball, then it ends
+    assert wait(again, log, 120) == 0, log.read_text()[-3000:]
+    taken = [ln for ln in log.read_text().splitlines() if "taken by w1" in ln]
+    assert len(taken) == 1, taken
 
 
 def test_a_failure_of_a_call_not_made_for_a_while_starts_a_new_outage(

@@ -8,6 +8,8 @@ import re
 import signal
 import time
 
+import pytest
+
 from leapgit.ledger import layout
 from leapgit.records import yamlio
 from tests.loop import workers_world as ww
@@ -29,13 +31,7 @@ def test_a_held_ball_is_resumed_to_workers_from_a_clone_that_never_threw_it(
     """A worker's four rounds all hold (the episode ends at 0); an orchestrator on another
     clone, which never had the ball's branch, resumes it to the workers as the hold's hint
     says: the new episode goes on from the worker's last round, as the remote holds it."""
-    w = ww.published(daemon, jurors, "resumed")
-    (w.base_dir / "builder.py").write_text(HOLDING)
-    clone = w.clone("holder")
-    res = w.leap("worker", "--remote", "origin", "--name", "holder", "--once", cwd=clone)
-    assert res.code == 0, res
-    assert [(r["round"], r["outcome"]) for r in ww.receipts(w)["b1"]] == \
-        [(n, 0) for n in (1, 2, 3, 4)]
+    w = _held_by_a_worker(daemon, jurors, "resumed")
     tip = git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare)
     other = w.clone("second-orchestrator")
     hold = w.leap("throw", ww.S, "--ball", "b1", "--remote", "origin", cwd=other)
@@ -50,6 +46,39 @@ def test_a_held_ball_is_resumed_to_workers_from_a_clone_that_never_threw_it(
     assert thrown["resumed_from"] == 1 and thrown["published"] is True, thrown
     assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=w.bare) == tip
     assert git("rev-parse", "refs/heads/leap/ball/pkgs/b1", cwd=other) == tip
+
+
+def _held_by_a_worker(daemon: GitDaemon, jurors: JurorServer, name: str) -> ww.World:
+    """b1 published, and a worker's four rounds of it all held: its episode ended at 0."""
+    w = ww.published(daemon, jurors, name)
+    (w.base_dir / "builder.py").write_text(HOLDING)
+    clone = w.clone("holder")
+    res = w.leap("worker", "--remote", "origin", "--name", "holder", "--once", cwd=clone)
+    assert res.code == 0, res
+    assert [(r["round"], r["outcome"]) for r in ww.receipts(w)["b1"]] == \
+        [(n, 0) for n in (1, 2, 3, 4)]
+    return w
+
+
+@pytest.mark.parametrize("remote", ["origin", "shared"])
+def test_status_of_a_ball_its_worker_held_resumes_it_to_the_workers(
+        daemon: GitDaemon, jurors: JurorServer, remote: str) -> None:
+    """A hint hunt: `leap status` of a published ball whose worker's episode ended at 0
+    named `leap throw S --ball B --resume`, which made episode 2 in a worktree of the
+    thrower's clone, never published: no worker ever saw it. It names the shared remote
+    (the one the spine tracks, whatever its name), and that publishes episode 2."""
+    w = _held_by_a_worker(daemon, jurors, f"status-resume-{remote}")
+    if remote != "origin":
+        git("remote", "rename", "origin", remote, cwd=w.work)
+    assert w.leap("sync", remote).code == 0
+    said = w.leap("status", ww.S)
+    resume = ["throw", ww.S, "--ball", "b1", "--resume", "--remote", remote]
+    assert resume in hinted_leap(said.out), said.out
+    res = w.leap(*resume)  # the hint, exactly
+    assert res.code == 0 and "published to workers" in res.out, res
+    thrown = yamlio.loads(w.ledger_text(layout.throw_path(ww.S, "b1", 2)).encode(),
+                          "throw.yaml")
+    assert thrown["resumed_from"] == 1 and thrown["published"] is True, thrown
 
 
 def test_a_published_ball_in_flight_is_sent_to_a_worker_and_a_worker_continues_it(
