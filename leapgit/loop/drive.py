@@ -330,7 +330,7 @@ class SliceRun:
         if self._deadline is not None and time.monotonic() >= self._deadline:
             why = f"--max-minutes {self.opt.max_minutes:g} reached"
             self.stop.halt(why)  # running builders stop; each running round is recorded as 0
-            return f"{why}: a hold, nothing lost"
+            return f"{why}: a hold, nothing lost; `leap run {self.slice}` goes on from here"
         cap = self.ws.config.run_max_usd
         if cap is None:
             return None
@@ -341,9 +341,10 @@ class SliceRun:
                     f"({spent.unmeasured} call(s) without reported usage, or a rung without "
                     "usd_per_mtok_in/out): the cap cannot be held; a hold, nothing lost. "
                     f"Price every rung, or remove run.max_usd, then `leap run {self.slice}` again")
-        if spent.usd >= cap:
+        if spent.usd >= cap:  # the slice's spend, every run's: the same cap stops it again
             return (f"run.max_usd {cap:g} reached: the slice spent {spent.usd:.6f} USD on "
-                    "jurors; a hold, nothing lost")
+                    "jurors; a hold, nothing lost. Raise run.max_usd in .leap/config.yaml "
+                    f"above that, or remove it, then `leap run {self.slice}` again")
         return None
 
     def _standings(self) -> dict[str, BallStanding]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from leapgit.records import yamlio
 from tests.loop.world import S, build, events, jurors
+from tests.support import hinted_leap
 from tests.templates import Served
 from tests.tribunal.jurors import JurorServer
 
@@ -35,7 +36,8 @@ def test_time_a_second_run_and_money_stop_the_run_and_lose_nothing(
         timed = p.leap("run", S, "--max-minutes", "0.02", "--json", "--heartbeat", "0")
         assert timed.code == 3, timed.out[-2000:]
         table = next(e for e in events(timed.out) if e["event"] == "table")
-        assert "--max-minutes 0.02 reached" in str(table["stopped"]), table
+        assert f"--max-minutes 0.02 reached: a hold, nothing lost; `leap run {S}` goes on " \
+            "from here" in str(table["stopped"]), table
 
         before = server.spent()
         first = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
@@ -59,9 +61,14 @@ def test_time_a_second_run_and_money_stop_the_run_and_lose_nothing(
         assert "run.max_usd 1e-06 reached" in str(table["stopped"]), table
         usage = table["usage"]
         assert usage["usd"] is not None and usage["usd"] >= 0.000001, usage  # type: ignore[index]
+        # a hint hunt: it named no way on, and `leap run` again met the same cap (the
+        # slice's spend, every run's): the hint names the cap to raise, and the run
+        again = hinted_leap(str(table["stopped"]))
+        assert "Raise run.max_usd in .leap/config.yaml above that, or remove it" in \
+            str(table["stopped"]) and again == [["run", S]], table
 
-        _set(p.work, {"run": None})
-        landed = p.leap("run", S, "--json", "--heartbeat", "0")
+        _set(p.work, {"run": None})  # removed, as the hint says
+        landed = p.leap(*again[0], "--json", "--heartbeat", "0")
         assert landed.code == 0, landed.out[-2000:]
         table = next(e for e in events(landed.out) if e["event"] == "table")
         spent_in, spent_out = server.spent()
