@@ -14,7 +14,7 @@ from leapgit.errors import RuleViolation
 from leapgit.ledger import leases
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import INTEGRATOR
-from leapgit.scoring.merge import taken_here
+from leapgit.scoring.merge import stopped_merge, taken_here
 
 
 def release(holder: str = INTEGRATOR, reason: str | None = None,
@@ -24,15 +24,11 @@ def release(holder: str = INTEGRATOR, reason: str | None = None,
     machine's live lease, two integrators merged at once, and the first was stuck), unless
     ``force``: that clone is gone for good."""
     ws = open_workspace(start)
-    folder = ws.paths.common_dir / "leap-merging"
-    # a stopped merge's intent (<slice>.yaml), or one set aside while its push may land
-    # (kept/<slice>/<tip>.yaml); a folder left empty is none (a blind review: `kept/`
-    # refused every release for good, naming a slice called "kept")
-    waiting = sorted([*folder.glob("*.yaml"), *folder.glob("kept/*/*.yaml")])
-    if waiting:
-        slice_id = waiting[0].stem if waiting[0].parent == folder else waiting[0].parent.name
+    waiting = stopped_merge(ws)
+    if waiting is not None:
+        path, slice_id = waiting
         raise RuleViolation(
-            f"a stopped merge waits in {waiting[0]}: its lease is given back when it ends",
+            f"a stopped merge waits in {path}: its lease is given back when it ends",
             rule=leases.RULE, hint=f"run `leap merge {slice_id}` again to finish it")
     with ws.ledger() as ledger:
         active = leases.active_lease(ledger.require(), ws.config.spine)

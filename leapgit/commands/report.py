@@ -81,6 +81,8 @@ def cut_lines(r: CutResult) -> list[str]:
 
 def status_lines(s: Status) -> list[str]:
     signed = signature_presence_lines(s.signatures)
+    if s.lease is not None:  # L9: every other merge waits while it is open
+        signed = [*s.lease.lines(), *signed]
     if not s.slices:
         return ["no slices yet: write a draft and run `leap slice cut FILE`", *signed]
     out: list[str] = []

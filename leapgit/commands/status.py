@@ -4,6 +4,7 @@ commit outside an integration reopened (L8) before a merge records it."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -12,7 +13,7 @@ from leapgit import git
 from leapgit.audit.presence import presence_cache, signature_presence
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace, open_workspace
-from leapgit.records.types import SliceRecord
+from leapgit.records.types import INTEGRATOR, SliceRecord
 from leapgit.rules.episodes import held_by_builder
 from leapgit.rules.landing import Landing, landing
 from leapgit.rules.readiness import BallStanding, assess
@@ -133,6 +134,31 @@ class SliceStatus(NamedTuple):
         return out
 
 
+class OpenLease(NamedTuple):
+    """L9: the spine's integrator lease, open now; what gives it back, as its clone sees it."""
+
+    spine: str
+    number: int
+    holder: str
+    reason: str
+    here: bool | None  # taken by a merge of this clone (True), of another (False), by hand
+    waiting: str | None  # the slice whose stopped merge waits here (`leap merge` ends it)
+    remote: str | None  # the remote the spine tracks: a release here is shared from there
+
+    def lines(self) -> list[str]:
+        head = (f"integrator lease {self.number} on {self.spine!r} is open: taken by "
+                f"{self.holder!r}" + (f" for a {self.reason}" if self.reason else ""))
+        if self.waiting is not None:
+            return [head, f"  a stopped merge waits here: `leap merge {self.waiting}` again "
+                          "finishes it and gives the lease back"]
+        if self.here is False:
+            return [head, "  another clone's merge holds it and gives it back when it ends"]
+        holder = "" if self.holder == INTEGRATOR else f" --holder {shlex.quote(self.holder)}"
+        share = f", then `leap sync {self.remote}` gives it back there" if self.remote else ""
+        return [head, f"  while no merge runs in this clone (a merge killed outright "
+                      f"left it), `leap lease release{holder}` gives it back{share}"]
+
+
 class Status(NamedTuple):
     ledger_ref: str
     ledger_commit: str | None
@@ -142,12 +168,18 @@ class Status(NamedTuple):
     # every merge a reopen is looked for after is in this clone: the answer stands until a
     # ref moves (``status_cache`` keeps it); False: a fetch alone may change it
     keepable: bool = True
+    lease: OpenLease | None = None  # L9: the spine's integrator lease, while it is open
 
     def to_json(self) -> dict[str, Any]:
         sig = self.signatures
         return {
             "ledger_ref": self.ledger_ref, "ledger_commit": self.ledger_commit,
             "slices": [s.to_json(self.round_limit) for s in self.slices],
+            "lease": None if self.lease is None else {
+                "spine": self.lease.spine, "number": self.lease.number,
+                "holder": self.lease.holder, "reason": self.lease.reason,
+                "taken_here": self.lease.here, "stopped_merge": self.lease.waiting,
+                "lines": self.lease.lines()},
             "signatures": None if sig is None else {
                 "commits": sig.commits, "unsigned_commits": sig.unsigned_commits,
                 "unsigned_records": list(sig.unsigned_records), "shallow": sig.shallow,
@@ -200,8 +232,30 @@ def status(slice_id: str | None = None, start: Path | str = ".",
             from leapgit.audit.shallow import unshallow
 
             signed = signed._replace(fetch=unshallow(ws.paths.root, [ws.config.ledger_ref]))
+    lease = _open_lease(ws, view)  # a stopped merge's files say what ends it: not kept
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed,
-                  keepable=reopen.all_here(ws.paths.root, watched))
+                  keepable=lease is None and reopen.all_here(ws.paths.root, watched),
+                  lease=lease)
+
+
+def _open_lease(ws: Workspace, view: LedgerView) -> OpenLease | None:
+    """L9: the spine's lease while it is open, with what gives it back (a merge killed
+    outright left it: this clone's status said "complete" and named nothing, while every
+    other clone's merge waited on it)."""
+    from leapgit.ledger import leases
+
+    spine = ws.config.spine
+    active = leases.active_lease(view, spine)
+    if active is None or active.take is None:
+        return None
+    from leapgit.scoring.merge import stopped_merge, taken_here
+
+    reason = active.take.reason or ""
+    waiting = stopped_merge(ws)
+    tracked = git.branch_remote(ws.paths.root, spine)
+    remote = shlex.quote(tracked) if tracked in git.remotes(ws.paths.root) else None
+    return OpenLease(spine, active.number, active.holder, reason, taken_here(ws, reason),
+                     waiting[1] if waiting else None, remote)
 
 
 def _escalated(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]

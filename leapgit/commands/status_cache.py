@@ -2,13 +2,15 @@
 
 `leap status` is what a person, a prompt or a watching loop runs over and again, and its
 answer is a function of a few things only: the ledger's tip, the spine's tip (a spine
-commit outside an integration reopens a merged ball, L8), the config, the argument and
-leapgit's own code and schemas. When none of them moved since the last run, the answer
+commit outside an integration reopens a merged ball, L8), the config (leapgit's, and git's
+by its time: the remote a published slice's hints name), the argument and leapgit's own
+code and schemas. When none of them moved since the last run, the answer
 that run printed is printed again, and the ledger is never opened: no dulwich, no record,
 no rule is loaded (issue 13 item 7: the start-up of `leap status` under half of
 `pre-commit --version`'s). The spine is read as git stores it whatever this clone's git
 config or grafts say (``reopen.spine_hits``), and an answer computed while a merge it
-looks after is not in this clone (a fetch alone may bring it) is not kept. Anything else
+looks after is not in this clone (a fetch alone may bring it), or while the spine's lease
+is open (a stopped merge's files here say what ends it), is not kept. Anything else
 (a shallow clone, whose answer names a fetch from its remotes; a ref name this reader
 does not take as is; a kept answer unreadable or from another key) is computed afresh.
 Only a cache: an answer that cannot be kept costs the next run a computation, never
@@ -70,8 +72,12 @@ def _key(ws: Workspace, slice_id: str | None) -> str | None:
     if tips is None:
         return None
     package = os.path.dirname(os.path.abspath(leapgit.__file__))
+    try:  # git's config names the spine's remote, which a published slice's hints name
+        config = str(os.stat(common / "config").st_mtime_ns)
+    except OSError:
+        config = ""
     parts = [str(FORMAT), __version__, schemas_stamp(schemas_dir() or "", package),
-             repr(ws.config), *tips, slice_id or ""]
+             repr(ws.config), *tips, slice_id or "", config]
     return hashlib.sha1("\0".join(parts).encode("utf-8", "surrogateescape"),
                         usedforsecurity=False).hexdigest()
 

@@ -330,7 +330,7 @@ class SliceRun:
         if self._deadline is not None and time.monotonic() >= self._deadline:
             why = f"--max-minutes {self.opt.max_minutes:g} reached"
             self.stop.halt(why)  # running builders stop; each running round is recorded as 0
-            return f"{why}: a hold, nothing lost; `leap run {self.slice}` goes on from here"
+            return f"{why}: a hold, nothing lost"
         cap = self.ws.config.run_max_usd
         if cap is None:
             return None

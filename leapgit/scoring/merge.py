@@ -277,6 +277,19 @@ def _taken_for(ws: Workspace, slice_id: str) -> str:
     return f"merge {slice_id} on {socket.gethostname()}{_CLONE}{where}"
 
 
+def stopped_merge(ws: Workspace) -> tuple[Path, str] | None:
+    """A stopped merge of this clone that waits to be finished by `leap merge` again (its
+    intent, ``leap-merging/<slice>.yaml``, or one set aside while its push may land,
+    ``kept/<slice>/<tip>.yaml``): the file and its slice. A folder left empty is none (a
+    blind review: ``kept/`` was taken for a slice called "kept")."""
+    folder = ws.paths.common_dir / "leap-merging"
+    waiting = sorted([*folder.glob("*.yaml"), *folder.glob("kept/*/*.yaml")])
+    if not waiting:
+        return None
+    first = waiting[0]
+    return first, first.stem if first.parent == folder else first.parent.name
+
+
 def taken_here(ws: Workspace, reason: str | None) -> bool | None:
     """Whether a lease whose take says ``reason`` was taken by a merge of this clone (True)
     or of another (False); None when the reason names no merge's clone (taken by hand)."""

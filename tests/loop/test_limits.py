@@ -36,8 +36,7 @@ def test_time_a_second_run_and_money_stop_the_run_and_lose_nothing(
         timed = p.leap("run", S, "--max-minutes", "0.02", "--json", "--heartbeat", "0")
         assert timed.code == 3, timed.out[-2000:]
         table = next(e for e in events(timed.out) if e["event"] == "table")
-        assert f"--max-minutes 0.02 reached: a hold, nothing lost; `leap run {S}` goes on " \
-            "from here" in str(table["stopped"]), table
+        assert "--max-minutes 0.02 reached" in str(table["stopped"]), table
 
         before = server.spent()
         first = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",

@@ -59,6 +59,34 @@ def test_another_clone_on_this_host_never_takes_a_live_lease_as_a_killed_merges(
     assert f"spines/main/leases/{taken.number}/release.yaml" not in names, names
 
 
+def test_status_names_what_gives_back_a_lease_a_killed_merge_left_and_it_does(
+        left_passed: Project) -> None:
+    """A walk-away hunt: a merge killed outright after its slice landed left the spine's
+    lease open; `leap status` in its clone said "complete" and named nothing, while every
+    other clone's merge waited on it, each told that "its holder" gives it back. Its clone's
+    status names the lease and what gives it back; the other's says another clone holds it;
+    followed exactly, the other clone's merge lands."""
+    p = left_passed
+    b = clone_b(p)
+    ws = open_workspace(p.work)
+    taken = leases.take_lease_on("origin", p.work, "main", "integrator",
+                                 _taken_for(ws, "right"), "`leap merge right`")  # then killed
+    assert leap("sync", "origin", cwd=b).code == 0
+    there = leap("status", cwd=b)
+    assert f"integrator lease {taken.number} on 'main' is open" in there.out, there
+    assert "another clone's merge holds it" in there.out, there
+    here = leap("status", cwd=p.work)
+    [line] = [ln for ln in here.out.splitlines() if "gives it back" in ln]
+    assert hinted_leap(line) == [["lease", "release"], ["sync", "origin"]], here.out
+    as_json = json.loads(leap("status", "--json", cwd=p.work).out)
+    assert as_json["lease"]["number"] == taken.number and as_json["lease"]["taken_here"]
+    for cmd in hinted_leap(line):  # the hint, exactly
+        assert leap(*cmd, cwd=p.work).code == 0
+    assert "integrator lease" not in leap("status", cwd=p.work).out
+    res = leap("merge", "left", cwd=b, timeout=300)
+    assert res.code == 0, res
+
+
 def test_a_lease_a_killed_merge_of_another_slice_left_in_this_clone_is_given_back(
         left_passed: Project) -> None:
     p = left_passed
