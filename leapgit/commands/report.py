@@ -197,8 +197,9 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
         r = ep.receipts[-1]
         word = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1 else "")
         out.append(f"{pad}receipt {r.round}: {word}: {r.evidence}")
-        if r.log:
-            out.append(f"{pad}log {r.log}")
+        if r.log:  # a worker's log is a path on its own machine, not in this clone
+            out.append(f"{pad}log {r.log}" + (f" (on worker {r.worker}'s machine)"
+                                              if r.worker else ""))
     again = shared if t.published else ""  # published again to the workers, not built here
     resume = f"`leap throw {t.slice} --ball {t.ball} --resume{again}` starts a new episode"
     if s.spec_version > t.spec_version and s.verdict in ("checkpoint", "hold"):

@@ -74,6 +74,9 @@ def test_status_of_a_ball_its_worker_held_resumes_it_to_the_workers(
     said = w.leap("status", ww.S)
     resume = ["throw", ww.S, "--ball", "b1", "--resume", "--remote", remote]
     assert resume in hinted_leap(said.out), said.out
+    # the worker's log is a path on its machine, said so (not a file of this clone)
+    [log] = [ln for ln in said.out.splitlines() if ln.strip().startswith("log ")]
+    assert log.endswith("(on worker holder's machine)"), said.out
     res = w.leap(*resume)  # the hint, exactly
     assert res.code == 0 and "published to workers" in res.out, res
     thrown = yamlio.loads(w.ledger_text(layout.throw_path(ww.S, "b1", 2)).encode(),
