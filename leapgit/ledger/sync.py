@@ -23,7 +23,7 @@ from dulwich.walk import ORDER_TOPO, Walker
 
 from leapgit import git
 from leapgit.errors import InvalidRecord, LedgerBusy, LedgerConflict, RuleViolation, UsageError
-from leapgit.gitobj import oid
+from leapgit.gitobj import oid, parents_here
 from leapgit.ledger import leases, query
 from leapgit.ledger.added import added_between
 from leapgit.ledger.recovery import locked
@@ -508,14 +508,15 @@ def drop_local(start: Path | str, base: str, drop: Callable[[str], bool],
 def _without(ledger: Ledger, old: str | None, base: str,
              drop: Callable[[str], bool], whole: bool = False) -> Move[list[str]]:
     store = ledger.repo.object_store
+    parents = parents_here(ledger.repo)  # a shallow ledger's walk ends at its cut
     local = [] if old is None else [
         e.commit for e in Walker(store, [oid(old)], exclude=[oid(base)], order=ORDER_TOPO,
-                                 reverse=True)]
+                                 reverse=True, get_parents=parents)]
     tip, left_out = base, []
     there = ledger.view(base)
     for commit in local:
-        parent_tree = (store[commit.parents[0]].tree  # type: ignore[attr-defined]
-                       if commit.parents else None)
+        first = parents(commit)
+        parent_tree = store[first[0]].tree if first else None  # type: ignore[attr-defined]
         kept: dict[str, bytes] = {}
         conflicted = False
         for change in tree_changes(store, parent_tree, commit.tree):

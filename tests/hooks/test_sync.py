@@ -126,6 +126,31 @@ def test_a_true_conflict_leads_on_to_the_remote_s_records_and_keeps_this_clone_s
     assert again.code == 0 and "up to date" in again.out, again
 
 
+def test_a_true_conflict_in_a_shallow_ledger_leads_on_too(fresh_world: World) -> None:
+    """A boundary review: `--take-remote` walked a shallow ledger past its cut (the parents
+    a shallow clone lacks) and crashed (exit 70). It walks the commits as this clone holds
+    them, and the hint lands as in a whole ledger."""
+    w = fresh_world
+    one = clone(w, "one")
+    write_slices(w, one, "hist", 5)
+    assert leap("sync", cwd=one).code == 0
+    two = w.base_dir / "two"
+    git("clone", "-q", "--depth", "1", w.url, str(two), cwd=w.base_dir)
+    git("fetch", "-q", "--depth", "2", "origin", f"+{REF}:{REF}", cwd=two)
+    assert (two / ".git" / "shallow").exists()
+    with Ledger(one / ".git") as ledger:
+        ledger.append(cut(w, "dup", ("x", "z")), "one's dup")
+    with Ledger(two / ".git") as ledger:
+        ledger.append(cut(w, "dup", ("y", "z")), "two's dup")
+    assert leap("sync", cwd=one).code == 0
+    stuck = leap("sync", cwd=two)
+    assert stuck.code == 1 and "a true conflict" in stuck.err, stuck
+    [command] = hinted_leap(stuck.err)
+    settled = leap(*command, cwd=two)  # the hint, exactly
+    assert settled.code == 0 and "left out here: slices/dup/" in settled.out, settled
+    assert git("rev-parse", REF, cwd=two) == git("rev-parse", REF, cwd=w.bare)
+
+
 def test_a_stale_clone_s_cut_over_an_open_slice_s_file_is_refused_and_leads_on(
         fresh_world: World) -> None:
     """L4 (a walk-away hunt on two machines): a clone that had not fetched since another
