@@ -429,7 +429,7 @@ def _run() -> click.Command:
                           take_over)
         end = run_slice(slice_id, sys.stdout, options, as_json)
         if not as_json:
-            _emit(table_lines(end, remote))
+            _emit(table_lines(end, options.given()))
         ctx.exit(end.exit_code)
     return run_cmd
 

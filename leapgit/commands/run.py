@@ -4,6 +4,7 @@ JSON object per line (``schemas/run-event.schema.json``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -19,7 +20,7 @@ from leapgit.tribunal.worktree import once_a_tree
 @once_a_tree
 def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = False,
               start: Path | str = ".") -> RunEnd:
-    events = Events(stream, slice_id, as_json, remote=options.remote)
+    events = Events(stream, slice_id, as_json, given=options.given())
     try:
         ws = open_workspace(start)
         if options.remote is not None:  # bad input: said before the run starts
@@ -27,8 +28,8 @@ def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = F
         return SliceRun(ws, slice_id, events, options).run()
     except LeapError as exc:  # its hints name the run as it was started, as events' do
         exc.problems = tuple(
-            p._replace(message=as_started(p.message, slice_id, options.remote),
-                       hint=p.hint and as_started(p.hint, slice_id, options.remote))
+            p._replace(message=as_started(p.message, slice_id, options.given()),
+                       hint=p.hint and as_started(p.hint, slice_id, options.given()))
             for p in exc.problems)
         if as_json and not events.ended:  # an agent reads stdout: the stop is said there
             events.emit("stop", **stop_fields(exc))
@@ -36,10 +37,11 @@ def run_slice(slice_id: str, stream: TextIO, options: Options, as_json: bool = F
         raise
 
 
-def table_lines(end: RunEnd, remote: str | None = None) -> list[str]:
+def table_lines(end: RunEnd, given: Sequence[str] = ()) -> list[str]:
     """The final table, for a person (the ``table`` event carries the same for a program);
-    ``remote``: the run's --remote, which its hints to run again name."""
-    return [as_started(line, end.slice, remote) for line in _table(end)]
+    ``given``: the run's own options (``Options.given``), which its hints to run again
+    name."""
+    return [as_started(line, end.slice, given) for line in _table(end)]
 
 
 def _table(end: RunEnd) -> list[str]:

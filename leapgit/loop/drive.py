@@ -126,6 +126,16 @@ class Options:
     poll: float = 1.0  # with remote: seconds between looks at it while workers build
     take_over: bool = False  # with remote: take over the run lease of a run that is gone
 
+    def given(self, remote: str | None = None) -> list[str]:
+        """The options that change what a run does, as the words a hint to run it again
+        names (``events.as_started``), with ``remote`` as its --remote (this run's when
+        None); --take-over is done once it ran, never named again."""
+        remote = remote if remote is not None else self.remote
+        return [*(["--jobs", str(self.jobs)] if self.jobs != Options.jobs else []),
+                *(["--max-minutes", f"{self.max_minutes:g}"] if self.max_minutes else []),
+                *(["--resume-holds"] if self.resume_holds else []),
+                *(["--remote", remote] if remote else [])]
+
 
 class SliceRun:
     def __init__(self, ws: Workspace, slice_id: str, events: Events, options: Options) -> None:
@@ -828,12 +838,8 @@ class SliceRun:
     def _typed(self, remote: str | None) -> list[str]:
         """This run's command line as a hint names it (its slice and the options that
         change what it does), with ``remote`` as its --remote."""
-        o = self.opt
-        return [self.slice, *(["--jobs", str(o.jobs)] if o.jobs != Options.jobs else []),
-                *(["--max-minutes", f"{o.max_minutes:g}"] if o.max_minutes else []),
-                *(["--resume-holds"] if o.resume_holds else []),
-                *(["--remote", remote] if remote else []),
-                *(["--take-over"] if o.take_over else [])]
+        return [self.slice, *self.opt.given(remote),
+                *(["--take-over"] if self.opt.take_over else [])]
 
     def _preflight(self) -> None:
         """What would stop every ball: refused before anything is thrown."""

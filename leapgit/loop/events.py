@@ -14,7 +14,7 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from leapgit.errors import LeapError, printable
@@ -24,16 +24,30 @@ KINDS = ("start", "red", "throw", "round", "score", "findings", "stop", "heartbe
          "live_proof", "log", "table", "end")
 
 
-def as_started(text: str, slice_id: str, remote: str | None) -> str:
-    """A hint that runs the slice again names the run as it was started: of a run with
+def as_started(text: str, slice_id: str, given: Sequence[str] = ()) -> str:
+    """A hint that runs the slice again names the run as it was started: ``given`` are the
+    run's own options that change what it does, as words (``drive.Options.given``), and
+    each one a hint's `leap run S ...` does not name itself is put in. Of a run with
     ``--remote R``, `leap run S` is `leap run S --remote R` (a blind review: followed as
-    printed, it built the published balls here instead, without a word)."""
-    if remote is None or "`leap run" not in text:
+    printed, it built the published balls here instead, without a word); a run's --jobs,
+    --max-minutes and --resume-holds are kept as well (a hint hunt)."""
+    if not given or "`leap run" not in text:
         return text
+    groups: list[list[str]] = []
+    for word in given:  # a flag, and the value after it
+        if word.startswith("--") or not groups:
+            groups.append([word])
+        else:
+            groups[-1].append(word)
 
-    return re.sub(rf"`leap run {re.escape(slice_id)}((?: [^`]*)?)`",
-                  lambda m: m.group(0) if "--remote" in m.group(1) else
-                  f"`leap run {slice_id} --remote {shlex.quote(remote)}{m.group(1)}`", text)
+    def named(m: re.Match[str]) -> str:
+        said = m.group(1).split()
+        missing = [w for group in groups if group[0] not in said for w in group]
+        if not missing:
+            return m.group(0)
+        return f"`leap run {slice_id} {shlex.join(missing)}{m.group(1)}`"
+
+    return re.sub(rf"`leap run {re.escape(slice_id)}((?: [^`]*)?)`", named, text)
 
 
 def stop_fields(exc: LeapError, what: str = "") -> dict[str, Any]:
@@ -56,10 +70,10 @@ def stop_fields(exc: LeapError, what: str = "") -> dict[str, Any]:
 
 class Events:
     def __init__(self, stream: TextIO, slice_id: str, as_json: bool = False,
-                 clock: Callable[[], float] = time.monotonic, remote: str | None = None
+                 clock: Callable[[], float] = time.monotonic, given: Sequence[str] = ()
                  ) -> None:
         self._out, self._slice, self._json = stream, slice_id, as_json
-        self._remote = remote  # the run's --remote: its hints name it (``as_started``)
+        self._given = tuple(given)  # the run's own options: its hints name them (``as_started``)
         self._clock = clock
         self._started = clock()
         self._lock = threading.Lock()
@@ -68,7 +82,7 @@ class Events:
     def _as_started(self, value: Any) -> Any:
         """``as_started`` through every text of a field, a table's rows and lists too."""
         if isinstance(value, str):
-            return as_started(value, self._slice, self._remote)
+            return as_started(value, self._slice, self._given)
         if isinstance(value, list):
             return [self._as_started(v) for v in value]
         if isinstance(value, dict):

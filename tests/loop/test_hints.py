@@ -435,13 +435,14 @@ SLEEPY = textwrap.dedent("""\
     """)
 
 
-def _interrupt_a_build(p: Project, slice_id: str, ball: str = "a") -> str:
-    """`leap run S` in a process, stopped with one Ctrl-C once ``ball``'s builder sits (not
-    another ball's: under load a's had not started when b's had, and its round was not
-    one of those stopped): its output."""
+def _interrupt_a_build(p: Project, slice_id: str, ball: str = "a",
+                       given: tuple[str, ...] = ()) -> str:
+    """`leap run S [given]` in a process, stopped with one Ctrl-C once ``ball``'s builder
+    sits (not another ball's: under load a's had not started when b's had, and its round
+    was not one of those stopped): its output."""
     before = set(p.base_dir.glob(f"building-{ball}-*"))
-    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", slice_id, "--json",
-                             "--heartbeat", "0"], cwd=p.work, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", slice_id, *given,
+                             "--json", "--heartbeat", "0"], cwd=p.work, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -457,6 +458,25 @@ def _interrupt_a_build(p: Project, slice_id: str, ball: str = "a") -> str:
             proc.wait()
     assert proc.returncode == 130, out[-2000:]
     return out
+
+
+def test_a_run_s_hint_to_run_again_keeps_the_options_it_was_given(
+        isolated: Path, served: Served) -> None:
+    """A hint hunt: a `leap run S --jobs 1 --max-minutes 30` stopped by Ctrl-C said "`leap
+    run S` goes on from here", without its time budget and its jobs. It names them; run as
+    printed, the slice lands."""
+    given = ("--jobs", "1", "--max-minutes", "30")
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-given"), served.daemon, server.url, "hgv", ("a", "b"),
+                builder=SLEEPY)
+        (p.base_dir / "sleepy").write_text("")
+        out = _interrupt_a_build(p, "hgv", given=given)
+        stop = next(e for e in events(out) if e["event"] == "stop")
+        [again] = hinted_leap(str(stop["hint"]))
+        assert again == ["run", "hgv", *given], stop
+        (p.base_dir / "sleepy").unlink()
+        landed = p.leap(*again, "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
 
 
 def test_rounds_the_person_stopped_do_not_end_in_a_checkpoint_to_resume_or_a_respec(
@@ -719,26 +739,35 @@ def test_a_candidate_that_fails_its_proof_once_then_passes_is_said_to_be_flaky(
 def test_a_remote_runs_hints_to_run_again_name_its_remote() -> None:
     """A blind review: a `leap run S --remote R` that stopped said "`leap run S` again";
     followed as printed, that run built the published balls here, without a word. Every
-    hint of such a run, in its events, its table and its errors, names `--remote R`."""
+    hint of such a run, in its events, its table and its errors, names `--remote R`; and
+    (a hint hunt) every other option that changes what the run does, as it was given."""
     import io
 
     from leapgit.commands.run import table_lines
-    from leapgit.loop.drive import BallEnd, RunEnd
+    from leapgit.loop.drive import BallEnd, Options, RunEnd
     from leapgit.loop.events import Events, as_started
 
+    up = ["--remote", "up"]
     said = "fix builder.command, then `leap run s1` again; or `leap run s1 --resume-holds`"
-    assert as_started(said, "s1", "up") == (
+    assert as_started(said, "s1", up) == (
         "fix builder.command, then `leap run s1 --remote up` again; or `leap run s1 "
         "--remote up --resume-holds`")
-    assert as_started(said, "s1", None) == said
+    assert as_started(said, "s1", []) == said
     kept = "`leap run s1 --remote up` again; `leap run s10` is another slice's"
-    assert as_started(kept, "s1", "up") == kept
+    assert as_started(kept, "s1", up) == kept
+    given = Options(jobs=1, max_minutes=30, resume_holds=True, remote="up",
+                    take_over=True).given()
+    assert given == ["--jobs", "1", "--max-minutes", "30", "--resume-holds", "--remote", "up"]
+    assert as_started(said, "s1", given) == (
+        "fix builder.command, then `leap run s1 --jobs 1 --max-minutes 30 --resume-holds "
+        "--remote up` again; or `leap run s1 --jobs 1 --max-minutes 30 --remote up "
+        "--resume-holds`")
     out = io.StringIO()
-    Events(out, "s1", as_json=True, remote="up").emit("stop", "a", 0, reason="held",
-                                                     hint="`leap run s1` again")
+    Events(out, "s1", as_json=True, given=up).emit("stop", "a", 0, reason="held",
+                                                   hint="`leap run s1` again")
     assert json.loads(out.getvalue())["hint"] == "`leap run s1 --remote up` again"
     out = io.StringIO()  # a table's rows and a list of details too (a blind review)
-    Events(out, "s1", as_json=True, remote="up").emit(
+    Events(out, "s1", as_json=True, given=up).emit(
         "table", balls=[{"ball": "a", "hint": "`leap run s1 --resume-holds` resumes it"}],
         details=["then `leap run s1` again"])
     table = json.loads(out.getvalue())
@@ -746,7 +775,7 @@ def test_a_remote_runs_hints_to_run_again_name_its_remote() -> None:
     assert table["details"] == ["then `leap run s1 --remote up` again"]
     end = RunEnd("s1", [BallEnd("a", 0, "stopped", "held", 3, "`leap run s1` again")],
                  stopped="a hold; `leap run s1` goes on")
-    shown = "\n".join(table_lines(end, "up"))
+    shown = "\n".join(table_lines(end, up))
     assert "next: `leap run s1 --remote up` again" in shown, shown
     assert "stopped: a hold; `leap run s1 --remote up` goes on" in shown, shown
 
