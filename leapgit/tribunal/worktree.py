@@ -231,13 +231,16 @@ def _remove(repo_root: Path, tree: Path, parent: Path) -> bool:
 def _worked_in(tree: Path, made_at: float) -> bool:
     """Whether any process works in ``tree`` now (its working directory there: a test author
     a killed run started in a session of its own, still writing its red). Unknown counts as
-    at work, nothing is removed on a guess: no /proc, or a process whose directory cannot
-    be read that started after the tree was made (one started before, init say, was not
-    started in it)."""
+    at work, nothing is removed on a guess: no /proc, or a process of this user whose
+    directory cannot be read that started after the tree was made (one started before,
+    init say, was not started in it). Another user's process is no author leapgit
+    started: a user who is not root reads no other user's directory, and counting those
+    held an empty tree at work for good (a hint hunt: the run's hold came back each time)."""
     proc = Path("/proc")
     if not (proc / "self" / "cwd").exists():
         return True
     inside = os.path.realpath(tree)
+    me = os.getuid()
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
@@ -246,6 +249,11 @@ def _worked_in(tree: Path, made_at: float) -> bool:
         except FileNotFoundError:
             continue  # gone meanwhile
         except OSError:
+            try:
+                if entry.stat().st_uid != me:
+                    continue  # another user's
+            except OSError:
+                continue  # gone meanwhile
             began = started_at(int(entry.name))
             if began is None or began >= made_at - 1:
                 return True

@@ -195,3 +195,55 @@ def test_juror_exports_of_killed_processes_are_reaped_by_the_next_export(
         time.sleep(0.05)
     assert {p.name for p in wt.reap_exports()} >= {by["live"][0].parent.name,
                                                   by["juror"][0].parent.name}
+
+
+# ``_worked_in`` as another user sees it: run by a Python that user can run (the system's),
+# over this checkout (readable by that user, or the probe says it cannot be run there)
+_PROBE = """
+import sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from leapgit.tribunal.worktree import _worked_in
+print(_worked_in(Path({tree!r}), float({made!r})))
+"""
+
+
+def test_an_empty_tree_is_at_work_for_no_user_who_cannot_read_others_processes(
+        tmp_path: Path) -> None:
+    """A hint hunt: a process whose working directory cannot be read, started after the
+    tree was made, counted as working in it. A user who is not root reads no other user's
+    (root's daemons, a colleague's build): an empty tree a killed run left was "at work"
+    for good, and every `leap run` stopped on "a test author ... still works in TREE"
+    naming itself again. Another user's process is no author leapgit started."""
+    import shutil
+
+    from tests.support import ROOT
+
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if os.geteuid() != 0 or shutil.which("runuser") is None or python is None:
+        pytest.skip("needs root and runuser to probe as another user")
+    where = Path("/tmp") / f"leap-worked-in-{os.getpid()}"
+    where.mkdir(mode=0o755)
+    try:
+        tree = where / "tree"
+        tree.mkdir(mode=0o777)
+        made = time.time()
+        time.sleep(1.1)
+        other = subprocess.Popen(["sleep", "30"], cwd="/")  # root's, started after the tree
+
+        def probe(code: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["runuser", "-u", "nobody", "--", python, "-c", code],
+                                  capture_output=True, text=True, timeout=60, cwd="/")
+        try:
+            can = probe(f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                        "import leapgit.tribunal.worktree")
+            if can.returncode != 0:
+                pytest.skip(f"user nobody cannot import this checkout: {can.stderr[-300:]}")
+            said = probe(_PROBE.format(root=str(ROOT), tree=str(tree), made=made))
+        finally:
+            other.kill()
+            other.wait()
+        assert said.returncode == 0, said
+        assert said.stdout.strip() == "False", said  # nobody's own: none works there
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
