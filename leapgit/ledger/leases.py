@@ -9,6 +9,7 @@ checks it on every pushed ledger commit that touches a lease.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,8 @@ def held_by(current: Lease, spine: str, again: str, remote: str | None = None) -
                      f"{current.number}{said}): one integrator at a time, nothing landed",
                      file=layout.lease_path(spine, current.number, "take"), rule=RULE,
                      hint=f"{again} again once it is given back (its holder gives back a "
-                          f"lease whose merge died with `leap lease release --holder NAME`"
+                          "lease whose merge died with `leap lease release --holder "
+                          f"{shlex.quote(current.holder)}`"
                           f"{share})")
     held.lease = current
     return held

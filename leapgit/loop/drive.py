@@ -126,13 +126,17 @@ class Options:
     poll: float = 1.0  # with remote: seconds between looks at it while workers build
     take_over: bool = False  # with remote: take over the run lease of a run that is gone
 
-    def given(self, remote: str | None = None) -> list[str]:
+    def given(self, remote: str | None = None, budget: bool = False) -> list[str]:
         """The options that change what a run does, as the words a hint to run it again
         names (``events.as_started``), with ``remote`` as its --remote (this run's when
-        None); --take-over is done once it ran, never named again."""
+        None); --take-over is done once it ran, never named again. ``budget``: with
+        --max-minutes, for a run that has not started yet; a run that stopped on it goes on
+        in a sitting of its own (the same budget again could stop a merge longer than it
+        every time)."""
         remote = remote if remote is not None else self.remote
         return [*(["--jobs", str(self.jobs)] if self.jobs != Options.jobs else []),
-                *(["--max-minutes", f"{self.max_minutes:g}"] if self.max_minutes else []),
+                *(["--max-minutes", f"{self.max_minutes:g}"]
+                  if budget and self.max_minutes else []),
                 *(["--resume-holds"] if self.resume_holds else []),
                 *(["--remote", remote] if remote else [])]
 
@@ -838,7 +842,7 @@ class SliceRun:
     def _typed(self, remote: str | None) -> list[str]:
         """This run's command line as a hint names it (its slice and the options that
         change what it does), with ``remote`` as its --remote."""
-        return [self.slice, *self.opt.given(remote),
+        return [self.slice, *self.opt.given(remote, budget=True),
                 *(["--take-over"] if self.opt.take_over else [])]
 
     def _preflight(self) -> None:

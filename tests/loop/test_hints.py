@@ -462,10 +462,11 @@ def _interrupt_a_build(p: Project, slice_id: str, ball: str = "a",
 
 def test_a_run_s_hint_to_run_again_keeps_the_options_it_was_given(
         isolated: Path, served: Served) -> None:
-    """A hint hunt: a `leap run S --jobs 1 --max-minutes 30` stopped by Ctrl-C said "`leap
-    run S` goes on from here", without its time budget and its jobs. It names them; run as
-    printed, the slice lands."""
-    given = ("--jobs", "1", "--max-minutes", "30")
+    """A hint hunt: a `leap run S --jobs 1 --resume-holds` stopped by Ctrl-C said "`leap
+    run S` goes on from here", without the options it was given. It names them; run as
+    printed, the slice lands. (A time budget, --max-minutes, is a sitting's own: the
+    same budget again could stop a merge longer than it every time.)"""
+    given = ("--jobs", "1", "--resume-holds")
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("hint-given"), served.daemon, server.url, "hgv", ("a", "b"),
                 builder=SLEEPY)
@@ -756,12 +757,11 @@ def test_a_remote_runs_hints_to_run_again_name_its_remote() -> None:
     kept = "`leap run s1 --remote up` again; `leap run s10` is another slice's"
     assert as_started(kept, "s1", up) == kept
     given = Options(jobs=1, max_minutes=30, resume_holds=True, remote="up",
-                    take_over=True).given()
-    assert given == ["--jobs", "1", "--max-minutes", "30", "--resume-holds", "--remote", "up"]
+                    take_over=True).given()  # a time budget is a sitting's own
+    assert given == ["--jobs", "1", "--resume-holds", "--remote", "up"]
     assert as_started(said, "s1", given) == (
-        "fix builder.command, then `leap run s1 --jobs 1 --max-minutes 30 --resume-holds "
-        "--remote up` again; or `leap run s1 --jobs 1 --max-minutes 30 --remote up "
-        "--resume-holds`")
+        "fix builder.command, then `leap run s1 --jobs 1 --resume-holds --remote up` again; "
+        "or `leap run s1 --jobs 1 --remote up --resume-holds`")
     out = io.StringIO()
     Events(out, "s1", as_json=True, given=up).emit("stop", "a", 0, reason="held",
                                                    hint="`leap run s1` again")

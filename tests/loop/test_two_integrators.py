@@ -102,7 +102,7 @@ def test_a_second_clone_merges_past_a_lease_it_had_not_seen_onto_the_moved_spine
     assert held.code == 3, held
     assert f"leased to 'integrator' (lease 2: {ELSEWHERE})" in held.err, held
     assert "`leap merge more` again once it is given back" in held.err, held
-    assert "`leap lease release --holder NAME` and `leap sync origin` in its clone" in \
+    assert "`leap lease release --holder integrator` and `leap sync origin` in its clone" in \
         held.err, held
     assert git("rev-parse", "main", cwd=w.bare) == first  # nothing landed
     # the holder's clone gives it back, as the hint says: released, then shared

@@ -20,7 +20,7 @@ def test_the_holder_gives_back_a_lease_its_dead_merge_left(tmp_path: Path) -> No
         leases.take_lease(ledger, "main", "integrator", "merge s")
     with Ledger(repo / ".git") as ledger, pytest.raises(LeaseHeld) as refused:
         leases.take_lease(ledger, "main", "integrator", "merge s")  # even by its holder
-    assert "leap lease release --holder NAME" in " ".join(refused.value.lines())
+    assert "leap lease release --holder integrator" in " ".join(refused.value.lines())
     other = leap("lease", "release", "--holder", "someone", cwd=repo)
     assert other.code == 1 and "[L9]" in other.err and "not 'someone'" in other.err
     (repo / ".git" / "leap-merging").mkdir()
