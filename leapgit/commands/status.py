@@ -224,6 +224,7 @@ def status(slice_id: str | None = None, start: Path | str = ".",
         for hit in reopen.spine_hits(ws.paths.root, ws.config.spine, watched):
             found = next(s for s in out if s.record.slice == hit.passed.slice)
             found.reopens[hit.passed.ball] = hit
+        lease = _open_lease(ws, view)  # a stopped merge's files say what ends it: not kept
 
         signed = signature_presence(ws.paths.common_dir, ws.config.ledger_ref,
                                     git.shallow_commits(ws.paths.common_dir),
@@ -232,7 +233,6 @@ def status(slice_id: str | None = None, start: Path | str = ".",
             from leapgit.audit.shallow import unshallow
 
             signed = signed._replace(fetch=unshallow(ws.paths.root, [ws.config.ledger_ref]))
-    lease = _open_lease(ws, view)  # a stopped merge's files say what ends it: not kept
     return Status(ws.config.ledger_ref, view.commit, ws.config.round_cap, tuple(out), signed,
                   keepable=lease is None and reopen.all_here(ws.paths.root, watched),
                   lease=lease)
