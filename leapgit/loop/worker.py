@@ -134,6 +134,7 @@ class Worker:
         self.leases: dict[tuple[str, str], float] = {}  # when each held claim runs out
         self.renewals: dict[tuple[str, str], int] = {}  # renewals of each held claim
         self.held: dict[tuple[str, str], int] = {}  # the claim this worker holds on a ball
+        self.lapsed: set[tuple[str, str, int]] = set()  # own claims not taken up in time
         self._renewing = threading.Lock()
         self.claim_seconds = ws.config.claim_seconds
         self._past = 0  # claims refused in a row for a lease run out by the server's clock
@@ -304,6 +305,7 @@ class Worker:
         new claim (a walk-away hunt). The server takes its rounds: their holder is this
         name."""
         if live.holder != self.opt.name or (slice_id, ball) in self.held or \
+                (slice_id, ball, live.number) in self.lapsed or \
                 live.take is None or live.take.key != self._key():
             return False
         path = target(self.ws, slice_id, ball)
@@ -358,12 +360,19 @@ class Worker:
     def _claim(self, found: Open) -> int | None:
         key = (found.slice, found.ball)
         if found.own is not None:  # ``_own_left``: its lease and renewals go on from here
+            own = found.own.number
             self.renewals[key] = len(found.own.renewals)
             self.leases[key] = found.own.until
-            self.echo(f"{found.slice}/{found.ball}: claim {found.own.number} of "
-                      f"{self.opt.name}, which a killed run of this worker left live, taken "
-                      f"up again, episode {found.episode}")
-            return found.own.number
+            # renewed first: a lease that runs out before the renewal lands is no claim to
+            # build under (the server refuses its rounds); the next look claims afresh
+            if not self._renew_now(found, own) or \
+                    self.renewals[key] != len(found.own.renewals) + 1:
+                self.lapsed.add((found.slice, found.ball, own))  # waited out, then claimed
+                return None
+            self.echo(f"{found.slice}/{found.ball}: claim {own} of {self.opt.name}, which a "
+                      f"killed run of this worker left live, taken up again, episode "
+                      f"{found.episode}")
+            return own
         self.renewals[key] = 0
         number = found.claims + 1
         rec = ClaimRecord(found.slice, found.ball, found.episode, number, "take",
