@@ -492,6 +492,11 @@ class SliceRun:
                          answers=r.answers, seconds=round(done.seconds, 2))
         self._advance(step.ball)
 
+    def _published(self, ball: str) -> bool:
+        """Whether the ball's current episode was thrown to workers (L9)."""
+        with self.ws.ledger() as ledger:
+            return current_episode(ledger.require(), self.slice, ball).throw.published
+
     def _advance(self, ball: str) -> None:
         """T7.6: the ball's branch stands on its latest finding red before the next round
         (also after a run killed between that red's record and this move)."""
@@ -632,7 +637,10 @@ class SliceRun:
         return False
 
     def _do_score(self, step: Step) -> None:
-        if self.opt.remote is not None:  # a worker's round: its branch as the remote has it
+        # a worker's round: its branch as the remote has it. A round of an episode thrown
+        # here (a plain `leap run` stopped, then run with --remote) is on this clone's
+        # branch alone, which no worker pushes: it was waited for forever (a chaos hunt)
+        if self.opt.remote is not None and self._published(step.ball):
 
             rm.fetch_balls(self.ws, self.opt.remote)
             branch = self.ws.config.ball_branch(self.slice, step.ball)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from leapgit.records import yamlio
+from tests.loop.kills import is_event, run_until
 from tests.loop.real_project import (
     DEPS,
     VERSION_FILE,
@@ -103,3 +105,33 @@ def test_the_audit_holds_on_a_fresh_clone(landed: tuple[Project, int, list[int]]
     git("fetch", "-q", "origin", "refs/heads/leap/ledger:refs/heads/leap/ledger", cwd=clone)
     audited = leap("audit", cwd=clone)
     assert audited.code == 0, audited
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_a_slice_thrown_here_then_run_with_a_remote_is_scored_here_and_lands(
+        isolated: Path, served: Served, sig: int) -> None:
+    """A chaos hunt: `leap run S` (what `leap status` names) stopped as it scored, then
+    `leap run S --remote origin` with a worker (as the README's shared remote says): it
+    waited forever for the rounds' commits to reach the remote ("has not reached origin
+    yet"), which no worker would ever push: those episodes were thrown here, never
+    published. A round of an episode thrown here is scored from this clone's branch; the
+    balls still to throw go to the worker, and the slice lands."""
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder(f"here-then-remote-{sig}"), served.daemon, server.url,
+                  shared=True)
+        killed, _code, said = run_until(p.work, S, is_event("score", step="convening"),
+                                        sig=sig, env=p.env)
+        assert killed, said[-3000:]
+        clone = p.base_dir / "north"
+        git("clone", "-q", str(p.daemon.url(str(p.bare.relative_to(p.daemon.base)))),
+            str(clone), cwd=p.base_dir)
+        log = p.base_dir / "north.log"
+        worker = popen(p, ["worker", "--remote", "origin", "--name", "north", "--poll", "0.2"],
+                       clone, log)
+        try:
+            res = p.leap("run", S, "--remote", "origin", "--poll", "0.2", "--heartbeat", "0")
+        finally:
+            code = wait(worker, log, 60)
+    assert res.code == 0 and "landed" in res.out, res.out[-3000:]
+    assert "has not reached origin yet" not in res.out, res.out[-3000:]
+    assert code == 0, log.read_text()[-2000:]
