@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: a command pays for no other command's mod
     from leapgit.commands.log import LogEntry
     from leapgit.commands.slice import CutResult
     from leapgit.commands.status import BallScore, Status
+    from leapgit.records.types import Receipt, ThrowRecord
     from leapgit.rules.landing import Landing
     from leapgit.rules.readiness import BallStanding
     from leapgit.slices.check import CheckedSlice
@@ -217,11 +218,26 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
         out.append(f"{pad}checkpoint after {ep.checkpoint.rounds_used} rounds; {resume}")
     elif escalated is not None:  # T9: as `leap run` says it (``loop.steps.escalation``)
         out.extend([f"{pad}{escalated[0]}", f"{pad}next: {escalated[1]}"])
+    elif s.verdict == "in-flight" and ep.checkpoint is None:  # what goes on with it
+        out.append(f"{pad}next: {_in_flight(t, ep.receipts, shared, remote)}")
     elif s.verdict == "hold":
         last = ", the last the limit allows" if len(ep.receipts) >= round_limit else ""
         out.append(f"{pad}its score held round {len(ep.receipts)} (0){last}: the episode "
                    f"ended; {resume}")
     return out
+
+
+def _in_flight(t: ThrowRecord, receipts: tuple[Receipt, ...], shared: str,
+               remote: str | None) -> str:
+    """A ball in flight: what goes on with it (a chaos hunt: after a kill, `leap status`
+    named nothing for a claim not yet scored, or a round not yet built)."""
+    run = f"`leap run {t.slice}{shared}`"
+    claimed = bool(receipts) and receipts[-1].outcome == 1
+    if t.published:
+        return (f"{run} scores its claimed pass" if claimed else
+                f"a worker builds its rounds (`leap worker --remote {remote or 'REMOTE'}`); "
+                f"{run} scores them")
+    return f"{run} scores its claimed pass" if claimed else f"{run} builds its next round"
 
 
 def log_lines(entries: list[LogEntry]) -> list[str]:

@@ -73,8 +73,10 @@ class BallStanding:
             return f"waiting: dependency {self.by} has not passed (1) yet"
         if self.verdict == "in-flight" and self.episode:
             ep = self.episode
+            where = "built by workers" if ep.throw.published else \
+                f"worktree {ep.throw.worktree}"
             return (f"in flight: episode {ep.throw.episode}, {len(ep.receipts)} round(s) used, "
-                    f"worktree {ep.throw.worktree}")
+                    f"{where}")
         return self.verdict
 
 

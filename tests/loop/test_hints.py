@@ -400,7 +400,8 @@ def test_an_episode_resumed_that_ends_at_0_again_leads_on_to_a_respec(
         assert again.code == 3, again.out[-2000:]
         stop = _stops(again.out)["a"]
         assert "ended at 0 again" in str(stop["reason"]), stop
-        assert _hinted(stop["hint"]) == ["leap ball respec hag a FILE", "leap run hag"], stop
+        assert _hinted(stop["hint"]) == ["leap ball respec hag a FILE",
+                                         "leap run hag --resume-holds"], stop  # as given
         # a chaos hunt: a plain `leap run` named --resume-holds here, which resumed nothing
         # and named `leap run` again: the two sent the user to each other
         plain = p.leap("run", "hag", "--json", "--heartbeat", "0")
@@ -476,6 +477,32 @@ def test_a_run_s_hint_to_run_again_keeps_the_options_it_was_given(
         [again] = hinted_leap(str(stop["hint"]))
         assert again == ["run", "hgv", *given], stop
         (p.base_dir / "sleepy").unlink()
+        landed = p.leap(*again, "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+
+
+@pytest.mark.parametrize("moment", ["convening", "build"])
+def test_status_after_a_killed_run_names_what_goes_on_with_a_ball_in_flight(
+        isolated: Path, served: Served, moment: str) -> None:
+    """A chaos hunt: after `leap run` was killed while a ball's claim waited for its score
+    (or its round for its build), `leap status` named no command for it at all. It names
+    `leap run S`, which scores the claim or builds the round; run exactly, it lands."""
+    from tests.loop.kills import is_event, run_until
+
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder(f"hint-in-flight-{moment}"), served.daemon, server.url,
+                "hif", ("a", "b"))
+        hit = is_event("score", step="convening") if moment == "convening" else \
+            is_event("throw")
+        killed, _code, said = run_until(p.work, "hif", hit, env=p.env)
+        assert killed, said[-2000:]
+        shown = p.leap("status", "hif").out
+        nexts = [ln for ln in shown.splitlines() if ln.strip().startswith("next: ")]
+        assert nexts, shown
+        wanted = "scores its claimed pass" if moment == "convening" else "builds its next round"
+        assert any(wanted in ln for ln in nexts), shown
+        [again] = {tuple(c) for ln in nexts for c in hinted_leap(ln)}
+        assert again == ("run", "hif"), nexts
         landed = p.leap(*again, "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
 
