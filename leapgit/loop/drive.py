@@ -705,6 +705,11 @@ class SliceRun:
                 self.events.emit("findings", step="aggregate", run=exc.run_id,
                                  balls=list(exc.blamed), detail=exc.lines()[0])
                 return True
+            # in a run, the merge goes on by the run, which proves the landed slice live
+            # too (a hint hunt: `leap merge S` again landed it, and no proof ran)
+            merge_again, run_again = f"`leap merge {self.slice}`", f"`leap run {self.slice}`"
+            exc.problems = tuple(p._replace(hint=p.hint.replace(merge_again, run_again))
+                                 if p.hint else p for p in exc.problems)
             end.stopped = f"merge: {exc.lines()[0]}"
             end.exit_code = exc.exit_code
             self.events.emit("stop", **stop_fields(exc, "merge: "))
