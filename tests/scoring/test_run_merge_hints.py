@@ -171,3 +171,32 @@ def test_a_run_whose_merge_waited_past_its_patience_for_a_lease_names_the_merge_
     assert landed.code == 0, landed
     assert p.remote_tip("refs/heads/main") != before
     assert layout.merge_path("left") in _remote_ledger(p, "slices/left/")
+
+
+def test_a_run_s_merge_stop_names_the_run_which_lands_and_proves_the_slice(
+        isolated: Path, served: Served, scripted_url: str) -> None:
+    """A hint hunt: two integrators raced; this clone's checkout of the spine holds an
+    untracked file where the other's slice adds one. `leap run left` stopped in its merge
+    naming "`leap merge left` again": followed, the slice landed and its live proof never
+    ran. In a run the stop names the run; moved away as it says, run exactly, it lands."""
+    from tests.scoring.test_merge_refusals import DRAFT
+
+    p = build_project(served.folder("run-merge-stop"), served.daemon, scripted_url, DRAFT,
+                      None, PLAN)
+    for slice_id, balls in (("left", "uv"), ("right", "wz")):
+        for b in balls:
+            assert p.red(b, slice_id, red_test(b)).code == 0
+        assert p.leap("throw", slice_id, "--run").code == 0
+        for b in balls:
+            assert p.leap("score", slice_id, b).code == 0
+    b = clone_b(p)
+    assert leap("merge", "right", cwd=b, timeout=300).code == 0
+    (p.work / "calc" / "w.py").write_text("# my scratch, untracked\n")  # right adds it
+    held = leap("run", "left", "--heartbeat", "0", cwd=p.work, timeout=300)
+    said = held.out + held.err
+    assert held.code == 2 and "would overwrite: calc/w.py" in said, said[-3000:]
+    stop = next(ln for ln in said.splitlines() if " stop " in ln and "would overwrite" in ln)
+    assert hinted_leap(stop) == [["run", "left"]], stop
+    (p.work / "calc" / "w.py").rename(p.base_dir / "w.py.mine")  # "move or delete them"
+    landed = leap("run", "left", "--heartbeat", "0", cwd=p.work, timeout=300)  # exactly
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
