@@ -56,9 +56,12 @@ UNAVAILABLE = ("unable to connect", "Could not read from remote", "unable to acc
 # What git says when the connection dropped mid-push: the refs may have moved already.
 DROPPED = ("unexpected disconnect", "error in sideband demultiplexer")
 # The remote took the connection but could not store the objects (its disk full or moved
-# away mid-push, a size limit): no ref moved, no hook judged anything. Its fsck refusing a
-# malformed object says "fsck error" on the same path, and is a refusal.
+# away mid-push, a size limit): no ref moved, no hook judged anything.
 UNSTORED = ("remote unpack failed", "(unpacker error)")
+# ... said by the remote (``remote:`` lines): with none, this clone failed to send (an object
+# it lacks: "fatal: unable to read"), and it says so itself. Nor is the remote refusing what
+# it read (its fsck, its reachability check) a failure to store.
+STORED_BUT_REFUSED = ("fsck error", "unable to read", "are reachable", "reachable objects")
 # ... unless the remote answered and said no: an HTTP 4xx, an ssh key it does not take
 REFUSED = ("The requested URL returned error: 4", "Permission denied")
 
@@ -76,7 +79,8 @@ def unavailable_push(remote: str, text: str, remote_lines: list[str], root: Path
         return RemoteUnavailable(f"the connection to {remote} dropped during the push "
                                  f"({says(text) or 'no answer'}): it may have landed",
                                  hint="the next look at the remote tells")
-    if any(lost in text for lost in UNSTORED) and "fsck error" not in text:
+    if any(lost in text for lost in UNSTORED) and remote_lines and \
+            not any(no in text for no in STORED_BUT_REFUSED):
         stored = [ln[7:].strip() for ln in remote_lines] or [says(text) or "no word"]
         return RemoteUnavailable(f"{remote} could not store the push ({stored[-1]}): nothing "
                                  "was pushed", hint="its disk, its rights or a size limit of "

@@ -299,6 +299,31 @@ def test_a_forced_ledger_push_that_is_no_fast_forward_leads_on_to_leap_sync(
     assert {f.split("/")[1] for f in files} >= {"one-0", "two-0"}, files
 
 
+def test_a_push_of_an_object_this_clone_lacks_is_no_remote_out_of_reach(
+        tmp_path: Path) -> None:
+    """A blind review: git says "remote unpack failed" too when this clone cannot send an
+    object the push needs (a corrupt or partial clone): the remote said nothing, waiting
+    would never help, and its disk is not to blame."""
+    from leapgit import git as gitcalls
+
+    srv, c = tmp_path / "srv.git", tmp_path / "c"
+    git("init", "-q", "--bare", str(srv), cwd=tmp_path)
+    git("init", "-q", str(c), cwd=tmp_path)
+    tree = subprocess.run(["git", "mktree", "--missing"], cwd=c, capture_output=True,
+                          text=True, check=True, input="100644 blob "
+                          "0000000000000000000000000000000000000001\tx\n").stdout.strip()
+    commit = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=c,
+                            capture_output=True, text=True, check=True,
+                            input=f"tree {tree}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1 "
+                            "+0000\n\nmsg\n").stdout.strip()
+    proc = gitcalls.run(["push", "--porcelain", str(srv), f"{commit}:refs/heads/x"], c,
+                        check=False)
+    said = (proc.stdout + proc.stderr).decode(errors="replace")
+    assert proc.returncode != 0 and "remote unpack failed" in said, said
+    lines = [ln for ln in said.splitlines() if ln.startswith("remote:")]
+    assert gitcalls.unavailable_push(str(srv), said, lines, c) is None, said
+
+
 @pytest.mark.parametrize("remote", ["origin", "upstream"])
 def test_a_ledger_that_kept_moving_leads_on_to_leap_sync_again(fresh_world: World,
                                                                remote: str) -> None:
