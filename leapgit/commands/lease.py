@@ -14,7 +14,7 @@ from leapgit.errors import RuleViolation
 from leapgit.ledger import leases
 from leapgit.ledger.workspace import open_workspace
 from leapgit.records.types import INTEGRATOR
-from leapgit.scoring.merge import stopped_merge, taken_here
+from leapgit.scoring.merge import merge_running, stopped_merge, taken_here
 
 
 def release(holder: str = INTEGRATOR, reason: str | None = None,
@@ -30,6 +30,10 @@ def release(holder: str = INTEGRATOR, reason: str | None = None,
         raise RuleViolation(
             f"a stopped merge waits in {path}: its lease is given back when it ends",
             rule=leases.RULE, hint=f"run `leap merge {slice_id}` again to finish it")
+    if merge_running(ws):
+        raise RuleViolation("a merge of this clone runs now: its lease is its own, given "
+                            "back when it ends", rule=leases.RULE,
+                            hint="let it end (Ctrl-C stops it and gives the lease back)")
     with ws.ledger() as ledger:
         active = leases.active_lease(ledger.require(), ws.config.spine)
         said = active.take.reason if active is not None and active.take is not None else None

@@ -144,6 +144,7 @@ class OpenLease(NamedTuple):
     here: bool | None  # taken by a merge of this clone (True), of another (False), by hand
     waiting: str | None  # the slice whose stopped merge waits here (`leap merge` ends it)
     remote: str | None  # the remote the spine tracks: a release here is shared from there
+    running: bool = False  # a merge of this clone runs now (its merge lock is held)
 
     def lines(self) -> list[str]:
         head = (f"integrator lease {self.number} on {self.spine!r} is open: taken by "
@@ -153,6 +154,8 @@ class OpenLease(NamedTuple):
                           "finishes it and gives the lease back"]
         if self.here is False:
             return [head, "  another clone's merge holds it and gives it back when it ends"]
+        if self.running:
+            return [head, "  a merge of this clone runs now and gives it back when it ends"]
         holder = "" if self.holder == INTEGRATOR else f" --holder {shlex.quote(self.holder)}"
         share = f", then `leap sync {self.remote}` gives it back there" if self.remote else ""
         return [head, f"  while no merge runs in this clone (a merge killed outright "
@@ -179,6 +182,7 @@ class Status(NamedTuple):
                 "spine": self.lease.spine, "number": self.lease.number,
                 "holder": self.lease.holder, "reason": self.lease.reason,
                 "taken_here": self.lease.here, "stopped_merge": self.lease.waiting,
+                "merge_running": self.lease.running,
                 "lines": self.lease.lines()},
             "signatures": None if sig is None else {
                 "commits": sig.commits, "unsigned_commits": sig.unsigned_commits,
@@ -248,14 +252,14 @@ def _open_lease(ws: Workspace, view: LedgerView) -> OpenLease | None:
     active = leases.active_lease(view, spine)
     if active is None or active.take is None:
         return None
-    from leapgit.scoring.merge import stopped_merge, taken_here
+    from leapgit.scoring.merge import merge_running, stopped_merge, taken_here
 
     reason = active.take.reason or ""
     waiting = stopped_merge(ws)
     tracked = git.branch_remote(ws.paths.root, spine)
     remote = shlex.quote(tracked) if tracked in git.remotes(ws.paths.root) else None
     return OpenLease(spine, active.number, active.holder, reason, taken_here(ws, reason),
-                     waiting[1] if waiting else None, remote)
+                     waiting[1] if waiting else None, remote, merge_running(ws))
 
 
 def _escalated(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]

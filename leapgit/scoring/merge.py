@@ -253,9 +253,7 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     killed merge and is given back before the next takes one. ``taken_over``: the (host,
     git dir) of the clone whose run of this slice this run took over (`leap run
     --take-over`): a lease that clone took for this slice's merge is given back as well."""
-    folder = ws.paths.common_dir / "leap" / "merging"
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / "spine.lock"), thread_local=False)
+    lock = _merge_lock(ws)
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -268,6 +266,27 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
 
 
 _CLONE = " in clone "
+
+
+def _merge_lock(ws: Workspace) -> FileLock:
+    """This clone's merge lock: held by a merge from before it takes the spine's lease until
+    after it gives it back; the operating system frees it when that process dies."""
+    folder = ws.paths.common_dir / "leap" / "merging"
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder / "spine.lock"), thread_local=False)
+
+
+def merge_running(ws: Workspace) -> bool:
+    """Whether a merge of this clone runs now (its merge lock is held): a lease this clone
+    took is then that merge's, never one a killed merge left (a blind review: `leap lease
+    release` gave a live merge's lease back, and another clone's merge took it)."""
+    lock = _merge_lock(ws)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
 
 
 def _taken_for(ws: Workspace, slice_id: str) -> str:

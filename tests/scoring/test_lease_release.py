@@ -62,3 +62,37 @@ def test_a_lease_another_clone_s_merge_took_is_given_back_only_when_forced(
     with Ledger(repo / ".git") as ledger:
         leases.take_lease(ledger, "main", "integrator", _taken_for(open_workspace(repo), "s"))
     assert leap("lease", "release", cwd=repo).code == 0  # this clone's own: no force
+
+
+@pytest.mark.parametrize("asked", ["status", "release"])
+def test_a_live_merge_s_lease_is_not_given_back_by_hand(tmp_path: Path, asked: str) -> None:
+    """A blind review: while a merge of this clone runs (its merge lock held, from before it
+    takes the lease; its intent is written only after its review), `leap status` called the
+    lease one a killed merge left and named `leap lease release`, which gave it back from
+    under the live merge: another clone's merge could take it, two integrators at once."""
+    from filelock import FileLock
+
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.scoring.merge import _taken_for
+
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    ws = open_workspace(repo)
+    folder = repo / ".git" / "leap" / "merging"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / "spine.lock"), thread_local=False)
+    lock.acquire(timeout=0)  # a merge of this clone runs now
+    try:
+        with Ledger(repo / ".git") as ledger:
+            leases.take_lease(ledger, "main", "integrator", _taken_for(ws, "s"))
+        if asked == "status":
+            said = leap("status", cwd=repo).out
+            assert "a merge of this clone runs now and gives it back" in said, said
+            assert "leap lease release" not in said, said
+        else:
+            done = leap("lease", "release", cwd=repo)
+            assert done.code == 1 and "a merge of this clone runs now" in done.err, done
+    finally:
+        lock.release()
+    with Ledger(repo / ".git") as ledger:
+        assert leases.active_lease(ledger.require(), "main") is not None  # still its own
