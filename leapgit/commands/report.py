@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import TYPE_CHECKING
 
@@ -168,6 +169,24 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
                   escalated: tuple[str, str] | None = None, redless: bool = False,
                   author: bool = False, held_before: bool = False,
                   remote: str | None = None) -> list[str]:
+    """``_ball_lines``; in a slice published to workers every `leap run S` and `leap throw
+    S ... --resume` they name goes with `--remote R` (a blind review: the repair and the
+    escalation lines, as `leap run` says them, named none, and followed, built here)."""
+    lines = _ball_lines(s, slice_id, round_limit, escalated, redless, author, held_before,
+                        remote)
+    if remote is None:
+        return lines
+    from leapgit.loop.events import as_started
+
+    resume = re.compile(rf"`leap throw {re.escape(slice_id)} --ball [\w-]+ --resume(?=`)")
+    return [resume.sub(lambda m: f"{m.group(0)} --remote {remote}",
+                       as_started(line, slice_id, ["--remote", remote])) for line in lines]
+
+
+def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
+                escalated: tuple[str, str] | None = None, redless: bool = False,
+                author: bool = False, held_before: bool = False,
+                remote: str | None = None) -> list[str]:
     """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint.
     ``author``: a test author is configured, so `leap run` gets a red from it (the red by
     hand was all status named: a walk-away hunt)."""

@@ -300,5 +300,5 @@ def _shared_remote(ws: Workspace, rec: SliceRecord, standing: Mapping[str, BallS
         return None
     from leapgit.scoring.score import shared_remote
 
-    return shared_remote(ws, rec.slice, published[0], rec.spine)
+    return shared_remote(ws, rec.slice, published[0], ws.config.spine)
 

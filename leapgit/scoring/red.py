@@ -284,9 +284,11 @@ def _fails_at_red(root: Path, ball: BallRecord, commit: str, timeout: float,
     if why is not None:
         cls = Hold if run.timed_out else RuleViolation
         module = None if run.timed_out else imported_from(run.stdout, ball.paths)
+        inside = ("make red.command write its import inside the test function"
+                  if authored else "import it inside the test function")
         make = (f"the test imports {module} at its top, which this ball is to write, so "
-                "no test can run until it is there: import it inside the test function, "
-                "where its absence fails the test" if module is not None else
+                f"no test can run until it is there: {inside}, where its absence fails "
+                "the test" if module is not None else
                 "make the proof run its test (see its output below)")
         raise cls(f"the proof `{ball.proof}` stopped before any test ran at the red commit "
                   f"{commit[:12]} ({why}): not a red, which is a test that runs and fails for "

@@ -872,3 +872,31 @@ def test_a_merge_or_a_dependents_base_asked_too_early_names_what_leads_on(
         assert p.leap("ball", "base", "hte", "c").code == 0  # c has its base now
         landed = p.leap(*hinted_leap(claimed.err)[1], "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+AUTHORED_AT_TOP = ("import unittest\nfrom calc.a import fa\n\n\nclass T(unittest.TestCase):\n"
+                   "    def test_a(self):\n        self.assertEqual(fa(), 1)\n")
+
+
+def test_an_authored_red_importing_its_ball_s_module_at_its_top_names_red_command(
+        isolated: Path, served: Served) -> None:
+    """A blind review: the test author's red imported the module its ball writes at its
+    top; the stop told the person to "import it inside the test function", a file of the
+    author's, and `leap run` asked the author again for the same red. It names
+    red.command, the person's to change; once it writes the import inside, the run it
+    names lands."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-authored-import"), served.daemon, server.url, "haim",
+                ("a", "b"))
+        reds_file = p.base_dir / "reds.json"
+        good = reds_file.read_text()
+        reds = json.loads(good)
+        reds["a"][1] = AUTHORED_AT_TOP
+        reds_file.write_text(json.dumps(reds))
+        res = p.leap("run", "haim", "--json", "--heartbeat", "0")
+        hint = str(_stops(res.out)["a"]["hint"])
+        assert "make red.command write its import inside the test function" in hint, hint
+        reds_file.write_text(good)  # red.command mended, as the hint says
+        [again] = [c for c in hinted_leap(hint) if c[0] == "run"]
+        landed = p.leap(*again, "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]

@@ -209,3 +209,37 @@ def test_ctrl_c_twice_to_the_worker_s_group_while_its_round_goes_up_is_no_refusa
     said = log.read_text()
     assert "refused" not in said, said
     assert git("for-each-ref", "refs/leap/evidence/", cwd=clone) == "", said
+
+
+def test_status_names_the_remote_the_spine_tracks_beside_a_second_remote(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: status asked which remote the slice record's `spine:` (a role,
+    "integrator") tracks, not the spine branch's: with a second remote holding the ball's
+    branch, its hints named `--remote REMOTE`, a placeholder no one can run."""
+    w = ww.published(daemon, jurors, "two-remotes")
+    mirror = w.base_dir / "mirror.git"
+    git("clone", "-q", "--mirror", str(w.bare), str(mirror), cwd=w.base_dir)
+    git("remote", "add", "mirror", str(mirror), cwd=w.work)
+    git("fetch", "-q", "mirror", cwd=w.work)
+    said = w.leap("status", ww.S).out
+    runs = {tuple(c) for c in hinted_leap(said) if c[0] in ("run", "worker")}
+    assert runs == {("run", ww.S, "--remote", "origin"), ("worker", "--remote", "origin")}, \
+        said
+
+
+def test_status_repair_of_a_ball_its_worker_held_twice_names_the_remote(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: a published ball resumed once that a worker held again: status named
+    the repair and a plain `leap run S` (built here, followed), while its other lines named
+    `--remote R`. Every `leap run S` of a published slice names it."""
+    w = _held_by_a_worker(daemon, jurors, "repair-published")
+    assert w.leap("sync", "origin").code == 0
+    assert w.leap("throw", ww.S, "--ball", "b1", "--resume", "--remote", "origin").code == 0
+    res = w.leap("worker", "--remote", "origin", "--name", "holder", "--once",
+                 cwd=w.base_dir / "holder")
+    assert res.code == 0, res
+    assert w.leap("sync", "origin").code == 0
+    said = w.leap("status", ww.S).out
+    line = next(ln for ln in said.splitlines() if "ended at 0 again" in ln)
+    assert [c for c in hinted_leap(line) if c[0] == "run"] == \
+        [["run", ww.S, "--remote", "origin"]], line
