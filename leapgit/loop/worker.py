@@ -25,8 +25,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from leapgit import git
+from leapgit import git, procs
 from leapgit.errors import (
     EXIT_HOLD,
     EXIT_OK,
@@ -303,14 +304,52 @@ class Worker:
         name left in this clone (its worktree here, no driver or builder in it now): taken
         up again at once, not waited out till its lease runs out and built again under a
         new claim (a walk-away hunt). The server takes its rounds: their holder is this
-        name."""
+        name. Only a claim this clone's mark says a process now gone took (``_mark``): a
+        name is no machine (a blind review: two machines' workers named alike, and one
+        took the other's live claim up: two builders on one ball)."""
         if live.holder != self.opt.name or (slice_id, ball) in self.held or \
                 (slice_id, ball, live.number) in self.lapsed or \
                 live.take is None or live.take.key != self._key():
             return False
+        if not self._left_by_the_dead(slice_id, ball, live.take.episode, live.number):
+            return False
         path = target(self.ws, slice_id, ball)
         admin = admin_dir(self.ws.paths.common_dir, path) if path.exists() else None
         return admin is not None and not drivelock.held(admin / "leap")
+
+    def _mark_path(self, slice_id: str, ball: str) -> Path:
+        return self.ws.paths.common_dir / "leap" / "claims" / slice_id / ball
+
+    def _mark(self, found: Open, number: int) -> None:
+        """The claim this clone's worker process took on a ball, written as it is taken
+        (and taken up): the episode, the claim, and the process (its id and start)."""
+        path = self._mark_path(found.slice, found.ball)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pid = os.getpid()
+        tmp = path.with_name(f".{found.ball}.{pid}")
+        tmp.write_text(f"{found.episode} {number} {pid} {procs.started_at(pid) or 0}\n")
+        os.replace(tmp, path)
+
+    def _unmark(self, found: Open, number: int) -> None:
+        path = self._mark_path(found.slice, found.ball)
+        try:
+            if path.read_text().split()[:3] == [str(found.episode), str(number),
+                                               str(os.getpid())]:
+                path.unlink()
+        except (OSError, IndexError):
+            pass
+
+    def _left_by_the_dead(self, slice_id: str, ball: str, episode: int, number: int) -> bool:
+        """Whether this clone's mark names that claim, taken by a process gone now."""
+        try:
+            said = self._mark_path(slice_id, ball).read_text().split()
+            marked, pid, began = (int(said[0]), int(said[1])), int(said[2]), float(said[3])
+        except (OSError, IndexError, ValueError):
+            return False
+        if marked != (episode, number):
+            return False
+        now = procs.started_at(pid) if procs.alive(pid) else None
+        return now is None or abs(now - began) > 1.0  # gone, or its id taken by another
 
     def _order(self, found: Open) -> tuple[int, str]:
         """Earlier waves first; within a wave an order of this worker's own (a hash of its
@@ -369,6 +408,7 @@ class Worker:
                     self.renewals[key] != len(found.own.renewals) + 1:
                 self.lapsed.add((found.slice, found.ball, own))  # waited out, then claimed
                 return None
+            self._mark(found, own)
             self.echo(f"{found.slice}/{found.ball}: claim {own} of {self.opt.name}, which a "
                       f"killed run of this worker left live, taken up again, episode "
                       f"{found.episode}")
@@ -403,6 +443,7 @@ class Worker:
                       f"({said}); picking another")
             return None
         self._past = 0
+        self._mark(found, number)
         self.echo(f"{found.slice}/{found.ball}: claim {number} taken by {self.opt.name}, "
                   f"episode {found.episode}, lease {self.claim_seconds:g} s")
         return number
@@ -454,6 +495,7 @@ class Worker:
 
     def _release(self, found: Open, number: int, why: str) -> None:
         number = self.held.pop((found.slice, found.ball), number)
+        self._unmark(found, number)
         rec = ClaimRecord(found.slice, found.ball, found.episode, number, "release",
                           self.opt.name, now_iso(), reason=why)
         try:

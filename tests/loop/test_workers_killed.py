@@ -374,3 +374,53 @@ def test_a_refused_round_still_on_its_branch_is_not_taken_along(
         proc.kill()
         proc.wait()
         (w.base_dir / "hang-b1").unlink()  # its builder, left waiting, ends
+
+
+def _builders(w: ww.World) -> int:
+    built = w.base_dir / "built.log"
+    return len(built.read_text().splitlines()) if built.exists() else 0
+
+
+def test_a_worker_never_takes_up_another_machine_s_live_claim_of_its_name(
+        daemon: GitDaemon, jurors: JurorServer) -> None:
+    """A blind review: two machines' workers share one --name (as the README's
+    authenticating remotes have it: a worker's name is its user there). Machine 2 built the
+    ball once and stopped (Ctrl-C: its worktree stays); machine 1 claimed it again and
+    builds. Machine 2's worker, started again, took machine 1's live claim up as its own:
+    two builders on one ball. Only a claim this clone's own killed worker took is taken up
+    (this clone's mark of it, its process gone)."""
+    w = ww.published(daemon, jurors, "same-name")
+    m2, m1 = w.clone("m2"), w.clone("m1")
+    (w.base_dir / "hang-b1").write_text("")
+    first = w.popen("worker", "--remote", "origin", "--name", "alice", "--poll", "0.2",
+                    cwd=m2, log=w.base_dir / "m2-first.log")
+    deadline = time.monotonic() + 60
+    while _builders(w) < 1:
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.05)
+    first.send_signal(signal.SIGINT)
+    assert wait(first, w.base_dir / "m2-first.log", 60) == 130
+    m1proc = w.popen("worker", "--remote", "origin", "--name", "alice", "--poll", "0.2",
+                     cwd=m1, log=w.base_dir / "m1.log")
+    again = None
+    try:
+        while _builders(w) < 2:  # machine 1 builds under claim 2
+            assert time.monotonic() < deadline and m1proc.poll() is None, \
+                (w.base_dir / "m1.log").read_text()
+            time.sleep(0.05)
+        assert any("/claims/2/take.yaml" in p for p in ww.claim_files(w))
+        log = w.base_dir / "m2-again.log"
+        again = w.popen("worker", "--remote", "origin", "--name", "alice", "--poll", "0.2",
+                        cwd=m2, log=log)
+        end = time.monotonic() + 8  # forty looks
+        while time.monotonic() < end and again.poll() is None:
+            time.sleep(0.2)
+        said = log.read_text()
+        assert "taken up again" not in said, said[-2000:]
+        assert _builders(w) == 2, said[-2000:]
+    finally:
+        for proc in (m1proc, again):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        (w.base_dir / "hang-b1").unlink(missing_ok=True)
