@@ -149,11 +149,11 @@ class OpenLease(NamedTuple):
     def lines(self) -> list[str]:
         head = (f"integrator lease {self.number} on {self.spine!r} is open: taken by "
                 f"{self.holder!r}" + (f" for a {self.reason}" if self.reason else ""))
+        if self.here is False:  # whatever waits here, it waits for that lease first
+            return [head, "  another clone's merge holds it and gives it back when it ends"]
         if self.waiting is not None:
             return [head, f"  a stopped merge waits here: `leap merge {self.waiting}` again "
                           "finishes it and gives the lease back"]
-        if self.here is False:
-            return [head, "  another clone's merge holds it and gives it back when it ends"]
         if self.running:
             return [head, "  a merge of this clone runs now and gives it back when it ends"]
         holder = "" if self.holder == INTEGRATOR else f" --holder {shlex.quote(self.holder)}"
