@@ -45,7 +45,8 @@ def as_started(text: str, slice_id: str, given: Sequence[str] = ()) -> str:
         missing = [w for group in groups if group[0] not in said for w in group]
         if not missing:
             return m.group(0)
-        return f"`leap run {slice_id} {shlex.join(missing)}{m.group(1)}`"
+        # the hint's own command (checked where it is written), the options put in
+        return f"`leap run {slice_id} " + shlex.join(missing) + m.group(1) + "`"
 
     return re.sub(rf"`leap run {re.escape(slice_id)}((?: [^`]*)?)`", named, text)
 
