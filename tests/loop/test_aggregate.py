@@ -145,7 +145,8 @@ def test_merged_tests_that_fail_show_their_output_and_the_abandon_hint_leads_on(
 def test_an_aggregate_review_without_a_verdict_holds_and_its_hint_leads_on(
         isolated: Path, served: Served) -> None:
     """T6: the merged result's jurors are out of reach: a hold, nothing lands, and the hint
-    names the probe and `leap merge` again, which lands once they answer."""
+    names the probe and the run again (in a run the merge goes on by the run, which proves
+    the slice live too), which lands once they answer."""
     down = {"on": True}
 
     def script(call: Call) -> Reply:
@@ -158,13 +159,13 @@ def test_an_aggregate_review_without_a_verdict_holds_and_its_hint_leads_on(
         held = p.leap("run", "hold", "--heartbeat", "0")
         said = held.out + held.err
         assert held.code == 3 and "the aggregate blind review did not pass" in said, said
-        assert "`leap tribunal rungs --probe` shows which answer), then `leap merge hold` " \
+        assert "`leap tribunal rungs --probe` shows which answer), then `leap run hold` " \
             "seats the review again" in said, said[-3000:]
         down["on"] = False
         probed = p.leap("tribunal", "rungs", "--probe")
         assert probed.code == 0, probed
-        landed = p.leap("merge", "hold")
-    assert landed.code == 0, landed
+        landed = p.leap("run", "hold", "--heartbeat", "0")  # the hint, exactly
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
 
 
 def test_the_same_merged_bytes_are_not_reviewed_again(isolated: Path, served: Served) -> None:
