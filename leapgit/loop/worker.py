@@ -348,8 +348,12 @@ class Worker:
             return False
         if marked != (episode, number):
             return False
-        now = procs.started_at(pid) if procs.alive(pid) else None
-        return now is None or abs(now - began) > 1.0  # gone, or its id taken by another
+        if not procs.alive(pid):
+            return True
+        now = procs.started_at(pid)  # alive: the same process, unless its id was reused
+        if now is None or not began:  # no /proc to tell them apart: taken as the same
+            return False
+        return abs(now - began) > 1.0
 
     def _order(self, found: Open) -> tuple[int, str]:
         """Earlier waves first; within a wave an order of this worker's own (a hash of its

@@ -424,3 +424,36 @@ def test_a_worker_never_takes_up_another_machine_s_live_claim_of_its_name(
                 proc.kill()
                 proc.wait()
         (w.base_dir / "hang-b1").unlink(missing_ok=True)
+
+
+def test_a_claim_mark_is_a_gone_process_s_only_when_its_process_is_told_apart(
+        tmp_path: Path) -> None:
+    """A boundary review: where /proc cannot tell when a process started (its start written
+    as 0), a mark naming a process still alive was read as a gone one's, and a live worker
+    of this clone could have its claim taken up by another of the same name. Alive, and no
+    start to compare, is taken as the same process."""
+    import subprocess
+
+    from leapgit import procs
+    from leapgit.ledger.workspace import open_workspace
+    from leapgit.loop.worker import Options, Worker
+    from tests.support import leap, make_repo
+
+    repo = make_repo(tmp_path / "repo", {"f.txt": "x\n"})
+    assert leap("init", cwd=repo).code == 0
+    worker = Worker(open_workspace(repo), Options("origin", "w"), lambda _line: None)
+    mark = worker._mark_path("s", "b")
+    mark.parent.mkdir(parents=True)
+    me, began = os.getpid(), procs.started_at(os.getpid())
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+
+    def left(pid: int, start: float | None, episode: int = 1) -> bool:
+        mark.write_text(f"{episode} 2 {pid} {start or 0}\n")
+        return worker._left_by_the_dead("s", "b", 1, 2)
+
+    assert left(gone.pid, began)  # gone
+    assert not left(me, began)  # alive, the same process
+    assert not left(me, None)  # alive, no start to tell it apart
+    assert left(me, (began or 0) + 100) is (began is not None)  # its id taken by another
+    assert not left(gone.pid, began, episode=2)  # another claim's mark
