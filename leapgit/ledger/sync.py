@@ -250,6 +250,17 @@ def _push(root: Path, remote: str, tip: str | None, ref: str,
                         hint="; ".join(ln[7:].strip() for ln in remote_lines) or text.strip())
 
 
+def _keep_once(root: Path, kept: str | None, tip: str) -> str:
+    """The ref keeping this clone's ledger as it was before `--take-remote` left anything
+    out: its first tip only (a blind review: each round kept the tip the round before had
+    already cut, and the one said was the last, without what the first left out)."""
+    if kept is not None:
+        return kept
+    kept = f"refs/leap/kept/ledger/{tip[:12]}"
+    git.run(["update-ref", kept, tip], root)
+    return kept
+
+
 def sync(
     remote: str = "origin", start: Path | str = ".", max_rounds: int = MAX_ROUNDS,
     also: Sequence[str] = (), push: bool = True, fetch_also: Sequence[str] = (),
@@ -290,8 +301,7 @@ def sync(
             if hint is None:
                 continue  # this clone's lost leases left out: replay onto the remote's again
             if take_remote and tip is not None:
-                kept = f"refs/leap/kept/ledger/{tip[:12]}"
-                git.run(["update-ref", kept, tip], root)
+                kept = _keep_once(root, kept, tip)
                 left_out.extend(drop_local(start, remote_tip, lambda _path: False, whole=True))
                 continue  # the remote's records stand: replay onto them again
             raise LedgerConflict(
@@ -328,8 +338,7 @@ def sync(
                        "refs/leap/kept/ledger/)")
                 raise RuleViolation(problems=[first._replace(
                     hint=f"{first.hint}; {way}" if first.hint else way), *rest]) from None
-            kept = f"refs/leap/kept/ledger/{tip[:12]}"
-            git.run(["update-ref", kept, tip], root)
+            kept = _keep_once(root, kept, tip)
             assert remote_tip is not None  # a refused push went onto the remote's ledger
             left_out.extend(drop_local(start, remote_tip, set(named).__contains__, whole=True))
             continue  # the remote decided: push what it takes

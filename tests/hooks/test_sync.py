@@ -190,6 +190,12 @@ def test_a_stale_clone_s_cut_over_an_open_slice_s_file_is_refused_and_leads_on(
                cwd=two).split()
     assert [k for k in kept if subprocess.run(  # the cut, kept: not lost
         ["git", "cat-file", "-e", f"{k}:slices/late/slice.yaml"], cwd=two).returncode == 0], kept
+    # the ref it names holds all it left out, over both rounds (a blind review: it named
+    # the second round's, cut already by the first)
+    [said] = re.findall(r"kept as (refs/leap/kept/ledger/\w+)", settled.out)
+    for left in ("slices/late/slice.yaml", layout.abandon_path("late")):
+        assert subprocess.run(["git", "cat-file", "-e", f"{said}:{left}"],
+                              cwd=two).returncode == 0, (said, left)
     assert leap("sync", cwd=two).code == 0
 
 
