@@ -178,9 +178,12 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
         return lines
     from leapgit.loop.events import as_started
 
-    resume = re.compile(rf"`leap throw {re.escape(slice_id)} --ball [\w-]+ --resume(?=`)")
-    return [resume.sub(lambda m: f"{m.group(0)} --remote {remote}",
-                       as_started(line, slice_id, ["--remote", remote])) for line in lines]
+    lines = [as_started(line, slice_id, ["--remote", remote]) for line in lines]
+    if s is None or s.episode is None or not s.episode.throw.published:
+        return lines  # thrown here: resumed here, as it was built
+    resume = re.compile(rf"`leap throw {re.escape(slice_id)} --ball \S+ --resume(?=`)")
+    return [resume.sub(lambda m: f"{m.group(0)} --remote {shlex.quote(remote)}", line)
+            for line in lines]
 
 
 def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
@@ -193,7 +196,8 @@ def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
     if s is None:
         return []
     pad = " " * 6
-    shared = f" --remote {remote}" if remote else ""  # L9: a slice published to workers
+    # L9: a slice published to workers (``remote`` as git names it: quoted here)
+    shared = f" --remote {shlex.quote(remote)}" if remote else ""
     if s.verdict == "ready" and redless:  # T7.1: no ball is thrown before its red
         # L5: a dependent ball's red builds on its dependencies' code, its stack base
         on = "its stack base" if s.depends_on else "its base"
@@ -254,7 +258,8 @@ def _in_flight(t: ThrowRecord, receipts: tuple[Receipt, ...], shared: str,
     claimed = bool(receipts) and receipts[-1].outcome == 1
     if t.published:
         return (f"{run} scores its claimed pass" if claimed else
-                f"a worker builds its rounds (`leap worker --remote {remote or 'REMOTE'}`); "
+                f"a worker builds its rounds (`leap worker --remote "
+                f"{shlex.quote(remote or 'REMOTE')}`); "
                 f"{run} scores them")
     return f"{run} scores its claimed pass" if claimed else f"{run} builds its next round"
 

@@ -97,24 +97,25 @@ def shared_remote(ws: Workspace, slice_id: str, ball_id: str, spine: str | None 
     """The shared remote a published ball's workers build from, by name, as a hint names
     it: the one the spine tracks (L9: `leap run --remote` takes no other), else the one
     whose copy of the ball's branch this clone keeps, else this clone's only remote;
-    ``REMOTE`` when that leaves more than one."""
+    ``REMOTE`` when that leaves more than one. Its name as git has it: quoted where it is
+    put into a command's text."""
     root = ws.paths.root
     tracked = git.branch_remote(root, spine) if spine else None
     names = git.remotes(root)
     if tracked in names:
-        return shlex.quote(tracked)
+        return tracked
     if len(names) > 1:  # the remotes whose copy of the ball's branch this clone keeps
         branch = f"refs/heads/{ws.config.ball_branch(slice_id, ball_id)}"
         refs = git.run(["for-each-ref", "--format=%(refname)"], root).stdout
         names = git.remotes_holding(branch, refs.decode("utf-8", "surrogateescape").split(),
                                     names) or names
-    return shlex.quote(names[0]) if len(names) == 1 else "REMOTE"
+    return names[0] if len(names) == 1 else "REMOTE"
 
 
 def from_the_remote(ws: Workspace, slice_id: str, ball_id: str) -> str:
     """Where a published ball's rounds are: on the shared remote, built by workers; the
     command that scores the remote's copy (the remote named when this clone has one)."""
-    remote = shared_remote(ws, slice_id, ball_id)
+    remote = shlex.quote(shared_remote(ws, slice_id, ball_id))
     return (f"it is published to workers, whose rounds land on the remote: `leap score "
             f"{slice_id} {ball_id} --remote {remote}` scores the remote's copy")
 
