@@ -254,8 +254,8 @@ def merge(ws: Workspace, slice_id: str, holder: str = INTEGRATOR, builder: str |
     git dir) of the clone whose run of this slice this run took over (`leap run
     --take-over`): a lease that clone took for this slice's merge is given back as well."""
     lock = _merge_lock(ws)
-    try:
-        lock.acquire(timeout=0)
+    try:  # a moment's wait: a look of ``merge_running`` holds it that long, no merge runs
+        lock.acquire(timeout=0.5)
     except Timeout:
         raise MergeBusy("another merge runs in this clone now", rule="L9",
                         hint=f"wait for it to end, then `leap merge {slice_id}` again") from None
@@ -280,11 +280,16 @@ def merge_running(ws: Workspace) -> bool:
     """Whether a merge of this clone runs now (its merge lock is held): a lease this clone
     took is then that merge's, never one a killed merge left (a blind review: `leap lease
     release` gave a live merge's lease back, and another clone's merge took it)."""
-    lock = _merge_lock(ws)
+    path = ws.paths.common_dir / "leap" / "merging" / "spine.lock"
+    if not path.exists():
+        return False  # no merge ever ran here; a read-only command creates nothing
+    lock = FileLock(str(path), thread_local=False)
     try:
         lock.acquire(timeout=0)
     except Timeout:
         return True
+    except OSError:  # a clone this user cannot write: no merge of this user runs in it
+        return False
     lock.release()
     return False
 
