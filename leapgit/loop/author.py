@@ -223,6 +223,9 @@ def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float
         raise Hold(f"the test author timed out after {timeout:.0f} s (see {log})",
                    rule="T7.1", hint=f"raise red.timeout or fix red.command; `leap run "
                    f"{slice_id}` asks it again")
+    if run.stopped_from_outside:  # a kill, not the command's doing: nothing to fix
+        raise Hold(f"the test author {run.ended()}, a signal from outside it (see {log})",
+                   rule="T7.1", hint=f"`leap run {slice_id}` asks it again")
     if not run.ok:
-        raise Hold(f"the test author exited {run.exit_code} (see {log})", rule="T7.1",
+        raise Hold(f"the test author {run.ended()} (see {log})", rule="T7.1",
                    hint=f"fix red.command; `leap run {slice_id}` asks it again")

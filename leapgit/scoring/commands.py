@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +18,9 @@ from leapgit.tribunal.worktree import in_fresh
 
 CommandType = Literal["proof", "tests", "live_proof", "metric", "red"]
 TAIL = 4000  # characters of output kept as evidence
+# signals that end a command from outside it (a kill, the OOM killer, a closed terminal,
+# Ctrl-C, a shutdown): the command did nothing wrong, and running it again is the way on
+FROM_OUTSIDE = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 DEFAULT_TIMEOUT = 900.0
 SHOWN = 20  # lines of a refused run's tail shown on the terminal
 # ANSI/ECMA-48 escapes a test runner writes for a terminal: CSI (ESC [ or 8-bit 0x9b,
@@ -59,10 +63,28 @@ class CommandRun:
             "seconds": round(self.seconds, 3), "output_tail": self.output_tail,
         }
 
-    def describe(self) -> str:
+    @property
+    def signal(self) -> signal.Signals | None:
+        """The signal that ended it (the shell's negative exit status), or None."""
+        if self.exit_code is None or self.exit_code >= 0:
+            return None
+        try:
+            return signal.Signals(-self.exit_code)
+        except ValueError:
+            return None
+
+    @property
+    def stopped_from_outside(self) -> bool:
+        return self.signal in FROM_OUTSIDE
+
+    def ended(self) -> str:
+        """How it ended, in words: "timed out after 9 s", "exited 1", "exited -9 (SIGKILL)"."""
         if self.timed_out:
-            return f"{self.type} `{self.command}` timed out after {self.seconds:.0f} s"
-        return f"{self.type} `{self.command}` exited {self.exit_code}"
+            return f"timed out after {self.seconds:.0f} s"
+        return f"exited {self.exit_code}" + (f" ({self.signal.name})" if self.signal else "")
+
+    def describe(self) -> str:
+        return f"{self.type} `{self.command}` {self.ended()}"
 
     def shown(self, what: str, count: int = SHOWN) -> list[str]:
         """The last ``count`` lines of the recorded tail, for the terminal under a refusal

@@ -117,14 +117,16 @@ def test_a_red_the_test_author_got_wrong_names_leap_run_not_a_placeholder_commit
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
 
-@pytest.mark.parametrize("failing", ["no-commit", "exits", "times-out"])
+@pytest.mark.parametrize("failing", ["no-commit", "exits", "times-out", "crashes"])
 def test_a_test_author_that_fails_stops_with_a_hint_that_leads_on_once_it_is_fixed(
         isolated: Path, served: Served, failing: str) -> None:
-    """The test author made no commit, exited non-zero, or timed out: the stop (a hold,
-    T7.1) says to fix red.command and names `leap run S`; with red.command fixed, that
-    command, as printed, asks the author again and lands the slice."""
+    """The test author made no commit, exited non-zero, timed out or crashed (SIGSEGV):
+    the stop (a hold, T7.1) says to fix red.command and names `leap run S`; with
+    red.command fixed, that command, as printed, asks the author again and lands the
+    slice."""
     command, red = {"no-commit": ("true", {}), "exits": ("false", {}),
-                    "times-out": ("sleep 30", {"timeout": 1})}[failing]
+                    "times-out": ("sleep 30", {"timeout": 1}),
+                    "crashes": ("kill -SEGV $$", {})}[failing]
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder(f"hint-author-{failing}"), served.daemon, server.url, "hau",
                 ("a", "b"), red={"command": command,
@@ -132,7 +134,7 @@ def test_a_test_author_that_fails_stops_with_a_hint_that_leads_on_once_it_is_fix
         res = p.leap("run", "hau", "--json", "--heartbeat", "0")
         assert res.code == 3, res.out[-2000:]
         said = {"no-commit": "made no commit", "exits": "exited 1",
-                "times-out": "timed out after 1 s"}[failing]
+                "times-out": "timed out after 1 s", "crashes": "exited -11 (SIGSEGV)"}[failing]
         stops = _stops(res.out)
         assert set(stops) == {"a", "b"}, stops
         for stop in stops.values():
@@ -146,6 +148,33 @@ def test_a_test_author_that_fails_stops_with_a_hint_that_leads_on_once_it_is_fix
         cfg["red"] = {"command": f"{sys.executable} {p.base_dir / 'author.py'}",
                       "identity": "model=m,family=f,session=au"}
         cfg_path.write_bytes(yamlio.dumps(cfg))
+        landed = p.leap(*again, "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+@pytest.mark.parametrize("signal_name", ["KILL", "TERM"])
+def test_a_test_author_stopped_from_outside_is_asked_again_with_nothing_to_fix(
+        isolated: Path, served: Served, signal_name: str) -> None:
+    """A test author ended by a signal from outside it (a kill, the OOM killer, a
+    shutdown; a chaos hunt's `kill -9` of the builders) did nothing wrong: the stop names
+    the signal and `leap run S` alone, never "fix red.command"; that command, as printed,
+    with red.command unchanged, asks the author again and lands the slice."""
+    base = served.folder(f"hint-author-{signal_name}")
+    once = f"{base}/stopped-$LEAP_BALL"  # each ball's author is stopped once, then writes
+    command = (f"if [ ! -e {once} ]; then touch {once}; kill -{signal_name} $$; fi; "
+               f"exec {sys.executable} {base / 'author.py'}")
+    with JurorServer("openai", jurors) as server:
+        p = duo(base, served.daemon, server.url, "has", ("a", "b"),
+                red={"identity": "model=m,family=f,session=au", "command": command})
+        res = p.leap("run", "has", "--json", "--heartbeat", "0")
+        assert res.code == 3, res.out[-2000:]
+        stops = _stops(res.out)
+        assert stops, res.out[-2000:]
+        for stop in stops.values():
+            assert f"SIG{signal_name}" in str(stop["reason"]), stop
+            assert "red.command" not in str(stop["hint"]), stop  # nothing there to fix
+        [again] = hinted_leap(str(next(iter(stops.values()))["hint"]))
+        assert again == ["run", "has"], stops
         landed = p.leap(*again, "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
 
