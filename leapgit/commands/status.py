@@ -150,16 +150,21 @@ class OpenLease(NamedTuple):
         head = (f"integrator lease {self.number} on {self.spine!r} is open: taken by "
                 f"{self.holder!r}" + (f" for a {self.reason}" if self.reason else ""))
         if self.here is False:  # whatever waits here, it waits for that lease first
-            return [head, "  another clone's merge holds it and gives it back when it ends"]
+            return [head, "  another clone's merge holds it and gives it back when it ends; "
+                          f"if that clone is gone for good, {self._release('--force')}"]
         if self.waiting is not None:
             return [head, f"  a stopped merge waits here: `leap merge {self.waiting}` again "
                           "finishes it and gives the lease back"]
         if self.running:
             return [head, "  a merge of this clone runs now and gives it back when it ends"]
+        return [head, "  while no merge runs in this clone (a merge killed outright left "
+                      f"it), {self._release()}"]
+
+    def _release(self, *force: str) -> str:
         holder = "" if self.holder == INTEGRATOR else f" --holder {shlex.quote(self.holder)}"
         share = f", then `leap sync {self.remote}` gives it back there" if self.remote else ""
-        return [head, f"  while no merge runs in this clone (a merge killed outright "
-                      f"left it), `leap lease release{holder}` gives it back{share}"]
+        return f"`leap lease release{holder}{''.join(' ' + f for f in force)}` gives it " \
+               f"back{share}"
 
 
 class Status(NamedTuple):

@@ -87,6 +87,30 @@ def test_status_names_what_gives_back_a_lease_a_killed_merge_left_and_it_does(
     assert res.code == 0, res
 
 
+def test_status_in_another_clone_names_the_forced_release_for_a_clone_gone_for_good(
+        left_passed: Project) -> None:
+    """The clone whose merge took the lease is gone for good (its disk died): every other
+    clone's status said only that "another clone's merge gives it back when it ends", and
+    no merge anywhere could take the spine again. It names the forced release and the sync
+    that shares it; followed exactly there, that clone's merge lands."""
+    p = left_passed
+    b = clone_b(p)
+    taken = leases.take_lease_on("origin", p.work, "main", "integrator",
+                                 _taken_for(open_workspace(p.work), "right"),
+                                 "`leap merge right`")
+    shutil.rmtree(p.work)  # gone for good
+    assert leap("sync", "origin", cwd=b).code == 0
+    there = leap("status", cwd=b)
+    [line] = [ln for ln in there.out.splitlines() if "another clone's merge holds it" in ln]
+    assert hinted_leap(line) == [["lease", "release", "--force"], ["sync", "origin"]], line
+    for cmd in hinted_leap(line):  # the hint, exactly
+        assert leap(*cmd, cwd=b).code == 0, cmd
+    names = git("ls-tree", "-r", "--name-only", "leap/ledger", "spines/main/leases",
+                cwd=p.bare).splitlines()
+    assert f"spines/main/leases/{taken.number}/release.yaml" in names, names
+    assert leap("merge", "left", cwd=b, timeout=300).code == 0
+
+
 def test_a_lease_a_killed_merge_of_another_slice_left_in_this_clone_is_given_back(
         left_passed: Project) -> None:
     p = left_passed
