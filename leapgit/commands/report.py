@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # annotations only: a command pays for no other command's mod
     from leapgit.commands.init import InitResult
     from leapgit.commands.log import LogEntry
     from leapgit.commands.slice import CutResult
-    from leapgit.commands.status import BallScore, Status
+    from leapgit.commands.status import BallScore, SliceStatus, Status
     from leapgit.records.types import Receipt, ThrowRecord
     from leapgit.rules.landing import Landing
     from leapgit.rules.readiness import BallStanding
@@ -126,19 +126,39 @@ def status_lines(s: Status) -> list[str]:
                 if deps:
                     line += f"  after {', '.join(deps)}"
                 out.append(line)
-                if hit is not None:
-                    # a commit only this clone holds is no reopen the server would take:
-                    # the merge says how to take it off the spine instead (issue 18 F6)
-                    out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
-                               f"(`leap merge {rec.slice}` records it, or says how to take "
-                               "it off the spine when only this clone holds it)")
-                if sl.abandoned is None:  # what comes next: nothing, once abandoned
-                    out.extend(_throw_detail(sl.standing.get(b.ball), rec.slice,
-                                             s.round_limit, sl.escalated.get(b.ball),
-                                             b.ball in sl.redless, sl.author,
-                                             b.ball in sl.held_before, sl.remote))
-                out.extend(_score_detail(sl.scores.get(b.ball)))
+                out.extend(under_ball(sl, b.ball, s.round_limit))
     out.extend(signed)
+    return out
+
+
+def status_json(s: Status) -> dict[str, object]:
+    """`leap status --json`: the records, and under each ball the lines the text shows
+    there, its next step among them (an orchestrating agent reads this, not the text)."""
+    out = s.to_json()
+    for sl, shown in zip(s.slices, out["slices"], strict=True):
+        for wave in shown["waves"]:
+            for ball in wave:
+                ball["lines"] = [ln.strip() for ln in under_ball(sl, ball["ball"],
+                                                                 s.round_limit)]
+    return out
+
+
+def under_ball(sl: SliceStatus, ball: str, round_limit: int) -> list[str]:
+    """The lines `leap status` shows under a ball: a reopen, its throw and what comes next,
+    its last score."""
+    out = []
+    hit = sl.reopens.get(ball)
+    if hit is not None:
+        # a commit only this clone holds is no reopen the server would take:
+        # the merge says how to take it off the spine instead (issue 18 F6)
+        out.append(f"      reopened (L8): {hit.reason()}; not recorded yet "
+                   f"(`leap merge {sl.record.slice}` records it, or says how to take "
+                   "it off the spine when only this clone holds it)")
+    if sl.abandoned is None:  # what comes next: nothing, once abandoned
+        out.extend(_throw_detail(sl.standing.get(ball), sl.record.slice, round_limit,
+                                 sl.escalated.get(ball), ball in sl.redless, sl.author,
+                                 ball in sl.held_before, sl.remote))
+    out.extend(_score_detail(sl.scores.get(ball)))
     return out
 
 

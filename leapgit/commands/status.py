@@ -84,6 +84,7 @@ class SliceStatus(NamedTuple):
                 "reason": self.abandoned.reason, "at": self.abandoned.abandoned_at},
             "spent": None if spent is None else spent.to_dict(),
             "landing": None if self.landing is None else self.landing.to_json(),
+            "remote": self.remote,  # L9: the shared remote its published balls run with
             "waves": [
                 [self._ball_json(b, round_limit) for b in self.balls if b.wave == i]
                 for i in range(len(self.record.waves))
@@ -123,10 +124,11 @@ class SliceStatus(NamedTuple):
             t = ep.throw
             out["throw"] = {"episode": t.episode, "base": t.base, "branch": t.branch,
                             "worktree": t.worktree, "spec_version": t.spec_version,
-                            "resumed_from": t.resumed_from,
+                            "resumed_from": t.resumed_from, "published": t.published,
                             "stack": [e.to_dict() for e in t.stack]}  # L5: its stacked base
             out["receipts"] = [{"round": r.round, "outcome": r.outcome, "claim": r.claim,
-                                "evidence": r.evidence, "commit": r.commit, "log": r.log}
+                                "evidence": r.evidence, "commit": r.commit, "log": r.log,
+                                "worker": r.worker}  # a worker's log is on its machine
                                for r in ep.receipts]
             out["checkpoint"] = None if ep.checkpoint is None else {
                 "rounds_used": ep.checkpoint.rounds_used,

@@ -58,7 +58,8 @@ def _answer(ws: Workspace, slice_id: str | None) -> tuple[dict[str, Any], bool]:
     from leapgit.commands.status import status
 
     result = status(slice_id, ws=ws)
-    return {"lines": report.status_lines(result), "json": result.to_json()}, result.keepable
+    return {"lines": report.status_lines(result), "json": report.status_json(result)}, \
+        result.keepable
 
 
 def _key(ws: Workspace, slice_id: str | None) -> str | None:

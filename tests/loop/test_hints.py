@@ -530,8 +530,14 @@ def test_status_after_a_killed_run_names_what_goes_on_with_a_ball_in_flight(
         assert nexts, shown
         wanted = "scores its claimed pass" if moment == "convening" else "builds its next round"
         assert any(wanted in ln for ln in nexts), shown
-        [again] = {tuple(c) for ln in nexts for c in hinted_leap(ln)}
-        assert again == ("run", "hif"), nexts
+        # an orchestrating agent reads `--json`: each ball carries the lines shown under
+        # it, the next step among them (a telemetry gap: only the text named it)
+        balls = [b for wave in json.loads(p.leap("status", "hif", "--json").out)["slices"][0]
+                 ["waves"] for b in wave]
+        told = [ln for b in balls for ln in b["lines"] if ln.startswith("next: ")]
+        assert told == [ln.strip() for ln in nexts], (told, nexts)
+        [again] = {tuple(c) for ln in told for c in hinted_leap(ln)}
+        assert again == ("run", "hif"), told
         landed = p.leap(*again, "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
 
