@@ -176,8 +176,10 @@ def run_usage(view: LedgerView, slice_id: str, ball_id: str, run_id: str) -> Usa
 
 def _runs_spent(view: LedgerView, folder: str) -> Usage | None:
     """Every tribunal run recorded under ``folder`` (``.../tribunal``), as its summary sums
-    its verdicts; a summary written before usage was recorded spent an unknown amount."""
-    from leapgit.records.tribunal_run import SummaryRecord
+    its verdicts; a summary written before usage was recorded spent an unknown amount. A run
+    without a summary, the verdicts a killed convening left (``tribunal.left``), spent what
+    they say."""
+    from leapgit.records.tribunal_run import SummaryRecord, VerdictRecord
     from leapgit.records.usage import UNMEASURED, total
 
     found = []
@@ -185,6 +187,11 @@ def _runs_spent(view: LedgerView, folder: str) -> Usage | None:
         summary = view.record(f"{folder}/{run}/summary.yaml", SummaryRecord)
         if summary is not None:
             found.append(summary.usage if summary.usage is not None else UNMEASURED)
+            continue
+        for name in view.list(f"{folder}/{run}/verdicts"):
+            verdict = view.record(f"{folder}/{run}/verdicts/{name}", VerdictRecord)
+            if verdict is not None:
+                found.append(verdict.usage if verdict.usage is not None else UNMEASURED)
     return total(found)
 
 

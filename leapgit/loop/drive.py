@@ -220,6 +220,7 @@ class SliceRun:
                 self._preflight()
                 self.lease = held.enter_context(RunLease(self.ws, self.slice,
                                                          self.opt.remote, self.opt.take_over))
+                self._left()
             except RemoteUnavailable as exc:
                 if self.reach is None:
                     raise
@@ -237,6 +238,15 @@ class SliceRun:
             if self.reach is not None:
                 self.reach.back()
             return
+
+    def _left(self) -> None:
+        """T6: the verdicts a convening of a killed run left here are recorded before the
+        first step, so run.max_usd counts what they cost (``tribunal.left``)."""
+        from leapgit.tribunal.left import record_left
+
+        with self.ws.ledger() as ledger:
+            record_left(self.ws.paths.common_dir, ledger,
+                        lambda line: self.events.emit("log", line=line))
 
     def _balls(self) -> str | None:
         self.driving = True

@@ -25,6 +25,7 @@ from leapgit.tribunal import (
     envelope,
     independence,
     ledger_records,
+    left,
     mechanical,
     mutants,
     outdir,
@@ -216,10 +217,12 @@ def seated_independence(ws: Workspace, results: list[seating.LensResult],
 
 def convene(req: Request, start: Path | str = ".", echo: Echo = print) -> Convened:
     ws = open_workspace(start)
-    with ws.ledger() as ledger:
+    with ws.ledger() as ledger, contextlib.ExitStack() as sat:
+        left.record_left(ws.paths.common_dir, ledger, echo)  # T6: paid for, and counted
         view = ledger.require()
         p = prepare(ws, view, req)
-        out = outdir.claim(req.out or ws.paths.common_dir / "leap-tribunal" / p.info.run_id)
+        out = outdir.claim(req.out or ws.paths.common_dir / left.FOLDER / p.info.run_id)
+        sat.enter_context(left.sitting(out.path))  # a kill leaves it to the next convening
         for line in report.routing_lines(p.info, p.routing):
             echo(line)
         rec = Recorder(out, p.info)
