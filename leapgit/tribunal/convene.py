@@ -124,7 +124,8 @@ def prepare(ws: Workspace, view: LedgerView, req: Request) -> Prepared:
 
     # T2: availability and measured cost from the latest probe of each rung
     plan = routing.plan(cfg, builder, tokens, os.environ, probe.latest(view, cfg.rungs))
-    round_no = req.round or provenance.next_round(view, tgt.series, tgt.slice, tgt.ball)
+    round_no = req.round or provenance.next_round(view, tgt.series, tgt.slice, tgt.ball,
+                                                  change.tree)
     info = ledger_records.RunInfo(run_id, round_no, tgt.series, tgt.base, tgt.head, change.tree,
                            env.hash, builder, tgt.slice, tgt.ball)
     return Prepared(tgt, change, env, prompts, plan, info)

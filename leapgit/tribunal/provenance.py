@@ -29,23 +29,39 @@ def _series_root(slice_id: str | None, ball_id: str | None) -> str:
     return layout.tribunal_dir("x", slice_id, ball_id).rsplit("/", 1)[0]
 
 
-def next_round(view: LedgerView, series: str, slice_id: str | None, ball_id: str | None
-               ) -> int:
+def next_round(view: LedgerView, series: str, slice_id: str | None, ball_id: str | None,
+               tree: str | None = None) -> int:
     """The round a new convening of ``series`` is: one past the last whose summary was
     written (a convening killed before its summary never happened, T2), so each scoring of
-    a ball is the next round of its series and T9's convergence runs across scorings."""
+    a ball is the next round of its series and T9's convergence runs across scorings. A
+    convening of the ``tree`` the last round held on, every time it sat (a seat out of
+    reach, T6), is that round sat again: no builder's work came between them, so T9
+    measures no round (a walk-away hunt: two re-sits for one seat answering HTTP 500
+    counted as two rounds, their NEW findings 7, then 0, and a ball escalated after two
+    builder rounds)."""
+    found = _summaries(view, series, slice_id, ball_id)
+    top = max((s.round for s in found), default=0)
+    sittings = [s for s in found if s.round == top]  # the last round, each time it sat
+    if sittings and all(s.tree == tree and s.outcome == "hold" and not (s.escalated or s.halted)
+                        for s in sittings):
+        return top
     past = past_rounds(view, series, 1 << 30, slice_id, ball_id)
     return past[-1].round + 1 if past else 1
+
+
+def _summaries(view: LedgerView, series: str, slice_id: str | None, ball_id: str | None
+               ) -> list[SummaryRecord]:
+    root = _series_root(slice_id, ball_id)
+    found = (view.record(f"{root}/{run}/summary.yaml", SummaryRecord) for run in view.list(root))
+    return [s for s in found if s is not None and s.series == series]
 
 
 def past_rounds(view: LedgerView, series: str, round_no: int, slice_id: str | None,
                 ball_id: str | None) -> list[PastRound]:
     """The latest summary of every earlier round of ``series``."""
-    root = _series_root(slice_id, ball_id)
     latest: dict[int, tuple[str, PastRound]] = {}
-    for run in view.list(root):
-        found = view.record(f"{root}/{run}/summary.yaml", SummaryRecord)
-        if found is None or found.series != series or found.round >= round_no:
+    for found in _summaries(view, series, slice_id, ball_id):
+        if found.round >= round_no:
             continue
         if not found.halted and found.lenses and \
                 all(lens.outcome == "hold" for lens in found.lenses):

@@ -111,3 +111,25 @@ def test_rounds_no_juror_answered_measure_nothing_and_never_escalate(repo: Repo)
         repo.config([rung("r1", "openai", server.url)])
         answered = repo.convene(round=4, out=repo.root.parent / "d4")
     assert not answered.decision.escalated, answered.decision
+
+
+def test_a_convening_that_held_on_a_seat_out_of_reach_is_sat_again_as_its_round(
+        repo: Repo) -> None:
+    """T9 counts a round of the loop, not a sitting: the defect seat answers HTTP 500 once
+    (T6: the convening holds), and the next convening of the same tree is that round sat
+    again; once it decided, the next convening of that tree is the next round. (A walk-away
+    hunt: each re-sit counted as a round, and a ball escalated after two builder rounds.)"""
+    down = [1]
+
+    def one_outage(call: Call) -> Reply:
+        if call.lens == "defect" and down[0]:
+            down[0] -= 1
+            return Reply(raw=b'{"error": {"message": "upstream overloaded"}}', status=500)
+        return Reply(verdict(call.lens or "?", "pass", [finding("info", "fine")]))
+
+    with JurorServer("openai", one_outage) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        sat = [repo.convene(out=repo.root.parent / f"s{n}") for n in range(3)]
+    assert [(s.info.round, s.decision.outcome) for s in sat] == \
+        [(1, "hold"), (1, "pass"), (2, "pass")], [(s.info.round, s.decision) for s in sat]
+    assert sat[1].progress.new_counts == (8,)  # the held sitting measured no round of its own
