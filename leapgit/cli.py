@@ -588,6 +588,12 @@ def _sync() -> click.Command:
         from leapgit.ledger.sync import sync
 
         r = sync(remote, take_remote=take_remote)
+        if r.tip is None:  # a hunt: "up to date at nothing", and status named this again
+            import shlex
+
+            raise LeapUsageError(f"{remote} holds no ledger, and this clone has none: "
+                                 "nothing to share", hint="`leap init` starts one here, then "
+                                 f"`leap sync {shlex.quote(remote)}` puts it up there")
         what = "pushed" if r.pushed else "up to date"
         why = (f"{remote}'s records stand (it holds others, or refused them); this clone's "
                f"ledger as it was is kept as {r.kept} (L8)") if r.kept else \

@@ -28,6 +28,17 @@ def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str
                        "that started this builder: that run closes it", rule="L3",
                        hint=f"write the round's outcome to $LEAP_REPORT (`outcome: {outcome}` "
                             "and `evidence: ...`) and exit")
+        if episode.throw.published:  # a hunt: it rolled the scope back into the checkout
+            import shlex
+
+            from leapgit.scoring.score import shared_remote
+
+            remote = shlex.quote(shared_remote(ws, slice_id, ball_id))
+            raise Hold(f"{slice_id}/{ball_id} is published to workers: a worker builds its "
+                       "rounds in its own clone and records each with its commit in one push "
+                       "(L6); no round of it is closed here", rule="L3",
+                       hint=f"`leap worker --remote {remote} --slice {slice_id}` builds it; "
+                            f"`leap status {slice_id}` shows where it stands")
         # L3: a run that drives the ball closes its round itself; a second closer would
         # record a round under its builder (the dogfooding review)
         path = place.worktree_of(ws, episode.throw)

@@ -29,7 +29,7 @@ def score_ball(slice_id: str, ball_id: str, builder: str | None = None,
 
     rm.sync_with_balls(ws, remote, push=False)
     rm.bring_home(ws, remote, ws.config.ball_branch(slice_id, ball_id))
-    scored = score(open_workspace(start), slice_id, ball_id, builder, echo)
+    scored = score(open_workspace(start), slice_id, ball_id, builder, echo, read=remote)
     # pushed whenever this clone's ledger is ahead: also a score recorded by a run whose push
     # failed (a blind review: run again, it said "already passed" and never pushed it)
     pushed = syncing.sync(remote, start=ws.paths.root).pushed

@@ -165,9 +165,16 @@ def _recorded(ws: Workspace, view: LedgerView, slice_id: str, ball_id: str
     return tip
 
 
-def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:
+def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str,
+           read: str | None = None) -> None:
+    """``read``: the shared remote whose copy of a published ball was just read."""
     last = ep.receipts[-1] if ep.receipts else None
     if last is None:
+        if ep.throw.published and read is not None:  # a hunt: it named itself again
+            raise Hold(f"{slice_id}/{ball_id} has no round yet, on {read} either: nothing to "
+                       "score", rule="L7", hint=f"no worker has built one: `leap worker "
+                       f"--remote {shlex.quote(read)} --slice {slice_id}` builds its rounds, "
+                       "then this command scores them")
         raise Hold(f"{slice_id}/{ball_id} has no round yet: nothing to score", rule="L7",
                    hint=from_the_remote(ws, slice_id, ball_id) if ep.throw.published else
                    f"let the builder work a round first (`leap throw {slice_id} --ball "
@@ -181,7 +188,8 @@ def _ready(ws: Workspace, ep: Episode, slice_id: str, ball_id: str) -> None:
 
 
 def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None,
-          echo: Echo = print) -> Scored:
+          echo: Echo = print, read: str | None = None) -> Scored:
+    """``read``: the shared remote whose copy of the ball was read first (`--remote`)."""
     who, builder_text = declared_builder(ws, builder)
     if not ws.config.tribunal.rungs:
         raise UsageError("no rungs are configured, so no juror can sit",
@@ -203,7 +211,7 @@ def score(ws: Workspace, slice_id: str, ball_id: str, builder: str | None = None
         if standing is not None and standing.candidate == tree and standing.commit == commit:
             return Scored(standing, None, reopened, already=True)
         ep = current_episode(view, slice_id, ball_id)
-        _ready(ws, ep, slice_id, ball_id)
+        _ready(ws, ep, slice_id, ball_id, read)
         ball = query.load_ball_version(view, slice_id, ball_id, ep.throw.spec_version)
 
         # T7.1, T7.6: the contract red, then this episode's findings' reds
