@@ -94,16 +94,7 @@ def status_lines(s: Status) -> list[str]:
             f"slice {rec.slice}  spine {rec.spine}  base {rec.base[:12]}  "
             f"{len(rec.balls)} balls" + ("  ABANDONED" if sl.abandoned else "")
         )
-        spent = sl.spent
-        if spent is not None:  # issue 15 item 9: every scoring of every ball, summed
-            from leapgit.records.usage import show as show_usage  # only once a ball scored
-
-            out.append(f"  spent on jurors: {show_usage(spent)}")
-        if sl.landing is not None:  # T9: land, then prove it live
-            out.extend(_landing_lines(sl.landing, rec.slice))
-        if sl.abandoned is not None:  # L3: thrown no more; its worktrees are prunable
-            out.append(f"  abandoned at {sl.abandoned.abandoned_at}: {sl.abandoned.reason} "
-                       f"(`leap worktree prune {rec.slice}` removes its worktrees)")
+        out.extend(under_slice(sl))
         width = max(len(b.ball) for b in sl.balls)
         for i in range(len(rec.waves)):
             out.append(f"  wave {i}")
@@ -131,11 +122,37 @@ def status_lines(s: Status) -> list[str]:
     return out
 
 
+def under_slice(sl: SliceStatus) -> list[str]:
+    """The lines `leap status` shows under a slice, before its waves: its spend, its
+    landing, what lands it, its abandonment."""
+    out = []
+    rec = sl.record
+    spent = sl.spent
+    if spent is not None:  # issue 15 item 9: every scoring of every ball, summed
+        from leapgit.records.usage import show as show_usage  # only once a ball scored
+
+        out.append(f"  spent on jurors: {show_usage(spent)}")
+    if sl.landing is not None:  # T9: land, then prove it live
+        out.extend(_landing_lines(sl.landing, rec.slice))
+    elif sl.abandoned is None and sl.standing and \
+            all(b.verdict == "passed" for b in sl.standing.values()):
+        # its merge stopped (a hunt: status showed every ball passed and named nothing)
+        shared = f" --remote {shlex.quote(sl.remote)}" if sl.remote else ""
+        out.append(f"  every ball passed; not landed yet: `leap run {rec.slice}{shared}` "
+                   "merges it, or says what stops the merge")
+    if sl.abandoned is not None:  # L3: thrown no more; its worktrees are prunable
+        out.append(f"  abandoned at {sl.abandoned.abandoned_at}: {sl.abandoned.reason} "
+                   f"(`leap worktree prune {rec.slice}` removes its worktrees)")
+    return out
+
+
 def status_json(s: Status) -> dict[str, object]:
-    """`leap status --json`: the records, and under each ball the lines the text shows
-    there, its next step among them (an orchestrating agent reads this, not the text)."""
+    """`leap status --json`: the records, and under each slice and each ball the lines the
+    text shows there, the next step among them (an orchestrating agent reads this, not the
+    text)."""
     out = s.to_json()
     for sl, shown in zip(s.slices, out["slices"], strict=True):
+        shown["lines"] = [ln.strip() for ln in under_slice(sl)]
         for wave in shown["waves"]:
             for ball in wave:
                 ball["lines"] = [ln.strip() for ln in under_ball(sl, ball["ball"],

@@ -128,7 +128,9 @@ def test_an_untracked_file_blocking_the_checkout_lands_nothing(scored: Project) 
 
 def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
     """Two open slices can no longer claim one file (L4, at cut), so the conflict comes from
-    the spine: a local commit there adds w's file after the slice was cut."""
+    the spine: a local commit there adds w's file after the slice was cut. The server would
+    refuse that commit (no integration), and the merge says so before it builds anything
+    (it said "conflicts on calc/w.py", the commit that caused it unnamed)."""
     left = scored.leap("merge", "left")
     assert left.code == 0, left
     merged, remote = scored.tip("main"), scored.remote_tip("refs/heads/main")
@@ -141,8 +143,8 @@ def test_a_merge_conflict_between_balls_lands_nothing(scored: Project) -> None:
     try:
         res = scored.leap("merge", "right")
         assert res.code == 1
-        assert "merging right/w onto the spine conflicts on calc/w.py; nothing lands [L9]" \
-            in res.err
+        assert "main holds 1 commit(s) origin/main does not have, and the spine rule " \
+            f"refuses 1 of them, as leapgit's pre-receive would: {tip[:12]}" in res.err, res
         assert scored.tip("main") == tip and scored.remote_tip("refs/heads/main") == remote
     finally:  # the hand-made commit goes, so the module's later tests see the spine merged
         git("reset", "-q", "--keep", merged, cwd=scored.work)

@@ -1,0 +1,84 @@
+"""The operator who comes back (a walk-away hunt): a person starts `leap run` on the shop
+project (tests/loop/real_project.py: src layout, a generated file, pytest, a dependent
+ball), walks away, comes back to a stop, and follows exactly what leapgit says."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.loop.real_project import S, build, events, jurors
+from tests.scoring.world import Project
+from tests.support import IDENTITY, git, hinted_leap
+from tests.templates import Served
+from tests.tribunal.jurors import JurorServer
+
+HOLD = '''stop_at(0)
+hold = here / ("hold-" + ball)
+if hold.exists():
+    (here / ("waiting-" + ball)).write_text("x")
+    while hold.exists():
+        time.sleep(0.2)
+'''
+
+
+def _hold_builder(p: Project, ball: str) -> None:
+    """The builder of ``ball`` waits (before it builds) until the test lets it go."""
+    path = p.base_dir / "builder.py"
+    path.write_text(path.read_text().replace("stop_at(0)\n", HOLD, 1))
+    (p.base_dir / f"hold-{ball}").write_text("")
+
+
+def _take_off(text: str) -> list[str]:
+    """The backticked command that keeps the spine's commits aside and takes them off."""
+    return [c for c in text.split("`")[1::2] if "reset --keep" in c]
+
+
+def test_a_merge_stopped_by_a_commit_on_the_spine_names_the_way_on_and_status_too(
+        isolated: Path, served: Served) -> None:
+    """While the run waited on a builder, the person committed a hotfix on the spine in
+    their checkout (the server refuses it: no integration). The merge stopped with "drop a
+    spine commit made outside an integration, or re-build the ball" and no command; `leap
+    status` showed every ball passed and named nothing. The stop names the commands that
+    keep the hotfix on a branch and take it off the spine, then `leap run S`; status names
+    `leap run S` for a slice whose balls all passed and did not land; followed, it lands."""
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder("op-merge-stopped"), served.daemon, server.url)
+        _hold_builder(p, "checkout")
+        run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
+                                "--heartbeat", "0"], cwd=p.work,
+                               env={**os.environ, **IDENTITY, **p.env},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not (p.base_dir / "waiting-checkout").exists():
+                assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+                time.sleep(0.2)
+            prices = p.work / "src/shop/prices.py"  # a hotfix, committed on the spine
+            prices.write_text(prices.read_text().replace("Prices of a basket.",
+                                                         "Prices of a basket (hotfix)."))
+            git("commit", "-qam", "hotfix: docstring", cwd=p.work)
+            (p.base_dir / "hold-checkout").unlink()
+            out, err = run.communicate(timeout=240)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        stop = [e for e in events(out) if e["event"] == "stop"][-1]
+        assert "merge" in str(stop["reason"]), (out[-3000:], err[-2000:])
+        hint = str(stop["hint"])
+        keep = _take_off(hint)
+        assert len(keep) == 1, hint
+        assert hinted_leap(hint) == [["run", S]], hint
+        status = p.leap("status", S)
+        [line] = [ln for ln in status.out.splitlines() if "not landed" in ln]
+        assert hinted_leap(line) == [["run", S]], status.out
+        done = subprocess.run(keep[0], shell=True, cwd=p.work, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        landed = p.leap("run", S, "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
+    kept = git("for-each-ref", "--format=%(refname:short)", "refs/heads/kept-*", cwd=p.work)
+    assert kept and git("log", "-1", "--format=%s", kept.split()[0], cwd=p.work) == \
+        "hotfix: docstring", kept  # the hotfix is kept on a branch, not lost
