@@ -12,6 +12,7 @@ from pathlib import Path
 
 from leapgit import git
 from leapgit.ledger.workspace import Workspace
+from leapgit.records import trailers as tr
 from leapgit.tribunal.worktree import in_use, throwaway
 from leapgit.worktrees import place
 from leapgit.worktrees.closeround import admin_dir
@@ -91,6 +92,33 @@ class Watch:
                     continue  # a round of this run worked there meanwhile
             if not os.path.isdir(key):
                 continue  # removed meanwhile (a throwaway tree): nobody writes there now
-            if tree_state(Path(tree)) != state:
+            now = tree_state(Path(tree))
+            if now != state and not integrated(Path(tree), state, now):
                 out.append(tree)
         return out
+
+
+_HEAD = ("# branch.oid ", "# branch.ab ")  # where a checkout's commit shows in its status
+
+
+def integrated(tree: Path, before: tuple[str, ...], after: tuple[str, ...]) -> bool:
+    """Whether the checkout's HEAD only moved forward along integration merges (leapgit's
+    integrator landed another slice meanwhile: a hunt saw such a move hold a round, L6,
+    as a builder's write), and nothing else in it changed. A merge commit's trailers are
+    text a writer could forge; the server judges every integration (L9), and a builder
+    that forges one still meets it there."""
+    def split(state: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+        oid = next((i.split()[2] for i in state if i.startswith(_HEAD[0])), None)
+        return oid, tuple(i for i in state if not i.startswith(_HEAD))
+
+    (old, rest), (new, now) = split(before), split(after)
+    if rest != now or old is None or new is None or old == new or \
+            not git.is_ancestor(tree, old, new):
+        return False
+    raw = git.run(["log", "--first-parent", "--format=%B%x00", f"{old}..{new}"], tree,
+                  check=False, detached=True)
+    messages = [m for m in raw.stdout.decode("utf-8", "surrogateescape").split("\0")
+                if m.strip()]
+    return raw.returncode == 0 and bool(messages) and all(
+        {tr.SLICE, tr.BALL, tr.CANDIDATE} <= {k for k, _ in tr.parse(m).pairs}
+        for m in messages)

@@ -4,6 +4,7 @@ ball), walks away, comes back to a stop, and follows exactly what leapgit says."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -82,3 +83,56 @@ def test_a_merge_stopped_by_a_commit_on_the_spine_names_the_way_on_and_status_to
     kept = git("for-each-ref", "--format=%(refname:short)", "refs/heads/kept-*", cwd=p.work)
     assert kept and git("log", "-1", "--format=%s", kept.split()[0], cwd=p.work) == \
         "hotfix: docstring", kept  # the hotfix is kept on a branch, not lost
+
+
+NOTES = ("slice: notes\nspine: integrator\nballs:\n"
+         + "".join(f"  - id: {b}\n    goal: {b}() says hi\n"
+                   f"    spec: add {b}() to src/shop/{b}.py returning 'hi'\n"
+                   f"    scope: [src/shop/{b}.py, tests/test_{b}.py]\n"
+                   f"    proof: python -m pytest -q tests/test_{b}.py\n"
+                   "    tests: python -m pytest -q\n    rollback: restore-scope\n"
+                   for b in ("notes", "memo")))
+
+
+def test_a_slice_leap_lands_meanwhile_costs_no_round_of_a_ball_in_flight(
+        isolated: Path, served: Served) -> None:
+    """Two slices in one clone: while the first waits on a builder, the person lands a
+    small second one from another terminal, and leapgit's integrator moves their checkout
+    of the spine. The first slice's round that ran meanwhile was held (0) for "work changed
+    while the builder ran (L5, L9: a tree that is not the ball's own)", one of its four
+    rounds (L6) spent on a move leapgit made itself. A checkout whose HEAD only moved along
+    integration merges, nothing else in it changed, is no builder's write."""
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder("op-two-slices"), served.daemon, server.url)
+        reds = json.loads((p.base_dir / "reds.json").read_text())
+        builds = json.loads((p.base_dir / "builds.json").read_text())
+        for b in ("notes", "memo"):
+            reds[b] = [f"tests/test_{b}.py", f"def test_{b}():\n    from shop.{b} import {b}\n"
+                       f"    assert {b}() == 'hi'\n"]
+            # the scripted jurors pass a candidate they see quoted code of
+            builds[b] = [{f"src/shop/{b}.py": f"# like def vat(\ndef {b}():\n    return 'hi'\n"}]
+        (p.base_dir / "reds.json").write_text(json.dumps(reds))
+        (p.base_dir / "builds.json").write_text(json.dumps(builds))
+        (p.base_dir / "notes.yaml").write_text(NOTES)
+        assert p.leap("slice", "cut", str(p.base_dir / "notes.yaml")).code == 0
+        _hold_builder(p, "checkout")
+        run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
+                                "--heartbeat", "0"], cwd=p.work,
+                               env={**os.environ, **IDENTITY, **p.env},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not (p.base_dir / "waiting-checkout").exists():
+                assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+                time.sleep(0.2)
+            other = p.leap("run", "notes", "--heartbeat", "0")
+            assert other.code == 0 and "landed" in other.out, other.out[-2000:]
+            (p.base_dir / "hold-checkout").unlink()
+            out, err = run.communicate(timeout=240)
+        finally:
+            if run.poll() is None:
+                run.kill()
+    assert run.returncode == 0, (out[-3000:], err[-2000:])
+    receipt = git("show", f"leap/ledger:slices/{S}/balls/checkout/episodes/1/receipts/1.yaml",
+                  cwd=p.work)
+    assert "changed while the builder" not in receipt and "outcome: 1" in receipt, receipt
