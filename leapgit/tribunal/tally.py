@@ -1,5 +1,6 @@
 """T6, T7: the tribunal's one outcome. Land only on a unanimous pass; a HALT outranks all;
-a refuse outranks a hold; bare passes alone are not evidence enough to pass."""
+a refuse outranks a hold; bare passes alone are not evidence enough to pass; a pass that
+leaves a supported minor finding open is none (T7: closed too, never deferred)."""
 
 from __future__ import annotations
 
@@ -41,4 +42,18 @@ def decide(results: Sequence[LensResult], checks_outcome: str | None = None,
         # T6: a bare pass is never the only evidence for a pass
         return Decision("hold", "every pass is bare (no findings, no evidence): not enough "
                         "evidence to pass (T6)")
+    minor = [r.lens for r in results if open_minor(r)]
+    if minor:
+        # T7 (7): "blockers fixed, minors later" is the leak; a finding ends fixed, or
+        # refuted with documented evidence, never parked (a claimed mutant that did not
+        # survive its re-run is refuted: ``tribunal.mutants`` marks it unsupported)
+        return Decision("refuse", f"a unanimous pass with minor finding(s) open "
+                        f"({', '.join(minor)}): closed too, never deferred (T7)")
     return Decision("pass", "unanimous pass")
+
+
+def open_minor(result: LensResult) -> bool:
+    """Whether a seat of ``result`` lists a minor finding its evidence supports."""
+    seats = [s for s in (result.primary, result.verifier) if s is not None and s.verdict]
+    return any(f.severity == "minor" and f.supported
+               for s in seats if s.verdict for f in s.verdict.findings)

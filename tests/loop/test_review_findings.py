@@ -29,7 +29,7 @@ from tests.loop.world import AUTHOR, BUILDER, CODE, DEPS, events, jurors, red_te
 from tests.scoring.world import Project, ball_yaml, build_project
 from tests.support import Result, git, hinted_leap, leap
 from tests.templates import Served
-from tests.tribunal.jurors import Call, JurorServer, Reply
+from tests.tribunal.jurors import Call, JurorServer, Reply, verdict
 
 Event = dict[str, object]
 
@@ -804,3 +804,37 @@ def test_run_max_usd_lets_one_scoring_at_a_time_start_under_the_cap(
     assert "run.max_usd 0.01 reached" in str(table["stopped"]), res.out[-2000:]
     assert seats == 8, f"{seats} seats paid for: more than one scoring started under the cap"
     assert res.code == 3, res.code
+
+
+def test_a_minor_finding_of_a_passing_round_is_closed_before_the_slice_lands(
+        isolated: Path, served: Served) -> None:
+    """T7 (7): "minor findings from the last round are closed too, never deferred; a finding
+    ends fixed, or refuted with documented evidence" (the seed: "blockers fixed, minors
+    later" is exactly the leak). A walk-away hunt: a juror passed c while listing a supported
+    minor finding, and c landed with it open: no test, no answer. The pass is a refuse on
+    that finding: it becomes a further red, the builder fixes it, and only then c lands."""
+    def minor_on_buggy_c(call: Call) -> Reply:
+        text = json.dumps(call.body.get("messages", []))
+        if "BUG-C" in text and call.lens == "defect":
+            return Reply(verdict("defect", "pass", [{
+                "severity": "minor", "file": "calc/c.py", "claim": "gc returns 0 where the "
+                "goal asks for 5", "evidence": "BUG-C: adds two"}]))
+        return jurors(call)
+
+    plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
+            "c+fixed": {"calc/c.py": FIXED_GC}}
+    with JurorServer("openai", minor_on_buggy_c) as server:
+        p = duo(served.folder("rf-minor"), served.daemon, server.url, "minor", ("a", "c"),
+                plan, scope={"c": ["tests/test_c_finding.py"]},
+                proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
+        (p.base_dir / "author.py").write_text(_finding_author())
+        res = p.leap("run", "minor", "--json", "--heartbeat", "0")
+    assert res.code == 0 and "landed" in res.out, res.out[-3000:]
+    with Ledger(p.work / ".git") as ledger:
+        view = ledger.require()
+        scores = history.scores(view, "minor", "c")
+        further = history.finding_reds(view, "minor", "c", 1)
+    assert scores[0].outcome == -1 and "minor finding(s) open" in scores[0].reason, scores[0]
+    assert [r.answers for r in further] == [1], further  # the finding's red answers score 1
+    assert [s.outcome for s in scores] == [-1, 1], scores  # then fixed, and passed
+    assert "BUG-C" not in (p.work / "calc/c.py").read_text()  # what landed is the fix

@@ -3,6 +3,8 @@ escalation (hold) naming the oscillating finding."""
 
 from __future__ import annotations
 
+import pytest
+
 from leapgit.tribunal.convergence import PastRound, fingerprint, flat_or_rising_twice, progress
 from tests.support import commit_all, write_files
 from tests.tribunal.conftest import Repo, rung
@@ -133,3 +135,27 @@ def test_a_convening_that_held_on_a_seat_out_of_reach_is_sat_again_as_its_round(
     assert [(s.info.round, s.decision.outcome) for s in sat] == \
         [(1, "hold"), (1, "pass"), (2, "pass")], [(s.info.round, s.decision) for s in sat]
     assert sat[1].progress.new_counts == (8,)  # the held sitting measured no round of its own
+
+
+@pytest.mark.parametrize("severity,evidence,outcome", [
+    ("minor", "return a / b", "refuse"),  # supported by the envelope: open, never deferred
+    ("minor", "text no file holds", "pass"),  # quotes what the envelope never held (T9)
+    ("info", "return a / b", "pass"),  # an observation, no finding to close
+])
+def test_a_unanimous_pass_leaves_no_supported_minor_finding_open(
+        repo: Repo, severity: str, evidence: str, outcome: str) -> None:
+    """T7 (7): minor findings from the last round are closed too, never deferred ("blockers
+    fixed, minors later" is the leak): a unanimous pass in which one juror lists a minor
+    finding its evidence supports is a refuse on that finding, which goes back to the
+    builder (T7.6)."""
+    def script(call: Call) -> Reply:
+        said = [finding(severity, "div does not guard b == 0", evidence)] \
+            if call.lens == "defect" else [finding("info", "fine")]
+        return Reply(verdict(call.lens or "?", "pass", said))
+
+    with JurorServer("openai", script) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        done = repo.convene()
+    assert done.decision.outcome == outcome, done.decision
+    if outcome == "refuse":
+        assert "minor finding(s) open (defect)" in done.decision.reason, done.decision
