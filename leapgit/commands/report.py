@@ -174,7 +174,7 @@ def under_ball(sl: SliceStatus, ball: str, round_limit: int) -> list[str]:
     if sl.abandoned is None:  # what comes next: nothing, once abandoned
         out.extend(_throw_detail(sl.standing.get(ball), sl.record.slice, round_limit,
                                  sl.escalated.get(ball), ball in sl.redless, sl.author,
-                                 ball in sl.held_before, sl.remote))
+                                 ball in sl.held_before, sl.remote, sl.refused.get(ball)))
     out.extend(_score_detail(sl.scores.get(ball)))
     return out
 
@@ -205,12 +205,13 @@ def _score_detail(scored: BallScore | None) -> list[str]:
 def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
                   escalated: tuple[str, str] | None = None, redless: bool = False,
                   author: bool = False, held_before: bool = False,
-                  remote: str | None = None) -> list[str]:
-    """``_ball_lines``; in a slice published to workers every `leap run S` and `leap throw
-    S ... --resume` they name goes with `--remote R` (a blind review: the repair and the
+                  remote: str | None = None, refused: str | None = None) -> list[str]:
+    """``_ball_lines``, and ``refused``: what leads on from a refused ball, as `leap run`
+    says it. In a slice published to workers every `leap run S` and `leap throw S ...
+    --resume` they name goes with `--remote R` (a blind review: the repair and the
     escalation lines, as `leap run` says them, named none, and followed, built here)."""
     lines = _ball_lines(s, slice_id, round_limit, escalated, redless, author, held_before,
-                        remote)
+                        remote) + ([f"      next: {refused}"] if refused else [])
     if remote is None:
         return lines
     from leapgit.loop.events import as_started

@@ -54,6 +54,8 @@ class SliceStatus(NamedTuple):
     landing: Landing | None = None  # merged: its last merge and live proof
     # T9: balls held on an escalation: (why, what a person runs), as `leap run` says them
     escalated: Mapping[str, tuple[str, str]] = {}
+    # L3: refused balls not respecced since: what leads on, as `leap run` says it
+    refused: Mapping[str, str] = {}
     # T7.1: ready balls whose red is not recorded yet (no ball is thrown before its red)
     redless: frozenset[str] = frozenset()
     author: bool = False  # a test author is configured (red.command): `leap run` asks it
@@ -220,6 +222,7 @@ def status(slice_id: str | None = None, start: Path | str = ".",
                                    scores=ball_scores(view, sid, balls),
                                    landing=landing(view, rec),
                                    escalated=_escalated(view, sid, standing),
+                                   refused=_refused(view, sid, standing),
                                    redless=frozenset(
                                        b for b, st in standing.items() if st.verdict == "ready"
                                        and history.latest_red(view, sid, b) is None),
@@ -267,6 +270,19 @@ def _open_lease(ws: Workspace, view: LedgerView) -> OpenLease | None:
     remote = shlex.quote(tracked) if tracked in git.remotes(ws.paths.root) else None
     return OpenLease(spine, active.number, active.holder, reason, taken_here(ws, reason),
                      waiting[1] if waiting else None, remote, merge_running(ws))
+
+
+def _refused(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]
+              ) -> dict[str, str]:
+    """L3: what leads on from each refused ball not respecced since, as `leap run` says it
+    (a hunt: status named nothing for a refused ball)."""
+    refused = [s for s in standing.values() if s.verdict == "refused" and s.episode is not
+               None and s.spec_version <= s.episode.throw.spec_version]
+    if not refused:
+        return {}  # imports nothing: `leap status` of a cut slice is benchmarked
+    from leapgit.loop.steps import refused_hint
+
+    return {s.ball: refused_hint(view, slice_id, s.ball) for s in refused}
 
 
 def _escalated(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]

@@ -64,9 +64,10 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
         if ep is not None and s.spec_version > ep.throw.spec_version:
             return Step("throw", ball, wave, f"respecced to version {s.spec_version} after "
                         "its refusal: a new episode")
-        return Step("stop", ball, wave, _refused_reason(view, slice_id, s), EXIT_RULE,
-                    f"repair the spec with `leap ball respec {slice_id} {ball} FILE`, then "
-                    f"`leap run {slice_id}` throws it again")
+        again = "; the same candidate failed the same frozen tests under the spec before " \
+            "its respec" if _refused_again_on_its_red(view, slice_id, ball) else ""
+        return Step("stop", ball, wave, _refused_reason(view, slice_id, s) + again, EXIT_RULE,
+                    refused_hint(view, slice_id, ball))
     if v == "ready":
         if history.latest_red(view, slice_id, ball) is None:
             if not has_author:
@@ -183,6 +184,39 @@ def no_verdict(score: ScoreRecord) -> bool:
     """T6: the score held because a seat gave no verdict (out of reach, off its lens): the
     tribunal sits again; not a bare pass, nor a tribunal that failed to run."""
     return score.outcome == 0 and score.rule == "T6" and "hold and re-seat" in score.reason
+
+
+def _refused_again_on_its_red(view: LedgerView, slice_id: str, ball: str) -> bool:
+    """Whether the ball's last score refused, on its tests, the very bytes an earlier score
+    refused on its tests under an older spec (a walk-away hunt: a test author's wrong red
+    sent the person round the same respec, as no respec changes a frozen red)."""
+    if not history.has(view, slice_id, ball, "scores"):
+        return False
+    scores = history.scores(view, slice_id, ball)
+    failed = [sc for sc in scores if sc.outcome == -1 and sc.steps
+              and sc.steps[-1].step == "tests" and sc.steps[-1].result == "fail"]
+    return len(failed) >= 2 and failed[-1].score == scores[-1].score and \
+        any(sc.candidate == failed[-1].candidate and sc.spec_version < failed[-1].spec_version
+            for sc in failed[:-1])
+
+
+def refused_hint(view: LedgerView, slice_id: str, ball: str) -> str:
+    """What leads on from a refused ball (L3): its spec repaired, or, once a respec
+    changed nothing its frozen red judges, the red itself (``wrong_red``)."""
+    if _refused_again_on_its_red(view, slice_id, ball):
+        return wrong_red(slice_id, ball)
+    return (f"repair the spec with `leap ball respec {slice_id} {ball} FILE`, then "
+            f"`leap run {slice_id}` throws it again")
+
+
+def wrong_red(slice_id: str, ball: str) -> str:
+    """T7.1: a red that asks what the goal does not is never redone once a round was built
+    on it; a different test is a different ball."""
+    return (f"its red may ask what the goal does not; no red is redone once a round was "
+            f"built on it, and a different test is a different ball (T7.1): give the slice "
+            f"up (`leap slice abandon {slice_id} --reason TEXT`) and cut it again under "
+            f"another id with a right red (`leap slice cut FILE`, then `leap run NEW-ID`); "
+            f"if the build is what is wrong after all, {repair(slice_id, ball)}")
 
 
 def repair(slice_id: str, ball: str) -> str:

@@ -136,3 +136,50 @@ def test_a_slice_leap_lands_meanwhile_costs_no_round_of_a_ball_in_flight(
     receipt = git("show", f"leap/ledger:slices/{S}/balls/checkout/episodes/1/receipts/1.yaml",
                   cwd=p.work)
     assert "changed while the builder" not in receipt and "outcome: 1" in receipt, receipt
+
+
+def test_a_wrong_red_sends_the_person_from_the_respec_to_a_new_ball_which_lands(
+        isolated: Path, served: Served) -> None:
+    """The test author wrote tax's red wrong (vat(100) must be 121). The candidate fails it,
+    and the stop names a respec; the person respecs, the builder builds the same bytes, the
+    same frozen red fails them, and the stop named the same respec again: a circle, since
+    no respec changes a frozen red (T7.1: a different test is a different ball). Refused
+    again on its red with the same bytes, the ball names giving the slice up and cutting it
+    anew with a right red, and `leap status` names the same; followed, it lands."""
+    with JurorServer("openai", jurors) as server:
+        p = build(served.folder("op-wrong-red"), served.daemon, server.url)
+        reds = p.base_dir / "reds.json"
+        right = json.loads(reds.read_text())
+        wrong = json.loads(reds.read_text())
+        wrong["tax"][1] = wrong["tax"][1].replace("120.0", "121.0")  # the author erred
+        reds.write_text(json.dumps(wrong))
+        first = p.leap("run", S, "--json", "--heartbeat", "0")
+        stop = next(e for e in events(first.out) if e["event"] == "stop" and
+                    e.get("ball") == "tax")
+        respec, run = hinted_leap(str(stop["hint"]))
+        assert respec[:4] == ["ball", "respec", S, "tax"] and run == ["run", S], stop
+        repaired = p.base_dir / "tax-v2.yaml"
+        repaired.write_text(
+            "goal: vat(100.0) is 120.0\nspec: add vat(amount, rate=0.2) to src/shop/tax.py "
+            "returning amount * (1 + rate), rounded to cents\n"
+            "scope: [src/shop/tax.py, tests/test_tax.py]\n"
+            "proof: python -m pytest -q tests/test_tax.py\n"
+            "tests: python -m pytest -q\nrollback: restore-scope\n")
+        assert p.leap(*respec[:4], str(repaired)).code == 0
+        second = p.leap(*run, "--json", "--heartbeat", "0")
+        stop = next(e for e in events(second.out) if e["event"] == "stop" and
+                    e.get("ball") == "tax")
+        said = hinted_leap(str(stop["hint"]))
+        assert said[:3] == [["slice", "abandon", S, "--reason", "TEXT"],
+                            ["slice", "cut", "FILE"], ["run", "NEW-ID"]], stop
+        shown = p.leap("status", S).out
+        [line] = [ln for ln in shown.splitlines() if "slice abandon" in ln]
+        assert line.strip() == f"next: {stop['hint']}", shown
+        assert p.leap("slice", "abandon", S, "--reason", "tax's red asks 121").code == 0
+        reds.write_text(json.dumps(right))  # the author, asked again, writes it right
+        again = p.base_dir / "again.yaml"
+        again.write_text((p.base_dir / "slice.yaml").read_text().replace(
+            f"slice: {S}\n", f"slice: {S}-2\n"))
+        assert p.leap("slice", "cut", str(again)).code == 0
+        landed = p.leap("run", f"{S}-2", "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
