@@ -247,7 +247,9 @@ def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
                     f"{by_hand}"]
         return [f"{pad}ready to throw once its red is recorded (T7.1): {by_hand}"]
     if s.verdict in ("blocked", "held", "waiting", "ready"):
-        return [f"{pad}{s.why() if s.verdict != 'ready' else 'ready to throw (L5)'}"]
+        return [f"{pad}{s.why()}" if s.verdict != "ready" else  # a hunt: it named nothing
+                f"{pad}ready to throw (L5): `leap throw {slice_id} --ball {s.ball}` throws it; "
+                f"`leap run {slice_id}{shared}` throws and drives every ready ball"]
     ep = s.episode
     if ep is None:
         return []

@@ -345,16 +345,18 @@ class SliceRun:
         return self.ws.config.run_max_usd is not None and \
             any(s.kind == "score" for s in running)
 
-    def _over(self) -> str | None:
+    def _over(self, then: bool = True) -> str | None:
         """Why no further step starts: time (--max-minutes), money (run.max_usd), or the
-        remote out of reach for too long."""
+        remote out of reach for too long; ``then``: with what goes on from there (a hunt:
+        the time budget's stop named nothing), unless the caller names it."""
         if self.reach is not None and self.reach.gave_up:
             return (f"{self.reach.gave_up}; a hold, nothing lost: `leap run {self.slice} "
                     f"--remote {self.opt.remote}` again once it answers")
         if self._deadline is not None and time.monotonic() >= self._deadline:
             why = f"--max-minutes {self.opt.max_minutes:g} reached"
             self.stop.halt(why)  # running builders stop; each running round is recorded as 0
-            return f"{why}: a hold, nothing lost"
+            return f"{why}: a hold, nothing lost" + (
+                f"; `leap run {self.slice}` goes on from here" if then else "")
         cap = self.ws.config.run_max_usd
         if cap is None:
             return None
@@ -789,7 +791,7 @@ class SliceRun:
                     self.events.emit("merge", step=f"waits for {what}",
                                      holder=exc.lease.holder if isinstance(exc, LeaseHeld)
                                      else None, detail=exc.lines()[0])
-                over = self._over()
+                over = self._over(then=False)
                 if over is not None:  # time or money, not the holder, ends the wait
                     raise Hold(f"{over}; the merge waited for {what}", rule="L9",
                                hint=f"`leap run {self.slice}` again") from None

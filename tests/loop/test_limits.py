@@ -37,6 +37,8 @@ def test_time_a_second_run_and_money_stop_the_run_and_lose_nothing(
         assert timed.code == 3, timed.out[-2000:]
         table = next(e for e in events(timed.out) if e["event"] == "table")
         assert "--max-minutes 0.02 reached" in str(table["stopped"]), table
+        # a hunt: the time budget's stop named no way on; the run below is that command
+        assert hinted_leap(str(table["stopped"])) == [["run", S]], table
 
         before = server.spent()
         first = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
@@ -73,7 +75,8 @@ def test_time_a_second_run_and_money_stop_the_run_and_lose_nothing(
         spent_in, spent_out = server.spent()
     assert table["outcome"] == "landed, live proof held"
     # the slice's spend is what the jurors' server reported for every recorded scoring of
-    # every run; a scoring killed before its record (kill -9 above) is the only gap
+    # every run; a scoring killed before its record (kill -9 above) is the only gap: its
+    # verdicts that came back are recorded by the next run (T6), a seat still sitting is not
     lost_in, lost_out = after[0] - before[0], after[1] - before[1]
     recorded = table["usage"]
     assert spent_in - lost_in <= recorded["tokens_in"] <= spent_in, (recorded, spent_in)  # type: ignore[index]

@@ -27,7 +27,7 @@ from tests.scoring.tiny import (
     served,
     write_respec,
 )
-from tests.support import git, leap
+from tests.support import git, hinted_leap, leap
 
 
 def _reds(repo: Path, ball: str = "sub") -> list[int]:
@@ -245,8 +245,11 @@ def test_status_names_the_red_a_ready_ball_waits_for_and_the_hint_records_it(
     assert leap("red", SLICE, "sub", sha, cwd=repo).code == 0
     after = leap("status", cwd=repo).out.splitlines()
     at = after.index(next(x for x in after if x.strip().startswith("sub ")))
-    assert after[at + 1].strip() == "ready to throw (L5)", after
-    assert leap("throw", SLICE, "--ball", "sub", cwd=repo).code == 0
+    assert after[at + 1].strip().startswith("ready to throw (L5): "), after
+    throw, run = hinted_leap(after[at + 1])
+    assert throw == ["throw", SLICE, "--ball", "sub"] and run == ["run", SLICE], after
+    assert leap(*throw, cwd=repo).code == 0  # as printed
+    assert "in-flight" in leap("status", "--json", cwd=repo).out
 
 
 @pytest.mark.parametrize("command", [("red", SLICE, "nope", "HEAD"), ("ball", "check", SLICE,
