@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Literal
 
@@ -29,8 +30,6 @@ def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str
                        hint=f"write the round's outcome to $LEAP_REPORT (`outcome: {outcome}` "
                             "and `evidence: ...`) and exit")
         if episode.throw.published:  # a hunt: it rolled the scope back into the checkout
-            import shlex
-
             from leapgit.scoring.score import shared_remote
 
             remote = shlex.quote(shared_remote(ws, slice_id, ball_id))

@@ -61,6 +61,7 @@ from leapgit.scoring.merge import MergeBusy, merge
 from leapgit.scoring.red import carry_red
 from leapgit.scoring.score import declared_builder, score
 from leapgit.scoring.spine import spine_remote
+from leapgit.tribunal.left import record_left
 from leapgit.worktrees import drivelock, place
 from leapgit.worktrees.builder import Stop, require_program, signal_name
 from leapgit.worktrees.buildround import HEARTBEAT, EpisodeEnded
@@ -242,8 +243,6 @@ class SliceRun:
     def _left(self) -> None:
         """T6: the verdicts a convening of a killed run left here are recorded before the
         first step, so run.max_usd counts what they cost (``tribunal.left``)."""
-        from leapgit.tribunal.left import record_left
-
         with self.ws.ledger() as ledger:
             record_left(self.ws.paths.common_dir, ledger,
                         lambda line: self.events.emit("log", line=line))

@@ -200,12 +200,18 @@ def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> lis
     merges: list[Merged] = []
     for p in planned:
         predicted = spine.predict(ws.paths.root, tip, p.commit)
+        stray = [] if predicted.conflicts else \
+            _not_candidate(ws.paths.root, predicted.tree, p.passed)
+        if predicted.conflicts or stray:
+            # a commit on the spine the server refuses (a hotfix made while a run went on)
+            # changed the ball's files: the commands that keep it aside (a hunt: this said
+            # "drop a spine commit" and named none)
+            require_spine_pushable(ws, f"`leap merge {slice_id}`")
         if predicted.conflicts:
             raise RuleViolation(
                 f"merging {slice_id}/{p.ball} onto the spine conflicts on "
                 f"{', '.join(predicted.conflicts)}; nothing lands", rule="L9",
                 hint="a scope collision is a decomposition error: re-cut the slice")
-        stray = _not_candidate(ws.paths.root, predicted.tree, p.passed)
         if stray:
             raise RuleViolation(
                 f"merging {slice_id}/{p.ball} would not land its candidate's bytes of "
@@ -396,9 +402,6 @@ def _merge(ws: Workspace, slice_id: str, holder: str, builder: str | None,
     if _others_landed(ws, slice_id, holder, old, echo):  # the spine here moved with them
         old = git.rev_parse(f"refs/heads/{name}", root) or old
     spine.require_clean(root, name)
-    # a commit on the spine the server refuses (a hotfix made while a run went on): the
-    # commands that keep it aside, before a merge onto it stops on bytes it changed
-    require_spine_pushable(ws, f"`leap merge {slice_id}`")
     remote = spine.spine_remote(root, name)  # bad input is said before the lease is taken
     found = None  # planned here first: a slice merged already needs no remote
     try:
