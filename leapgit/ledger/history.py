@@ -182,16 +182,16 @@ def _runs_spent(view: LedgerView, folder: str) -> Usage | None:
     from leapgit.records.tribunal_run import SummaryRecord, VerdictRecord
     from leapgit.records.usage import UNMEASURED, total
 
-    found = []
+    found: list[Usage | None] = []
     for run in view.list(folder):
         summary = view.record(f"{folder}/{run}/summary.yaml", SummaryRecord)
         if summary is not None:
             found.append(summary.usage if summary.usage is not None else UNMEASURED)
             continue
-        for name in view.list(f"{folder}/{run}/verdicts"):
+        for name in view.list(f"{folder}/{run}/verdicts"):  # summed as a summary sums them:
             verdict = view.record(f"{folder}/{run}/verdicts/{name}", VerdictRecord)
-            if verdict is not None:
-                found.append(verdict.usage if verdict.usage is not None else UNMEASURED)
+            if verdict is not None:  # a seat no call of answered spent nothing
+                found.append(verdict.usage)
     return total(found)
 
 

@@ -45,15 +45,18 @@ def decide(results: Sequence[LensResult], checks_outcome: str | None = None,
     minor = [r.lens for r in results if open_minor(r)]
     if minor:
         # T7 (7): "blockers fixed, minors later" is the leak; a finding ends fixed, or
-        # refuted with documented evidence, never parked (a claimed mutant that did not
-        # survive its re-run is refuted: ``tribunal.mutants`` marks it unsupported)
+        # refuted with documented evidence, never parked
         return Decision("refuse", f"a unanimous pass with minor finding(s) open "
                         f"({', '.join(minor)}): closed too, never deferred (T7)")
     return Decision("pass", "unanimous pass")
 
 
 def open_minor(result: LensResult) -> bool:
-    """Whether a seat of ``result`` lists a minor finding its evidence supports."""
+    """Whether a seat of ``result`` lists a minor finding its evidence supports and no
+    evidence refuted: a claimed mutant the re-run KILLED is refuted, one it could not run
+    (INVALID) is no claim standing (T9: only a survivor is one; a blind review: a killed
+    mutant's finding refused a green unanimous pass)."""
     seats = [s for s in (result.primary, result.verifier) if s is not None and s.verdict]
-    return any(f.severity == "minor" and f.supported
+    return any(f.severity == "minor" and f.supported and
+               (f.mutant is None or f.rerun is None or f.rerun.status == "SURVIVED")
                for s in seats if s.verdict for f in s.verdict.findings)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from leapgit import git
+from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace
 from leapgit.records import trailers as tr
 from leapgit.tribunal.worktree import in_use, throwaway
@@ -93,20 +95,29 @@ class Watch:
             if not os.path.isdir(key):
                 continue  # removed meanwhile (a throwaway tree): nobody writes there now
             now = tree_state(Path(tree))
-            if now != state and not integrated(Path(tree), state, now):
+            if now != state and not integrated(Path(tree), state, now, self._landed):
                 out.append(tree)
         return out
+
+    def _landed(self) -> set[str]:
+        """The spine tips the ledger records merges landing at (L9: the integrator's)."""
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            return {m.tip for sid in query.slice_ids(view)
+                    for m in history.merge_records(view, sid)}
 
 
 _HEAD = ("# branch.oid ", "# branch.ab ")  # where a checkout's commit shows in its status
 
 
-def integrated(tree: Path, before: tuple[str, ...], after: tuple[str, ...]) -> bool:
-    """Whether the checkout's HEAD only moved forward along integration merges (leapgit's
-    integrator landed another slice meanwhile: a hunt saw such a move hold a round, L6,
-    as a builder's write), and nothing else in it changed. A merge commit's trailers are
-    text a writer could forge; the server judges every integration (L9), and a builder
-    that forges one still meets it there."""
+def integrated(tree: Path, before: tuple[str, ...], after: tuple[str, ...],
+               landed: Callable[[], set[str]]) -> bool:
+    """Whether the checkout's HEAD only moved forward along integration merges to a tip
+    the ledger records a landing at (``landed``: leapgit's integrator landed another slice
+    meanwhile; a hunt saw such a move hold a round, L6, as a builder's write), and nothing
+    else in it changed. Each commit of the move is a merge of two parents carrying the
+    integration trailers (a blind review: three forged trailer lines on a plain commit
+    passed), and its end a recorded landing."""
     def split(state: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
         oid = next((i.split()[2] for i in state if i.startswith(_HEAD[0])), None)
         return oid, tuple(i for i in state if not i.startswith(_HEAD))
@@ -115,10 +126,11 @@ def integrated(tree: Path, before: tuple[str, ...], after: tuple[str, ...]) -> b
     if rest != now or old is None or new is None or old == new or \
             not git.is_ancestor(tree, old, new):
         return False
-    raw = git.run(["log", "--first-parent", "--format=%B%x00", f"{old}..{new}"], tree,
+    raw = git.run(["log", "--first-parent", "--format=%P%n%B%x00", f"{old}..{new}"], tree,
                   check=False, detached=True)
-    messages = [m for m in raw.stdout.decode("utf-8", "surrogateescape").split("\0")
-                if m.strip()]
-    return raw.returncode == 0 and bool(messages) and all(
-        {tr.SLICE, tr.BALL, tr.CANDIDATE} <= {k for k, _ in tr.parse(m).pairs}
-        for m in messages)
+    commits = [m.strip("\n").partition("\n") for m in
+               raw.stdout.decode("utf-8", "surrogateescape").split("\0") if m.strip()]
+    return raw.returncode == 0 and bool(commits) and all(
+        len(parents.split()) == 2 and
+        {tr.SLICE, tr.BALL, tr.CANDIDATE} <= {k for k, _ in tr.parse(body).pairs}
+        for parents, _, body in commits) and new in landed()

@@ -36,7 +36,8 @@ def test_a_head_moved_along_integration_merges_is_the_integrators_move(
     before = tree_state(repo)
     landed = _merge(repo, tip, {"c.txt": "c\n"}, trailers=True)
     git("reset", "-q", "--keep", landed, cwd=repo)
-    assert integrated(repo, before, tree_state(repo))
+    assert integrated(repo, before, tree_state(repo), lambda: {landed})
+    assert not integrated(repo, before, tree_state(repo), set)  # no landing recorded there
 
 
 def test_a_merge_by_hand_or_a_write_beside_the_move_is_a_change(tmp_path: Path) -> None:
@@ -45,16 +46,19 @@ def test_a_merge_by_hand_or_a_write_beside_the_move_is_a_change(tmp_path: Path) 
     before = tree_state(repo)
     by_hand = _merge(repo, tip, {"c.txt": "c\n"}, trailers=False)
     git("reset", "-q", "--keep", by_hand, cwd=repo)
-    assert not integrated(repo, before, tree_state(repo))  # no integration merge
+    # no integration merge, though a landing were recorded there
+    assert not integrated(repo, before, tree_state(repo), lambda: {by_hand, landed})
     git("reset", "-q", "--keep", tip, cwd=repo)
     landed = _merge(repo, tip, {"c.txt": "c\n"}, trailers=True)
     git("reset", "-q", "--keep", landed, cwd=repo)
     (repo / "a.txt").write_text("written by a builder\n")
-    assert not integrated(repo, before, tree_state(repo))  # and a write beside it
+    # and a write beside the move
+    assert not integrated(repo, before, tree_state(repo), lambda: {by_hand, landed})
     git("checkout", "-q", "--", "a.txt", cwd=repo)
     git("reset", "-q", "--keep", tip, cwd=repo)
-    assert not integrated(repo, tree_state(repo), before)  # unchanged: no move at all
+    assert not integrated(repo, tree_state(repo), before, lambda: {landed})  # no move at all
     git("reset", "-q", "--keep", landed, cwd=repo)
     at_landed = tree_state(repo)
     git("reset", "-q", "--keep", tip, cwd=repo)
-    assert not integrated(repo, at_landed, tree_state(repo))  # backwards is no integration
+    # backwards is no integration
+    assert not integrated(repo, at_landed, tree_state(repo), lambda: {landed, tip})
