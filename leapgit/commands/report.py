@@ -248,7 +248,8 @@ def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
         return [f"{pad}ready to throw once its red is recorded (T7.1): {by_hand}"]
     if s.verdict in ("blocked", "held", "waiting", "ready"):
         return [f"{pad}{s.why()}" if s.verdict != "ready" else  # a hunt: it named nothing
-                f"{pad}ready to throw (L5): `leap throw {slice_id} --ball {s.ball}` throws it; "
+                f"{pad}ready to throw (L5): `leap throw {slice_id} --ball {s.ball}{shared}` "
+                "throws it; "
                 f"`leap run {slice_id}{shared}` throws and drives every ready ball"]
     ep = s.episode
     if ep is None:
@@ -266,10 +267,11 @@ def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
                                               if r.worker else ""))
     again = shared if t.published else ""  # published again to the workers, not built here
     resume = f"`leap throw {t.slice} --ball {t.ball} --resume{again}` starts a new episode"
-    if s.spec_version > t.spec_version and s.verdict in ("checkpoint", "hold"):
+    if s.spec_version > t.spec_version and s.verdict in ("checkpoint", "hold", "refused"):
         # what `leap run` does first, before an escalation or a resume (``steps.next_step``)
+        how = "throws it again" if s.verdict == "refused" else "resumes it"
         return [*out, f"{pad}respecced to version {s.spec_version}: `leap run {t.slice}"
-                      f"{shared}` resumes it in a new episode"]
+                      f"{shared}` {how} in a new episode"]
     if stopped_by_leap(ep):  # L6: as `leap run` says it (``loop.steps``)
         resume = f"leap stopped its last round: `leap run {t.slice}{shared}` resumes it"
     elif held_before and s.verdict in ("checkpoint", "hold"):

@@ -125,16 +125,19 @@ class Ledger(AbstractContextManager["Ledger"]):
             return (f"{self.git_dir} is a bare repository, whose ledger comes from a clone: "
                     "in a clone of it, `leap init` starts one and `leap sync REMOTE` pushes it "
                     "here")
+        from shlex import quote  # a remote's name may hold what a shell reads (a review)
+
         found = self.remotes_holding()
         if found:
-            return f"this clone's remote {found[0]} has one: `leap sync {found[0]}` takes it"
+            return (f"this clone's remote {found[0]} has one: `leap sync {quote(found[0])}` "
+                    "takes it")
         # a clone of one branch (`--single-branch`, or `--depth`: CI's checkout) keeps no
         # copy of the ledger even where its remote has one: ask before a second root
         names = self.remote_names()
         if names:
             remote = "origin" if "origin" in names else names[0]
-            return (f"if {remote} has one, `leap sync {remote}` takes it; if no remote does, "
-                    "`leap init` starts one")
+            return (f"if {remote} has one, `leap sync {quote(remote)}` takes it; if no remote "
+                    "does, `leap init` starts one")
         return "run `leap init` first"
 
     def remotes_holding(self) -> list[str]:

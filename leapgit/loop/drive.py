@@ -231,9 +231,10 @@ class SliceRun:
                     gave_up = (f"--max-minutes {self.opt.max_minutes:g} reached while "
                                f"{self.opt.remote} was out of reach ({exc.lines()[0]})")
                 if gave_up is not None:
+                    again = shlex.quote(self.opt.remote or "")
                     raise RemoteUnavailable(
-                        f"{gave_up}; a hold", hint=f"`leap run {self.slice} "
-                        f"--remote {self.opt.remote}` again once it answers") from None
+                        f"{gave_up}; a hold", hint=f"`leap run {self.slice} --remote {again}` "
+                        "again once it answers") from None
                 time.sleep(self.opt.poll)
                 continue
             if self.reach is not None:
@@ -349,8 +350,9 @@ class SliceRun:
         remote out of reach for too long; ``then``: with what goes on from there (a hunt:
         the time budget's stop named nothing), unless the caller names it."""
         if self.reach is not None and self.reach.gave_up:
+            again = shlex.quote(self.opt.remote or "")
             return (f"{self.reach.gave_up}; a hold, nothing lost: `leap run {self.slice} "
-                    f"--remote {self.opt.remote}` again once it answers")
+                    f"--remote {again}` again once it answers")
         if self._deadline is not None and time.monotonic() >= self._deadline:
             why = f"--max-minutes {self.opt.max_minutes:g} reached"
             self.stop.halt(why)  # running builders stop; each running round is recorded as 0
