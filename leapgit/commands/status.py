@@ -282,7 +282,7 @@ def _refused(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]
         return {}  # imports nothing: `leap status` of a cut slice is benchmarked
     from leapgit.loop.steps import refused_hint
 
-    return {s.ball: refused_hint(view, slice_id, s.ball) for s in refused}
+    return {s.ball: refused_hint(view, slice_id, s) for s in refused}
 
 
 def _escalated(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]

@@ -65,9 +65,9 @@ def next_step(view: LedgerView, slice_id: str, s: BallStanding, round_cap: int,
             return Step("throw", ball, wave, f"respecced to version {s.spec_version} after "
                         "its refusal: a new episode")
         again = "; the same candidate failed the same frozen tests under the spec before " \
-            "its respec" if _refused_again_on_its_red(view, slice_id, ball) else ""
+            "its respec" if _refused_again_on_its_red(view, slice_id, s) else ""
         return Step("stop", ball, wave, _refused_reason(view, slice_id, s) + again, EXIT_RULE,
-                    refused_hint(view, slice_id, ball))
+                    refused_hint(view, slice_id, s))
     if v == "ready":
         if history.latest_red(view, slice_id, ball) is None:
             if not has_author:
@@ -186,26 +186,30 @@ def no_verdict(score: ScoreRecord) -> bool:
     return score.outcome == 0 and score.rule == "T6" and "hold and re-seat" in score.reason
 
 
-def _refused_again_on_its_red(view: LedgerView, slice_id: str, ball: str) -> bool:
-    """Whether the ball's last score refused, on its tests, the very bytes an earlier score
-    refused on its tests under an older spec (a walk-away hunt: a test author's wrong red
-    sent the person round the same respec, as no respec changes a frozen red)."""
-    if not history.has(view, slice_id, ball, "scores"):
+def _refused_again_on_its_red(view: LedgerView, slice_id: str, s: BallStanding) -> bool:
+    """Whether the ball's last score refused, on its tests, the last round of its current
+    episode, with the very bytes an earlier score refused on its tests under an older spec
+    (a walk-away hunt: a test author's wrong red sent the person round the same respec, as
+    no respec changes a frozen red)."""
+    ep = s.episode
+    if ep is None or not history.has(view, slice_id, s.ball, "scores"):
         return False
-    scores = history.scores(view, slice_id, ball)
+    scores = history.scores(view, slice_id, s.ball)
     failed = [sc for sc in scores if sc.outcome == -1 and sc.steps
               and sc.steps[-1].step == "tests" and sc.steps[-1].result == "fail"]
-    return len(failed) >= 2 and failed[-1].score == scores[-1].score and \
-        any(sc.candidate == failed[-1].candidate and sc.spec_version < failed[-1].spec_version
+    last = scores[-1]
+    return len(failed) >= 2 and failed[-1].score == last.score and \
+        (last.episode, last.rounds) == (ep.throw.episode, len(ep.receipts)) and \
+        any(sc.candidate == last.candidate and sc.spec_version < last.spec_version
             for sc in failed[:-1])
 
 
-def refused_hint(view: LedgerView, slice_id: str, ball: str) -> str:
+def refused_hint(view: LedgerView, slice_id: str, s: BallStanding) -> str:
     """What leads on from a refused ball (L3): its spec repaired, or, once a respec
     changed nothing its frozen red judges, the red itself (``wrong_red``)."""
-    if _refused_again_on_its_red(view, slice_id, ball):
-        return wrong_red(slice_id, ball)
-    return (f"repair the spec with `leap ball respec {slice_id} {ball} FILE`, then "
+    if _refused_again_on_its_red(view, slice_id, s):
+        return wrong_red(slice_id, s.ball)
+    return (f"repair the spec with `leap ball respec {slice_id} {s.ball} FILE`, then "
             f"`leap run {slice_id}` throws it again")
 
 
