@@ -174,7 +174,8 @@ def under_ball(sl: SliceStatus, ball: str, round_limit: int) -> list[str]:
     if sl.abandoned is None:  # what comes next: nothing, once abandoned
         out.extend(_throw_detail(sl.standing.get(ball), sl.record.slice, round_limit,
                                  sl.escalated.get(ball), ball in sl.redless, sl.author,
-                                 ball in sl.held_before, sl.remote, sl.refused.get(ball)))
+                                 ball in sl.held_before, sl.remote, sl.refused.get(ball),
+                                 ball in sl.answering))
     out.extend(_score_detail(sl.scores.get(ball)))
     return out
 
@@ -205,13 +206,14 @@ def _score_detail(scored: BallScore | None) -> list[str]:
 def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
                   escalated: tuple[str, str] | None = None, redless: bool = False,
                   author: bool = False, held_before: bool = False,
-                  remote: str | None = None, refused: str | None = None) -> list[str]:
+                  remote: str | None = None, refused: str | None = None,
+                  answering: bool = False) -> list[str]:
     """``_ball_lines``, and ``refused``: what leads on from a refused ball, as `leap run`
     says it. In a slice published to workers every `leap run S` and `leap throw S ...
     --resume` they name goes with `--remote R` (a blind review: the repair and the
     escalation lines, as `leap run` says them, named none, and followed, built here)."""
     lines = _ball_lines(s, slice_id, round_limit, escalated, redless, author, held_before,
-                        remote) + ([f"      next: {refused}"] if refused else [])
+                        remote, answering) + ([f"      next: {refused}"] if refused else [])
     if remote is None:
         return lines
     from leapgit.loop.events import as_started
@@ -227,7 +229,7 @@ def _throw_detail(s: BallStanding | None, slice_id: str, round_limit: int,
 def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
                 escalated: tuple[str, str] | None = None, redless: bool = False,
                 author: bool = False, held_before: bool = False,
-                remote: str | None = None) -> list[str]:
+                remote: str | None = None, answering: bool = False) -> list[str]:
     """Under a ball in `leap status`: why it waits, or its throw, last receipt, checkpoint.
     ``author``: a test author is configured, so `leap run` gets a red from it (the red by
     hand was all status named: a walk-away hunt)."""
@@ -284,7 +286,7 @@ def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
     elif escalated is not None:  # T9: as `leap run` says it (``loop.steps.escalation``)
         out.extend([f"{pad}{escalated[0]}", f"{pad}next: {escalated[1]}"])
     elif s.verdict == "in-flight" and ep.checkpoint is None:  # what goes on with it
-        out.append(f"{pad}next: {_in_flight(t, ep.receipts, shared, remote)}")
+        out.append(f"{pad}next: {_in_flight(t, ep.receipts, shared, remote, answering, author)}")
     elif s.verdict == "hold":
         last = ", the last the limit allows" if len(ep.receipts) >= round_limit else ""
         out.append(f"{pad}its score held round {len(ep.receipts)} (0){last}: the episode "
@@ -293,10 +295,23 @@ def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
 
 
 def _in_flight(t: ThrowRecord, receipts: tuple[Receipt, ...], shared: str,
-               remote: str | None) -> str:
+               remote: str | None, answering: bool = False, author: bool = False) -> str:
     """A ball in flight: what goes on with it (a chaos hunt: after a kill, `leap status`
-    named nothing for a claim not yet scored, or a round not yet built)."""
+    named nothing for a claim not yet scored, or a round not yet built). ``answering``:
+    its last claim was refused on the tribunal's findings (T7.6), which the next round
+    answers, their tests written first by the test author (``author``)."""
     run = f"`leap run {t.slice}{shared}`"
+    if answering:
+        if t.published:
+            worker = f"`leap worker --remote {shlex.quote(remote or 'REMOTE')}`"
+            if author:
+                return (f"{run} has the test author write the tribunal's findings as tests; "
+                        f"then a worker builds its next round, which answers them ({worker})")
+            return (f"a worker builds its next round, which answers the tribunal's findings "
+                    f"({worker}); {run} scores it")
+        first = "has the test author write the tribunal's findings as tests, then " \
+            if author else ""
+        return f"{run} {first}builds its next round, which answers the tribunal's findings"
     claimed = bool(receipts) and receipts[-1].outcome == 1
     if t.published:
         return (f"{run} scores its claimed pass" if claimed else

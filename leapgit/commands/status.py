@@ -56,6 +56,9 @@ class SliceStatus(NamedTuple):
     escalated: Mapping[str, tuple[str, str]] = {}
     # L3: refused balls not respecced since: what leads on, as `leap run` says it
     refused: Mapping[str, str] = {}
+    # T7.6: balls in flight whose last claim the tribunal refused on its findings: the next
+    # round answers them (their tests first, where a test author is configured)
+    answering: frozenset[str] = frozenset()
     # T7.1: ready balls whose red is not recorded yet (no ball is thrown before its red)
     redless: frozenset[str] = frozenset()
     author: bool = False  # a test author is configured (red.command): `leap run` asks it
@@ -223,6 +226,7 @@ def status(slice_id: str | None = None, start: Path | str = ".",
                                    landing=landing(view, rec),
                                    escalated=_escalated(view, sid, standing),
                                    refused=_refused(view, sid, standing),
+                                   answering=_answering(view, sid, standing),
                                    redless=frozenset(
                                        b for b, st in standing.items() if st.verdict == "ready"
                                        and history.latest_red(view, sid, b) is None),
@@ -283,6 +287,24 @@ def _refused(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]
     from leapgit.loop.steps import refused_hint
 
     return {s.ball: refused_hint(view, slice_id, s) for s in refused}
+
+
+def _answering(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]
+               ) -> frozenset[str]:
+    """T7.6: in-flight balls whose last round's claim a score refused on the tribunal's
+    findings (a hunt: status said `leap run` "scores its claimed pass", scored already)."""
+    from leapgit.rules.episodes import answers_findings
+
+    out = set()
+    for s in standing.values():
+        ep = s.episode
+        if s.verdict != "in-flight" or ep is None or not ep.receipts:
+            continue
+        graded = history.graded_last(view, slice_id, s.ball, ep.throw.episode,
+                                     len(ep.receipts))
+        if graded is not None and answers_findings(graded):
+            out.add(s.ball)
+    return frozenset(out)
 
 
 def _escalated(view: LedgerView, slice_id: str, standing: dict[str, BallStanding]

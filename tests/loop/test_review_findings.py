@@ -838,3 +838,30 @@ def test_a_minor_finding_of_a_passing_round_is_closed_before_the_slice_lands(
     assert [r.answers for r in further] == [1], further  # the finding's red answers score 1
     assert [s.outcome for s in scores] == [-1, 1], scores  # then fixed, and passed
     assert "BUG-C" not in (p.work / "calc/c.py").read_text()  # what landed is the fix
+
+
+def test_status_after_a_refusal_on_findings_names_the_round_that_answers_them(
+        isolated: Path, served: Served) -> None:
+    """A walk-away hunt: `leap run` stopped right after a score refused c's claim on the
+    tribunal's findings (T7.6), and `leap status` said `leap run S` "scores its claimed
+    pass", a claim scored already. It names what comes: the findings' tests from the test
+    author, then the round that answers them; followed exactly, the slice lands."""
+    from tests.loop.kills import is_event, run_until
+
+    plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
+            "c+fixed": {"calc/c.py": FIXED_GC}}
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("rf-answering"), served.daemon, server.url, "ans", ("a", "c"),
+                plan, scope={"c": ["tests/test_c_finding.py"]},
+                proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
+        (p.base_dir / "author.py").write_text(_finding_author())
+        killed, _code, said = run_until(p.work, "ans", is_event("findings"), env=p.env)
+        assert killed, said[-2000:]
+        shown = p.leap("status", "ans").out
+        [line] = [ln for ln in shown.splitlines() if ln.strip().startswith("next: ")]
+        assert "has the test author write the tribunal's findings as tests, then builds " \
+            "its next round, which answers the tribunal's findings" in line, shown
+        assert "scores its claimed pass" not in shown, shown
+        [again] = hinted_leap(line)
+        landed = p.leap(*again, "--heartbeat", "0")
+    assert landed.code == 0 and "landed" in landed.out, landed.out[-3000:]
