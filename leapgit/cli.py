@@ -392,11 +392,14 @@ def _run() -> click.Command:
     @click.option("--take-over", is_flag=True,
                   help="with --remote: take over the run lease of a run on another clone "
                        "that is gone for good (its machine lost)")
+    @click.option("--holder", default="integrator", show_default=True, metavar="NAME",
+                  help="the integrator taking the spine's lease for the merge (L9): where "
+                       "the server's transport names the pusher, that name")
     @click.option("--poll", type=Finite(min=0.05, max=HOUR_SECONDS), default=1.0, hidden=True)
     @click.pass_context
     def run_cmd(ctx: click.Context, slice_id: str, jobs: int, max_minutes: float | None,
                 resume_holds: bool, as_json: bool, heartbeat: float | None,
-                remote: str | None, take_over: bool, poll: float) -> None:
+                remote: str | None, take_over: bool, holder: str, poll: float) -> None:
         """Drive a slice from its cut to the spine: reds, waves, scores, the merge, the
         live proof.
 
@@ -426,7 +429,7 @@ def _run() -> click.Command:
                                  "give it with --remote REMOTE", rule="L3")
         options = Options(jobs, max_minutes, resume_holds,
                           HEARTBEAT if heartbeat is None else heartbeat, remote, poll,
-                          take_over)
+                          take_over, holder)
         end = run_slice(slice_id, sys.stdout, options, as_json)
         if not as_json:
             _emit(table_lines(end, options.given()))

@@ -51,6 +51,7 @@ from leapgit.loop.presses import Deliveries
 from leapgit.loop.progress import EventProgress
 from leapgit.loop.remote import Reach
 from leapgit.loop.steps import Step, next_step, no_verdict
+from leapgit.records.types import INTEGRATOR
 from leapgit.rules.episodes import current_episode, findings_to_answer
 from leapgit.rules.landing import failed_hint
 from leapgit.rules.readiness import BallStanding, assess
@@ -126,6 +127,7 @@ class Options:
     remote: str | None = None  # issue 16: publish there; `leap worker`s build the balls
     poll: float = 1.0  # with remote: seconds between looks at it while workers build
     take_over: bool = False  # with remote: take over the run lease of a run that is gone
+    holder: str = INTEGRATOR  # L9: who takes the spine's lease (the pusher, where named)
 
     def given(self, remote: str | None = None, budget: bool = False) -> list[str]:
         """The options that change what a run does, as the words a hint to run it again
@@ -139,7 +141,8 @@ class Options:
                 *(["--max-minutes", f"{self.max_minutes:g}"]
                   if budget and self.max_minutes else []),
                 *(["--resume-holds"] if self.resume_holds else []),
-                *(["--remote", remote] if remote else [])]
+                *(["--remote", remote] if remote else []),
+                *(["--holder", self.holder] if self.holder != INTEGRATOR else [])]
 
 
 class SliceRun:
@@ -769,7 +772,7 @@ class SliceRun:
         waited: tuple[str, float] | None = None  # (what it waits for, since when)
         while True:
             try:
-                merged = merge(self.ws, self.slice,
+                merged = merge(self.ws, self.slice, self.opt.holder,
                                echo=lambda line: self.events.emit("log", line=line),
                                taken_over=self.lease.took_over if self.lease else None)
                 if self.reach is not None:

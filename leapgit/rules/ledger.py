@@ -5,6 +5,7 @@ integrator lease at a time (L9)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from leapgit.errors import LeapError
@@ -322,6 +323,10 @@ def _lease_pusher(ctx: PushContext, ref: str, sha: str, path: str,
     holder = raw.get("holder")
     if ctx.pusher is None or holder == ctx.pusher.name:
         return []
+    if path.endswith("/take.yaml"):  # a newcomer's `leap run` took it as `integrator`
+        name = shlex.quote(ctx.pusher.name)
+        hint = (f"take the spine's lease in the name the transport gives you: `leap run "
+                f"SLICE --holder {name}` (or `leap merge SLICE --holder {name}`)")
     return [Refusal("L9", ref, sha, path, f"pushed by {ctx.pusher.name!r} (from "
                     f"{ctx.pusher.source}), but the record names holder {holder!r}", hint)]
 
