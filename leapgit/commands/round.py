@@ -10,7 +10,7 @@ from typing import Literal
 from leapgit.errors import Hold
 from leapgit.ledger import query
 from leapgit.ledger.workspace import open_workspace
-from leapgit.rules.episodes import current_episode
+from leapgit.rules.episodes import current_episode, score_hint, unscored_claim
 from leapgit.worktrees import place
 from leapgit.worktrees.closeround import RoundClosed, admin_dir, close_round
 from leapgit.worktrees.drivelock import check_free
@@ -38,6 +38,12 @@ def close(slice_id: str, ball_id: str, outcome: Literal[-1, 0, 1], evidence: str
                        "(L6); no round of it is closed here", rule="L3",
                        hint=f"`leap worker --remote {remote} --slice {slice_id}` builds it; "
                             f"`leap status {slice_id}` shows where it stands")
+        claim = None if episode.spent(ws.config.round_cap) else unscored_claim(view, episode)
+        if claim is not None:  # a newcomer's hunt: it recorded a round over the claim
+            raise Hold(f"round {claim.round} of {slice_id}/{ball_id} claims a pass that waits "
+                       "for its score (L7: a claim is no pass): no further round is closed "
+                       "before it", rule="L7",
+                       hint=score_hint(episode, claim, False))
         # L3: a run that drives the ball closes its round itself; a second closer would
         # record a round under its builder (the dogfooding review)
         path = place.worktree_of(ws, episode.throw)
