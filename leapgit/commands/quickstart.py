@@ -7,6 +7,9 @@ what it printed."""
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -92,5 +95,15 @@ def quickstart(directory: Path | None, echo: Echo = print) -> Path:
     protocol_steps(root, echo, _step, _EchoStream(echo))
     _step(echo, "the ledger's history", "leap log -n 6", report.log_lines(log(6, start=root)))
     echo("")
-    echo(f"Done. The repository is in {root}; try `cd {root} && leap audit`.")
+    echo(f"Done. The repository is in {root}; try `cd {root} && {_leap()} audit`.")
     return root
+
+
+def _leap() -> str:
+    """`leap` as the shell finds it, when that is this one; else this one by its path (a
+    newcomer's hunt: installed into a venv not on PATH, `leap audit` was not found)."""
+    here = Path(sys.executable).parent / "leap"
+    found = shutil.which("leap")
+    if not here.exists() or (found is not None and Path(found).resolve() == here.resolve()):
+        return "leap"
+    return shlex.quote(str(here))

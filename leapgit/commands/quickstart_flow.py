@@ -65,8 +65,9 @@ def _remote(root: Path, echo: Echo, step: Step) -> Path:
     git.run(["remote", "add", "origin", str(remote)], root)
     git.run(["push", "-q", "-u", "origin", "main", "leap/ledger"], root)
     step(echo, "a shared bare remote with the server hook (pre-receive) installed",
-         "git init --bare ../calc-remote.git && leap hooks install --server && "
-         "git push -u origin main leap/ledger", [f"remote {remote}"])
+         "git init -q --bare -b main ../calc-remote.git && (cd ../calc-remote.git && "
+         "leap hooks install --server) && git remote add origin ../calc-remote.git && "
+         "git push -q -u origin main leap/ledger", [f"remote {remote}"])
     return remote
 
 

@@ -14,7 +14,7 @@ from leapgit.audit.presence import presence_cache, signature_presence
 from leapgit.ledger import history, query
 from leapgit.ledger.workspace import Workspace, open_workspace
 from leapgit.records.types import INTEGRATOR, SliceRecord
-from leapgit.rules.episodes import held_by_builder
+from leapgit.rules.episodes import answers_findings, held_by_builder
 from leapgit.rules.landing import Landing, landing
 from leapgit.rules.readiness import BallStanding, assess
 from leapgit.scoring import reopen
@@ -293,8 +293,6 @@ def _answering(view: LedgerView, slice_id: str, standing: dict[str, BallStanding
                ) -> frozenset[str]:
     """T7.6: in-flight balls whose last round's claim a score refused on the tribunal's
     findings (a hunt: status said `leap run` "scores its claimed pass", scored already)."""
-    from leapgit.rules.episodes import answers_findings
-
     out = set()
     for s in standing.values():
         ep = s.episode

@@ -89,10 +89,18 @@ def require_clean(root: Path, spine: str) -> None:
     where = checkout_of(root, spine)
     if where is None:
         return
-    dirty = git.run(["status", "--porcelain", "--untracked-files=no"], where).stdout.strip()
+    # leapgit's own config is read from the work tree, and a fast-forward that does not
+    # touch it keeps its changes (``move_spine``): a builder, rungs or red set after it was
+    # committed stopped every merge, and stashing it took the config the merge runs on
+    # (a newcomer's hunt)
+    dirty = git.run(["status", "--porcelain", "--untracked-files=no", "--", ".",
+                     f":(exclude){CONFIG_PATH.as_posix()}"], where).stdout.strip()
     if dirty:
         raise UsageError(f"the spine {spine!r} is checked out in {where} with uncommitted "
-                         "changes", hint="commit or stash them; nothing was written")
+                         "changes", hint=f"stash them (`git -C {shlex.quote(str(where))} "
+                         "stash`), then the same command again; a change to keep lands through "
+                         "a slice of its own (the spine takes only integration merges); nothing "
+                         "was written")
 
 
 def blocking_untracked(where: Path, old: str, new: str) -> list[str]:

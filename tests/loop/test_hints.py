@@ -322,8 +322,8 @@ def test_a_merge_stop_carries_its_hint_and_rule_in_their_own_fields(
     """Stop 36's telemetry review: a merge stop inside `leap run --json` put its hint into
     the `reason` text ("...; commit or stash them"), so an agent reading `hint` found none.
     The stop event has `reason` and `hint` apart, as a ball's stop has (and `rule` where
-    the error has one: this one, bad input, has none); followed (`git stash`), the run
-    lands."""
+    the error has one: this one, bad input, has none); followed (its `git -C W stash`, not
+    the commit it named, which the server refuses on the spine), the run lands."""
     with JurorServer("openai", jurors) as server:
         p = duo(served.folder("hint-merge-stop"), served.daemon, server.url, "hms", ("a", "b"))
         init = p.work / "calc" / "__init__.py"
@@ -332,12 +332,31 @@ def test_a_merge_stop_carries_its_hint_and_rule_in_their_own_fields(
         assert res.code == 2, res.out[-2000:]
         [stop] = [e for e in events(res.out) if e["event"] == "stop" and "ball" not in e]
         assert str(stop["reason"]).startswith("merge: the spine 'main' is checked out in"), stop
-        assert stop["hint"] == "commit or stash them; nothing was written", stop
+        [stash] = [c for c in str(stop["hint"]).split("`")[1::2] if c.startswith("git ")]
+        assert stash.endswith(" stash") and "commit" not in str(stop["hint"]), stop
         assert "stash" not in str(stop["reason"]) and stop["exit_code"] == 2, stop
         assert "rule" not in stop and "[" not in str(stop["reason"]), stop
-        subprocess.run(["git", "stash", "-q"], cwd=p.work, check=True)
+        subprocess.run(stash, shell=True, cwd=p.base_dir, check=True)  # as printed
         landed = p.leap("run", "hms", "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+
+
+def test_a_committed_config_changed_here_stops_no_merge(isolated: Path,
+                                                        served: Served) -> None:
+    """A newcomer's hunt: the config committed before the cut, its builder and jurors set
+    after, in the spine's checkout: every merge stopped on "uncommitted changes; commit or
+    stash them", and neither led on (the server refuses a commit on the spine; stashed, the
+    config the merge runs on was gone). leapgit's own config is read from the work tree and
+    a fast-forward keeps its changes: the slice lands, the change still there."""
+    with JurorServer("openai", jurors) as server:
+        p = duo(served.folder("hint-config-here"), served.daemon, server.url, "hch",
+                ("a", "b"), config={"round_limit": 4})  # committed on the spine
+        config = p.work / ".leap" / "config.yaml"
+        assert git("ls-files", ".leap/config.yaml", cwd=p.work) == ".leap/config.yaml"
+        config.write_text(config.read_text() + "# set here, after the commit\n")
+        landed = p.leap("run", "hch", "--heartbeat", "0")
+        assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
+    assert config.read_text().endswith("# set here, after the commit\n")
 
 
 def test_a_hold_and_a_refuse_lead_on_with_the_commands_they_name(isolated: Path,
