@@ -55,7 +55,9 @@ def _table(end: RunEnd) -> list[str]:
     if end.usage is not None:
         u = end.usage
         cost = "cost unknown (unpriced)" if u.get("usd") is None else f"{u['usd']:.6f} USD"
-        out.append(f"jurors: {u['tokens_in']} tokens in, {u['tokens_out']} out, {cost}")
+        unmeasured = f", {u['unmeasured']} call(s) unmeasured" if u.get("unmeasured") else ""
+        out.append(f"jurors: {u['tokens_in']} tokens in, {u['tokens_out']} out, {cost}"
+                   f"{unmeasured}")
     tip = f" at {end.merged_tip[:12]}" if end.merged_tip else ""
     out.append(f"slice {end.slice}: {end.outcome}{tip}"
                + (f"; stopped: {end.stopped}" if end.stopped else ""))

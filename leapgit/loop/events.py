@@ -137,8 +137,10 @@ class Events:
 def _short(value: Any) -> str:
     if isinstance(value, dict) and "tokens_in" in value:  # a spend (records.usage)
         usd = value.get("usd")
+        unmeasured = value.get("unmeasured")  # calls nobody measured are never a 0
         return (f"{value['tokens_in']}+{value['tokens_out']} tokens, "
-                + ("cost unpriced" if usd is None else f"{usd:.6f} USD"))
+                + ("cost unpriced" if usd is None else f"{usd:.6f} USD")
+                + (f", {unmeasured} call(s) unmeasured" if unmeasured else ""))
     if isinstance(value, dict) and "claim" in value:  # a finding
         return printable(f"[{value.get('lens')}/{value.get('severity')}] {value['claim']}")
     if isinstance(value, dict):

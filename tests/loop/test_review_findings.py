@@ -182,6 +182,12 @@ def test_run_max_usd_holds_the_priced_spend_when_one_seat_reports_none(
         landed = p.leap(*again[0], "--heartbeat", "0")
     assert landed.code == 0 and "landed" in landed.out, landed.out[-2000:]
     assert p.remote_tip("refs/heads/main") != before
+    # what nobody measured is never shown as 0 (a newcomer's hunt: the run's lines said
+    # "0+0 tokens" and dropped the unmeasured calls the records hold)
+    [table] = [ln for ln in landed.out.splitlines() if ln.startswith("jurors: ")]
+    assert "call(s) unmeasured" in table, table
+    scored = [ln for ln in landed.out.splitlines() if " score " in ln and "tokens" in ln]
+    assert scored and all("call(s) unmeasured" in ln for ln in scored), scored
 
 
 # -- finding 3 --------------------------------------------------------------------------
