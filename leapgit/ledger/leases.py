@@ -90,12 +90,15 @@ class LeaseHeld(Hold):
 
 def held_by(current: Lease, spine: str, again: str, remote: str | None = None) -> LeaseHeld:
     said = f": {current.take.reason}" if current.take and current.take.reason else ""
-    share = f" and `leap sync {remote}` in its clone" if remote else ""
+    # a take its merge pushed and died before recording here is known there only after a
+    # sync: the sync comes first (a hunt: the release, followed first, found no lease)
+    first = f"`leap sync {shlex.quote(remote)}`, then " if remote else ""
+    share = f" and `leap sync {shlex.quote(remote)}`, in its clone" if remote else ""
     held = LeaseHeld(f"spine {spine!r} is leased to {current.holder!r} (lease "
                      f"{current.number}{said}): one integrator at a time, nothing landed",
                      file=layout.lease_path(spine, current.number, "take"), rule=RULE,
                      hint=f"{again} again once it is given back (its holder gives back a "
-                          "lease whose merge died with `leap lease release --holder "
+                          f"lease whose merge died with {first}`leap lease release --holder "
                           f"{shlex.quote(current.holder)}`"
                           f"{share})")
     held.lease = current

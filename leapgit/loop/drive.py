@@ -60,7 +60,7 @@ from leapgit.scoring.aggregate import AggregateRefused
 from leapgit.scoring.findingred import advance, pending
 from leapgit.scoring.merge import MergeBusy, merge
 from leapgit.scoring.red import carry_red
-from leapgit.scoring.score import declared_builder, score
+from leapgit.scoring.score import declared_builder, score, shared_remote
 from leapgit.scoring.spine import spine_remote
 from leapgit.tribunal.left import record_left
 from leapgit.worktrees import drivelock, place
@@ -874,6 +874,24 @@ class SliceRun:
         return [self.slice, *self.opt.given(remote, budget=True),
                 *(["--take-over"] if self.opt.take_over else [])]
 
+    def _require_unpublished(self) -> None:
+        """L3: a slice with a ball published to workers runs with their remote (a hunt: a
+        plain `leap run S`, as another clone's merge named it, waited for the workers'
+        rounds for good, silently, and built the slice's other balls a second time)."""
+        with self.ws.ledger() as ledger:
+            view = ledger.require()
+            for ball in query.load_slice(view, self.slice).balls:
+                episodes = query.episodes(view, self.slice, ball)
+                thrown = query.throw(view, self.slice, ball, episodes[-1]) if episodes \
+                    else None
+                if thrown is not None and thrown.published:
+                    given = self._typed(shared_remote(self.ws, self.slice, ball,
+                                                      self.ws.config.spine))
+                    raise UsageError(
+                        f"{self.slice}/{ball} is published to workers, whose rounds are on "
+                        "the shared remote: a run of the slice goes with it", field="--remote",
+                        rule="L3", hint=f"`leap run {shlex.join(given)}`")
+
     def _preflight(self) -> None:
         """What would stop every ball: refused before anything is thrown."""
         cfg = self.ws.config
@@ -900,6 +918,8 @@ class SliceRun:
                 hint=f"`leap run {shlex.join(self._typed(tracked))}`, or make {cfg.spine} "
                      f"track {self.opt.remote}'s first (`git config "
                      f"{q(f'branch.{cfg.spine}.remote')} {q(self.opt.remote)}`), then {again}")
+        if self.opt.remote is None:
+            self._require_unpublished()
         remote = tracked or self.opt.remote
         if remote is not None:
             spine.require_round_cap_of_server(self.ws.paths.root, cfg.spine, cfg, remote)

@@ -44,7 +44,7 @@ from leapgit.rules.spine import keep_aside, keep_branch
 from leapgit.rules.stack import current_stale, restacking, stale_reason
 from leapgit.scoring import reopen, spine
 from leapgit.scoring.aggregate import Aggregate, AggregateRefused, review_merged
-from leapgit.scoring.score import declared_builder
+from leapgit.scoring.score import declared_builder, shared_remote
 from leapgit.scoring.source import blobs
 from leapgit.timeutil import now_iso
 from leapgit.worktrees.stack import spine_tip
@@ -141,7 +141,7 @@ def plan(ws: Workspace, ledger: Ledger, slice_id: str
             tip = git.rev_parse(passed.commit, ws.paths.root)
         if passed is None:
             missing.append(f"{ball} (no pass)")
-            ways[way_to_pass(view, slice_id, ball)] = None
+            ways[_shared(ws, view, slice_id, ball, way_to_pass(view, slice_id, ball))] = None
             continue
         if tip is None:  # neither its branch nor the commit its pass names is here
             missing.append(f"{ball} (its branch and passed commit {passed.commit[:12]} are "
@@ -193,6 +193,25 @@ def _fetch_or_give_up(ws: Workspace, slice_id: str, branch: str, merged: bool) -
          "again (`leap slice cut FILE`)")
     return (f"restore {branch} from where it was built ({where}), then `leap merge "
             f"{slice_id}`; with no copy anywhere, its work is lost to this clone: {again}")
+
+
+def _shared(ws: Workspace, view: LedgerView, slice_id: str, ball: str, way: str) -> str:
+    """``way`` (`leap run S` or `leap score S B`) with the shared remote, in a slice with a
+    ball published to workers (L3: a run of it goes with their remote; a hunt: a plain
+    `leap run S`, as printed, waited for their rounds for good and built the slice's other
+    balls a second time in this clone); `leap score` of a ball only where it was published."""
+    def published(b: str) -> bool:
+        episodes = query.episodes(view, slice_id, b)
+        thrown = query.throw(view, slice_id, b, episodes[-1]) if episodes else None
+        return thrown is not None and thrown.published
+
+    scored = way.startswith("`leap score")
+    shared = [b for b in ([ball] if scored else query.load_slice(view, slice_id).balls)
+              if published(b)]
+    if not shared:
+        return way
+    remote = shlex.quote(shared_remote(ws, slice_id, shared[0], ws.config.spine))
+    return way[:-1] + f" --remote {remote}`"
 
 
 def build(ws: Workspace, slice_id: str, tip: str, planned: list[Planned]) -> list[Merged]:

@@ -102,10 +102,11 @@ def test_a_second_clone_merges_past_a_lease_it_had_not_seen_onto_the_moved_spine
     assert held.code == 3, held
     assert f"leased to 'integrator' (lease 2: {ELSEWHERE})" in held.err, held
     assert "`leap merge more` again once it is given back" in held.err, held
-    assert "`leap lease release --holder integrator` and `leap sync origin` in its clone" in \
-        held.err, held
+    assert "`leap sync origin`, then `leap lease release --holder integrator` and `leap sync " \
+        "origin`, in its clone" in held.err, held
     assert git("rev-parse", "main", cwd=w.bare) == first  # nothing landed
-    # the holder's clone gives it back, as the hint says: released, then shared
+    # the holder's clone gives it back, as the hint says: synced, released, then shared
+    assert w.leap("sync", "origin").code == 0
     assert w.leap("lease", "release", "--holder", "integrator").code == 0
     assert w.leap("merge", "more", cwd=b).code == 3  # not shared yet: still held
     assert w.leap("sync", "origin").code == 0

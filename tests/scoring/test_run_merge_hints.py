@@ -160,12 +160,14 @@ def test_a_run_whose_merge_waited_past_its_patience_for_a_lease_names_the_merge_
     assert p.remote_tip("refs/heads/main") == before  # nothing landed
     hint = "`leap merge left` again once it is given back"
     stop = _stop_line(said, hint)
-    assert "`leap lease release --holder integrator` and `leap sync origin` in its clone" in stop
-    again, release, share = hinted_leap(stop)
-    assert (release, share) == (["lease", "release", "--holder", "integrator"], ["sync", "origin"])
+    assert "`leap sync origin`, then `leap lease release --holder integrator` and `leap sync " \
+        "origin`, in its clone" in stop
+    again, first, release, share = hinted_leap(stop)
+    assert (first, release, share) == (["sync", "origin"], ["lease", "release", "--holder",
+                                                            "integrator"], ["sync", "origin"])
     held = leap(*again, cwd=p.work, timeout=300)  # not given back yet: still a hold
     assert held.code == 3 and p.remote_tip("refs/heads/main") == before, held
-    for cmd in (release, share):  # the holder's part of the hint, exactly, in its clone
+    for cmd in (first, release, share):  # the holder's part of the hint, exactly, in its clone
         assert leap(*cmd, cwd=b).code == 0
     landed = leap(*again, cwd=p.work, timeout=300)  # the hint, exactly
     assert landed.code == 0, landed
