@@ -98,10 +98,11 @@ def spine_tip(ws: Workspace) -> str:
 
 def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
             scope_changed: bool = False, score: str | None = None,
-            remote: str | None = None) -> _Plan:
+            remote: str | None = None, tracked: str | None = None) -> _Plan:
     """What a throw of this ball means now, or the error that says why not. ``score``: the
     hint to run `leap score`, when the ball's last round claims a pass that waits for it.
-    ``remote``: the one a throw with `--remote` publishes to, which its hints name too."""
+    ``remote``: the one a throw with `--remote` publishes to, which its hints name too;
+    ``tracked``: the remote the spine tracks, the workers' where none was typed."""
     ep = s.episode
     if s.verdict == "ready":
         return _Plan(s, 1, base, None, True)
@@ -122,8 +123,8 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     number = ep.throw.episode
     if s.own == "in-flight":
         go_on = (f"it is published to workers: `leap worker --remote "
-                 f"{shlex.quote(remote or 'REMOTE')} --slice {slice_id}` on any clone "
-                 "continues it") if ep.throw.published else \
+                 f"{shlex.quote(remote or tracked or 'REMOTE')} --slice {slice_id}` on any "
+                 "clone continues it") if ep.throw.published else \
             (f"continue it with `leap throw {slice_id} --ball {s.ball} --run`, or close its "
              f"round (`leap round {slice_id} {s.ball} --outcome N --evidence TEXT`)")
         raise RuleViolation(f"{slice_id}/{s.ball} is {s.why()}; re-throwing a ball in flight "
@@ -151,6 +152,13 @@ def _decide(s: BallStanding, slice_id: str, base: str, resume: bool,
     raise RuleViolation(f"{slice_id}/{s.ball} was refused (-1) in episode {number}",
                         rule="L3", hint=f"repair the spec (`leap ball respec {slice_id} "
                         f"{s.ball} FILE`), then throw it")
+
+
+def _tracked(ws: Workspace) -> str | None:
+    """The remote the spine tracks, by a name this clone knows (a hunt: a published ball's
+    hint named `--remote REMOTE` where the spine tracks origin)."""
+    name = git.branch_remote(ws.paths.root, ws.config.spine)
+    return name if name in git.remotes(ws.paths.root) else None
 
 
 def _to(remote: str | None) -> str:
@@ -287,6 +295,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
         plans: list[_Plan] = []
         carried: list[Thrown] = []
         skipped: list[Skipped] = []
+        tracked = _tracked(ws)
         for ball in balls or rec.balls:
             s = standing[ball]
             claim = None if s.episode is None else unscored_claim(view, s.episode)
@@ -302,7 +311,7 @@ def throw(ws: Workspace, slice_id: str, balls: Sequence[str] = (),
             try:
                 plans.append(_stacked(ws, view, rec, _decide(
                     s, slice_id, base, resume, _scope_changed(view, slice_id, s), score,
-                    remote)))
+                    remote, tracked)))
             except LeapError as exc:
                 skipped.append(Skipped(ball, exc))
         unred = [p for p in plans if latest_red(view, slice_id, p.standing.ball) is None]

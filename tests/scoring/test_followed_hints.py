@@ -322,3 +322,38 @@ def test_leap_round_on_a_ball_published_to_workers_touches_nothing_in_the_throwe
     assert git("rev-parse", "leap/ledger", cwd=repo) == before  # nothing recorded
     assert git("status", "--porcelain", "--untracked-files=all", cwd=repo) == checkout
     assert ["worker", "--remote", "origin", "--slice", SLICE] in hinted_leap(said.err), said
+
+
+def test_a_rethrow_of_a_published_ball_in_flight_names_the_worker_of_its_remote(
+        tmp_path: Path, scripted_url: str) -> None:
+    """A hunt: `leap throw S --ball B` of a ball published to workers and in flight is
+    refused (L3) naming `leap worker --remote REMOTE --slice S`, a placeholder, where the
+    spine tracks origin. It names origin; the worker so named builds the ball's round."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.scoring.tiny import served
+    from tests.support import IDENTITY
+
+    repo = _world(tmp_path, scripted_url)
+    bare = served(tmp_path, repo)
+    assert leap("throw", SLICE, "--ball", "sub", "--remote", "origin", cwd=repo).code == 0
+    again = leap("throw", SLICE, "--ball", "sub", cwd=repo)
+    assert again.code == 1 and "re-throwing a ball in flight is refused" in again.err, again
+    [worker] = hinted_leap(again.err)
+    assert worker == ["worker", "--remote", "origin", "--slice", SLICE], again.err
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", *worker], cwd=repo,
+                            env={**os.environ, **IDENTITY}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "/receipts/" not in git("ls-tree", "-r", "--name-only", "leap/ledger",
+                                      cwd=bare) and time.monotonic() < deadline:
+            time.sleep(0.3)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert "/receipts/" in git("ls-tree", "-r", "--name-only", "leap/ledger", cwd=bare)
