@@ -33,6 +33,19 @@ def _hold_builder(p: Project, ball: str) -> None:
     (p.base_dir / f"hold-{ball}").write_text("")
 
 
+def _run_until_checkout_waits(p: Project) -> subprocess.Popen[str]:
+    """`leap run S --json` as a process, once checkout's builder (``_hold_builder``) waits."""
+    run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
+                            "--heartbeat", "0"], cwd=p.work,
+                           env={**os.environ, **IDENTITY, **p.env},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (p.base_dir / "waiting-checkout").exists():
+        assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+        time.sleep(0.2)
+    return run
+
+
 def _take_off(text: str) -> list[str]:
     """The backticked command that keeps the spine's commits aside and takes them off."""
     return [c for c in text.split("`")[1::2] if "reset --keep" in c]
@@ -49,15 +62,8 @@ def test_a_merge_stopped_by_a_commit_on_the_spine_names_the_way_on_and_status_to
     with JurorServer("openai", jurors) as server:
         p = build(served.folder("op-merge-stopped"), served.daemon, server.url)
         _hold_builder(p, "checkout")
-        run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
-                                "--heartbeat", "0"], cwd=p.work,
-                               env={**os.environ, **IDENTITY, **p.env},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = _run_until_checkout_waits(p)
         try:
-            deadline = time.monotonic() + 120
-            while not (p.base_dir / "waiting-checkout").exists():
-                assert run.poll() is None and time.monotonic() < deadline, run.communicate()
-                time.sleep(0.2)
             prices = p.work / "src/shop/prices.py"  # a hotfix, committed on the spine
             prices.write_text(prices.read_text().replace("Prices of a basket.",
                                                          "Prices of a basket (hotfix)."))
@@ -116,15 +122,8 @@ def test_a_slice_leap_lands_meanwhile_costs_no_round_of_a_ball_in_flight(
         (p.base_dir / "notes.yaml").write_text(NOTES)
         assert p.leap("slice", "cut", str(p.base_dir / "notes.yaml")).code == 0
         _hold_builder(p, "checkout")
-        run = subprocess.Popen([sys.executable, "-m", "leapgit", "run", S, "--json",
-                                "--heartbeat", "0"], cwd=p.work,
-                               env={**os.environ, **IDENTITY, **p.env},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = _run_until_checkout_waits(p)
         try:
-            deadline = time.monotonic() + 120
-            while not (p.base_dir / "waiting-checkout").exists():
-                assert run.poll() is None and time.monotonic() < deadline, run.communicate()
-                time.sleep(0.2)
             other = p.leap("run", "notes", "--heartbeat", "0")
             assert other.code == 0 and "landed" in other.out, other.out[-2000:]
             (p.base_dir / "hold-checkout").unlink()

@@ -218,19 +218,26 @@ def _finding_author() -> str:
         """)
 
 
+def _finding_duo(served: Served, folder: str, juror_url: str, slice_id: str) -> Project:
+    """Balls a and c, c's first candidate with BUG-C in gc (its fix the builder's second),
+    the finding's test in c's scope, and the author that writes it (``_finding_author``)."""
+    plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
+            "c+fixed": {"calc/c.py": FIXED_GC}}
+    p = duo(served.folder(folder), served.daemon, juror_url, slice_id, ("a", "c"), plan,
+            scope={"c": ["tests/test_c_finding.py"]},
+            proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
+    (p.base_dir / "author.py").write_text(_finding_author())
+    return p
+
+
 # review finding 3 (T7.6: a finding never became a further red) was fixed by 5b14479 while
 # this review ran; its test stays, unmarked, as the regression test
 def test_a_tribunal_finding_becomes_a_further_red(isolated: Path, served: Served) -> None:
     """c's first candidate passes its red (fc) but the defect juror refuses it (BUG-C in gc).
     With a test author configured, the finding first becomes a new failing test, recorded
     as a further red of c, before the builder's next round; the builder then fixes gc."""
-    plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
-            "c+fixed": {"calc/c.py": FIXED_GC}}
     with JurorServer("openai", jurors) as server:
-        p = duo(served.folder("rf-red"), served.daemon, server.url, "fred", ("a", "c"), plan,
-                scope={"c": ["tests/test_c_finding.py"]},
-                proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
-        (p.base_dir / "author.py").write_text(_finding_author())
+        p = _finding_duo(served, "rf-red", server.url, "fred")
         res = p.leap("run", "fred", "--json", "--heartbeat", "0")
     got = events(res.out)
     assert any(e["event"] == "findings" and e.get("ball") == "c" for e in got), \
@@ -827,13 +834,8 @@ def test_a_minor_finding_of_a_passing_round_is_closed_before_the_slice_lands(
                 "goal asks for 5", "evidence": "BUG-C: adds two"}]))
         return jurors(call)
 
-    plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
-            "c+fixed": {"calc/c.py": FIXED_GC}}
     with JurorServer("openai", minor_on_buggy_c) as server:
-        p = duo(served.folder("rf-minor"), served.daemon, server.url, "minor", ("a", "c"),
-                plan, scope={"c": ["tests/test_c_finding.py"]},
-                proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
-        (p.base_dir / "author.py").write_text(_finding_author())
+        p = _finding_duo(served, "rf-minor", server.url, "minor")
         res = p.leap("run", "minor", "--json", "--heartbeat", "0")
     assert res.code == 0 and "landed" in res.out, res.out[-3000:]
     with Ledger(p.work / ".git") as ledger:
@@ -854,13 +856,8 @@ def test_status_after_a_refusal_on_findings_names_the_round_that_answers_them(
     author, then the round that answers them; followed exactly, the slice lands."""
     from tests.loop.kills import is_event, run_until
 
-    plan = {"a": {"calc/a.py": CODE["a"]}, "c": {"calc/c.py": BUGGY_GC},
-            "c+fixed": {"calc/c.py": FIXED_GC}}
     with JurorServer("openai", jurors) as server:
-        p = duo(served.folder("rf-answering"), served.daemon, server.url, "ans", ("a", "c"),
-                plan, scope={"c": ["tests/test_c_finding.py"]},
-                proof={"c": "python -m unittest discover -q -s tests -t . -p 'test_c*.py'"})
-        (p.base_dir / "author.py").write_text(_finding_author())
+        p = _finding_duo(served, "rf-answering", server.url, "ans")
         killed, _code, said = run_until(p.work, "ans", is_event("findings"), env=p.env)
         assert killed, said[-2000:]
         shown = p.leap("status", "ans").out
