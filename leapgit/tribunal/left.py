@@ -39,7 +39,9 @@ _FIRST = ("envelope.yaml", "routing.yaml")  # written before any seat is dispatc
 
 @contextmanager
 def sitting(folder: Path) -> Iterator[None]:
-    """Held for as long as the convening whose folder this is sits."""
+    """Held for as long as the convening whose folder this is sits. A convening that ended
+    (its records committed) takes ``SITTING`` away: a later run does not read its folder
+    again (every convening looks at every folder of the clone)."""
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
@@ -47,8 +49,16 @@ def sitting(folder: Path) -> Iterator[None]:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
+        _done(folder)  # not on an exception: what it paid for is left to the next run
     finally:
         os.close(fd)  # the lock goes with the descriptor
+
+
+def _done(folder: Path) -> None:
+    try:
+        os.unlink(folder / SITTING)
+    except FileNotFoundError:
+        pass
 
 
 def record_left(common_dir: Path, ledger: Ledger,
@@ -72,6 +82,7 @@ def record_left(common_dir: Path, ledger: Ledger,
                     done.append(folder.name)
                     say(f"recorded the verdicts a killed convening left in {folder} (T6): "
                         "their spend counts")
+                _done(folder)  # recorded now, or before: nothing left to read there
             except LeapError as exc:
                 say(f"left a killed convening's folder {folder} as it is: {exc.lines()[0]}")
     return done

@@ -24,7 +24,9 @@ def _lost(repo: Repo) -> tuple[Path, str]:
     """A convening whose ledger commit is taken back: its folder, and its run id."""
     before = git("rev-parse", "leap/ledger", cwd=repo.root)
     done = repo.convene(out=None)
+    assert not (done.out / SITTING).exists()  # an ended convening leaves nothing to read
     git("update-ref", "refs/heads/leap/ledger", before, cwd=repo.root)
+    (done.out / SITTING).touch()  # as a kill before its commit leaves it
     return done.out, done.info.run_id
 
 
@@ -50,7 +52,8 @@ def test_the_next_convening_records_what_a_killed_one_left_and_never_its_summary
     subject = git("log", "-1", "--format=%s", "leap/ledger~1", cwd=repo.root)
     assert subject == (f"tribunal {run_id} round 1: left by a killed run, 8 verdict(s) paid "
                        "for, no decision (T6)"), subject
-    with Ledger(repo.root / ".git") as ledger:  # once recorded, never again
+    assert not (folder / SITTING).exists()  # once recorded, never read again
+    with Ledger(repo.root / ".git") as ledger:
         assert record_left(repo.root / ".git", ledger) == []
 
 

@@ -25,8 +25,8 @@ def test_every_file_written_is_0600(repo: Repo) -> None:
         result = repo.convene()
     modes = _modes(result.out)
     assert "summary.yaml" in modes and "verdicts/telemetry.yaml" in modes
-    assert len(modes) == 1 + 1 + 4 + 8  # stamp, sitting lock (T6), envelope.yaml/.txt,
-    # routing, summary, 8 verdicts
+    assert len(modes) == 1 + 4 + 8  # stamp, envelope.yaml/.txt, routing, summary, 8 verdicts
+    # (the sitting lock, T6, goes when the convening ends: ``tribunal.left``)
     assert set(modes.values()) == {0o600}
     assert stat.S_IMODE((result.out / "verdicts").stat().st_mode) == 0o700
 
