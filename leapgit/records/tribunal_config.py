@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from leapgit.errors import InvalidRecord, Problem, UsageError
 from leapgit.records import presets
@@ -114,6 +115,11 @@ def _endpoint(raw: dict[str, Any], field: str) -> tuple[str | None, str | None]:
     """The base URL without a trailing slash; a ``/v1`` the provider adds itself is taken
     off, with a warning (``http://host/v1`` would have called ``/v1/v1/...``)."""
     given = raw.get("endpoint") or ""
+    problem = _url_problem(given) if given else None
+    if problem:
+        raise InvalidRecord(f"{given!r} {problem}", file=CONFIG_SOURCE,
+                            field=f"{field}.endpoint", rule="config",
+                            hint="give the server's base URL, e.g. http://127.0.0.1:11434")
     endpoint = given.rstrip("/")
     if raw["provider"] not in _ADDS_V1 or not endpoint.endswith("/v1"):
         return endpoint or None, None
@@ -121,6 +127,22 @@ def _endpoint(raw: dict[str, Any], field: str) -> tuple[str | None, str | None]:
     return endpoint, (f"{CONFIG_SOURCE}: {field}.endpoint {given!r} ends in /v1, which the "
                       f"{raw['provider']} rung adds itself: using {endpoint!r} (it would "
                       "have called /v1/v1/...)")
+
+
+def _url_problem(url: str) -> str | None:
+    """What makes ``url`` no URL an HTTP client can call, or None. The schema's pattern
+    took ``http://[::1`` and ``http://host:99999``, and the first call to the rung was an
+    internal error (a bad-input hunt)."""
+    if not url.isprintable():
+        return "holds a control character"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is no number from 0 to 65535
+    except ValueError as exc:
+        return f"is no URL ({exc})"
+    if not parts.hostname:
+        return "names no host"
+    return None
 
 
 def _response_format(raw: dict[str, Any], field: str) -> ResponseFormat:

@@ -83,7 +83,7 @@ async def server_context(rung: Rung, ctx: SeatContext) -> tuple[int | None, str]
         response = await ctx.client.post(f"{rung.endpoint}/api/show",
                                          json={"model": rung.model}, timeout=rung.timeout)
         info = dig(response.json(), "model_info")
-    except (httpx.HTTPError, ValueError) as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         return None, f"/api/show: {type(exc).__name__}"
     found = [v for k, v in (info.items() if isinstance(info, dict) else ())
              if k.endswith(".context_length") and isinstance(v, int) and v > 0]

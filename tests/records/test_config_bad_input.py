@@ -266,3 +266,40 @@ def test_a_ball_prefix_above_the_ledger_s_branch_is_no_clash(repo: Path) -> None
     _with_config(repo, HEAD + "ball_branch_prefix: leap\n")
     res = leap("status", cwd=repo)
     assert res.code in (0, 2) and "ball_branch_prefix" not in res.err, res
+
+
+# 8. a rung's endpoint that is no URL (the schema's pattern took it; the first call to the
+# rung was an internal error, exit 70: httpx.InvalidURL, or OverflowError from connect())
+
+def _endpoint_config(provider: str, endpoint: str) -> bytes:
+    rung = {"id": "r1", "provider": provider, "family": "f", "tiers": ["generalist"],
+            "context_tokens": 9000, "cost": 1, "model": "m", "endpoint": endpoint}
+    return yamlio.dumps({"version": 1, "spine": "main", "ledger_ref": "refs/heads/leap/ledger",
+                         "tribunal": {"rungs": [rung]}})
+
+
+@pytest.mark.parametrize(("provider", "endpoint", "said"), [
+    ("ollama", "http://[::1", "is no URL (Invalid IPv6 URL)"),
+    ("openai", "http://127.0.0.1:99999", "is no URL (Port out of range 0-65535)"),
+    ("anthropic", "http://host:port", "is no URL (Port could not be cast to integer value"),
+    ("ollama", "http://:11434", "names no host"),
+    ("openai", "http://host\x7f", "holds a control character"),
+])
+def test_an_endpoint_that_is_no_url_is_refused_at_load(
+        repo: Path, provider: str, endpoint: str, said: str) -> None:
+    _with_config(repo, _endpoint_config(provider, endpoint))
+    for command in (("status",), ("tribunal", "rungs", "--probe")):
+        line = _refused(repo, *command)
+        assert line.startswith(f"leap: {CONFIG}: tribunal.rungs[0].endpoint: "
+                               f"{endpoint!r} {said}"), line
+        assert line.endswith("[config]; give the server's base URL, e.g. "
+                             "http://127.0.0.1:11434"), line
+
+
+def test_an_endpoint_httpx_refuses_holds_the_rung_not_the_process(repo: Path) -> None:
+    # urllib takes `[::1]]` as host ::1; httpx refuses it when the request is built
+    _with_config(repo, _endpoint_config("ollama", "http://[::1]]:9"))
+    result = leap("tribunal", "rungs", "--probe", cwd=repo, timeout=30)
+    assert result.code == 3, result  # T2: a lens with no live rung
+    assert "Traceback" not in result.err and "internal error" not in result.err, result
+    assert "the rung's endpoint is no URL httpx calls" in result.out, result.out

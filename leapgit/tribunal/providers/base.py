@@ -97,6 +97,8 @@ async def post(ctx: SeatContext, rung: Rung, url: str, body: dict[str, Any],
         raise NeverAnswered(f"no answer within {rung.timeout:g} s") from None
     except httpx.HTTPError as exc:
         raise NeverAnswered(f"{type(exc).__name__}: {exc or 'transport error'}") from None
+    except httpx.InvalidURL as exc:  # a host the config's check took and httpx does not
+        raise NeverAnswered(f"the rung's endpoint is no URL httpx calls: {exc}") from None
     if status >= 500:
         raise NeverAnswered(f"HTTP {status} from {url}", tail(data.decode("utf-8", "replace")))
     return status, data

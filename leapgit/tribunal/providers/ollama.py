@@ -85,5 +85,5 @@ async def _unload(rung: Rung, ctx: SeatContext) -> None:
     body: dict[str, object] = {"model": rung.model, "messages": [], "keep_alive": 0}
     try:
         await ctx.client.post(f"{rung.endpoint}/api/chat", json=body, timeout=10)
-    except httpx.HTTPError:
+    except (httpx.HTTPError, httpx.InvalidURL):
         pass  # best effort: the server unloads on its own keep_alive timer anyway
