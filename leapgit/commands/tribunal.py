@@ -3,8 +3,10 @@ when the value names one; everything else is the tribunal package's work."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
+from leapgit.errors import InvalidRecord
 from leapgit.ledger.workspace import require_folder
 from leapgit.records import yamlio
 from leapgit.tribunal.convene import Convened, Echo, Request, convene
@@ -13,7 +15,14 @@ from leapgit.tribunal.worktree import once_a_tree
 
 def read_criteria(value: str) -> str:
     path = Path(value)
-    if "\n" not in value and len(value) < 4096 and path.is_file():
+    try:
+        named = "\n" not in value and len(value) < 4096 and path.is_file()
+    except OSError as exc:  # is_file() lets all but a missing file through
+        if exc.errno != errno.ENAMETOOLONG:
+            raise InvalidRecord(f"cannot read: {exc.strerror}", file=value,
+                                field="--criteria") from None
+        named = False  # a line of text longer than any file name: the criteria themselves
+    if named:
         return yamlio.decode(yamlio.read_bytes(path), str(path))
     return value
 

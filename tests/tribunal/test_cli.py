@@ -153,3 +153,17 @@ def test_a_committed_non_utf8_path_is_refused_cleanly(repo: Repo) -> None:
     assert result.code == 2, result
     assert "Traceback" not in result.err and "please report it" not in result.err
     assert "src/caf\\xe9.py" in result.err and "not UTF-8" in result.err, result.err
+
+
+def test_criteria_longer_than_a_file_name_are_the_criteria_themselves(repo: Repo) -> None:
+    # a bad-input hunt: --criteria is a file when the value names one, and asking whether
+    # a line of over 255 bytes names one raised ENAMETOOLONG: exit 70, nothing convened
+    criteria = "div divides two integers and refuses a zero divisor; " * 6
+    with JurorServer("openai", detailed_pass) as server:
+        repo.config([rung("r1", "openai", server.url)])
+        result = leap("tribunal", "convene", "--base", repo.base, "--head", repo.head,
+                      "--intent", "add integer division", "--criteria", criteria,
+                      "--builder", BUILDER, cwd=repo.root)
+    assert result.code == 0, result
+    assert all(criteria.strip() in c.body["messages"][-1]["content"]
+               for c in server.chats()), server.chats()[0].body
