@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from leapgit import git
 from leapgit.commands.hooks import husky_lines
-from leapgit.commands.init_signing import setup_signing
+from leapgit.commands.init_signing import setup_signing, signing_key
 from leapgit.errors import UsageError
 from leapgit.hookimpl.install import install
 from leapgit.ledger.workspace import Workspace, open_workspace, require_folder
@@ -135,6 +135,9 @@ def init(start: Path | str = ".", spine: str | None = None,
     config_path = root / CONFIG_PATH
     require_folder(config_path.parent, file=str(CONFIG_PATH),
                    hint=f"move it away: leapgit keeps its config in {CONFIG_PATH}")
+    # the key checked before the config is written: a refused key leaves nothing behind
+    signer = signing_key(key=signing.key, create=signing.create, name=signing.name,
+                         roles=signing.roles) if signing is not None else None
     written, chosen = False, ""
     if not config_path.exists():
         # a spine given for a new config, with its default names: refused before anything
@@ -167,8 +170,9 @@ def init(start: Path | str = ".", spine: str | None = None,
     setup = None
     if signing is not None:  # before the ledger's first commit, so that one is signed too
 
-        setup = setup_signing(root, key=signing.key, create=signing.create, name=signing.name,
-                              roles=signing.roles, require=signing.require)
+        assert signer is not None
+        setup = setup_signing(root, chosen=signer, name=signing.name, roles=signing.roles,
+                              require=signing.require)
         ws = open_workspace(root)
     root_record = yamlio.dumps(LedgerRoot(now_iso(), ws.config.spine).to_dict())
     with ws.ledger() as ledger:
