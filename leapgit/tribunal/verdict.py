@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from leapgit.records import yamlio
 from leapgit.tribunal.envelope import Envelope
 from leapgit.tribunal.errors import BadAnswer, OffLens
 from leapgit.tribunal.prompt import SEVERITIES
@@ -16,6 +17,12 @@ RAW_TAIL = 2000  # T8: a rejected rung keeps a bounded tail of what it said
 _TOP_KEYS = {"verdict", "findings", "lens"}
 _FINDING_KEYS = {"severity", "claim", "evidence", "file", "mutant"}
 MAX_MUTANT = 64 * 1024  # T9: a claimed mutant is a patch to a file, never megabytes
+# A seat's findings as the ledger records them: the summary holds those of every seat, two
+# a lens (primary and verifier), in one record of at most yamlio.MAX_BYTES (1 MiB), which
+# every reader (and the server's pre-receive) refuses past the cap. 16 seats x 48 KiB
+# leaves room for the rest of the summary.
+MAX_FINDINGS_BYTES = 48 * 1024
+_RECORD_OVERHEAD = 512  # a finding's fingerprint, lens, seat, status, a mutant's re-run
 _GRAVE = ("blocker", "major")
 
 
@@ -141,6 +148,16 @@ def _mutant(value: Any, where: str, text: str) -> str | None:
     return value
 
 
+def _recorded_size(findings: tuple[Finding, ...]) -> int:
+    """About the bytes ``findings`` take in a ledger record (long text is written as an
+    indented literal block, which a JSON length undercounts)."""
+    if not findings:
+        return 0
+    rows = [{"severity": f.severity, "file": f.file, "claim": f.claim, "evidence": f.evidence,
+             **({"mutant": {"patch": f.mutant}} if f.mutant else {})} for f in findings]
+    return len(yamlio.dumps({"findings": rows})) + _RECORD_OVERHEAD * len(findings)
+
+
 def _rules(said: str, findings: tuple[Finding, ...]) -> tuple[str, str]:
     grave = [f.severity for f in findings if f.severity in _GRAVE]
     if said == "pass" and grave:
@@ -178,5 +195,10 @@ def parse(text: str, lens_id: str, envelope: Envelope) -> Verdict:
     if not isinstance(raw_findings, list):
         raise BadAnswer('"findings" is not a list', tail(text))
     findings = tuple(_finding(f, i, envelope, text) for i, f in enumerate(raw_findings))
+    size = _recorded_size(findings)
+    if size > MAX_FINDINGS_BYTES:
+        raise BadAnswer(f"the findings take {size} bytes as recorded, more than the "
+                        f"{MAX_FINDINGS_BYTES} a verdict keeps (T6: an answer too large to "
+                        "record is a bad answer)", tail(text))
     outcome, reason = _rules(said, findings)
     return Verdict(lens_id, said, outcome, reason, findings)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
+from leapgit.records import yamlio
 from tests.support import commit_all, git, leap
 from tests.tribunal.conftest import BUILDER, Repo, rung
 from tests.tribunal.jurors import JurorServer, Reply, detailed_pass, finding, verdict
@@ -167,3 +171,35 @@ def test_criteria_longer_than_a_file_name_are_the_criteria_themselves(repo: Repo
     assert result.code == 0, result
     assert all(criteria.strip() in c.body["messages"][-1]["content"]
                for c in server.chats()), server.chats()[0].body
+
+
+_LONG_JUROR = """
+import json, re, sys
+lens = re.search(r"one lens: ([a-z_]+)[.]", sys.stdin.read()).group(1)
+print(json.dumps({"verdict": "refuse", "findings": [{"severity": "minor", "file": "src/calc.py",
+      "claim": "c" * 200000, "evidence": "return a / b"}], "lens": lens}))
+"""
+
+
+def test_findings_too_large_to_record_are_a_bad_answer_not_a_record_past_the_cap(
+        repo: Repo, tmp_path: Path) -> None:
+    # a bad-input hunt: eight answers of 200 KB each (each under max_answer_bytes, 1 MiB)
+    # made a summary of 1.6 MB, committed to the ledger, which every reader refuses past
+    # the 1 MiB cap: the server's pre-receive refused every later push of the ledger
+    script = tmp_path / "long_juror.py"
+    script.write_text(_LONG_JUROR)
+    repo.config([rung("cli", "command", command=[sys.executable, str(script)])])
+    result = _convene(repo)
+    assert result.code == 1, result  # T6: answered badly is a refuse
+    assert "the findings take" in result.out and "more than the 49152 a verdict keeps" \
+        in result.out, result.out
+    sizes = [int(line.split()[3]) for line in git(
+        "ls-tree", "-r", "-l", "leap/ledger", cwd=repo.root).splitlines()]
+    assert max(sizes) <= yamlio.MAX_BYTES, sizes
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    assert leap("hooks", "install", "--server", cwd=remote).code == 0
+    git("remote", "add", "origin", str(remote), cwd=repo.root)
+    git("push", "-q", "origin", "main", cwd=repo.root)
+    synced = leap("sync", "origin", cwd=repo.root)
+    assert synced.code == 0, synced
