@@ -65,6 +65,20 @@ def tail(text: str) -> str:
     return text[-RAW_TAIL:]
 
 
+SHOWN = 80  # what a message quotes of a juror's value: a verdict record is no echo of it
+
+
+def cut(text: str, bound: int = SHOWN) -> str:
+    return text if len(text) <= bound else text[:bound - 3] + "..."
+
+
+def shown(value: Any) -> str:
+    """``value`` as a message names it, at most about SHOWN characters (a juror's 900 KB
+    lens, verdict or key, quoted whole in an attempt's detail, made verdict records of
+    2.7 MB, past the ledger's 1 MiB cap)."""
+    return cut(repr(value))
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [k for k, _ in pairs]
     if len(keys) != len(set(keys)):
@@ -98,7 +112,7 @@ def _finding(raw: Any, index: int, envelope: Envelope, text: str) -> Finding:
         raise BadAnswer(f"{where} is not a finding object with {sorted(_FINDING_KEYS)}", tail(text))
     severity, claim, evidence = raw.get("severity"), raw.get("claim"), raw.get("evidence", "")
     if severity not in SEVERITIES:
-        raise BadAnswer(f"{where}.severity is {severity!r}, expected one of {SEVERITIES}",
+        raise BadAnswer(f"{where}.severity is {shown(severity)}, expected one of {SEVERITIES}",
                         tail(text))
     if not isinstance(claim, str) or not claim.strip() or not isinstance(evidence, str):
         raise BadAnswer(f"{where} needs a non-empty claim and a string evidence", tail(text))
@@ -181,17 +195,17 @@ def parse(text: str, lens_id: str, envelope: Envelope) -> Verdict:
     if not isinstance(answered, str) or not answered:
         raise BadAnswer('no "lens" footer (T8)', tail(text))
     if answered != lens_id:
-        raise OffLens(f"answered for lens {answered!r}, seat is {lens_id!r} (T6)", answered,
-                      tail(text))
+        raise OffLens(f"answered for lens {shown(answered)}, seat is {lens_id!r} (T6)",
+                      cut(answered), tail(text))
     if set(data) - _TOP_KEYS:
-        raise BadAnswer(f"unknown field(s) {sorted(set(data) - _TOP_KEYS)}", tail(text))
+        raise BadAnswer(f"unknown field(s) {shown(sorted(set(data) - _TOP_KEYS))}", tail(text))
     if next(reversed(data)) != "lens":  # T8: the verdict ends with the literal footer
         raise BadAnswer(f'the "lens" footer is not the last field (it ends with '
-                        f'{next(reversed(data))!r}): the verdict must end with it (T8)',
+                        f'{shown(next(reversed(data)))}): the verdict must end with it (T8)',
                         tail(text))
     said, raw_findings = data.get("verdict"), data.get("findings", [])
     if said not in ("pass", "refuse"):
-        raise BadAnswer(f'"verdict" is {said!r}, expected "pass" or "refuse"', tail(text))
+        raise BadAnswer(f'"verdict" is {shown(said)}, expected "pass" or "refuse"', tail(text))
     if not isinstance(raw_findings, list):
         raise BadAnswer('"findings" is not a list', tail(text))
     findings = tuple(_finding(f, i, envelope, text) for i, f in enumerate(raw_findings))

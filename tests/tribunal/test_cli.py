@@ -203,3 +203,27 @@ def test_findings_too_large_to_record_are_a_bad_answer_not_a_record_past_the_cap
     git("push", "-q", "origin", "main", cwd=repo.root)
     synced = leap("sync", "origin", cwd=repo.root)
     assert synced.code == 0, synced
+
+
+@pytest.mark.parametrize(("body", "code", "said"), [
+    ('{"verdict": "pass", "findings": [], "lens": "x" * 900000}', 3, "answered for lens 'xxx"),
+    ('{"verdict": "y" * 900000, "findings": [], "lens": lens}', 1, '"verdict" is \'yyy'),
+    ('{"verdict": "pass", "findings": [{"severity": "s" * 900000, "claim": "c", '
+     '"evidence": "e"}], "lens": lens}', 1, "findings[0].severity is 'sss"),
+    ('{"verdict": "pass", "findings": [], "k" * 900000: 1, "lens": lens}', 1,
+     "unknown field(s) ['kkk"),
+])
+def test_a_juror_value_quoted_in_a_message_is_bounded(
+        repo: Repo, tmp_path: Path, body: str, code: int, said: str) -> None:
+    # a bad-input hunt: the attempt's detail quoted the value whole (and an off-lens answer
+    # kept the lens it named): verdict records of 1.8 to 2.7 MB, past the ledger's cap
+    script = tmp_path / "echo_juror.py"
+    script.write_text("import json, re, sys\nlens = re.search(r'one lens: ([a-z_]+)[.]', "
+                      f"sys.stdin.read()).group(1)\nprint(json.dumps({body}))\n")
+    repo.config([rung("cli", "command", command=[sys.executable, str(script)])])
+    result = _convene(repo)
+    assert result.code == code, result
+    assert said in result.out and "..." in result.out, result.out
+    sizes = [int(line.split()[3]) for line in git(
+        "ls-tree", "-r", "-l", "leap/ledger", cwd=repo.root).splitlines()]
+    assert max(sizes) < 16 * 1024, sizes

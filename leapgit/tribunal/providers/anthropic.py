@@ -16,7 +16,7 @@ from leapgit.tribunal.providers.base import (
     post,
     reply_json,
 )
-from leapgit.tribunal.verdict import tail
+from leapgit.tribunal.verdict import cut, shown, tail
 
 API_VERSION = "2023-06-01"
 
@@ -54,6 +54,6 @@ def read_message(reply: dict[str, object]) -> Answer:
         if stop == "max_tokens":
             raise BudgetSpent("stop_reason 'max_tokens' with no output: the budget was spent, "
                               "failed seat (T8)", usage=usage)
-        raise BadAnswer(f"no output (stop_reason {stop!r}): failed seat (T8)", usage=usage)
-    return Answer(text, f"stop_reason {stop}, usage {reply.get('usage')}", usage,
-                  exhausted=stop == "max_tokens")
+        raise BadAnswer(f"no output (stop_reason {shown(stop)}): failed seat (T8)", usage=usage)
+    said = f"stop_reason {cut(str(stop))}, usage {cut(str(reply.get('usage')), 400)}"
+    return Answer(text, said, usage, exhausted=stop == "max_tokens")

@@ -19,7 +19,7 @@ from leapgit.tribunal import worktree
 from leapgit.tribunal.errors import Annulled, BadAnswer, NeverAnswered
 from leapgit.tribunal.prompt import Prompt
 from leapgit.tribunal.providers.base import Answer, SeatContext, dig
-from leapgit.tribunal.verdict import RAW_TAIL, tail
+from leapgit.tribunal.verdict import RAW_TAIL, shown, tail
 
 _ENV_KEEP = frozenset({"PATH", "HOME", "LANG", "TMPDIR"})
 
@@ -119,7 +119,7 @@ def _claude_result(text: str) -> Answer:
                         tail(text))
     usage = _claude_usage(envelope)
     if envelope.get("is_error") is not False:
-        raise NeverAnswered(f"claude reported an error ({envelope.get('subtype')!r})",
+        raise NeverAnswered(f"claude reported an error ({shown(envelope.get('subtype'))})",
                             tail(str(envelope.get("result", ""))), usage)
     verdict = envelope.get("structured_output")
     answer = json.dumps(_footer_last(verdict)) if isinstance(verdict, dict) \
@@ -127,7 +127,7 @@ def _claude_result(text: str) -> Answer:
     if not isinstance(answer, str):
         raise BadAnswer("Claude Code's result object holds neither structured_output nor "
                         "a result text", tail(text))
-    return Answer(answer, f"exit 0, subtype {envelope.get('subtype')!r}", usage)
+    return Answer(answer, f"exit 0, subtype {shown(envelope.get('subtype'))}", usage)
 
 
 def _footer_last(verdict: dict[str, object]) -> dict[str, object]:

@@ -13,7 +13,7 @@ from leapgit.tribunal.envelope import estimate_tokens
 from leapgit.tribunal.errors import BadAnswer, BudgetSpent, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema
 from leapgit.tribunal.providers.base import Answer, SeatContext, dig, post, reply_json
-from leapgit.tribunal.verdict import tail
+from leapgit.tribunal.verdict import cut, shown, tail
 
 # Tokenizers pack ~3-4.5 chars a token for code and prose (the cautious estimate is 3): a
 # prompt evaluated at fewer than chars/5 tokens (60% of that estimate) lost part of itself.
@@ -75,10 +75,11 @@ async def _chat(rung: Rung, prompt: Prompt, ctx: SeatContext) -> Answer:
         if reason == "length":
             raise BudgetSpent("done_reason 'length' with no answer text: the budget was spent, "
                               "failed seat (T8)", usage=usage)
-        raise BadAnswer(f"no answer text (done_reason {reason!r}): failed seat (T8)",
+        raise BadAnswer(f"no answer text (done_reason {shown(reason)}): failed seat (T8)",
                         usage=usage)
-    return Answer(text, f"num_ctx {size}, prompt_eval_count {reply.get('prompt_eval_count')}, "
-                        f"done_reason {reason}", usage, exhausted=reason == "length")
+    said = f"num_ctx {size}, prompt_eval_count {cut(str(reply.get('prompt_eval_count')))}, " \
+        f"done_reason {cut(str(reason))}"
+    return Answer(text, said, usage, exhausted=reason == "length")
 
 
 async def _unload(rung: Rung, ctx: SeatContext) -> None:

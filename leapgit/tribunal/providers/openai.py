@@ -13,7 +13,7 @@ from leapgit.records.usage import counted
 from leapgit.tribunal.errors import BadAnswer, BudgetSpent, CapacityRejected
 from leapgit.tribunal.prompt import Prompt, wire_schema
 from leapgit.tribunal.providers.base import Answer, SeatContext, api_key, dig, post, reply_json
-from leapgit.tribunal.verdict import tail
+from leapgit.tribunal.verdict import cut, shown, tail
 
 
 def response_format(rung: Rung, lens: str) -> dict[str, Any] | None:
@@ -62,6 +62,6 @@ def read_choice(reply: dict[str, object]) -> Answer:
         if finish == "length":
             raise BudgetSpent("finish_reason 'length' with no output: the budget was spent, "
                               "failed seat (T8)", usage=usage)
-        raise BadAnswer(f"no output (finish_reason {finish!r}): failed seat (T8)", usage=usage)
-    return Answer(content, f"finish_reason {finish}, usage {reply.get('usage')}", usage,
-                  exhausted=finish == "length")
+        raise BadAnswer(f"no output (finish_reason {shown(finish)}): failed seat (T8)", usage=usage)
+    said = f"finish_reason {cut(str(finish))}, usage {cut(str(reply.get('usage')), 400)}"
+    return Answer(content, said, usage, exhausted=finish == "length")
