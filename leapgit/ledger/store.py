@@ -207,6 +207,10 @@ class Ledger(AbstractContextManager["Ledger"]):
         unless ``identical_ok`` and the bytes are the same (then that path is skipped)."""
         if not records:
             raise LeapError("nothing to write")
+        for path, data in records.items():  # every reader, and the server, refuses it
+            if len(data) > yamlio.MAX_BYTES:
+                raise InvalidRecord(f"larger than the {yamlio.MAX_BYTES} byte cap "
+                                    f"({len(data)} bytes): not written", file=path)
         trailer_list = list(trailers) + [(RECORD, p) for p in sorted(records)]
         return self._write(dict(records), subject, trailer_list, body, identical_ok=identical_ok)
 
