@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from leapgit.errors import printable
 from leapgit.records.trailers import has_divider, respelled_keys, round_trailers
 from leapgit.rules.refusal import Refusal
 
@@ -72,6 +73,13 @@ def check_message(ref: str, commit: Commit, rule: str) -> list[Refusal]:
                         "--format=%(trailers) reads on, so git's readers disagree on its "
                         "trailers", "reword the commit without a line that starts with `---`",
                         "two-readings")]
+    encoding = foreign_encoding(commit)
+    if encoding is not None:  # git re-encodes the message from it before any reader sees it
+        return [Refusal(rule, ref, sha, None, f"the commit names encoding {encoding}: git "
+                        "decodes the message from it for every reader (git log, "
+                        "%(trailers), --grep) while the rules read its bytes, so they "
+                        "disagree on its trailers", "write the message in UTF-8, with no "
+                        "encoding header (git's default)", "two-readings")]
     respelled = respelled_keys(commit.message)
     if respelled:  # `leap-ball: b` after `Leap-Ball: a`: b to the rules, a to `git log --grep`
         return [Refusal(rule, ref, sha, None, f"the trailer key {', '.join(respelled)} is a "
@@ -80,6 +88,15 @@ def check_message(ref: str, commit: Commit, rule: str) -> list[Refusal]:
                         "trailers", "write Leap-* trailer keys as leapgit spells them",
                         "two-readings")]
     return []
+
+
+def foreign_encoding(commit: Commit) -> str | None:
+    """The ``encoding`` header of a commit when it names anything but UTF-8 (git treats
+    ``utf-8`` and ``utf8``, in any case, as no re-encoding), else None."""
+    found = commit.encoding
+    if found is None or found.decode("ascii", "replace").lower() in ("utf-8", "utf8"):
+        return None
+    return printable(found.decode("utf-8", "surrogateescape"))
 
 
 def check_merge(ref: str, commit: Commit) -> list[Refusal]:
