@@ -156,8 +156,9 @@ def red_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
 def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     """What makes a score, of any outcome, one `leap score` never writes (L7): it grades a
     recorded round of a thrown episode, a claim, by that round's commit and candidate, under
-    the spec version thrown. The round need not be the last: a scoring takes minutes, and
-    the builder may go on. A round that made no commit (`leap round` on an unchanged
+    the spec version thrown, from the throw's base (the spine judges the candidate's
+    history from it). The round need not be the last: a scoring takes minutes, and the
+    builder may go on. A round that made no commit (`leap round` on an unchanged
     worktree) records none, so nothing binds the commit graded there: the receipt would have
     to record the commit the round started from."""
     where = f"episode {rec.episode} of {rec.slice}/{rec.ball}"
@@ -176,6 +177,9 @@ def round_problems(view: LedgerView, rec: ScoreRecord) -> list[str]:
     if rec.spec_version != thrown.spec_version:
         problems.append(f"the score names spec version {rec.spec_version}, {where} was thrown "
                         f"with version {thrown.spec_version}")
+    if rec.base != thrown.base:  # the spine judges the candidate's history from it
+        problems.append(f"the score names base {rec.base[:12]}, {where} was thrown from "
+                        f"{thrown.base[:12]}")
     if graded.commit is not None and graded.commit != rec.commit:
         problems.append(f"the score grades commit {rec.commit[:12]}, round {graded.round} "
                         f"recorded {graded.commit[:12]}")

@@ -229,7 +229,11 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
         return [Refusal(rule, ref, sha, None, f"{exc.problems[0].message} (candidate tree "
                         f"{candidate[:12]})", "score the ball to a full pass first; a "
                         "trailer is not a record")]
-    history = _candidate_history(ctx, ref, commit, candidate_commit, passed.base, ball,
+    # the history is judged from the base the episode was thrown from, never the one the
+    # pass names (a pass naming its own candidate as its base left every commit unjudged)
+    thrown = query.throw(view, slice_id, ball_id, passed.episode)
+    base = thrown.base if thrown is not None else passed.base
+    history = _candidate_history(ctx, ref, commit, candidate_commit, base, ball,
                                  passed.episode)
     if history:
         return history
@@ -242,7 +246,7 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     out.extend(Refusal("L9" if e.in_repo else "L2", ref, sha, e.path, e.message,
                        "merge only plain scope files; re-cut a ball that needs a link")
                for e in escapes(ctx.objects.repo, commit.tree, touched, ball))
-    base_tree = ctx.objects.commit(passed.base).tree
+    base_tree = ctx.objects.commit(base).tree
     brought = ctx.objects.touched(base_tree, candidate_commit.tree)
     out.extend(_candidate_bytes(ctx, ref, commit, candidate_commit,
                                 sorted((touched - set(outside)) | brought), touched))
