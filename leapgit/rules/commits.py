@@ -121,7 +121,50 @@ def check_scope(objects: Objects, ref: str, ball: BallRecord, sha: str, old_tree
     out.extend(Refusal("L4" if e.in_repo else "L2", ref, sha, e.path, e.message,
                        rollback_hint(ball) + "; a scope path is a plain file", "link")
                for e in escapes(objects.repo, new_tree, touched, ball))
+    out.extend(Refusal("L4", ref, sha, path, why, rollback_hint(ball) + "; change only the "
+                       "lines the scope names", OUTSIDE)
+               for path, why in outside_lines(objects, ball, touched, new_tree))
     return out
+
+
+def outside_lines(objects: Objects, ball: BallRecord, touched: set[str], tree: bytes
+                  ) -> list[tuple[str, str]]:
+    """L1, L4: a scope entry narrowed to a line range (``lines: "10-40"``) lets the ball
+    change those lines of the file as the slice's base holds it (its stamp), and no other:
+    the lines above the range stay the file's first lines and the lines below it its last
+    (what is inserted at either edge of the range is inside it). A file the base lacks, or
+    a deleted one, has no lines to keep: a deletion of a narrowed file is outside unless the
+    range covers the whole file. Symbols are not judged (no parser of every language)."""
+    from leapgit.records.types import ABSENT
+
+    out = []
+    for entry in ball.scope:
+        if not entry.lines or entry.path not in touched or entry.blob == ABSENT:
+            continue
+        first, _, last = entry.lines.partition("-")
+        start, end = int(first), int(last or first)
+        if not objects.has(entry.blob):
+            out.append((entry.path, f"narrowed to lines {entry.lines}, but the file as the "
+                        f"slice's base holds it ({entry.blob[:12]}) is not here to judge them"))
+            continue
+        old = _lines(objects.capped(entry.blob, entry.path, _LINES_CAP))
+        found = objects.blob_id_at(tree, entry.path)
+        new = _lines(objects.capped(found, entry.path, _LINES_CAP)) if found else []
+        above, below = old[:start - 1], old[min(end, len(old)):]
+        if new[:len(above)] != above or len(new) < len(above) + len(below) or \
+                (below and new[len(new) - len(below):] != below):
+            out.append((entry.path, f"changes {entry.path} outside lines {entry.lines}, the "
+                        f"part of it the scope of ball {ball.slice}/{ball.ball} names"))
+    return out
+
+
+_LINES_CAP = 64 << 20  # a narrowed file larger than this is refused, never read whole
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """``data``'s lines as git numbers them (each ends at a newline; a last line may not)."""
+    parts = data.split(b"\n")
+    return [p + b"\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def check_trailers(ref: str, commit: Commit, round_cap: int) -> list[Refusal]:
