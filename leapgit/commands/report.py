@@ -133,7 +133,7 @@ def under_slice(sl: SliceStatus) -> list[str]:
 
         out.append(f"  spent on jurors: {show_usage(spent)}")
     if sl.landing is not None:  # T9: land, then prove it live
-        out.extend(_landing_lines(sl.landing, rec.slice))
+        out.extend(_landing_lines(sl.landing, rec.slice, sl.remote))
     elif sl.abandoned is None and sl.standing and \
             all(b.verdict == "passed" for b in sl.standing.values()):
         # its merge stopped (a hunt: status showed every ball passed and named nothing)
@@ -180,16 +180,23 @@ def under_ball(sl: SliceStatus, ball: str, round_limit: int) -> list[str]:
     return out
 
 
-def _landing_lines(landing: Landing, slice_id: str) -> list[str]:
+def _landing_lines(landing: Landing, slice_id: str, remote: str | None) -> list[str]:
+    """``remote``: a slice published to workers is run with it (L9: a plain `leap run S`
+    of it is refused), its proof too."""
     line = f"  {landing.state()} (merge {landing.merge} at {landing.tip[:12]})"
     live = landing.live
     if landing.declared and live is None:
-        return [line, f"    `leap run {slice_id}` proves it live"]
-    if live is None or live.outcome == 1:
+        lines = [line, f"    `leap run {slice_id}` proves it live"]
+    elif live is None or live.outcome == 1:
         return [line]
+    else:
+        lines = [line, f"    live proof attempt {live.attempt} at {live.tip[:12]} exited "
+                 f"{live.exit_code}; {failed_hint(slice_id)}"]
+    if remote is None:
+        return lines
+    from leapgit.loop.events import as_started
 
-    return [line, f"    live proof attempt {live.attempt} at {live.tip[:12]} exited "
-            f"{live.exit_code}; {failed_hint(slice_id)}"]
+    return [as_started(ln, slice_id, ["--remote", remote]) for ln in lines]
 
 
 def _score_detail(scored: BallScore | None) -> list[str]:

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 Event = dict[str, object]
@@ -25,12 +25,12 @@ def is_event(kind: str, **want: object) -> Callable[[Event], bool]:
 
 
 def run_until(work: Path, slice_id: str, hit: Callable[[Event], bool],
-              sig: int = signal.SIGKILL, env: Mapping[str, str] | None = None
-              ) -> tuple[bool, int, str]:
-    """`leap run SLICE --json` as a real process, sent ``sig`` at the first event ``hit``
-    takes; (signalled, exit code, what it printed)."""
-    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", slice_id, "--json",
-                             "--heartbeat", "0"], cwd=work, stdout=subprocess.PIPE,
+              sig: int = signal.SIGKILL, env: Mapping[str, str] | None = None,
+              args: Sequence[str] = ()) -> tuple[bool, int, str]:
+    """`leap run SLICE --json [ARGS]` as a real process, sent ``sig`` at the first event
+    ``hit`` takes; (signalled, exit code, what it printed)."""
+    proc = subprocess.Popen([sys.executable, "-m", "leapgit", "run", slice_id, *args,
+                             "--json", "--heartbeat", "0"], cwd=work, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True,
                             env={**os.environ, **(env or {})})
     assert proc.stdout is not None
