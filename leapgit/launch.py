@@ -45,9 +45,11 @@ def run(args: list[str]) -> NoReturn:
     plain = plain_status(args)
     if plain is not None:
         console.finish(lambda: _status(*plain))
-    from leapgit.cli import cli
-    from leapgit.cli import run as run_click
-
+    try:  # a Ctrl-C while click and the command table load ends as any other (a soak)
+        from leapgit.cli import cli
+        from leapgit.cli import run as run_click
+    except KeyboardInterrupt:
+        console.interrupted()
     run_click(cli, args)
 
 

@@ -310,3 +310,18 @@ def test_every_float_option_has_a_ceiling(tmp_path: Path) -> None:
         extra = ["--remote", "origin"] if command == "worker" else []
         r = leap(command, "s1", *extra, option, "1e10", cwd=tmp_path)
         assert r.code == 2 and "is not in the range" in r.err, (command, option, r)
+
+
+def test_an_interrupt_while_the_click_layer_loads_ends_as_any_interrupt(repo: Path) -> None:
+    """A kill-anywhere soak: a Ctrl-C in the first fraction of a second of `leap run`, while
+    its click layer was still loading, ended in a raw KeyboardInterrupt traceback and a
+    death by SIGINT (exit -2), no line of leap's own."""
+    code = ("import sys\n"
+            "class Stop:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'leapgit.cli': raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Stop()); sys.argv = ['leap', *sys.argv[1:]]\n"
+            "from leapgit.launch import main; main()")
+    done = subprocess.run([sys.executable, "-c", code, "run", "s1"], cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr.strip()) == (130, "leap: interrupted"), done
