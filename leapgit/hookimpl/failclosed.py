@@ -3,8 +3,10 @@ unexpected one prints a short message, and both refuse (fail closed)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from leapgit.errors import LeapError, printable
 from leapgit.hookimpl.chain import run_chained
@@ -33,3 +35,19 @@ def hook_main(hook: str, check: Callable[[bytes], int], argv: list[str]) -> int:
     if code != 0:
         return code
     return guarded(hook, lambda: check(data))
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with ``code`` without the interpreter's teardown, as post-commit does: when a
+    ref-guarding hook's ``main`` returns, its verdict is printed and every repository and
+    file it opened is closed (a record cache entry is written whole, by rename), so freeing
+    the ~200 modules it loaded would only add CPU to every push. A stream that cannot be
+    flushed (the pusher went away) makes the status 120, as that teardown's does: a hook
+    that could not say why never turns a refusal into a pass."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: started with the stream closed
+                stream.flush()
+        except (OSError, ValueError):
+            code = code or 120
+    os._exit(code)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from leapgit.hookimpl.failclosed import hook_main
+from leapgit.hookimpl.failclosed import hook_main, leave
 
 if TYPE_CHECKING:
     from leapgit.git import RepoPaths
@@ -70,4 +70,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

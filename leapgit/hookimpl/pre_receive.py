@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from leapgit.hookimpl.failclosed import hook_main
+from leapgit.hookimpl.failclosed import hook_main, leave
 
 if TYPE_CHECKING:
     from leapgit.rules.refusal import Refusal
@@ -61,4 +61,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())
