@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.support import git, leap
+from tests.templates import Served
 
 SLICE = "calc-positions"  # the quickstart's
 
@@ -25,18 +28,30 @@ def _push(work: Path, *refs: str) -> subprocess.CompletedProcess[str]:
                           text=True)
 
 
-def _quickstart(tmp_path: Path) -> Path:
+@dataclass
+class Landed:
+    work: Path
+
+
+def _quickstart(folder: Path) -> Landed:
     """The quickstart's repository, its slice landed: the clone's work tree."""
-    assert leap("quickstart", "--dir", str(tmp_path / "qs"), cwd=tmp_path).code == 0
-    return tmp_path / "qs" / "calc"
+    assert leap("quickstart", "--dir", str(folder / "qs"), cwd=folder).code == 0
+    return Landed(folder / "qs" / "calc")
 
 
-def _moved(tmp_path: Path, spine: str | None = "first") -> tuple[Path, Path, str]:
-    """The quickstart's clone moved to a new server with leapgit's `pre-receive` (its
-    `origin` now): the server's spine at ``spine`` (`first`, the project's first commit;
-    else a revision of the clone; None: no spine yet) and its ledger pushed. The clone, the
-    server, the first commit."""
-    work = _quickstart(tmp_path)
+@pytest.fixture
+def landed(served: Served) -> Iterator[Path]:
+    """The quickstart's clone, its slice landed (built once a run, a copy for each test:
+    a quickstart is ~3.6 s of CPU)."""
+    with served.world("merge-here-quickstart", _quickstart) as world:
+        yield world.work
+
+
+def _moved(tmp_path: Path, work: Path, spine: str | None = "first") -> tuple[Path, Path, str]:
+    """The quickstart's clone ``work`` moved to a new server with leapgit's `pre-receive`
+    (its `origin` now): the server's spine at ``spine`` (`first`, the project's first
+    commit; else a revision of the clone; None: no spine yet) and its ledger pushed. The
+    clone, the server, the first commit."""
     first = git("rev-list", "--max-parents=0", "main", cwd=work)
     server = tmp_path / "server.git"
     git("init", "-q", "--bare", "-b", "main", str(server), cwd=tmp_path)
@@ -52,8 +67,8 @@ def _moved(tmp_path: Path, spine: str | None = "first") -> tuple[Path, Path, str
 
 
 def test_a_slice_merged_here_only_is_pushed_by_the_merge_the_refusal_names(
-        tmp_path: Path) -> None:
-    work, server, first = _moved(tmp_path)
+        tmp_path: Path, landed: Path) -> None:
+    work, server, first = _moved(tmp_path, landed)
     merged_here = git("rev-parse", "main", cwd=work)
 
     # a note on top (blind review: the keep-aside commands reset the spine to its upstream,
@@ -110,11 +125,11 @@ def test_a_slice_merged_here_only_is_pushed_by_the_merge_the_refusal_names(
 
 
 def test_a_slice_merged_here_only_while_the_remote_moved_on_elsewhere_says_so(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """Blind review: the remote's spine moved on along another line (another integrator
     landed first): `leap merge` said "already merged: nothing to do", and the slice was on
     no shared spine. It says what happened, and keeps the merges on a branch of their own."""
-    work, server, first = _moved(tmp_path)
+    work, server, first = _moved(tmp_path, landed)
     elsewhere = git("commit-tree", f"{first}^{{tree}}", "-p", first, "-m", "landed elsewhere",
                     cwd=server)
     git("update-ref", "refs/heads/main", elsewhere, cwd=server)  # behind the hooks' back
@@ -145,7 +160,7 @@ def test_a_slice_merged_here_only_while_the_remote_moved_on_elsewhere_says_so(
 
 
 def test_merges_here_on_a_line_the_server_refuses_are_refused_before_any_lease(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """Blind review: the slice's merges, pushed as they are, stood on a history the spine
     rule refuses: the push was refused, its hint said `leap merge S` again, which pushed the
     same tip, a loop, a lease taken and given back on the remote each time. The merges are
@@ -156,7 +171,7 @@ def test_merges_here_on_a_line_the_server_refuses_are_refused_before_any_lease(
     from leapgit.ledger import leases
     from leapgit.ledger.store import Ledger
 
-    work, server, _first = _moved(tmp_path, f"leap/ball/{SLICE}/parser")
+    work, server, _first = _moved(tmp_path, landed, f"leap/ball/{SLICE}/parser")
     candidate = git("rev-parse", f"leap/ball/{SLICE}/parser", cwd=work)
     with Ledger(server) as ledger:
         before = ledger.tip()
@@ -174,13 +189,13 @@ def test_merges_here_on_a_line_the_server_refuses_are_refused_before_any_lease(
 
 
 def test_a_slice_merged_here_only_goes_to_a_new_empty_server_judged_first(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """To a remote with no spine yet (whose first push `pre-receive` does not judge), the
     publish judges from the slice's base (a blind review: it pushed whatever the slice
     stood on, a note too, and a fresh clone's audit then failed; this test shows the honest
     case goes up, not that refusal, which the quickstart's history cannot hold), and the
     audit of a fresh clone holds."""
-    work, server, _first = _moved(tmp_path, None)
+    work, server, _first = _moved(tmp_path, landed, None)
     merged = leap("merge", SLICE, cwd=work)
     assert merged.code == 0 and "(none -> " in merged.out, merged
     assert git("rev-parse", "main", cwd=server) == git("rev-parse", "main", cwd=work)
@@ -191,12 +206,12 @@ def test_a_slice_merged_here_only_goes_to_a_new_empty_server_judged_first(
 
 
 def test_a_slice_merged_here_whose_spine_tracks_no_remote_says_how_then_goes_up(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """Blind review: with `main` tracking no remote (`git push -u` sets it only once a push
     lands), the L9 refusal's `leap merge SLICE` said "already merged: nothing to do". Where
     a remote shares the ledger and its spine lacks the slice, it names the config that makes
     the spine track it; followed, the merge pushes the slice."""
-    work, server, first = _moved(tmp_path)
+    work, server, first = _moved(tmp_path, landed)
     git("config", "--unset", "branch.main.remote", cwd=work)
     git("config", "--unset", "branch.main.merge", cwd=work)
     said = leap("merge", SLICE, cwd=work)
@@ -210,12 +225,12 @@ def test_a_slice_merged_here_whose_spine_tracks_no_remote_says_how_then_goes_up(
 
 
 def test_the_keep_aside_reset_stays_on_the_spine_line_past_refused_ball_commits(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """Blind review: the reset target was the parent of the push's first refused commit,
     and a refused commit on a ball branch that a merge brings in (its candidate history)
     came first: the commands named a commit of the ball branch, and followed, the spine
     left its own line. The target is under the first refused commit of the spine's line."""
-    work = _quickstart(tmp_path)
+    work = landed
     before = git("rev-parse", "main", cwd=work)
     parser = git("rev-parse", f"leap/ball/{SLICE}/parser", cwd=work)
     tree = git("rev-parse", f"{parser}^{{tree}}", cwd=work)
@@ -235,11 +250,11 @@ def test_the_keep_aside_reset_stays_on_the_spine_line_past_refused_ball_commits(
 
 
 def test_an_untracked_spine_with_a_stale_remote_copy_still_says_already_merged(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """Blind review: with `main` tracking no remote and `refs/remotes/origin/main` stale
     (fetched before the slice landed there), an already-merged slice was told to make the
     spine track origin (exit 2). The remote's spine is read again first: it holds it."""
-    work = _quickstart(tmp_path)
+    work = landed
     git("config", "--unset", "branch.main.remote", cwd=work)
     git("config", "--unset", "branch.main.merge", cwd=work)
     first = git("rev-list", "--max-parents=0", "main", cwd=work)
@@ -249,12 +264,12 @@ def test_an_untracked_spine_with_a_stale_remote_copy_still_says_already_merged(
 
 
 def test_leap_run_of_a_slice_merged_here_only_publishes_it_and_says_so(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """`leap run`, whose merge step is `leap merge`'s, pushes such a slice too, and its
     `--json` merge event says `published` (not "already merged": it was not, there)."""
     import json
 
-    work, server, first = _moved(tmp_path)
+    work, server, first = _moved(tmp_path, landed)
     ran = leap("run", SLICE, "--json", "--heartbeat", "0", cwd=work)
     assert ran.code == 0, (ran.out[-2000:], ran.err)
     said = [json.loads(line) for line in ran.out.splitlines() if line.startswith("{")]
@@ -265,11 +280,11 @@ def test_leap_run_of_a_slice_merged_here_only_publishes_it_and_says_so(
 
 
 def test_a_remote_out_of_reach_that_lacked_the_slice_is_a_hold_not_already_merged(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """Telemetry review: with the remote out of reach, a slice its spine lacked (as last
     fetched) was reported "already merged", exit 0, beside a warning that said "nothing
     landed". It is the hold the merge gives for a remote out of reach (exit 3)."""
-    work, _server, _first = _moved(tmp_path)
+    work, _server, _first = _moved(tmp_path, landed)
     git("remote", "set-url", "origin", str(tmp_path / "gone.git"), cwd=work)
     said = leap("merge", SLICE, cwd=work)
     assert said.code == 3 and "already merged" not in said.out, said
@@ -277,11 +292,11 @@ def test_a_remote_out_of_reach_that_lacked_the_slice_is_a_hold_not_already_merge
 
 
 def test_a_publish_whose_push_stopped_says_so_in_the_lease_it_gives_back(
-        tmp_path: Path) -> None:
+        tmp_path: Path, landed: Path) -> None:
     """Telemetry review: the lease's release reason said "pushed" when the push failed."""
     from leapgit.ledger.store import Ledger
 
-    work, server, _first = _moved(tmp_path)
+    work, server, _first = _moved(tmp_path, landed)
     hook = server / "hooks" / "update"
     hook.write_text('#!/bin/sh\n[ "$1" != refs/heads/main ] || exit 1\n')
     hook.chmod(0o755)
@@ -298,7 +313,7 @@ def test_a_publish_whose_push_stopped_says_so_in_the_lease_it_gives_back(
 
 @pytest.mark.parametrize("command", ["merge", "run"])
 def test_a_publish_whose_release_cannot_reach_the_remote_names_the_sync_that_gives_it_back(
-        tmp_path: Path, command: str) -> None:
+        tmp_path: Path, landed: Path, command: str) -> None:
     """Stop 37 left it read-only: the spine went up, then the remote refused the ledger's
     push that gives the lease back. The merge says the lease is given back here only and
     names `leap sync origin` (`leap run --json`: in its `published` merge event); run as
@@ -307,7 +322,7 @@ def test_a_publish_whose_release_cannot_reach_the_remote_names_the_sync_that_giv
     from leapgit.ledger import leases
     from leapgit.ledger.store import Ledger
 
-    work, server, first = _moved(tmp_path)
+    work, server, first = _moved(tmp_path, landed)
     hook = server / "hooks" / "update"  # the ledger refused once the spine has moved
     hook.write_text(f'#!/bin/sh\n[ "$1" != refs/heads/leap/ledger ] || '
                     f'[ "$(git rev-parse refs/heads/main)" = {first} ] || exit 1\n')
