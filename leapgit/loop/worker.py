@@ -30,12 +30,14 @@ from pathlib import Path
 from leapgit import git, procs
 from leapgit.errors import (
     EXIT_HOLD,
+    EXIT_INPUT,
     EXIT_OK,
     EXIT_RULE,
     Hold,
     LeapError,
     LedgerConflict,
     RuleViolation,
+    UsageError,
 )
 from leapgit.git import RemoteUnavailable
 from leapgit.ledger import layout, query
@@ -109,13 +111,14 @@ class WorkerEnd:
     interrupted: bool = False
     stopped: str | None = None  # an error that stopped the worker (the remote gone ...)
     held: bool = False  # that error was a hold (the remote out of reach too long)
+    bad_input: bool = False  # that error was bad input (a --slice the ledger does not have)
 
     @property
     def exit_code(self) -> int:
         if self.interrupted:
             return 130
         if self.stopped is not None:
-            return EXIT_HOLD if self.held else EXIT_RULE
+            return EXIT_HOLD if self.held else EXIT_INPUT if self.bad_input else EXIT_RULE
         return EXIT_HOLD if any(b.error for b in self.built) else EXIT_OK
 
 
@@ -220,6 +223,7 @@ class Worker:
             return end
         except LeapError as exc:
             end.stopped, end.held = exc.lines()[0], exc.exit_code == EXIT_HOLD
+            end.bad_input = isinstance(exc, UsageError)
             self.stop.halt(f"the worker stopped ({exc.lines()[0]})")
             self.echo(f"stopped: {end.stopped}")
             for fut in list(running):
