@@ -37,6 +37,30 @@ def printable(text: str) -> str:
     return re.sub(_UNSAFE, _escape, text)  # compiled on first use (re's cache), not at import
 
 
+def shell_word(text: str) -> str:
+    """``text`` as one word of a shell command printed on one line: ``shlex.quote`` when
+    it is printable; else bash's ``$'...'`` with escapes, so a file name that holds a
+    newline or bytes that are not UTF-8 names that very file when the line is pasted."""
+    import shlex
+
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in ("\\", "'"):
+            out.append("\\" + char)
+        elif char in _NAMED:  # \n, \r, \t: bash reads them as printable() writes them
+            out.append(_NAMED[char])
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif not char.isprintable():
+            out.append("".join(f"\\x{b:02x}" for b in char.encode("utf-8")))
+        else:
+            out.append(char)
+    return "$'" + "".join(out) + "'"
+
+
 def _escape(found: re.Match[str]) -> str:
     char = found.group()
     code = ord(char)

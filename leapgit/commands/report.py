@@ -6,6 +6,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
+from leapgit.errors import printable
 from leapgit.records import trailers as tr
 from leapgit.records.config import CONFIG_PATH
 from leapgit.records.types import ABSENT, OUTCOME_NAMES
@@ -270,7 +271,7 @@ def _ball_lines(s: BallStanding | None, slice_id: str, round_limit: int,
     if ep.receipts:
         r = ep.receipts[-1]
         word = OUTCOME_NAMES[r.outcome] + (" (claim)" if r.claim and r.outcome == 1 else "")
-        out.append(f"{pad}receipt {r.round}: {word}: {r.evidence}")
+        out.append(f"{pad}receipt {r.round}: {word}: {printable(r.evidence)}")
         if r.log:  # a worker's log is a path on its own machine, not in this clone
             out.append(f"{pad}log {r.log}" + (f" (on worker {r.worker}'s machine)"
                                               if r.worker else ""))
@@ -387,7 +388,9 @@ def run_lines(r: RunResult) -> list[str]:
             continue
         word = OUTCOME_NAMES[last.outcome] + (" (claim)" if last.claim and last.outcome == 1
                                               else "")
-        out.append(f"  {b.ball}: {len(b.receipts)} round(s), last {word}: {last.evidence}")
+        # the evidence is the builder's text (its report, a file name): one line, escaped
+        out.append(f"  {b.ball}: {len(b.receipts)} round(s), last {word}: "
+                   f"{printable(last.evidence)}")
         if b.checkpoint:
             out.append(f"    checkpoint written; `leap throw {r.slice} --ball {b.ball} "
                        "--resume` starts a new episode")

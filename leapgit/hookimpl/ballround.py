@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from leapgit.errors import LeapError, UsageError, printable
+from leapgit.errors import LeapError, UsageError, printable, shell_word
 from leapgit.hookimpl.post_commit import ball_of_branch
 from leapgit.ledger import history, query
 from leapgit.ledger.store import Ledger
@@ -45,18 +45,16 @@ def _shown(path: str) -> str:
 
 def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
     """Concrete git commands that put only ``paths`` back as they were at ``base``."""
-    import shlex
-
     base_tree = objects.commit(base).tree
     there = [p for p in paths if objects.blob_id_at(base_tree, p) is not None]
     new = [p for p in paths if p not in there]
     out = []
     if there:
         out.append(f"git restore --source={base[:12]} --staged --worktree -- "
-                   + " ".join(shlex.quote(p) for p in there))
+                   + " ".join(shell_word(p) for p in there))
     if new:
-        out.append("git rm -q --cached -- " + " ".join(shlex.quote(p) for p in new)
-                   + " && rm -f -- " + " ".join(shlex.quote(p) for p in new))
+        out.append("git rm -q --cached -- " + " ".join(shell_word(p) for p in new)
+                   + " && rm -f -- " + " ".join(shell_word(p) for p in new))
     return out
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from leapgit import git
-from leapgit.errors import LeapError, RuleViolation
+from leapgit.errors import LeapError, RuleViolation, printable
 from leapgit.git import GitFailed
 from leapgit.ledger.history import latest_red
 from leapgit.ledger.repo import open_repo
@@ -104,7 +104,9 @@ def worktree_problem(common_dir: Path, worktree: Path, branch: str) -> str | Non
 
 
 def _one_line(text: str) -> str:
-    line = " ".join(text.split())
+    """A trailer value git takes: one line, its controls (a NUL git refuses in a message, an
+    ESC) and bytes that were not UTF-8 (a file name's) escaped."""
+    line = printable(" ".join(text.split()))
     return line if len(line) <= MAX_TRAILER else line[: MAX_TRAILER - 1] + "…"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from dulwich.object_store import tree_lookup_path
 
-from leapgit.errors import RuleViolation
+from leapgit.errors import RuleViolation, shell_word
 from leapgit.gitobj import oid
 from leapgit.ledger.repo import open_repo
 from leapgit.records.types import ABSENT, BUILTIN_ROLLBACK, BallRecord, ThrowRecord
@@ -53,7 +52,7 @@ class RolledBack:
             text += f"; {self.rewound.summary()}"
             if self.rewound.removed and self.evidence:
                 text += (f"; `git restore --source={self.evidence} -- "
-                         f"{' '.join(shlex.quote(p) for p in self.rewound.removed)}` brings "
+                         f"{' '.join(shell_word(p) for p in self.rewound.removed)}` brings "
                          "back what it removed")
         if self.not_rewound:
             text += f"; the ball branch still holds the refused commit: {self.not_rewound}"

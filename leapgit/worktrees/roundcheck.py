@@ -11,6 +11,7 @@ from pathlib import Path
 from dulwich.objects import Commit
 
 from leapgit import git
+from leapgit.errors import printable
 from leapgit.gitobj import oid
 from leapgit.ledger.repo import open_repo
 from leapgit.ledger.view import LedgerView
@@ -78,12 +79,14 @@ def listed(items: list[str], sep: str = ", ", most: int = _MOST) -> str:
 
 def breach_evidence(found: list[Refusal], ball_id: str, said: str) -> str:
     """The receipt's evidence for a breach: what leapgit found, then what the builder said."""
-    frozen = sorted({r.path for r in found if r.rule == "T7.1" and r.path})
+    # paths and messages shown escaped: a name need not be UTF-8, and may hold a newline
+    frozen = sorted({printable(r.path) for r in found if r.rule == "T7.1" and r.path})
     if frozen:
         return (f"frozen test file(s) edited after red (T7.1): {', '.join(frozen)}; "
                 f"builder said: {said}")
-    outside = sorted({r.path for r in found if r.kind == OUTSIDE and r.path})
-    other = list(dict.fromkeys((r.rule, r.path, r.message) for r in found if r.kind != OUTSIDE))
+    outside = sorted({printable(r.path) for r in found if r.kind == OUTSIDE and r.path})
+    other = list(dict.fromkeys((r.rule, printable(r.path or ""), printable(r.message))
+                               for r in found if r.kind != OUTSIDE))
     rules = sorted({rule for rule, _, _ in other} | ({"L4", "L9"} if outside else set()))
     parts = ([f"{listed(outside)} outside the scope of {ball_id}"] if outside else []) + \
         [listed([f"{path}: {message}" if path else message for _, path, message in other],
