@@ -210,8 +210,9 @@ def run(
                             "(deleted or moved while leap ran?)") from exc
         raise GitFailed("git is not installed or not on PATH", hint="install git") from exc
     if check and proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip().splitlines()
-        detail = err[-1] if err else f"exit {proc.returncode}"
+        # git's fatal:/error: line names what failed (the index.lock it found); the lines
+        # after it are advice ("remove the file manually to continue.", a usage line)
+        detail = says(proc.stderr.decode(errors="replace")) or f"exit {proc.returncode}"
         raise GitFailed(f"git {' '.join(args[:2])} failed: {detail}")
     return proc
 

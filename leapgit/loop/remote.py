@@ -120,7 +120,7 @@ def adopt_ledger(ws: Workspace, remote: str) -> None:
     if tip is None:
         err = proc.stderr.decode(errors="replace").strip()
         failed = git.RemoteUnavailable if git.unavailable(err) else git.GitFailed
-        raise failed(f"no ledger on {remote} ({err.splitlines()[-1] if err else ref})",
+        raise failed(f"no ledger on {remote} ({git.says(err) or ref})",
                      hint=f"the thrower pushes it (`leap sync {remote}`)")
     git.run(["update-ref", ref, tip, ""], ws.paths.root, check=False)
 

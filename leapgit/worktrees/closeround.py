@@ -132,8 +132,8 @@ def _commit(worktree: Path, message: str) -> None:
                     worktree, input=message.encode(),
                        check=False, env=env)
     if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise GitFailed(f"git commit in {worktree} failed: {err[-1] if err else proc.returncode}")
+        said = git.says(proc.stderr.decode(errors="replace")) or f"exit {proc.returncode}"
+        raise GitFailed(f"git commit in {worktree} failed: {said}")
 
 
 def round_message(ball: BallRecord, round_no: int, outcome: int, evidence: str) -> str:

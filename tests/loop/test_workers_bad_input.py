@@ -39,3 +39,30 @@ def test_a_slice_the_remote_does_not_have_is_bad_input(daemon: GitDaemon,
     assert "unknown slice 'nosuch' (known: pkgs)" in res.out + res.err, res
     assert w.remote_ledger() == before
     assert not ww.claim_files(w)
+
+
+def test_a_remote_out_of_reach_is_named_by_what_git_said(daemon: GitDaemon,
+                                                          jurors: JurorServer) -> None:
+    """Before: "gone is out of reach (no ledger on gone (and the repository exists.))",
+    the last line of git's advice instead of its fatal: line."""
+    import time
+
+    from tests.support import git
+
+    w = ww.published(daemon, jurors, "gone")
+    clone = w.clone("c1")
+    git("remote", "add", "gone", str(w.base_dir / "nowhere.git"), cwd=clone)
+    log = w.base_dir / "gone.log"
+    proc = w.popen("worker", "--remote", "gone", "--once", cwd=clone, log=log)
+    try:
+        deadline = time.monotonic() + 60
+        while "out of reach" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait()
+    said = log.read_text()
+    assert "gone is out of reach (no ledger on gone (fatal: " in said, said
+    assert "does not appear to be a git repository" in said, said
+    assert "and the repository exists." not in said, said
