@@ -26,6 +26,7 @@ from leapgit.records import yamlio
 from leapgit.records.scoring import FileBlob, RedRecord, RunEvidence
 from leapgit.records.types import BallRecord
 from leapgit.rules.balls import contract_red
+from leapgit.rules.commits import check_commit
 from leapgit.rules.objects import Objects
 from leapgit.rules.stack import carried_tests, carry_problems, restacking
 from leapgit.scoring.commands import CommandRun, run_command, run_fresh
@@ -84,6 +85,7 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
                                 rule="L4", hint=("make red.command keep to the scope ("
                                 f"{', '.join(ball.paths)}), {_again(ball, '', True)}")
                                 if authored else "commit only the ball's own test files")
+        _branch_rules(ws, Objects(ledger.repo), ball, base, commit, authored)
         _green_at_base(root, ball, base, limit, authored)
         run = _fails_at_red(root, ball, commit, limit, authored)
         _tests_run_the_red(root, ball, base, commit, tests, limit, authored)
@@ -98,6 +100,29 @@ def record_red(ws: Workspace, slice_id: str, ball_id: str, rev: str,
             f"red {number} of {slice_id}/{ball_id}: {len(tests)} frozen test file(s)",
             [(tr.SLICE, slice_id), (tr.BALL, ball_id), (tr.RED, commit)])
     return RedResult(record, written.commit)
+
+
+def _branch_rules(ws: Workspace, objects: Objects, ball: BallRecord, base: str, commit: str,
+                  authored: bool) -> None:
+    """The red's commits judged as `pre-receive` judges them on the ball branch, where the
+    throw puts them (``check_commit`` for a red test: a scope path no symlink out of the
+    repository nor a gitlink, L2; no merge, L9; a message git's readers read alike): a
+    red the server would refuse, or whose link the builder's first round would be refused
+    for, is refused here, before anything runs or is recorded."""
+    ref = f"refs/heads/{ws.config.ball_branch(ball.slice, ball.ball)}"
+    for made in objects.new_commits(commit, [base]):
+        found = check_commit(objects, ref, ball, made, ws.config.round_cap, red_test=True)
+        if found:
+            first = found[0]
+            where = f"{first.path}: " if first.path else ""
+            raise RuleViolation(
+                f"red commit {made.id.decode()[:12]}: {where}{first.message}",
+                field=None if authored else "COMMIT", rule=first.rule,
+                hint=(f"make red.command commit its test as plain files of the scope in a "
+                      f"plain commit, {_again(ball, '', True)}" if authored else
+                      "commit the failing test as plain files of the ball's scope, in plain "
+                      f"commits on its base (`leap ball base {ball.slice} {ball.ball}` names "
+                      "it)"))
 
 
 def carry_red(ws: Workspace, slice_id: str, ball_id: str, timeout: float | None = None
