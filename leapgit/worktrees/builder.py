@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Literal
 
 from leapgit import git
-from leapgit.errors import UsageError
+from leapgit.errors import UsageError, printable
 from leapgit.records.config import first_init
-from leapgit.records.trailers import round_trailers
+from leapgit.records.trailers import OUTCOME, parse, round_trailers
 from leapgit.worktrees.check import command_words, is_builtin
 
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL
@@ -143,6 +143,10 @@ def builder_word(ex: BuilderExit, report: tuple[Literal[-1, 0, 1], str] | None,
         said = round_trailers(msg)
         if said.outcome is not None:
             return said.outcome, said.evidence or "builder commit trailers"
+        written = parse(msg).all(OUTCOME)
+        if written:  # a word that is no outcome is a malformed answer, as in a report
+            return -1, (f"malformed builder commit trailer {OUTCOME}: "
+                        f"{printable(written[-1][:40])}: needs -1, 0 or 1")
     if ex.code == 0:
         return 1, "the builder exited 0 without a report (a claim, never a pass)"
     return 0, f"the builder exited {ex.code} without a report"

@@ -42,6 +42,18 @@ class RoundRecorded(NamedTuple):
     written: Written | None  # None when this commit's round was already recorded
 
 
+# what a receipt keeps of a round's evidence: a builder's report is read up to 64 KiB, its
+# commit's Leap-Evidence trailer is not (the commit keeps every byte of it); a receipt past
+# the ledger's 1 MiB cap could not be written, and the round would end at -1 for its size
+MAX_EVIDENCE = 64 * 1024
+
+
+def cut_evidence(evidence: str) -> str:
+    if len(evidence) <= MAX_EVIDENCE:
+        return evidence
+    return f"{evidence[:MAX_EVIDENCE]}… (cut at {MAX_EVIDENCE} of {len(evidence)} characters)"
+
+
 def record_round(
     ledger: Ledger, slice_id: str, ball_id: str, *, outcome: Literal[-1, 0, 1], evidence: str,
     round_cap: int, commit: str | None = None, candidate: str | None = None,
@@ -56,6 +68,7 @@ def record_round(
     ``quick`` (the post-commit hook): a record whose every string is one line is written
     without parsing it back (see ``_checked``). ``stopped``: why leap stopped this round (a
     Ctrl-C): a checkpoint it writes says so (``STOPPED``)."""
+    evidence = cut_evidence(evidence)
     for _ in range(_CONFLICT_RETRIES):
         view = ledger.require()
         episode = current_episode(view, slice_id, ball_id)
