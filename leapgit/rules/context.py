@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from leapgit.errors import LeapError, UsageError
+from leapgit.errors import LeapError, UsageError, printable
 from leapgit.records.config import CONFIG_PATH, check_refs, parse_config
 from leapgit.records.types import Config
 from leapgit.rules.objects import ZERO, Objects
@@ -58,8 +58,10 @@ class RefUpdate:
 
 def _sha(value: str, line: str) -> str:
     if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
-        raise UsageError(f"malformed ref update line from git: {line[:120]!r}",
-                         hint="sha256 repositories are not supported yet")
+        sha256 = len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+        raise UsageError(f"malformed ref update line from git: '{printable(line[:120])}'",
+                         hint="sha256 repositories are not supported yet" if sha256 else
+                         "git names each object on the line by 40 hex digits")
     return value
 
 
@@ -81,8 +83,12 @@ def parse_push_lines(data: bytes) -> list[RefUpdate]:
     out = []
     for line in data.decode("utf-8", "surrogateescape").splitlines():
         if line.strip():
-            _local_ref, local_sha, remote_ref, remote_sha = line.split(" ", 3)
-            out.append(RefUpdate.parse(remote_sha, local_sha, remote_ref))
+            parts = line.split(" ", 3)
+            if len(parts) != 4:
+                _sha("", line)
+            _local_ref, local_sha, remote_ref, remote_sha = parts
+            out.append(RefUpdate.parse(_sha(remote_sha, line), _sha(local_sha, line),
+                                       remote_ref))
     return out
 
 

@@ -95,3 +95,37 @@ def test_spine_tip_lost_from_the_server_refuses_a_real_push(tmp_path: Path) -> N
         result.stderr
     assert "internal error" not in result.stderr
     assert (bare / "refs" / "heads" / "main").read_text().strip() == tip
+
+
+def test_a_malformed_line_is_shown_escaped_and_the_hint_fits_it(tmp_path: Path) -> None:
+    """Before: '\\udcff\\udcfe' (Python's repr of bytes that are not UTF-8) and "sha256
+    repositories are not supported yet" under every malformed line."""
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    proc = run_hook(bare, b"\xff\xfe \x1b[2J refs/heads/x\n")
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "malformed ref update line from git: '\\xff\\xfe \\x1b[2J refs/heads/x'" in err, err
+    assert "sha256" not in err and "by 40 hex digits" in err, err
+    proc = run_hook(bare, f"{'0' * 64} {'a' * 64} refs/heads/x\n".encode())
+    assert proc.returncode == 1 and "sha256 repositories are not supported" in \
+        proc.stderr.decode()
+
+
+def test_pre_push_given_a_malformed_line_refuses_as_pre_receive_does(tmp_path: Path) -> None:
+    """Before: "internal error, refusing (fail closed): ValueError: not enough values to
+    unpack (expected 4, got 1)", and a line naming `zz` as an object id the same."""
+    from tests.support import leap, make_repo
+
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    assert leap("init", cwd=repo).code == 0
+    head = git("rev-parse", "HEAD", cwd=repo)
+    for line in (b"garbage", f"refs/heads/main {head} refs/heads/main zz".encode()):
+        proc = subprocess.run([sys.executable, "-m", "leapgit.hookimpl.pre_push", "pre-push",
+                               "origin", "/nowhere"], cwd=repo, input=line + b"\n",
+                              capture_output=True, check=False)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1, err
+        assert err.startswith("leap pre-push: refused: malformed ref update line from git: "), \
+            err
+        assert "internal error" not in err and "Traceback" not in err, err
