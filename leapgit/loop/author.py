@@ -229,3 +229,8 @@ def _run(command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float
     if not run.ok:
         raise Hold(f"the test author {run.ended()} (see {log})", rule="T7.1",
                    hint=f"fix red.command; `leap run {slice_id}` asks it again")
+    if not (cwd / ".git").is_file():  # it removed the tree it was given, or its .git file
+        raise Hold(f"the test author removed its worktree {cwd} or the .git file in it (see "
+                   f"{log}): no commit of it can be read", rule="T7.1",
+                   hint=f"make red.command write in the tree it is given, and leave it there; "
+                   f"`leap run {slice_id}` asks it again")
