@@ -17,6 +17,7 @@ from leapgit.rules.refusal import Refusal
 if TYPE_CHECKING:
     from dulwich.objects import Commit
 
+    from leapgit.records.scoring import ScoreRecord
     from leapgit.records.types import BallRecord
 
 MERGE_HINT = ("merge one passed ball per commit onto the spine, with `Leap-Slice:` and "
@@ -229,6 +230,9 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
         return [Refusal(rule, ref, sha, None, f"{exc.problems[0].message} (candidate tree "
                         f"{candidate[:12]})", "score the ball to a full pass first; a "
                         "trailer is not a record")]
+    again = _lands_once(ctx, ref, commit, candidate_commit, passed)
+    if again:
+        return again
     # the history is judged from the base the episode was thrown from, never the one the
     # pass names (a pass naming its own candidate as its base left every commit unjudged)
     thrown = query.throw(view, slice_id, ball_id, passed.episode)
@@ -251,6 +255,38 @@ def check_integration(ctx: PushContext, ref: str, commit: Commit) -> list[Refusa
     out.extend(_candidate_bytes(ctx, ref, commit, candidate_commit,
                                 sorted((touched - set(outside)) | brought), touched))
     return out
+
+
+def _lands_once(ctx: PushContext, ref: str, merge: Commit, candidate: Commit,
+                passed: ScoreRecord) -> list[Refusal]:
+    """L8: a pass lands once, and only while its slice is open to land. A ball of an
+    abandoned slice lands no more (its files are free for another slice, L4); a pass a merge
+    record names, or whose candidate the spine holds already, is merged: merged again over
+    a later slice's merge of the same files, its old bytes would roll that slice back."""
+    from leapgit.ledger import history, layout
+
+    sha, head = merge.id.decode(), candidate.id.decode()
+    where = f"{passed.slice}/{passed.ball}"
+    abandoned = layout.abandon_path(passed.slice)
+    view = ctx.ledger_view()
+    if view.exists(abandoned):
+        return [Refusal("L4", ref, sha, None, f"slice {passed.slice} is abandoned "
+                        f"({abandoned}): its balls land no more, and their files are free "
+                        "for other slices", "cut a new slice for the work")]
+    landed = history.merged_scores(history.merge_records(view, passed.slice))
+    if passed.score in landed.get(passed.ball, ()):
+        return [Refusal("L8", ref, sha, None, f"score {passed.score} of {where} is merged "
+                        "already (a merge record names it): a pass lands once, merged again "
+                        "it would put its old bytes back over what landed since",
+                        "nothing to merge: a byte change reopens the ball, and its new "
+                        "candidate is merged once re-scored")]
+    if ctx.objects.is_ancestor(head, merge.parents[0].decode()):
+        return [Refusal("L8", ref, sha, None, f"the candidate {head[:12]} of {where} is on "
+                        "the spine already: a pass lands once, merged again it would put "
+                        "its old bytes back over what landed since",
+                        "nothing to merge: a byte change reopens the ball, and its new "
+                        "candidate is merged once re-scored")]
+    return []
 
 
 def _candidate_bytes(ctx: PushContext, ref: str, merge: Commit, candidate: Commit,
