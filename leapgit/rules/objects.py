@@ -120,11 +120,17 @@ class Objects:
         return [n.decode("utf-8", "surrogateescape") for n in self.repo.refs.allkeys()]
 
     def is_ancestor(self, older: str, newer: str) -> bool:
-        from dulwich.graph import can_fast_forward
+        """As `git merge-base --is-ancestor` answers. Never dulwich's ``can_fast_forward``:
+        it skips every commit dated before ``older`` on its way down, so commits from a
+        clock behind the server's made a fast-forward "not a fast-forward" (and a spine
+        already holding a candidate dated ahead "not holding it")."""
+        from dulwich.graph import find_merge_base
 
+        if oid(older) == oid(newer):
+            return True
         # dulwich asks the repository for parents_provider() and object_store only, which a
         # GitRepo has; it is typed for its own BaseRepo
-        return can_fast_forward(_as_is(self.repo), oid(older), oid(newer))
+        return find_merge_base(_as_is(self.repo), [oid(older), oid(newer)]) == [oid(older)]
 
     def new_commits(self, include: str, exclude: Sequence[str] = ()) -> list[Commit]:
         """Commits reachable from ``include`` and from none of ``exclude``, parents first."""

@@ -7,6 +7,8 @@ merged too. A pass lands once, while its slice is open (``rules.spine._lands_onc
 
 from __future__ import annotations
 
+import pytest
+
 from leapgit.ledger import layout
 from leapgit.ledger.leases import take_lease
 from leapgit.records import yamlio
@@ -110,15 +112,23 @@ def test_an_older_pass_merged_again_does_not_roll_back_a_later_slice(
     assert git("show", "refs/heads/main:src/a.py", cwd=w.bare) == "A = 30"
 
 
-def test_a_ball_merged_again_before_its_merge_record_is_refused(fresh_world: World) -> None:
+@pytest.mark.parametrize("dated", ["", "2031-01-01T00:00:00Z"])
+def test_a_ball_merged_again_before_its_merge_record_is_refused(
+        fresh_world: World, monkeypatch: pytest.MonkeyPatch, dated: str) -> None:
     """The slice's merge record is written after the spine merges land: until then the
-    graph says the candidate landed."""
+    graph says the candidate landed. A candidate dated ahead of the spine hid from
+    dulwich's ``can_fast_forward`` (it skips commits dated before the one it looks for)."""
     w = fresh_world
+    if dated:
+        monkeypatch.setenv("GIT_COMMITTER_DATE", dated)
     _passed(w, SLICE, "a", BALL_A, w.base, {"src/a.py": "A = 10\n"})
+    monkeypatch.delenv("GIT_COMMITTER_DATE", raising=False)
+    _passed(w, SLICE, "b", BALL_B, w.base, {"src/b.py": "B = 20\n"})
     with w.ledger() as ledger:
         take_lease(ledger, "main", "integrator")
     _merge(w, BALL_A, MERGE_A)
-    _push_all(w, BALL_A, "main")
+    _merge(w, BALL_B, "integrate s1/b\n\nLeap-Slice: s1\nLeap-Ball: b")
+    _push_all(w, BALL_A, BALL_B, "main")
     again = git("commit-tree", w.tip("main^{tree}"), "-p", "main", "-p", BALL_A, "-m",
                 MERGE_A, cwd=w.work)
     before = remote_refs(w.bare)
