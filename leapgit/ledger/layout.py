@@ -36,6 +36,11 @@ from typing import Any
 from leapgit.errors import InvalidRecord
 
 ROOT_RECORD = "LEDGER.yaml"
+# L8: the records one ledger commit may add, ten times what leapgit writes at most (a cut:
+# the slice and each ball; a worker's renewals, replayed by `leap sync`). The server counts
+# a commit's additions before it parses one (~1 ms each): a commit of 10^5 records is one
+# line in a second, never 95 s of parsing and 10^5 refusals
+MAX_RECORDS = 10_000
 
 
 def slice_dir(slice_id: str) -> str:

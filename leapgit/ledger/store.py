@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from leapgit.errors import InvalidRecord, LeapError, LedgerConflict, UsageError
 from leapgit.gitobj import refname
 from leapgit.ledger.commits import Committer
-from leapgit.ledger.layout import ROOT_RECORD
+from leapgit.ledger.layout import MAX_RECORDS, ROOT_RECORD
 from leapgit.ledger.recovery import WRITING_MARKER, locked
 from leapgit.ledger.repo import open_repo
 from leapgit.ledger.view import (
@@ -207,6 +207,9 @@ class Ledger(AbstractContextManager["Ledger"]):
         unless ``identical_ok`` and the bytes are the same (then that path is skipped)."""
         if not records:
             raise LeapError("nothing to write")
+        if len(records) > MAX_RECORDS:  # the server refuses it (``rules.ledger``)
+            raise LeapError(f"{len(records)} records in one ledger commit, more than the "
+                            f"{MAX_RECORDS} a commit may add: not written")
         for path, data in records.items():  # every reader, and the server, refuses it
             if len(data) > yamlio.MAX_BYTES:
                 raise InvalidRecord(f"larger than the {yamlio.MAX_BYTES} byte cap "

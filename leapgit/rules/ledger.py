@@ -64,7 +64,12 @@ def check_ledger_commit(ctx: PushContext, ref: str, commit: Commit) -> list[Refu
     old_tree = ctx.objects.commit(parent).tree if parent else None
     out: list[Refusal] = []
     added: list[tuple[str, dict[str, object]]] = []
-    for change in tree_changes(ctx.objects.store, old_tree, commit.tree):
+    changes = list(tree_changes(ctx.objects.store, old_tree, commit.tree))
+    if len(changes) > layout.MAX_RECORDS:  # counted before any record is parsed
+        return [Refusal("L8", ref, sha, None, f"the commit changes {len(changes)} ledger "
+                        f"files, more than the {layout.MAX_RECORDS} records one commit may "
+                        "add", "write records with leapgit, a few a commit")]
+    for change in changes:
         if change.type == "add" and change.new is not None:
             new = change.new
             path = (new.path or b"").decode("utf-8", "surrogateescape")

@@ -88,12 +88,22 @@ def _non_commits(ctx: PushContext) -> list[Refusal]:
     return out
 
 
+# the lines of each kind a report shows: a push of 10^4 refs, or of a commit that breaks
+# a rule 10^5 times, is answered in a screenful, its count named, never megabytes
+MAX_SHOWN = 50
+
+
 def report_lines(hook: str, refusals: list[Refusal], notes: list[str]) -> list[str]:
-    lines = [f"leap {hook}: note: {printable(n)}" for n in notes]  # F9: refs, paths escaped
+    lines = [f"leap {hook}: note: {printable(n)}" for n in notes[:MAX_SHOWN]]  # F9: escaped
+    if len(notes) > MAX_SHOWN:
+        lines.append(f"leap {hook}: note: ... and {len(notes) - MAX_SHOWN} more notes")
     if not refusals:
         return lines
     count = len(refusals)
     lines.append(f"leap {hook}: push refused, {count} violation{'s' * (count != 1)} "
                  "(no ref was updated):")
-    lines.extend(f"leap {hook}:   {r.line()}" for r in refusals)
+    lines.extend(f"leap {hook}:   {r.line()}" for r in refusals[:MAX_SHOWN])
+    if count > MAX_SHOWN:
+        lines.append(f"leap {hook}:   ... and {count - MAX_SHOWN} more violations (the first "
+                     f"{MAX_SHOWN} shown): fix these and push again")
     return lines

@@ -1,0 +1,50 @@
+"""Red team round 2, resource bounds of `pre-receive`: a ledger commit of 10^5 records cost
+the hook 95 s and 210 MB (each record parsed and schema-checked, each over-numbered round
+refused on its own) and answered with 99,998 lines (22 MB) of refusals. A commit may add
+at most ``layout.MAX_RECORDS``, counted before any is parsed, and a report shows the first
+``push.MAX_SHOWN`` refusals with the count of the rest."""
+
+from __future__ import annotations
+
+import time
+
+from leapgit.ledger import layout
+from leapgit.rules.push import MAX_SHOWN
+from tests.hooks.world import SLICE, World, forge_ledger_commit, remote_refs
+
+
+def _receipts(numbers: range) -> dict[str, bytes]:
+    """Receipts of ball a's first episode, one a round number: every one past round four."""
+    return {layout.receipt_path(SLICE, "a", 1, n): (
+        f"kind: receipt\nformat: 1\nslice: {SLICE}\nball: a\nepisode: 1\nround: {n}\n"
+        "outcome: 0\nevidence: x\nrecorded_at: '2024-01-01T00:00:00Z'\nclaim: true\n").encode()
+        for n in numbers}
+
+
+def test_a_ledger_commit_of_too_many_records_is_one_line(fresh_world: World) -> None:
+    w = fresh_world
+    forge_ledger_commit(w, _receipts(range(5, 6 + layout.MAX_RECORDS)), "bulk")
+    before = remote_refs(w.bare)
+    start = time.monotonic()
+    res = w.push("leap/ledger")
+    took = time.monotonic() - start
+    assert res.returncode != 0 and remote_refs(w.bare) == before
+    lines = [ln for ln in res.stderr.splitlines() if "leap pre-receive:   [" in ln]
+    assert len(lines) == 1, res.stderr[:2000]
+    assert "[L8] refs/heads/leap/ledger" in lines[0] and \
+        f"changes {layout.MAX_RECORDS + 1} ledger files, more than the " \
+        f"{layout.MAX_RECORDS} records one commit may add" in lines[0], lines
+    assert took < 20, took  # before: ~10 s of parsing, and 10,001 lines
+
+
+def test_a_report_shows_the_first_refusals_and_counts_the_rest(fresh_world: World) -> None:
+    w = fresh_world
+    forge_ledger_commit(w, _receipts(range(5, 5 + MAX_SHOWN + 10)), "sixty fifth rounds")
+    before = remote_refs(w.bare)
+    res = w.push("leap/ledger")
+    assert res.returncode != 0 and remote_refs(w.bare) == before
+    assert f"push refused, {MAX_SHOWN + 10} violations" in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if "leap pre-receive:   [L6]" in ln]
+    assert len(lines) == MAX_SHOWN, res.stderr[:2000]
+    assert f"... and 10 more violations (the first {MAX_SHOWN} shown)" in res.stderr
+
