@@ -58,6 +58,21 @@ def undo_commands(objects: Objects, base: str, paths: list[str]) -> list[str]:
     return out
 
 
+# the paths a breach's receipt and report name one by one: a round that touched 10^5 files
+# outside its scope wrote a receipt past the ledger's 1 MiB cap, so its -1 was never
+# recorded (and the episode went on), and printed 10^5 lines
+MAX_NAMED = 50
+
+
+def breach_evidence(scope: list[Refusal]) -> str:
+    """A breach receipt's evidence: its rules and the first ``MAX_NAMED`` paths, counted
+    (``roundcheck.listed``, as `leap round` names them)."""
+    from leapgit.worktrees.roundcheck import listed
+
+    return ("scope breach (" + ", ".join(sorted({r.rule for r in scope})) + "): "
+            + listed([_shown(r.path) if r.path else "merge" for r in scope], most=MAX_NAMED))
+
+
 def _amend(trailers: RoundTrailers, round_no: int) -> str:
     """The `git commit --amend` that gives a commit the round trailers it lacks or has
     wrong (L6): each replaces any of its key already there, so git and leapgit read one."""
@@ -102,8 +117,10 @@ def _breach(objects: Objects, ball: BallRecord, base: str, sha: str,
     rolled, failed = left
     say("!" * 64)
     say(f"SCOPE BREACH in ball {ball.slice}/{ball.ball}, commit {sha[:12]}")
-    for r in found:
+    for r in found[:MAX_NAMED]:
         say(f"  [{r.rule}] {r.path or '(whole commit)'}: {r.message}")
+    if len(found) > MAX_NAMED:
+        say(f"  ... and {len(found) - MAX_NAMED} more ({len(found)} in all)")
     say(f"  {recorded}")
     if kept:
         say(f"  {_kept_line(kept)}")
@@ -168,9 +185,7 @@ def on_commit(branch: str, top: str | None = None, common_dir: str | None = None
                 done = record_round(
                     ledger, slice_id, ball_id, outcome=-1, claim=False, commit=head,
                     candidate=tree, recorded_by=RECORDED_BY, round_cap=config.round_cap,
-                    worktree=top, quick=True, evidence="scope breach ("
-                    + ", ".join(sorted({r.rule for r in scope})) + "): "
-                    + ", ".join(_shown(r.path) if r.path else "merge" for r in scope),
+                    worktree=top, quick=True, evidence=breach_evidence(scope),
                 )
                 kept = _kept(ledger.repo, episode.throw.episode, done.receipt, head)
                 _breach(objects, ball, base, head, scope,

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from leapgit.worktrees.rewind import Rewound
 
 ROLLBACK_TIMEOUT = 300.0
+_NAMED = 50  # the removed files a summary names one by one
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class RolledBack:
     not_rewound: str | None = None  # why it could not
 
     def summary(self) -> str:
+        """One line: a round that removed 10^5 files names 50 of them, never megabytes."""
         text = f"rolled back ({self.method}): {len(self.restored)} scope file(s) restored"
         if self.skipped:
             text += f"; not touched: {', '.join(self.skipped)}"
@@ -50,10 +52,14 @@ class RolledBack:
             text += f"; the refused commit is kept as evidence: {self.evidence} (local)"
         if self.rewound:
             text += f"; {self.rewound.summary()}"
-            if self.rewound.removed and self.evidence:
-                text += (f"; `git restore --source={self.evidence} -- "
-                         f"{' '.join(shell_word(p) for p in self.rewound.removed)}` brings "
-                         "back what it removed")
+            removed = self.rewound.removed
+            if removed and self.evidence:
+                named = " ".join(shell_word(p) for p in removed[:_NAMED])
+                text += (f"; `git restore --source={self.evidence} -- {named}` brings back "
+                         + ("what it removed" if len(removed) <= _NAMED else
+                            f"the first {_NAMED} files it removed (`git diff --name-only "
+                            f"--diff-filter=A {self.rewound.start[:12]} {self.evidence}` "
+                            f"lists all {len(removed)})"))
         if self.not_rewound:
             text += f"; the ball branch still holds the refused commit: {self.not_rewound}"
         return text

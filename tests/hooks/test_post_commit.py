@@ -464,3 +464,23 @@ def test_a_round_the_hook_could_not_record_is_recorded_by_the_leap_round_it_name
     assert done.code == 0, done
     [r] = receipts(w, "a")
     assert (r.round, r.outcome, r.commit) == (1, 1, git("rev-parse", "HEAD", cwd=wt))
+
+
+def test_a_breach_of_thousands_of_files_is_recorded_and_bounded(fresh_world: World) -> None:
+    """Red team round 2: the breach receipt named every path, so a round adding 6,000
+    files with long names outside the scope wrote a receipt past the ledger's 1 MiB cap:
+    "not recorded", the -1 never reached the ledger (and the episode went on), and the
+    report ran to thousands of lines. It names the first paths and counts the rest; the
+    round leaves the worktree in seconds (`git reset START -- PATHS` matched every path
+    against every index entry: 10^5 files took minutes)."""
+    w = fresh_world
+    wt = ball_worktree(w, "a")
+    names = [f"gen/{'x' * 180}_{n:05d}.py" for n in range(6000)]
+    err = hooked_commit(wt, dict.fromkeys(names, "X = 1\n"), round_message("a: flood", 1, 1))
+    assert "recorded round 1 as -1 (refuse)" in err, err[-2000:]
+    [r] = receipts(w, "a")
+    assert (r.outcome, r.claim) == (-1, False) and "and 5950 more" in r.evidence
+    assert "... and 5950 more (6000 in all)" in err
+    assert len(err.splitlines()) < 80 and len(err) < 64_000, len(err)
+    assert git("rev-parse", "HEAD", cwd=wt) == w.base
+    assert git("status", "--porcelain", "--untracked-files=all", cwd=wt) == ""
