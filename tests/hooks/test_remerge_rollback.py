@@ -151,3 +151,24 @@ def test_a_passed_ball_of_an_abandoned_slice_is_refused(fresh_world: World) -> N
     before = remote_refs(w.bare)
     refused(w, w.push(BALL_A, "main"), before, "L4", "slice s1 is abandoned",
             "its balls land no more")
+
+
+def test_a_pass_voided_by_a_reopen_is_refused_on_the_spine(fresh_world: World) -> None:
+    """Held (red team round 2): a byte change on the ball branch after the pass reopens the
+    ball (L8); the pass's old candidate does not land."""
+    from leapgit.records.scoring import ReopenRecord
+
+    w = fresh_world
+    tree = _passed(w, SLICE, "a", BALL_A, w.base, {"src/a.py": "A = 10\n"})
+    found = git("mktree", cwd=w.work, input=git("ls-tree", w.base, cwd=w.work).encode())
+    rec = ReopenRecord(SLICE, "a", 1, 1, tree, found, "ball-branch", None, "a byte change",
+                       NOW)
+    w.append({layout.reopen_path(SLICE, "a", 1): yamlio.dumps(rec.to_dict())}, "reopen a")
+    with w.ledger() as ledger:
+        take_lease(ledger, "main", "integrator")
+    _merge(w, BALL_A, MERGE_A)
+    res = w.push("leap/ledger")
+    assert res.returncode == 0, res.stderr
+    before = remote_refs(w.bare)
+    refused(w, w.push(BALL_A, "main"), before, "L8", "has no standing pass",
+            "was reopened by a byte change")
