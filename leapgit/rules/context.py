@@ -92,6 +92,11 @@ def parse_push_lines(data: bytes) -> list[RefUpdate]:
     return out
 
 
+# the ledger views a push keeps (each caches the records it read): one a pushed ledger
+# commit, kept for the whole push, held 10^4 views of every lease at once (6.5 GB)
+_VIEWS_KEPT = 16
+
+
 @dataclass
 class PushContext:
     objects: Objects
@@ -144,9 +149,13 @@ class PushContext:
         from leapgit.ledger.view import LedgerView
 
         tip = commit if commit is not None else self.ledger_tip()
-        if tip not in self._views:
-            self._views[tip] = LedgerView(self.objects.repo, tip)
-        return self._views[tip]
+        view = self._views.pop(tip, None)
+        if view is None:
+            view = LedgerView(self.objects.repo, tip)
+            if len(self._views) >= _VIEWS_KEPT:  # the least recently asked goes
+                del self._views[next(iter(self._views))]
+        self._views[tip] = view  # most recently asked last
+        return view
 
     def signing_policy(self) -> Policy:
         """``.leap/allowed_signers`` at the spine's tip before this push (a push cannot

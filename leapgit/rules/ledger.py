@@ -220,7 +220,7 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
         return _lease_pusher(ctx, ref, sha, path, raw) + [
             Refusal("L9", ref, sha, where, what, "one integrator at a time: release the open "
                     "lease before taking the next") for where, what in
-            lease_problems(view, str(raw["spine"])) if where == path]
+            lease_problems(view, str(raw["spine"]), _lease_number(raw)) if where == path]
     if kind == "claim":
         return _check_claim(ctx, ref, sha, path, raw, view)
     if kind == "run":
@@ -232,6 +232,11 @@ def _check_meaning(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[st
                         "ends")
                 for why in run_problems(view, RunLeaseRecord.from_dict(raw))]
     return []
+
+
+def _lease_number(raw: dict[str, object]) -> int | None:
+    number = raw.get("lease")
+    return number if isinstance(number, int) else None
 
 
 def _check_claim(ctx: PushContext, ref: str, sha: str, path: str, raw: dict[str, object],
