@@ -15,6 +15,7 @@ ignored zero-width characters)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -77,8 +78,11 @@ def tree_problem(raw: bytes) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def name_problem(name: bytes) -> str | None:
-    """Why git would never write ``name`` as one tree entry, or None (issue 18 F8)."""
+    """Why git would never write ``name`` as one tree entry, or None (issue 18 F8).
+    Remembered: a push of 10^4 commits that each add a file to one folder brings 10^4
+    versions of that folder, 5 * 10^7 entries of a few thousand names in all."""
     shown = name.decode("utf-8", "replace")
     if not name:
         return "names an entry with an empty name"
