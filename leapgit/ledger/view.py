@@ -26,6 +26,10 @@ TREE_MODE = 0o040000
 # stale, and keeping stores apart never lets one repository "see" another's objects.
 _tree_caches: dict[str, dict[bytes, Tree]] = {}
 _TREE_CACHE_MAX = 4096
+# and the entries they hold, all trees of a cache together: 4,096 versions of a folder of
+# 5,000 leases (a push of 10^4 lease commits) held ~2 GB
+_tree_entries: dict[str, int] = {}
+_TREE_ENTRIES_MAX = 1 << 20
 # Validated records by blob id, one memo per object store as the trees': the same bytes
 # parse and validate the same way (the schemas do not change under a running process), so a
 # record read again at a newer ledger commit costs a copy, not a YAML parse (3 ms each;
@@ -75,7 +79,8 @@ def cached_tree(repo: GitRepo, sha: bytes) -> Tree:
 
 
 def cached_tree_in(store: BaseObjectStore, sha: bytes) -> Tree:
-    cache = _tree_caches.setdefault(str(getattr(store, "path", id(store))), {})
+    key = str(getattr(store, "path", id(store)))
+    cache = _tree_caches.setdefault(key, {})
     tree = cache.pop(sha, None)
     if tree is not None:
         cache[sha] = tree  # most recently used last: the root and folder trees stay hot
@@ -87,12 +92,18 @@ def cached_tree_in(store: BaseObjectStore, sha: bytes) -> Tree:
                 f"object {sha.decode()} is missing from {store}",
                 hint="the repository is damaged: run `git fsck` and restore it from a clone",
             ) from None
-        if len(cache) >= _TREE_CACHE_MAX:
+        held = _tree_entries.get(key, 0) + _entries_of(tree)
+        while cache and (len(cache) >= _TREE_CACHE_MAX or held > _TREE_ENTRIES_MAX):
             # evict the least recently used; clearing all would re-parse the big folder
             # trees on every later read, and a walk of the whole ledger would go quadratic
-            del cache[next(iter(cache))]
+            held -= _entries_of(cache.pop(next(iter(cache))))
+        _tree_entries[key] = held
         cache[sha] = tree  # type: ignore[assignment]
     return tree  # type: ignore[return-value]
+
+
+def _entries_of(obj: object) -> int:
+    return len(obj) if hasattr(obj, "__len__") else 1  # a tree's entries; anything else, 1
 
 
 class LedgerView:
