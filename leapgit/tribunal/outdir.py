@@ -5,6 +5,7 @@ Symbolic links are never followed: a link named like a tribunal file is tribunal
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from dataclasses import dataclass
@@ -40,17 +41,32 @@ def _link_refused(path: Path, what: str) -> OutDirRefused:
 
 
 def write_private(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, readable by its owner only, whole or not at all: written aside
+    and renamed, so a kill mid-write leaves the old file or none, never one cut short (what
+    a killed run left is recorded by the next: ``tribunal.left``). A link at ``path`` is
+    refused, never followed nor replaced."""
+    if path.is_symlink():
+        raise _link_refused(path, path.name)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _link_refused(path, path.name) from None
+            raise _link_refused(aside, aside.name) from None
         raise
     try:
-        os.fchmod(fd, 0o600)  # an existing file keeps its mode on open; the umask is not ours
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+        try:
+            os.fchmod(fd, 0o600)  # a file left aside keeps its mode on open; not our umask
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(aside, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(aside)
+        raise
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,30 @@ def test_a_run_killed_while_jurors_sit_still_counts_what_they_were_paid(
     assert "left by a killed run" in git("log", "--format=%s", "leap/ledger", cwd=p.bare)
     audit = leap("audit", cwd=p.work)
     assert audit.code == 0 and "all holds" in audit.out, audit.out[-2000:]
+
+
+def test_a_verdict_cut_short_by_the_kill_costs_no_other_its_spend(
+        isolated: Path, served: Served) -> None:
+    """A suite under load: the kill landed while a seat's verdict file was being written
+    (created, not yet whole). The folder was left unrecorded for good ("cannot be read"),
+    so the next run read the slice as under `run.max_usd` and paid a whole new convening.
+    A verdict is written aside and renamed, so a kill leaves it whole or absent; one found
+    cut short anyway (an older leapgit, a full disk) is named and left out, the others
+    recorded with their spend."""
+    with JurorServer("openai", _one_slow_seat) as server:
+        p = duo(served.folder("left-cut"), served.daemon, server.url, "paid", ("a", "b"),
+                config={"run": {"max_usd": 0.01}})
+        _price_a_token_a_dollar(p)
+        _kill_once_seven_answered(p.work, p.env, server)
+        seats = len(server.chats())
+        [cut, *_] = sorted((p.work / ".git/leap-tribunal").glob("*/verdicts/*.yaml"))
+        cut.write_bytes(cut.read_bytes()[:40])  # as a kill mid-write left it
+        again = p.leap("run", "paid", "--json", "--heartbeat", "0", "--jobs", "1")
+        assert len(server.chats()) == seats, "a further tribunal sat past the cap"
+    logs = [str(e["line"]) for e in events(again.out) if e["event"] == "log"]
+    assert any(cut.name in ln and "left out" in ln for ln in logs), logs
+    subjects = git("log", "--format=%s", "leap/ledger", cwd=p.work)
+    assert "left by a killed run, 6 verdict(s) paid for, no decision (T6)" in subjects, subjects
+    assert leap("sync", "origin", cwd=p.work).code == 0
+    audit = leap("audit", cwd=p.work)
+    assert audit.code == 0 and "all holds" in audit.out, audit.out[-2000:]

@@ -2,19 +2,24 @@
 A convening's folder whose ledger commit never landed (here: taken back, as if its run was
 killed after the seats answered) is recorded by the next convening: envelope, routing and
 verdicts, never the summary found there; a folder whose convening still sits is not
-touched, and one that does not read whole is left as it is, and said."""
+touched, and a verdict that does not read whole is left out, and said."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from leapgit.ledger import layout
 from leapgit.ledger.store import Ledger
 from leapgit.records import yamlio
+from leapgit.tribunal.errors import OutDirRefused
 from leapgit.tribunal.left import SITTING, record_left
+from leapgit.tribunal.outdir import write_private
 from tests.support import git
 from tests.tribunal.conftest import Repo, rung
 from tests.tribunal.jurors import JurorServer, detailed_pass
@@ -79,7 +84,10 @@ def test_a_folder_whose_convening_still_sits_is_not_taken(repo: Repo) -> None:
         assert record_left(repo.root / ".git", ledger) == [run_id]
 
 
-def test_a_folder_that_does_not_read_whole_is_left_as_it_is_and_said(repo: Repo) -> None:
+def test_a_verdict_that_does_not_read_whole_is_left_out_and_said(repo: Repo) -> None:
+    """A verdict cut short (a kill mid-write, by a leapgit that wrote in place) or of
+    another run is left out and named; the others are recorded with their spend (it left
+    the whole folder unrecorded, and the next run paid a new convening past the cap)."""
     with JurorServer("openai", detailed_pass) as server:
         repo.config([rung("r1", "openai", server.url)])
         folder, run_id = _lost(repo)
@@ -87,16 +95,28 @@ def test_a_folder_that_does_not_read_whole_is_left_as_it_is_and_said(repo: Repo)
     first.write_bytes(first.read_bytes()[:40])  # cut short by the kill
     raw = yamlio.loads(second.read_bytes(), str(second))
     second.write_bytes(yamlio.dumps({**raw, "run_id": "t-20240101T000000Z-000000"}))
-    before = git("rev-parse", "leap/ledger", cwd=repo.root)
     said: list[str] = []
     with Ledger(repo.root / ".git") as ledger:
+        assert record_left(repo.root / ".git", ledger, said.append) == [run_id]
+    left_out = [line for line in said if line.startswith("left out ")]
+    assert len(left_out) == 2, said
+    assert first.name in left_out[0] and second.name in left_out[1], left_out
+    assert "run_id" in left_out[1], left_out
+    got = [p for p in _paths(repo, run_id) if "/verdicts/" in p]
+    assert len(got) == 6 and not any(p.endswith((first.name, second.name)) for p in got), got
+    with Ledger(repo.root / ".git") as ledger:  # recorded once, never read again
         assert record_left(repo.root / ".git", ledger, said.append) == []
-    assert git("rev-parse", "leap/ledger", cwd=repo.root) == before  # nothing half-written
-    [line] = said
-    assert f"left a killed convening's folder {folder} as it is" in line and \
-        first.name in line, line
-    first.unlink()  # the unreadable one gone: the one of another run is still refused
-    said.clear()
-    with Ledger(repo.root / ".git") as ledger:
-        assert record_left(repo.root / ".git", ledger, said.append) == []
-    assert "run_id" in said[0] and second.name in said[0], said
+
+
+def test_a_verdict_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """Written aside and renamed: no reader, a killed run's next one included, ever finds
+    a verdict file cut short; a link where it goes is refused, never replaced."""
+    target = tmp_path / "v.yaml"
+    write_private(target, b"a: 1\n" * 100_000)
+    assert target.read_bytes() == b"a: 1\n" * 100_000
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v.yaml"]  # nothing left aside
+    os.symlink(tmp_path / "elsewhere", tmp_path / "link.yaml")
+    with pytest.raises(OutDirRefused):
+        write_private(tmp_path / "link.yaml", b"x")
+    assert not (tmp_path / "elsewhere").exists() and (tmp_path / "link.yaml").is_symlink()
