@@ -262,7 +262,8 @@ def _lands_once(ctx: PushContext, ref: str, merge: Commit, candidate: Commit,
     """L8: a pass lands once, and only while its slice is open to land. A ball of an
     abandoned slice lands no more (its files are free for another slice, L4); a pass a merge
     record names, or whose candidate the spine holds already, is merged: merged again over
-    a later slice's merge of the same files, its old bytes would roll that slice back."""
+    a later slice's merge of the same files, its old bytes would roll that slice back (a
+    merge that changes no byte rolls nothing back, and is taken)."""
     from leapgit.ledger import history, layout
 
     sha, head = merge.id.decode(), candidate.id.decode()
@@ -273,14 +274,19 @@ def _lands_once(ctx: PushContext, ref: str, merge: Commit, candidate: Commit,
         return [Refusal("L4", ref, sha, None, f"slice {passed.slice} is abandoned "
                         f"({abandoned}): its balls land no more, and their files are free "
                         "for other slices", "cut a new slice for the work")]
-    landed = history.merged_scores(history.merge_records(view, passed.slice))
-    if passed.score in landed.get(passed.ball, ()):
+    # the record of this very merge may arrive first (a slice merged in one clone only,
+    # published with its ledger): a record names the pass merged elsewhere, or it is this one
+    if any(m.ball == passed.ball and m.score == passed.score and m.commit != sha
+           for rec in history.merge_records(view, passed.slice) for m in rec.merges):
         return [Refusal("L8", ref, sha, None, f"score {passed.score} of {where} is merged "
                         "already (a merge record names it): a pass lands once, merged again "
                         "it would put its old bytes back over what landed since",
                         "nothing to merge: a byte change reopens the ball, and its new "
                         "candidate is merged once re-scored")]
-    if ctx.objects.is_ancestor(head, merge.parents[0].decode()):
+    first = merge.parents[0].decode()
+    # a merge that moves no byte rolls nothing back (a re-scored candidate already landed,
+    # merged again by `leap merge`, the way a hint leads back to a landing)
+    if merge.tree != ctx.objects.commit(first).tree and ctx.objects.is_ancestor(head, first):
         return [Refusal("L8", ref, sha, None, f"the candidate {head[:12]} of {where} is on "
                         "the spine already: a pass lands once, merged again it would put "
                         "its old bytes back over what landed since",

@@ -6,9 +6,9 @@ at most ``layout.MAX_RECORDS``, counted before any is parsed, and a report shows
 
 from __future__ import annotations
 
-import time
+import pytest
 
-from leapgit.ledger import layout
+from leapgit.ledger import layout, leases
 from leapgit.rules.push import MAX_SHOWN
 from tests.hooks.world import SLICE, World, forge_ledger_commit, remote_refs
 
@@ -25,16 +25,13 @@ def test_a_ledger_commit_of_too_many_records_is_one_line(fresh_world: World) -> 
     w = fresh_world
     forge_ledger_commit(w, _receipts(range(5, 6 + layout.MAX_RECORDS)), "bulk")
     before = remote_refs(w.bare)
-    start = time.monotonic()
     res = w.push("leap/ledger")
-    took = time.monotonic() - start
     assert res.returncode != 0 and remote_refs(w.bare) == before
     lines = [ln for ln in res.stderr.splitlines() if "leap pre-receive:   [" in ln]
     assert len(lines) == 1, res.stderr[:2000]
     assert "[L8] refs/heads/leap/ledger" in lines[0] and \
         f"changes {layout.MAX_RECORDS + 1} ledger files, more than the " \
         f"{layout.MAX_RECORDS} records one commit may add" in lines[0], lines
-    assert took < 20, took  # before: ~10 s of parsing, and 10,001 lines
 
 
 def test_a_report_shows_the_first_refusals_and_counts_the_rest(fresh_world: World) -> None:
@@ -63,17 +60,29 @@ def _lease_commits(w: World, first: int, count: int) -> None:
                                 yamlio.dumps(rec.to_dict())}, f"lease {number} {action}")
 
 
-def test_a_push_of_many_lease_commits_is_judged_in_linear_time(fresh_world: World) -> None:
+def test_a_push_of_many_lease_commits_is_judged_by_the_leases_each_names(
+        fresh_world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each lease record's check read every lease of the spine, in a view the push kept for
     its commit: 10^4 lease commits in one push (a ~1 MB pack) ran the hook past 6 minutes
-    and 6.5 GB before it was killed. 1,200 commits against 40: linear, under 30x (the
-    quadratic read took ~15 s for the 1,200)."""
+    and 6.5 GB before it was killed. A lease record's check reads that lease and the one
+    before it, however many came before (counted, not timed: speed is measured in
+    tests/benchmarks); a push of 1,200 lease commits is judged and taken."""
     w = fresh_world
-    timings = []
-    for first, count in ((1, 40), (21, 1200)):
-        _lease_commits(w, first, count)
-        started = time.monotonic()
-        res = w.push("leap/ledger")
-        timings.append(time.monotonic() - started)
-        assert res.returncode == 0, res.stderr[:2000]
-    assert timings[1] < 30 * max(timings[0], 0.3), timings
+    _lease_commits(w, 1, 1200)
+    res = w.push("leap/ledger")
+    assert res.returncode == 0, res.stderr[:2000]
+    read: list[int] = []
+    real = leases._read
+
+    def counted(view: object, spine: str, number: int, action: str) -> object:
+        read.append(number)
+        return real(view, spine, number, action)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(leases, "_read", counted)
+    with w.ledger() as ledger:
+        view = ledger.require()
+        assert leases.lease_problems(view, "main", 600) == []
+        assert sorted(set(read)) == [599, 600], read
+        read.clear()
+        assert leases.lease_problems(view, "main") == []  # the audit: every lease
+        assert len(set(read)) == 600, len(set(read))

@@ -116,7 +116,8 @@ def test_an_older_pass_merged_again_does_not_roll_back_a_later_slice(
 def test_a_ball_merged_again_before_its_merge_record_is_refused(
         fresh_world: World, monkeypatch: pytest.MonkeyPatch, dated: str) -> None:
     """The slice's merge record is written after the spine merges land: until then the
-    graph says the candidate landed. A candidate dated ahead of the spine hid from
+    graph says the candidate landed, and a merge of it again that puts its old bytes back is
+    refused. A candidate dated ahead of the spine hid from
     dulwich's ``can_fast_forward`` (it skips commits dated before the one it looks for)."""
     w = fresh_world
     if dated:
@@ -129,8 +130,10 @@ def test_a_ball_merged_again_before_its_merge_record_is_refused(
     _merge(w, BALL_A, MERGE_A)
     _merge(w, BALL_B, "integrate s1/b\n\nLeap-Slice: s1\nLeap-Ball: b")
     _push_all(w, BALL_A, BALL_B, "main")
-    again = git("commit-tree", w.tip("main^{tree}"), "-p", "main", "-p", BALL_A, "-m",
-                MERGE_A, cwd=w.work)
+    # merged again with its own tree: b's bytes, landed since, rolled back (a merge that
+    # moves no byte rolls nothing back, and is taken: `leap merge` of a re-scored pass)
+    again = git("commit-tree", w.tip(f"{BALL_A}^{{tree}}"), "-p", "main", "-p", BALL_A,
+                "-m", MERGE_A, cwd=w.work)
     before = remote_refs(w.bare)
     refused(w, w.push(f"{again}:refs/heads/main"), before, "L8",
             f"the candidate {w.tip(BALL_A)[:12]} of s1/a is on the spine already")
