@@ -12,6 +12,7 @@ import pytest
 
 from leapgit.records.trailers import parse
 from tests.hooks.test_dividers import interpret, log_trailers, passed_merge
+from tests.hooks.test_server_rules import refused
 from tests.hooks.world import SLICE, World, commit, forge_ledger_commit, remote_refs, round_message
 from tests.support import git
 
@@ -47,11 +48,8 @@ def test_a_spine_merge_that_names_another_ball_to_git_is_refused(fresh_world: Wo
     merge = raw_commit(w, w.tip(f"{BALL_A}^{{tree}}"), [w.base, w.tip(BALL_A)], "IBM037",
                        RULES + GITS)
     before = remote_refs(w.bare)
-    result = w.push(f"{merge}:refs/heads/main")
-    assert result.returncode != 0, result.stderr
-    assert f"[L8] refs/heads/main {merge[:12]}" in result.stderr, result.stderr
-    assert "encoding IBM037" in result.stderr, result.stderr
-    assert remote_refs(w.bare) == before
+    refused(w, w.push(f"{merge}:refs/heads/main"), before, "L8",
+            f"refs/heads/main {merge[:12]}", "encoding IBM037")
 
 
 @pytest.mark.parametrize("encoding", ["UTF-8", "utf8"])

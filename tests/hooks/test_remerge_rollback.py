@@ -139,6 +139,16 @@ def test_a_ball_merged_again_before_its_merge_record_is_refused(
             f"the candidate {w.tip(BALL_A)[:12]} of s1/a is on the spine already")
 
 
+def _merged_on_the_ledger(w: World) -> dict[str, str]:
+    """Ball a merged under a lease, the ledger pushed, the spine not yet: the remote's refs."""
+    with w.ledger() as ledger:
+        take_lease(ledger, "main", "integrator")
+    _merge(w, BALL_A, MERGE_A)
+    res = w.push("leap/ledger")
+    assert res.returncode == 0, res.stderr
+    return remote_refs(w.bare)
+
+
 def test_a_passed_ball_of_an_abandoned_slice_is_refused(fresh_world: World) -> None:
     w = fresh_world
     _passed(w, SLICE, "a", BALL_A, w.base, {"src/a.py": "A = 10\n"})
@@ -146,12 +156,7 @@ def test_a_passed_ball_of_an_abandoned_slice_is_refused(fresh_world: World) -> N
     assert res.returncode == 0, res.stderr
     ab = leap("slice", "abandon", SLICE, "--reason", "given up", cwd=w.work)
     assert ab.code == 0, ab
-    with w.ledger() as ledger:
-        take_lease(ledger, "main", "integrator")
-    _merge(w, BALL_A, MERGE_A)
-    res = w.push("leap/ledger")
-    assert res.returncode == 0, res.stderr
-    before = remote_refs(w.bare)
+    before = _merged_on_the_ledger(w)
     refused(w, w.push(BALL_A, "main"), before, "L4", "slice s1 is abandoned",
             "its balls land no more")
 
@@ -167,11 +172,6 @@ def test_a_pass_voided_by_a_reopen_is_refused_on_the_spine(fresh_world: World) -
     rec = ReopenRecord(SLICE, "a", 1, 1, tree, found, "ball-branch", None, "a byte change",
                        NOW)
     w.append({layout.reopen_path(SLICE, "a", 1): yamlio.dumps(rec.to_dict())}, "reopen a")
-    with w.ledger() as ledger:
-        take_lease(ledger, "main", "integrator")
-    _merge(w, BALL_A, MERGE_A)
-    res = w.push("leap/ledger")
-    assert res.returncode == 0, res.stderr
-    before = remote_refs(w.bare)
+    before = _merged_on_the_ledger(w)
     refused(w, w.push(BALL_A, "main"), before, "L8", "has no standing pass",
             "was reopened by a byte change")
